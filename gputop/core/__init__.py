@@ -1,0 +1,1 @@
+"""The data side of gputop: sources, snapshots, reports. Never imports Textual."""

@@ -1,0 +1,134 @@
+"""Immutable snapshots: what one sample of the machine saw.
+
+Units: bytes, degrees C, watts, percent, MHz for clocks, bytes/s for rates,
+seconds since the epoch for times. A value the hardware does not provide is
+``None``, never 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+# (pid, create_time): the identity of a process everywhere, so a reused PID
+# is never mistaken for the process the user saw.
+ProcessIdentity = tuple[int, "float | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class HostSample:
+    """Whole-host figures."""
+
+    cpu_percent: float | None = None
+    memory_total: int | None = None
+    memory_used: int | None = None
+    swap_total: int | None = None
+    swap_used: int | None = None
+    load_average: tuple[float, float, float] | None = None
+    net_rx_rate: float | None = None
+    net_tx_rate: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessSample:
+    """One process on one GPU (or MIG device), joined with its host facts."""
+
+    pid: int
+    gpu_index: int
+    type: str  # "C", "G" or "C+G"
+    gpu_memory: int | None = None
+    sm_utilization: float | None = None
+    mig_index: int | None = None
+    # Host facts (psutil); None when the process is not visible from here.
+    started: float | None = None
+    user: str | None = None
+    name: str | None = None
+    command: str | None = None
+    cpu_percent: float | None = None
+    host_memory: int | None = None
+    container: str | None = None
+    visible: bool = False
+
+    @property
+    def identity(self) -> ProcessIdentity:
+        return (self.pid, self.started)
+
+
+@dataclass(frozen=True, slots=True)
+class MigSample:
+    """One MIG device of a GPU in MIG mode."""
+
+    index: int
+    uuid: str | None = None
+    name: str | None = None
+    gpu_instance_id: int | None = None
+    compute_instance_id: int | None = None
+    memory_total: int | None = None
+    memory_used: int | None = None
+    memory_free: int | None = None
+    processes: tuple[ProcessSample, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSample:
+    """One physical GPU."""
+
+    index: int
+    name: str | None = None
+    uuid: str | None = None
+    pci_bus_id: str | None = None
+    lost: bool = False
+    memory_total: int | None = None
+    memory_used: int | None = None
+    memory_free: int | None = None
+    memory_reserved: int | None = None
+    utilization_gpu: float | None = None
+    utilization_memory: float | None = None
+    utilization_encoder: float | None = None
+    utilization_decoder: float | None = None
+    temperature: float | None = None
+    temperature_slowdown: float | None = None
+    temperature_shutdown: float | None = None
+    fan_speed: float | None = None
+    power_draw: float | None = None
+    power_limit: float | None = None
+    clock_sm: int | None = None
+    clock_memory: int | None = None
+    pstate: int | None = None
+    pcie_rx: float | None = None
+    pcie_tx: float | None = None
+    mig_mode: bool | None = None
+    mig_devices: tuple[MigSample, ...] = ()
+    # Processes not inside a MIG device; see all_processes().
+    processes: tuple[ProcessSample, ...] = ()
+
+    def all_processes(self) -> Iterator[ProcessSample]:
+        """Every process on this GPU, those in its MIG devices included."""
+        yield from self.processes
+        for mig in self.mig_devices:
+            yield from mig.processes
+
+    @property
+    def memory_percent(self) -> float | None:
+        if self.memory_used is None or not self.memory_total:
+            return None
+        return 100.0 * self.memory_used / self.memory_total
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything one tick saw."""
+
+    timestamp: float
+    hostname: str
+    host: HostSample
+    gpus: tuple[GpuSample, ...]
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None
+    source: str = "nvml"
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def processes(self) -> Iterator[ProcessSample]:
+        """Every GPU process on the machine, GPU by GPU."""
+        for gpu in self.gpus:
+            yield from gpu.all_processes()

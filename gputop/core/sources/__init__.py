@@ -1,0 +1,1 @@
+"""Where GPU samples come from: NVML, the demo simulation, recordings."""

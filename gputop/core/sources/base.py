@@ -1,0 +1,48 @@
+"""The interface every GPU source offers to the sampler."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from gputop.core.model import GpuSample, HostSample, ProcessIdentity
+
+
+class SourceUnavailable(Exception):
+    """The source cannot be opened (no driver, no library). The message is one clear line."""
+
+
+class GpuSource(Protocol):
+    """A source of GPU samples.
+
+    ``sample()`` returns the GPUs with their processes; process host facts
+    (user, command, ...) are left ``None`` unless ``simulated`` is true, in
+    which case the source fills them in itself and the sampler does not ask
+    psutil.
+    """
+
+    name: str
+    simulated: bool
+
+    def open(self) -> None:
+        """Connect; raise SourceUnavailable with a one-line reason on failure."""
+
+    def close(self) -> None:
+        """Release the connection."""
+
+    @property
+    def driver_version(self) -> str | None: ...
+
+    @property
+    def cuda_driver_version(self) -> str | None: ...
+
+    def sample(self) -> tuple[GpuSample, ...]:
+        """One sample of every GPU."""
+        ...
+
+    def sample_host(self) -> HostSample | None:
+        """Host figures, or None to let the sampler read the real host."""
+        ...
+
+    def signal(self, identity: ProcessIdentity, signal_number: int) -> str | None:
+        """Signal a simulated process; None when the source has no simulated processes."""
+        ...
