@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from gputop.core.actions import SignalResult
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity
 
 
@@ -43,6 +44,6 @@ class GpuSource(Protocol):
         """Host figures, or None to let the sampler read the real host."""
         ...
 
-    def signal(self, identity: ProcessIdentity, signal_number: int) -> str | None:
-        """Signal a simulated process; None when the source has no simulated processes."""
+    def signal(self, identity: ProcessIdentity, signal_number: int) -> SignalResult | None:
+        """Signal a simulated process; None when the source's processes are real ones."""
         ...

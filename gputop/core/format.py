@@ -1,0 +1,89 @@
+"""Turning base units into short human text. Used only at the edges (UI, report)."""
+
+from __future__ import annotations
+
+NA = "N/A"
+
+_BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+
+
+def fmt_bytes(value: float | None, precision: int = 1) -> str:
+    """1536 -> '1.5KiB'; None -> 'N/A'."""
+    if value is None:
+        return NA
+    size = float(value)
+    sign = "-" if size < 0 else ""
+    size = abs(size)
+    for unit in _BINARY_UNITS:
+        if size < 1024 or unit == _BINARY_UNITS[-1]:
+            if unit == "B":
+                return f"{sign}{int(size)}B"
+            return f"{sign}{size:.{precision}f}{unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def fmt_rate(value: float | None) -> str:
+    """Bytes per second: '12.0MiB/s'."""
+    return NA if value is None else fmt_bytes(value) + "/s"
+
+
+def fmt_percent(value: float | None, precision: int = 0) -> str:
+    return NA if value is None else f"{value:.{precision}f}%"
+
+
+def fmt_temperature(value: float | None) -> str:
+    return NA if value is None else f"{value:.0f}°C"
+
+
+def fmt_watts(value: float | None) -> str:
+    return NA if value is None else f"{value:.0f}W"
+
+
+def fmt_duration(seconds: float | None) -> str:
+    """Compact elapsed time: '45s', '3m12s', '5h07m', '12d03h'."""
+    if seconds is None:
+        return NA
+    total = max(0, int(seconds))
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d{hours:02d}h"
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"
+
+
+def fmt_growth(bytes_per_s: float | None) -> str:
+    """Memory growth per minute: '+1.2GiB/min'."""
+    if bytes_per_s is None:
+        return NA
+    per_min = bytes_per_s * 60
+    sign = "+" if per_min >= 0 else "-"
+    return f"{sign}{fmt_bytes(abs(per_min))}/min"
+
+
+def safe_text(text: str | None, limit: int | None = None) -> str:
+    """Make text that other users control safe to print: control characters shown as escapes.
+
+    Terminal escape sequences, newlines and tabs in a process name or command line
+    are shown as visible ``\\x1b``-style escapes and never reach the terminal raw.
+    """
+    if text is None:
+        return NA
+    out: list[str] = []
+    for char in text:
+        code = ord(char)
+        if code < 0x20 or 0x7F <= code < 0xA0:
+            out.append(f"\\x{code:02x}")
+        elif char in "\u2028\u2029\ufeff" or 0xD800 <= code <= 0xDFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(char)
+    result = "".join(out)
+    if limit is not None and len(result) > limit:
+        result = result[: max(0, limit - 1)] + "…"
+    return result

@@ -1,0 +1,221 @@
+"""One-shot output: the JSON document and the readable table of ``--once``."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from gputop.core.format import (
+    NA,
+    fmt_bytes,
+    fmt_duration,
+    fmt_percent,
+    fmt_temperature,
+    fmt_watts,
+    safe_text,
+)
+from gputop.core.model import GpuSample, MigSample, ProcessSample, Snapshot
+
+JSON_SCHEMA_VERSION = 1
+
+
+def process_to_dict(process: ProcessSample) -> dict[str, Any]:
+    return {
+        "pid": process.pid,
+        "type": process.type,
+        "gpu_memory": process.gpu_memory,
+        "sm_utilization": process.sm_utilization,
+        "mig_device": process.mig_index,
+        "user": process.user,
+        "name": process.name,
+        "command": process.command,
+        "cpu_percent": process.cpu_percent,
+        "host_memory": process.host_memory,
+        "started": process.started,
+        "container": process.container,
+        "visible": process.visible,
+    }
+
+
+def mig_to_dict(mig: MigSample) -> dict[str, Any]:
+    return {
+        "index": mig.index,
+        "name": mig.name,
+        "uuid": mig.uuid,
+        "gpu_instance_id": mig.gpu_instance_id,
+        "compute_instance_id": mig.compute_instance_id,
+        "memory": {"total": mig.memory_total, "used": mig.memory_used, "free": mig.memory_free},
+        "processes": [process_to_dict(p) for p in mig.processes],
+    }
+
+
+def gpu_to_dict(gpu: GpuSample) -> dict[str, Any]:
+    return {
+        "index": gpu.index,
+        "name": gpu.name,
+        "uuid": gpu.uuid,
+        "pci_bus_id": gpu.pci_bus_id,
+        "lost": gpu.lost,
+        "memory": {
+            "total": gpu.memory_total,
+            "used": gpu.memory_used,
+            "free": gpu.memory_free,
+            "reserved": gpu.memory_reserved,
+        },
+        "utilization": {
+            "gpu": gpu.utilization_gpu,
+            "memory": gpu.utilization_memory,
+            "encoder": gpu.utilization_encoder,
+            "decoder": gpu.utilization_decoder,
+        },
+        "temperature": {
+            "current": gpu.temperature,
+            "slowdown": gpu.temperature_slowdown,
+            "shutdown": gpu.temperature_shutdown,
+        },
+        "fan": gpu.fan_speed,
+        "power": {"draw": gpu.power_draw, "limit": gpu.power_limit},
+        "clocks": {"sm": gpu.clock_sm, "memory": gpu.clock_memory},
+        "pstate": gpu.pstate,
+        "pcie": {"rx": gpu.pcie_rx, "tx": gpu.pcie_tx},
+        "mig_mode": gpu.mig_mode,
+        "mig_devices": [mig_to_dict(m) for m in gpu.mig_devices],
+        "processes": [process_to_dict(p) for p in gpu.all_processes()],
+    }
+
+
+def snapshot_to_dict(snapshot: Snapshot) -> dict[str, Any]:
+    """The ``--json`` document (see the README for the schema)."""
+    host = snapshot.host
+    return {
+        "schema": JSON_SCHEMA_VERSION,
+        "timestamp": snapshot.timestamp,
+        "hostname": snapshot.hostname,
+        "source": snapshot.source,
+        "driver_version": snapshot.driver_version,
+        "cuda_driver_version": snapshot.cuda_driver_version,
+        "host": {
+            "cpu_percent": host.cpu_percent,
+            "memory_total": host.memory_total,
+            "memory_used": host.memory_used,
+            "swap_total": host.swap_total,
+            "swap_used": host.swap_used,
+            "load_average": list(host.load_average) if host.load_average is not None else None,
+            "net_rx_rate": host.net_rx_rate,
+            "net_tx_rate": host.net_tx_rate,
+        },
+        "gpus": [gpu_to_dict(g) for g in snapshot.gpus],
+    }
+
+
+# --- the readable table -------------------------------------------------------
+
+_RESET = "\x1b[0m"
+_BOLD = "\x1b[1m"
+_DIM = "\x1b[2m"
+_RED = "\x1b[31m"
+_YELLOW = "\x1b[33m"
+_GREEN = "\x1b[32m"
+_CYAN = "\x1b[36m"
+
+
+def _level_colour(fraction: float | None) -> str:
+    if fraction is None:
+        return _DIM
+    if fraction >= 0.9:
+        return _RED
+    if fraction >= 0.7:
+        return _YELLOW
+    return _GREEN
+
+
+def _bar(fraction: float | None, width: int) -> str:
+    if fraction is None:
+        return NA.center(width)
+    filled = round(max(0.0, min(1.0, fraction)) * width)
+    return "█" * filled + "░" * (width - filled)
+
+
+def _fraction(part: float | None, whole: float | None) -> float | None:
+    if part is None or not whole:
+        return None
+    return part / whole
+
+
+def _temperature_fraction(gpu: GpuSample) -> float | None:
+    """Temperature against the card's own slowdown threshold (1.0 = at slowdown)."""
+    if gpu.temperature is None:
+        return None
+    limit = gpu.temperature_slowdown or 90.0
+    return gpu.temperature / limit
+
+
+def render_text(snapshot: Snapshot, colour: bool, width: int = 80) -> str:
+    """The ``--once`` table: GPUs, then processes, in ``width`` columns."""
+
+    def paint(code: str, text: str) -> str:
+        return f"{code}{text}{_RESET}" if colour else text
+
+    lines: list[str] = []
+    header = f"{snapshot.hostname}  {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(snapshot.timestamp))}"
+    versions = f"driver {snapshot.driver_version or NA}  CUDA {snapshot.cuda_driver_version or NA}"
+    lines.append(paint(_BOLD, header.ljust(width - len(versions)) + versions)[: width + 16])
+    for gpu in snapshot.gpus:
+        lines.extend(_gpu_lines(gpu, width, paint))
+    lines.append("")
+    lines.extend(_process_lines(snapshot, width, paint))
+    return "\n".join(lines) + "\n"
+
+
+def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:
+    name = safe_text(gpu.name or NA)
+    if gpu.lost:
+        return [paint(_RED, f"[{gpu.index}] {name}  GPU LOST: not answering".ljust(width)[:width])]
+    memory = _fraction(gpu.memory_used, gpu.memory_total)
+    temperature = _temperature_fraction(gpu)
+    power = _fraction(gpu.power_draw, gpu.power_limit)
+    title = f"[{gpu.index}] {name}"[:36]
+    stats = (
+        f"{paint(_level_colour(temperature), fmt_temperature(gpu.temperature).rjust(5))} "
+        f"{paint(_level_colour(power), fmt_watts(gpu.power_draw).rjust(5))}/{fmt_watts(gpu.power_limit):<5} "
+        f"util {fmt_percent(gpu.utilization_gpu).rjust(4)}"
+    )
+    line1 = f"{title:<37}{stats}"
+    memory_text = f"{fmt_bytes(gpu.memory_used)} / {fmt_bytes(gpu.memory_total)}"
+    bar_width = max(10, width - 4 - 1 - len(memory_text) - 1 - 5)
+    line2 = (
+        f"    {paint(_level_colour(memory), _bar(memory, bar_width))} "
+        f"{memory_text} {fmt_percent(None if memory is None else memory * 100).rjust(4)}"
+    )
+    lines = [line1, line2]
+    for mig in gpu.mig_devices:
+        mig_fraction = _fraction(mig.memory_used, mig.memory_total)
+        profile = safe_text(mig.name).rsplit(" MIG ", 1)[-1] if mig.name else ""
+        lines.append(
+            f"    └ MIG {mig.index} {profile[:12]:<12} "
+            f"{fmt_bytes(mig.memory_used)} / {fmt_bytes(mig.memory_total)} "
+            f"{fmt_percent(None if mig_fraction is None else mig_fraction * 100)}"
+        )
+    return lines
+
+
+_PROCESS_HEADER = f"{'GPU':>4} {'PID':>7} {'USER':<9} {'T':<3} {'GPU-MEM':>8} {'SM':>4} {'CPU':>5} {'TIME':>6}  COMMAND"
+
+
+def _process_lines(snapshot: Snapshot, width: int, paint: Any) -> list[str]:
+    processes = sorted(snapshot.processes(), key=lambda p: (p.gpu_index, -(p.gpu_memory or 0), p.pid))
+    if not processes:
+        return [paint(_DIM, "No GPU processes.")]
+    lines = [paint(_BOLD, _PROCESS_HEADER[:width])]
+    for process in processes:
+        gpu = f"{process.gpu_index}" + (f".{process.mig_index}" if process.mig_index is not None else "")
+        age = None if process.started is None else snapshot.timestamp - process.started
+        cpu = NA if process.cpu_percent is None else f"{process.cpu_percent:.0f}%"
+        command = safe_text(process.command) if process.visible else "(not visible from here)"
+        row = (
+            f"{gpu:>4} {process.pid:>7} {safe_text(process.user or NA)[:9]:<9} {process.type:<3} "
+            f"{fmt_bytes(process.gpu_memory):>8} {fmt_percent(process.sm_utilization):>4} {cpu:>5} "
+            f"{fmt_duration(age):>6}  "
+        )
+        lines.append(row + command[: max(0, width - len(row))])
+    return lines

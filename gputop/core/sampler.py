@@ -1,0 +1,144 @@
+"""One sample of the machine per tick: GPUs from the source, host facts from psutil."""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+from gputop.core.host import HostReader
+from gputop.core.model import GpuSample, MigSample, ProcessSample, Snapshot
+from gputop.core.procinfo import HostFacts, ProcessInfo
+from gputop.core.sources.base import GpuSource
+
+MIN_INTERVAL_S = 0.1
+MAX_INTERVAL_S = 3600.0
+
+
+class Sampler:
+    """Turns one source into Snapshots."""
+
+    def __init__(
+        self,
+        source: GpuSource,
+        clock: Callable[[], float] = time.time,
+        process_info: ProcessInfo | None = None,
+        host_reader: HostReader | None = None,
+    ) -> None:
+        self.source = source
+        self._clock = clock
+        self.process_info = process_info or ProcessInfo()
+        self._host = host_reader or HostReader()
+        self._hostname = socket.gethostname()
+
+    def open(self) -> None:
+        """Open the source; raises SourceUnavailable."""
+        self.source.open()
+
+    def close(self) -> None:
+        self.source.close()
+
+    def sample(self) -> Snapshot:
+        gpus = self.source.sample()
+        host = self.source.sample_host()
+        if host is None:
+            host = self._host.sample()
+        if not self.source.simulated:
+            gpus = self._join_host_facts(gpus)
+        return Snapshot(
+            timestamp=self._clock(),
+            hostname=self._hostname,
+            host=host,
+            gpus=gpus,
+            driver_version=self.source.driver_version,
+            cuda_driver_version=self.source.cuda_driver_version,
+            source=self.source.name,
+        )
+
+    def _join_host_facts(self, gpus: tuple[GpuSample, ...]) -> tuple[GpuSample, ...]:
+        facts = self.process_info.lookup(p.pid for gpu in gpus for p in gpu.all_processes())
+
+        def joined(processes: tuple[ProcessSample, ...]) -> tuple[ProcessSample, ...]:
+            return tuple(_with_facts(process, facts.get(process.pid)) for process in processes)
+
+        def mig_joined(mig: MigSample) -> MigSample:
+            return dataclasses.replace(mig, processes=joined(mig.processes))
+
+        return tuple(
+            dataclasses.replace(
+                gpu,
+                processes=joined(gpu.processes),
+                mig_devices=tuple(mig_joined(mig) for mig in gpu.mig_devices),
+            )
+            for gpu in gpus
+        )
+
+
+def _with_facts(process: ProcessSample, facts: HostFacts | None) -> ProcessSample:
+    if facts is None:
+        return dataclasses.replace(process, visible=False) if process.visible else process
+    return facts.apply(process)
+
+
+class SamplerThread(threading.Thread):
+    """Samples on its own thread, one tick after another, never overlapping.
+
+    The next tick is due ``interval_s`` after the previous one was due; a slow
+    sample delays the next one instead of piling up behind it.
+    """
+
+    def __init__(
+        self,
+        sampler: Sampler,
+        interval_s: float,
+        on_snapshot: Callable[[Snapshot], None],
+        on_error: Callable[[BaseException], None],
+    ) -> None:
+        super().__init__(name="gputop-sampler", daemon=True)
+        self._sampler = sampler
+        self._interval_s = interval_s
+        self._on_snapshot = on_snapshot
+        self._on_error = on_error
+        self._wake = threading.Event()
+        self._stopped = threading.Event()
+
+    @property
+    def interval_s(self) -> float:
+        return self._interval_s
+
+    @interval_s.setter
+    def interval_s(self, value: float) -> None:
+        self._interval_s = clamp_interval(value)
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._wake.set()
+
+    def run(self) -> None:
+        due = time.monotonic()
+        while not self._stopped.is_set():
+            try:
+                snapshot = self._sampler.sample()
+            except Exception as error:  # noqa: BLE001 - reported to the UI, the loop goes on
+                self._on_error(error)
+            else:
+                if not self._stopped.is_set():
+                    self._on_snapshot(snapshot)
+            due = max(due + self._interval_s, time.monotonic())
+            while not self._stopped.is_set():
+                remaining = due - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._wake.wait(remaining)
+                if self._wake.is_set():
+                    self._wake.clear()
+                    # The interval changed: the next tick is due one new interval after now.
+                    due = min(due, time.monotonic() + self._interval_s)
+
+
+def clamp_interval(value: float) -> float:
+    """Keep an interval within what the sampler supports."""
+    return min(MAX_INTERVAL_S, max(MIN_INTERVAL_S, value))
