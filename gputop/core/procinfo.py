@@ -70,18 +70,19 @@ def _first_look(pid: int) -> _Tracked | None:
             started = process.create_time()
             try:
                 user: str | None = process.username()
-            except (KeyError, psutil.Error):
+            except (KeyError, psutil.AccessDenied):
                 user = None
             name = process.name()
-            try:
-                argv = process.cmdline()
-            except psutil.AccessDenied:
-                argv = []
             if process.status() == psutil.STATUS_ZOMBIE:
                 name = f"{name} <defunct>"
-            command = " ".join(argv) if argv else name
-            process.cpu_percent(None)  # primes the CPU counter; the first figure comes next tick
-    except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied, ProcessLookupError):
+                command = name
+            else:
+                try:
+                    command = " ".join(process.cmdline()) or name
+                except psutil.AccessDenied:
+                    command = name
+                process.cpu_percent(None)  # primes the CPU counter; the first figure comes next tick
+    except (psutil.NoSuchProcess, psutil.AccessDenied, ProcessLookupError):
         return None
     return _Tracked(process, _StaticFacts(started, user, name, command, read_container(pid)))
 
@@ -143,7 +144,9 @@ class ProcessInfo:
             with tracked.process.oneshot():
                 cpu_percent: float | None = tracked.process.cpu_percent(None)
                 rss = tracked.process.memory_info().rss
-        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        except psutil.ZombieProcess:
+            cpu_percent, rss = None, None
+        except psutil.NoSuchProcess:
             del self._tracked[pid]
             return None
         except psutil.AccessDenied:

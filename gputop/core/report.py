@@ -170,22 +170,24 @@ def render_text(snapshot: Snapshot, colour: bool, width: int = 80) -> str:
 def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:
     name = safe_text(gpu.name or NA)
     if gpu.lost:
-        return [paint(_RED, f"[{gpu.index}] {name}  GPU LOST: not answering".ljust(width)[:width])]
+        return [paint(_RED, f"[{gpu.index}] {name}  GPU LOST: not answering"[:width])]
     memory = _fraction(gpu.memory_used, gpu.memory_total)
     temperature = _temperature_fraction(gpu)
     power = _fraction(gpu.power_draw, gpu.power_limit)
     title = f"[{gpu.index}] {name}"[:36]
+    power_text = fmt_watts(gpu.power_draw).rjust(5)
+    limit_text = f"/{fmt_watts(gpu.power_limit)}" if gpu.power_limit is not None else ""
     stats = (
         f"{paint(_level_colour(temperature), fmt_temperature(gpu.temperature).rjust(5))} "
-        f"{paint(_level_colour(power), fmt_watts(gpu.power_draw).rjust(5))}/{fmt_watts(gpu.power_limit):<5} "
+        f"{paint(_level_colour(power), power_text)}{limit_text:<6} "
         f"util {fmt_percent(gpu.utilization_gpu).rjust(4)}"
     )
     line1 = f"{title:<37}{stats}"
-    memory_text = f"{fmt_bytes(gpu.memory_used)} / {fmt_bytes(gpu.memory_total)}"
-    bar_width = max(10, width - 4 - 1 - len(memory_text) - 1 - 5)
+    memory_text = f"{fmt_bytes(gpu.memory_used)} / {fmt_bytes(gpu.memory_total)}".rjust(19)
+    bar_width = max(10, width - 4 - 1 - len(memory_text) - 1 - 4)
     line2 = (
         f"    {paint(_level_colour(memory), _bar(memory, bar_width))} "
-        f"{memory_text} {fmt_percent(None if memory is None else memory * 100).rjust(4)}"
+        f"{memory_text} {fmt_percent(None if memory is None else memory * 100).rjust(4)}".rstrip()
     )
     lines = [line1, line2]
     for mig in gpu.mig_devices:

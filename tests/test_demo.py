@@ -1,0 +1,64 @@
+"""The demo machine: deterministic, varied, and its processes can be signalled."""
+
+import signal
+
+from gputop.core.actions import Outcome
+from gputop.core.sources.demo import DemoSource
+
+
+def run(source: DemoSource, steps: int) -> list:  # type: ignore[type-arg]
+    source.open()
+    return [source.sample() for _ in range(steps)]
+
+
+def test_the_same_seed_gives_the_same_machine() -> None:
+    first = run(DemoSource(gpu_count=4, seed=3, clock=lambda: 5000.0), 20)
+    second = run(DemoSource(gpu_count=4, seed=3, clock=lambda: 5000.0), 20)
+    assert first == second
+    assert run(DemoSource(gpu_count=4, seed=4, clock=lambda: 5000.0), 20) != first
+
+
+def test_the_demo_has_different_models_a_mig_gpu_and_processes_of_every_type() -> None:
+    gpus = run(DemoSource(gpu_count=4, clock=lambda: 5000.0), 1)[-1]
+    assert len({gpu.name for gpu in gpus}) == 3
+    mig_gpu = gpus[2]
+    assert mig_gpu.mig_mode is True
+    assert [m.name for m in mig_gpu.mig_devices] == [
+        "NVIDIA A100-SXM4-40GB MIG 3g.20gb",
+        "NVIDIA A100-SXM4-40GB MIG 2g.10gb",
+        "NVIDIA A100-SXM4-40GB MIG 1g.5gb",
+    ]
+    types = {p.type for gpu in gpus for p in gpu.all_processes()}
+    assert types == {"C", "G", "C+G"}
+    for gpu in gpus:
+        assert gpu.memory_used is not None and gpu.memory_total is not None
+        assert 0 < gpu.memory_used <= gpu.memory_total
+
+
+def test_processes_start_and_end_over_time() -> None:
+    history = run(DemoSource(gpu_count=4, clock=lambda: 5000.0), 60)
+    pid_sets = [{p.pid for gpu in gpus for p in gpu.all_processes()} for gpus in history]
+    assert pid_sets[-1] - pid_sets[0], "no process started"
+    assert pid_sets[0] - pid_sets[-1], "no process ended"
+
+
+def test_signalling_a_simulated_process_ends_it_and_a_second_signal_finds_it_gone() -> None:
+    source = DemoSource(gpu_count=2, clock=lambda: 5000.0)
+    gpus = run(source, 1)[-1]
+    target = next(gpus[0].all_processes())
+    result = source.signal(target.identity, signal.SIGTERM)
+    assert result is not None and result.outcome is Outcome.SENT
+    assert result.message == f"SIGTERM sent to PID {target.pid} (simulated)"
+    after = source.sample()
+    assert target.pid not in {p.pid for gpu in after for p in gpu.all_processes()}
+    again = source.signal(target.identity, signal.SIGKILL)
+    assert again is not None and again.outcome is Outcome.GONE
+
+
+def test_a_simulated_pid_with_another_start_time_is_refused() -> None:
+    source = DemoSource(gpu_count=2, clock=lambda: 5000.0)
+    target = next(run(source, 1)[-1][0].all_processes())
+    assert target.started is not None
+    result = source.signal((target.pid, target.started + 10), signal.SIGTERM)
+    assert result is not None and result.outcome is Outcome.REUSED
+    assert target.pid in {p.pid for gpu in source.sample() for p in gpu.all_processes()}

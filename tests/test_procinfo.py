@@ -1,0 +1,102 @@
+"""Host facts for GPU processes: psutil joined by PID, cached per (pid, create_time)."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import psutil
+import pytest
+
+from gputop.core.procinfo import ProcessInfo, container_from_cgroup
+
+DOCKER_ID = "4f1c2b3a" * 8
+POD_UID = "3f2a9c1e-7b4d-4c55-9e1a-0d6b2f8a7c31"
+
+
+@pytest.mark.parametrize(
+    ("cgroup", "expected"),
+    [
+        (f"0::/system.slice/docker-{DOCKER_ID}.scope\n", f"docker:{DOCKER_ID[:12]}"),
+        (f"12:memory:/docker/{DOCKER_ID}\n", f"docker:{DOCKER_ID[:12]}"),
+        (f"0::/system.slice/containerd.service/cri-containerd-{DOCKER_ID}.scope\n", f"containerd:{DOCKER_ID[:12]}"),
+        (f"0::/crio-{DOCKER_ID}.scope\n", f"crio:{DOCKER_ID[:12]}"),
+        (
+            "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod"
+            f"{POD_UID.replace('-', '_')}.slice/cri-containerd-{DOCKER_ID}.scope\n",
+            f"k8s:{POD_UID}",
+        ),
+        (f"11:devices:/kubepods/besteffort/pod{POD_UID}/{DOCKER_ID}\n", f"k8s:{POD_UID}"),
+        ("0::/user.slice/user-1000.slice/session-3.scope\n", None),
+        ("", None),
+    ],
+)
+def test_container_is_read_from_the_cgroup_path(cgroup: str, expected: str | None) -> None:
+    assert container_from_cgroup(cgroup) == expected
+
+
+READY = "import time; print('ready', flush=True); time.sleep(600)"
+
+
+@pytest.fixture
+def sleeper() -> Iterator[subprocess.Popen[bytes]]:
+    """A process that has finished starting (its memory no longer moves)."""
+    process = subprocess.Popen([sys.executable, "-c", READY], stdout=subprocess.PIPE)
+    assert process.stdout is not None and process.stdout.readline() == b"ready\n"
+    yield process
+    process.kill()
+    process.wait()
+
+
+def test_a_live_process_gets_its_user_command_start_time_and_memory(sleeper: subprocess.Popen[bytes]) -> None:
+    info = ProcessInfo()
+    facts = info.lookup([sleeper.pid])[sleeper.pid]
+    assert facts is not None
+    assert facts.static.user == pwd.getpwuid(os.getuid()).pw_name
+    assert facts.static.name == psutil.Process(sleeper.pid).name()
+    assert facts.static.command == f"{sys.executable} -c {READY}"
+    assert facts.static.started == psutil.Process(sleeper.pid).create_time()
+    assert facts.host_memory == psutil.Process(sleeper.pid).memory_info().rss
+    # CPU % needs two readings: none on the first tick, a figure on the next.
+    assert facts.cpu_percent is None
+    again = info.lookup([sleeper.pid])[sleeper.pid]
+    assert again is not None and again.cpu_percent == 0.0
+    assert again.static is facts.static  # static facts come from the cache
+    assert len(info) == 1
+
+
+def test_a_pid_that_leaves_the_gpu_lists_leaves_the_cache(sleeper: subprocess.Popen[bytes]) -> None:
+    info = ProcessInfo()
+    info.lookup([sleeper.pid])
+    assert len(info) == 1
+    info.lookup([])
+    assert len(info) == 0
+
+
+def test_a_process_that_died_or_was_never_visible_is_none(sleeper: subprocess.Popen[bytes]) -> None:
+    info = ProcessInfo()
+    info.lookup([sleeper.pid])
+    sleeper.kill()
+    sleeper.wait()
+    missing_pid = 4_000_000  # above pid_max: never a process here
+    assert info.lookup([sleeper.pid, missing_pid]) == {sleeper.pid: None, missing_pid: None}
+    assert len(info) == 0
+
+
+def test_a_zombie_is_listed_as_defunct() -> None:
+    child = subprocess.Popen(["true"])
+    try:
+        deadline = time.monotonic() + 10
+        while psutil.Process(child.pid).status() != psutil.STATUS_ZOMBIE:
+            assert time.monotonic() < deadline, "the child never became a zombie"
+            time.sleep(0.01)
+        facts = ProcessInfo().lookup([child.pid])[child.pid]
+        assert facts is not None
+        assert facts.static.name == "true <defunct>"
+        assert facts.static.command == "true <defunct>"
+    finally:
+        child.wait()
