@@ -55,7 +55,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--readonly", action="store_true", help="no signal actions anywhere")
     parser.add_argument("--no-mouse", action="store_true", help="turn mouse reporting off (slow links)")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in --once")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    record = commands.add_parser("record", help="sample without a TUI into a JSON-lines file (.gz: gzip)")
+    record.add_argument("file", metavar="FILE")
+    record.add_argument("--duration", type=duration_value, default=None, metavar="S", help="stop after S seconds")
+    record.add_argument(
+        "--interval", type=interval_value, default=None, metavar="S", dest="record_interval",
+        help="seconds between samples (default: the top-level --interval)",
+    )
     return parser
+
+
+def duration_value(text: str) -> float:
+    """argparse type for a positive duration in seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
 
 
 def open_source(args: argparse.Namespace) -> GpuSource:
@@ -84,6 +103,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SourceUnavailable as error:
         return _fail(str(error))
     try:
+        if args.command == "record":
+            return _record(sampler, args)
         if args.once or args.json:
             return _one_shot(sampler, args)
         from gputop.ui.app import run_tui
@@ -113,4 +134,33 @@ def _one_shot(sampler: Sampler, args: argparse.Namespace) -> int:
         return 0
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     sys.stdout.write(render_text(snapshot, colour=colour, width=80))
+    return 0
+
+
+def _record(sampler: Sampler, args: argparse.Namespace) -> int:
+    from gputop.core.record import Recorder, RecordingError
+
+    interval_s = args.record_interval or args.interval
+    try:
+        recorder = Recorder(args.file)
+    except RecordingError as error:
+        return _fail(str(error))
+    started = time.monotonic()
+    due = started
+    try:
+        while args.duration is None or time.monotonic() - started < args.duration:
+            recorder.write(sampler.sample())
+            due = max(due + interval_s, time.monotonic())
+            remaining = due - time.monotonic()
+            if args.duration is not None:
+                remaining = min(remaining, started + args.duration - time.monotonic())
+            if remaining > 0:
+                time.sleep(remaining)
+    except KeyboardInterrupt:
+        pass
+    except RecordingError as error:
+        return _fail(str(error))
+    finally:
+        recorder.close()
+    print(f"gputop: recorded {recorder.count} snapshots to {args.file}", file=sys.stderr)
     return 0
