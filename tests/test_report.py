@@ -6,8 +6,8 @@ import time
 
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
 from gputop.core.report import render_text, snapshot_to_dict
-from gputop.core.sources.demo import DemoSource
 from gputop.core.sampler import Sampler
+from gputop.core.sources.demo import DemoSource
 
 GIB = 1024**3
 NOW = 1_800_000_000.0
