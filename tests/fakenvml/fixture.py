@@ -36,7 +36,9 @@ class FakeNvml:
         """The directory to put on LD_LIBRARY_PATH (built on demand)."""
         return build_library(omit)
 
-    def env(self, omit: Iterable[str] = (), base: Mapping[str, str] | None = None) -> dict[str, str]:
+    def env(
+        self, omit: Iterable[str] = (), base: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
         """A full environment for a subprocess that should see the fake driver."""
         env = dict(os.environ if base is None else base)
         library_path = str(self.library_dir(omit))
