@@ -1,8 +1,8 @@
 """CPU time of one NvmlSource.sample() against the fake NVML library.
 
 Run: .venv/bin/python tests/bench/bench_sampling.py [--gpus 8] [--procs 128] [--samples 50]
-Not collected by pytest. `build_scenario` is meant to be reused by the
-full-sampler benchmark.
+Not collected by pytest. `build_scenario` (from tests/fakenvml, re-exported
+here) is meant to be reused by the full-sampler benchmark.
 """
 
 from __future__ import annotations
@@ -12,32 +12,16 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `fakenvml`
 
-from fakenvml import FakeNvml, GiB, MiB, Scenario  # noqa: E402
+from fakenvml import FakeNvml, build_scenario  # noqa: E402
 
 from gputop.core.sources.nvml import NvmlSource  # noqa: E402
 
-
-def build_scenario(gpus: int, procs_per_gpu: int, pids: Sequence[int] | None = None) -> Scenario:
-    """`gpus` busy GPUs with `procs_per_gpu` processes each (pids: real ones, or made up)."""
-    scenario = Scenario()
-    for _ in range(gpus):
-        scenario.gpu(util_gpu=90, memory_used=60 * GiB, power_mw=550_000, pcie_rx_kbs=800_000)
-    for number in range(gpus * procs_per_gpu):
-        pid = pids[number % len(pids)] if pids else 200_000 + number
-        kind = "CG" if number % 16 == 0 else "C"
-        scenario.process(
-            gpu=number // procs_per_gpu,
-            pid=pid,
-            used=256 * MiB + number,
-            kind=kind,
-            sm=number % 100,
-        )
-    return scenario
+__all__ = ["build_scenario", "cpu_times", "report"]
 
 
 def cpu_times(run: Callable[[], object], samples: int) -> list[float]:

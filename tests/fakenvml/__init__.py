@@ -20,6 +20,7 @@ from .scenario import (
     MigSpec,
     ProcessSpec,
     Scenario,
+    build_scenario,
     error_code,
 )
 
@@ -40,6 +41,7 @@ __all__ = [
     "ProcessSpec",
     "Scenario",
     "build_library",
+    "build_scenario",
     "error_code",
     "loaded",
     "reset_pynvml",

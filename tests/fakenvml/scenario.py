@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -196,6 +197,24 @@ class Scenario:
         os.utime(scratch, ns=(mtime, mtime))
         os.replace(scratch, path)
         return path
+
+
+def build_scenario(gpus: int, procs_per_gpu: int, pids: Sequence[int] | None = None) -> Scenario:
+    """`gpus` busy GPUs with `procs_per_gpu` processes each; `pids` (cycled) or made-up ones."""
+    scenario = Scenario()
+    for _ in range(gpus):
+        scenario.gpu(util_gpu=90, memory_used=60 * GiB, power_mw=550_000, pcie_rx_kbs=800_000)
+    for number in range(gpus * procs_per_gpu):
+        pid = pids[number % len(pids)] if pids else 200_000 + number
+        kind = "CG" if number % 16 == 0 else "C"
+        scenario.process(
+            gpu=number // procs_per_gpu,
+            pid=pid,
+            used=256 * MiB + number,
+            kind=kind,
+            sm=number % 100,
+        )
+    return scenario
 
 
 def _record(kind: str, fields: dict[str, object]) -> str:
