@@ -106,7 +106,12 @@ def _temperature_v0(handle: Handle) -> int:
     return int(pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU))
 
 
-TEMPERATURE_VERSIONS = (_temperature_v, _temperature_v0)
+# nvidia-ml-py releases before GetTemperatureV only have the older call.
+TEMPERATURE_VERSIONS = (
+    (_temperature_v, _temperature_v0)
+    if hasattr(pynvml, "nvmlDeviceGetTemperatureV")
+    else (_temperature_v0,)
+)
 
 
 class _ProcessInfoV1(ctypes.Structure):
