@@ -60,7 +60,9 @@ def test_a_live_process_gets_its_user_command_start_time_and_memory(sleeper: sub
     assert facts.static.name == psutil.Process(sleeper.pid).name()
     assert facts.static.command == f"{sys.executable} -c {READY}"
     assert facts.static.started == psutil.Process(sleeper.pid).create_time()
-    assert facts.host_memory == psutil.Process(sleeper.pid).memory_info().rss
+    # The kernel's RSS counters are per-CPU and lag by up to 64 pages: equal within that.
+    assert facts.host_memory is not None
+    assert abs(facts.host_memory - psutil.Process(sleeper.pid).memory_info().rss) <= 64 * 4096
     # CPU % needs two readings: none on the first tick, a figure on the next.
     assert facts.cpu_percent is None
     again = info.lookup([sleeper.pid])[sleeper.pid]

@@ -7,8 +7,9 @@ each tick. A PID that leaves the GPU lists leaves the cache.
 
 from __future__ import annotations
 
-import dataclasses
+import os
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -56,11 +57,39 @@ class _StaticFacts:
 
 
 class _Tracked:
-    __slots__ = ("process", "facts")
+    __slots__ = ("process", "facts", "start_ticks", "cpu_ticks", "read_at")
 
     def __init__(self, process: psutil.Process, facts: _StaticFacts) -> None:
         self.process = process
         self.facts = facts
+        self.start_ticks: int | None = None
+        self.cpu_ticks = 0
+        self.read_at = 0.0
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+_HAVE_PROC_STAT = os.path.exists("/proc/self/stat")
+
+
+def _read_stat(pid: int) -> tuple[bytes, int, int, int] | None:
+    """State, CPU ticks (user + system), start time in ticks since boot, RSS in bytes; None if gone.
+
+    One read of /proc/PID/stat gives everything a tick needs, where psutil reads two files.
+    """
+    try:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, 2048)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    fields = data[data.rfind(b")") + 2 :].split()
+    # Fields after the command: state(3) ... utime(14) stime(15) ... starttime(22) vsize(23) rss(24)
+    return fields[0], int(fields[11]) + int(fields[12]), int(fields[19]), int(fields[21]) * _PAGE_SIZE
 
 
 def _first_look(pid: int) -> _Tracked | None:
@@ -98,16 +127,22 @@ class HostFacts:
     def apply(self, process: ProcessSample) -> ProcessSample:
         """The GPU process with these facts filled in."""
         static = self.static
-        return dataclasses.replace(
-            process,
-            started=static.started,
-            user=static.user,
-            name=static.name,
-            command=static.command,
-            cpu_percent=self.cpu_percent,
-            host_memory=self.host_memory,
-            container=static.container,
-            visible=True,
+        # Built directly rather than with dataclasses.replace: this runs for every process every tick.
+        return ProcessSample(
+            process.pid,
+            process.gpu_index,
+            process.type,
+            process.gpu_memory,
+            process.sm_utilization,
+            process.mig_index,
+            static.started,
+            static.user,
+            static.name,
+            static.command,
+            self.cpu_percent,
+            self.host_memory,
+            static.container,
+            True,
         )
 
 
@@ -135,11 +170,21 @@ class ProcessInfo:
             if tracked is None:
                 return None
             self._tracked[pid] = tracked
+            if _HAVE_PROC_STAT:
+                stat = _read_stat(pid)
+                if stat is None:
+                    del self._tracked[pid]
+                    return None
+                tracked.start_ticks, tracked.cpu_ticks = stat[2], stat[1]
+                tracked.read_at = time.monotonic()
+                return HostFacts(tracked.facts, None, stat[3])
             try:
                 rss: int | None = tracked.process.memory_info().rss
             except psutil.Error:
                 rss = None
             return HostFacts(tracked.facts, None, rss)
+        if _HAVE_PROC_STAT:
+            return self._look_in_proc(pid, tracked)
         try:
             with tracked.process.oneshot():
                 cpu_percent: float | None = tracked.process.cpu_percent(None)
@@ -152,3 +197,18 @@ class ProcessInfo:
         except psutil.AccessDenied:
             cpu_percent, rss = None, None
         return HostFacts(tracked.facts, cpu_percent, rss)
+
+    def _look_in_proc(self, pid: int, tracked: _Tracked) -> HostFacts | None:
+        stat = _read_stat(pid)
+        if stat is None or stat[2] != tracked.start_ticks:
+            # Gone, or the PID now belongs to another process: look again from scratch.
+            del self._tracked[pid]
+            return None if stat is None else self._look(pid)
+        state, cpu_ticks, _, rss = stat
+        now = time.monotonic()
+        elapsed = now - tracked.read_at
+        cpu_percent = None
+        if elapsed > 0 and state != b"Z":
+            cpu_percent = round(100.0 * (cpu_ticks - tracked.cpu_ticks) / _CLOCK_TICKS / elapsed, 1)
+        tracked.cpu_ticks, tracked.read_at = cpu_ticks, now
+        return HostFacts(tracked.facts, cpu_percent, rss if state != b"Z" else None)

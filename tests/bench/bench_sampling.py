@@ -1,8 +1,8 @@
-"""CPU time of one NvmlSource.sample() against the fake NVML library.
+"""CPU time of one sample against the fake NVML library: NVML alone, then the whole sampler.
 
-Run: .venv/bin/python tests/bench/bench_sampling.py [--gpus 8] [--procs 128] [--samples 50]
-Not collected by pytest. `build_scenario` (from tests/fakenvml, re-exported
-here) is meant to be reused by the full-sampler benchmark.
+Run: python tests/bench/bench_sampling.py [--gpus 8] [--procs 128] [--samples 50]
+The whole sampler lists real sleeping processes, so psutil's per-process reads are
+measured too. Not collected by pytest.
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `fakenvml`
 
 from fakenvml import FakeNvml, build_scenario  # noqa: E402
 
+from sleepers import sleepers  # noqa: E402
+
+from gputop.core.sampler import Sampler  # noqa: E402
 from gputop.core.sources.nvml import NvmlSource  # noqa: E402
 
 __all__ = ["build_scenario", "cpu_times", "report"]
@@ -47,7 +50,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=50)
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory() as scratch:
+    with tempfile.TemporaryDirectory() as scratch, sleepers(args.gpus * args.procs) as pids:
         fake = FakeNvml(Path(scratch))
         fake.write(build_scenario(args.gpus, args.procs))
         fake.load()
@@ -60,10 +63,22 @@ def main() -> None:
             times = cpu_times(source.sample, args.samples)
         finally:
             source.close()
+        fake.write(build_scenario(args.gpus, args.procs, pids=pids))
+        sampler = Sampler(NvmlSource())
+        sampler.open()
+        try:
+            sampler_first = cpu_times(sampler.sample, 1)[0]
+            visible = sum(p.visible for p in sampler.sample().processes())
+            sampler_times = cpu_times(sampler.sample, args.samples)
+        finally:
+            sampler.close()
             fake.unload()
     print(f"{args.gpus} GPUs x {args.procs} processes ({processes} listed), {args.samples} samples")
     print(f"first sample: {first * 1e3:.2f} ms CPU")
     print(report("NvmlSource.sample()", times))
+    print(f"whole sampler, {visible} real processes joined with psutil:")
+    print(f"first sample: {sampler_first * 1e3:.2f} ms CPU")
+    print(report("Sampler.sample()", sampler_times))
 
 
 if __name__ == "__main__":
