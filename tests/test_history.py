@@ -168,7 +168,8 @@ def test_add_with_8_gpus_and_1024_processes_is_cheap() -> None:
 def test_the_data_side_modules_do_not_import_textual() -> None:
     code = (
         "import sys\n"
-        "import gputop.core.history, gputop.core.forecast\n"
+        "import gputop.core.alerts, gputop.core.forecast, gputop.core.history,"
+        " gputop.core.settings\n"
         "assert 'textual' not in sys.modules, 'textual imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
