@@ -266,3 +266,8 @@ def test_the_forecaster_refits_each_process_every_stride_ticks() -> None:
     changes = [k for k in range(31, 60) if rates[k] != rates[k - 1]]
     assert changes
     assert all(b - a >= 3 for a, b in zip(changes, changes[1:], strict=False))
+
+
+def test_a_fit_needs_at_least_two_points() -> None:
+    with pytest.raises(ValueError):
+        ForecastParams(process_max_points=1)

@@ -54,6 +54,10 @@ class ForecastParams:
     # matter on a data-centre GPU, and allocator jitter stays under it.
     process_growth_threshold: float = 1.0 * MIB
 
+    def __post_init__(self) -> None:
+        if self.max_points < 2 or self.process_max_points < 2:
+            raise ValueError("a fit needs at least 2 points")
+
 
 DEFAULT_PARAMS = ForecastParams()
 
