@@ -35,7 +35,7 @@ def test_memory_alert_fires_once_when_crossing_90_percent() -> None:
     monitor = AlertMonitor()
     ticks = feed(monitor, [80.0, 89.9, 93.0, 95.0, 94.0])
     assert ticks[:2] == [[], []]
-    assert ticks[2] == [AlertEvent(2.0, 1, None, "memory", "GPU 1 memory at 93% (74.4 / 80.0 GiB)")]
+    assert ticks[2] == [AlertEvent(2.0, 1, None, "memory", "GPU 1 memory at 93% (74.4GiB / 80.0GiB)")]
     assert ticks[3:] == [[], []]
     assert list(monitor.active) == [("memory", 1, None)]
 
@@ -54,7 +54,7 @@ def test_memory_bouncing_around_90_percent_does_not_refire_until_below_88() -> N
         [],
         [("memory", False)],
     ]
-    assert ticks[5][0].message == "GPU 1 memory back down to 88% (70.3 / 80.0 GiB)"
+    assert ticks[5][0].message == "GPU 1 memory back down to 88% (70.3GiB / 80.0GiB)"
     assert ticks[5][0].time == 5.0
 
 
@@ -62,7 +62,7 @@ def test_mig_devices_have_their_own_memory_alert() -> None:
     monitor = AlertMonitor()
     mig = MigSample(index=2, memory_total=10 * GIB, memory_used=int(9.5 * GIB))
     events = monitor.update(snapshot(0.0, gpu(mig_devices=(mig,))))
-    assert events == [AlertEvent(0.0, 1, 2, "memory", "GPU 1 MIG 2 memory at 95% (9.5 / 10.0 GiB)")]
+    assert events == [AlertEvent(0.0, 1, 2, "memory", "GPU 1 MIG 2 memory at 95% (9.5GiB / 10.0GiB)")]
 
 
 def test_unknown_memory_neither_raises_nor_clears() -> None:
@@ -102,7 +102,7 @@ def test_forecast_alert_fires_when_full_within_5_minutes() -> None:
     monitor = AlertMonitor()
     assert monitor.update(snapshot(0.0, gpu()), forecasts(400.0)) == []
     assert monitor.update(snapshot(1.0, gpu()), forecasts(250.0)) == [
-        AlertEvent(1.0, 1, None, "forecast", "GPU 1 memory full in ~4m10s at +1.0 GiB/min")
+        AlertEvent(1.0, 1, None, "forecast", "GPU 1 memory full in ~4m10s at +1.0GiB/min")
     ]
     assert monitor.update(snapshot(2.0, gpu()), forecasts(240.0)) == []
 
@@ -157,7 +157,7 @@ def test_mig_forecasts_alert_per_mig_device() -> None:
         processes={},
     )
     events = monitor.update(snapshot(0.0, gpu(mig_devices=(mig,))), fc)
-    assert [e.message for e in events] == ["GPU 1 MIG 0 memory full in ~30s at +1.0 GiB/min"]
+    assert [e.message for e in events] == ["GPU 1 MIG 0 memory full in ~30s at +1.0GiB/min"]
 
 
 def test_a_lost_gpu_alerts_once_and_clears_when_it_answers_again() -> None:

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 
 import psutil
 import pytest
-
 from fakenvml import GiB, MiB, Scenario
 from fakenvml.fixture import FakeNvml
 

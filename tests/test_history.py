@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -139,7 +138,7 @@ def test_maxlen_must_be_positive() -> None:
         History(gpu_maxlen=0)
 
 
-def test_add_with_8_gpus_and_1024_processes_is_cheap() -> None:
+def test_history_holds_8_gpus_and_1024_processes() -> None:
     snapshots = [
         snapshot(
             float(k),
@@ -156,13 +155,11 @@ def test_add_with_8_gpus_and_1024_processes_is_cheap() -> None:
         for k in range(50)
     ]
     history = History()
-    started = time.perf_counter()
     for item in snapshots:
         history.add(item)
-    per_add = (time.perf_counter() - started) / len(snapshots)
     assert len(history.processes) == 1024
-    # About 0.4 ms on a laptop; loose so a slow CI runner passes.
-    assert per_add < 0.005
+    assert list(history.gpu(7).memory_used) == list(range(50))
+    assert len(history.process((7127, 100.0)).gpu_memory) == 50
 
 
 def test_the_data_side_modules_do_not_import_textual() -> None:

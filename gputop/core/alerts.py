@@ -30,6 +30,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from gputop.core.forecast import Forecast, Forecasts
+from gputop.core.format import fmt_bytes, fmt_duration, fmt_growth
 from gputop.core.model import Snapshot
 from gputop.core.settings import Thresholds
 
@@ -85,24 +86,8 @@ class AlertLog:
         return tuple(self._events)
 
 
-def _gib(value: float) -> str:
-    return f"{value / GIB:.1f}"
-
-
-def _duration(seconds: float) -> str:
-    seconds = max(0, round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    return f"{minutes}m{seconds:02d}s"
-
-
 def _device(gpu_index: int, mig_index: int | None) -> str:
     return f"GPU {gpu_index}" if mig_index is None else f"GPU {gpu_index} MIG {mig_index}"
-
-
-def _rate(bytes_per_s: float) -> str:
-    return f"+{bytes_per_s * 60 / GIB:.1f} GiB/min"
 
 
 class AlertMonitor:
@@ -198,7 +183,7 @@ class AlertMonitor:
             else percent >= raise_at - MEMORY_HYSTERESIS_PERCENT
         )
         device = _device(gpu_index, mig_index)
-        figures = f"{percent:.0f}% ({_gib(used)} / {_gib(total)} GiB)"
+        figures = f"{percent:.0f}% ({fmt_bytes(used)} / {fmt_bytes(total)})"
         self._set(
             events,
             now,
@@ -253,8 +238,8 @@ class AlertMonitor:
         if key not in self._active:
             if forecast is not None and seconds is not None and seconds <= limit:
                 message = (
-                    f"{device} memory full in ~{_duration(seconds)}"
-                    f" at {_rate(forecast.growth_rate)}"
+                    f"{device} memory full in ~{fmt_duration(seconds)}"
+                    f" at {fmt_growth(forecast.growth_rate)}"
                 )
                 self._set(events, now, key, True, message, "")
             return
@@ -264,5 +249,5 @@ class AlertMonitor:
         since = self._forecast_clear_since.setdefault(key, now)
         if now - since >= FORECAST_CLEAR_HOLD_S:
             del self._forecast_clear_since[key]
-            cleared = f"{device} memory no longer forecast to fill within {_duration(limit)}"
+            cleared = f"{device} memory no longer forecast to fill within {fmt_duration(limit)}"
             self._set(events, now, key, False, "", cleared)

@@ -160,10 +160,10 @@ class History:
                 memory = process.gpu_memory
                 if identity in process_memory:
                     held = process_memory[identity]
-                    if memory is not None:
-                        memory = memory if held is None else held + memory
-                    else:
+                    if memory is None:
                         memory = held
+                    elif held is not None:
+                        memory += held
                 process_memory[identity] = memory
         self._gpus, self._migs = gpus, migs
 

@@ -20,7 +20,7 @@ class RecordingError(Exception):
 
 def _open_text(path: str, mode: str) -> IO[str]:
     if path.endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, mode + "b"), encoding="utf-8")  # type: ignore[arg-type]
+        return io.TextIOWrapper(gzip.GzipFile(path, mode + "b"), encoding="utf-8")
     return open(path, mode, encoding="utf-8")
 
 

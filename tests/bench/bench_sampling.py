@@ -18,7 +18,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `fakenvml`
 
 from fakenvml import FakeNvml, build_scenario  # noqa: E402
-
 from sleepers import sleepers  # noqa: E402
 
 from gputop.core.sampler import Sampler  # noqa: E402

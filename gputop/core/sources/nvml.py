@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import pynvml
 
+from gputop.core.actions import SignalResult
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessIdentity, ProcessSample
 from gputop.core.sources.base import SourceUnavailable
 
@@ -286,7 +287,8 @@ class NvmlSource:
     def sample_host(self) -> HostSample | None:
         return None
 
-    def signal(self, identity: ProcessIdentity, signal_number: int) -> str | None:
+    def signal(self, identity: ProcessIdentity, signal_number: int) -> SignalResult | None:
+        """NVML's processes are real: the caller signals them itself."""
         return None
 
     def _system(self, fn: Callable[[], T]) -> T | None:
