@@ -1,7 +1,8 @@
-"""Shared fixtures: the fake NVML library (see tests/fakenvml)."""
+"""Shared fixtures: the fake NVML library (see tests/fakenvml) and real idle processes."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,3 +25,12 @@ def fake_nvml(
     fake = FakeNvml(tmp_path / "fakenvml")
     yield fake
     fake.unload()
+
+
+@pytest.fixture
+def sleeper() -> Iterator[subprocess.Popen[bytes]]:
+    """A real idle process (`sleep 600`), ended after the test."""
+    process = subprocess.Popen(["sleep", "600"])
+    yield process
+    process.kill()
+    process.wait()

@@ -7,20 +7,11 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 
 import psutil
 import pytest
 
 from gputop.core.actions import Outcome, send_signal
-
-
-@pytest.fixture
-def sleeper() -> Iterator[subprocess.Popen[bytes]]:
-    process = subprocess.Popen(["sleep", "600"])
-    yield process
-    process.kill()
-    process.wait()
 
 
 def identity(process: subprocess.Popen[bytes]) -> tuple[int, float]:

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import psutil
 import pytest
@@ -19,14 +18,6 @@ def gputop(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "gputop", *args], capture_output=True, text=True, timeout=60, env=env
     )
-
-
-@pytest.fixture
-def trainer() -> Iterator[subprocess.Popen[bytes]]:
-    process = subprocess.Popen(["sleep", "600"])
-    yield process
-    process.kill()
-    process.wait()
 
 
 def machine(pid: int) -> Scenario:
@@ -41,9 +32,9 @@ def machine(pid: int) -> Scenario:
 
 
 def test_json_reports_the_drivers_gpus_and_processes_in_base_units(
-    fake_nvml: FakeNvml, trainer: subprocess.Popen[bytes]
+    fake_nvml: FakeNvml, sleeper: subprocess.Popen[bytes]
 ) -> None:
-    fake_nvml.write(machine(trainer.pid))
+    fake_nvml.write(machine(sleeper.pid))
     result = gputop(fake_nvml.env(), "--json")
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
@@ -60,18 +51,18 @@ def test_json_reports_the_drivers_gpus_and_processes_in_base_units(
     assert (second["fan"], second["power"]["draw"]) == (None, None)
     [process] = first["processes"]
     assert (process["pid"], process["type"], process["gpu_memory"], process["sm_utilization"]) == (
-        trainer.pid, "C", 30 * GiB, 55,
+        sleeper.pid, "C", 30 * GiB, 55,
     )
     assert (process["command"], process["visible"]) == ("sleep 600", True)
-    assert process["started"] == psutil.Process(trainer.pid).create_time()
+    assert process["started"] == psutil.Process(sleeper.pid).create_time()
     [hidden] = second["processes"]
     assert (hidden["pid"], hidden["type"], hidden["gpu_memory"], hidden["visible"], hidden["user"]) == (
         4_000_000, "C+G", 2 * GiB, False, None,
     )
 
 
-def test_once_prints_the_gpus_then_the_processes(fake_nvml: FakeNvml, trainer: subprocess.Popen[bytes]) -> None:
-    fake_nvml.write(machine(trainer.pid))
+def test_once_prints_the_gpus_then_the_processes(fake_nvml: FakeNvml, sleeper: subprocess.Popen[bytes]) -> None:
+    fake_nvml.write(machine(sleeper.pid))
     result = gputop(fake_nvml.env(), "--once")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -81,7 +72,7 @@ def test_once_prints_the_gpus_then_the_processes(fake_nvml: FakeNvml, trainer: s
     assert lines[3] == "[1] NVIDIA L4                         35°C   N/A/700W  util   0%"
     process_rows = lines[lines.index(" GPU     PID USER      T    GPU-MEM   SM   CPU   TIME  COMMAND") + 1:]
     assert [row.split()[:5] for row in process_rows] == [
-        ["0", str(trainer.pid), "root", "C", "30.0GiB"],
+        ["0", str(sleeper.pid), "root", "C", "30.0GiB"],
         ["1", "4000000", "N/A", "C+G", "2.0GiB"],
     ]
     assert process_rows[0].endswith("sleep 600")

@@ -43,7 +43,7 @@ READY = "import time; print('ready', flush=True); time.sleep(600)"
 
 
 @pytest.fixture
-def sleeper() -> Iterator[subprocess.Popen[bytes]]:
+def settled_process() -> Iterator[subprocess.Popen[bytes]]:
     """A process that has finished starting (its memory no longer moves)."""
     process = subprocess.Popen([sys.executable, "-c", READY], stdout=subprocess.PIPE)
     assert process.stdout is not None and process.stdout.readline() == b"ready\n"
@@ -52,40 +52,40 @@ def sleeper() -> Iterator[subprocess.Popen[bytes]]:
     process.wait()
 
 
-def test_a_live_process_gets_its_user_command_start_time_and_memory(sleeper: subprocess.Popen[bytes]) -> None:
+def test_a_live_process_gets_its_user_command_start_time_and_memory(settled_process: subprocess.Popen[bytes]) -> None:
     info = ProcessInfo()
-    facts = info.lookup([sleeper.pid])[sleeper.pid]
+    facts = info.lookup([settled_process.pid])[settled_process.pid]
     assert facts is not None
     assert facts.static.user == pwd.getpwuid(os.getuid()).pw_name
-    assert facts.static.name == psutil.Process(sleeper.pid).name()
+    assert facts.static.name == psutil.Process(settled_process.pid).name()
     assert facts.static.command == f"{sys.executable} -c {READY}"
-    assert facts.static.started == psutil.Process(sleeper.pid).create_time()
+    assert facts.static.started == psutil.Process(settled_process.pid).create_time()
     # The kernel's RSS counters are per-CPU and lag by up to 64 pages: equal within that.
     assert facts.host_memory is not None
-    assert abs(facts.host_memory - psutil.Process(sleeper.pid).memory_info().rss) <= 64 * 4096
+    assert abs(facts.host_memory - psutil.Process(settled_process.pid).memory_info().rss) <= 64 * 4096
     # CPU % needs two readings: none on the first tick, a figure on the next.
     assert facts.cpu_percent is None
-    again = info.lookup([sleeper.pid])[sleeper.pid]
+    again = info.lookup([settled_process.pid])[settled_process.pid]
     assert again is not None and again.cpu_percent == 0.0
     assert again.static is facts.static  # static facts come from the cache
     assert len(info) == 1
 
 
-def test_a_pid_that_leaves_the_gpu_lists_leaves_the_cache(sleeper: subprocess.Popen[bytes]) -> None:
+def test_a_pid_that_leaves_the_gpu_lists_leaves_the_cache(settled_process: subprocess.Popen[bytes]) -> None:
     info = ProcessInfo()
-    info.lookup([sleeper.pid])
+    info.lookup([settled_process.pid])
     assert len(info) == 1
     info.lookup([])
     assert len(info) == 0
 
 
-def test_a_process_that_died_or_was_never_visible_is_none(sleeper: subprocess.Popen[bytes]) -> None:
+def test_a_process_that_died_or_was_never_visible_is_none(settled_process: subprocess.Popen[bytes]) -> None:
     info = ProcessInfo()
-    info.lookup([sleeper.pid])
-    sleeper.kill()
-    sleeper.wait()
+    info.lookup([settled_process.pid])
+    settled_process.kill()
+    settled_process.wait()
     missing_pid = 4_000_000  # above pid_max: never a process here
-    assert info.lookup([sleeper.pid, missing_pid]) == {sleeper.pid: None, missing_pid: None}
+    assert info.lookup([settled_process.pid, missing_pid]) == {settled_process.pid: None, missing_pid: None}
     assert len(info) == 0
 
 

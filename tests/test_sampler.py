@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 
 import psutil
 import pytest
@@ -58,14 +57,6 @@ class ListedProcesses:
 
     def signal(self, identity: ProcessIdentity, signal_number: int) -> SignalResult | None:
         return None
-
-
-@pytest.fixture
-def sleeper() -> Iterator[subprocess.Popen[bytes]]:
-    process = subprocess.Popen(["sleep", "600"])
-    yield process
-    process.kill()
-    process.wait()
 
 
 def test_gpu_processes_are_joined_with_host_facts(sleeper: subprocess.Popen[bytes]) -> None:
