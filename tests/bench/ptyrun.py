@@ -10,6 +10,7 @@ import contextlib
 import fcntl
 import os
 import pty
+import re
 import select
 import signal
 import struct
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import psutil
+import pyte
 
 
 @dataclass
@@ -31,6 +33,7 @@ class PtyRun:
     bytes_after_warmup: int = 0
     first_seen: dict[str, float] = field(default_factory=dict)
     exit_status: int | None = None
+    last_screen: str = ""
 
     @property
     def cpu_percent(self) -> float:
@@ -38,6 +41,26 @@ class PtyRun:
 
     def bytes_per_second(self, warmup_s: float) -> float:
         return self.bytes_after_warmup / max(1e-9, self.seconds - warmup_s)
+
+
+_XTGETTCAP = re.compile(rb"\x1bP\+q([0-9a-fA-F;]*)")
+_DEVICE_ATTRIBUTES = b"\x1b[c"
+_CURSOR_POSITION = b"\x1b[6n"
+
+
+def _answer_queries(master: int, chunk: bytes) -> None:
+    """Answer what a real terminal would, so a program that asks does not wait for ever.
+
+    XTGETTCAP (DCS + q) gets "not known"; device attributes a VT220's answer; the cursor is at 1;1.
+    """
+    replies = [b"\x1bP0+r" + name + b"\x1b\\" for name in _XTGETTCAP.findall(chunk)]
+    if _DEVICE_ATTRIBUTES in chunk:
+        replies.append(b"\x1b[?62;22c")
+    if _CURSOR_POSITION in chunk:
+        replies.append(b"\x1b[1;1R")
+    if replies:
+        with contextlib.suppress(OSError):
+            os.write(master, b"".join(replies))
 
 
 def _tree(process: psutil.Process) -> list[psutil.Process]:
@@ -53,11 +76,17 @@ def run_in_pty(
     columns: int = 120,
     rows: int = 40,
     env: dict[str, str] | None = None,
-    watch: Sequence[str] = (),
+    watch: dict[str, list[str]] | None = None,
     warmup_s: float = 3.0,
     quit_keys: bytes = b"q",
 ) -> PtyRun:
-    """Run ``command`` for ``seconds`` in a ``columns`` x ``rows`` pty; measure it, then quit it."""
+    """Run ``command`` for ``seconds`` in a ``columns`` x ``rows`` pty; measure it, then quit it.
+
+    ``watch`` maps a label to strings: ``first_seen[label]`` is when the first of them was written.
+    """
+    wanted = watch or {}
+    screen = pyte.Screen(columns, rows)
+    stream = pyte.ByteStream(screen)
     result = PtyRun(list(command), seconds)
     pid, master = pty.fork()
     if pid == 0:  # the child
@@ -68,7 +97,6 @@ def run_in_pty(
     os.kill(pid, signal.SIGWINCH)
     process = psutil.Process(pid)
     start = time.monotonic()
-    seen = b""
     cpu_by_pid: dict[int, float] = {}
     last_poll = 0.0
     try:
@@ -82,13 +110,16 @@ def run_in_pty(
                 if not chunk:
                     break
                 result.bytes_written += len(chunk)
+                _answer_queries(master, chunk)
                 if now - start >= warmup_s:
                     result.bytes_after_warmup += len(chunk)
-                if len(result.first_seen) < len(watch):
-                    seen = (seen + chunk)[-1_000_000:]
-                    for text in watch:
-                        if text not in result.first_seen and text.encode() in seen:
-                            result.first_seen[text] = time.monotonic() - start
+                stream.feed(chunk)
+                if len(result.first_seen) < len(wanted):
+                    # Look at the screen as a terminal would show it, not at the raw bytes.
+                    shown = "\n".join(screen.display)
+                    for label, texts in wanted.items():
+                        if label not in result.first_seen and any(text in shown for text in texts):
+                            result.first_seen[label] = time.monotonic() - start
             if now - last_poll >= 0.2:
                 last_poll = now
                 for member in _tree(process):
@@ -106,6 +137,7 @@ def run_in_pty(
             except psutil.Error:
                 pass
         result.cpu_seconds = sum(cpu_by_pid.values())
+        result.last_screen = "\n".join(screen.display)
         os.write(master, quit_keys)
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:

@@ -102,7 +102,15 @@ enum {
     X(nvmlDeviceGetMPSComputeRunningProcesses)                                     \
     X(nvmlDeviceGetMPSComputeRunningProcesses_v2)                                  \
     X(nvmlDeviceGetMPSComputeRunningProcesses_v3)                                  \
-    X(nvmlDeviceGetProcessUtilization)
+    X(nvmlDeviceGetProcessUtilization)                                             \
+    X(nvmlDeviceGetIndex) X(nvmlDeviceGetComputeMode)                              \
+    X(nvmlDeviceGetPersistenceMode) X(nvmlDeviceGetDisplayActive)                  \
+    X(nvmlDeviceGetDisplayMode) X(nvmlDeviceGetPowerManagementLimit)               \
+    X(nvmlDeviceGetTotalEccErrors) X(nvmlDeviceGetBAR1MemoryInfo)                  \
+    X(nvmlDeviceGetMaxClockInfo) X(nvmlDeviceGetHandleByUUID)                      \
+    X(nvmlDeviceGetHandleByPciBusId_v2) X(nvmlDeviceGetCudaComputeCapability)      \
+    X(nvmlDeviceGetSerial) X(nvmlDeviceGetFieldValues)                             \
+    X(nvmlDeviceGetDriverModel) X(nvmlDeviceGetDriverModel_v2)
 
 #define AS_ENUM(name) FN_##name,
 enum { FAKE_FUNCTIONS(AS_ENUM) FN_COUNT };
@@ -652,6 +660,103 @@ SIMPLE_UINT_GETTER(nvmlDeviceGetPerformanceState, pstate)
 SIMPLE_UINT_GETTER(nvmlDeviceGetMaxMigDeviceCount, max_mig)
 SIMPLE_UINT_GETTER(nvmlDeviceGetGpuInstanceId, gpu_instance_id)
 SIMPLE_UINT_GETTER(nvmlDeviceGetComputeInstanceId, compute_instance_id)
+SIMPLE_UINT_GETTER(nvmlDeviceGetPowerManagementLimit, power_limit_mw)
+
+/* ---- what other monitors ask for (so the benchmark compares like with like) ---- */
+
+nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t d, unsigned *index) {
+    ENTER(nvmlDeviceGetIndex, d);
+    if (d->is_mig) return NVML_ERROR_NOT_SUPPORTED;
+    *index = (unsigned)d->gpu;
+    return NVML_SUCCESS;
+}
+
+#define CONSTANT_INT_GETTER(fn, constant)                     \
+    nvmlReturn_t fn(nvmlDevice_t d, int *value) {             \
+        ENTER(fn, d);                                         \
+        *value = (constant);                                  \
+        return NVML_SUCCESS;                                  \
+    }
+
+CONSTANT_INT_GETTER(nvmlDeviceGetComputeMode, 0)     /* default */
+CONSTANT_INT_GETTER(nvmlDeviceGetPersistenceMode, 1) /* enabled */
+CONSTANT_INT_GETTER(nvmlDeviceGetDisplayActive, 0)
+CONSTANT_INT_GETTER(nvmlDeviceGetDisplayMode, 0)
+
+nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter, unsigned long long *count) {
+    (void)type, (void)counter, (void)count;
+    ENTER(nvmlDeviceGetTotalEccErrors, d);
+    return NVML_ERROR_NOT_SUPPORTED;
+}
+
+nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t d, unsigned long long *bar1) {
+    ENTER(nvmlDeviceGetBAR1MemoryInfo, d);
+    bar1[0] = 256ULL << 20; /* total, free, used */
+    bar1[1] = 250ULL << 20;
+    bar1[2] = 6ULL << 20;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d, int type, unsigned *clock) {
+    ENTER(nvmlDeviceGetMaxClockInfo, d);
+    long long value = (type == 0 || type == 1) ? d->clock_sm : type == 2 ? d->clock_mem : UNSET;
+    REQUIRE(value);
+    *clock = (unsigned)value;
+    return NVML_SUCCESS;
+}
+
+static nvmlReturn_t handle_by_text(int fn, const char *text, size_t offset, nvmlDevice_t *device) {
+    nvmlReturn_t entered = enter(fn, NULL);
+    if (entered != NVML_SUCCESS) return entered;
+    if (!text || !device) return NVML_ERROR_INVALID_ARGUMENT;
+    for (int i = 0; i < gpu_count; i++) {
+        if (gpus[i].present && strcmp((const char *)&gpus[i] + offset, text) == 0) {
+            *device = &gpus[i];
+            return NVML_SUCCESS;
+        }
+    }
+    return NVML_ERROR_NOT_FOUND;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device) {
+    return handle_by_text(FN_nvmlDeviceGetHandleByUUID, uuid, offsetof(device_t, uuid), device);
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pci, nvmlDevice_t *device) {
+    return handle_by_text(FN_nvmlDeviceGetHandleByPciBusId_v2, pci, offsetof(device_t, pci), device);
+}
+
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int *major, int *minor) {
+    ENTER(nvmlDeviceGetCudaComputeCapability, d);
+    *major = 9;
+    *minor = 0;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t d, char *serial, unsigned length) {
+    (void)serial, (void)length;
+    ENTER(nvmlDeviceGetSerial, d);
+    return NVML_ERROR_NOT_SUPPORTED;
+}
+
+/* Windows driver models: a Linux driver has the symbols and answers NOT_SUPPORTED. */
+nvmlReturn_t nvmlDeviceGetDriverModel(nvmlDevice_t d, int *current, int *pending) {
+    (void)current, (void)pending;
+    ENTER(nvmlDeviceGetDriverModel, d);
+    return NVML_ERROR_NOT_SUPPORTED;
+}
+
+nvmlReturn_t nvmlDeviceGetDriverModel_v2(nvmlDevice_t d, int *current, int *pending) {
+    (void)current, (void)pending;
+    ENTER(nvmlDeviceGetDriverModel_v2, d);
+    return NVML_ERROR_NOT_SUPPORTED;
+}
+
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, void *values) {
+    (void)count, (void)values;
+    ENTER(nvmlDeviceGetFieldValues, d);
+    return NVML_ERROR_NOT_SUPPORTED;
+}
 
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned *clock) {
     ENTER(nvmlDeviceGetClockInfo, d);

@@ -1,0 +1,168 @@
+"""What a monitor costs: gputop against nvitop and gpustat, side by side, on the fake NVML.
+
+Each monitor runs in a 120x40 pseudo-terminal at a 1 s interval against the fake
+libnvidia-ml.so.1 listing G GPUs x P real sleeping processes, for T seconds, the
+monitors alternating round by round. Reported per monitor: CPU seconds of its
+whole process tree and % of one core, peak RSS, bytes written to the terminal per
+second (after a warm-up), and the time until the first GPU name and the first
+process PID appeared on screen; then ratios against gputop.
+
+Run (not part of the test suite):
+    python tests/bench/bench_overhead.py [--configs 8x16,8x128] [--seconds 30] [--rounds 2]
+nvitop and gpustat are measured when found on PATH (or given with --nvitop/--gpustat).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import math
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `fakenvml`
+
+from fakenvml import FakeNvml, GiB, Scenario, build_scenario  # noqa: E402
+from ptyrun import PtyRun, run_in_pty  # noqa: E402
+from sleepers import sleepers  # noqa: E402
+
+
+@dataclass
+class Monitor:
+    name: str
+    command: list[str]
+
+
+def vary(scenario: Scenario, tick: int) -> Scenario:
+    """The scenario a second later: utilization, memory, temperature and power move."""
+    gpus = []
+    for index, gpu in enumerate(scenario.gpus):
+        wave = math.sin(tick / 5 + index)
+        gpus.append(dataclasses.replace(
+            gpu,
+            util_gpu=int(70 + 25 * wave),
+            memory_used=int((50 + 10 * wave) * GiB),
+            temperature=int(60 + 10 * wave),
+            power_mw=int(400_000 + 150_000 * wave),
+        ))
+    return dataclasses.replace(scenario, gpus=gpus)
+
+
+class Changer(threading.Thread):
+    """Rewrites the scenario every second, so the monitors have live values to draw."""
+
+    def __init__(self, fake: FakeNvml, scenario: Scenario) -> None:
+        super().__init__(daemon=True)
+        self.fake, self.scenario, self.stopped = fake, scenario, threading.Event()
+
+    def run(self) -> None:
+        tick = 0
+        while not self.stopped.wait(1.0):
+            tick += 1
+            self.fake.write(vary(self.scenario, tick))
+
+
+def parse_config(text: str) -> tuple[int, int]:
+    gpus, procs = text.lower().split("x")
+    return int(gpus), int(procs)
+
+
+def monitors(args: argparse.Namespace) -> list[Monitor]:
+    found = [Monitor("gputop", [sys.executable, "-m", "gputop", "--interval", "1"] + args.gputop_args.split())]
+    nvitop = args.nvitop or shutil.which("nvitop")
+    if nvitop:
+        found.append(Monitor("nvitop", [nvitop, "--interval", "1"]))
+    gpustat = args.gpustat or shutil.which("gpustat")
+    if gpustat:
+        found.append(Monitor("gpustat", [gpustat, "-i", "1"]))
+    return found
+
+
+def summarise(runs: list[PtyRun], warmup_s: float) -> dict[str, float | None]:
+    def median(values: list[float | None]) -> float | None:
+        present = [v for v in values if v is not None]
+        return statistics.median(present) if present else None
+
+    return {
+        "cpu_percent": median([r.cpu_percent for r in runs]),
+        "peak_rss_mib": median([r.peak_rss / 2**20 for r in runs]),
+        "bytes_per_s": median([r.bytes_per_second(warmup_s) for r in runs]),
+        "first_gpu_s": median([r.first_seen.get("gpu") for r in runs]),
+        "first_process_s": median([r.first_seen.get("process") for r in runs]),
+    }
+
+
+def fmt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configs", default="8x16,8x128", help="GPUSxPROCS, comma-separated")
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--warmup", type=float, default=5.0, help="seconds before bytes/s counts")
+    parser.add_argument("--static", action="store_true", help="nothing changes: GPU values are constant")
+    parser.add_argument("--nvitop", default=None)
+    parser.add_argument("--gpustat", default=None)
+    parser.add_argument("--gputop-args", default="", help="extra arguments for gputop")
+    parser.add_argument("--only", default=None, help="comma-separated monitor names to run")
+    args = parser.parse_args()
+
+    chosen = monitors(args)
+    if args.only:
+        chosen = [m for m in chosen if m.name in args.only.split(",")]
+    print(f"# {datetime.date.today()} {platform.node()} {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(f"# {args.seconds:g} s per run, {args.rounds} rounds, 120x40, interval 1 s, "
+          f"{'static' if args.static else 'live'} scenario")
+    header = f"{'config':<7} {'monitor':<8} {'CPU %':>6} {'RSS MiB':>8} {'B/s':>8} {'GPU s':>6} {'proc s':>7}"
+    for config in args.configs.split(","):
+        gpus, procs = parse_config(config)
+        with tempfile.TemporaryDirectory() as scratch, sleepers(gpus * procs) as pids:
+            fake = FakeNvml(Path(scratch))
+            scenario = build_scenario(gpus, procs, pids=pids)
+            fake.write(scenario)
+            changer = None if args.static else Changer(fake, scenario)
+            if changer:
+                changer.start()
+            env = fake.env()
+            env["TERM"] = "xterm-256color"
+            watch = {"gpu": ["80.0", "81920"], "process": [f" {pid} " for pid in pids]}
+            runs: dict[str, list[PtyRun]] = {m.name: [] for m in chosen}
+            for _ in range(args.rounds):
+                for monitor in chosen:
+                    runs[monitor.name].append(
+                        run_in_pty(monitor.command, args.seconds, 120, 40, env=env, watch=watch,
+                                   warmup_s=args.warmup)
+                    )
+            if changer:
+                changer.stopped.set()
+                changer.join()
+        print(f"\n{header}")
+        results = {name: summarise(r, args.warmup) for name, r in runs.items()}
+        for name, result in results.items():
+            print(f"{config:<7} {name:<8} {fmt(result['cpu_percent'], '6.1f')} {fmt(result['peak_rss_mib'], '8.1f')} "
+                  f"{fmt(result['bytes_per_s'], '8.0f')} {fmt(result['first_gpu_s'], '6.2f')} "
+                  f"{fmt(result['first_process_s'], '7.2f')}")
+        ours = results.get("gputop")
+        for name, result in results.items():
+            if name == "gputop" or ours is None:
+                continue
+            ratios = []
+            for key in ("cpu_percent", "peak_rss_mib", "bytes_per_s"):
+                if result[key] and ours[key] is not None:
+                    ratios.append(f"{key} {ours[key] / result[key]:.2f}x")  # type: ignore[operator]
+            print(f"{config:<7} gputop/{name}: " + ", ".join(ratios))
+
+
+if __name__ == "__main__":
+    main()
