@@ -26,6 +26,8 @@ DEMO_HINT = "run `gputop --demo` to try gputop without a GPU"
 LOST_ERRORS = frozenset({pynvml.NVML_ERROR_GPU_IS_LOST, pynvml.NVML_ERROR_UNKNOWN})
 PSTATE_UNKNOWN = 32
 PCIE_KB = 1024  # NVML reports PCIe throughput in KB/s of 1024 bytes.
+# Static facts that came back empty (a timeout, a permission) are read again this often.
+STATIC_RETRY_SAMPLES = 30
 
 Handle = Any  # a pynvml c_nvmlDevice_t
 ProcessList = list[tuple[int, "int | None"]]  # (pid, used GPU memory) as NVML lists them
@@ -193,7 +195,7 @@ class _StaticFacts:
     temperature_slowdown: float | None
     temperature_shutdown: float | None
     power_limit: float | None
-    max_mig: int
+    max_mig: int | None
 
 
 @dataclass(slots=True)
@@ -208,6 +210,7 @@ class _Device:
     index: int
     handle: Handle = None
     facts: _StaticFacts | None = None
+    samples_since_facts: int = 0
     utilization_seen: int = 0  # last process-utilization timestamp (us)
     mig_facts: dict[str, _MigFacts] = field(default_factory=dict)
 
@@ -309,8 +312,13 @@ class NvmlSource:
                 device.handle = self._gateway.call(pynvml.nvmlDeviceGetHandleByIndex, device.index)
                 if device.handle is None:
                     return self._lost(device)
-            if device.facts is None:
+            device.samples_since_facts += 1
+            if device.facts is None or (
+                device.samples_since_facts > STATIC_RETRY_SAMPLES and _incomplete(device)
+            ):
                 device.facts = self._static_facts(device.handle)
+                device.mig_facts.clear()
+                device.samples_since_facts = 0
             return self._read(device, device.handle, device.facts)
         except DeviceLost:
             device.handle = None  # fetched again next sample, so the GPU can come back
@@ -345,7 +353,7 @@ class NvmlSource:
                 call(threshold, handle, pynvml.NVML_TEMPERATURE_THRESHOLD_SHUTDOWN)
             ),
             power_limit=None if limit_mw is None else int(limit_mw) / 1000.0,
-            max_mig=int(call(pynvml.nvmlDeviceGetMaxMigDeviceCount, handle) or 0),
+            max_mig=_integer(call(pynvml.nvmlDeviceGetMaxMigDeviceCount, handle)),
         )
 
     def _read(self, device: _Device, handle: Handle, facts: _StaticFacts) -> GpuSample:
@@ -362,7 +370,7 @@ class NvmlSource:
         in_mig = mig_mode is not None and int(mig_mode[0]) == pynvml.NVML_DEVICE_MIG_ENABLE
 
         sm_utilization = self._sm_utilization(device, handle)
-        migs = self._migs(device, handle, facts.max_mig, sm_utilization) if in_mig else ()
+        migs = self._migs(device, handle, facts.max_mig or 0, sm_utilization) if in_mig else ()
         in_migs = {process.pid for mig in migs for process in mig.processes}
         processes = self._processes(device.index, None, handle, sm_utilization, skip=in_migs)
         return GpuSample(
@@ -479,6 +487,15 @@ class NvmlSource:
                 )
             )
         return tuple(migs)
+
+
+def _incomplete(device: _Device) -> bool:
+    """Whether a static fact of the device (or of one of its MIG devices) is missing."""
+    facts = [device.facts, *device.mig_facts.values()]
+    return any(
+        fact is None or any(getattr(fact, name) is None for name in fact.__slots__)  # type: ignore[union-attr]
+        for fact in facts
+    )
 
 
 def _integer(value: Any) -> int | None:

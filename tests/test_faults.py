@@ -1,0 +1,146 @@
+"""Driver faults: every NVML call gputop makes, failing with every error a driver gives.
+
+Injected through the fake library on one GPU, at start and in the middle of a run:
+the value shows N/A (or the GPU shows lost), the other GPUs keep updating, and
+everything comes back when the error stops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from fakenvml import GiB, Scenario
+from fakenvml.fixture import FakeNvml
+
+from gputop.core.model import GpuSample
+from gputop.core.sampler import Sampler
+from gputop.core.sources.nvml import STATIC_RETRY_SAMPLES, NvmlSource
+
+CODES = ("NOT_SUPPORTED", "NO_PERMISSION", "GPU_IS_LOST", "UNKNOWN", "TIMEOUT")
+LOSING = {"GPU_IS_LOST", "UNKNOWN"}
+
+Getter = Callable[[GpuSample], object]
+
+
+def pids(kind: str) -> Getter:
+    return lambda gpu: tuple(sorted(p.pid for p in gpu.all_processes() if kind in p.type))
+
+
+# NVML function -> (the GPU it is injected on, what it feeds). GPU 1 is a plain GPU with
+# compute, graphics and MPS processes; GPU 2 is in MIG mode.
+FUNCTIONS: dict[str, tuple[int, Getter]] = {
+    "nvmlDeviceGetName": (1, lambda g: g.name),
+    "nvmlDeviceGetUUID": (1, lambda g: g.uuid),
+    "nvmlDeviceGetPciInfo_v3": (1, lambda g: g.pci_bus_id),
+    "nvmlDeviceGetMemoryInfo": (1, lambda g: (g.memory_total, g.memory_used, g.memory_free)),
+    "nvmlDeviceGetUtilizationRates": (1, lambda g: (g.utilization_gpu, g.utilization_memory)),
+    "nvmlDeviceGetEncoderUtilization": (1, lambda g: g.utilization_encoder),
+    "nvmlDeviceGetDecoderUtilization": (1, lambda g: g.utilization_decoder),
+    "nvmlDeviceGetTemperatureV": (1, lambda g: g.temperature),
+    "nvmlDeviceGetTemperatureThreshold": (1, lambda g: (g.temperature_slowdown, g.temperature_shutdown)),
+    "nvmlDeviceGetFanSpeed": (1, lambda g: g.fan_speed),
+    "nvmlDeviceGetPowerUsage": (1, lambda g: g.power_draw),
+    "nvmlDeviceGetEnforcedPowerLimit": (1, lambda g: g.power_limit),
+    "nvmlDeviceGetClockInfo": (1, lambda g: (g.clock_sm, g.clock_memory)),
+    "nvmlDeviceGetPerformanceState": (1, lambda g: g.pstate),
+    "nvmlDeviceGetPcieThroughput": (1, lambda g: (g.pcie_rx, g.pcie_tx)),
+    "nvmlDeviceGetMigMode": (2, lambda g: (g.mig_mode, len(g.mig_devices))),
+    "nvmlDeviceGetComputeRunningProcesses": (1, pids("C")),
+    "nvmlDeviceGetGraphicsRunningProcesses": (1, pids("G")),
+    "nvmlDeviceGetMPSComputeRunningProcesses": (1, lambda g: tuple(p.pid for p in g.processes if p.pid == 5003)),
+    "nvmlDeviceGetProcessUtilization": (1, lambda g: tuple(p.sm_utilization for p in g.processes)),
+    "nvmlDeviceGetMaxMigDeviceCount": (2, lambda g: len(g.mig_devices)),
+    "nvmlDeviceGetMigDeviceHandleByIndex": (2, lambda g: len(g.mig_devices)),
+    "nvmlDeviceGetGpuInstanceId": (2, lambda g: tuple(m.gpu_instance_id for m in g.mig_devices)),
+    "nvmlDeviceGetComputeInstanceId": (2, lambda g: tuple(m.compute_instance_id for m in g.mig_devices)),
+}
+# Read once per GPU and kept: a fault after the first read does not reach them.
+STATIC = {
+    "nvmlDeviceGetName", "nvmlDeviceGetUUID", "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetTemperatureThreshold",
+    "nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetMaxMigDeviceCount", "nvmlDeviceGetGpuInstanceId",
+    "nvmlDeviceGetComputeInstanceId",
+}
+# What "no value" looks like for each function, when it is not None.
+EMPTY: dict[str, object] = {
+    "nvmlDeviceGetMemoryInfo": (None, None, None),
+    "nvmlDeviceGetUtilizationRates": (None, None),
+    "nvmlDeviceGetTemperatureThreshold": (None, None),
+    "nvmlDeviceGetClockInfo": (None, None),
+    "nvmlDeviceGetPcieThroughput": (None, None),
+    "nvmlDeviceGetMigMode": (None, 0),
+    "nvmlDeviceGetComputeRunningProcesses": (5003,),  # the MPS list still names the MPS process
+    "nvmlDeviceGetGraphicsRunningProcesses": (),  # the C+G process is still listed, as C
+    "nvmlDeviceGetMPSComputeRunningProcesses": (),
+    "nvmlDeviceGetProcessUtilization": (None, None, None, None),
+    "nvmlDeviceGetMaxMigDeviceCount": 0,
+    "nvmlDeviceGetMigDeviceHandleByIndex": 0,
+    "nvmlDeviceGetGpuInstanceId": (None,),
+    "nvmlDeviceGetComputeInstanceId": (None,),
+}
+
+
+def machine() -> Scenario:
+    return (
+        Scenario()
+        .gpu(name="NVIDIA H100 80GB HBM3", util_gpu=50, temperature=60, encoder=3, decoder=4)
+        .gpu(name="NVIDIA A100-SXM4-80GB", util_gpu=70, temperature=65, encoder=5, decoder=6, pcie_rx_kbs=10)
+        .gpu(name="NVIDIA A100-SXM4-40GB", memory_total=40 * GiB, mig_mode=1, max_mig=2)
+        .mig(2, 0, name="NVIDIA A100-SXM4-40GB MIG 3g.20gb", memory_total=20 * GiB, memory_used=GiB,
+             gpu_instance_id=1)
+        .process(gpu=0, pid=5000, used=2 * GiB, sm=10)
+        .process(gpu=1, pid=5001, used=3 * GiB, sm=20)
+        .process(gpu=1, pid=5002, used=GiB, kind="G")
+        .process(gpu=1, pid=5003, used=GiB, kind="M", sm=30)
+        .process(gpu=1, pid=5004, used=GiB, kind="CG", sm=40)
+        .process(gpu=2, mig=0, pid=5005, used=GiB)
+    )
+
+
+def faulty(function: str, code: str) -> Scenario:
+    gpu = FUNCTIONS[function][0]
+    return machine().error(function, code, gpu=gpu)
+
+
+@pytest.mark.parametrize("code", CODES)
+@pytest.mark.parametrize("function", sorted(FUNCTIONS))
+@pytest.mark.parametrize("when", ["at start", "mid-run"])
+def test_a_failing_call_shows_na_or_lost_leaves_other_gpus_alone_and_recovers(
+    fake_nvml: FakeNvml, function: str, code: str, when: str
+) -> None:
+    target, getter = FUNCTIONS[function]
+    fake_nvml.write(machine())
+    fake_nvml.load()
+    healthy_source = Sampler(NvmlSource(), clock=lambda: 1000.0)
+    healthy_source.open()
+    healthy = healthy_source.sample().gpus
+    healthy_source.close()
+
+    sampler = Sampler(NvmlSource(), clock=lambda: 1000.0)
+    sampler.open()
+    if when == "mid-run":
+        assert sampler.sample().gpus == healthy
+    fake_nvml.write(faulty(function, code))
+    faulted = sampler.sample().gpus
+
+    assert [gpu.index for gpu in faulted] == [0, 1, 2], "every GPU stays listed"
+    for other in (0, 1, 2):
+        if other != target:
+            assert faulted[other] == healthy[other], f"GPU {other} was disturbed"
+    reached = when == "at start" or function not in STATIC
+    gpu = faulted[target]
+    if not reached:
+        assert gpu == healthy[target]
+    elif code in LOSING:
+        assert gpu.lost is True
+        assert gpu.memory_used is None and gpu.processes == ()
+    else:
+        assert gpu.lost is False
+        assert getter(gpu) == EMPTY.get(function), "the failed value reads as N/A"
+        assert getter(healthy[target]) != getter(gpu)
+
+    fake_nvml.write(machine())
+    for _ in range(STATIC_RETRY_SAMPLES + 1):
+        recovered = sampler.sample().gpus
+    assert recovered == healthy
+    sampler.close()
