@@ -493,7 +493,7 @@ def _incomplete(device: _Device) -> bool:
     """Whether a static fact of the device (or of one of its MIG devices) is missing."""
     facts = [device.facts, *device.mig_facts.values()]
     return any(
-        fact is None or any(getattr(fact, name) is None for name in fact.__slots__)  # type: ignore[union-attr]
+        fact is None or any(getattr(fact, name) is None for name in fact.__slots__)
         for fact in facts
     )
 
