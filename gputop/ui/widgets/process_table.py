@@ -17,9 +17,19 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from gputop.ui.state import COLUMN_BY_NAME, Column, ProcessRow, RowKey, SortOrder, sort_rows, visible_columns
+from gputop.ui.state import (
+    COLUMN_BY_NAME,
+    NOT_VISIBLE,
+    Column,
+    ProcessRow,
+    RowKey,
+    SortOrder,
+    sort_rows,
+    visible_columns,
+)
 
 _TAG_MARK = "●"
+_HOST_COLUMNS = frozenset({"cpu", "host_memory", "time", "container", "command"})
 
 
 def _fit(text: str, width: int, right: bool) -> str:
@@ -270,8 +280,14 @@ class ProcessTable(ScrollView, can_focus=True):
         memory_style = style + self.get_component_rich_style("process-table--memory")
         segments = [Segment(_TAG_MARK if tagged else " ", style)]
         cells = self._cells.get(key) or self._row_cells(row)
+        used = 1
         for column, column_width, cell in zip(self._columns, self._column_widths(), cells, strict=True):
+            if not row.process.visible and column.name in _HOST_COLUMNS:
+                # Nothing is known from the CPU column on: say why across the rest of the line.
+                segments.append(Segment(_fit(NOT_VISIBLE, width - used, False), style))
+                break
             cell_style = memory_style if column.name == "gpu_memory" else style
             segments.append(Segment(_fit(cell, column_width, column.right), cell_style))
             segments.append(Segment(" ", style))
+            used += column_width + 1
         return Strip(segments).crop_extend(0, width, style)
