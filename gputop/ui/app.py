@@ -385,14 +385,14 @@ class GpuTopApp(App[int]):
             process_filter = self.filter.with_text(event.value)
         except FilterError as problem:
             error.update(Text(str(problem), style="bold red"))
-            event.input.set_class(True, "-invalid")
+            event.input.set_class(True, "-bad-filter")
             return
         error.update("")
-        event.input.set_class(False, "-invalid")
+        event.input.set_class(False, "-bad-filter")
         self._set_filter(process_filter)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id != "filter-input" or event.input.has_class("-invalid"):
+        if event.input.id != "filter-input" or event.input.has_class("-bad-filter"):
             return
         self.query_one("#filter-bar").display = False
         self.processes.select_first()
@@ -402,7 +402,7 @@ class GpuTopApp(App[int]):
         """Esc: leave the filter box and clear the filter (text, user and GPU)."""
         field = self.query_one("#filter-input", Input)
         field.value = ""
-        field.set_class(False, "-invalid")
+        field.set_class(False, "-bad-filter")
         self.query_one("#filter-error", Static).update("")
         self.query_one("#filter-bar").display = False
         self._set_filter(ProcessFilter())
