@@ -125,6 +125,7 @@ class GpuTopApp(App[int]):
         self._sampler_thread: SamplerThread | None = None
         self._errors_reported: set[str] = set()
         self._card_columns = 1
+        self._mounted = False
 
     # -- layout ------------------------------------------------------------------------
 
@@ -146,8 +147,11 @@ class GpuTopApp(App[int]):
         return self.query_one("#processes", ProcessTable)
 
     def on_mount(self) -> None:
+        self._mounted = True
         self.processes.focus()
         self._update_size_mode(self.size.width, self.size.height)
+        if self.latest is not None:
+            self._show(self.latest)
         if self.start_sampler:
             # The first frame already has data: sample once here, then hand over to the thread.
             try:
@@ -212,7 +216,7 @@ class GpuTopApp(App[int]):
             trend.add(gpu)
         if self.history is not None:
             self.history.add(snapshot)  # type: ignore[attr-defined]
-        if not self.frozen:
+        if not self.frozen and self._mounted:
             self._show(snapshot)
 
     def _show(self, snapshot: Snapshot) -> None:
