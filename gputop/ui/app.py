@@ -504,13 +504,13 @@ class GpuTopApp(App[int]):
 
     def help_entries(self) -> list[tuple[str, str]]:
         """(keys, description) for every key binding that is available now."""
-        entries = []
+        by_action: dict[str, tuple[list[str], str]] = {}
         for binding in self._app_bindings():
             if self.check_action(binding.action.split("(")[0], ()) is False:
                 continue
-            keys = ", ".join(_key_name(key) for key in binding.key.split(","))
-            entries.append((keys, binding.description))
-        return entries
+            keys, _description = by_action.setdefault(binding.action, ([], binding.description))
+            keys.extend(_key_name(key) for key in binding.key.split(","))
+        return [(", ".join(keys), description) for keys, description in by_action.values()]
 
     def _app_bindings(self) -> list[Binding]:
         return [binding for binding in self.BINDINGS if isinstance(binding, Binding)]
