@@ -19,6 +19,7 @@ from textual.widgets import Footer, Input, Static
 
 from gputop.core.actions import Outcome, SignalResult, send_signal
 from gputop.core.config import RunConfig
+from gputop.core.history import History
 from gputop.core.model import GpuSample, ProcessIdentity, Snapshot
 from gputop.core.sampler import Sampler, SamplerThread, clamp_interval
 from gputop.ui.state import (
@@ -105,7 +106,7 @@ class GpuTopApp(App[int]):
         config: RunConfig,
         *,
         start_sampler: bool = True,
-        history: object | None = None,
+        history: History | None = None,
     ) -> None:
         super().__init__()
         self.sampler = sampler
@@ -120,7 +121,7 @@ class GpuTopApp(App[int]):
         self.snapshot: Snapshot | None = None  # shown on screen
         self.latest: Snapshot | None = None  # newest received (differs while frozen)
         self.trends: dict[int, GpuTrend] = {}
-        self.history = history if history is not None else _make_history()
+        self.history = history if history is not None else History()
         self.signal_results: list[SignalResult] = []
         self._sampler_thread: SamplerThread | None = None
         self._errors_reported: set[str] = set()
@@ -214,8 +215,7 @@ class GpuTopApp(App[int]):
             elif trend.points < points:
                 trend = self.trends[gpu.index] = trend.resized(points)
             trend.add(gpu)
-        if self.history is not None:
-            self.history.add(snapshot)  # type: ignore[attr-defined]
+        self.history.add(snapshot)
         if not self.frozen and self._mounted:
             self._show(snapshot)
 
@@ -564,15 +564,6 @@ def _key_name(key: str) -> str:
     if key.startswith("f") and key[1:].isdigit():
         return key.upper()
     return key
-
-
-def _make_history() -> object | None:
-    """The session history from gputop.core.history, when this build has it."""
-    try:
-        from gputop.core.history import History  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        return None
-    return History()  # type: ignore[no-any-return, unused-ignore]
 
 
 def run_tui(sampler: Sampler, config: RunConfig) -> int:

@@ -14,8 +14,18 @@ from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.help import HelpScreen
 from gputop.ui.screens.kill import KillScreen
 
-from .factory import SIGKILL, SIGTERM, RecordingSource, StaticSource, gpu, make_app, notices, proc, snapshot
-from .factory import two_gpu_snapshot
+from .factory import (
+    SIGKILL,
+    SIGTERM,
+    RecordingSource,
+    StaticSource,
+    gpu,
+    make_app,
+    notices,
+    proc,
+    snapshot,
+    two_gpu_snapshot,
+)
 
 SIZE = (120, 40)
 

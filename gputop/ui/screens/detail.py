@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Protocol
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -18,30 +17,12 @@ from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
 
 from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_temperature, fmt_watts
+from gputop.core.history import GpuHistory, History
 from gputop.core.model import GpuSample, Snapshot
 from gputop.ui.state import snapshot_rows
 from gputop.ui.widgets.process_table import ProcessTable
 
 _GIB = 1024**3
-
-
-class GpuHistory(Protocol):
-    """What ``gputop.core.history.History.gpu(index)`` returns."""
-
-    @property
-    def timestamps(self) -> Sequence[float]: ...
-    @property
-    def memory_used(self) -> Sequence[float | None]: ...
-    @property
-    def temperature(self) -> Sequence[float | None]: ...
-    @property
-    def utilization(self) -> Sequence[float | None]: ...
-    @property
-    def power(self) -> Sequence[float | None]: ...
-
-
-class SessionHistory(Protocol):
-    def gpu(self, index: int) -> GpuHistory | None: ...
 
 
 def _time_ticks(timestamps: Sequence[float], count: int = 4) -> tuple[list[float], list[str]]:
@@ -93,8 +74,14 @@ class DetailScreen(Screen[None]):
         table = self.query_one(ProcessTable)
         table.set_rows(rows, getattr(self.app, "sort", table.sort))
         table.border_title = Text.assemble(("Processes", "bold"), f" {len(rows)}")
-        history: SessionHistory | None = getattr(self.app, "history", None)
-        self._draw_charts(history.gpu(self.index) if history is not None else None)
+        history = getattr(self.app, "history", None)
+        gpu_history: GpuHistory | None = None
+        if isinstance(history, History):
+            try:
+                gpu_history = history.gpu(self.index)
+            except KeyError:  # the GPU is no longer reported
+                gpu_history = None
+        self._draw_charts(gpu_history)
 
     def _title(self, gpu: GpuSample | None) -> Text:
         if gpu is None:
@@ -119,7 +106,7 @@ class DetailScreen(Screen[None]):
             plt.clear_figure()
             plt.title(title)
             if history is None:
-                plt.title(f"{title}: no session history in this build")
+                plt.title(f"{title}: no history")
                 plot.refresh()
                 continue
             times = list(history.timestamps)
