@@ -81,7 +81,7 @@ class DetailScreen(Screen[None]):
                 gpu_history = history.gpu(self.index)
             except KeyError:  # the GPU is no longer reported
                 gpu_history = None
-        self._draw_charts(gpu_history)
+        self._draw_charts(gpu_history, gpu)
 
     def _title(self, gpu: GpuSample | None) -> Text:
         if gpu is None:
@@ -98,7 +98,14 @@ class DetailScreen(Screen[None]):
         )
         return text
 
-    def _draw_charts(self, history: GpuHistory | None) -> None:
+    def _draw_charts(self, history: GpuHistory | None, gpu: GpuSample | None) -> None:
+        # Fixed scales where the card has them, so a flat line reads as flat, not as noise.
+        limits: dict[str, float | None] = {
+            "memory": None if gpu is None or gpu.memory_total is None else gpu.memory_total / _GIB,
+            "utilization": 100.0,
+            "power": None if gpu is None else gpu.power_limit,
+            "temperature": None if gpu is None else gpu.temperature_shutdown,
+        }
         for name, title, colour in self._CHARTS:
             plot = self.query_one(f"#chart-{name}", PlotextPlot)
             plt = plot.plt
@@ -118,6 +125,9 @@ class DetailScreen(Screen[None]):
                 plt.plot([t for t, _ in points], [v for _, v in points], color=colour, marker="braille")
                 positions, labels = _time_ticks([t for t, _ in points])
                 plt.xticks(positions, labels)
+                high = limits[name]
+                if high is not None:
+                    plt.ylim(0, max(high, max(v for _, v in points)))
             plot.refresh()
 
     def action_back(self) -> None:
