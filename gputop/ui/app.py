@@ -236,7 +236,10 @@ class GpuTopApp(App[int]):
         rows = [gpus[i : i + columns] for i in range(0, len(gpus), columns)]
         needed = sum(max(GpuCard.lines_needed(gpu, False) for gpu in row) for row in rows)
         available = height - 3
-        return needed > available * 0.55
+        # Full cards only while the process panel keeps room for its rows (up to a dozen of them).
+        process_rows = sum(1 for gpu in gpus for _ in gpu.all_processes())
+        panel = min(process_rows, 12) + 3 if self.processes.display else 0
+        return needed + max(panel, 6 if self.processes.display else 0) > available
 
     @staticmethod
     def _columns_for(count: int, compact: bool, width: int) -> int:
@@ -258,19 +261,18 @@ class GpuTopApp(App[int]):
         for index, card in cards.items():
             if index not in wanted:
                 card.remove()
-        new_cards: list[GpuCard] = []
-        for gpu in snapshot.gpus:
-            card = cards.get(gpu.index) or GpuCard(gpu.index)
-            if gpu.index not in cards:
-                new_cards.append(card)
-            card.show(gpu, self.trends[gpu.index], compact)
-        if new_cards:
-            grid.mount_all(new_cards)
+        new_cards = [GpuCard(gpu.index) for gpu in snapshot.gpus if gpu.index not in cards]
+        cards.update((card.index, card) for card in new_cards)
         rows = math.ceil(len(snapshot.gpus) / columns)
         heights = [
             max(GpuCard.lines_needed(gpu, compact) for gpu in snapshot.gpus[r * columns : (r + 1) * columns])
             for r in range(rows)
         ]
+        for n, gpu in enumerate(snapshot.gpus):
+            # Cards side by side share their row's height, so borders line up.
+            cards[gpu.index].show(gpu, self.trends[gpu.index], compact, heights[n // columns])
+        if new_cards:
+            grid.mount_all(new_cards)
         grid.styles.grid_rows = " ".join(str(h) for h in heights) or "1"
         grid.styles.height = sum(heights)
 

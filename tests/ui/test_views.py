@@ -179,14 +179,16 @@ async def test_too_small_terminal_says_so_instead_of_crashing() -> None:
 
 
 async def test_sixteen_gpus_reflow_into_two_columns_on_a_wide_terminal() -> None:
-    app = make_app()
-    async with app.run_test(size=(200, 50)) as pilot:
-        app.apply_snapshot(snapshot(*(gpu(n) for n in range(16))))
-        await pilot.pause()
-        cards = list(app.query(GpuCard))
-        assert len(cards) == 16
-        assert len({card.region.x for card in cards}) == 2
-        assert all(card.compact for card in cards)
+    for height, compact in ((50, False), (30, True)):
+        app = make_app()
+        async with app.run_test(size=(200, height)) as pilot:
+            app.apply_snapshot(snapshot(*(gpu(n) for n in range(16))))
+            await pilot.pause()
+            cards = list(app.query(GpuCard))
+            assert len(cards) == 16
+            assert len({card.region.x for card in cards}) == 2
+            assert all(card.compact is compact for card in cards)
+            assert all(card.region.bottom <= height - 1 for card in cards)
 
 
 class _FailingSource(StaticSource):

@@ -88,7 +88,7 @@ class GpuCard(Widget, can_focus=True):
         self.compact = False
         self._lines: list[Text] = []
 
-    def show(self, gpu: GpuSample, trend: GpuTrend, compact: bool) -> None:
+    def show(self, gpu: GpuSample, trend: GpuTrend, compact: bool, height: int | None = None) -> None:
         """Show a new sample of this GPU."""
         self.gpu = gpu
         self.trend = trend
@@ -96,7 +96,7 @@ class GpuCard(Widget, can_focus=True):
             self.compact = compact
             self.set_class(compact, "-compact")
         self.set_class(gpu.lost, "-lost")
-        height = self.lines_needed(gpu, compact)
+        height = max(height or 0, self.lines_needed(gpu, compact))
         if self.styles.height is None or self.styles.height.value != height:
             self.styles.height = height
         self._relayout()
@@ -225,7 +225,7 @@ class GpuCard(Widget, can_focus=True):
         return lines
 
     def _compact_lines(self, gpu: GpuSample, trend: GpuTrend, width: int) -> list[Text]:
-        name_width = 20 if width >= 110 else 11
+        name_width = 20 if width >= 110 else 14
         head = Text.assemble((f"{gpu.index:>2} ", "bold"), _fit(Text(short_name(gpu.name)), name_width), " ")
         if gpu.lost:
             return [head.append("✖ LOST: no longer answering", style="bold red")]

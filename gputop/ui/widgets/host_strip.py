@@ -17,6 +17,8 @@ def _percent(used: int | None, total: int | None) -> float | None:
 
 def host_text(host: HostSample, width: int) -> Text:
     """The host strip's text for a terminal ``width`` cells wide."""
+    if width < 110:
+        return _short_host_text(host, width)
     bar_width = 10 if width >= 140 else 5
     memory_percent = _percent(host.memory_used, host.memory_total)
     swap_percent = _percent(host.swap_used, host.swap_total)
@@ -39,6 +41,32 @@ def host_text(host: HostSample, width: int) -> Text:
         " ",
         ("▲", "magenta"),
         fmt_rate(host.net_tx_rate),
+    )
+    text.truncate(width, overflow="ellipsis")
+    return text
+
+
+def _short_bytes(value: int | None) -> str:
+    text = fmt_bytes(value, precision=0)
+    return text.replace("iB", "")
+
+
+def _short_host_text(host: HostSample, width: int) -> Text:
+    memory_percent = _percent(host.memory_used, host.memory_total)
+    text = Text.assemble(
+        ("CPU ", "bold"),
+        (fmt_percent(host.cpu_percent), level_style(host.cpu_percent)),
+        ("  RAM ", "bold"),
+        (f"{_short_bytes(host.memory_used)}/{_short_bytes(host.memory_total)}", level_style(memory_percent)),
+        ("  SWP ", "bold"),
+        f"{_short_bytes(host.swap_used)}/{_short_bytes(host.swap_total)}",
+        ("  LOAD ", "bold"),
+        NA if host.load_average is None else f"{host.load_average[0]:.1f}",
+        ("  NET ", "bold"),
+        ("▼", "green"),
+        _short_bytes(None if host.net_rx_rate is None else int(host.net_rx_rate)) + "/s ",
+        ("▲", "magenta"),
+        _short_bytes(None if host.net_tx_rate is None else int(host.net_tx_rate)) + "/s",
     )
     text.truncate(width, overflow="ellipsis")
     return text
