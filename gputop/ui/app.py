@@ -433,17 +433,22 @@ class GpuTopApp(App[int]):
 
     # -- actions: kill ---------------------------------------------------------------
 
+    def _active_table(self) -> ProcessTable:
+        """The process table the user is looking at: the detail screen's, or the main one."""
+        focused = self.focused
+        return focused if isinstance(focused, ProcessTable) else self.processes
+
     def action_tag(self) -> None:
-        self.processes.toggle_tag()
+        self._active_table().toggle_tag()
         self._show_processes()
 
     def action_untag_all(self) -> None:
-        self.processes.untag_all()
+        self._active_table().untag_all()
         self._show_processes()
 
     def kill_targets(self) -> list[ProcessRow]:
         """The tagged processes, or else the selected one."""
-        table = self.processes
+        table = self._active_table()
         tagged = table.tagged_rows()
         if tagged:
             return tagged
@@ -478,8 +483,8 @@ class GpuTopApp(App[int]):
     def _report_signal(self, result: SignalResult) -> None:
         self.signal_results.append(result)
         if result.outcome is Outcome.SENT:
-            table = self.processes
-            table.tagged = {key for key in table.tagged if key[:2] != result.identity}
+            for table in (self.processes, self._active_table()):
+                table.tagged = {key for key in table.tagged if key[:2] != result.identity}
             self.notify(result.message, title="Signal sent", markup=False)
         elif result.outcome is Outcome.GONE:
             self.notify(result.message, title="Already gone", severity="warning", markup=False)

@@ -8,9 +8,10 @@ from textual_plotext import PlotextPlot
 
 from gputop.core.model import Snapshot
 from gputop.ui.screens.detail import DetailScreen
+from gputop.ui.screens.kill import KillScreen
 from gputop.ui.widgets.process_table import ProcessTable
 
-from .factory import NOW, make_app, two_gpu_snapshot
+from .factory import NOW, RecordingSource, make_app, two_gpu_snapshot
 
 SIZE = (120, 40)
 
@@ -60,3 +61,18 @@ async def test_enter_on_a_focused_card_opens_its_detail() -> None:
 
 def _at(step: int, **changes: float) -> Snapshot:
     return replace(two_gpu_snapshot(**changes), timestamp=NOW + step)
+
+
+async def test_kill_on_the_detail_screen_targets_its_selected_process() -> None:
+    source = RecordingSource()
+    app = make_app(source)
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_snapshot(_at(0))
+        await pilot.pause()
+        await pilot.click("#gpu-1")
+        await pilot.press("down", "k")  # the detail table lists 204, 203, 305: 203 is selected
+        assert isinstance(app.screen, KillScreen)
+        assert app.screen.target_text().split()[:2] == ["PID", "203"]
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        assert [identity[0] for identity, _signal in source.sent] == [203]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from gputop.core.config import RunConfig
 from gputop.core.model import GpuSample, HostSample
 from gputop.core.sampler import Sampler
@@ -218,3 +220,13 @@ async def test_first_frame_has_8_gpus_and_128_processes_fast() -> None:
         assert len(app.query(GpuCard)) == 8
         assert len(app.processes.rows) == 128
         assert elapsed < 0.5
+
+
+async def test_runs_with_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app()
+    assert app.no_color
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_snapshot(two_gpu_snapshot())
+        await pilot.pause()
+        assert app.processes.pids() == [101, 102, 204, 203, 305]
