@@ -84,7 +84,7 @@ class GpuTopApp(App[int]):
         Binding("u", "pick_user", "User"),
         *(Binding(str(n), f"only_gpu({n})", f"Only GPU {n}", show=False) for n in range(10)),
         Binding("a", "all_gpus", "All GPUs", show=False),
-        Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("escape", "clear_filter", "Clear filter", key_display="Esc"),
         Binding("space", "tag", "Tag process", show=False),
         Binding("U", "untag_all", "Untag all", show=False),
         Binding("k,f9", "kill", "Kill", key_display="k"),
@@ -515,7 +515,14 @@ class GpuTopApp(App[int]):
         for binding in self._app_bindings():
             if self.check_action(binding.action.split("(")[0], ()) is False:
                 continue
-            keys, _description = by_action.setdefault(binding.action, ([], binding.description))
+            action, description = binding.action, binding.description
+            if action.startswith("only_gpu("):
+                # Ten bindings, one line of help.
+                action, description = "only_gpu", "Only that GPU's processes"
+                if action in by_action:
+                    continue
+                binding = Binding("0-9", action)
+            keys, _description = by_action.setdefault(action, ([], description))
             keys.extend(_key_name(key) for key in binding.key.split(","))
         return [(", ".join(keys), description) for keys, description in by_action.values()]
 

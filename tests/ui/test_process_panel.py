@@ -148,8 +148,12 @@ async def test_escape_clears_an_applied_filter() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         table = await start(app, pilot)
+        assert "Clear filter" not in [key.description for key in app.query("FooterKey")]
         await pilot.press("slash", *"bob", "enter", "1")
         assert table.pids() == []
+        assert table.empty_message == "no process matches the filter"
+        await pilot.pause()
+        assert "Clear filter" in [key.description for key in app.query("FooterKey")]
         await pilot.press("escape")
         assert table.pids() == [101, 102, 204, 203, 305]
         assert app.filter.active is False

@@ -129,7 +129,7 @@ async def test_help_lists_every_key() -> None:
     assert entries["Filter"] == "/, F4"
     assert entries["Kill"] == "k, F9"
     assert entries["Sort column left"] == "<" and entries["Sort"] == ">"
-    assert entries["Only GPU 7"] == "7"
+    assert entries["Only that GPU's processes"] == "0-9"
     assert entries["Quit"] == "q, F10, Ctrl+C"
     assert entries["GPU detail"] == "g, Enter"
     assert {"Tag process", "Untag all", "Invert sort order", "Freeze", "Compact", "User"} <= set(entries)
