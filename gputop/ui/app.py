@@ -1,0 +1,590 @@
+"""The gputop TUI: GPU cards, a host strip and a process panel, fed one Snapshot per tick."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from functools import partial
+from typing import ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
+from textual.events import Resize
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from gputop.core.actions import Outcome, SignalResult, send_signal
+from gputop.core.config import RunConfig
+from gputop.core.history import History
+from gputop.core.model import GpuSample, ProcessIdentity, Snapshot
+from gputop.core.sampler import Sampler, SamplerThread, clamp_interval
+from gputop.ui.state import (
+    FilterError,
+    ProcessFilter,
+    ProcessRow,
+    SortOrder,
+    snapshot_rows,
+    users_with_processes,
+)
+from gputop.ui.widgets.gpu_card import GpuCard
+from gputop.ui.widgets.host_strip import HostStrip
+from gputop.ui.widgets.process_table import ProcessTable
+from gputop.ui.widgets.sparkline import GpuTrend
+
+MIN_WIDTH, MIN_HEIGHT = 40, 10
+INTERVAL_STEPS_S = (0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0)
+# Actions that send signals: gone from keys, footer, help and palette in read-only mode.
+SIGNAL_ACTIONS = frozenset({"kill", "tag", "untag_all"})
+
+
+class SnapshotReady(Message):
+    """A new sample from the sampler thread; a newer one replaces one not yet handled."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        super().__init__()
+        self.snapshot = snapshot
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SnapshotReady)
+
+
+class SamplerFailed(Message):
+    """The sampler thread hit an error; it keeps going."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.error = error
+
+
+class TitleBar(Static):
+    """Host, GPU count, driver, refresh interval, sort, filter, and FROZEN when frozen."""
+
+
+class GpuTopApp(App[int]):
+    """Live GPUs and their processes."""
+
+    CSS_PATH = "gputop.tcss"
+    TITLE = "gputop"
+    ENABLE_COMMAND_PALETTE = True
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f1,question_mark,h", "help", "Help", key_display="F1"),
+        Binding("slash,f4", "filter", "Filter", key_display="/"),
+        Binding("less_than_sign", "sort_move(-1)", "Sort column left", show=False),
+        Binding("greater_than_sign", "sort_move(1)", "Sort", key_display="<>"),
+        Binding("I", "sort_invert", "Invert sort order", show=False),
+        Binding("M", "sort_by('gpu_memory')", "Sort by GPU memory", show=False),
+        Binding("P", "sort_by('cpu')", "Sort by CPU %", show=False),
+        Binding("T", "sort_by('time')", "Sort by run time", show=False),
+        Binding("N", "sort_by('pid')", "Sort by PID", show=False),
+        Binding("u", "pick_user", "User"),
+        *(Binding(str(n), f"only_gpu({n})", f"Only GPU {n}", show=False) for n in range(10)),
+        Binding("a", "all_gpus", "All GPUs", show=False),
+        Binding("escape", "clear_filter", "Clear filter", key_display="Esc"),
+        Binding("space", "tag", "Tag process", show=False),
+        Binding("U", "untag_all", "Untag all", show=False),
+        Binding("k,f9", "kill", "Kill", key_display="k"),
+        Binding("g", "detail_selected", "GPU detail", show=False),
+        Binding("enter", "detail_selected", "GPU detail", show=False),
+        Binding("c", "toggle_compact", "Compact", show=False),
+        Binding("p", "toggle_processes", "Show/hide processes", show=False),
+        Binding("s", "toggle_host", "Show/hide host strip", show=False),
+        Binding("f", "freeze", "Freeze"),
+        Binding("plus", "interval(1)", "Slower refresh", show=False),
+        Binding("minus", "interval(-1)", "Faster refresh", show=False),
+        Binding("q,f10", "quit", "Quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+    ]
+
+    def __init__(
+        self,
+        sampler: Sampler,
+        config: RunConfig,
+        *,
+        start_sampler: bool = True,
+        history: History | None = None,
+    ) -> None:
+        super().__init__()
+        self.sampler = sampler
+        self.config = config
+        self.start_sampler = start_sampler
+        self.interval_s = clamp_interval(config.interval_s)
+        self.readonly = config.readonly
+        self.sort = SortOrder()
+        self.filter = ProcessFilter()
+        self.frozen = False
+        self.compact_choice: bool | None = None
+        self.snapshot: Snapshot | None = None  # shown on screen
+        self.latest: Snapshot | None = None  # newest received (differs while frozen)
+        self.trends: dict[int, GpuTrend] = {}
+        self.history = history if history is not None else History()
+        self.signal_results: list[SignalResult] = []
+        self._sampler_thread: SamplerThread | None = None
+        self._errors_reported: set[str] = set()
+        self._card_columns = 1
+        self._mounted = False
+
+    # -- layout ------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="main"):
+            yield TitleBar(id="title-bar")
+            yield HostStrip()
+            with VerticalScroll(id="gpu-area"):
+                yield Grid(id="gpu-grid")
+            yield ProcessTable(id="processes")
+            with Horizontal(id="filter-bar"):
+                yield Input(placeholder="text, PID, user, container; re:REGEX", id="filter-input")
+                yield Static("", id="filter-error")
+        yield Static(f"terminal too small (need {MIN_WIDTH}x{MIN_HEIGHT})", id="too-small")
+        yield Footer()
+
+    @property
+    def processes(self) -> ProcessTable:
+        return self.query_one("#processes", ProcessTable)
+
+    def on_mount(self) -> None:
+        self._mounted = True
+        self.processes.focus()
+        self._update_size_mode(self.size.width, self.size.height)
+        if self.latest is not None:
+            self._show(self.latest)
+        if self.start_sampler:
+            # The first frame already has data: sample once here, then hand over to the thread.
+            try:
+                self.apply_snapshot(self.sampler.sample())
+            except Exception as error:  # noqa: BLE001 - shown, and the thread tries again
+                self._report_error(error)
+            self._sampler_thread = SamplerThread(
+                self.sampler,
+                self.interval_s,
+                on_snapshot=self._post_snapshot,
+                on_error=self._post_error,
+            )
+            self._sampler_thread.start()
+        self._update_title()
+
+    def _post_snapshot(self, snapshot: Snapshot) -> None:
+        """Called on the sampler thread: post_message is thread-safe."""
+        self.post_message(SnapshotReady(snapshot))
+
+    def _post_error(self, error: BaseException) -> None:
+        self.post_message(SamplerFailed(error))
+
+    def on_unmount(self) -> None:
+        if self._sampler_thread is not None:
+            self._sampler_thread.stop()
+
+    def on_resize(self, event: Resize) -> None:
+        self._update_size_mode(event.size.width, event.size.height)
+        if self.snapshot is not None:
+            self._show_gpus(self.snapshot)
+
+    def _update_size_mode(self, width: int, height: int) -> None:
+        too_small = width < MIN_WIDTH or height < MIN_HEIGHT
+        self.query_one("#main").display = not too_small
+        self.query_one(Footer).display = not too_small
+        self.query_one("#too-small").display = too_small
+
+    # -- data in -----------------------------------------------------------------------
+
+    def on_snapshot_ready(self, message: SnapshotReady) -> None:
+        self.apply_snapshot(message.snapshot)
+
+    def on_sampler_failed(self, message: SamplerFailed) -> None:
+        self._report_error(message.error)
+
+    def _report_error(self, error: BaseException) -> None:
+        text = f"{type(error).__name__}: {error}"
+        if text not in self._errors_reported:
+            self._errors_reported.add(text)
+            self.notify(text, title="Sampling failed (gputop keeps trying)", severity="error", markup=False)
+
+    def apply_snapshot(self, snapshot: Snapshot) -> None:
+        """Take one tick's snapshot: record its history, and show it unless frozen."""
+        self.latest = snapshot
+        points = max(self.size.width, 40)
+        for gpu in snapshot.gpus:
+            trend = self.trends.get(gpu.index)
+            if trend is None:
+                trend = self.trends[gpu.index] = GpuTrend(points)
+            elif trend.points < points:
+                trend = self.trends[gpu.index] = trend.resized(points)
+            trend.add(gpu)
+        self.history.add(snapshot)
+        if not self.frozen and self._mounted:
+            self._show(snapshot)
+
+    def _show(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self._show_gpus(snapshot)
+        self.query_one(HostStrip).show(snapshot.host)
+        self._show_processes()
+        self._update_title()
+        screen = self.screen
+        if hasattr(screen, "show_snapshot"):
+            screen.show_snapshot(snapshot)
+
+    def _effective_compact(self, gpus: tuple[GpuSample, ...], width: int, height: int) -> bool:
+        if self.compact_choice is not None:
+            return self.compact_choice
+        columns = self._columns_for(len(gpus), False, width)
+        rows = [gpus[i : i + columns] for i in range(0, len(gpus), columns)]
+        needed = sum(max(GpuCard.lines_needed(gpu, False) for gpu in row) for row in rows)
+        available = height - 3
+        # Full cards only while the process panel keeps room for its rows (up to a dozen of them).
+        process_rows = sum(1 for gpu in gpus for _ in gpu.all_processes())
+        panel = min(process_rows, 12) + 3 if self.processes.display else 0
+        return needed + max(panel, 6 if self.processes.display else 0) > available
+
+    @staticmethod
+    def _columns_for(count: int, compact: bool, width: int) -> int:
+        if count < 2:
+            return 1
+        return 2 if width >= (170 if compact else 100) else 1
+
+    def _show_gpus(self, snapshot: Snapshot) -> None:
+        grid = self.query_one("#gpu-grid", Grid)
+        width, height = self.size.width, self.size.height
+        compact = self._effective_compact(snapshot.gpus, width, height)
+        columns = self._columns_for(len(snapshot.gpus), compact, width)
+        if columns != self._card_columns:
+            self._card_columns = columns
+            grid.styles.grid_size_columns = columns
+        self.query_one("#gpu-area").set_class(compact, "-compact")
+        cards = {card.index: card for card in grid.query(GpuCard)}
+        wanted = {gpu.index for gpu in snapshot.gpus}
+        for index, card in cards.items():
+            if index not in wanted:
+                card.remove()
+        new_cards = [GpuCard(gpu.index) for gpu in snapshot.gpus if gpu.index not in cards]
+        cards.update((card.index, card) for card in new_cards)
+        rows = math.ceil(len(snapshot.gpus) / columns)
+        heights = [
+            max(GpuCard.lines_needed(gpu, compact) for gpu in snapshot.gpus[r * columns : (r + 1) * columns])
+            for r in range(rows)
+        ]
+        for n, gpu in enumerate(snapshot.gpus):
+            # Cards side by side share their row's height, so borders line up.
+            cards[gpu.index].show(gpu, self.trends[gpu.index], compact, heights[n // columns])
+        if new_cards:
+            grid.mount_all(new_cards)
+        grid.styles.grid_rows = " ".join(str(h) for h in heights) or "1"
+        grid.styles.height = sum(heights)
+
+    def _show_processes(self) -> None:
+        table = self.processes
+        snapshot = self.snapshot
+        if snapshot is None:
+            return
+        every = snapshot_rows(snapshot)
+        rows = [row for row in every if self.filter.matches(row)]
+        table.empty_message = "no process matches the filter" if self.filter.active else "no GPU processes"
+        table.set_rows(rows, self.sort)
+        title = Text.assemble(("Processes", "bold"), f" {len(rows)}")
+        if self.filter.active:
+            title.append(f" of {len(every)}")
+            title.append(f"  filter: {self.filter.describe()}", style="bold yellow")
+        if table.tagged:
+            title.append(f"  tagged: {len(table.tagged)}", style="bold")
+        table.border_title = title
+
+    def _update_title(self) -> None:
+        snapshot = self.snapshot
+        bar = Text(no_wrap=True, overflow="ellipsis")
+        bar.append(" gputop ", style="bold reverse")
+        if snapshot is not None:
+            bar.append(f" {snapshot.hostname}", style="bold")
+            bar.append(f"  {len(snapshot.gpus)} GPU{'s' if len(snapshot.gpus) != 1 else ''}")
+            if snapshot.driver_version:
+                bar.append(f"  driver {snapshot.driver_version}")
+            if snapshot.cuda_driver_version:
+                bar.append(f"  CUDA {snapshot.cuda_driver_version}")
+            if snapshot.source != "nvml":
+                bar.append(f"  [{snapshot.source}]", style="italic")
+        bar.append(f"  every {self.interval_s:g}s", style="bold")
+        if self.readonly:
+            bar.append("  read-only", style="bold cyan")
+        if self.frozen:
+            bar.append("  FROZEN ", style="bold reverse red")
+        self.sub_title = f"every {self.interval_s:g}s" + (" · FROZEN" if self.frozen else "")
+        self.query_one(TitleBar).update(bar)
+
+    # -- actions: views --------------------------------------------------------------
+
+    def action_toggle_compact(self) -> None:
+        snapshot = self.snapshot
+        current = (
+            self._effective_compact(snapshot.gpus, self.size.width, self.size.height) if snapshot else False
+        )
+        self.compact_choice = not current
+        if snapshot is not None:
+            self._show_gpus(snapshot)
+
+    def action_toggle_processes(self) -> None:
+        table = self.processes
+        table.display = not table.display
+        self.query_one("#gpu-area").set_class(not table.display, "-alone")
+
+    def action_toggle_host(self) -> None:
+        strip = self.query_one(HostStrip)
+        strip.display = not strip.display
+
+    def action_freeze(self) -> None:
+        self.frozen = not self.frozen
+        if not self.frozen and self.latest is not None and self.latest is not self.snapshot:
+            self._show(self.latest)
+        self._update_title()
+        self.notify("display frozen: press f to resume" if self.frozen else "display live again", timeout=2)
+
+    def action_interval(self, direction: int) -> None:
+        current = self.interval_s
+        if direction > 0:
+            bigger = [step for step in INTERVAL_STEPS_S if step > current + 1e-9]
+            new = bigger[0] if bigger else INTERVAL_STEPS_S[-1]
+        else:
+            smaller = [step for step in INTERVAL_STEPS_S if step < current - 1e-9]
+            new = smaller[-1] if smaller else INTERVAL_STEPS_S[0]
+        self.interval_s = clamp_interval(new)
+        if self._sampler_thread is not None:
+            self._sampler_thread.interval_s = self.interval_s
+        self._update_title()
+
+    # -- actions: sort and filter ----------------------------------------------------
+
+    def _set_sort(self, order: SortOrder) -> None:
+        self.sort = order
+        self._show_processes()
+
+    def action_sort_move(self, step: int) -> None:
+        self._set_sort(self.sort.moved(step))
+
+    def action_sort_invert(self) -> None:
+        self._set_sort(self.sort.inverted())
+
+    def action_sort_by(self, column: str) -> None:
+        self._set_sort(SortOrder(column, True) if column != "pid" else SortOrder("pid", False))
+
+    def on_process_table_header_clicked(self, message: ProcessTable.HeaderClicked) -> None:
+        self._set_sort(self.sort.by(message.column))
+
+    def _set_filter(self, process_filter: ProcessFilter) -> None:
+        self.filter = process_filter
+        self._show_processes()
+
+    def action_filter(self) -> None:
+        bar = self.query_one("#filter-bar")
+        bar.display = True
+        field = self.query_one("#filter-input", Input)
+        field.value = self.filter.text
+        field.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id != "filter-input":
+            return
+        error = self.query_one("#filter-error", Static)
+        try:
+            process_filter = self.filter.with_text(event.value)
+        except FilterError as problem:
+            error.update(Text(str(problem), style="bold red"))
+            event.input.set_class(True, "-bad-filter")
+            return
+        error.update("")
+        event.input.set_class(False, "-bad-filter")
+        self._set_filter(process_filter)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "filter-input" or event.input.has_class("-bad-filter"):
+            return
+        self.query_one("#filter-bar").display = False
+        self.processes.select_first()
+        self.processes.focus()
+
+    def action_clear_filter(self) -> None:
+        """Esc: leave the filter box and clear the filter (text, user and GPU)."""
+        field = self.query_one("#filter-input", Input)
+        field.value = ""
+        field.set_class(False, "-bad-filter")
+        self.query_one("#filter-error", Static).update("")
+        self.query_one("#filter-bar").display = False
+        self._set_filter(ProcessFilter())
+        self.processes.focus()
+
+    def action_only_gpu(self, index: int) -> None:
+        self._set_filter(self.filter.with_gpu(index))
+
+    def action_all_gpus(self) -> None:
+        self._set_filter(self.filter.with_gpu(None))
+
+    def action_pick_user(self) -> None:
+        from gputop.ui.screens.user_pick import UserPickScreen
+
+        users = users_with_processes(self.snapshot) if self.snapshot else []
+
+        def picked(user: str | None) -> None:
+            if user is not None:
+                self._set_filter(self.filter.with_user(None if user == UserPickScreen.ALL else user))
+
+        self.push_screen(UserPickScreen(users, self.filter.user), picked)
+
+    # -- actions: kill ---------------------------------------------------------------
+
+    def _active_table(self) -> ProcessTable:
+        """The process table the user is looking at: the detail screen's, or the main one."""
+        focused = self.focused
+        return focused if isinstance(focused, ProcessTable) else self.processes
+
+    def action_tag(self) -> None:
+        self._active_table().toggle_tag()
+        self._show_processes()
+
+    def action_untag_all(self) -> None:
+        self._active_table().untag_all()
+        self._show_processes()
+
+    def kill_targets(self) -> list[ProcessRow]:
+        """The tagged processes, or else the selected one."""
+        table = self._active_table()
+        tagged = table.tagged_rows()
+        if tagged:
+            return tagged
+        row = table.cursor_row
+        return [] if row is None else [row]
+
+    def action_kill(self) -> None:
+        if self.readonly:
+            return
+        from gputop.ui.screens.kill import KillScreen
+
+        targets = self.kill_targets()
+        if not targets:
+            self.notify("no process selected", severity="warning")
+            return
+
+        def chosen(signal_number: int | None) -> None:
+            if signal_number is not None:
+                self.send_signals([row.process.identity for row in targets], signal_number)
+
+        self.push_screen(KillScreen(targets), chosen)
+
+    @work(thread=True, group="signals")
+    def send_signals(self, identities: list[ProcessIdentity], signal_number: int) -> None:
+        """Signal each process (re-checked by pid and start time) off the UI thread."""
+        for identity in identities:
+            result = self.sampler.source.signal(identity, signal_number)
+            if result is None:
+                result = send_signal(identity, signal_number)
+            self.call_from_thread(self._report_signal, result)
+
+    def _report_signal(self, result: SignalResult) -> None:
+        self.signal_results.append(result)
+        if result.outcome is Outcome.SENT:
+            for table in (self.processes, self._active_table()):
+                table.tagged = {key for key in table.tagged if key[:2] != result.identity}
+            self.notify(result.message, title="Signal sent", markup=False)
+        elif result.outcome is Outcome.GONE:
+            self.notify(result.message, title="Already gone", severity="warning", markup=False)
+        elif result.outcome is Outcome.REUSED:
+            self.notify(f"refused: {result.message}", title="Refused (PID reused)", severity="error", markup=False)
+        elif result.outcome is Outcome.DENIED:
+            self.notify(result.message, title="Permission denied", severity="error", markup=False)
+        else:
+            self.notify(result.message, title="Signal failed", severity="error", markup=False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.readonly and action in SIGNAL_ACTIONS:
+            return False
+        if action == "clear_filter":
+            return self.filter.active or self.query_one("#filter-bar").display
+        return True
+
+    # -- actions: screens ------------------------------------------------------------
+
+    def action_help(self) -> None:
+        from gputop.ui.screens.help import HelpScreen
+
+        self.push_screen(HelpScreen(self.help_entries()))
+
+    def help_entries(self) -> list[tuple[str, str]]:
+        """(keys, description) for every key binding that is available now."""
+        by_action: dict[str, tuple[list[str], str]] = {}
+        for binding in self._app_bindings():
+            if self.check_action(binding.action.split("(")[0], ()) is False:
+                continue
+            action, description = binding.action, binding.description
+            if action.startswith("only_gpu("):
+                # Ten bindings, one line of help.
+                action, description = "only_gpu", "Only that GPU's processes"
+                if action in by_action:
+                    continue
+                binding = Binding("0-9", action)
+            keys, _description = by_action.setdefault(action, ([], description))
+            keys.extend(_key_name(key) for key in binding.key.split(","))
+        return [(", ".join(keys), description) for keys, description in by_action.values()]
+
+    def _app_bindings(self) -> list[Binding]:
+        return [binding for binding in self.BINDINGS if isinstance(binding, Binding)]
+
+    def action_detail_selected(self) -> None:
+        row = self.processes.cursor_row
+        if row is None:
+            self.notify("no process selected", severity="warning")
+            return
+        self.open_detail(row.process.gpu_index)
+
+    def on_gpu_card_selected(self, message: GpuCard.Selected) -> None:
+        self.open_detail(message.index)
+
+    def open_detail(self, index: int) -> None:
+        from gputop.ui.screens.detail import DetailScreen
+
+        self.push_screen(DetailScreen(index))
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        seen: set[str] = set()
+        for binding in self._app_bindings():
+            name = binding.action.split("(")[0]
+            if binding.action in seen or self.check_action(name, ()) is False or name == "clear_filter":
+                continue
+            seen.add(binding.action)
+            callback: Callable[[], object] = partial(self.run_action, binding.action)
+            keys = ", ".join(_key_name(key) for key in binding.key.split(","))
+            yield SystemCommand(binding.description, f"key: {keys}", callback)
+
+
+_KEY_NAMES = {
+    "question_mark": "?",
+    "slash": "/",
+    "less_than_sign": "<",
+    "greater_than_sign": ">",
+    "plus": "+",
+    "minus": "-",
+    "space": "Space",
+    "escape": "Esc",
+    "enter": "Enter",
+    "ctrl+c": "Ctrl+C",
+}
+
+
+def _key_name(key: str) -> str:
+    key = key.strip()
+    if key in _KEY_NAMES:
+        return _KEY_NAMES[key]
+    if key.startswith("f") and key[1:].isdigit():
+        return key.upper()
+    return key
+
+
+def run_tui(sampler: Sampler, config: RunConfig) -> int:
+    """Run the TUI until the user quits; returns the exit status."""
+    app = GpuTopApp(sampler, config)
+    result = app.run(mouse=config.mouse)
+    return result if isinstance(result, int) else (app.return_code or 0)
+
+
+__all__ = ["GpuTopApp", "run_tui", "SnapshotReady", "SamplerFailed"]

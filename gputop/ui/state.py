@@ -1,0 +1,228 @@
+"""The process panel's rows, columns, sort order and filter: plain logic, no widgets."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from gputop.core.format import NA, fmt_bytes, fmt_duration, safe_text
+from gputop.core.model import ProcessSample, Snapshot
+
+# A process appears once per GPU (or MIG device) it uses, so a row is keyed by
+# the process identity (pid, create_time) plus where it runs.
+RowKey = tuple[int, "float | None", int, "int | None"]
+
+NOT_VISIBLE = "(not visible: other PID namespace)"
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessRow:
+    """One process on one GPU, with what the panel needs to show it."""
+
+    process: ProcessSample
+    gpu_memory_total: int | None
+    now: float
+
+    @property
+    def key(self) -> RowKey:
+        p = self.process
+        return (p.pid, p.started, p.gpu_index, p.mig_index)
+
+    @property
+    def gpu_label(self) -> str:
+        p = self.process
+        return str(p.gpu_index) if p.mig_index is None else f"{p.gpu_index}.{p.mig_index}"
+
+    @property
+    def memory_share(self) -> float | None:
+        used = self.process.gpu_memory
+        if used is None or not self.gpu_memory_total:
+            return None
+        return 100.0 * used / self.gpu_memory_total
+
+    @property
+    def run_time(self) -> float | None:
+        started = self.process.started
+        return None if started is None else max(0.0, self.now - started)
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A process panel column: how to show a row's cell, and how to sort by it."""
+
+    name: str
+    title: str
+    width: int
+    cell: Callable[[ProcessRow], str]
+    sort_key: Callable[[ProcessRow], float | str | None]
+    right: bool = False
+    descending_first: bool = True
+    # Columns with a higher number are dropped first when the terminal is narrow.
+    drop_priority: int = 0
+
+
+def _host(row: ProcessRow, text: str) -> str:
+    return text if row.process.visible else ""
+
+
+def _num(value: float | None, fmt: str = "{:.0f}") -> str:
+    return NA if value is None else fmt.format(value)
+
+
+def _command(row: ProcessRow) -> str:
+    p = row.process
+    if not p.visible:
+        return NOT_VISIBLE
+    return safe_text(p.command or p.name)
+
+
+def _gpu_order(row: ProcessRow) -> int:
+    mig = row.process.mig_index
+    return row.process.gpu_index * 1000 + (-1 if mig is None else mig)
+
+
+def _lower(text: str | None) -> str | None:
+    return None if text is None else text.lower()
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("gpu", "GPU", 4, lambda r: r.gpu_label, lambda r: _gpu_order(r), right=True, descending_first=False),
+    Column("pid", "PID", 7, lambda r: str(r.process.pid), lambda r: r.process.pid, right=True, descending_first=False),
+    Column("user", "USER", 9, lambda r: _host(r, safe_text(r.process.user, 9)), lambda r: _lower(r.process.user),
+           descending_first=False),
+    Column("type", "T", 3, lambda r: r.process.type, lambda r: r.process.type, descending_first=False, drop_priority=3),
+    Column("gpu_memory", "GPU-MEM", 8, lambda r: fmt_bytes(r.process.gpu_memory), lambda r: r.process.gpu_memory,
+           right=True),
+    Column("share", "MEM%", 5, lambda r: _num(r.memory_share), lambda r: r.memory_share, right=True, drop_priority=2),
+    Column("sm", "SM%", 4, lambda r: _num(r.process.sm_utilization), lambda r: r.process.sm_utilization, right=True),
+    Column("cpu", "CPU%", 6, lambda r: _host(r, _num(r.process.cpu_percent, "{:.1f}")),
+           lambda r: r.process.cpu_percent, right=True),
+    Column("host_memory", "HOST-MEM", 9, lambda r: _host(r, fmt_bytes(r.process.host_memory)),
+           lambda r: r.process.host_memory, right=True, drop_priority=4),
+    Column("time", "TIME", 6, lambda r: _host(r, fmt_duration(r.run_time)), lambda r: r.run_time, right=True),
+    Column("container", "CONTAINER", 14, lambda r: _host(r, safe_text(r.process.container, 14) if r.process.container
+           else "-"), lambda r: _lower(r.process.container), descending_first=False, drop_priority=5),
+    Column("command", "COMMAND", 0, _command, lambda r: _lower(r.process.command), descending_first=False),
+)
+COLUMN_BY_NAME = {column.name: column for column in COLUMNS}
+COMMAND_MIN_WIDTH = 16
+
+
+def visible_columns(width: int) -> tuple[Column, ...]:
+    """The columns that fit in ``width`` cells, leaving the command at least a little room."""
+    shown = list(COLUMNS)
+    for priority in (5, 4, 3, 2):
+        fixed = sum(c.width + 1 for c in shown if c.width) + 1
+        if fixed + COMMAND_MIN_WIDTH <= width:
+            break
+        shown = [c for c in shown if c.drop_priority != priority]
+    return tuple(shown)
+
+
+@dataclass(frozen=True, slots=True)
+class SortOrder:
+    column: str = "gpu_memory"
+    descending: bool = True
+
+    def moved(self, step: int) -> SortOrder:
+        """The next (step=1) or previous (step=-1) column, in its natural direction."""
+        names = [c.name for c in COLUMNS]
+        name = names[(names.index(self.column) + step) % len(names)]
+        return SortOrder(name, COLUMN_BY_NAME[name].descending_first)
+
+    def by(self, name: str) -> SortOrder:
+        """Sort by ``name``; choosing the current column again inverts the order."""
+        if name == self.column:
+            return self.inverted()
+        return SortOrder(name, COLUMN_BY_NAME[name].descending_first)
+
+    def inverted(self) -> SortOrder:
+        return SortOrder(self.column, not self.descending)
+
+
+def sort_rows(rows: Iterable[ProcessRow], order: SortOrder) -> list[ProcessRow]:
+    """Rows in ``order``; missing values last; ties broken by PID, then GPU, so the order is stable."""
+    key = COLUMN_BY_NAME[order.column].sort_key
+    by_pid = sorted(rows, key=lambda r: (r.process.pid, _gpu_order(r)))
+    present = [r for r in by_pid if key(r) is not None]
+    missing = [r for r in by_pid if key(r) is None]
+    present.sort(key=key, reverse=order.descending)  # type: ignore[arg-type]
+    return present + missing
+
+
+class FilterError(ValueError):
+    """The filter text is not usable; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessFilter:
+    """What the process panel shows: text or regex, one user, one GPU."""
+
+    text: str = ""
+    user: str | None = None
+    gpu: int | None = None
+    pattern: re.Pattern[str] | None = None
+
+    @staticmethod
+    def compile(text: str) -> re.Pattern[str] | None:
+        """The pattern for filter text; raises FilterError for an invalid ``re:`` expression."""
+        if not text:
+            return None
+        if text.startswith("re:"):
+            try:
+                return re.compile(text[3:], re.IGNORECASE)
+            except re.error as error:
+                raise FilterError(f"invalid regular expression: {error}") from None
+        return re.compile(re.escape(text), re.IGNORECASE)
+
+    def with_text(self, text: str) -> ProcessFilter:
+        return ProcessFilter(text, self.user, self.gpu, self.compile(text))
+
+    def with_user(self, user: str | None) -> ProcessFilter:
+        return ProcessFilter(self.text, user, self.gpu, self.pattern)
+
+    def with_gpu(self, gpu: int | None) -> ProcessFilter:
+        return ProcessFilter(self.text, self.user, gpu, self.pattern)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.text) or self.user is not None or self.gpu is not None
+
+    def matches(self, row: ProcessRow) -> bool:
+        p = row.process
+        if self.gpu is not None and p.gpu_index != self.gpu:
+            return False
+        if self.user is not None and p.user != self.user:
+            return False
+        if self.pattern is None:
+            return True
+        fields = (p.command, p.name, p.user, str(p.pid), p.container)
+        return any(self.pattern.search(field) for field in fields if field)
+
+    def describe(self) -> str:
+        parts = []
+        if self.text:
+            parts.append(f"/{self.text}")
+        if self.user is not None:
+            parts.append(f"user {self.user}")
+        if self.gpu is not None:
+            parts.append(f"GPU {self.gpu}")
+        return " · ".join(parts)
+
+
+def snapshot_rows(snapshot: Snapshot) -> list[ProcessRow]:
+    """Every process row of a snapshot, each with its GPU's (or MIG device's) memory total."""
+    rows = []
+    for gpu in snapshot.gpus:
+        for process in gpu.processes:
+            rows.append(ProcessRow(process, gpu.memory_total, snapshot.timestamp))
+        for mig in gpu.mig_devices:
+            for process in mig.processes:
+                rows.append(ProcessRow(process, mig.memory_total, snapshot.timestamp))
+    return rows
+
+
+def users_with_processes(snapshot: Snapshot) -> list[str]:
+    """The users that own GPU processes, sorted."""
+    return sorted({p.user for p in snapshot.processes() if p.user is not None})

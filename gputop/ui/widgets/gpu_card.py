@@ -1,0 +1,280 @@
+"""One GPU: memory and utilisation bars, temperature against its own slowdown point, power, sparklines.
+
+Drawn with the line API: each tick only the lines whose text changed are refreshed.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.events import Click, Resize
+from textual.geometry import Region
+from textual.message import Message
+from textual.strip import Strip
+from textual.widget import Widget
+
+from gputop.core.format import NA, fmt_percent, fmt_temperature
+from gputop.core.model import GpuSample, MigSample
+from gputop.ui.widgets.sparkline import GpuTrend, bar, sparkline
+
+_GIB = 1024**3
+
+
+def level_style(percent: float | None) -> str:
+    """Green, yellow, red for a load figure."""
+    if percent is None:
+        return "bright_black"
+    if percent < 50:
+        return "green"
+    return "yellow" if percent < 85 else "bold red"
+
+
+def temperature_style(gpu: GpuSample) -> str:
+    """Colour a temperature against this card's own slowdown threshold."""
+    if gpu.temperature is None:
+        return "bright_black"
+    slowdown = gpu.temperature_slowdown if gpu.temperature_slowdown is not None else 85.0
+    if gpu.temperature >= slowdown - 5:
+        return "bold red"
+    return "yellow" if gpu.temperature >= slowdown - 15 else "green"
+
+
+def memory_pair(used: int | None, total: int | None, short: bool = False) -> str:
+    """'61.8/80.0GiB' in the unit of the total."""
+    if used is None or total is None:
+        return f"{NA}" if used is None else f"{used / _GIB:.1f}GiB/{NA}"
+    unit, scale = ("GiB", _GIB) if total >= _GIB else ("MiB", 1024**2)
+    return f"{used / scale:.1f}/{total / scale:.1f}{unit[0] if short else unit}"
+
+
+def short_name(name: str | None) -> str:
+    if name is None:
+        return NA
+    for prefix in ("NVIDIA GeForce ", "NVIDIA ", "Tesla "):
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name
+
+
+def _fit(text: Text, width: int) -> Text:
+    text = text.copy()
+    text.truncate(max(0, width), overflow="ellipsis", pad=True)
+    return text
+
+
+def _mig_profile(mig: MigSample) -> str:
+    if mig.name and " MIG " in mig.name:
+        return mig.name.rsplit(" MIG ", 1)[1]
+    return mig.name or NA
+
+
+class GpuCard(Widget, can_focus=True):
+    """A card for one GPU; ``compact`` folds it into one line (two with MIG devices)."""
+
+    BINDINGS = [Binding("enter", "open_detail", "GPU detail", show=False)]
+
+    class Selected(Message):
+        """The user asked for this GPU's detail screen."""
+
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    def __init__(self, index: int) -> None:
+        super().__init__(id=f"gpu-{index}", classes="gpu-card")
+        self.index = index
+        self.gpu: GpuSample | None = None
+        self.trend: GpuTrend | None = None
+        self.compact = False
+        self._lines: list[Text] = []
+
+    def show(self, gpu: GpuSample, trend: GpuTrend, compact: bool, height: int | None = None) -> None:
+        """Show a new sample of this GPU."""
+        self.gpu = gpu
+        self.trend = trend
+        if compact != self.compact:
+            self.compact = compact
+            self.set_class(compact, "-compact")
+        self.set_class(gpu.lost, "-lost")
+        height = max(height or 0, self.lines_needed(gpu, compact))
+        if self.styles.height is None or self.styles.height.value != height:
+            self.styles.height = height
+        self._relayout()
+
+    @staticmethod
+    def lines_needed(gpu: GpuSample, compact: bool) -> int:
+        """Rows on screen this card takes, borders included."""
+        if compact:
+            return 2 if gpu.mig_devices and not gpu.lost else 1
+        return 2 + (1 if gpu.lost else 3 + len(gpu.mig_devices))
+
+    def on_resize(self, event: Resize) -> None:
+        self._relayout()
+
+    def _relayout(self) -> None:
+        gpu, trend = self.gpu, self.trend
+        if gpu is None or trend is None:
+            return
+        width = self.content_size.width
+        if self.compact:
+            lines = self._compact_lines(gpu, trend, width)
+        else:
+            self._set_titles(gpu)
+            lines = self._full_lines(gpu, trend, width)
+        lines = [_fit(line, width) for line in lines]
+        old = self._lines
+        self._lines = lines
+        if len(old) != len(lines):
+            self.refresh()
+            return
+        for y, (before, after) in enumerate(zip(old, lines, strict=True)):
+            if before != after:
+                self.refresh(Region(0, y, width, 1))
+
+    def _set_titles(self, gpu: GpuSample) -> None:
+        title = Text.assemble((f" {gpu.index} ", "bold"), (gpu.name or NA, ""), " ")
+        if gpu.lost:
+            title.append_text(Text("LOST ", style="bold red"))
+        self.border_title = title
+        facts = []
+        if gpu.pstate is not None:
+            facts.append(f"P{gpu.pstate}")
+        if gpu.clock_sm is not None:
+            facts.append(f"{gpu.clock_sm}MHz")
+        if gpu.fan_speed is not None:
+            facts.append(f"fan {gpu.fan_speed:.0f}%")
+        self.border_subtitle = Text(" " + " · ".join(facts) + " ") if facts and not gpu.lost else None
+
+    def _full_lines(self, gpu: GpuSample, trend: GpuTrend, width: int) -> list[Text]:
+        if gpu.lost:
+            return [Text("✖ GPU lost: no longer answering (fallen off the bus?)", style="bold red")]
+        bar_width = max(6, min(20, (width - 24) // 3))
+        value_width = 19
+        spark_width = max(0, width - 5 - bar_width - 1 - value_width - 1)
+        memory_percent = gpu.memory_percent
+        memory_style = level_style(memory_percent)
+        util_style = level_style(gpu.utilization_gpu)
+        temp_style = temperature_style(gpu)
+
+        def line(label: str, gauge: Text, value: Text, spark: str, spark_style: str) -> Text:
+            value = _fit(value, value_width)
+            return Text.assemble((label, "bold"), gauge, " ", value, " ", (spark, spark_style))
+
+        memory_value = Text.assemble(
+            memory_pair(gpu.memory_used, gpu.memory_total), " ", (f"{fmt_percent(memory_percent):>4}", memory_style)
+        )
+        util_value = Text(f"{fmt_percent(gpu.utilization_gpu):>4}", style=util_style)
+        if gpu.utilization_memory is not None:
+            util_value.append(f"  bw {fmt_percent(gpu.utilization_memory)}", style="bright_black")
+        temperature = Text.assemble((fmt_temperature(gpu.temperature), temp_style))
+        if gpu.temperature_slowdown is not None:
+            temperature.append(f"/{gpu.temperature_slowdown:.0f}°C", style="bright_black")
+        power_style = level_style(
+            None if gpu.power_draw is None or not gpu.power_limit else 100 * gpu.power_draw / gpu.power_limit
+        )
+        power = Text(NA if gpu.power_draw is None else f"{gpu.power_draw:.0f}W", style=power_style)
+        if gpu.power_limit is not None:
+            power.append(f"/{gpu.power_limit:.0f}W", style="bright_black")
+        lines = [
+            line(
+                "MEM  ",
+                bar(memory_percent / 100 if memory_percent is not None else None, bar_width, memory_style),
+                memory_value,
+                sparkline(trend.memory_used, spark_width, 0, float(gpu.memory_total or 1)),
+                "cyan",
+            ),
+            line(
+                "UTIL ",
+                bar(None if gpu.utilization_gpu is None else gpu.utilization_gpu / 100, bar_width, util_style),
+                util_value,
+                sparkline(trend.utilization, spark_width, 0, 100),
+                "green",
+            ),
+        ]
+        high = gpu.temperature_shutdown or 100.0
+        left = Text.assemble(temperature, "  ", power)
+        lines.append(
+            Text.assemble(
+                ("TEMP ", "bold"),
+                _fit(left, bar_width + 1 + value_width),
+                " ",
+                (sparkline(trend.temperature, spark_width, 20.0, high), "magenta"),
+            )
+        )
+        for mig in gpu.mig_devices:
+            percent = None
+            if mig.memory_used is not None and mig.memory_total:
+                percent = 100 * mig.memory_used / mig.memory_total
+            style = level_style(percent)
+            count = len(mig.processes)
+            lines.append(
+                Text.assemble(
+                    (f"MIG{mig.index:<2}", "bold cyan"),
+                    bar(None if percent is None else percent / 100, bar_width, style),
+                    " ",
+                    _fit(
+                        Text.assemble(
+                            memory_pair(mig.memory_used, mig.memory_total), " ", (f"{fmt_percent(percent):>4}", style)
+                        ),
+                        value_width,
+                    ),
+                    " ",
+                    (f"{_mig_profile(mig)} · {count} proc", "bright_black"),
+                )
+            )
+        return lines
+
+    def _compact_lines(self, gpu: GpuSample, trend: GpuTrend, width: int) -> list[Text]:
+        name_width = 20 if width >= 110 else 14
+        head = Text.assemble((f"{gpu.index:>2} ", "bold"), _fit(Text(short_name(gpu.name)), name_width), " ")
+        if gpu.lost:
+            return [head.append("✖ LOST: no longer answering", style="bold red")]
+        bar_width = 12 if width >= 110 else 8
+        memory_percent = gpu.memory_percent
+        memory_style = level_style(memory_percent)
+        temp_style = temperature_style(gpu)
+        tail = Text.assemble(
+            (f"{fmt_percent(gpu.utilization_gpu):>5}", level_style(gpu.utilization_gpu)),
+            (f"{fmt_temperature(gpu.temperature):>6}", temp_style),
+            (f"{'N/A' if gpu.power_draw is None else f'{gpu.power_draw:.0f}W':>6}", ""),
+        )
+        if gpu.power_limit is not None and width >= 100:
+            tail.append(f"/{gpu.power_limit:.0f}W", style="bright_black")
+        memory = Text.assemble(
+            bar(None if memory_percent is None else memory_percent / 100, bar_width, memory_style),
+            f" {memory_pair(gpu.memory_used, gpu.memory_total, short=True):>11}",
+            (f"{fmt_percent(memory_percent):>5}", memory_style),
+            " ",
+        )
+        spark_width = max(0, width - head.cell_len - memory.cell_len - tail.cell_len - 1)
+        line = Text.assemble(
+            head,
+            memory,
+            (sparkline(trend.memory_used, spark_width, 0, float(gpu.memory_total or 1)), "cyan"),
+            " ",
+            tail,
+        )
+        lines = [line]
+        if gpu.mig_devices:
+            migs = Text("   └ MIG ", style="bright_black")
+            for n, mig in enumerate(gpu.mig_devices):
+                if n:
+                    migs.append(" · ", style="bright_black")
+                migs.append(f"{mig.index} {_mig_profile(mig)} ")
+                migs.append(memory_pair(mig.memory_used, mig.memory_total, short=True), style="cyan")
+            lines.append(migs)
+        return lines
+
+    def render_line(self, y: int) -> Strip:
+        width = self.content_size.width
+        if y >= len(self._lines):
+            return Strip.blank(width, self.rich_style)
+        segments = list(self._lines[y].render(self.app.console))
+        return Strip(segments).crop_extend(0, width, self.rich_style).apply_style(self.rich_style)
+
+    def on_click(self, event: Click) -> None:
+        event.stop()
+        self.post_message(self.Selected(self.index))
+
+    def action_open_detail(self) -> None:
+        self.post_message(self.Selected(self.index))

@@ -1,0 +1,88 @@
+"""One line about the host: CPU, RAM, swap, load, network rates."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_rate
+from gputop.core.model import HostSample
+from gputop.ui.widgets.gpu_card import level_style
+from gputop.ui.widgets.sparkline import bar
+
+
+def _percent(used: int | None, total: int | None) -> float | None:
+    return None if used is None or not total else 100.0 * used / total
+
+
+def host_text(host: HostSample, width: int) -> Text:
+    """The host strip's text for a terminal ``width`` cells wide."""
+    if width < 110:
+        return _short_host_text(host, width)
+    bar_width = 10 if width >= 140 else 5
+    memory_percent = _percent(host.memory_used, host.memory_total)
+    swap_percent = _percent(host.swap_used, host.swap_total)
+    text = Text.assemble(
+        ("CPU ", "bold"),
+        bar(None if host.cpu_percent is None else host.cpu_percent / 100, bar_width, level_style(host.cpu_percent)),
+        f" {fmt_percent(host.cpu_percent, 1):>6}  ",
+        ("RAM ", "bold"),
+        bar(None if memory_percent is None else memory_percent / 100, bar_width, level_style(memory_percent)),
+        f" {fmt_bytes(host.memory_used)}/{fmt_bytes(host.memory_total)}  ",
+        ("SWP ", "bold"),
+        (f"{fmt_bytes(host.swap_used)}/{fmt_bytes(host.swap_total)}", level_style(swap_percent)),
+        "  ",
+        ("LOAD ", "bold"),
+        NA if host.load_average is None else " ".join(f"{value:.2f}" for value in host.load_average),
+        "  ",
+        ("NET ", "bold"),
+        ("▼", "green"),
+        fmt_rate(host.net_rx_rate),
+        " ",
+        ("▲", "magenta"),
+        fmt_rate(host.net_tx_rate),
+    )
+    text.truncate(width, overflow="ellipsis")
+    return text
+
+
+def _short_bytes(value: int | None) -> str:
+    text = fmt_bytes(value, precision=0)
+    return text.replace("iB", "")
+
+
+def _short_host_text(host: HostSample, width: int) -> Text:
+    memory_percent = _percent(host.memory_used, host.memory_total)
+    text = Text.assemble(
+        ("CPU ", "bold"),
+        (fmt_percent(host.cpu_percent), level_style(host.cpu_percent)),
+        ("  RAM ", "bold"),
+        (f"{_short_bytes(host.memory_used)}/{_short_bytes(host.memory_total)}", level_style(memory_percent)),
+        ("  SWP ", "bold"),
+        f"{_short_bytes(host.swap_used)}/{_short_bytes(host.swap_total)}",
+        ("  LOAD ", "bold"),
+        NA if host.load_average is None else f"{host.load_average[0]:.1f}",
+        ("  NET ", "bold"),
+        ("▼", "green"),
+        _short_bytes(None if host.net_rx_rate is None else int(host.net_rx_rate)) + "/s ",
+        ("▲", "magenta"),
+        _short_bytes(None if host.net_tx_rate is None else int(host.net_tx_rate)) + "/s",
+    )
+    text.truncate(width, overflow="ellipsis")
+    return text
+
+
+class HostStrip(Static):
+    """The host line, under the title."""
+
+    def __init__(self) -> None:
+        super().__init__(id="host-strip")
+        self.host: HostSample | None = None
+
+    def show(self, host: HostSample) -> None:
+        self.host = host
+        self.update(host_text(host, self.size.width or 120))
+
+    def on_resize(self) -> None:
+        if self.host is not None:
+            self.update(host_text(self.host, self.size.width))

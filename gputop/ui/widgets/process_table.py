@@ -1,0 +1,293 @@
+"""The process panel: a keyed table drawn with the line API.
+
+Rows are keyed by process identity. Each tick the cursor stays on the same
+process, the selected row keeps its place on screen, rows that left vanish,
+new ones appear, and only lines whose text changed are redrawn.
+"""
+
+from __future__ import annotations
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.events import Click, Resize
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from gputop.ui.state import (
+    COLUMN_BY_NAME,
+    NOT_VISIBLE,
+    Column,
+    ProcessRow,
+    RowKey,
+    SortOrder,
+    sort_rows,
+    visible_columns,
+)
+
+_TAG_MARK = "●"
+_HOST_COLUMNS = frozenset({"cpu", "host_memory", "time", "container", "command"})
+
+
+def _fit(text: str, width: int, right: bool) -> str:
+    if cell_len(text) > width:
+        text = set_cell_size(text, max(0, width - 1)) + "…" if width > 0 else ""
+    pad = " " * (width - cell_len(text))
+    return pad + text if right else text + pad
+
+
+class ProcessTable(ScrollView, can_focus=True):
+    """GPU processes, one row per process and GPU."""
+
+    COMPONENT_CLASSES = {
+        "process-table--header",
+        "process-table--sorted",
+        "process-table--cursor",
+        "process-table--tagged",
+        "process-table--hidden",
+        "process-table--memory",
+    }
+
+    BINDINGS = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "cursor(-1000000)", "First", show=False),
+        Binding("end", "cursor(1000000)", "Last", show=False),
+    ]
+
+    class HeaderClicked(Message):
+        """A column header was clicked: sort by it."""
+
+        def __init__(self, column: str) -> None:
+            super().__init__()
+            self.column = column
+
+    def __init__(self, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.rows: list[ProcessRow] = []
+        self.sort = SortOrder()
+        self.cursor_key: RowKey | None = None
+        self.tagged: set[RowKey] = set()
+        self.empty_message = "no GPU processes"
+        self._cells: dict[RowKey, tuple[str, ...]] = {}
+        self._line_state: list[object] = []
+        self._sort_values: dict[RowKey, float | str | None] = {}
+        self._columns: tuple[Column, ...] = visible_columns(120)
+
+    # -- what tests and the app read -------------------------------------------------
+
+    def keys(self) -> list[RowKey]:
+        """The keys of the rows, top to bottom."""
+        return [row.key for row in self.rows]
+
+    def pids(self) -> list[int]:
+        """The PIDs of the rows, top to bottom."""
+        return [row.process.pid for row in self.rows]
+
+    @property
+    def cursor_row(self) -> ProcessRow | None:
+        index = self.cursor_index
+        return None if index is None else self.rows[index]
+
+    @property
+    def cursor_index(self) -> int | None:
+        if self.cursor_key is None:
+            return None
+        for index, row in enumerate(self.rows):
+            if row.key == self.cursor_key:
+                return index
+        return None
+
+    def tagged_rows(self) -> list[ProcessRow]:
+        return [row for row in self.rows if row.key in self.tagged]
+
+    # -- updating --------------------------------------------------------------------
+
+    def set_rows(self, rows: list[ProcessRow], sort: SortOrder) -> None:
+        """Show these rows in this order; keeps the cursor on the same process."""
+        old_index = self.cursor_index
+        old_screen_line = None if old_index is None else old_index - self.scroll_offset.y
+        by_key = {row.key: row for row in rows}
+        sort_column = COLUMN_BY_NAME[sort.column]
+        sort_values = {key: sort_column.sort_key(row) for key, row in by_key.items()}
+        if sort != self.sort or sort_values != self._sort_values:
+            ordered = sort_rows(rows, sort)
+        else:
+            ordered = [by_key[row.key] for row in self.rows if row.key in by_key]
+        self.sort = sort
+        self._sort_values = sort_values
+        self.rows = ordered
+        self._cells = {row.key: self._row_cells(row) for row in ordered}
+        self.tagged &= set(by_key)
+        if self.cursor_key not in by_key:
+            if ordered:
+                index = 0 if old_index is None else min(old_index, len(ordered) - 1)
+                self.cursor_key = ordered[index].key
+            else:
+                self.cursor_key = None
+        self.virtual_size = Size(self.size.width, len(ordered) + 1)
+        new_index = self.cursor_index
+        if new_index is not None and old_screen_line is not None:
+            target = max(0, min(new_index - old_screen_line, len(ordered) + 1 - self.size.height))
+            if target != self.scroll_offset.y:
+                self.scroll_to(y=target, animate=False, immediate=True)
+        self._ensure_cursor_visible()
+        self._refresh_changed_lines()
+
+    def select_first(self) -> None:
+        self.cursor_key = self.rows[0].key if self.rows else None
+        self.scroll_to(y=0, animate=False, immediate=True)
+        self._refresh_changed_lines()
+
+    def toggle_tag(self) -> None:
+        """Tag or untag the row under the cursor, then move down (htop's space)."""
+        key = self.cursor_key
+        if key is None:
+            return
+        self.tagged ^= {key}
+        self.action_cursor(1)
+        self._refresh_changed_lines()
+
+    def untag_all(self) -> None:
+        self.tagged.clear()
+        self._refresh_changed_lines()
+
+    def _row_cells(self, row: ProcessRow) -> tuple[str, ...]:
+        return tuple(column.cell(row) for column in self._columns)
+
+    def _line_signature(self, row: ProcessRow) -> object:
+        return (self._cells[row.key], row.key == self.cursor_key, row.key in self.tagged, row.process.visible)
+
+    def _refresh_changed_lines(self) -> None:
+        new_state = [self._line_signature(row) for row in self.rows]
+        old_state = self._line_state
+        self._line_state = new_state
+        top = self.scroll_offset.y
+        width = self.size.width
+        self.refresh(Region(0, 0, width, 1))
+        for index in range(max(len(old_state), len(new_state))):
+            before = old_state[index] if index < len(old_state) else None
+            after = new_state[index] if index < len(new_state) else None
+            if before != after and top <= index < top + self.size.height - 1:
+                self.refresh(Region(0, 1 + index - top, width, 1))
+        if not new_state or not old_state:
+            self.refresh()
+
+    def on_resize(self, event: Resize) -> None:
+        self._columns = visible_columns(event.size.width)
+        self._cells = {row.key: self._row_cells(row) for row in self.rows}
+        self.virtual_size = Size(event.size.width, len(self.rows) + 1)
+        self._line_state = [self._line_signature(row) for row in self.rows]
+        self.refresh()
+
+    # -- moving ----------------------------------------------------------------------
+
+    def action_cursor(self, step: int) -> None:
+        if not self.rows:
+            return
+        index = self.cursor_index
+        index = 0 if index is None else max(0, min(len(self.rows) - 1, index + step))
+        self.cursor_key = self.rows[index].key
+        self._ensure_cursor_visible()
+        self._refresh_changed_lines()
+
+    def action_page(self, direction: int) -> None:
+        self.action_cursor(direction * max(1, self.size.height - 2))
+
+    def _ensure_cursor_visible(self) -> None:
+        index = self.cursor_index
+        if index is None:
+            return
+        page = max(1, self.size.height - 1)
+        top = self.scroll_offset.y
+        if index < top:
+            self.scroll_to(y=index, animate=False, immediate=True)
+        elif index >= top + page:
+            self.scroll_to(y=index - page + 1, animate=False, immediate=True)
+
+    def on_click(self, event: Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        if offset.y == 0:
+            column = self._column_at(offset.x)
+            if column is not None:
+                self.post_message(self.HeaderClicked(column.name))
+            return
+        index = offset.y - 1 + self.scroll_offset.y
+        if 0 <= index < len(self.rows):
+            self.cursor_key = self.rows[index].key
+            self._refresh_changed_lines()
+
+    def _column_widths(self) -> list[int]:
+        width = self.size.width
+        fixed = sum(column.width + 1 for column in self._columns if column.width) + 1
+        return [column.width or max(0, width - fixed) for column in self._columns]
+
+    def _column_at(self, x: int) -> Column | None:
+        left = 1
+        for column, width in zip(self._columns, self._column_widths(), strict=True):
+            if left <= x < left + width + 1:
+                return column
+            left += width + 1
+        return None
+
+    # -- drawing ---------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        base = self.rich_style
+        if y == 0:
+            return self._header_strip(width, base)
+        index = y - 1 + self.scroll_offset.y
+        if index >= len(self.rows):
+            if not self.rows and y == 1:
+                message = Segment(f"  {self.empty_message}", base + Style(dim=True, italic=True))
+                return Strip([message]).crop_extend(0, width, base)
+            return Strip.blank(width, base)
+        row = self.rows[index]
+        return self._row_strip(row, width, base)
+
+    def _header_strip(self, width: int, base: Style) -> Strip:
+        header_style = base + self.get_component_rich_style("process-table--header")
+        sorted_style = header_style + self.get_component_rich_style("process-table--sorted")
+        segments = [Segment(" ", header_style)]
+        for column, column_width in zip(self._columns, self._column_widths(), strict=True):
+            title = column.title
+            is_sorted = column.name == self.sort.column
+            if is_sorted:
+                title += "▼" if self.sort.descending else "▲"
+            style = sorted_style if is_sorted else header_style
+            segments.append(Segment(_fit(title, column_width, column.right), style))
+            segments.append(Segment(" ", header_style))
+        return Strip(segments).crop_extend(0, width, header_style)
+
+    def _row_strip(self, row: ProcessRow, width: int, base: Style) -> Strip:
+        key = row.key
+        style = base
+        if not row.process.visible:
+            style += self.get_component_rich_style("process-table--hidden")
+        tagged = key in self.tagged
+        if tagged:
+            style += self.get_component_rich_style("process-table--tagged")
+        if key == self.cursor_key:
+            style += self.get_component_rich_style("process-table--cursor")
+        memory_style = style + self.get_component_rich_style("process-table--memory")
+        segments = [Segment(_TAG_MARK if tagged else " ", style)]
+        cells = self._cells.get(key) or self._row_cells(row)
+        used = 1
+        for column, column_width, cell in zip(self._columns, self._column_widths(), cells, strict=True):
+            if not row.process.visible and column.name in _HOST_COLUMNS:
+                # Nothing is known from the CPU column on: say why across the rest of the line.
+                segments.append(Segment(_fit(NOT_VISIBLE, width - used, False), style))
+                break
+            cell_style = memory_style if column.name == "gpu_memory" else style
+            segments.append(Segment(_fit(cell, column_width, column.right), cell_style))
+            segments.append(Segment(" ", style))
+            used += column_width + 1
+        return Strip(segments).crop_extend(0, width, style)

@@ -1,0 +1,78 @@
+"""The GPU detail screen: opened by g, Enter on a card or a click on a card; charts the session history."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from textual_plotext import PlotextPlot
+
+from gputop.core.model import Snapshot
+from gputop.ui.screens.detail import DetailScreen
+from gputop.ui.screens.kill import KillScreen
+from gputop.ui.widgets.process_table import ProcessTable
+
+from .factory import NOW, RecordingSource, make_app, two_gpu_snapshot
+
+SIZE = (120, 40)
+
+
+async def test_g_opens_the_detail_of_the_selected_process_gpu() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        for n in range(3):
+            app.apply_snapshot(_at(n))
+        await pilot.pause()
+        await pilot.press("down", "down", "g")  # 204, on GPU 1
+        screen = app.screen
+        assert isinstance(screen, DetailScreen) and screen.index == 1
+        await pilot.pause()
+        assert screen.query_one("#detail-processes", ProcessTable).pids() == [204, 203, 305]
+        title = str(screen.query_one("#detail-title").content)
+        assert "GPU 1" in title and "NVIDIA GeForce RTX 4090" in title
+        assert len(app.history.gpu(1).timestamps) == 3
+        assert len(screen.query(PlotextPlot)) == 4
+        # Live: a new tick updates the detail screen too.
+        app.apply_snapshot(_at(3, m204=22))
+        await pilot.pause()
+        table = screen.query_one("#detail-processes", ProcessTable)
+        assert table.rows[0].process.gpu_memory == 22 * 1024**3
+        await pilot.press("escape")
+        assert not isinstance(app.screen, DetailScreen)
+
+
+async def test_clicking_a_card_opens_its_detail() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_snapshot(_at(0))
+        await pilot.pause()
+        await pilot.click("#gpu-1")
+        assert isinstance(app.screen, DetailScreen) and app.screen.index == 1
+
+
+async def test_enter_on_a_focused_card_opens_its_detail() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_snapshot(_at(0))
+        await pilot.pause()
+        app.query_one("#gpu-0").focus()
+        await pilot.press("enter")
+        assert isinstance(app.screen, DetailScreen) and app.screen.index == 0
+
+
+def _at(step: int, **changes: float) -> Snapshot:
+    return replace(two_gpu_snapshot(**changes), timestamp=NOW + step)
+
+
+async def test_kill_on_the_detail_screen_targets_its_selected_process() -> None:
+    source = RecordingSource()
+    app = make_app(source)
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_snapshot(_at(0))
+        await pilot.pause()
+        await pilot.click("#gpu-1")
+        await pilot.press("down", "k")  # the detail table lists 204, 203, 305: 203 is selected
+        assert isinstance(app.screen, KillScreen)
+        assert app.screen.target_text().split()[:2] == ["PID", "203"]
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        assert [identity[0] for identity, _signal in source.sent] == [203]

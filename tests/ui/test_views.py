@@ -1,0 +1,232 @@
+"""View keys: compact cards, hiding panels, freeze, refresh interval, quit, sizes, lost GPUs, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from gputop.core.config import RunConfig
+from gputop.core.model import GpuSample, HostSample
+from gputop.core.sampler import Sampler
+from gputop.ui.app import GpuTopApp
+from gputop.ui.screens.help import HelpScreen
+from gputop.ui.widgets.gpu_card import GpuCard
+from gputop.ui.widgets.host_strip import HostStrip
+
+from .factory import HOST, StaticSource, gpu, make_app, notices, proc, snapshot, two_gpu_snapshot
+
+SIZE = (120, 40)
+
+
+def card_text(card: GpuCard) -> str:
+    return "\n".join("".join(s.text for s in card.render_line(y)) for y in range(card.content_size.height))
+
+
+async def test_c_toggles_compact_cards() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_snapshot(two_gpu_snapshot())
+        await pilot.pause()
+        cards = list(app.query(GpuCard))
+        assert [card.compact for card in cards] == [False, False]
+        assert [card.outer_size.height for card in cards] == [5, 5]
+        await pilot.press("c")
+        await pilot.pause()
+        assert [card.compact for card in cards] == [True, True]
+        assert [card.outer_size.height for card in cards] == [1, 1]
+        await pilot.press("c")
+        await pilot.pause()
+        assert [card.compact for card in cards] == [False, False]
+
+
+async def test_many_gpus_at_80x24_are_compact_one_line_each_with_processes_visible() -> None:
+    gpus = [gpu(n, [proc(100 + n, n, 1 + n)]) for n in range(8)]
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.apply_snapshot(snapshot(*gpus))
+        await pilot.pause()
+        cards = list(app.query(GpuCard))
+        assert len(cards) == 8 and all(card.compact for card in cards)
+        assert all(card.region.height == 1 and card.region.y < 24 for card in cards)
+        table = app.processes
+        assert table.region.height >= 6
+        assert table.pids()[:3] == [107, 106, 105]
+
+
+async def test_p_hides_and_shows_the_process_panel_and_s_the_host_strip() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_snapshot(two_gpu_snapshot())
+        await pilot.pause()
+        await pilot.press("p")
+        assert app.processes.display is False
+        await pilot.press("p")
+        assert app.processes.display is True
+        await pilot.press("s")
+        assert app.query_one(HostStrip).display is False
+        await pilot.press("s")
+        assert app.query_one(HostStrip).display is True
+
+
+async def test_f_freezes_the_display_until_pressed_again() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_snapshot(two_gpu_snapshot())
+        await pilot.pause()
+        await pilot.press("f")
+        assert "FROZEN" in str(app.query_one("#title-bar").content)
+        assert "FROZEN" in app.sub_title
+        app.apply_snapshot(two_gpu_snapshot(m203=70))
+        await pilot.pause()
+        assert app.processes.pids() == [101, 102, 204, 203, 305]
+        await pilot.press("f")
+        assert app.processes.pids() == [203, 101, 102, 204, 305]
+        assert "FROZEN" not in str(app.query_one("#title-bar").content)
+
+
+async def test_plus_and_minus_change_the_interval_down_to_a_tenth_of_a_second() -> None:
+    app = make_app(interval_s=1.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("plus")
+        assert app.interval_s == 2.0
+        await pilot.press("minus", "minus")
+        assert app.interval_s == 0.5
+        await pilot.press("minus", "minus", "minus", "minus")
+        assert app.interval_s == 0.1
+        assert app.sub_title == "every 0.1s"
+        assert "every 0.1s" in str(app.query_one("#title-bar").content)
+
+
+async def test_plus_retimes_the_running_sampler_thread() -> None:
+    app = GpuTopApp(Sampler(StaticSource()), RunConfig(interval_s=0.5), start_sampler=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("plus")
+        assert app._sampler_thread is not None and app._sampler_thread.interval_s == 1.0
+
+
+async def test_q_f10_and_ctrl_c_quit() -> None:
+    for key in ("q", "f10", "ctrl+c"):
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press(key)
+            await pilot.pause()
+            assert not app.is_running, key
+
+
+async def test_help_lists_every_key() -> None:
+    for key in ("f1", "question_mark", "h"):
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press(key)
+            screen = app.screen
+            assert isinstance(screen, HelpScreen), key
+            await pilot.press("escape")
+            assert not isinstance(app.screen, HelpScreen)
+    entries = {description: keys for keys, description in screen.entries}
+    assert entries["Help"] == "F1, ?, h"
+    assert entries["Filter"] == "/, F4"
+    assert entries["Kill"] == "k, F9"
+    assert entries["Sort column left"] == "<" and entries["Sort"] == ">"
+    assert entries["Only that GPU's processes"] == "0-9"
+    assert entries["Quit"] == "q, F10, Ctrl+C"
+    assert entries["GPU detail"] == "g, Enter"
+    assert {"Tag process", "Untag all", "Invert sort order", "Freeze", "Compact", "User"} <= set(entries)
+
+
+async def test_command_palette_reaches_every_action() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE):
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+        assert {"Kill", "Filter", "Freeze", "Sort by CPU %", "Only GPU 3", "Slower refresh", "GPU detail"} <= titles
+
+
+async def test_lost_gpu_stays_on_screen_marked_lost() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_snapshot(snapshot(gpu(0), gpu(1, lost=True)))
+        await pilot.pause()
+        lost = app.query_one("#gpu-1", GpuCard)
+        assert lost.has_class("-lost")
+        assert "GPU lost" in card_text(lost)
+        assert "LOST" in str(lost.border_title)
+
+
+async def test_card_shows_memory_utilisation_temperature_power() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        for n in range(3):
+            app.apply_snapshot(two_gpu_snapshot(m101=30 + 10 * n))
+        await pilot.pause()
+        text = card_text(app.query_one("#gpu-0", GpuCard))
+        assert "MEM" in text and "70.5/80.0GiB  88%" in text
+        assert "UTIL" in text and "50%" in text
+        assert "60°C/87°C" in text and "300W/700W" in text
+        assert text.splitlines()[0].rstrip().endswith("▅▆▇")  # the memory sparkline rising
+
+
+async def test_too_small_terminal_says_so_instead_of_crashing() -> None:
+    app = make_app()
+    async with app.run_test(size=(20, 5)) as pilot:
+        app.apply_snapshot(two_gpu_snapshot())
+        await pilot.pause()
+        assert app.query_one("#too-small").display is True
+        assert app.query_one("#main").display is False
+    app = make_app()
+    async with app.run_test(size=(40, 10)) as pilot:
+        app.apply_snapshot(two_gpu_snapshot())
+        await pilot.pause()
+        assert app.query_one("#too-small").display is False
+
+
+async def test_sixteen_gpus_reflow_into_two_columns_on_a_wide_terminal() -> None:
+    for height, compact in ((50, False), (30, True)):
+        app = make_app()
+        async with app.run_test(size=(200, height)) as pilot:
+            app.apply_snapshot(snapshot(*(gpu(n) for n in range(16))))
+            await pilot.pause()
+            cards = list(app.query(GpuCard))
+            assert len(cards) == 16
+            assert len({card.region.x for card in cards}) == 2
+            assert all(card.compact is compact for card in cards)
+            assert all(card.region.bottom <= height - 1 for card in cards)
+
+
+class _FailingSource(StaticSource):
+    def sample(self) -> tuple[GpuSample, ...]:
+        raise RuntimeError("NVML went away")
+
+    def sample_host(self) -> HostSample | None:
+        return HOST
+
+
+async def test_sampler_errors_are_notified_once_and_the_app_keeps_running() -> None:
+    app = GpuTopApp(Sampler(_FailingSource()), RunConfig(interval_s=0.1), start_sampler=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await asyncio.sleep(0.5)
+        await pilot.pause()
+        assert notices(app) == ["RuntimeError: NVML went away"]
+        assert app.is_running
+
+
+async def test_first_frame_has_8_gpus_and_128_processes_fast() -> None:
+    gpus = tuple(gpu(n, [proc(1000 + 16 * n + k, n, 0.25 + k / 64) for k in range(16)]) for n in range(8))
+    begun = time.perf_counter()
+    app = GpuTopApp(Sampler(StaticSource(gpus)), RunConfig(), start_sampler=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        elapsed = time.perf_counter() - begun
+        assert len(app.query(GpuCard)) == 8
+        assert len(app.processes.rows) == 128
+        assert elapsed < 0.5
+
+
+async def test_runs_with_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app()
+    assert app.no_color
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_snapshot(two_gpu_snapshot())
+        await pilot.pause()
+        assert app.processes.pids() == [101, 102, 204, 203, 305]
