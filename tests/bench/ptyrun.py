@@ -34,6 +34,7 @@ class PtyRun:
     first_seen: dict[str, float] = field(default_factory=dict)
     exit_status: int | None = None
     last_screen: str = ""
+    output: bytearray = field(default_factory=bytearray)  # every byte written, when keep_output
 
     @property
     def cpu_percent(self) -> float:
@@ -79,6 +80,7 @@ def run_in_pty(
     watch: dict[str, list[str]] | None = None,
     warmup_s: float = 3.0,
     quit_keys: bytes = b"q",
+    keep_output: bool = False,
 ) -> PtyRun:
     """Run ``command`` for ``seconds`` in a ``columns`` x ``rows`` pty; measure it, then quit it.
 
@@ -110,6 +112,8 @@ def run_in_pty(
                 if not chunk:
                     break
                 result.bytes_written += len(chunk)
+                if keep_output:
+                    result.output += chunk
                 _answer_queries(master, chunk)
                 if now - start >= warmup_s:
                     result.bytes_after_warmup += len(chunk)
