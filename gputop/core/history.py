@@ -1,0 +1,210 @@
+"""Bounded histories of GPUs, MIG devices and processes, fed one Snapshot at a time.
+
+Every series is a set of parallel deques with a fixed ``maxlen``, so memory is
+bounded by count whatever the tick rate. Processes (and devices) missing from
+a snapshot are dropped at once, so a machine that starts a new PID every
+second does not grow the history.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+
+from gputop.core.model import ProcessIdentity, Snapshot
+
+DEFAULT_GPU_MAXLEN = 3600
+DEFAULT_PROCESS_MAXLEN = 300
+
+MigKey = tuple[int, int]  # (gpu index, MIG device index)
+
+
+class MemorySeries:
+    """Timestamps and memory in use, the part of a series a forecast reads."""
+
+    __slots__ = ("_timestamps", "_memory", "last_memory_change")
+
+    def __init__(self, maxlen: int) -> None:
+        self._timestamps: deque[float] = deque(maxlen=maxlen)
+        self._memory: deque[int | None] = deque(maxlen=maxlen)
+        # Time of the newest sample whose memory differed from the one before;
+        # None while memory has never changed. Lets a forecast skip flat series.
+        self.last_memory_change: float | None = None
+
+    def _add_memory(self, timestamp: float, memory: int | None) -> None:
+        if self._memory and self._memory[-1] != memory:
+            self.last_memory_change = timestamp
+        self._timestamps.append(timestamp)
+        self._memory.append(memory)
+
+    @property
+    def timestamps(self) -> Sequence[float]:
+        return self._timestamps
+
+    @property
+    def memory(self) -> Sequence[int | None]:
+        """Memory in use: ``memory_used`` of a device, ``gpu_memory`` of a process."""
+        return self._memory
+
+    def __len__(self) -> int:
+        return len(self._timestamps)
+
+
+class MigHistory(MemorySeries):
+    """One MIG device: (timestamp, memory_used)."""
+
+    __slots__ = ()
+
+    @property
+    def memory_used(self) -> Sequence[int | None]:
+        return self._memory
+
+
+class GpuHistory(MemorySeries):
+    """One GPU: (timestamp, memory_used, temperature, utilization, power)."""
+
+    __slots__ = ("_temperature", "_utilization", "_power")
+
+    def __init__(self, maxlen: int) -> None:
+        super().__init__(maxlen)
+        self._temperature: deque[float | None] = deque(maxlen=maxlen)
+        self._utilization: deque[float | None] = deque(maxlen=maxlen)
+        self._power: deque[float | None] = deque(maxlen=maxlen)
+
+    @property
+    def memory_used(self) -> Sequence[int | None]:
+        return self._memory
+
+    @property
+    def temperature(self) -> Sequence[float | None]:
+        return self._temperature
+
+    @property
+    def utilization(self) -> Sequence[float | None]:
+        return self._utilization
+
+    @property
+    def power(self) -> Sequence[float | None]:
+        return self._power
+
+
+class ProcessHistory(MemorySeries):
+    """One process: (timestamp, GPU memory summed over every GPU it uses)."""
+
+    __slots__ = ()
+
+    @property
+    def gpu_memory(self) -> Sequence[int | None]:
+        return self._memory
+
+
+class History:
+    """Histories of every GPU, MIG device and process seen in the latest snapshot."""
+
+    def __init__(
+        self,
+        gpu_maxlen: int = DEFAULT_GPU_MAXLEN,
+        process_maxlen: int = DEFAULT_PROCESS_MAXLEN,
+    ) -> None:
+        if gpu_maxlen < 1 or process_maxlen < 1:
+            raise ValueError("history lengths must be at least 1")
+        self.gpu_maxlen = gpu_maxlen
+        self.process_maxlen = process_maxlen
+        self._timestamps: deque[float] = deque(maxlen=gpu_maxlen)
+        self._gpus: dict[int, GpuHistory] = {}
+        self._migs: dict[MigKey, MigHistory] = {}
+        self._processes: dict[ProcessIdentity, ProcessHistory] = {}
+
+    def clear(self) -> None:
+        self._timestamps.clear()
+        self._gpus = {}
+        self._migs = {}
+        self._processes = {}
+
+    def add(self, snapshot: Snapshot) -> None:
+        """Append one snapshot.
+
+        A snapshot no newer than the last one is ignored; one older than the
+        last (a replay rewound, the clock stepped back) starts the history over,
+        so every series stays in time order.
+        """
+        now = snapshot.timestamp
+        if self._timestamps:
+            last = self._timestamps[-1]
+            if now == last:
+                return
+            if now < last:
+                self.clear()
+        self._timestamps.append(now)
+
+        old_gpus, old_migs = self._gpus, self._migs
+        gpus: dict[int, GpuHistory] = {}
+        migs: dict[MigKey, MigHistory] = {}
+        # Summed per identity: one process may hold memory on several GPUs.
+        process_memory: dict[ProcessIdentity, int | None] = {}
+        for gpu in snapshot.gpus:
+            gpu_history = old_gpus.get(gpu.index) or GpuHistory(self.gpu_maxlen)
+            gpu_history._add_memory(now, gpu.memory_used)
+            gpu_history._temperature.append(gpu.temperature)
+            gpu_history._utilization.append(gpu.utilization_gpu)
+            gpu_history._power.append(gpu.power_draw)
+            gpus[gpu.index] = gpu_history
+            for mig in gpu.mig_devices:
+                key = (gpu.index, mig.index)
+                mig_history = old_migs.get(key) or MigHistory(self.gpu_maxlen)
+                mig_history._add_memory(now, mig.memory_used)
+                migs[key] = mig_history
+            for process in gpu.all_processes():
+                identity = (process.pid, process.started)
+                memory = process.gpu_memory
+                if identity in process_memory:
+                    held = process_memory[identity]
+                    if memory is not None:
+                        memory = memory if held is None else held + memory
+                    else:
+                        memory = held
+                process_memory[identity] = memory
+        self._gpus, self._migs = gpus, migs
+
+        old_processes = self._processes
+        processes: dict[ProcessIdentity, ProcessHistory] = {}
+        for identity, memory in process_memory.items():
+            process_history = old_processes.get(identity)
+            if process_history is None:
+                process_history = ProcessHistory(self.process_maxlen)
+            process_history._add_memory(now, memory)
+            processes[identity] = process_history
+        self._processes = processes
+
+    def __len__(self) -> int:
+        """Number of snapshots held (at most ``gpu_maxlen``)."""
+        return len(self._timestamps)
+
+    @property
+    def timestamps(self) -> Sequence[float]:
+        return self._timestamps
+
+    def gpu(self, index: int) -> GpuHistory:
+        """The history of GPU ``index``; KeyError if the last snapshot lacked it."""
+        return self._gpus[index]
+
+    def mig(self, gpu_index: int, mig_index: int) -> MigHistory:
+        """The history of one MIG device; KeyError if the last snapshot lacked it."""
+        return self._migs[(gpu_index, mig_index)]
+
+    def process(self, identity: ProcessIdentity) -> ProcessHistory:
+        """The history of one process; KeyError if the last snapshot lacked it."""
+        return self._processes[identity]
+
+    @property
+    def gpus(self) -> Mapping[int, GpuHistory]:
+        return MappingProxyType(self._gpus)
+
+    @property
+    def migs(self) -> Mapping[MigKey, MigHistory]:
+        return MappingProxyType(self._migs)
+
+    @property
+    def processes(self) -> Mapping[ProcessIdentity, ProcessHistory]:
+        return MappingProxyType(self._processes)

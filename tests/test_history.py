@@ -1,0 +1,174 @@
+"""Bounded histories: what the sparklines and forecasts read."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from gputop.core.history import History
+from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
+
+GIB = 1 << 30
+
+
+def process(pid: int, gpu: int, memory: int | None, started: float | None = 100.0) -> ProcessSample:
+    return ProcessSample(pid=pid, gpu_index=gpu, type="C", gpu_memory=memory, started=started)
+
+
+def snapshot(t: float, *gpus: GpuSample) -> Snapshot:
+    return Snapshot(timestamp=t, hostname="h", host=HostSample(), gpus=gpus)
+
+
+def test_gpu_series_hold_each_field_in_order_with_none_for_na() -> None:
+    history = History()
+    history.add(
+        snapshot(
+            10.0,
+            GpuSample(
+                index=1, memory_used=GIB, temperature=40.0, utilization_gpu=50.0, power_draw=200.0
+            ),
+        )
+    )
+    history.add(snapshot(11.0, GpuSample(index=1, memory_used=2 * GIB)))
+    gpu = history.gpu(1)
+    assert list(gpu.timestamps) == [10.0, 11.0]
+    assert list(gpu.memory_used) == [GIB, 2 * GIB]
+    assert list(gpu.temperature) == [40.0, None]
+    assert list(gpu.utilization) == [50.0, None]
+    assert list(gpu.power) == [200.0, None]
+    assert len(gpu) == 2
+    assert len(history) == 2
+    assert list(history.timestamps) == [10.0, 11.0]
+
+
+def test_series_are_bounded_by_count() -> None:
+    history = History(gpu_maxlen=5, process_maxlen=3)
+    for k in range(20):
+        history.add(
+            snapshot(float(k), GpuSample(index=0, memory_used=k, processes=(process(7, 0, k),)))
+        )
+    assert list(history.gpu(0).memory_used) == [15, 16, 17, 18, 19]
+    assert list(history.process((7, 100.0)).gpu_memory) == [17, 18, 19]
+    assert list(history.process((7, 100.0)).timestamps) == [17.0, 18.0, 19.0]
+    assert len(history) == 5
+
+
+def test_mig_devices_are_keyed_by_gpu_and_mig_index() -> None:
+    history = History()
+    for k in range(3):
+        migs = (MigSample(index=0, memory_used=k), MigSample(index=1, memory_used=None))
+        history.add(snapshot(float(k), GpuSample(index=2, mig_devices=migs)))
+    assert list(history.mig(2, 0).memory_used) == [0, 1, 2]
+    assert list(history.mig(2, 1).memory_used) == [None, None, None]
+    assert set(history.migs) == {(2, 0), (2, 1)}
+
+
+def test_a_process_is_keyed_by_pid_and_start_time_so_a_reused_pid_starts_afresh() -> None:
+    history = History()
+    history.add(snapshot(1.0, GpuSample(index=0, processes=(process(42, 0, GIB, 100.0),))))
+    history.add(snapshot(2.0, GpuSample(index=0, processes=(process(42, 0, 2 * GIB, 100.0),))))
+    history.add(snapshot(3.0, GpuSample(index=0, processes=(process(42, 0, 5, 250.0),))))
+    assert set(history.processes) == {(42, 250.0)}
+    assert list(history.process((42, 250.0)).gpu_memory) == [5]
+    with pytest.raises(KeyError):
+        history.process((42, 100.0))
+
+
+def test_a_process_on_several_gpus_has_its_memory_summed() -> None:
+    history = History()
+    gpus = (
+        GpuSample(index=0, processes=(process(5, 0, GIB),)),
+        GpuSample(index=1, processes=(process(5, 1, 2 * GIB),)),
+        GpuSample(index=2, mig_devices=(MigSample(index=0, processes=(process(5, 2, None),)),)),
+    )
+    history.add(snapshot(1.0, *gpus))
+    assert list(history.process((5, 100.0)).gpu_memory) == [3 * GIB]
+
+
+def test_a_process_with_unknown_memory_everywhere_records_none() -> None:
+    history = History()
+    history.add(snapshot(1.0, GpuSample(index=0, processes=(process(5, 0, None),))))
+    assert list(history.process((5, 100.0)).gpu_memory) == [None]
+
+
+def test_vanished_processes_and_devices_are_dropped_at_once() -> None:
+    history = History()
+    history.add(snapshot(1.0, GpuSample(index=0, processes=(process(1, 0, 1), process(2, 0, 2)))))
+    history.add(snapshot(2.0, GpuSample(index=1, processes=(process(2, 1, 2),))))
+    assert set(history.processes) == {(2, 100.0)}
+    assert set(history.gpus) == {1}
+    with pytest.raises(KeyError):
+        history.gpu(0)
+
+
+def test_a_30_minute_soak_with_a_new_pid_every_second_does_not_grow() -> None:
+    history = History()
+    for k in range(1800):
+        procs = tuple(process(1000 + k + j, 0, GIB, started=float(k + j)) for j in range(3))
+        history.add(snapshot(float(k), GpuSample(index=0, memory_used=GIB, processes=procs)))
+    assert len(history.processes) == 3
+    assert len(history.gpu(0)) == 1800
+
+
+def test_a_repeated_timestamp_is_ignored_and_an_older_one_starts_over() -> None:
+    history = History()
+    history.add(snapshot(5.0, GpuSample(index=0, memory_used=1)))
+    history.add(snapshot(5.0, GpuSample(index=0, memory_used=2)))
+    assert list(history.gpu(0).memory_used) == [1]
+    history.add(snapshot(3.0, GpuSample(index=0, memory_used=3)))
+    assert list(history.gpu(0).timestamps) == [3.0]
+    assert len(history) == 1
+
+
+def test_last_memory_change_is_the_time_memory_last_moved() -> None:
+    history = History()
+    for t, memory in [(1.0, 5), (2.0, 5), (3.0, 6), (4.0, 6), (5.0, None)]:
+        history.add(snapshot(t, GpuSample(index=0, memory_used=memory)))
+        if t == 2.0:
+            assert history.gpu(0).last_memory_change is None
+        if t == 4.0:
+            assert history.gpu(0).last_memory_change == 3.0
+    assert history.gpu(0).last_memory_change == 5.0
+
+
+def test_maxlen_must_be_positive() -> None:
+    with pytest.raises(ValueError):
+        History(gpu_maxlen=0)
+
+
+def test_add_with_8_gpus_and_1024_processes_is_cheap() -> None:
+    snapshots = [
+        snapshot(
+            float(k),
+            *(
+                GpuSample(
+                    index=g,
+                    memory_used=k,
+                    temperature=50.0,
+                    processes=tuple(process(g * 1000 + p, g, k * p) for p in range(128)),
+                )
+                for g in range(8)
+            ),
+        )
+        for k in range(50)
+    ]
+    history = History()
+    started = time.perf_counter()
+    for item in snapshots:
+        history.add(item)
+    per_add = (time.perf_counter() - started) / len(snapshots)
+    assert len(history.processes) == 1024
+    # About 0.4 ms on a laptop; loose so a slow CI runner passes.
+    assert per_add < 0.005
+
+
+def test_the_data_side_modules_do_not_import_textual() -> None:
+    code = (
+        "import sys\n"
+        "import gputop.core.history, gputop.core.forecast\n"
+        "assert 'textual' not in sys.modules, 'textual imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
