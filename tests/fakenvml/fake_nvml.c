@@ -1,0 +1,836 @@
+/*
+ * A fake libnvidia-ml.so.1 for gputop's tests.
+ *
+ * The real nvidia-ml-py (pynvml) loads this library instead of the driver's,
+ * so the NVML source is exercised through the real ctypes structs, symbol
+ * names and error codes. Its state comes from a scenario file whose path is
+ * in the environment variable FAKE_NVML_SCENARIO; the file is re-read when
+ * its path, inode, size or mtime changes (checked with one stat() per call).
+ * Write scenarios with tests/fakenvml/scenario.py rather than by hand.
+ *
+ * Scenario format: one record per line; '#' starts a comment line. A record
+ * is a keyword followed by key=value pairs; a value with spaces is written
+ * in double quotes (no escapes, no quotes inside).
+ *
+ *   driver 550.54.15                  nvmlSystemGetDriverVersion
+ *   cuda 12040                        nvmlSystemGetCudaDriverVersion(_v2)
+ *   init_error 9                      nvmlInit* returns this code
+ *   gpu name="NVIDIA H100 80GB HBM3" uuid=GPU-... pci=00000000:01:00.0
+ *       memory_total=B memory_used=B memory_free=B memory_reserved=B
+ *       util_gpu=% util_memory=% encoder=% decoder=% temperature=C
+ *       temperature_slowdown=C temperature_shutdown=C fan=% power_mw=mW
+ *       power_limit_mw=mW clock_sm=MHz clock_mem=MHz pstate=N
+ *       pcie_rx_kbs=KB/s pcie_tx_kbs=KB/s mig_mode=0|1 max_mig=N
+ *                                     one line per GPU, in index order
+ *   mig gpu=I slot=S name="..." uuid=MIG-... memory_total=B memory_used=B
+ *       memory_free=B gpu_instance_id=N compute_instance_id=N
+ *   process gpu=I [mig=S] pid=P used=B|na kind=C|G|M|CG|...
+ *       [sm=%] [mem=%] [enc=%] [dec=%] [sm_time=us]
+ *                                     kind letters: C compute, G graphics,
+ *                                     M MPS compute; used=na reports
+ *                                     NVML_VALUE_NOT_AVAILABLE
+ *   error fn=NAME|* code=N [gpu=I] [mig=S]
+ *                                     NAME (an exported symbol, or its name
+ *                                     without _v2/_v3 to match every
+ *                                     version) returns code N, for GPU I
+ *                                     (and its MIG devices) or MIG slot S
+ *                                     of it, or for every call without gpu=
+ *
+ * A device field left out of its line makes its getter return
+ * NVML_ERROR_NOT_SUPPORTED. Memory: the v2 call returns the fields as
+ * written; the v1 call, like the driver, counts reserved memory as used.
+ * A GPU's process lists include the processes of its MIG devices (with
+ * their instance ids), as real drivers do; a MIG handle lists only its own.
+ * Process utilization samples carry sm_time (default: now, in us) and are
+ * returned only when newer than the caller's lastSeenTimeStamp.
+ *
+ * To simulate an older driver, link with a version script that makes some
+ * symbols local (the fixture in tests/fakenvml does this on demand).
+ * fake_nvml_call_count(name) and fake_nvml_reset_counts() let tests count
+ * the calls made through each symbol.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+typedef int nvmlReturn_t;
+
+enum {
+    NVML_SUCCESS = 0,
+    NVML_ERROR_UNINITIALIZED = 1,
+    NVML_ERROR_INVALID_ARGUMENT = 2,
+    NVML_ERROR_NOT_SUPPORTED = 3,
+    NVML_ERROR_NOT_FOUND = 6,
+    NVML_ERROR_INSUFFICIENT_SIZE = 7,
+    NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
+};
+
+#define MAX_GPUS 64
+#define MAX_MIGS 8
+#define MAX_RULES 256
+#define UNSET (-1LL)
+#define NOT_AVAILABLE (~0ULL)
+
+#define FAKE_FUNCTIONS(X)                                                          \
+    X(nvmlInit) X(nvmlInit_v2) X(nvmlInitWithFlags) X(nvmlShutdown)                \
+    X(nvmlErrorString) X(nvmlSystemGetDriverVersion)                               \
+    X(nvmlSystemGetCudaDriverVersion) X(nvmlSystemGetCudaDriverVersion_v2)         \
+    X(nvmlDeviceGetCount) X(nvmlDeviceGetCount_v2)                                 \
+    X(nvmlDeviceGetHandleByIndex) X(nvmlDeviceGetHandleByIndex_v2)                 \
+    X(nvmlDeviceGetName) X(nvmlDeviceGetUUID) X(nvmlDeviceGetPciInfo_v3)           \
+    X(nvmlDeviceGetMemoryInfo) X(nvmlDeviceGetMemoryInfo_v2)                       \
+    X(nvmlDeviceGetUtilizationRates) X(nvmlDeviceGetEncoderUtilization)            \
+    X(nvmlDeviceGetDecoderUtilization) X(nvmlDeviceGetTemperature)                 \
+    X(nvmlDeviceGetTemperatureV) X(nvmlDeviceGetTemperatureThreshold)              \
+    X(nvmlDeviceGetFanSpeed) X(nvmlDeviceGetPowerUsage)                            \
+    X(nvmlDeviceGetEnforcedPowerLimit) X(nvmlDeviceGetClockInfo)                   \
+    X(nvmlDeviceGetPerformanceState) X(nvmlDeviceGetPcieThroughput)                \
+    X(nvmlDeviceGetMigMode) X(nvmlDeviceGetMaxMigDeviceCount)                      \
+    X(nvmlDeviceGetMigDeviceHandleByIndex) X(nvmlDeviceIsMigDeviceHandle)          \
+    X(nvmlDeviceGetGpuInstanceId) X(nvmlDeviceGetComputeInstanceId)                \
+    X(nvmlDeviceGetComputeRunningProcesses)                                        \
+    X(nvmlDeviceGetComputeRunningProcesses_v2)                                     \
+    X(nvmlDeviceGetComputeRunningProcesses_v3)                                     \
+    X(nvmlDeviceGetGraphicsRunningProcesses)                                       \
+    X(nvmlDeviceGetGraphicsRunningProcesses_v2)                                    \
+    X(nvmlDeviceGetGraphicsRunningProcesses_v3)                                    \
+    X(nvmlDeviceGetMPSComputeRunningProcesses)                                     \
+    X(nvmlDeviceGetMPSComputeRunningProcesses_v2)                                  \
+    X(nvmlDeviceGetMPSComputeRunningProcesses_v3)                                  \
+    X(nvmlDeviceGetProcessUtilization)
+
+#define AS_ENUM(name) FN_##name,
+enum { FAKE_FUNCTIONS(AS_ENUM) FN_COUNT };
+#define AS_NAME(name) #name,
+static const char *const fn_names[FN_COUNT] = {FAKE_FUNCTIONS(AS_NAME)};
+static unsigned long long call_counts[FN_COUNT];
+
+typedef struct device {
+    int present;
+    int is_mig;
+    int gpu;  /* physical GPU index */
+    int slot; /* MIG slot, -1 for a physical GPU */
+    char name[96];
+    char uuid[96];
+    char pci[32];
+    long long memory_total, memory_used, memory_free, memory_reserved;
+    long long util_gpu, util_memory, encoder, decoder;
+    long long temperature, temperature_slowdown, temperature_shutdown, fan;
+    long long power_mw, power_limit_mw, clock_sm, clock_mem, pstate;
+    long long pcie_rx_kbs, pcie_tx_kbs, mig_mode, max_mig;
+    long long gpu_instance_id, compute_instance_id;
+} device_t;
+
+typedef struct process {
+    int gpu, slot;
+    unsigned pid;
+    unsigned long long used;
+    int kinds; /* KIND_* bits */
+    long long sm, mem, enc, dec, sm_time;
+} process_t;
+
+enum { KIND_C = 1, KIND_G = 2, KIND_M = 4 };
+
+typedef struct rule {
+    unsigned char fns[FN_COUNT];
+    int gpu, slot, code;
+} rule_t;
+
+/* Handles are pointers into these arrays, so they stay valid across reloads. */
+static device_t gpus[MAX_GPUS];
+static device_t migs[MAX_GPUS][MAX_MIGS];
+static int gpu_count;
+static process_t *processes;
+static int process_count, process_capacity;
+static rule_t rules[MAX_RULES];
+static int rule_count;
+static char driver_version[80];
+static long long cuda_version;
+static int init_error;
+static int init_refcount;
+
+static char loaded_path[4096];
+static struct stat loaded_stat;
+static int loaded;
+
+/* Every numeric field, memory_total .. compute_instance_id, is a long long in a row. */
+static void reset_device(device_t *d) {
+    memset(d, 0, sizeof(*d));
+    long long *first = &d->memory_total;
+    long long *last = &d->compute_instance_id;
+    for (long long *f = first; f <= last; f++) *f = UNSET;
+}
+
+static void reset_scenario(void) {
+    for (int i = 0; i < MAX_GPUS; i++) {
+        reset_device(&gpus[i]);
+        for (int s = 0; s < MAX_MIGS; s++) reset_device(&migs[i][s]);
+    }
+    gpu_count = 0;
+    process_count = 0;
+    rule_count = 0;
+    strcpy(driver_version, "0.0");
+    cuda_version = UNSET;
+    init_error = 0;
+}
+
+/* Split "key=value" pairs; values may be "quoted". Returns 0 at the end. */
+static int next_pair(char **cursor, char **key, char **value) {
+    char *p = *cursor;
+    while (*p && isspace((unsigned char)*p)) p++;
+    if (!*p) return 0;
+    *key = p;
+    while (*p && *p != '=' && !isspace((unsigned char)*p)) p++;
+    if (*p != '=') {
+        *value = p;
+        if (*p) *p++ = '\0';
+        *cursor = p;
+        return 1;
+    }
+    *p++ = '\0';
+    if (*p == '"') {
+        *value = ++p;
+        while (*p && *p != '"') p++;
+    } else {
+        *value = p;
+        while (*p && !isspace((unsigned char)*p)) p++;
+    }
+    if (*p) *p++ = '\0';
+    *cursor = p;
+    return 1;
+}
+
+static long long number(const char *text) {
+    if (strcmp(text, "na") == 0) return (long long)NOT_AVAILABLE;
+    return strtoll(text, NULL, 0);
+}
+
+static void copy_text(char *dest, size_t size, const char *text) {
+    snprintf(dest, size, "%s", text);
+}
+
+static void set_device_field(device_t *d, const char *key, const char *value) {
+    if (strcmp(key, "name") == 0) { copy_text(d->name, sizeof d->name, value); return; }
+    if (strcmp(key, "uuid") == 0) { copy_text(d->uuid, sizeof d->uuid, value); return; }
+    if (strcmp(key, "pci") == 0) { copy_text(d->pci, sizeof d->pci, value); return; }
+    static const struct { const char *key; size_t offset; } fields[] = {
+#define FIELD(name) {#name, offsetof(device_t, name)}
+        FIELD(memory_total), FIELD(memory_used), FIELD(memory_free),
+        FIELD(memory_reserved), FIELD(util_gpu), FIELD(util_memory),
+        FIELD(encoder), FIELD(decoder), FIELD(temperature),
+        FIELD(temperature_slowdown), FIELD(temperature_shutdown), FIELD(fan),
+        FIELD(power_mw), FIELD(power_limit_mw), FIELD(clock_sm), FIELD(clock_mem),
+        FIELD(pstate), FIELD(pcie_rx_kbs), FIELD(pcie_tx_kbs), FIELD(mig_mode),
+        FIELD(max_mig), FIELD(gpu_instance_id), FIELD(compute_instance_id),
+#undef FIELD
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        if (strcmp(key, fields[i].key) == 0) {
+            *(long long *)((char *)d + fields[i].offset) = number(value);
+            return;
+        }
+    }
+    fprintf(stderr, "fake_nvml: unknown device key '%s'\n", key);
+}
+
+static int rule_matches_symbol(const char *rule, const char *symbol) {
+    if (strcmp(rule, "*") == 0 || strcmp(rule, symbol) == 0) return 1;
+    size_t n = strlen(rule);
+    return strncmp(rule, symbol, n) == 0 &&
+           (strcmp(symbol + n, "_v2") == 0 || strcmp(symbol + n, "_v3") == 0);
+}
+
+static void parse_record(char *line) {
+    char *cursor = line, *key, *value;
+    char *kind;
+    if (!next_pair(&cursor, &kind, &value)) return;
+    if (kind[0] == '#') return;
+    if (strcmp(kind, "driver") == 0 || strcmp(kind, "cuda") == 0 ||
+        strcmp(kind, "init_error") == 0) {
+        char *arg;
+        if (!next_pair(&cursor, &arg, &value)) return;
+        if (kind[0] == 'd') copy_text(driver_version, sizeof driver_version, arg);
+        else if (kind[0] == 'c') cuda_version = number(arg);
+        else init_error = (int)number(arg);
+        return;
+    }
+    if (strcmp(kind, "gpu") == 0) {
+        if (gpu_count >= MAX_GPUS) return;
+        device_t *d = &gpus[gpu_count];
+        d->present = 1;
+        d->gpu = gpu_count++;
+        d->slot = -1;
+        while (next_pair(&cursor, &key, &value)) set_device_field(d, key, value);
+        return;
+    }
+    if (strcmp(kind, "mig") == 0) {
+        int gpu = -1, slot = -1;
+        char *rest = cursor;
+        /* First pass for the address, second for the fields. */
+        char copy[4096];
+        copy_text(copy, sizeof copy, rest);
+        char *c2 = copy;
+        while (next_pair(&c2, &key, &value)) {
+            if (strcmp(key, "gpu") == 0) gpu = (int)number(value);
+            if (strcmp(key, "slot") == 0) slot = (int)number(value);
+        }
+        if (gpu < 0 || gpu >= MAX_GPUS || slot < 0 || slot >= MAX_MIGS) return;
+        device_t *d = &migs[gpu][slot];
+        reset_device(d);
+        d->present = 1;
+        d->is_mig = 1;
+        d->gpu = gpu;
+        d->slot = slot;
+        while (next_pair(&cursor, &key, &value)) {
+            if (strcmp(key, "gpu") != 0 && strcmp(key, "slot") != 0)
+                set_device_field(d, key, value);
+        }
+        return;
+    }
+    if (strcmp(kind, "process") == 0) {
+        if (process_count == process_capacity) {
+            process_capacity = process_capacity ? process_capacity * 2 : 256;
+            processes = realloc(processes, sizeof(process_t) * (size_t)process_capacity);
+        }
+        process_t *p = &processes[process_count++];
+        memset(p, 0, sizeof *p);
+        p->slot = -1;
+        p->sm = p->mem = p->enc = p->dec = p->sm_time = UNSET;
+        p->kinds = KIND_C;
+        while (next_pair(&cursor, &key, &value)) {
+            if (strcmp(key, "gpu") == 0) p->gpu = (int)number(value);
+            else if (strcmp(key, "mig") == 0) p->slot = (int)number(value);
+            else if (strcmp(key, "pid") == 0) p->pid = (unsigned)number(value);
+            else if (strcmp(key, "used") == 0) p->used = (unsigned long long)number(value);
+            else if (strcmp(key, "sm") == 0) p->sm = number(value);
+            else if (strcmp(key, "mem") == 0) p->mem = number(value);
+            else if (strcmp(key, "enc") == 0) p->enc = number(value);
+            else if (strcmp(key, "dec") == 0) p->dec = number(value);
+            else if (strcmp(key, "sm_time") == 0) p->sm_time = number(value);
+            else if (strcmp(key, "kind") == 0) {
+                p->kinds = 0;
+                for (const char *k = value; *k; k++)
+                    p->kinds |= *k == 'C' ? KIND_C : *k == 'G' ? KIND_G : *k == 'M' ? KIND_M : 0;
+            }
+        }
+        return;
+    }
+    if (strcmp(kind, "error") == 0) {
+        if (rule_count >= MAX_RULES) return;
+        rule_t *r = &rules[rule_count++];
+        memset(r, 0, sizeof *r);
+        r->gpu = r->slot = -1;
+        while (next_pair(&cursor, &key, &value)) {
+            if (strcmp(key, "gpu") == 0) r->gpu = (int)number(value);
+            else if (strcmp(key, "mig") == 0) r->slot = (int)number(value);
+            else if (strcmp(key, "code") == 0) r->code = (int)number(value);
+            else if (strcmp(key, "fn") == 0) {
+                for (int f = 0; f < FN_COUNT; f++)
+                    if (rule_matches_symbol(value, fn_names[f])) r->fns[f] = 1;
+            }
+        }
+        return;
+    }
+    fprintf(stderr, "fake_nvml: unknown record '%s'\n", kind);
+}
+
+static void load_scenario(const char *path) {
+    reset_scenario();
+    FILE *file = fopen(path, "r");
+    if (!file) return;
+    char line[4096];
+    while (fgets(line, sizeof line, file)) parse_record(line);
+    fclose(file);
+}
+
+static void maybe_reload(int force) {
+    const char *path = getenv("FAKE_NVML_SCENARIO");
+    struct stat st;
+    if (!path || stat(path, &st) != 0) {
+        if (loaded || force) reset_scenario();
+        loaded = 0;
+        loaded_path[0] = '\0';
+        return;
+    }
+    if (!force && loaded && strcmp(path, loaded_path) == 0 &&
+        st.st_ino == loaded_stat.st_ino && st.st_size == loaded_stat.st_size &&
+        st.st_mtim.tv_sec == loaded_stat.st_mtim.tv_sec &&
+        st.st_mtim.tv_nsec == loaded_stat.st_mtim.tv_nsec)
+        return;
+    load_scenario(path);
+    copy_text(loaded_path, sizeof loaded_path, path);
+    loaded_stat = st;
+    loaded = 1;
+}
+
+static int handle_valid(const device_t *d) {
+    const device_t *gpu_end = gpus + MAX_GPUS;
+    const device_t *mig_begin = &migs[0][0];
+    const device_t *mig_end = mig_begin + MAX_GPUS * MAX_MIGS;
+    if (!((d >= gpus && d < gpu_end) || (d >= mig_begin && d < mig_end))) return 0;
+    return d->present;
+}
+
+static nvmlReturn_t rule_error(int fn, int gpu, int slot) {
+    for (int i = 0; i < rule_count; i++) {
+        const rule_t *r = &rules[i];
+        if (!r->fns[fn]) continue;
+        if (r->gpu >= 0 && r->gpu != gpu) continue;
+        if (r->slot >= 0 && r->slot != slot) continue;
+        return r->code;
+    }
+    return NVML_SUCCESS;
+}
+
+/* Every entry point starts here: count, reload, check init and injected errors. */
+static nvmlReturn_t enter(int fn, const device_t *d) {
+    call_counts[fn]++;
+    maybe_reload(0);
+    if (init_refcount == 0) return NVML_ERROR_UNINITIALIZED;
+    if (d) {
+        if (!handle_valid(d)) return NVML_ERROR_INVALID_ARGUMENT;
+        return rule_error(fn, d->gpu, d->slot);
+    }
+    return rule_error(fn, -1, -1);
+}
+
+#define ENTER(fn, dev)                                        \
+    do {                                                      \
+        nvmlReturn_t entered_ = enter(FN_##fn, (dev));        \
+        if (entered_ != NVML_SUCCESS) return entered_;        \
+    } while (0)
+
+#define REQUIRE(value)                                                \
+    do {                                                              \
+        if ((value) == UNSET) return NVML_ERROR_NOT_SUPPORTED;        \
+    } while (0)
+
+static nvmlReturn_t copy_string(char *dest, unsigned length, const char *text) {
+    if (!dest) return NVML_ERROR_INVALID_ARGUMENT;
+    if (strlen(text) + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
+    strcpy(dest, text);
+    return NVML_SUCCESS;
+}
+
+/* ---- init, system ------------------------------------------------------ */
+
+static nvmlReturn_t do_init(int fn) {
+    call_counts[fn]++;
+    maybe_reload(1);
+    if (init_error) return init_error;
+    init_refcount++;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlInit(void) { return do_init(FN_nvmlInit); }
+nvmlReturn_t nvmlInit_v2(void) { return do_init(FN_nvmlInit_v2); }
+nvmlReturn_t nvmlInitWithFlags(unsigned flags) {
+    (void)flags;
+    return do_init(FN_nvmlInitWithFlags);
+}
+
+nvmlReturn_t nvmlShutdown(void) {
+    ENTER(nvmlShutdown, NULL);
+    init_refcount--;
+    return NVML_SUCCESS;
+}
+
+const char *nvmlErrorString(nvmlReturn_t result) {
+    call_counts[FN_nvmlErrorString]++;
+    switch (result) {
+    case 0: return "Success";
+    case 1: return "Uninitialized";
+    case 2: return "Invalid Argument";
+    case 3: return "Not Supported";
+    case 4: return "Insufficient Permissions";
+    case 6: return "Not Found";
+    case 7: return "Insufficient Size";
+    case 9: return "Driver Not Loaded";
+    case 10: return "Timeout";
+    case 13: return "Function Not Found";
+    case 15: return "GPU is lost";
+    case 18: return "RM has detected an NVML/RM version mismatch.";
+    case 21: return "No data";
+    case 999: return "Unknown Error";
+    default: return "Unknown Error";
+    }
+}
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned length) {
+    ENTER(nvmlSystemGetDriverVersion, NULL);
+    return copy_string(version, length, driver_version);
+}
+
+static nvmlReturn_t cuda_driver_version(int *version) {
+    REQUIRE(cuda_version);
+    *version = (int)cuda_version;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *version) {
+    ENTER(nvmlSystemGetCudaDriverVersion, NULL);
+    return cuda_driver_version(version);
+}
+
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *version) {
+    ENTER(nvmlSystemGetCudaDriverVersion_v2, NULL);
+    return cuda_driver_version(version);
+}
+
+/* ---- devices ----------------------------------------------------------- */
+
+typedef device_t *nvmlDevice_t;
+
+nvmlReturn_t nvmlDeviceGetCount(unsigned *count) {
+    ENTER(nvmlDeviceGetCount, NULL);
+    *count = (unsigned)gpu_count;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *count) {
+    ENTER(nvmlDeviceGetCount_v2, NULL);
+    *count = (unsigned)gpu_count;
+    return NVML_SUCCESS;
+}
+
+static nvmlReturn_t handle_by_index(int fn, unsigned index, nvmlDevice_t *device) {
+    call_counts[fn]++;
+    maybe_reload(0);
+    if (init_refcount == 0) return NVML_ERROR_UNINITIALIZED;
+    if (index >= (unsigned)gpu_count) return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlReturn_t error = rule_error(fn, (int)index, -1);
+    if (error) return error;
+    *device = &gpus[index];
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned index, nvmlDevice_t *device) {
+    return handle_by_index(FN_nvmlDeviceGetHandleByIndex, index, device);
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned index, nvmlDevice_t *device) {
+    return handle_by_index(FN_nvmlDeviceGetHandleByIndex_v2, index, device);
+}
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned length) {
+    ENTER(nvmlDeviceGetName, d);
+    if (!d->name[0]) return NVML_ERROR_NOT_SUPPORTED;
+    return copy_string(name, length, d->name);
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned length) {
+    ENTER(nvmlDeviceGetUUID, d);
+    if (!d->uuid[0]) return NVML_ERROR_NOT_SUPPORTED;
+    return copy_string(uuid, length, d->uuid);
+}
+
+typedef struct {
+    char busIdLegacy[16];
+    unsigned domain, bus, device, pciDeviceId, pciSubSystemId;
+    char busId[32];
+} nvmlPciInfo_t;
+
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *pci) {
+    ENTER(nvmlDeviceGetPciInfo_v3, d);
+    if (!d->pci[0]) return NVML_ERROR_NOT_SUPPORTED;
+    memset(pci, 0, sizeof *pci);
+    copy_text(pci->busId, sizeof pci->busId, d->pci);
+    memcpy(pci->busIdLegacy, d->pci, sizeof pci->busIdLegacy - 1); /* legacy: truncated */
+    sscanf(d->pci, "%x:%x:%x", &pci->domain, &pci->bus, &pci->device);
+    pci->pciDeviceId = 0x233010DE;
+    return NVML_SUCCESS;
+}
+
+typedef struct {
+    unsigned long long total, free, used;
+} nvmlMemory_t;
+
+typedef struct {
+    unsigned version;
+    unsigned long long total, reserved, free, used;
+} nvmlMemory_v2_t;
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *memory) {
+    ENTER(nvmlDeviceGetMemoryInfo, d);
+    REQUIRE(d->memory_total);
+    long long reserved = d->memory_reserved == UNSET ? 0 : d->memory_reserved;
+    memory->total = (unsigned long long)d->memory_total;
+    memory->free = (unsigned long long)d->memory_free;
+    memory->used = (unsigned long long)(d->memory_used + reserved);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *memory) {
+    ENTER(nvmlDeviceGetMemoryInfo_v2, d);
+    if (memory->version >> 24 != 2) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    REQUIRE(d->memory_total);
+    memory->total = (unsigned long long)d->memory_total;
+    memory->reserved = d->memory_reserved == UNSET ? 0 : (unsigned long long)d->memory_reserved;
+    memory->free = (unsigned long long)d->memory_free;
+    memory->used = (unsigned long long)d->memory_used;
+    return NVML_SUCCESS;
+}
+
+typedef struct {
+    unsigned gpu, memory;
+} nvmlUtilization_t;
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *util) {
+    ENTER(nvmlDeviceGetUtilizationRates, d);
+    REQUIRE(d->util_gpu);
+    util->gpu = (unsigned)d->util_gpu;
+    util->memory = d->util_memory == UNSET ? 0 : (unsigned)d->util_memory;
+    return NVML_SUCCESS;
+}
+
+static nvmlReturn_t codec_util(long long value, unsigned *util, unsigned *period_us) {
+    REQUIRE(value);
+    *util = (unsigned)value;
+    *period_us = 167000;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t d, unsigned *util, unsigned *period) {
+    ENTER(nvmlDeviceGetEncoderUtilization, d);
+    return codec_util(d->encoder, util, period);
+}
+
+nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned *util, unsigned *period) {
+    ENTER(nvmlDeviceGetDecoderUtilization, d);
+    return codec_util(d->decoder, util, period);
+}
+
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned *temp) {
+    ENTER(nvmlDeviceGetTemperature, d);
+    if (sensor != 0) return NVML_ERROR_INVALID_ARGUMENT;
+    REQUIRE(d->temperature);
+    *temp = (unsigned)d->temperature;
+    return NVML_SUCCESS;
+}
+
+typedef struct {
+    unsigned version;
+    int sensorType;
+    int temperature;
+} nvmlTemperature_t;
+
+nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t d, nvmlTemperature_t *temp) {
+    ENTER(nvmlDeviceGetTemperatureV, d);
+    if (temp->version >> 24 != 1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    if (temp->sensorType != 0) return NVML_ERROR_INVALID_ARGUMENT;
+    REQUIRE(d->temperature);
+    temp->temperature = (int)d->temperature;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t d, int kind, unsigned *temp) {
+    ENTER(nvmlDeviceGetTemperatureThreshold, d);
+    long long value = kind == 0 ? d->temperature_shutdown
+                      : kind == 1 ? d->temperature_slowdown : UNSET;
+    REQUIRE(value);
+    *temp = (unsigned)value;
+    return NVML_SUCCESS;
+}
+
+#define SIMPLE_UINT_GETTER(fn, field)                         \
+    nvmlReturn_t fn(nvmlDevice_t d, unsigned *value) {        \
+        ENTER(fn, d);                                         \
+        REQUIRE(d->field);                                    \
+        *value = (unsigned)d->field;                          \
+        return NVML_SUCCESS;                                  \
+    }
+
+SIMPLE_UINT_GETTER(nvmlDeviceGetFanSpeed, fan)
+SIMPLE_UINT_GETTER(nvmlDeviceGetPowerUsage, power_mw)
+SIMPLE_UINT_GETTER(nvmlDeviceGetEnforcedPowerLimit, power_limit_mw)
+SIMPLE_UINT_GETTER(nvmlDeviceGetPerformanceState, pstate)
+SIMPLE_UINT_GETTER(nvmlDeviceGetMaxMigDeviceCount, max_mig)
+SIMPLE_UINT_GETTER(nvmlDeviceGetGpuInstanceId, gpu_instance_id)
+SIMPLE_UINT_GETTER(nvmlDeviceGetComputeInstanceId, compute_instance_id)
+
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned *clock) {
+    ENTER(nvmlDeviceGetClockInfo, d);
+    long long value = (type == 0 || type == 1) ? d->clock_sm : type == 2 ? d->clock_mem : UNSET;
+    REQUIRE(value);
+    *clock = (unsigned)value;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, int counter, unsigned *value) {
+    ENTER(nvmlDeviceGetPcieThroughput, d);
+    long long kbs = counter == 0 ? d->pcie_tx_kbs : counter == 1 ? d->pcie_rx_kbs : UNSET;
+    REQUIRE(kbs);
+    *value = (unsigned)kbs;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned *current, unsigned *pending) {
+    ENTER(nvmlDeviceGetMigMode, d);
+    if (d->is_mig) return NVML_ERROR_NOT_SUPPORTED;
+    REQUIRE(d->mig_mode);
+    *current = *pending = (unsigned)d->mig_mode;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t d, unsigned *is_mig) {
+    ENTER(nvmlDeviceIsMigDeviceHandle, d);
+    *is_mig = (unsigned)d->is_mig;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned index,
+                                                 nvmlDevice_t *mig) {
+    call_counts[FN_nvmlDeviceGetMigDeviceHandleByIndex]++;
+    maybe_reload(0);
+    if (init_refcount == 0) return NVML_ERROR_UNINITIALIZED;
+    if (!handle_valid(d) || d->is_mig) return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlReturn_t error = rule_error(FN_nvmlDeviceGetMigDeviceHandleByIndex, d->gpu, (int)index);
+    if (error) return error;
+    if (d->mig_mode != 1) return NVML_ERROR_NOT_SUPPORTED;
+    if (index >= MAX_MIGS || (d->max_mig != UNSET && index >= d->max_mig))
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (!migs[d->gpu][index].present) return NVML_ERROR_NOT_FOUND;
+    *mig = &migs[d->gpu][index];
+    return NVML_SUCCESS;
+}
+
+/* ---- processes --------------------------------------------------------- */
+
+typedef struct {
+    unsigned pid;
+    unsigned long long usedGpuMemory;
+} nvmlProcessInfo_v1_t;
+
+typedef struct {
+    unsigned pid;
+    unsigned long long usedGpuMemory;
+    unsigned gpuInstanceId, computeInstanceId;
+} nvmlProcessInfo_v2_t;
+
+static int process_on(const process_t *p, const device_t *d) {
+    if (p->gpu != d->gpu) return 0;
+    return !d->is_mig || p->slot == d->slot;
+}
+
+static nvmlReturn_t process_list(const device_t *d, unsigned *count, void *infos,
+                                 int kind, int version) {
+    unsigned n = 0;
+    for (int i = 0; i < process_count; i++)
+        if ((processes[i].kinds & kind) && process_on(&processes[i], d)) n++;
+    if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+    if (n == 0) {
+        *count = 0;
+        return NVML_SUCCESS;
+    }
+    if (!infos || *count < n) {
+        *count = n;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    unsigned k = 0;
+    for (int i = 0; i < process_count; i++) {
+        const process_t *p = &processes[i];
+        if (!(p->kinds & kind) || !process_on(p, d)) continue;
+        if (version == 1) {
+            nvmlProcessInfo_v1_t *out = (nvmlProcessInfo_v1_t *)infos + k++;
+            out->pid = p->pid;
+            out->usedGpuMemory = p->used;
+        } else {
+            nvmlProcessInfo_v2_t *out = (nvmlProcessInfo_v2_t *)infos + k++;
+            out->pid = p->pid;
+            out->usedGpuMemory = p->used;
+            out->gpuInstanceId = out->computeInstanceId = 0xFFFFFFFFu;
+            if (p->slot >= 0 && p->slot < MAX_MIGS) {
+                const device_t *mig = &migs[p->gpu][p->slot];
+                out->gpuInstanceId = (unsigned)mig->gpu_instance_id;
+                out->computeInstanceId = (unsigned)mig->compute_instance_id;
+            }
+        }
+    }
+    *count = n;
+    return NVML_SUCCESS;
+}
+
+#define PROCESS_LIST(fn, kind, version)                                       \
+    nvmlReturn_t fn(nvmlDevice_t d, unsigned *count, void *infos) {           \
+        ENTER(fn, d);                                                         \
+        return process_list(d, count, infos, kind, version);                  \
+    }
+
+PROCESS_LIST(nvmlDeviceGetComputeRunningProcesses, KIND_C, 1)
+PROCESS_LIST(nvmlDeviceGetComputeRunningProcesses_v2, KIND_C, 2)
+PROCESS_LIST(nvmlDeviceGetComputeRunningProcesses_v3, KIND_C, 3)
+PROCESS_LIST(nvmlDeviceGetGraphicsRunningProcesses, KIND_G, 1)
+PROCESS_LIST(nvmlDeviceGetGraphicsRunningProcesses_v2, KIND_G, 2)
+PROCESS_LIST(nvmlDeviceGetGraphicsRunningProcesses_v3, KIND_G, 3)
+PROCESS_LIST(nvmlDeviceGetMPSComputeRunningProcesses, KIND_M, 1)
+PROCESS_LIST(nvmlDeviceGetMPSComputeRunningProcesses_v2, KIND_M, 2)
+PROCESS_LIST(nvmlDeviceGetMPSComputeRunningProcesses_v3, KIND_M, 3)
+
+typedef struct {
+    unsigned pid;
+    unsigned long long timeStamp;
+    unsigned smUtil, memUtil, encUtil, decUtil;
+} nvmlProcessUtilizationSample_t;
+
+static unsigned long long now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000ULL;
+}
+
+static unsigned long long sample_time(const process_t *p, unsigned long long now) {
+    return p->sm_time == UNSET ? now : (unsigned long long)p->sm_time;
+}
+
+static unsigned percent_or_zero(long long value) {
+    return value == UNSET ? 0 : (unsigned)value;
+}
+
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d,
+                                             nvmlProcessUtilizationSample_t *samples,
+                                             unsigned *count, unsigned long long last_seen) {
+    ENTER(nvmlDeviceGetProcessUtilization, d);
+    if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+    unsigned long long now = now_us();
+    unsigned n = 0;
+    for (int i = 0; i < process_count; i++) {
+        const process_t *p = &processes[i];
+        if (p->sm != UNSET && process_on(p, d) && sample_time(p, now) > last_seen) n++;
+    }
+    if (n == 0) return NVML_ERROR_NOT_FOUND;
+    if (!samples || *count < n) {
+        *count = n;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    unsigned k = 0;
+    for (int i = 0; i < process_count; i++) {
+        const process_t *p = &processes[i];
+        if (p->sm == UNSET || !process_on(p, d) || sample_time(p, now) <= last_seen) continue;
+        nvmlProcessUtilizationSample_t *out = &samples[k++];
+        out->pid = p->pid;
+        out->timeStamp = sample_time(p, now);
+        out->smUtil = (unsigned)p->sm;
+        out->memUtil = percent_or_zero(p->mem);
+        out->encUtil = percent_or_zero(p->enc);
+        out->decUtil = percent_or_zero(p->dec);
+    }
+    *count = n;
+    return NVML_SUCCESS;
+}
+
+/* ---- test hooks (not part of NVML) -------------------------------------- */
+
+unsigned long long fake_nvml_call_count(const char *name) {
+    for (int f = 0; f < FN_COUNT; f++)
+        if (strcmp(fn_names[f], name) == 0) return call_counts[f];
+    return 0;
+}
+
+void fake_nvml_reset_counts(void) {
+    memset(call_counts, 0, sizeof call_counts);
+}

@@ -1,0 +1,229 @@
+"""Build scenario files for the fake NVML library (format: see fake_nvml.c).
+
+Values are in NVML's own units (bytes, mW, KB/s, percent, MHz), so tests can
+check gputop's conversions. A field set to None is left out, and its NVML
+getter answers NVML_ERROR_NOT_SUPPORTED.
+
+    Scenario().gpu(name="NVIDIA A100-SXM4-40GB", memory_total=40 * GiB)
+              .gpu(power_mw=None)                      # GPU 1: no power reading
+              .process(gpu=0, pid=4242, used=3 * GiB, kind="CG")
+              .error("nvmlDeviceGetFanSpeed", "NOT_SUPPORTED", gpu=1)
+              .write(path)
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import pynvml
+
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+NOT_AVAILABLE = "na"  # used= value that NVML reports as NVML_VALUE_NOT_AVAILABLE
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One physical GPU; uuid and pci default from its index, free from the rest."""
+
+    name: str | None = "NVIDIA H100 80GB HBM3"
+    uuid: str | None = None
+    pci: str | None = None
+    memory_total: int | None = 80 * GiB
+    memory_used: int | None = 1 * GiB
+    memory_free: int | None = None
+    memory_reserved: int | None = 512 * MiB
+    util_gpu: int | None = 0
+    util_memory: int | None = 0
+    encoder: int | None = 0
+    decoder: int | None = 0
+    temperature: int | None = 35
+    temperature_slowdown: int | None = 87
+    temperature_shutdown: int | None = 92
+    fan: int | None = 30
+    power_mw: int | None = 70_000
+    power_limit_mw: int | None = 700_000
+    clock_sm: int | None = 345
+    clock_mem: int | None = 2619
+    pstate: int | None = 0
+    pcie_rx_kbs: int | None = 0
+    pcie_tx_kbs: int | None = 0
+    mig_mode: int | None = 0
+    max_mig: int | None = 7
+
+
+@dataclass(frozen=True)
+class MigSpec:
+    """One MIG device, in slot `slot` of GPU `gpu`."""
+
+    gpu: int
+    slot: int
+    name: str | None = "NVIDIA H100 80GB HBM3 MIG 1g.10gb"
+    uuid: str | None = None
+    memory_total: int | None = 10 * GiB
+    memory_used: int | None = 0
+    memory_free: int | None = None
+    gpu_instance_id: int | None = None
+    compute_instance_id: int | None = 0
+
+
+@dataclass(frozen=True)
+class ProcessSpec:
+    """A process on a GPU (or one of its MIG devices); kind letters C, G, M (MPS)."""
+
+    gpu: int
+    pid: int
+    used: int | str = 0
+    kind: str = "C"
+    mig: int | None = None
+    sm: int | None = None
+    mem: int | None = None
+    sm_time: int | None = None
+
+
+@dataclass(frozen=True)
+class ErrorRule:
+    """Make `fn` (a symbol, its unversioned name, or "*") return `code`."""
+
+    fn: str
+    code: int
+    gpu: int | None = None
+    mig: int | None = None
+
+
+def error_code(code: int | str) -> int:
+    """An NVML error code from a number or a name such as "GPU_IS_LOST"."""
+    if isinstance(code, int):
+        return code
+    return int(getattr(pynvml, "NVML_ERROR_" + code.upper()))
+
+
+@dataclass
+class Scenario:
+    """What the fake driver reports; chain the methods, then write()."""
+
+    driver: str = "550.54.15"
+    cuda: int | None = 12040
+    init_error: int | None = None
+    gpus: list[GpuSpec] = field(default_factory=list)
+    migs: list[MigSpec] = field(default_factory=list)
+    processes: list[ProcessSpec] = field(default_factory=list)
+    errors: list[ErrorRule] = field(default_factory=list)
+
+    def gpu(self, spec: GpuSpec | None = None, **fields: object) -> Scenario:
+        """Add the next GPU: GpuSpec defaults, changed by `fields`."""
+        index = len(self.gpus)
+        gpu = replace(spec or GpuSpec(), **fields)  # type: ignore[arg-type]
+        if gpu.uuid is None:
+            gpu = replace(gpu, uuid=f"GPU-{index:08x}-0000-4000-8000-fa4e00000000")
+        if gpu.pci is None:
+            gpu = replace(gpu, pci=f"00000000:{0x18 + index:02X}:00.0")
+        if gpu.memory_free is None and gpu.memory_total is not None:
+            taken = (gpu.memory_used or 0) + (gpu.memory_reserved or 0)
+            gpu = replace(gpu, memory_free=gpu.memory_total - taken)
+        self.gpus.append(gpu)
+        return self
+
+    def mig(self, gpu: int, slot: int, **fields: object) -> Scenario:
+        """Add a MIG device; remember to give its GPU mig_mode=1."""
+        mig = replace(MigSpec(gpu=gpu, slot=slot), **fields)  # type: ignore[arg-type]
+        if mig.uuid is None:
+            mig = replace(mig, uuid=f"MIG-{gpu:04x}{slot:04x}-0000-4000-8000-fa4e00000000")
+        if mig.gpu_instance_id is None:
+            mig = replace(mig, gpu_instance_id=slot + 1)
+        if mig.memory_free is None and mig.memory_total is not None:
+            mig = replace(mig, memory_free=mig.memory_total - (mig.memory_used or 0))
+        self.migs.append(mig)
+        return self
+
+    def process(
+        self,
+        gpu: int,
+        pid: int,
+        used: int | str = 0,
+        kind: str = "C",
+        *,
+        mig: int | None = None,
+        sm: int | None = None,
+        mem: int | None = None,
+        sm_time: int | None = None,
+    ) -> Scenario:
+        """Add a process; used=NOT_AVAILABLE for no reading, sm= for a utilization sample."""
+        self.processes.append(ProcessSpec(gpu, pid, used, kind, mig, sm, mem, sm_time))
+        return self
+
+    def error(
+        self, fn: str, code: int | str, *, gpu: int | None = None, mig: int | None = None
+    ) -> Scenario:
+        """Make `fn` fail with `code` (int or name like "NOT_SUPPORTED") on one GPU or all."""
+        self.errors.append(ErrorRule(fn, error_code(code), gpu, mig))
+        return self
+
+    def lost(self, gpu: int, code: int | str = "GPU_IS_LOST") -> Scenario:
+        """Make every call on `gpu` fail, as a GPU that fell off the bus does."""
+        return self.error("*", code, gpu=gpu)
+
+    def fail_init(self, code: int | str = "DRIVER_NOT_LOADED") -> Scenario:
+        """Make nvmlInit fail."""
+        self.init_error = error_code(code)
+        return self
+
+    def render(self) -> str:
+        """The scenario file's text."""
+        lines = ["# fake NVML scenario, written by tests/fakenvml/scenario.py"]
+        lines.append(f"driver {self.driver}")
+        if self.cuda is not None:
+            lines.append(f"cuda {self.cuda}")
+        if self.init_error is not None:
+            lines.append(f"init_error {self.init_error}")
+        lines += [_record("gpu", asdict(gpu)) for gpu in self.gpus]
+        lines += [_record("mig", asdict(mig)) for mig in self.migs]
+        lines += [_record("process", asdict(process)) for process in self.processes]
+        lines += [_record("error", asdict(rule)) for rule in self.errors]
+        return "\n".join(lines) + "\n"
+
+    def write(self, path: Path | str) -> Path:
+        """Write atomically, with an mtime newer than the file it replaces (so it is re-read)."""
+        path = Path(path)
+        previous = path.stat().st_mtime_ns if path.exists() else 0
+        scratch = path.with_name(path.name + ".tmp")
+        scratch.write_text(self.render())
+        mtime = max(time.time_ns(), previous + 1_000)
+        os.utime(scratch, ns=(mtime, mtime))
+        os.replace(scratch, path)
+        return path
+
+
+def build_scenario(gpus: int, procs_per_gpu: int, pids: Sequence[int] | None = None) -> Scenario:
+    """`gpus` busy GPUs with `procs_per_gpu` processes each; `pids` (cycled) or made-up ones."""
+    scenario = Scenario()
+    for _ in range(gpus):
+        scenario.gpu(util_gpu=90, memory_used=60 * GiB, power_mw=550_000, pcie_rx_kbs=800_000)
+    for number in range(gpus * procs_per_gpu):
+        pid = pids[number % len(pids)] if pids else 200_000 + number
+        kind = "CG" if number % 16 == 0 else "C"
+        scenario.process(
+            gpu=number // procs_per_gpu,
+            pid=pid,
+            used=256 * MiB + number,
+            kind=kind,
+            sm=number % 100,
+        )
+    return scenario
+
+
+def _record(kind: str, fields: dict[str, object]) -> str:
+    parts = [kind]
+    for key, value in fields.items():
+        if value is None:
+            continue
+        text = str(value)
+        if any(bad in text for bad in '"\n'):
+            raise ValueError(f"{key}={text!r}: quotes and newlines cannot be written")
+        parts.append(f'{key}="{text}"' if " " in text or not text else f"{key}={text}")
+    return " ".join(parts)

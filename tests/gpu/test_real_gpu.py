@@ -1,0 +1,96 @@
+"""`gputop --json` against the real NVIDIA driver; skipped where there is none.
+
+Run it on a machine with a GPU: .venv/bin/python -m pytest -q tests/gpu
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+MiB = 1024 * 1024
+GiB = 1024 * MiB
+ALLOCATION = 2 * GiB
+
+
+def nvidia_smi_gpus() -> list[tuple[str, int]]:
+    """(name, total memory in MiB) per GPU, from nvidia-smi; skips the test without a driver."""
+    if shutil.which("nvidia-smi") is None:
+        pytest.skip("nvidia-smi is not installed: no NVIDIA driver here")
+    result = subprocess.run(
+        ["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader,nounits"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if result.returncode != 0 or not result.stdout.strip():
+        pytest.skip(f"nvidia-smi does not answer: {result.stderr.strip() or result.stdout.strip()}")
+    rows = [line.rsplit(",", 1) for line in result.stdout.strip().splitlines()]
+    return [(name.strip(), int(total)) for name, total in rows]
+
+
+@pytest.fixture
+def real_gpus() -> list[tuple[str, int]]:
+    """nvidia-smi's view of the GPUs; skips where no driver answers."""
+    return nvidia_smi_gpus()
+
+
+@pytest.fixture
+def allocating_process(real_gpus: list[tuple[str, int]]) -> Iterator[subprocess.Popen[str]]:
+    """A process holding ALLOCATION bytes of GPU memory (PyTorch) until the test ends."""
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("PyTorch is not installed")
+    code = (
+        "import time, torch\n"
+        f"block = torch.empty({ALLOCATION}, dtype=torch.uint8, device='cuda:0')\n"
+        "torch.cuda.synchronize()\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(300)\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        if line.strip() != "ready":
+            child.kill()
+            pytest.fail(f"the allocating process failed: {child.communicate()[1][-2000:]}")
+        yield child
+    finally:
+        child.kill()
+        child.wait()
+
+
+def gputop_json() -> dict[str, Any]:
+    result = subprocess.run(
+        [sys.executable, "-m", "gputop", "--json"], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def test_gputop_json_sees_the_gpus_and_a_process_allocating_memory(
+    real_gpus: list[tuple[str, int]], allocating_process: subprocess.Popen[str]
+) -> None:
+    report = gputop_json()
+
+    gpus = report["gpus"]
+    assert [(gpu["name"], gpu["memory"]["total"] // MiB) for gpu in gpus] == real_gpus
+    listed = [
+        process
+        for gpu in gpus
+        for process in gpu["processes"]
+        if process["pid"] == allocating_process.pid
+    ]
+    assert len(listed) == 1, f"pid {allocating_process.pid} not listed once: {gpus}"
+    # The CUDA context adds a few hundred MiB on top of the allocation.
+    assert ALLOCATION <= listed[0]["gpu_memory"] <= ALLOCATION + GiB
