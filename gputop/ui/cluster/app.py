@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Protocol
 
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.message import Message
+from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 
@@ -17,6 +19,12 @@ from gputop.core.format import safe_text
 from gputop.core.sources.prometheus import ClusterHost, ClusterOptions, ClusterReader, ClusterState, PrometheusError
 from gputop.ui.cluster.host_screen import HostScreen
 from gputop.ui.cluster.render import HOST_COLUMNS, SORT_ORDERS, host_cells, parse_filter, sort_hosts
+
+
+class ClusterFetcher(Protocol):
+    """What the app reads the cluster through (a ClusterReader; a fake in tests)."""
+
+    def fetch(self, processes_for: str | None = None) -> ClusterState: ...
 
 
 @dataclass
@@ -52,10 +60,10 @@ class ClusterApp(App[int]):
         Binding("enter", "open_host", "Host", show=True),
     ]
 
-    def __init__(self, options: ClusterOptions, reader: ClusterReader | None = None) -> None:
+    def __init__(self, options: ClusterOptions, reader: ClusterFetcher | None = None) -> None:
         super().__init__()
         self.options = options
-        self.reader = reader or ClusterReader(options)
+        self.reader: ClusterFetcher = reader or ClusterReader(options)
         self.state: ClusterState | None = None
         self.error: str | None = None
         self.sort_index = 0
@@ -125,8 +133,8 @@ class ClusterApp(App[int]):
         self.error = None
         self._show_hosts()
         self._show_status()
-        if isinstance(self.screen, HostScreen):
-            self.screen.show(message.state)
+        if isinstance(screen := self._top_screen(), HostScreen):
+            screen.show(message.state)
         self._fetch_done()
 
     def on_fetch_failed(self, message: FetchFailed) -> None:
@@ -136,12 +144,17 @@ class ClusterApp(App[int]):
         else:
             self.error = f"Prometheus at {safe_text(self.options.url)} refused a query: {reason} — retrying"
         self._show_status()
-        if isinstance(self.screen, HostScreen):
-            self.screen.show_error(self.error)
+        if isinstance(screen := self._top_screen(), HostScreen):
+            screen.show_error(self.error)
         self._fetch_done()
 
+    def _top_screen(self) -> Screen[object] | None:
+        # While the app shuts down a late fetch may land with no screen left.
+        return self.screen_stack[-1] if self.screen_stack else None
+
     def _detail_host(self) -> str | None:
-        return self.screen.hostname if isinstance(self.screen, HostScreen) else None
+        screen = self._top_screen()
+        return screen.hostname if isinstance(screen, HostScreen) else None
 
     # Showing.
 
