@@ -457,7 +457,7 @@ class ClusterReader:
         start = end - step * HISTORY_POINTS
         promql = f"{flavour.history.metric}{selector}"
         if flavour.history.scale != 1.0:
-            promql = f"{promql} * {flavour.history.scale:g}"
+            promql = f"{promql} * {flavour.history.scale!r}"
         for series in self.client.query_range(promql, start, end, step):
             key_draft = self._draft(flavour, series.labels)
             if key_draft is None:
