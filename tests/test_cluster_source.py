@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -248,3 +250,14 @@ def test_staleness_defaults_to_three_scrape_intervals_of_at_least_15_s() -> None
     assert ClusterOptions.create("http://p:9090/", interval_s=2).stale_after_s == 45.0
     assert ClusterOptions.create("http://p:9090/", interval_s=30).stale_after_s == 90.0
     assert ClusterOptions.create("http://p:9090/").url == "http://p:9090"
+
+
+def test_gputop_cluster_with_a_bad_url_exits_2_with_one_line() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "gputop", "cluster", "--prometheus", "prometheus:9090"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 2
+    assert result.stderr == "gputop: --prometheus wants an http:// or https:// URL, not 'prometheus:9090'\n"
