@@ -6,7 +6,9 @@ import argparse
 import json
 import math
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 
@@ -16,6 +18,7 @@ from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S, Sampler
 from gputop.core.sources.base import GpuSource, SourceUnavailable
 
 EXIT_USAGE = 2
+DEFAULT_LISTEN = "127.0.0.1:9400"
 # psutil's CPU figures and the network rates need two readings some time apart.
 _ONCE_SETTLE_S = 0.25
 
@@ -56,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-mouse", action="store_true", help="turn mouse reporting off (slow links)")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in --once")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_cluster_commands(commands)
     record = commands.add_parser("record", help="sample without a TUI into a JSON-lines file (.gz: gzip)")
     record.add_argument("file", metavar="FILE")
     record.add_argument("--duration", type=duration_value, default=None, metavar="S", help="stop after S seconds")
@@ -77,6 +81,76 @@ def duration_value(text: str) -> float:
     return value
 
 
+def add_cluster_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``gputop export`` (Prometheus /metrics) and ``gputop cluster`` (a cluster view on Prometheus)."""
+    export = commands.add_parser("export", help="serve the GPUs as Prometheus metrics on /metrics")
+    export.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT", help=f"default {DEFAULT_LISTEN}")
+    export.add_argument(
+        "--interval", type=interval_value, dest="export_interval", metavar="S", help="seconds between samples"
+    )
+    export.add_argument("--hostname", metavar="NAME", help="the hostname label (default: this machine's name)")
+    export.set_defaults(run=_run_export)
+
+    cluster = commands.add_parser("cluster", help="watch many machines' GPUs through Prometheus")
+    cluster.add_argument("--prometheus", required=True, metavar="URL", help="e.g. http://prometheus:9090")
+    cluster.add_argument("--hosts", metavar="REGEX", help="only hostnames matching this (anchored) regex")
+    cluster.add_argument(
+        "--interval", type=interval_value, dest="cluster_interval", default=5.0, metavar="S",
+        help="seconds between refreshes (default 5)",
+    )
+    cluster.add_argument(
+        "--stale-after", type=interval_value, metavar="S",
+        help="a host whose newest sample is older than this is stale (default 3 x max(interval, 15))",
+    )
+    cluster.set_defaults(run=_run_cluster)
+
+
+def _run_export(args: argparse.Namespace) -> int:
+    from gputop.core.exporter import Exporter, ListenError, describe_bind_error, parse_listen
+
+    try:
+        host, port = parse_listen(args.listen)
+        sampler = Sampler(open_source(args))
+        sampler.open()
+    except (ListenError, SourceUnavailable) as error:
+        return _fail(str(error))
+    exporter = Exporter(sampler, args.export_interval or args.interval, hostname=args.hostname)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        try:
+            bound_host, bound_port = exporter.start(host, port)
+        except OSError as error:
+            return _fail(describe_bind_error(host, port, error))
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        print(f"gputop: serving http://{shown}:{bound_port}/metrics", file=sys.stderr, flush=True)
+        while not stop.wait(1.0):
+            pass
+        return 0
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        exporter.stop()
+        sampler.close()
+
+
+def _run_cluster(args: argparse.Namespace) -> int:
+    from gputop.core.sources.prometheus import ClusterOptions, ConfigError
+
+    try:
+        options = ClusterOptions.create(
+            args.prometheus, hosts=args.hosts, interval_s=args.cluster_interval, stale_after_s=args.stale_after
+        )
+    except ConfigError as error:
+        return _fail(str(error))
+    from gputop.ui.cluster.app import run_cluster
+
+    try:
+        return run_cluster(options)
+    except KeyboardInterrupt:
+        return 130
+
+
 def open_source(args: argparse.Namespace) -> GpuSource:
     if args.demo:
         from gputop.core.sources.demo import DemoSource
@@ -96,6 +170,8 @@ def _fail(message: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "run", None) is not None:
+        return int(args.run(args))
     try:
         source = open_source(args)
         sampler = Sampler(source)

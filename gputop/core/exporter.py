@@ -1,0 +1,287 @@
+"""``gputop export``: the latest snapshot as Prometheus metrics on ``/metrics``.
+
+The collector builds fresh metric families from the latest snapshot on every
+scrape, so a process that has gone is simply not there any more: no label set
+outlives the thing it describes. A value the hardware does not provide is left
+out, never exported as 0.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from wsgiref.simple_server import WSGIServer
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
+from prometheus_client.exposition import start_http_server
+from prometheus_client.registry import CollectorRegistry
+
+from gputop import __version__
+from gputop.core.forecast import forecast_device
+from gputop.core.history import History
+from gputop.core.model import GpuSample, Snapshot
+from gputop.core.sampler import Sampler, SamplerThread
+
+GPU_LABELS = ("hostname", "gpu", "uuid", "name")
+PROCESS_LABELS = ("hostname", "gpu", "pid", "user", "command", "container")
+
+MHZ = 1_000_000
+
+
+class ListenError(ValueError):
+    """A ``--listen`` address that cannot be used; the message is one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class _GpuGauge:
+    name: str
+    documentation: str
+    value: Callable[[GpuSample], float | None]
+
+
+def _ratio(percent: float | None) -> float | None:
+    return None if percent is None else percent / 100.0
+
+
+def _hertz(mhz: int | None) -> float | None:
+    return None if mhz is None else float(mhz * MHZ)
+
+
+def _number(value: float | None) -> float | None:
+    return None if value is None else float(value)
+
+
+_GPU_GAUGES = (
+    _GpuGauge("gputop_gpu_memory_total_bytes", "Total GPU memory.", lambda g: _number(g.memory_total)),
+    _GpuGauge("gputop_gpu_memory_used_bytes", "GPU memory in use.", lambda g: _number(g.memory_used)),
+    _GpuGauge("gputop_gpu_memory_free_bytes", "GPU memory free.", lambda g: _number(g.memory_free)),
+    _GpuGauge(
+        "gputop_gpu_utilization_ratio",
+        "Fraction of the last sample period in which a kernel ran (0-1).",
+        lambda g: _ratio(g.utilization_gpu),
+    ),
+    _GpuGauge(
+        "gputop_gpu_memory_utilization_ratio",
+        "Fraction of the last sample period in which GPU memory was read or written (0-1).",
+        lambda g: _ratio(g.utilization_memory),
+    ),
+    _GpuGauge("gputop_gpu_temperature_celsius", "GPU core temperature.", lambda g: _number(g.temperature)),
+    _GpuGauge(
+        "gputop_gpu_temperature_slowdown_celsius",
+        "Temperature at which the GPU starts to slow itself down.",
+        lambda g: _number(g.temperature_slowdown),
+    ),
+    _GpuGauge(
+        "gputop_gpu_temperature_shutdown_celsius",
+        "Temperature at which the GPU shuts down.",
+        lambda g: _number(g.temperature_shutdown),
+    ),
+    _GpuGauge("gputop_gpu_power_watts", "Power draw.", lambda g: _number(g.power_draw)),
+    _GpuGauge("gputop_gpu_power_limit_watts", "Enforced power limit.", lambda g: _number(g.power_limit)),
+    _GpuGauge(
+        "gputop_gpu_fan_speed_ratio", "Fan speed as a fraction of its maximum (0-1).", lambda g: _ratio(g.fan_speed)
+    ),
+    _GpuGauge("gputop_gpu_sm_clock_hertz", "SM clock.", lambda g: _hertz(g.clock_sm)),
+    _GpuGauge("gputop_gpu_memory_clock_hertz", "Memory clock.", lambda g: _hertz(g.clock_memory)),
+)
+
+
+class SnapshotCollector:
+    """A prometheus-client collector that serves the latest snapshot.
+
+    ``update`` and ``fail`` are called from the sampler thread, ``collect``
+    from the HTTP server's threads; one lock keeps the three consistent.
+    """
+
+    def __init__(self, hostname: str | None = None) -> None:
+        self._hostname = hostname
+        self._lock = threading.Lock()
+        self._snapshot: Snapshot | None = None
+        self._seconds_to_full: Mapping[int, float | None] = {}
+        self._errors = 0
+
+    def update(self, snapshot: Snapshot, seconds_to_full: Mapping[int, float | None] | None = None) -> None:
+        """Serve this snapshot from now on; ``seconds_to_full`` maps GPU index to the OOM forecast."""
+        with self._lock:
+            self._snapshot = snapshot
+            self._seconds_to_full = dict(seconds_to_full or {})
+
+    def fail(self, error: BaseException) -> None:
+        """The latest sample failed: serve no GPU figures until one succeeds (never stale ones)."""
+        with self._lock:
+            self._snapshot = None
+            self._seconds_to_full = {}
+            self._errors += 1
+
+    def collect(self) -> Iterator[Metric]:
+        with self._lock:
+            snapshot = self._snapshot
+            seconds_to_full = self._seconds_to_full
+            errors = self._errors
+        hostname = self._hostname or (snapshot.hostname if snapshot else socket.gethostname())
+
+        up = GaugeMetricFamily(
+            "gputop_up", "1 when the latest sample succeeded, 0 when it failed.", labels=["hostname"]
+        )
+        up.add_metric([hostname], 1.0 if snapshot is not None else 0.0)
+        yield up
+        failures = CounterMetricFamily(
+            "gputop_sample_errors", "Samples that failed since the exporter started.", labels=["hostname"]
+        )
+        failures.add_metric([hostname], float(errors))
+        yield failures
+        if snapshot is None:
+            return
+
+        info = InfoMetricFamily(
+            "gputop_exporter",
+            "The exporter and the driver it reads.",
+            labels=["hostname"],
+        )
+        info.add_metric(
+            [hostname],
+            {
+                "version": __version__,
+                "source": snapshot.source,
+                "driver_version": snapshot.driver_version or "",
+                "cuda_driver_version": snapshot.cuda_driver_version or "",
+            },
+        )
+        yield info
+        timestamp = GaugeMetricFamily(
+            "gputop_last_sample_timestamp_seconds", "When the served sample was taken.", labels=["hostname"]
+        )
+        timestamp.add_metric([hostname], snapshot.timestamp)
+        yield timestamp
+
+        yield from _gpu_families(hostname, snapshot, seconds_to_full)
+        yield _process_family(hostname, snapshot)
+
+
+def _gpu_labels(hostname: str, gpu: GpuSample) -> list[str]:
+    return [hostname, str(gpu.index), gpu.uuid or "", gpu.name or ""]
+
+
+def _gpu_families(
+    hostname: str, snapshot: Snapshot, seconds_to_full: Mapping[int, float | None]
+) -> Iterator[Metric]:
+    for gauge in _GPU_GAUGES:
+        family = GaugeMetricFamily(gauge.name, gauge.documentation, labels=GPU_LABELS)
+        for gpu in snapshot.gpus:
+            value = gauge.value(gpu)
+            if value is not None:
+                family.add_metric(_gpu_labels(hostname, gpu), value)
+        yield family
+    forecast = GaugeMetricFamily(
+        "gputop_gpu_seconds_to_full",
+        "Forecast seconds until GPU memory is full at the current growth; absent when no growth is forecast.",
+        labels=GPU_LABELS,
+    )
+    for gpu in snapshot.gpus:
+        seconds = seconds_to_full.get(gpu.index)
+        if seconds is not None and not gpu.lost:
+            forecast.add_metric(_gpu_labels(hostname, gpu), seconds)
+    yield forecast
+    lost = GaugeMetricFamily("gputop_gpu_lost", "1 when the GPU has fallen off the bus.", labels=GPU_LABELS)
+    for gpu in snapshot.gpus:
+        lost.add_metric(_gpu_labels(hostname, gpu), 1.0 if gpu.lost else 0.0)
+    yield lost
+
+
+def _process_family(hostname: str, snapshot: Snapshot) -> Metric:
+    # NVML can list one process twice on a GPU (compute and graphics lists);
+    # one label set must be one series, so their memory is added up.
+    memory: dict[tuple[str, str, str, str, str, str], float] = {}
+    for process in snapshot.processes():
+        if process.gpu_memory is None:
+            continue
+        labels = (
+            hostname,
+            str(process.gpu_index),
+            str(process.pid),
+            process.user or "",
+            process.name or "",
+            process.container or "",
+        )
+        memory[labels] = memory.get(labels, 0.0) + process.gpu_memory
+    family = GaugeMetricFamily(
+        "gputop_process_gpu_memory_bytes", "GPU memory used by one process on one GPU.", labels=PROCESS_LABELS
+    )
+    for labels, value in memory.items():
+        family.add_metric(list(labels), value)
+    return family
+
+
+def make_registry(collector: SnapshotCollector) -> CollectorRegistry:
+    """A registry holding only gputop's collector (no Python process metrics)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(collector)
+    return registry
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """'HOST:PORT', '[::1]:PORT' or ':PORT' (all addresses) -> (host, port); raises ListenError."""
+    host, sep, port_text = text.rpartition(":")
+    if not sep or not port_text:
+        raise ListenError(f"--listen wants HOST:PORT, not {text!r}")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:
+        raise ListenError(f"--listen: write an IPv6 address in brackets, like [::1]:9400, not {text!r}")
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ListenError(f"--listen: the port must be a number, not {port_text!r}") from None
+    if not 0 <= port <= 65535:
+        raise ListenError(f"--listen: the port must be between 0 and 65535, not {port}")
+    return host or "0.0.0.0", port
+
+
+def describe_bind_error(host: str, port: int, error: OSError) -> str:
+    """One line saying why the exporter could not listen."""
+    where = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
+    if error.errno == errno.EADDRINUSE:
+        return f"cannot listen on {where}: the address is already in use"
+    if error.errno == errno.EACCES:
+        return f"cannot listen on {where}: permission denied (ports below 1024 need privileges)"
+    if error.errno == errno.EADDRNOTAVAIL:
+        return f"cannot listen on {where}: no such address on this machine"
+    if isinstance(error, socket.gaierror):
+        return f"cannot listen on {where}: unknown host {host!r}"
+    reason = error.strerror or str(error)
+    return f"cannot listen on {where}: {reason}"
+
+
+class Exporter:
+    """Samples on its own thread and serves the latest snapshot on ``/metrics``."""
+
+    def __init__(self, sampler: Sampler, interval_s: float, hostname: str | None = None) -> None:
+        self.collector = SnapshotCollector(hostname)
+        self._history = History()
+        self._thread = SamplerThread(sampler, interval_s, self._on_snapshot, self.collector.fail)
+        self._server: WSGIServer | None = None
+
+    def start(self, host: str, port: int) -> tuple[str, int]:
+        """Listen, then start sampling; returns the bound address. Raises OSError when it cannot listen."""
+        self._server, _ = start_http_server(port, addr=host, registry=make_registry(self.collector))
+        self._thread.start()
+        bound = self._server.server_address
+        return str(bound[0]), int(bound[1])
+
+    def stop(self) -> None:
+        self._thread.stop()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        self._history.add(snapshot)
+        seconds_to_full: dict[int, float | None] = {}
+        for gpu in snapshot.gpus:
+            series = self._history.gpus.get(gpu.index)
+            if series is not None:
+                seconds_to_full[gpu.index] = forecast_device(series, gpu.memory_total).seconds_to_full
+        self.collector.update(snapshot, seconds_to_full)

@@ -1,0 +1,131 @@
+"""A real Prometheus server and real ``gputop export`` processes on loopback, for the cluster tests.
+
+Prometheus is Debian's ``prometheus`` package (``apt-get install -y --no-install-recommends
+prometheus``); tests that need it are skipped with that line as the reason when the binary
+is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+PROMETHEUS = shutil.which("prometheus")
+SKIP_REASON = "needs the prometheus binary: apt-get install -y --no-install-recommends prometheus"
+
+T = TypeVar("T")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def wait_for(what: str, probe: Callable[[], T | None], timeout_s: float = 20.0, every_s: float = 0.1) -> T:
+    """Poll ``probe`` until it returns something other than None; fail after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = probe()
+        if result is not None:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:g}s waiting for {what}")
+        time.sleep(every_s)
+
+
+def http_get(url: str, timeout_s: float = 2.0) -> str | None:
+    """The body, or None when nothing answers."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as response:
+            body: bytes = response.read()
+            return body.decode()
+    except (urllib.error.URLError, OSError):
+        return None
+
+
+class Exporter:
+    """One ``gputop --demo export`` process acting as one host."""
+
+    def __init__(self, hostname: str, gpus: int, log_dir: Path) -> None:
+        self.hostname = hostname
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/metrics"
+        self._log = open(log_dir / f"export-{hostname}.log", "w")  # noqa: SIM115 - closed in stop()
+        # One sample an hour: the figures stay put, so the test can compare them exactly.
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "gputop", "--demo", "--demo-gpus", str(gpus), "export",
+             "--listen", f"127.0.0.1:{self.port}", "--interval", "3600", "--hostname", hostname],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+
+    def metrics(self) -> str:
+        """The /metrics text once the first sample is served."""
+        return wait_for(
+            f"{self.hostname}'s exporter",
+            lambda: (text if (text := http_get(self.url)) and "gputop_gpu_memory_total_bytes{" in text else None),
+        )
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+
+
+class PrometheusServer:
+    """``prometheus`` on a free loopback port, scraping ``targets`` every second, data in ``work``."""
+
+    def __init__(self, work: Path, targets: Sequence[str], job: str = "gputop") -> None:
+        assert PROMETHEUS is not None, SKIP_REASON
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = work / "prometheus.yml"
+        config.write_text(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"
+            f"scrape_configs:\n  - job_name: {job}\n    static_configs:\n      - targets: {json.dumps(list(targets))}\n"
+        )
+        (work / "data").mkdir()
+        self._log = open(work / "prometheus.log", "w")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={work / 'data'}",
+             f"--web.listen-address=127.0.0.1:{self.port}"],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "GOMAXPROCS": "2"},
+        )
+        wait_for("prometheus to be ready", lambda: http_get(f"{self.url}/-/ready"))
+
+    def query(self, promql: str) -> list[dict[str, Any]]:
+        body = http_get(f"{self.url}/api/v1/query?" + urllib.parse.urlencode({"query": promql}))
+        if body is None:
+            return []
+        result: list[dict[str, Any]] = json.loads(body)["data"]["result"]
+        return result
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._log.close()

@@ -1,0 +1,272 @@
+"""``gputop export``: the exact /metrics text for a snapshot built by hand, and the CLI's errors."""
+# ruff: noqa: E501 - the expected /metrics text is compared line for line, long lines included
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+from prometheus_client.exposition import generate_latest
+
+from gputop import __version__
+from gputop.core.exporter import Exporter, ListenError, SnapshotCollector, make_registry, parse_listen
+from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
+from gputop.core.sampler import Sampler
+from gputop.core.sources.demo import DemoSource
+
+GIB = 1024**3
+
+GPU0 = GpuSample(
+    index=0,
+    name="NVIDIA H100 80GB HBM3",
+    uuid="GPU-aaaa",
+    memory_total=80 * GIB,
+    memory_used=60 * GIB,
+    memory_free=20 * GIB,
+    utilization_gpu=87.0,
+    temperature=71.0,
+    power_draw=612.5,
+    power_limit=700.0,
+    processes=(
+        ProcessSample(
+            pid=101, gpu_index=0, type="C", gpu_memory=40 * GIB, user="alice", name="python", container="k8s:pod-1"
+        ),
+        # Compute and graphics lists can both name a process: one series, memory added up.
+        ProcessSample(pid=101, gpu_index=0, type="G", gpu_memory=1 * GIB, user="alice", name="python",
+                      container="k8s:pod-1"),
+        ProcessSample(pid=102, gpu_index=0, type="C", gpu_memory=2 * GIB, user="mallory",
+                      name='evil"name\\with\nnewline'),
+        # NVML gave no memory figure: no sample, never 0.
+        ProcessSample(pid=103, gpu_index=0, type="C", gpu_memory=None, user="bob", name="idle"),
+    ),
+)
+GPU1 = GpuSample(index=1, name="NVIDIA A100-SXM4-40GB", uuid="GPU-bbbb", lost=True)
+GPU2 = GpuSample(
+    index=2,
+    name=None,
+    uuid=None,
+    memory_total=40 * GIB,
+    memory_used=5 * GIB,
+    mig_devices=(
+        MigSample(
+            index=0,
+            processes=(ProcessSample(pid=104, gpu_index=2, type="C", gpu_memory=3 * GIB, mig_index=0),),
+        ),
+    ),
+)
+SNAPSHOT = Snapshot(
+    timestamp=1700000000.5,
+    hostname="node-1",
+    host=HostSample(),
+    gpus=(GPU0, GPU1, GPU2),
+    driver_version="560.35.03",
+    cuda_driver_version="12.6",
+    source="nvml",
+)
+
+GPU0_LABELS = 'gpu="0",hostname="node-1",name="NVIDIA H100 80GB HBM3",uuid="GPU-aaaa"'
+GPU1_LABELS = 'gpu="1",hostname="node-1",name="NVIDIA A100-SXM4-40GB",uuid="GPU-bbbb"'
+GPU2_LABELS = 'gpu="2",hostname="node-1",name="",uuid=""'
+
+EXPECTED = f"""\
+# HELP gputop_up 1 when the latest sample succeeded, 0 when it failed.
+# TYPE gputop_up gauge
+gputop_up{{hostname="node-1"}} 1.0
+# HELP gputop_sample_errors_total Samples that failed since the exporter started.
+# TYPE gputop_sample_errors_total counter
+gputop_sample_errors_total{{hostname="node-1"}} 0.0
+# HELP gputop_exporter_info The exporter and the driver it reads.
+# TYPE gputop_exporter_info gauge
+gputop_exporter_info{{cuda_driver_version="12.6",driver_version="560.35.03",hostname="node-1",source="nvml",version="{__version__}"}} 1.0
+# HELP gputop_last_sample_timestamp_seconds When the served sample was taken.
+# TYPE gputop_last_sample_timestamp_seconds gauge
+gputop_last_sample_timestamp_seconds{{hostname="node-1"}} 1.7000000005e+09
+# HELP gputop_gpu_memory_total_bytes Total GPU memory.
+# TYPE gputop_gpu_memory_total_bytes gauge
+gputop_gpu_memory_total_bytes{{{GPU0_LABELS}}} 8.589934592e+10
+gputop_gpu_memory_total_bytes{{{GPU2_LABELS}}} 4.294967296e+10
+# HELP gputop_gpu_memory_used_bytes GPU memory in use.
+# TYPE gputop_gpu_memory_used_bytes gauge
+gputop_gpu_memory_used_bytes{{{GPU0_LABELS}}} 6.442450944e+10
+gputop_gpu_memory_used_bytes{{{GPU2_LABELS}}} 5.36870912e+09
+# HELP gputop_gpu_memory_free_bytes GPU memory free.
+# TYPE gputop_gpu_memory_free_bytes gauge
+gputop_gpu_memory_free_bytes{{{GPU0_LABELS}}} 2.147483648e+10
+# HELP gputop_gpu_utilization_ratio Fraction of the last sample period in which a kernel ran (0-1).
+# TYPE gputop_gpu_utilization_ratio gauge
+gputop_gpu_utilization_ratio{{{GPU0_LABELS}}} 0.87
+# HELP gputop_gpu_memory_utilization_ratio Fraction of the last sample period in which GPU memory was read or written (0-1).
+# TYPE gputop_gpu_memory_utilization_ratio gauge
+# HELP gputop_gpu_temperature_celsius GPU core temperature.
+# TYPE gputop_gpu_temperature_celsius gauge
+gputop_gpu_temperature_celsius{{{GPU0_LABELS}}} 71.0
+# HELP gputop_gpu_temperature_slowdown_celsius Temperature at which the GPU starts to slow itself down.
+# TYPE gputop_gpu_temperature_slowdown_celsius gauge
+# HELP gputop_gpu_temperature_shutdown_celsius Temperature at which the GPU shuts down.
+# TYPE gputop_gpu_temperature_shutdown_celsius gauge
+# HELP gputop_gpu_power_watts Power draw.
+# TYPE gputop_gpu_power_watts gauge
+gputop_gpu_power_watts{{{GPU0_LABELS}}} 612.5
+# HELP gputop_gpu_power_limit_watts Enforced power limit.
+# TYPE gputop_gpu_power_limit_watts gauge
+gputop_gpu_power_limit_watts{{{GPU0_LABELS}}} 700.0
+# HELP gputop_gpu_fan_speed_ratio Fan speed as a fraction of its maximum (0-1).
+# TYPE gputop_gpu_fan_speed_ratio gauge
+# HELP gputop_gpu_sm_clock_hertz SM clock.
+# TYPE gputop_gpu_sm_clock_hertz gauge
+# HELP gputop_gpu_memory_clock_hertz Memory clock.
+# TYPE gputop_gpu_memory_clock_hertz gauge
+# HELP gputop_gpu_seconds_to_full Forecast seconds until GPU memory is full at the current growth; \
+absent when no growth is forecast.
+# TYPE gputop_gpu_seconds_to_full gauge
+gputop_gpu_seconds_to_full{{{GPU0_LABELS}}} 312.0
+# HELP gputop_gpu_lost 1 when the GPU has fallen off the bus.
+# TYPE gputop_gpu_lost gauge
+gputop_gpu_lost{{{GPU0_LABELS}}} 0.0
+gputop_gpu_lost{{{GPU1_LABELS}}} 1.0
+gputop_gpu_lost{{{GPU2_LABELS}}} 0.0
+# HELP gputop_process_gpu_memory_bytes GPU memory used by one process on one GPU.
+# TYPE gputop_process_gpu_memory_bytes gauge
+gputop_process_gpu_memory_bytes{{command="python",container="k8s:pod-1",gpu="0",hostname="node-1",pid="101",user="alice"}} 4.4023414784e+10
+gputop_process_gpu_memory_bytes{{command="evil\\"name\\\\with\\nnewline",container="",gpu="0",hostname="node-1",pid="102",user="mallory"}} 2.147483648e+09
+gputop_process_gpu_memory_bytes{{command="",container="",gpu="2",hostname="node-1",pid="104",user=""}} 3.221225472e+09
+"""
+
+
+def scrape(collector: SnapshotCollector) -> str:
+    return generate_latest(make_registry(collector)).decode()
+
+
+def test_metrics_text_for_a_hand_made_snapshot_is_exact() -> None:
+    collector = SnapshotCollector()
+    # GPU 1 is lost: a forecast for it is not served; GPU 2 has none.
+    collector.update(SNAPSHOT, {0: 312.0, 1: 5.0, 2: None})
+    assert scrape(collector) == EXPECTED
+
+
+def test_label_values_users_control_are_escaped_exactly() -> None:
+    collector = SnapshotCollector()
+    collector.update(SNAPSHOT)
+    line = next(line for line in scrape(collector).splitlines() if 'pid="102"' in line)
+    # A quote, a backslash and a newline in a process name: \" \\ \n, all on one line.
+    assert r'command="evil\"name\\with\nnewline"' in line
+
+
+def test_hostname_override_labels_every_series() -> None:
+    collector = SnapshotCollector(hostname="alpha")
+    collector.update(SNAPSHOT)
+    text = scrape(collector)
+    assert 'hostname="node-1"' not in text
+    assert text.count('hostname="alpha"') == EXPECTED.count('hostname="node-1"') - 1  # no forecast given
+
+
+def test_a_failed_sample_serves_up_0_and_no_stale_gpu_figures() -> None:
+    collector = SnapshotCollector(hostname="alpha")
+    collector.update(SNAPSHOT, {0: 312.0})
+    collector.fail(RuntimeError("NVML went away"))
+    assert scrape(collector) == (
+        "# HELP gputop_up 1 when the latest sample succeeded, 0 when it failed.\n"
+        "# TYPE gputop_up gauge\n"
+        'gputop_up{hostname="alpha"} 0.0\n'
+        "# HELP gputop_sample_errors_total Samples that failed since the exporter started.\n"
+        "# TYPE gputop_sample_errors_total counter\n"
+        'gputop_sample_errors_total{hostname="alpha"} 1.0\n'
+    )
+
+
+def test_a_process_that_has_gone_leaves_no_series_behind() -> None:
+    collector = SnapshotCollector()
+    collector.update(SNAPSHOT)
+    assert 'pid="101"' in scrape(collector)
+    fewer = GpuSample(index=0, name=GPU0.name, uuid=GPU0.uuid, processes=GPU0.processes[2:])
+    collector.update(Snapshot(timestamp=1700000001.5, hostname="node-1", host=HostSample(), gpus=(fewer,)))
+    text = scrape(collector)
+    assert 'pid="101"' not in text and 'pid="102"' in text
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        ("127.0.0.1:9400", ("127.0.0.1", 9400)),
+        (":9400", ("0.0.0.0", 9400)),
+        ("[::1]:0", ("::1", 0)),
+        ("localhost:80", ("localhost", 80)),
+    ],
+)
+def test_listen_addresses(text: str, address: tuple[str, int]) -> None:
+    assert parse_listen(text) == address
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("9400", "--listen wants HOST:PORT, not '9400'"),
+        ("host:", "--listen wants HOST:PORT, not 'host:'"),
+        ("host:http", "--listen: the port must be a number, not 'http'"),
+        ("host:70000", "--listen: the port must be between 0 and 65535, not 70000"),
+        ("::1:9400", "--listen: write an IPv6 address in brackets, like [::1]:9400, not '::1:9400'"),
+    ],
+)
+def test_listen_addresses_that_cannot_be_parsed(text: str, message: str) -> None:
+    with pytest.raises(ListenError) as raised:
+        parse_listen(text)
+    assert str(raised.value) == message
+
+
+def run_gputop(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gputop", "--demo", *args], capture_output=True, text=True, timeout=30
+    )
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        yield holder.getsockname()[1]
+
+
+def test_an_unparseable_listen_address_exits_2_with_one_line() -> None:
+    result = run_gputop("export", "--listen", "nonsense")
+    assert result.returncode == 2
+    assert result.stderr == "gputop: --listen wants HOST:PORT, not 'nonsense'\n"
+    assert result.stdout == ""
+
+
+def test_a_port_in_use_exits_2_with_one_line(busy_port: int) -> None:
+    result = run_gputop("export", "--listen", f"127.0.0.1:{busy_port}")
+    assert result.returncode == 2
+    assert result.stderr == f"gputop: cannot listen on 127.0.0.1:{busy_port}: the address is already in use\n"
+
+
+def test_an_unknown_listen_host_exits_2_with_one_line() -> None:
+    result = run_gputop("export", "--listen", "no-such-host.invalid:9400")
+    assert result.returncode == 2
+    assert result.stderr == "gputop: cannot listen on no-such-host.invalid:9400: unknown host 'no-such-host.invalid'\n"
+
+
+def test_exporter_serves_the_sampler_s_snapshots_over_http() -> None:
+    sampler = Sampler(DemoSource(gpu_count=2))
+    sampler.open()
+    exporter = Exporter(sampler, interval_s=3600, hostname="alpha")
+    host, port = exporter.start("127.0.0.1", 0)
+    try:
+        deadline = time.monotonic() + 10
+        text = ""
+        while 'gputop_up{hostname="alpha"} 1.0' not in text and time.monotonic() < deadline:
+            time.sleep(0.02)
+            with urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=5) as response:
+                text = response.read().decode()
+        assert 'gputop_up{hostname="alpha"} 1.0' in text
+        assert text.count("gputop_gpu_memory_total_bytes{") == 2
+        assert 'gputop_gpu_memory_total_bytes{gpu="0",hostname="alpha",name="NVIDIA H100 80GB HBM3"' in text
+        assert "python_gc" not in text  # only gputop's collector is registered
+    finally:
+        exporter.stop()
+        sampler.close()
