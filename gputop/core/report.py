@@ -6,6 +6,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from gputop.core.alerts import AlertEvent
+from gputop.core.forecast import NO_FORECAST, NOT_GROWING, Forecast, Forecasts
 from gputop.core.format import (
     NA,
     fmt_bytes,
@@ -15,8 +17,6 @@ from gputop.core.format import (
     fmt_watts,
     safe_text,
 )
-from gputop.core.alerts import AlertEvent
-from gputop.core.forecast import NO_FORECAST, NOT_GROWING, Forecast, Forecasts
 from gputop.core.model import GpuSample, MigSample, ProcessSample, Snapshot
 
 JSON_SCHEMA_VERSION = 1

@@ -13,7 +13,7 @@ The file lives at ``$XDG_CONFIG_HOME/gputop/settings.toml`` (by default
     horizon_s = 1800.0
 
     [processes]
-    columns = ["gpu", "pid", "user", "type", "gpu_memory", "growth", "share", "sm", "cpu",
+    columns = ["gpu", "pid", "user", "type", "gpu_memory", "share", "growth", "sm", "cpu",
                "host_memory", "time", "container", "command"]
     sort_column = "gpu_memory"
     sort_descending = true
@@ -52,8 +52,8 @@ DEFAULT_COLUMNS: tuple[str, ...] = (
     "user",
     "type",
     "gpu_memory",
-    "growth",
     "share",
+    "growth",
     "sm",
     "cpu",
     "host_memory",

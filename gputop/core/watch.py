@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gputop.core.alerts import AlertEvent, AlertMonitor
-from gputop.core.forecast import ForecastParams, Forecaster, Forecasts
+from gputop.core.forecast import Forecaster, ForecastParams, Forecasts
 from gputop.core.history import History
 from gputop.core.model import Snapshot
 from gputop.core.settings import Thresholds

@@ -99,9 +99,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("type", "T", 3, lambda r: r.process.type, lambda r: r.process.type, descending_first=False, drop_priority=3),
     Column("gpu_memory", "GPU-MEM", 8, lambda r: fmt_bytes(r.process.gpu_memory), lambda r: r.process.gpu_memory,
            right=True),
+    Column("share", "MEM%", 5, lambda r: _num(r.memory_share), lambda r: r.memory_share, right=True, drop_priority=2),
     Column("growth", "GROWTH", 11, lambda r: fmt_growth(r.growth_rate) if r.growing else "",
            lambda r: r.growth_rate, right=True, drop_priority=1),
-    Column("share", "MEM%", 5, lambda r: _num(r.memory_share), lambda r: r.memory_share, right=True, drop_priority=2),
     Column("sm", "SM%", 4, lambda r: _num(r.process.sm_utilization), lambda r: r.process.sm_utilization, right=True),
     Column("cpu", "CPU%", 6, lambda r: _host(r, _num(r.process.cpu_percent, "{:.1f}")),
            lambda r: r.process.cpu_percent, right=True),
@@ -113,7 +113,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("command", "COMMAND", 0, _command, lambda r: _lower(r.process.command), descending_first=False),
 )
 COLUMN_BY_NAME = {column.name: column for column in COLUMNS}
-COMMAND_MIN_WIDTH = 16
+COMMAND_MIN_WIDTH = 24
 
 
 def visible_columns(width: int, names: Collection[str] | None = None) -> tuple[Column, ...]:
