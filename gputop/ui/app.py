@@ -879,9 +879,26 @@ def _key_name(key: str) -> str:
     return key
 
 
-def run_tui(sampler: Sampler, config: RunConfig) -> int:
+def run_tui(
+    sampler: Sampler,
+    config: RunConfig,
+    *,
+    settings: Settings | None = None,
+    settings_path: Path | None = None,
+    settings_warnings: Sequence[str] = (),
+    recorder: Recorder | None = None,
+    replay: Replay | None = None,
+) -> int:
     """Run the TUI until the user quits; returns the exit status."""
-    app = GpuTopApp(sampler, config)
+    app = GpuTopApp(
+        sampler,
+        config,
+        settings=settings,
+        settings_path=settings_path,
+        settings_warnings=settings_warnings,
+        recorder=recorder,
+        replay=replay,
+    )
     result = app.run(mouse=config.mouse)
     return result if isinstance(result, int) else (app.return_code or 0)
 
