@@ -27,7 +27,10 @@ def row_text(app: GpuTopApp, row: int) -> str:
 def climbing(tick: int):  # noqa: ANN201 - a Snapshot
     """GPU 0: PID 101 grows 1 GiB a tick, PID 102 0.25 GiB a tick. GPU 1: PID 201 flat at 20 GiB."""
     return snapshot(
-        gpu(0, [proc(101, 0, 10 + tick, command="python leak.py"), proc(102, 0, 5 + tick / 4, "carol", "python slow.py")]),
+        gpu(
+            0,
+            [proc(101, 0, 10 + tick, command="python leak.py"), proc(102, 0, 5 + tick / 4, "carol", "python slow.py")],
+        ),
         gpu(1, [proc(201, 1, 20, "bob", "python serve.py")]),
         timestamp=NOW + tick * STEP_S,
     )
@@ -123,16 +126,20 @@ async def test_a_memory_alert_notifies_once_per_crossing_and_marks_the_card() ->
         ]
 
 
+async def rings_over_the_rises(bell: bool) -> int:
+    app = GpuTopApp(Sampler(RecordingSource()), RunConfig(bell=bell), start_sampler=False)
+    rings: list[None] = []
+    app.bell = lambda: rings.append(None)  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        for tick, used in enumerate(RISES):
+            app.apply_snapshot(memory_tick(tick, used))
+            await pilot.pause()
+    return len(rings)
+
+
 async def test_bell_rings_once_per_crossing_with_bell_and_never_without() -> None:
-    for bell, expected in ((True, 2), (False, 0)):
-        app = GpuTopApp(Sampler(RecordingSource()), RunConfig(bell=bell), start_sampler=False)
-        rings: list[None] = []
-        app.bell = lambda: rings.append(None)  # type: ignore[method-assign]
-        async with app.run_test(size=SIZE) as pilot:
-            for tick, used in enumerate(RISES):
-                app.apply_snapshot(memory_tick(tick, used))
-                await pilot.pause()
-        assert len(rings) == expected, bell
+    assert await rings_over_the_rises(bell=True) == 2
+    assert await rings_over_the_rises(bell=False) == 0
 
 
 async def test_a_hot_gpu_raises_a_thermal_alert_named_on_its_card() -> None:
