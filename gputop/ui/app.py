@@ -250,7 +250,8 @@ class GpuTopApp(App[int]):
         self.query_one("#gpu-area").set_class(not settings.show_processes, "-alone")
         self.query_one(HostStrip).display = settings.show_host
         if settings.theme in self.available_themes:
-            self.theme = settings.theme
+            if settings.theme != self.theme:  # setting a theme restyles everything: only when it changes
+                self.theme = settings.theme
         else:
             self.settings_warnings.append(f"unknown theme '{settings.theme}'; using {self.theme}")
 
