@@ -11,10 +11,12 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from gputop import __version__
 from gputop.core.config import DEFAULT_INTERVAL_S, RunConfig
 from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S, Sampler
+from gputop.core.settings import Settings, load_settings
 from gputop.core.sources.base import GpuSource, SourceUnavailable
 
 EXIT_USAGE = 2
@@ -51,14 +53,20 @@ def build_parser() -> argparse.ArgumentParser:
         "-i",
         "--interval",
         type=interval_value,
-        default=DEFAULT_INTERVAL_S,
+        default=None,
         metavar="S",
-        help=f"seconds between samples (default {DEFAULT_INTERVAL_S:g}, minimum {MIN_INTERVAL_S:g})",
+        help=f"seconds between samples (default: the settings file's, else {DEFAULT_INTERVAL_S:g};"
+        f" minimum {MIN_INTERVAL_S:g})",
     )
     parser.add_argument("--readonly", action="store_true", help="no signal actions anywhere")
     parser.add_argument("--no-mouse", action="store_true", help="turn mouse reporting off (slow links)")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in --once")
+    parser.add_argument("--record", metavar="FILE", help="record every tick of the TUI to FILE (JSON lines; .gz: gzip)")
+    parser.add_argument("--bell", action="store_true", help="ring the terminal bell when an alert is raised")
+    parser.add_argument("--config", type=Path, metavar="PATH", help="settings file (default: the XDG location)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    replay = commands.add_parser("replay", help="open the TUI on a recording")
+    replay.add_argument("file", metavar="FILE")
     add_cluster_commands(commands)
     record = commands.add_parser("record", help="sample without a TUI into a JSON-lines file (.gz: gzip)")
     record.add_argument("file", metavar="FILE")
@@ -170,8 +178,22 @@ def _fail(message: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    settings, warnings = load_settings(args.config)
     if getattr(args, "run", None) is not None:
+        # export and cluster: no screen for the settings' warnings, and the interval they default to.
+        for warning in warnings:
+            print(f"gputop: {warning}", file=sys.stderr)
+        if args.interval is None:
+            args.interval = settings.interval_s
         return int(args.run(args))
+    if args.record and (args.once or args.json or args.command is not None):
+        return _fail("--record records the live TUI; use `gputop record FILE` to record without it")
+    if args.command == "replay":
+        return _replay(args, settings, warnings)
+    if args.command == "record" or args.once or args.json:
+        # No screen to show them on: warnings about the settings go to stderr.
+        for warning in warnings:
+            print(f"gputop: {warning}", file=sys.stderr)
     try:
         source = open_source(args)
         sampler = Sampler(source)
@@ -180,13 +202,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(error))
     try:
         if args.command == "record":
-            return _record(sampler, args)
+            return _record(sampler, args, settings)
         if args.once or args.json:
-            return _one_shot(sampler, args)
-        from gputop.ui.app import run_tui
-
-        config = RunConfig(interval_s=args.interval, readonly=args.readonly, mouse=not args.no_mouse)
-        return run_tui(sampler, config)
+            return _one_shot(sampler, args, settings)
+        return _tui(sampler, args, settings, warnings)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -198,14 +217,72 @@ def main(argv: Sequence[str] | None = None) -> int:
         sampler.close()
 
 
-def _one_shot(sampler: Sampler, args: argparse.Namespace) -> int:
-    from gputop.core.report import render_text, snapshot_to_dict
+def tui_config(args: argparse.Namespace, settings: Settings) -> RunConfig:
+    """How the TUI runs: the interval from the command line, else from the settings."""
+    interval_s = args.interval if args.interval is not None else settings.interval_s
+    return RunConfig(
+        interval_s=interval_s,
+        readonly=args.readonly,
+        mouse=not args.no_mouse,
+        bell=args.bell,
+        record_path=args.record,
+    )
 
-    sampler.sample()
+
+def _tui(sampler: Sampler, args: argparse.Namespace, settings: Settings, warnings: list[str]) -> int:
+    from gputop.core.record import Recorder, RecordingError
+    from gputop.ui.app import run_tui
+
+    config = tui_config(args, settings)
+    recorder = None
+    if config.record_path is not None:
+        try:
+            recorder = Recorder(config.record_path)
+        except RecordingError as error:
+            return _fail(str(error))
+    return run_tui(
+        sampler, config, settings=settings, settings_path=args.config, settings_warnings=warnings, recorder=recorder
+    )
+
+
+def _replay(args: argparse.Namespace, settings: Settings, warnings: list[str]) -> int:
+    from gputop.core.record import RecordingError, read_recording
+    from gputop.core.replay import Replay
+    from gputop.core.sources.replay import ReplaySource
+    from gputop.ui.app import run_tui
+
+    try:
+        recording = read_recording(args.file)
+    except RecordingError as error:
+        return _fail(str(error))
+    if not recording.snapshots:
+        return _fail(f"nothing to replay: {recording.damage}")
+    replay = Replay(recording)
+    config = tui_config(args, settings)
+    return run_tui(
+        Sampler(ReplaySource(replay)),
+        config,
+        settings=settings,
+        settings_path=args.config,
+        settings_warnings=warnings,
+        replay=replay,
+    )
+
+
+def _one_shot(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> int:
+    from gputop.core.report import render_text, snapshot_to_dict
+    from gputop.core.watch import Watcher
+
+    # Two samples a quarter of a second apart are too little history for a
+    # forecast: --json says so with a null forecast and growth rates of 0.
+    watcher = Watcher(settings.thresholds)
+    watcher.update(sampler.sample())
     time.sleep(_ONCE_SETTLE_S)
     snapshot = sampler.sample()
+    foresight = watcher.update(snapshot)
     if args.json:
-        json.dump(snapshot_to_dict(snapshot), sys.stdout, indent=2, ensure_ascii=False)
+        document = snapshot_to_dict(snapshot, foresight.forecasts, watcher.monitor.active.values())
+        json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
@@ -213,10 +290,12 @@ def _one_shot(sampler: Sampler, args: argparse.Namespace) -> int:
     return 0
 
 
-def _record(sampler: Sampler, args: argparse.Namespace) -> int:
+def _record(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> int:
     from gputop.core.record import Recorder, RecordingError
+    from gputop.core.watch import Watcher
 
-    interval_s = args.record_interval or args.interval
+    interval_s = args.record_interval or args.interval or settings.interval_s
+    watcher = Watcher(settings.thresholds)
     try:
         recorder = Recorder(args.file)
     except RecordingError as error:
@@ -225,7 +304,9 @@ def _record(sampler: Sampler, args: argparse.Namespace) -> int:
     due = started
     try:
         while args.duration is None or time.monotonic() - started < args.duration:
-            recorder.write(sampler.sample())
+            snapshot = sampler.sample()
+            foresight = watcher.update(snapshot)
+            recorder.write(snapshot, forecasts=foresight.forecasts, alerts=foresight.events)
             due = max(due + interval_s, time.monotonic())
             remaining = due - time.monotonic()
             if args.duration is not None:

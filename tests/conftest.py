@@ -10,6 +10,14 @@ import pytest
 from fakenvml import SCENARIO_ENV, FakeNvml, build_library
 
 
+@pytest.fixture(autouse=True)
+def private_config_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own XDG_CONFIG_HOME: nothing reads or writes the real ~/.config."""
+    home = tmp_path_factory.mktemp("config-home")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    return home
+
+
 @pytest.fixture(scope="session")
 def fake_nvml_library() -> Path:
     """Directory with the full fake libnvidia-ml.so.1, compiled once per session."""

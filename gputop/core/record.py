@@ -6,10 +6,12 @@ import gzip
 import io
 import json
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from gputop.core.alerts import AlertEvent
+from gputop.core.forecast import Forecasts
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
 from gputop.core.report import snapshot_to_dict
 
@@ -35,8 +37,16 @@ class Recorder:
             raise RecordingError(f"cannot write {path}: {error.strerror or error}") from None
         self.count = 0
 
-    def write(self, snapshot: Snapshot, extra: dict[str, Any] | None = None) -> None:
-        document = snapshot_to_dict(snapshot)
+    def write(
+        self,
+        snapshot: Snapshot,
+        extra: dict[str, Any] | None = None,
+        *,
+        forecasts: Forecasts | None = None,
+        alerts: Iterable[AlertEvent] | None = None,
+    ) -> None:
+        """One line: the snapshot, its forecasts and the alert events of its tick (see the README)."""
+        document = snapshot_to_dict(snapshot, forecasts, alerts)
         if extra:
             document.update(extra)
         try:
@@ -88,7 +98,7 @@ def read_recording(path: str) -> Recording:
                     )
                     break
                 recording.snapshots.append(snapshot)
-                recording.extras.append({k: v for k, v in document.items() if k in ("forecast", "alerts")})
+                recording.extras.append(_extra(document))
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as error:
         recording.damage = (
             f"{path}: the file ends or breaks after line {line_number} ({_short(error)}); "
@@ -97,6 +107,17 @@ def read_recording(path: str) -> Recording:
     if not recording.snapshots and recording.damage is None:
         raise RecordingError(f"{path} holds no snapshots")
     return recording
+
+
+def _extra(document: dict[str, Any]) -> dict[str, Any]:
+    """What a line holds besides the snapshot: its alert events, and forecasts by GPU index."""
+    extra: dict[str, Any] = {}
+    if "alerts" in document:
+        extra["alerts"] = document["alerts"]
+    forecasts = {gpu["index"]: gpu["forecast"] for gpu in document["gpus"] if "forecast" in gpu}
+    if forecasts:
+        extra["forecast"] = forecasts
+    return extra
 
 
 def _lines(handle: IO[str]) -> Iterator[str]:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import Any
 
+from gputop.core.alerts import AlertEvent
+from gputop.core.forecast import NO_FORECAST, NOT_GROWING, Forecast, Forecasts
 from gputop.core.format import (
     NA,
     fmt_bytes,
@@ -84,8 +87,55 @@ def gpu_to_dict(gpu: GpuSample) -> dict[str, Any]:
     }
 
 
-def snapshot_to_dict(snapshot: Snapshot) -> dict[str, Any]:
-    """The ``--json`` document (see the README for the schema)."""
+def forecast_to_dict(forecast: Forecast) -> dict[str, Any]:
+    return {"seconds_to_full": forecast.seconds_to_full, "growth_rate": forecast.growth_rate}
+
+
+def alert_to_dict(event: AlertEvent) -> dict[str, Any]:
+    return {
+        "time": event.time,
+        "gpu": event.gpu_index,
+        "mig_device": event.mig_index,
+        "kind": event.kind,
+        "message": event.message,
+        "cleared": event.cleared,
+    }
+
+
+def _add_forecasts(document: dict[str, Any], snapshot: Snapshot, forecasts: Forecasts) -> None:
+    """Per GPU and MIG device ``forecast``, per process ``growth_rate`` (0.0 without steady growth)."""
+    for gpu, gpu_document in zip(snapshot.gpus, document["gpus"], strict=True):
+        gpu_document["forecast"] = forecast_to_dict(forecasts.gpus.get(gpu.index, NO_FORECAST))
+        for mig, mig_document in zip(gpu.mig_devices, gpu_document["mig_devices"], strict=True):
+            forecast = forecasts.migs.get((gpu.index, mig.index), NO_FORECAST)
+            mig_document["forecast"] = forecast_to_dict(forecast)
+            for process, process_document in zip(mig.processes, mig_document["processes"], strict=True):
+                growth = forecasts.processes.get(process.identity, NOT_GROWING)
+                process_document["growth_rate"] = growth.growth_rate
+        for process, process_document in zip(gpu.all_processes(), gpu_document["processes"], strict=True):
+            growth = forecasts.processes.get(process.identity, NOT_GROWING)
+            process_document["growth_rate"] = growth.growth_rate
+
+
+def snapshot_to_dict(
+    snapshot: Snapshot,
+    forecasts: Forecasts | None = None,
+    alerts: Iterable[AlertEvent] | None = None,
+) -> dict[str, Any]:
+    """The ``--json`` document (see the README for the schema).
+
+    With ``forecasts``, every GPU and MIG device gets a ``forecast`` and every
+    process a ``growth_rate``; with ``alerts``, the document lists them.
+    """
+    document = _snapshot_document(snapshot)
+    if forecasts is not None:
+        _add_forecasts(document, snapshot, forecasts)
+    if alerts is not None:
+        document["alerts"] = [alert_to_dict(event) for event in alerts]
+    return document
+
+
+def _snapshot_document(snapshot: Snapshot) -> dict[str, Any]:
     host = snapshot.host
     return {
         "schema": JSON_SCHEMA_VERSION,

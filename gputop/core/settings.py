@@ -13,7 +13,8 @@ The file lives at ``$XDG_CONFIG_HOME/gputop/settings.toml`` (by default
     horizon_s = 1800.0
 
     [processes]
-    columns = ["pid", "user", "gpu", "gpu_memory", "sm", "cpu", "host_memory", "time", "command"]
+    columns = ["gpu", "pid", "user", "type", "gpu_memory", "share", "growth", "sm", "cpu",
+               "host_memory", "time", "container", "command"]
     sort_column = "gpu_memory"
     sort_descending = true
 
@@ -44,15 +45,20 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
+# Every column of the process panel, in its order.
 DEFAULT_COLUMNS: tuple[str, ...] = (
+    "gpu",
     "pid",
     "user",
-    "gpu",
+    "type",
     "gpu_memory",
+    "share",
+    "growth",
     "sm",
     "cpu",
     "host_memory",
     "time",
+    "container",
     "command",
 )
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from functools import partial
+from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -15,14 +18,23 @@ from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.events import Resize
 from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
 from gputop.core.actions import Outcome, SignalResult, send_signal
+from gputop.core.alerts import AlertEvent
 from gputop.core.config import RunConfig
+from gputop.core.forecast import Forecasts
+from gputop.core.format import fmt_duration
 from gputop.core.history import History
 from gputop.core.model import GpuSample, ProcessIdentity, Snapshot
+from gputop.core.record import Recorder, RecordingError
+from gputop.core.replay import Replay, clock_text
 from gputop.core.sampler import Sampler, SamplerThread, clamp_interval
+from gputop.core.settings import Settings, default_settings_path, save_settings
+from gputop.core.watch import Foresight, Watcher
 from gputop.ui.state import (
+    COLUMN_BY_NAME,
     FilterError,
     ProcessFilter,
     ProcessRow,
@@ -39,6 +51,14 @@ MIN_WIDTH, MIN_HEIGHT = 40, 10
 INTERVAL_STEPS_S = (0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0)
 # Actions that send signals: gone from keys, footer, help and palette in read-only mode.
 SIGNAL_ACTIONS = frozenset({"kill", "tag", "untag_all"})
+# Actions that act on the live machine or its sampler: gone in a replay too.
+LIVE_ACTIONS = SIGNAL_ACTIONS | {"freeze", "interval"}
+# Actions that move a replay: only there.
+REPLAY_ACTIONS = frozenset({"replay_pause", "replay_step", "replay_speed", "replay_jump"})
+# Alert kinds in the order a card's title names them.
+ALERT_ORDER = ("lost", "memory", "forecast", "thermal")
+# Snapshots fed (quietly) before the target of a replay jump, so forecasts and sparklines have a past.
+REPLAY_REWIND = 300
 
 
 class SnapshotReady(Message):
@@ -86,6 +106,12 @@ class GpuTopApp(App[int]):
         Binding("a", "all_gpus", "All GPUs", show=False),
         Binding("escape", "clear_filter", "Clear filter", key_display="Esc"),
         Binding("space", "tag", "Tag process", show=False),
+        Binding("space", "replay_pause", "Pause/play", key_display="Space"),
+        Binding("full_stop,right", "replay_step(1)", "Step forward", show=False),
+        Binding("comma,left", "replay_step(-1)", "Step back", show=False),
+        Binding("right_square_bracket", "replay_speed(1)", "Faster", key_display="[]"),
+        Binding("left_square_bracket", "replay_speed(-1)", "Slower", show=False),
+        Binding("j", "replay_jump", "Jump to a time"),
         Binding("U", "untag_all", "Untag all", show=False),
         Binding("k,f9", "kill", "Kill", key_display="k"),
         Binding("g", "detail_selected", "GPU detail", show=False),
@@ -96,6 +122,9 @@ class GpuTopApp(App[int]):
         Binding("f", "freeze", "Freeze"),
         Binding("plus", "interval(1)", "Slower refresh", show=False),
         Binding("minus", "interval(-1)", "Faster refresh", show=False),
+        Binding("G", "sort_by('growth')", "Sort by memory growth", show=False),
+        Binding("exclamation_mark", "alert_log", "Alerts", key_display="!"),
+        Binding("S", "save_settings", "Save settings", show=False),
         Binding("q,f10", "quit", "Quit"),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
     ]
@@ -107,13 +136,27 @@ class GpuTopApp(App[int]):
         *,
         start_sampler: bool = True,
         history: History | None = None,
+        settings: Settings | None = None,
+        settings_path: Path | None = None,
+        settings_warnings: Sequence[str] = (),
+        recorder: Recorder | None = None,
+        replay: Replay | None = None,
     ) -> None:
+        """``settings`` set the view (sort, columns, toggles, theme) and the alert thresholds;
+        the interval is ``config.interval_s``, which the command line resolves.
+        """
         super().__init__()
         self.sampler = sampler
         self.config = config
-        self.start_sampler = start_sampler
+        self.start_sampler = start_sampler and replay is None
         self.interval_s = clamp_interval(config.interval_s)
         self.readonly = config.readonly
+        self.settings = settings if settings is not None else Settings()
+        self.settings_path = settings_path
+        self.settings_warnings = list(settings_warnings)
+        self.recorder = recorder
+        self.replay = replay
+        self._replay_timer: Timer | None = None
         self.sort = SortOrder()
         self.filter = ProcessFilter()
         self.frozen = False
@@ -122,6 +165,8 @@ class GpuTopApp(App[int]):
         self.latest: Snapshot | None = None  # newest received (differs while frozen)
         self.trends: dict[int, GpuTrend] = {}
         self.history = history if history is not None else History()
+        self.watcher = Watcher(self.settings.thresholds, history=self.history)
+        self.forecasts: Forecasts | None = None
         self.signal_results: list[SignalResult] = []
         self._sampler_thread: SamplerThread | None = None
         self._errors_reported: set[str] = set()
@@ -149,10 +194,15 @@ class GpuTopApp(App[int]):
 
     def on_mount(self) -> None:
         self._mounted = True
+        self._apply_settings()
         self.processes.focus()
         self._update_size_mode(self.size.width, self.size.height)
+        for warning in self.settings_warnings:
+            self.notify(warning, title="Settings", severity="warning", timeout=15, markup=False)
         if self.latest is not None:
             self._show(self.latest)
+        if self.replay is not None:
+            self._start_replay(self.replay)
         if self.start_sampler:
             # The first frame already has data: sample once here, then hand over to the thread.
             try:
@@ -178,6 +228,58 @@ class GpuTopApp(App[int]):
     def on_unmount(self) -> None:
         if self._sampler_thread is not None:
             self._sampler_thread.stop()
+        if self.recorder is not None:
+            self._stop_recording()
+
+    # -- settings ----------------------------------------------------------------------
+
+    def _apply_settings(self) -> None:
+        """Sort, columns, toggles and theme from the settings; what cannot be used is reported."""
+        settings = self.settings
+        if settings.sort_column in COLUMN_BY_NAME:
+            self.sort = SortOrder(settings.sort_column, settings.sort_descending)
+        else:
+            self.settings_warnings.append(f"unknown sort column '{settings.sort_column}'; sorting by GPU memory")
+        unknown = [name for name in settings.columns if name not in COLUMN_BY_NAME]
+        if unknown:
+            plural = "s" if len(unknown) > 1 else ""
+            self.settings_warnings.append(f"unknown column{plural} ignored: {', '.join(unknown)}")
+        self.processes.show_columns(settings.columns)
+        self.compact_choice = True if settings.compact else None
+        self.processes.display = settings.show_processes
+        self.query_one("#gpu-area").set_class(not settings.show_processes, "-alone")
+        self.query_one(HostStrip).display = settings.show_host
+        if settings.theme in self.available_themes:
+            if settings.theme != self.theme:  # setting a theme restyles everything: only when it changes
+                self.theme = settings.theme
+        else:
+            self.settings_warnings.append(f"unknown theme '{settings.theme}'; using {self.theme}")
+
+    def current_settings(self) -> Settings:
+        """The settings file that would bring back this view."""
+        return replace(
+            self.settings,
+            interval_s=self.interval_s,
+            theme=self.theme,
+            sort_column=self.sort.column,
+            sort_descending=self.sort.descending,
+            compact=self.compact_choice is True,
+            show_processes=bool(self.processes.display),
+            show_host=bool(self.query_one(HostStrip).display),
+        )
+
+    def action_save_settings(self) -> None:
+        path = self.settings_path or default_settings_path()
+        settings = self.current_settings()
+        try:
+            save_settings(settings, path)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            self.notify(f"cannot save settings to {path}: {reason}", title="Settings not saved",
+                        severity="error", markup=False)
+            return
+        self.settings = settings
+        self.notify(f"settings saved to {path}", title="Settings", markup=False)
 
     def on_resize(self, event: Resize) -> None:
         self._update_size_mode(event.size.width, event.size.height)
@@ -204,8 +306,11 @@ class GpuTopApp(App[int]):
             self._errors_reported.add(text)
             self.notify(text, title="Sampling failed (gputop keeps trying)", severity="error", markup=False)
 
-    def apply_snapshot(self, snapshot: Snapshot) -> None:
-        """Take one tick's snapshot: record its history, and show it unless frozen."""
+    def apply_snapshot(self, snapshot: Snapshot, *, quiet: bool = False) -> Foresight:
+        """Take one tick's snapshot: history, forecasts, alerts, recording; show it unless frozen.
+
+        ``quiet`` (a replay catching up after a jump) neither announces alerts nor draws.
+        """
         self.latest = snapshot
         points = max(self.size.width, 40)
         for gpu in snapshot.gpus:
@@ -215,9 +320,54 @@ class GpuTopApp(App[int]):
             elif trend.points < points:
                 trend = self.trends[gpu.index] = trend.resized(points)
             trend.add(gpu)
-        self.history.add(snapshot)
+        foresight = self.watcher.update(snapshot)
+        self.forecasts = foresight.forecasts
+        if self.recorder is not None:
+            self._record(snapshot, foresight)
+        if quiet:
+            return foresight
+        self._announce(foresight.events)
         if not self.frozen and self._mounted:
             self._show(snapshot)
+        return foresight
+
+    def _record(self, snapshot: Snapshot, foresight: Foresight) -> None:
+        assert self.recorder is not None
+        try:
+            self.recorder.write(snapshot, forecasts=foresight.forecasts, alerts=foresight.events)
+        except RecordingError as error:
+            self.notify(f"{error}; gputop goes on without recording", title="Recording stopped",
+                        severity="error", timeout=15, markup=False)
+            self._stop_recording()
+
+    def _stop_recording(self) -> None:
+        recorder, self.recorder = self.recorder, None
+        if recorder is not None:
+            # A write error, if any, was already reported.
+            with contextlib.suppress(RecordingError):
+                recorder.close()
+
+    def _announce(self, events: Sequence[AlertEvent]) -> None:
+        """One notification per alert raised; the bell (with --bell) once a tick when one is.
+
+        An alert clearing is not announced: its card loses the mark, and the log (``!``) has it.
+        """
+        raised = False
+        for event in events:
+            if event.cleared:
+                continue
+            raised = True
+            if event.kind in ("memory", "forecast"):
+                self.notify(event.message, title="Alert", severity="warning", timeout=10, markup=False)
+            else:
+                self.notify(event.message, title="Alert", severity="error", timeout=10, markup=False)
+        if raised and self.config.bell:
+            self.bell()
+
+    def alert_kinds(self, gpu_index: int) -> tuple[str, ...]:
+        """The kinds of alert raised now on a GPU (or one of its MIG devices)."""
+        active = {kind for kind, index, _mig in self.watcher.monitor.active if index == gpu_index}
+        return tuple(kind for kind in ALERT_ORDER if kind in active)
 
     def _show(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
@@ -268,9 +418,20 @@ class GpuTopApp(App[int]):
             max(GpuCard.lines_needed(gpu, compact) for gpu in snapshot.gpus[r * columns : (r + 1) * columns])
             for r in range(rows)
         ]
+        forecasts = self.forecasts
         for n, gpu in enumerate(snapshot.gpus):
             # Cards side by side share their row's height, so borders line up.
-            cards[gpu.index].show(gpu, self.trends[gpu.index], compact, heights[n // columns])
+            cards[gpu.index].show(
+                gpu,
+                self.trends[gpu.index],
+                compact,
+                heights[n // columns],
+                forecast=None if forecasts is None else forecasts.gpus.get(gpu.index),
+                mig_forecasts=None
+                if forecasts is None
+                else {mig: f for (index, mig), f in forecasts.migs.items() if index == gpu.index},
+                alert_kinds=self.alert_kinds(gpu.index),
+            )
         if new_cards:
             grid.mount_all(new_cards)
         grid.styles.grid_rows = " ".join(str(h) for h in heights) or "1"
@@ -281,7 +442,7 @@ class GpuTopApp(App[int]):
         snapshot = self.snapshot
         if snapshot is None:
             return
-        every = snapshot_rows(snapshot)
+        every = snapshot_rows(snapshot, None if self.forecasts is None else self.forecasts.processes)
         rows = [row for row in every if self.filter.matches(row)]
         table.empty_message = "no process matches the filter" if self.filter.active else "no GPU processes"
         table.set_rows(rows, self.sort)
@@ -306,12 +467,20 @@ class GpuTopApp(App[int]):
                 bar.append(f"  CUDA {snapshot.cuda_driver_version}")
             if snapshot.source != "nvml":
                 bar.append(f"  [{snapshot.source}]", style="italic")
-        bar.append(f"  every {self.interval_s:g}s", style="bold")
+        if self.replay is not None:
+            self._replay_title(bar, self.replay)
+        else:
+            bar.append(f"  every {self.interval_s:g}s", style="bold")
+        if self.recorder is not None:
+            bar.append(f"  ● REC {self.recorder.path}", style="bold red")
         if self.readonly:
             bar.append("  read-only", style="bold cyan")
         if self.frozen:
             bar.append("  FROZEN ", style="bold reverse red")
-        self.sub_title = f"every {self.interval_s:g}s" + (" · FROZEN" if self.frozen else "")
+        if self.replay is not None:
+            self.sub_title = self._replay_position_text(self.replay)
+        else:
+            self.sub_title = f"every {self.interval_s:g}s" + (" · FROZEN" if self.frozen else "")
         self.query_one(TitleBar).update(bar)
 
     # -- actions: views --------------------------------------------------------------
@@ -353,6 +522,128 @@ class GpuTopApp(App[int]):
         if self._sampler_thread is not None:
             self._sampler_thread.interval_s = self.interval_s
         self._update_title()
+
+    # -- replay ----------------------------------------------------------------------
+
+    def _start_replay(self, replay: Replay) -> None:
+        self.apply_snapshot(replay.current)
+        if replay.damage is not None:
+            self.notify(replay.damage, title="Recording damaged", severity="error", timeout=30, markup=False)
+        self._schedule_replay()
+
+    def _schedule_replay(self) -> None:
+        """Arm the timer for the next recorded snapshot at the replay's speed (none while paused)."""
+        if self._replay_timer is not None:
+            self._replay_timer.stop()
+            self._replay_timer = None
+        replay = self.replay
+        delay = None if replay is None else replay.delay_s()
+        if delay is not None:
+            self._replay_timer = self.set_timer(delay, self._replay_tick)
+
+    def _replay_tick(self) -> None:
+        replay = self.replay
+        if replay is None:
+            return
+        self._replay_timer = None
+        if replay.advance():
+            self.apply_snapshot(replay.current)
+        if replay.at_end and not replay.paused:
+            replay.paused = True
+            where = "where the recording is damaged" if replay.damage else "the end of the recording"
+            self.notify(f"replay paused at {where}", title="Replay", markup=False)
+        self._update_title()
+        self._schedule_replay()
+
+    def _replay_seek(self, position: int) -> None:
+        """Show snapshot ``position``, rebuilt from the snapshots before it (history, forecasts, alerts)."""
+        replay = self.replay
+        assert replay is not None
+        replay.position = position
+        self.watcher.reset()
+        self.trends = {}
+        for snapshot in replay.snapshots[max(0, position - REPLAY_REWIND) : position]:
+            self.apply_snapshot(snapshot, quiet=True)
+        self.apply_snapshot(replay.current, quiet=True)
+        if not self.frozen:
+            self._show(replay.current)
+        self._update_title()
+        self._schedule_replay()
+
+    def _replay_position_text(self, replay: Replay) -> str:
+        state = "paused" if replay.paused else "playing"
+        return (
+            f"{replay.position + 1}/{len(replay)} {clock_text(replay.current.timestamp)}"
+            f" +{fmt_duration(replay.elapsed_s)} {replay.speed:g}x {state}"
+        )
+
+    def _replay_title(self, bar: Text, replay: Replay) -> None:
+        bar.append("  REPLAY ", style="bold reverse magenta")
+        bar.append(f" {self._replay_position_text(replay)}", style="bold")
+        if replay.damage is not None:
+            bar.append(f"  ⚠ damaged: ends after snapshot {len(replay)}", style="bold red")
+
+    def action_replay_pause(self) -> None:
+        replay = self.replay
+        if replay is None:
+            return
+        replay.paused = not replay.paused
+        if not replay.paused and replay.at_end:
+            self._replay_seek(0)  # play again from the start
+            return
+        self._update_title()
+        self._schedule_replay()
+
+    def action_replay_step(self, count: int) -> None:
+        """Step one snapshot forward or back; stepping pauses."""
+        replay = self.replay
+        if replay is None:
+            return
+        replay.paused = True
+        before = replay.position
+        after = replay.step(count)
+        if after == before + 1:
+            self.apply_snapshot(replay.current)
+            self._update_title()
+            self._schedule_replay()
+        elif after != before:
+            self._replay_seek(after)
+        else:
+            self._update_title()
+            self._schedule_replay()
+
+    def action_replay_speed(self, direction: int) -> None:
+        replay = self.replay
+        if replay is None:
+            return
+        if direction > 0:
+            replay.faster()
+        else:
+            replay.slower()
+        self._update_title()
+        self._schedule_replay()
+
+    def action_replay_jump(self) -> None:
+        from gputop.ui.screens.jump import JumpScreen
+
+        replay = self.replay
+        if replay is None:
+            return
+
+        def jump(text: str | None) -> None:
+            if text is None or not text.strip():
+                return
+            try:
+                target = replay.jump_target(text)
+            except ValueError as error:
+                self.notify(str(error), title="Jump", severity="error", markup=False)
+                return
+            position = replay.position
+            replay.seek_time(target)
+            new_position, replay.position = replay.position, position
+            self._replay_seek(new_position)
+
+        self.push_screen(JumpScreen(clock_text(replay.current.timestamp)), jump)
 
     # -- actions: sort and filter ----------------------------------------------------
 
@@ -498,6 +789,10 @@ class GpuTopApp(App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self.readonly and action in SIGNAL_ACTIONS:
             return False
+        if self.replay is not None and action in LIVE_ACTIONS:
+            return False
+        if self.replay is None and action in REPLAY_ACTIONS:
+            return False
         if action == "clear_filter":
             return self.filter.active or self.query_one("#filter-bar").display
         return True
@@ -528,6 +823,11 @@ class GpuTopApp(App[int]):
 
     def _app_bindings(self) -> list[Binding]:
         return [binding for binding in self.BINDINGS if isinstance(binding, Binding)]
+
+    def action_alert_log(self) -> None:
+        from gputop.ui.screens.alert_log import AlertLogScreen
+
+        self.push_screen(AlertLogScreen(self.watcher.monitor.log.events))
 
     def action_detail_selected(self) -> None:
         row = self.processes.cursor_row
@@ -580,9 +880,26 @@ def _key_name(key: str) -> str:
     return key
 
 
-def run_tui(sampler: Sampler, config: RunConfig) -> int:
+def run_tui(
+    sampler: Sampler,
+    config: RunConfig,
+    *,
+    settings: Settings | None = None,
+    settings_path: Path | None = None,
+    settings_warnings: Sequence[str] = (),
+    recorder: Recorder | None = None,
+    replay: Replay | None = None,
+) -> int:
     """Run the TUI until the user quits; returns the exit status."""
-    app = GpuTopApp(sampler, config)
+    app = GpuTopApp(
+        sampler,
+        config,
+        settings=settings,
+        settings_path=settings_path,
+        settings_warnings=settings_warnings,
+        recorder=recorder,
+        replay=replay,
+    )
     result = app.run(mouse=config.mouse)
     return result if isinstance(result, int) else (app.return_code or 0)
 

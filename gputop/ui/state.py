@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from gputop.core.format import NA, fmt_bytes, fmt_duration, safe_text
-from gputop.core.model import ProcessSample, Snapshot
+from gputop.core.forecast import ProcessGrowth
+from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_growth, safe_text
+from gputop.core.model import ProcessIdentity, ProcessSample, Snapshot
 
 # A process appears once per GPU (or MIG device) it uses, so a row is keyed by
 # the process identity (pid, create_time) plus where it runs.
@@ -23,6 +24,10 @@ class ProcessRow:
     process: ProcessSample
     gpu_memory_total: int | None
     now: float
+    # Steady growth of the process's GPU memory (bytes/s, 0.0 when not steady) and
+    # whether it is fast enough to flag as a leak (see core.forecast).
+    growth_rate: float = 0.0
+    growing: bool = False
 
     @property
     def key(self) -> RowKey:
@@ -95,6 +100,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("gpu_memory", "GPU-MEM", 8, lambda r: fmt_bytes(r.process.gpu_memory), lambda r: r.process.gpu_memory,
            right=True),
     Column("share", "MEM%", 5, lambda r: _num(r.memory_share), lambda r: r.memory_share, right=True, drop_priority=2),
+    Column("growth", "GROWTH", 11, lambda r: fmt_growth(r.growth_rate) if r.growing else "",
+           lambda r: r.growth_rate, right=True, drop_priority=1),
     Column("sm", "SM%", 4, lambda r: _num(r.process.sm_utilization), lambda r: r.process.sm_utilization, right=True),
     Column("cpu", "CPU%", 6, lambda r: _host(r, _num(r.process.cpu_percent, "{:.1f}")),
            lambda r: r.process.cpu_percent, right=True),
@@ -106,13 +113,16 @@ COLUMNS: tuple[Column, ...] = (
     Column("command", "COMMAND", 0, _command, lambda r: _lower(r.process.command), descending_first=False),
 )
 COLUMN_BY_NAME = {column.name: column for column in COLUMNS}
-COMMAND_MIN_WIDTH = 16
+COMMAND_MIN_WIDTH = 24
 
 
-def visible_columns(width: int) -> tuple[Column, ...]:
-    """The columns that fit in ``width`` cells, leaving the command at least a little room."""
-    shown = list(COLUMNS)
-    for priority in (5, 4, 3, 2):
+def visible_columns(width: int, names: Collection[str] | None = None) -> tuple[Column, ...]:
+    """The columns that fit in ``width`` cells, leaving the command at least a little room.
+
+    ``names`` (from the settings) limits the columns to those named; the command always shows.
+    """
+    shown = [c for c in COLUMNS if names is None or c.name in names or c.name == "command"]
+    for priority in (5, 4, 3, 2, 1):
         fixed = sum(c.width + 1 for c in shown if c.width) + 1
         if fixed + COMMAND_MIN_WIDTH <= width:
             break
@@ -211,15 +221,25 @@ class ProcessFilter:
         return " · ".join(parts)
 
 
-def snapshot_rows(snapshot: Snapshot) -> list[ProcessRow]:
-    """Every process row of a snapshot, each with its GPU's (or MIG device's) memory total."""
+def snapshot_rows(
+    snapshot: Snapshot, growth: Mapping[ProcessIdentity, ProcessGrowth] | None = None
+) -> list[ProcessRow]:
+    """Every process row of a snapshot, each with its GPU's (or MIG device's) memory total and growth."""
+    growth = growth or {}
+
+    def row(process: ProcessSample, total: int | None) -> ProcessRow:
+        found = growth.get(process.identity)
+        if found is None:
+            return ProcessRow(process, total, snapshot.timestamp)
+        return ProcessRow(process, total, snapshot.timestamp, found.growth_rate, found.is_growing)
+
     rows = []
     for gpu in snapshot.gpus:
         for process in gpu.processes:
-            rows.append(ProcessRow(process, gpu.memory_total, snapshot.timestamp))
+            rows.append(row(process, gpu.memory_total))
         for mig in gpu.mig_devices:
             for process in mig.processes:
-                rows.append(ProcessRow(process, mig.memory_total, snapshot.timestamp))
+                rows.append(row(process, mig.memory_total))
     return rows
 
 

@@ -111,7 +111,7 @@ def snapshot(*gpus: GpuSample, timestamp: float = NOW) -> Snapshot:
 
 
 def two_gpu_snapshot(**changes: float) -> Snapshot:
-    """GPU 0 (80 GiB) runs 101 and 102; GPU 1 (24 GiB) runs 203, 204 and 305 (not visible)."""
+    """GPU 0 (80 GiB) runs 101 and 102; GPU 1 (32 GiB) runs 203, 204 and 305 (not visible)."""
     return snapshot(
         gpu(
             0,
@@ -129,7 +129,7 @@ def two_gpu_snapshot(**changes: float) -> Snapshot:
                 proc(204, 1, changes.get("m204", 20), "alice", "python eval.py", cpu=30, age_s=600),
                 proc(305, 1, 1, visible=False),
             ],
-            total_gib=24,
+            total_gib=32,
             name="NVIDIA GeForce RTX 4090",
         ),
     )

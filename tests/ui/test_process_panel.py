@@ -242,5 +242,5 @@ async def test_memory_share_is_of_the_gpus_total() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         table = await start(app, pilot)
-        assert [round(row.memory_share or 0) for row in table.rows] == [50, 25, 83, 17, 4]
+        assert [round(row.memory_share or 0) for row in table.rows] == [50, 25, 62, 12, 3]
         assert table.rows[0].process.gpu_memory == 40 * GIB

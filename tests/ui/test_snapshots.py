@@ -20,6 +20,9 @@ def feed(app: GpuTopApp, gpu_count: int, ticks: int) -> Callable[[Pilot[int]], A
         for one in snapshots:
             app.apply_snapshot(one)
         await pilot.pause()
+        # The screen under test, not the alert toasts of the ticks fed to reach it.
+        app.clear_notifications()
+        await pilot.pause()
 
     return run_before
 

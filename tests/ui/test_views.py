@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
@@ -210,16 +209,14 @@ async def test_sampler_errors_are_notified_once_and_the_app_keeps_running() -> N
         assert app.is_running
 
 
-async def test_first_frame_has_8_gpus_and_128_processes_fast() -> None:
+async def test_the_first_frame_already_shows_8_gpus_and_128_processes() -> None:
+    """The app samples at mount, so the first frame has data; its speed is measured in tests/bench."""
     gpus = tuple(gpu(n, [proc(1000 + 16 * n + k, n, 0.25 + k / 64) for k in range(16)]) for n in range(8))
-    begun = time.perf_counter()
-    app = GpuTopApp(Sampler(StaticSource(gpus)), RunConfig(), start_sampler=True)
+    app = GpuTopApp(Sampler(StaticSource(gpus)), RunConfig(interval_s=3600), start_sampler=True)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        elapsed = time.perf_counter() - begun
         assert len(app.query(GpuCard)) == 8
         assert len(app.processes.rows) == 128
-        assert elapsed < 0.5
 
 
 async def test_runs_with_no_color(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -121,6 +121,7 @@ class DemoSource:
         self._processes: dict[int, _SimProcess] = {}
         self._lost: set[int] = set()
         self._phase = [self._random.uniform(0, math.tau) for _ in range(gpu_count)]
+        self._temperature: dict[int, float] = {}
 
     @property
     def driver_version(self) -> str | None:
@@ -229,7 +230,11 @@ class DemoSource:
         utilization = round(utilization + (self._random.uniform(-3, 3) if busy else 0), 0)
         utilization = max(0.0, min(100.0, utilization))
         power = round(60 + (model.power_limit - 90) * utilization / 100 + self._random.uniform(-5, 5), 1)
-        temperature = round(34 + (model.slowdown - 38) * utilization / 100 + 2 * wave, 0)
+        # A card's temperature follows its load slowly, as its heat sink does.
+        settled = 34 + (model.slowdown - 38) * utilization / 100
+        previous = self._temperature.get(index, settled)
+        self._temperature[index] = previous + 0.08 * (settled - previous)
+        temperature = round(self._temperature[index], 0)
         used_by_processes = sum(int(p.memory) for p in processes)
         reserved = 512 * MIB
         used = min(model.memory_total - reserved, used_by_processes + 600 * MIB)

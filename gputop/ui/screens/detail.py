@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
 
+from gputop.core.forecast import Forecasts
 from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_temperature, fmt_watts
 from gputop.core.history import GpuHistory, History
 from gputop.core.model import GpuSample, Snapshot
@@ -70,7 +71,9 @@ class DetailScreen(Screen[None]):
     def show_snapshot(self, snapshot: Snapshot) -> None:
         gpu = next((g for g in snapshot.gpus if g.index == self.index), None)
         self.query_one("#detail-title", Static).update(self._title(gpu))
-        rows = [row for row in snapshot_rows(snapshot) if row.process.gpu_index == self.index]
+        forecasts = getattr(self.app, "forecasts", None)
+        growth = forecasts.processes if isinstance(forecasts, Forecasts) else None
+        rows = [row for row in snapshot_rows(snapshot, growth) if row.process.gpu_index == self.index]
         table = self.query_one(ProcessTable)
         table.set_rows(rows, getattr(self.app, "sort", table.sort))
         table.border_title = Text.assemble(("Processes", "bold"), f" {len(rows)}")

@@ -13,7 +13,8 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from gputop.core.format import NA, fmt_percent, fmt_temperature
+from gputop.core.forecast import Forecast
+from gputop.core.format import NA, fmt_duration, fmt_percent, fmt_temperature
 from gputop.core.model import GpuSample, MigSample
 from gputop.ui.widgets.sparkline import GpuTrend, bar, sparkline
 
@@ -62,6 +63,17 @@ def _fit(text: Text, width: int) -> Text:
     return text
 
 
+# Short names of the alerts raised on a card, shown in its title (a lost GPU already says LOST).
+ALERT_LABELS = {"memory": "MEMORY", "thermal": "HOT", "forecast": "FILLING"}
+
+
+def forecast_text(forecast: Forecast | None, short: bool = False) -> str:
+    """'full in ~3m10s' when the memory is forecast to fill; '' when flat, falling or far off."""
+    if forecast is None or forecast.seconds_to_full is None:
+        return ""
+    return f"{'full' if short else 'full in'} ~{fmt_duration(forecast.seconds_to_full)}"
+
+
 def _mig_profile(mig: MigSample) -> str:
     if mig.name and " MIG " in mig.name:
         return mig.name.rsplit(" MIG ", 1)[1]
@@ -86,12 +98,29 @@ class GpuCard(Widget, can_focus=True):
         self.gpu: GpuSample | None = None
         self.trend: GpuTrend | None = None
         self.compact = False
+        self.forecast: Forecast | None = None
+        self.mig_forecasts: dict[int, Forecast] = {}
+        self.alert_kinds: tuple[str, ...] = ()
         self._lines: list[Text] = []
 
-    def show(self, gpu: GpuSample, trend: GpuTrend, compact: bool, height: int | None = None) -> None:
-        """Show a new sample of this GPU."""
+    def show(
+        self,
+        gpu: GpuSample,
+        trend: GpuTrend,
+        compact: bool,
+        height: int | None = None,
+        *,
+        forecast: Forecast | None = None,
+        mig_forecasts: dict[int, Forecast] | None = None,
+        alert_kinds: tuple[str, ...] = (),
+    ) -> None:
+        """Show a new sample of this GPU, its memory forecasts and the kinds of alert raised on it."""
         self.gpu = gpu
         self.trend = trend
+        self.forecast = forecast
+        self.mig_forecasts = mig_forecasts or {}
+        self.alert_kinds = alert_kinds
+        self.set_class(bool(alert_kinds), "-alert")
         if compact != self.compact:
             self.compact = compact
             self.set_class(compact, "-compact")
@@ -135,6 +164,9 @@ class GpuCard(Widget, can_focus=True):
         title = Text.assemble((f" {gpu.index} ", "bold"), (gpu.name or NA, ""), " ")
         if gpu.lost:
             title.append_text(Text("LOST ", style="bold red"))
+        labels = [ALERT_LABELS[kind] for kind in self.alert_kinds if kind in ALERT_LABELS]
+        if labels and not gpu.lost:
+            title.append_text(Text(f"⚠ {' '.join(labels)} ", style="bold yellow"))
         self.border_title = title
         facts = []
         if gpu.pstate is not None:
@@ -175,14 +207,18 @@ class GpuCard(Widget, can_focus=True):
         power = Text(NA if gpu.power_draw is None else f"{gpu.power_draw:.0f}W", style=power_style)
         if gpu.power_limit is not None:
             power.append(f"/{gpu.power_limit:.0f}W", style="bright_black")
+        filling = forecast_text(self.forecast)
+        memory_line = line(
+            "MEM  ",
+            bar(memory_percent / 100 if memory_percent is not None else None, bar_width, memory_style),
+            memory_value,
+            sparkline(trend.memory_used, max(0, spark_width - len(filling) - 1), 0, float(gpu.memory_total or 1)),
+            "cyan",
+        )
+        if filling:
+            memory_line.append(f" {filling}", style="bold yellow")
         lines = [
-            line(
-                "MEM  ",
-                bar(memory_percent / 100 if memory_percent is not None else None, bar_width, memory_style),
-                memory_value,
-                sparkline(trend.memory_used, spark_width, 0, float(gpu.memory_total or 1)),
-                "cyan",
-            ),
+            memory_line,
             line(
                 "UTIL ",
                 bar(None if gpu.utilization_gpu is None else gpu.utilization_gpu / 100, bar_width, util_style),
@@ -222,6 +258,9 @@ class GpuCard(Widget, can_focus=True):
                     (f"{_mig_profile(mig)} · {count} proc", "bright_black"),
                 )
             )
+            mig_filling = forecast_text(self.mig_forecasts.get(mig.index))
+            if mig_filling:
+                lines[-1].append(f" · {mig_filling}", style="bold yellow")
         return lines
 
     def _compact_lines(self, gpu: GpuSample, trend: GpuTrend, width: int) -> list[Text]:
@@ -246,6 +285,11 @@ class GpuCard(Widget, can_focus=True):
             (f"{fmt_percent(memory_percent):>5}", memory_style),
             " ",
         )
+        if self.alert_kinds:
+            memory.append("⚠ ", style="bold yellow")
+        filling = forecast_text(self.forecast, short=True)
+        if filling:
+            memory.append(f"{filling} ", style="bold yellow")
         spark_width = max(0, width - head.cell_len - memory.cell_len - tail.cell_len - 1)
         line = Text.assemble(
             head,
@@ -262,6 +306,9 @@ class GpuCard(Widget, can_focus=True):
                     migs.append(" · ", style="bright_black")
                 migs.append(f"{mig.index} {_mig_profile(mig)} ")
                 migs.append(memory_pair(mig.memory_used, mig.memory_total, short=True), style="cyan")
+                mig_filling = forecast_text(self.mig_forecasts.get(mig.index), short=True)
+                if mig_filling:
+                    migs.append(f" {mig_filling}", style="bold yellow")
             lines.append(migs)
         return lines
 

@@ -49,6 +49,7 @@ class ProcessTable(ScrollView, can_focus=True):
         "process-table--tagged",
         "process-table--hidden",
         "process-table--memory",
+        "process-table--growing",
     }
 
     BINDINGS = [
@@ -77,6 +78,7 @@ class ProcessTable(ScrollView, can_focus=True):
         self._cells: dict[RowKey, tuple[str, ...]] = {}
         self._line_state: list[object] = []
         self._sort_values: dict[RowKey, float | str | None] = {}
+        self.column_names: tuple[str, ...] | None = None  # None: every column that fits
         self._columns: tuple[Column, ...] = visible_columns(120)
 
     # -- what tests and the app read -------------------------------------------------
@@ -178,8 +180,16 @@ class ProcessTable(ScrollView, can_focus=True):
         if not new_state or not old_state:
             self.refresh()
 
+    def show_columns(self, names: tuple[str, ...] | None) -> None:
+        """Limit the columns to ``names`` (None: every column that fits)."""
+        self.column_names = names
+        self._columns = visible_columns(self.size.width or 120, names)
+        self._cells = {row.key: self._row_cells(row) for row in self.rows}
+        self._line_state = [self._line_signature(row) for row in self.rows]
+        self.refresh()
+
     def on_resize(self, event: Resize) -> None:
-        self._columns = visible_columns(event.size.width)
+        self._columns = visible_columns(event.size.width, self.column_names)
         self._cells = {row.key: self._row_cells(row) for row in self.rows}
         self.virtual_size = Size(event.size.width, len(self.rows) + 1)
         self._line_state = [self._line_signature(row) for row in self.rows]
@@ -287,6 +297,8 @@ class ProcessTable(ScrollView, can_focus=True):
                 segments.append(Segment(_fit(NOT_VISIBLE, width - used, False), style))
                 break
             cell_style = memory_style if column.name == "gpu_memory" else style
+            if column.name == "growth" and row.growing:
+                cell_style = style + self.get_component_rich_style("process-table--growing")
             segments.append(Segment(_fit(cell, column_width, column.right), cell_style))
             segments.append(Segment(" ", style))
             used += column_width + 1

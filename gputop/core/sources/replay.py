@@ -1,0 +1,41 @@
+"""A source that answers with the snapshot a replay is at: nothing on it can be signalled."""
+
+from __future__ import annotations
+
+from gputop.core.actions import Outcome, SignalResult, signal_name
+from gputop.core.model import GpuSample, HostSample, ProcessIdentity
+from gputop.core.replay import Replay
+
+
+class ReplaySource:
+    """GPUs and host as recorded at the replay's position."""
+
+    name = "replay"
+    simulated = True
+
+    def __init__(self, replay: Replay) -> None:
+        self.replay = replay
+
+    def open(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    @property
+    def driver_version(self) -> str | None:
+        return self.replay.current.driver_version
+
+    @property
+    def cuda_driver_version(self) -> str | None:
+        return self.replay.current.cuda_driver_version
+
+    def sample(self) -> tuple[GpuSample, ...]:
+        return self.replay.current.gpus
+
+    def sample_host(self) -> HostSample | None:
+        return self.replay.current.host
+
+    def signal(self, identity: ProcessIdentity, signal_number: int) -> SignalResult | None:
+        message = f"PID {identity[0]} is in a recording: nothing was signalled"
+        return SignalResult(identity, signal_name(signal_number), Outcome.FAILED, message)

@@ -1,0 +1,47 @@
+"""History, forecasts and alerts fed together, one snapshot at a time.
+
+The TUI, ``gputop record`` and ``--json`` all look ahead the same way: the
+snapshot goes into the history, the forecaster reads the history, and the
+alert monitor reads both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gputop.core.alerts import AlertEvent, AlertMonitor
+from gputop.core.forecast import Forecaster, ForecastParams, Forecasts
+from gputop.core.history import History
+from gputop.core.model import Snapshot
+from gputop.core.settings import Thresholds
+
+
+@dataclass(frozen=True, slots=True)
+class Foresight:
+    """What one snapshot says about trouble coming."""
+
+    forecasts: Forecasts
+    events: tuple[AlertEvent, ...]  # alerts raised or cleared by this snapshot
+
+
+class Watcher:
+    """Keeps the history, forecaster and alert monitor of one stream of snapshots."""
+
+    def __init__(self, thresholds: Thresholds | None = None, history: History | None = None) -> None:
+        self.thresholds = Thresholds() if thresholds is None else thresholds
+        self.history = History() if history is None else history
+        self.forecaster = Forecaster(ForecastParams(horizon_s=self.thresholds.horizon_s))
+        self.monitor = AlertMonitor(self.thresholds)
+
+    def update(self, snapshot: Snapshot) -> Foresight:
+        """Add ``snapshot`` and return its forecasts and alert events."""
+        self.history.add(snapshot)
+        forecasts = self.forecaster.update(self.history, snapshot)
+        events = self.monitor.update(snapshot, forecasts)
+        return Foresight(forecasts, tuple(events))
+
+    def reset(self) -> None:
+        """Forget everything seen (a replay jumped): history, fits and alerts."""
+        self.history.clear()
+        self.forecaster = Forecaster(self.forecaster.params)
+        self.monitor = AlertMonitor(self.thresholds)
