@@ -35,6 +35,7 @@ from gputop.core.model import Snapshot
 from gputop.core.sampler import Sampler
 from gputop.core.sources.demo import DemoSource
 from gputop.ui.app import GpuTopApp
+from gputop.ui.screens.detail import DetailScreen
 
 HERE = Path(__file__).resolve().parent
 SIZES = ((120, 40), (80, 24))
@@ -81,8 +82,9 @@ async def _detail(app: GpuTopApp, pilot: Pilot[int]) -> None:
     app.open_detail(0)
     await pilot.pause()
     # The charts are laid out now: draw them again at their size, as the next tick would.
-    if app.snapshot is not None:
-        getattr(app.screen, "show_snapshot")(app.snapshot)
+    screen = app.screen
+    if isinstance(screen, DetailScreen) and app.snapshot is not None:
+        screen.show_snapshot(app.snapshot)
     await pilot.pause()
 
 
