@@ -31,7 +31,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from gputop.core.config import RunConfig
-from gputop.core.model import Snapshot
+from gputop.core.model import HostSample, Snapshot
 from gputop.core.sampler import Sampler
 from gputop.core.sources.demo import DemoSource
 from gputop.ui.app import GpuTopApp
@@ -70,7 +70,7 @@ def demo_snapshots(count: int) -> list[Snapshot]:
     return snapshots
 
 
-def _never() -> object:
+def _never() -> HostSample:
     raise AssertionError("the demo source always gives host figures")
 
 
