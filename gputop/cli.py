@@ -123,14 +123,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _one_shot(sampler: Sampler, args: argparse.Namespace) -> int:
+    from gputop.core.format import safe_json
     from gputop.core.report import render_text, snapshot_to_dict
 
     sampler.sample()
     time.sleep(_ONCE_SETTLE_S)
     snapshot = sampler.sample()
     if args.json:
-        json.dump(snapshot_to_dict(snapshot), sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(safe_json(json.dumps(snapshot_to_dict(snapshot), indent=2, ensure_ascii=False)) + "\n")
         return 0
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     sys.stdout.write(render_text(snapshot, colour=colour, width=80))
