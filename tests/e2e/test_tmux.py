@@ -106,6 +106,11 @@ def row_pids(screen: str, pids: list[int]) -> list[int]:
     return found
 
 
+def filter_box_closed(screen: str) -> bool:
+    """The line above the footer is the process panel's bottom border again."""
+    return screen.rstrip("\n").splitlines()[-2].startswith("╰")
+
+
 @pytest.fixture
 def tmux(tmp_path: Path, fake_nvml: FakeNvml) -> Iterator[Tmux]:
     session = Tmux(tmp_path, fake_nvml.env() | {"TERM": "xterm-256color"})
@@ -130,10 +135,14 @@ def test_sort_filter_and_kill_a_real_process_then_quit(
 
     victim = pids[1]
     victim_process = next(p for p in sleepers if p.pid == victim)
+    # One step at a time, as a person types: keys that arrive in one burst can reach the
+    # widget that had the focus before (see tests/ui/test_typeahead.py).
     tmux.keys("/")
+    tmux.wait_for("the filter box", lambda s: "text, PID, user, container" in s)
     tmux.keys(str(victim), literal=True)
+    tmux.wait_for("the filtered panel", lambda s: "Processes 1 of 3" in s and f"filter: /{victim}" in s)
     tmux.keys("Enter")
-    screen = tmux.wait_for("the filtered panel", lambda s: "Processes 1 of 3" in s)
+    screen = tmux.wait_for("the filter box to close", filter_box_closed)
     assert row_pids(screen, pids) == [victim]
 
     tmux.keys("k")
@@ -153,8 +162,10 @@ def test_sort_filter_and_kill_a_real_process_then_quit(
     assert row_pids(screen, pids) == [pids[0], pids[2]]
 
     tmux.keys("q")
+    # tmux marks the pane dead when its output ends, and learns the exit status a moment later.
     deadline = time.monotonic() + TIMEOUT_S
-    while tmux.pane("pane_dead") != "1":
+    while (status := (tmux.pane("pane_dead_status"), tmux.pane("pane_dead_signal"))) == ("", ""):
         assert time.monotonic() < deadline, f"gputop did not quit; the screen was:\n{tmux.screen()}"
         time.sleep(0.1)
-    assert tmux.pane("pane_dead_status") == "0"
+    assert tmux.pane("pane_dead") == "1"
+    assert status == ("0", ""), f"exit status, signal: {status}; the screen was:\n{tmux.screen()}"
