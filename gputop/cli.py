@@ -270,6 +270,7 @@ def _replay(args: argparse.Namespace, settings: Settings, warnings: list[str]) -
 
 
 def _one_shot(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> int:
+    from gputop.core.format import safe_json
     from gputop.core.report import render_text, snapshot_to_dict
     from gputop.core.watch import Watcher
 
@@ -282,8 +283,7 @@ def _one_shot(sampler: Sampler, args: argparse.Namespace, settings: Settings) ->
     foresight = watcher.update(snapshot)
     if args.json:
         document = snapshot_to_dict(snapshot, foresight.forecasts, watcher.monitor.active.values())
-        json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(safe_json(json.dumps(document, indent=2, ensure_ascii=False)) + "\n")
         return 0
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     sys.stdout.write(render_text(snapshot, colour=colour, width=80))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 NA = "N/A"
 
 _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
@@ -87,3 +89,18 @@ def safe_text(text: str | None, limit: int | None = None) -> str:
     if limit is not None and len(result) > limit:
         result = result[: max(0, limit - 1)] + "…"
     return result
+
+
+# In JSON from json.dumps(ensure_ascii=False), these can only be inside strings.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def safe_json(text: str) -> str:
+    """JSON text with C1 control characters and lone surrogates written as ``\\uXXXX`` escapes.
+
+    json.dumps escapes C0 controls but not C1 ones, which a terminal showing the output
+    may act on; and a command line with bytes that are not UTF-8 reaches us (through
+    psutil) as lone surrogates, which no UTF-8 stream accepts. The escapes read back as
+    the same characters, so a recording loses nothing.
+    """
+    return _JSON_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)

@@ -12,6 +12,7 @@ from typing import IO, Any
 
 from gputop.core.alerts import AlertEvent
 from gputop.core.forecast import Forecasts
+from gputop.core.format import safe_json
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
 from gputop.core.report import snapshot_to_dict
 
@@ -50,7 +51,7 @@ class Recorder:
         if extra:
             document.update(extra)
         try:
-            self._file.write(json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
+            self._file.write(safe_json(json.dumps(document, ensure_ascii=False, separators=(",", ":"))) + "\n")
             self._file.flush()
             raw = getattr(self._file, "buffer", None)
             if isinstance(raw, gzip.GzipFile):

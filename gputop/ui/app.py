@@ -25,7 +25,7 @@ from gputop.core.actions import Outcome, SignalResult, send_signal
 from gputop.core.alerts import AlertEvent
 from gputop.core.config import RunConfig
 from gputop.core.forecast import Forecasts
-from gputop.core.format import fmt_duration
+from gputop.core.format import fmt_duration, safe_text
 from gputop.core.history import History
 from gputop.core.model import GpuSample, ProcessIdentity, Snapshot
 from gputop.core.record import Recorder, RecordingError
@@ -301,7 +301,7 @@ class GpuTopApp(App[int]):
         self._report_error(message.error)
 
     def _report_error(self, error: BaseException) -> None:
-        text = f"{type(error).__name__}: {error}"
+        text = safe_text(f"{type(error).__name__}: {error}")
         if text not in self._errors_reported:
             self._errors_reported.add(text)
             self.notify(text, title="Sampling failed (gputop keeps trying)", severity="error", markup=False)
@@ -773,18 +773,19 @@ class GpuTopApp(App[int]):
 
     def _report_signal(self, result: SignalResult) -> None:
         self.signal_results.append(result)
+        message = safe_text(result.message)  # it may name a process owner: shown, never acted on
         if result.outcome is Outcome.SENT:
             for table in (self.processes, self._active_table()):
                 table.tagged = {key for key in table.tagged if key[:2] != result.identity}
-            self.notify(result.message, title="Signal sent", markup=False)
+            self.notify(message, title="Signal sent", markup=False)
         elif result.outcome is Outcome.GONE:
-            self.notify(result.message, title="Already gone", severity="warning", markup=False)
+            self.notify(message, title="Already gone", severity="warning", markup=False)
         elif result.outcome is Outcome.REUSED:
-            self.notify(f"refused: {result.message}", title="Refused (PID reused)", severity="error", markup=False)
+            self.notify(f"refused: {message}", title="Refused (PID reused)", severity="error", markup=False)
         elif result.outcome is Outcome.DENIED:
-            self.notify(result.message, title="Permission denied", severity="error", markup=False)
+            self.notify(message, title="Permission denied", severity="error", markup=False)
         else:
-            self.notify(result.message, title="Signal failed", severity="error", markup=False)
+            self.notify(message, title="Signal failed", severity="error", markup=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self.readonly and action in SIGNAL_ACTIONS:

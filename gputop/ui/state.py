@@ -213,9 +213,9 @@ class ProcessFilter:
     def describe(self) -> str:
         parts = []
         if self.text:
-            parts.append(f"/{self.text}")
+            parts.append(f"/{safe_text(self.text)}")
         if self.user is not None:
-            parts.append(f"user {self.user}")
+            parts.append(f"user {safe_text(self.user)}")
         if self.gpu is not None:
             parts.append(f"GPU {self.gpu}")
         return " · ".join(parts)

@@ -126,7 +126,9 @@ class DetailScreen(Screen[None]):
             points = [(t, v) for t, v in zip(times, values, strict=False) if v is not None]
             if points:
                 plt.plot([t for t, _ in points], [v for _, v in points], color=colour, marker="braille")
-                positions, labels = _time_ticks([t for t, _ in points])
+                # Time labels are 8 wide: as many as fit side by side (plotext overlaps them otherwise).
+                count = max(2, min(4, (plot.size.width - 8) // 10))
+                positions, labels = _time_ticks([t for t, _ in points], count)
                 plt.xticks(positions, labels)
                 high = limits[name]
                 if high is not None:

@@ -1,0 +1,171 @@
+"""The real ``gputop`` command in tmux, against the fake NVML driver, killing a real process.
+
+A user's session from end to end: the GPUs come up, ``N`` sorts by PID, ``/``
+filters to one PID, ``k`` + Enter terminates that real process, the driver stops
+listing it and its row goes, and ``q`` quits with status 0.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from fakenvml import GiB, Scenario
+from fakenvml.fixture import FakeNvml
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (apt-get install -y tmux)")
+
+COLUMNS, ROWS = 120, 40
+TIMEOUT_S = 30.0
+
+
+class Tmux:
+    """One private tmux server (its own socket) running one command in a fixed-size window."""
+
+    def __init__(self, directory: Path, env: dict[str, str]) -> None:
+        self.socket = directory / "tmux.sock"
+        self.config = directory / "tmux.conf"
+        # The pane stays after the command exits, so its exit status can be read.
+        self.config.write_text("set -g remain-on-exit on\nset -g default-terminal xterm-256color\n")
+        self.env = env
+
+    def run(self, *args: str) -> str:
+        result = subprocess.run(
+            ["tmux", "-S", str(self.socket), "-f", str(self.config), *args],
+            capture_output=True, text=True, timeout=10, env=self.env,
+        )
+        if result.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args)} failed: {result.stderr}")
+        return result.stdout
+
+    def start(self, command: list[str]) -> None:
+        self.run("new-session", "-d", "-s", "e2e", "-x", str(COLUMNS), "-y", str(ROWS), shlex.join(command))
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", "e2e")
+
+    def keys(self, *keys: str, literal: bool = False) -> None:
+        self.run("send-keys", "-t", "e2e", *(["-l"] if literal else []), *keys)
+
+    def pane(self, field: str) -> str:
+        return self.run("display-message", "-p", "-t", "e2e", f"#{{{field}}}").strip()
+
+    def wait_for(self, what: str, check: Callable[[str], bool]) -> str:
+        """Poll the screen until ``check`` holds; fail with the last screen after TIMEOUT_S."""
+        deadline = time.monotonic() + TIMEOUT_S
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if check(screen):
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"timed out waiting for {what}; the screen was:\n{screen}")
+
+    def kill_server(self) -> None:
+        subprocess.run(["tmux", "-S", str(self.socket), "kill-server"], capture_output=True, timeout=10)
+
+
+@pytest.fixture
+def sleepers() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Three real processes with recognisable command lines: sleep 600, sleep 601, sleep 602."""
+    processes = [subprocess.Popen(["sleep", str(600 + n)]) for n in range(3)]
+    yield processes
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def machine(processes: list[subprocess.Popen[bytes]]) -> Scenario:
+    """Two GPUs; the later a sleeper started, the more GPU memory it holds (so PID order is not memory order)."""
+    scenario = (
+        Scenario()
+        .gpu(name="NVIDIA H100 80GB HBM3", util_gpu=80, memory_used=30 * GiB)
+        .gpu(name="NVIDIA A100-SXM4-80GB", util_gpu=20, memory_used=8 * GiB)
+    )
+    ranked = sorted(processes, key=lambda p: p.pid)
+    for rank, process in enumerate(ranked):
+        scenario.process(gpu=rank % 2, pid=process.pid, used=(rank + 1) * 4 * GiB)
+    return scenario
+
+
+def row_pids(screen: str, pids: list[int]) -> list[int]:
+    """The given PIDs in the order their process rows appear on screen."""
+    found = []
+    for line in screen.splitlines():
+        for pid in pids:
+            if re.search(rf"\s{pid}\s.*\bsleep 60\d", line):
+                found.append(pid)
+    return found
+
+
+def filter_box_closed(screen: str) -> bool:
+    """The line above the footer is the process panel's bottom border again."""
+    return screen.rstrip("\n").splitlines()[-2].startswith("╰")
+
+
+@pytest.fixture
+def tmux(tmp_path: Path, fake_nvml: FakeNvml) -> Iterator[Tmux]:
+    session = Tmux(tmp_path, fake_nvml.env() | {"TERM": "xterm-256color"})
+    yield session
+    session.kill_server()
+
+
+def test_sort_filter_and_kill_a_real_process_then_quit(
+    tmux: Tmux, fake_nvml: FakeNvml, sleepers: list[subprocess.Popen[bytes]]
+) -> None:
+    pids = sorted(process.pid for process in sleepers)
+    fake_nvml.write(machine(sleepers))
+    tmux.start([sys.executable, "-m", "gputop", "--interval", "0.5"])
+
+    screen = tmux.wait_for("both GPUs", lambda s: "H100 80GB HBM3" in s and "A100-SXM4-80GB" in s)
+    screen = tmux.wait_for("the three sleepers", lambda s: len(row_pids(s, pids)) == 3)
+    assert row_pids(screen, pids) == pids[::-1], "GPU memory, largest first"
+
+    tmux.keys("N")
+    screen = tmux.wait_for("PID order", lambda s: row_pids(s, pids) == pids)
+    assert "PID▲" in screen
+
+    victim = pids[1]
+    victim_process = next(p for p in sleepers if p.pid == victim)
+    # One step at a time, as a person types: keys that arrive in one burst can reach the
+    # widget that had the focus before (see tests/ui/test_typeahead.py).
+    tmux.keys("/")
+    tmux.wait_for("the filter box", lambda s: "text, PID, user, container" in s)
+    tmux.keys(str(victim), literal=True)
+    tmux.wait_for("the filtered panel", lambda s: "Processes 1 of 3" in s and f"filter: /{victim}" in s)
+    tmux.keys("Enter")
+    screen = tmux.wait_for("the filter box to close", filter_box_closed)
+    assert row_pids(screen, pids) == [victim]
+
+    tmux.keys("k")
+    screen = tmux.wait_for("the kill dialog", lambda s: "Send a signal to 1 process?" in s)
+    assert re.search(rf"PID {victim}\s.*sleep 601", screen)
+    tmux.keys("Enter")
+    assert victim_process.wait(timeout=TIMEOUT_S) == -15
+    tmux.wait_for("the notice", lambda s: f"SIGTERM sent to PID {victim}" in s)
+    assert all(p.poll() is None for p in sleepers if p is not victim_process), "only the victim was signalled"
+
+    # The driver stops listing the dead process, as a real one would.
+    fake_nvml.write(machine([p for p in sleepers if p is not victim_process]))
+    screen = tmux.wait_for("the row to go", lambda s: "Processes 0 of 2" in s)
+    assert "no process matches the filter" in screen
+    tmux.keys("Escape")
+    screen = tmux.wait_for("the two survivors", lambda s: "Processes 2 " in s and len(row_pids(s, pids)) == 2)
+    assert row_pids(screen, pids) == [pids[0], pids[2]]
+
+    tmux.keys("q")
+    # tmux marks the pane dead when its output ends, and learns the exit status a moment later.
+    deadline = time.monotonic() + TIMEOUT_S
+    while (status := (tmux.pane("pane_dead_status"), tmux.pane("pane_dead_signal"))) == ("", ""):
+        assert time.monotonic() < deadline, f"gputop did not quit; the screen was:\n{tmux.screen()}"
+        time.sleep(0.1)
+    assert tmux.pane("pane_dead") == "1"
+    assert status == ("0", ""), f"exit status, signal: {status}; the screen was:\n{tmux.screen()}"
