@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
@@ -84,6 +84,25 @@ class TitleBar(Static):
     """Host, GPU count, driver, refresh interval, sort, filter, and FROZEN when frozen."""
 
 
+class FilterInput(Input):
+    """The filter box. Keys typed ahead over a slow link arrive together: Enter applies the
+    filter at once, and keys that were queued here after the focus moved on follow the focus."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        app = self.app
+        if self.screen.focused is not self:  # has_focus lags: it waits for the Blur event
+            event.stop()
+            event.prevent_default()
+            app.post_message(events.Key(event.key, event.character))
+            return
+        if event.key == "enter" and isinstance(app, GpuTopApp):
+            event.stop()
+            event.prevent_default()
+            app.filter_submitted(self)
+            return
+        await super()._on_key(event)
+
+
 class GpuTopApp(App[int]):
     """Live GPUs and their processes."""
 
@@ -93,7 +112,8 @@ class GpuTopApp(App[int]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f1,question_mark,h", "help", "Help", key_display="F1"),
-        Binding("slash,f4", "filter", "Filter", key_display="/"),
+        # A priority binding runs as the key arrives, so the keys typed after it reach the box.
+        Binding("slash,f4", "filter", "Filter", key_display="/", priority=True),
         Binding("less_than_sign", "sort_move(-1)", "Sort column left", show=False),
         Binding("greater_than_sign", "sort_move(1)", "Sort", key_display="<>"),
         Binding("I", "sort_invert", "Invert sort order", show=False),
@@ -183,7 +203,7 @@ class GpuTopApp(App[int]):
                 yield Grid(id="gpu-grid")
             yield ProcessTable(id="processes")
             with Horizontal(id="filter-bar"):
-                yield Input(placeholder="text, PID, user, container; re:REGEX", id="filter-input")
+                yield FilterInput(placeholder="text, PID, user, container; re:REGEX", id="filter-input")
                 yield Static("", id="filter-error")
         yield Static(f"terminal too small (need {MIN_WIDTH}x{MIN_HEIGHT})", id="too-small")
         yield Footer()
@@ -670,30 +690,37 @@ class GpuTopApp(App[int]):
     def action_filter(self) -> None:
         bar = self.query_one("#filter-bar")
         bar.display = True
-        field = self.query_one("#filter-input", Input)
+        field = self.query_one("#filter-input", FilterInput)
         field.value = self.filter.text
-        field.focus()
+        # At once, not on the next idle: keys typed ahead ("/204" in one read) must reach the box.
+        self.screen.set_focus(field)
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id != "filter-input":
-            return
+        if event.input.id == "filter-input":
+            self._apply_filter_text(event.input)
+
+    def _apply_filter_text(self, field: Input) -> bool:
+        """Filter by what the box holds; an invalid regex shows its error and keeps the last good filter."""
         error = self.query_one("#filter-error", Static)
         try:
-            process_filter = self.filter.with_text(event.value)
+            process_filter = self.filter.with_text(field.value)
         except FilterError as problem:
             error.update(Text(str(problem), style="bold red"))
-            event.input.set_class(True, "-bad-filter")
-            return
+            field.set_class(True, "-bad-filter")
+            return False
         error.update("")
-        event.input.set_class(False, "-bad-filter")
-        self._set_filter(process_filter)
+        field.set_class(False, "-bad-filter")
+        if process_filter != self.filter:
+            self._set_filter(process_filter)
+        return True
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id != "filter-input" or event.input.has_class("-bad-filter"):
+    def filter_submitted(self, field: Input) -> None:
+        """Enter in the filter box: apply it and go back to the panel, first match selected."""
+        if not self._apply_filter_text(field):
             return
         self.query_one("#filter-bar").display = False
         self.processes.select_first()
-        self.processes.focus()
+        self.screen.set_focus(self.processes)
 
     def action_clear_filter(self) -> None:
         """Esc: leave the filter box and clear the filter (text, user and GPU)."""
@@ -703,7 +730,7 @@ class GpuTopApp(App[int]):
         self.query_one("#filter-error", Static).update("")
         self.query_one("#filter-bar").display = False
         self._set_filter(ProcessFilter())
-        self.processes.focus()
+        self.screen.set_focus(self.processes)
 
     def action_only_gpu(self, index: int) -> None:
         self._set_filter(self.filter.with_gpu(index))
@@ -796,6 +823,9 @@ class GpuTopApp(App[int]):
             return False
         if action == "clear_filter":
             return self.filter.active or self.query_one("#filter-bar").display
+        if action == "filter":
+            # Only on the main screen, and "/" typed into the box is text (a regex may hold one).
+            return len(self.screen_stack) == 1 and not isinstance(self.focused, FilterInput)
         return True
 
     # -- actions: screens ------------------------------------------------------------

@@ -1,16 +1,13 @@
 """Keys typed ahead: over SSH several keys often arrive in one read. Each must go where the key
 before it sent the focus (the filter box after ``/``, the panel after Enter, the dialog after ``k``).
 
-Known bug, not fixed here: Textual forwards every queued key to the widget focused when the key
-is dispatched, and moving the focus (``/``, Enter in the filter box) takes effect only after the
-keys already queued. So ``/204`` arriving in one read selects GPU 2, 0, 4 instead of filtering,
-and ``k`` right after Enter lands in the filter box. A fix needs the app to route keys itself
-while the filter box opens or closes; it is left to the UI owner.
+Textual routes each queued key to the widget focused when the key is dispatched, so ``/`` is a
+priority binding (it moves the focus as it arrives) and the filter box applies Enter itself and
+passes on keys that were queued to it after the focus left.
 """
 
 from __future__ import annotations
 
-import pytest
 from textual import events
 
 from gputop.ui.app import GpuTopApp
@@ -19,7 +16,7 @@ from gputop.ui.screens.kill import KillScreen
 from .factory import SIGTERM, RecordingSource, make_app, two_gpu_snapshot
 
 SIZE = (120, 40)
-pytestmark = pytest.mark.xfail(strict=True, reason="typed-ahead keys reach the previously focused widget")
+
 _CHARACTERS = {"slash": "/", "enter": "\r", "escape": "\x1b"}
 
 
