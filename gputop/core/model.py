@@ -15,6 +15,13 @@ from dataclasses import dataclass, field
 ProcessIdentity = tuple[int, "float | None"]
 
 
+def percent(part: float | None, whole: float | None) -> float | None:
+    """``part`` as a percentage of ``whole``; None when either is unknown or ``whole`` is 0."""
+    if part is None or not whole:
+        return None
+    return 100.0 * part / whole
+
+
 @dataclass(frozen=True, slots=True)
 class HostSample:
     """Whole-host figures."""
@@ -110,9 +117,7 @@ class GpuSample:
 
     @property
     def memory_percent(self) -> float | None:
-        if self.memory_used is None or not self.memory_total:
-            return None
-        return 100.0 * self.memory_used / self.memory_total
+        return percent(self.memory_used, self.memory_total)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from gputop.core.model import percent
+
 DEFAULT_LOOKBACK_S = 900.0
 DEFAULT_HISTORY_S = 300.0
 HISTORY_POINTS = 60
@@ -111,9 +113,7 @@ class ClusterGpu:
 
     @property
     def memory_percent(self) -> float | None:
-        if self.memory_used is None or not self.memory_total:
-            return None
-        return 100.0 * self.memory_used / self.memory_total
+        return percent(self.memory_used, self.memory_total)
 
 
 @dataclass(frozen=True, slots=True)
