@@ -63,6 +63,14 @@ class SamplerFailed(Message):
 class TitleBar(Static):
     """Host, GPU count, driver, refresh interval, sort, filter, and FROZEN when frozen."""
 
+    _text: Text | None = None
+
+    def show(self, text: Text) -> None:
+        """Show ``text``; an unchanged title is not redrawn, and one line needs no layout."""
+        if text != self._text:
+            self._text = text
+            self.update(text, layout=False)
+
 
 class GpuTopApp(App[int]):
     """Live GPUs and their processes."""
@@ -127,6 +135,7 @@ class GpuTopApp(App[int]):
         self._errors_reported: set[str] = set()
         self._card_columns = 1
         self._mounted = False
+        self._processes_title: Text | None = None
 
     # -- layout ------------------------------------------------------------------------
 
@@ -291,7 +300,10 @@ class GpuTopApp(App[int]):
             title.append(f"  filter: {self.filter.describe()}", style="bold yellow")
         if table.tagged:
             title.append(f"  tagged: {len(table.tagged)}", style="bold")
-        table.border_title = title
+        if title != self._processes_title:
+            # Setting a border title repaints the whole panel: only when it changed.
+            self._processes_title = title
+            table.border_title = title
 
     def _update_title(self) -> None:
         snapshot = self.snapshot
@@ -312,7 +324,7 @@ class GpuTopApp(App[int]):
         if self.frozen:
             bar.append("  FROZEN ", style="bold reverse red")
         self.sub_title = f"every {self.interval_s:g}s" + (" · FROZEN" if self.frozen else "")
-        self.query_one(TitleBar).update(bar)
+        self.query_one(TitleBar).show(bar)
 
     # -- actions: views --------------------------------------------------------------
 

@@ -87,6 +87,7 @@ class GpuCard(Widget, can_focus=True):
         self.trend: GpuTrend | None = None
         self.compact = False
         self._lines: list[Text] = []
+        self._titles: tuple[Text | None, Text | None] = (None, None)
 
     def show(self, gpu: GpuSample, trend: GpuTrend, compact: bool, height: int | None = None) -> None:
         """Show a new sample of this GPU."""
@@ -135,7 +136,6 @@ class GpuCard(Widget, can_focus=True):
         title = Text.assemble((f" {gpu.index} ", "bold"), (gpu.name or NA, ""), " ")
         if gpu.lost:
             title.append_text(Text("LOST ", style="bold red"))
-        self.border_title = title
         facts = []
         if gpu.pstate is not None:
             facts.append(f"P{gpu.pstate}")
@@ -143,7 +143,12 @@ class GpuCard(Widget, can_focus=True):
             facts.append(f"{gpu.clock_sm}MHz")
         if gpu.fan_speed is not None:
             facts.append(f"fan {gpu.fan_speed:.0f}%")
-        self.border_subtitle = Text(" " + " · ".join(facts) + " ") if facts and not gpu.lost else None
+        subtitle = Text(" " + " · ".join(facts) + " ") if facts and not gpu.lost else None
+        # Setting a border title repaints the whole card: only do it when the text changed.
+        if (title, subtitle) != self._titles:
+            self._titles = (title, subtitle)
+            self.border_title = title
+            self.border_subtitle = subtitle
 
     def _full_lines(self, gpu: GpuSample, trend: GpuTrend, width: int) -> list[Text]:
         if gpu.lost:
