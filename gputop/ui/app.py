@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import ClassVar
 
+from rich.console import RenderableType
 from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
@@ -30,6 +31,7 @@ from gputop.ui.state import (
     snapshot_rows,
     users_with_processes,
 )
+from gputop.ui.terminal_diff import CompositorUpdate, TerminalDiff
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.host_strip import HostStrip
 from gputop.ui.widgets.process_table import ProcessTable
@@ -136,6 +138,7 @@ class GpuTopApp(App[int]):
         self._card_columns = 1
         self._mounted = False
         self._processes_title: Text | None = None
+        self._terminal = TerminalDiff()
 
     # -- layout ------------------------------------------------------------------------
 
@@ -158,6 +161,7 @@ class GpuTopApp(App[int]):
 
     def on_mount(self) -> None:
         self._mounted = True
+        self.app_suspend_signal.subscribe(self, lambda _app: self._terminal.forget())
         self.processes.focus()
         self._update_size_mode(self.size.width, self.size.height)
         if self.latest is not None:
@@ -183,6 +187,22 @@ class GpuTopApp(App[int]):
 
     def _post_error(self, error: BaseException) -> None:
         self.post_message(SamplerFailed(error))
+
+    def _display(self, screen: Screen[object], renderable: RenderableType | None) -> None:
+        """Write only the cells that changed (see terminal_diff)."""
+        driver = self._driver
+        if (
+            isinstance(renderable, CompositorUpdate)
+            and driver is not None
+            and not driver.is_inline
+            and self._running
+            and not self._closed
+            and not self._batch_count
+            and not self.is_headless
+        ):
+            size = screen.outer_size
+            renderable = self._terminal.update(renderable, self.console, size.width, size.height)
+        super()._display(screen, renderable)
 
     def on_unmount(self) -> None:
         if self._sampler_thread is not None:
