@@ -209,6 +209,7 @@ class GpuTopApp(App[int]):
             self._sampler_thread.stop()
 
     def on_resize(self, event: Resize) -> None:
+        self._terminal.forget()  # the terminal may have reflowed what it showed
         self._update_size_mode(event.size.width, event.size.height)
         if self.snapshot is not None:
             self._show_gpus(self.snapshot)

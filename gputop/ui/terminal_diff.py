@@ -7,8 +7,9 @@ copy of what the terminal shows; each partial update is cut down to the runs of
 cells that differ, reached with the shortest cursor move, with a style sent only
 when it differs from the one in force.
 
-Full updates (a new screen, a resize) go out as Textual wrote them, and become
-the new copy.
+Full updates (a new screen, a dialog closing) are cut down the same way. What
+the terminal shows is forgotten when its size changes or the app is suspended,
+so the next frame is written in full.
 """
 
 from __future__ import annotations
@@ -233,14 +234,16 @@ class TerminalDiff:
         """The update to write instead of ``update``; None when the terminal already shows it all."""
         self._resize(width, height)
         color_system = console._color_system or ColorSystem.TRUECOLOR
+        pieces: Iterable[tuple[int, int, Strip]]
         if isinstance(update, LayoutUpdate):
-            self._record_full(update, color_system)
-            return update
-        if not isinstance(update, ChopsUpdate):
+            pieces = _layout_pieces(update)
+        elif isinstance(update, ChopsUpdate):
+            pieces = _chop_pieces(update)
+        else:
             self.forget()
             return update
         writer = _Writer(width)
-        for x, y, strip in _chop_pieces(update):
+        for x, y, strip in pieces:
             if not 0 <= y < height or x >= width:
                 continue
             row = self._rows[y]
@@ -259,18 +262,11 @@ class TerminalDiff:
         sequences = writer.finish()
         return DiffUpdate(sequences) if sequences else None
 
-    def _record_full(self, update: LayoutUpdate, color_system: ColorSystem) -> None:
-        x = update.region.x
-        for y, line in enumerate(update.strips, update.region.y):
-            if not 0 <= y < len(self._rows):
-                continue
-            cells = _cells(Strip.join(line), color_system)
-            row = self._rows[y]
-            if cells is None:
-                self._rows[y] = [_UNKNOWN] * self._width
-            else:
-                row[x : x + len(cells)] = cells[: self._width - x]
-                del row[self._width :]
+
+def _layout_pieces(update: LayoutUpdate) -> Iterator[tuple[int, int, Strip]]:
+    """(x, y, strip) for each line of a full update."""
+    for y, line in enumerate(update.strips, update.region.y):
+        yield update.region.x, y, Strip.join(line)
 
 
 def _chop_pieces(update: ChopsUpdate) -> Iterator[tuple[int, int, Strip]]:

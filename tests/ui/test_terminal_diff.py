@@ -88,11 +88,15 @@ def test_random_updates_leave_the_same_screen_as_textuals_own_output() -> None:
                 at = rng.randrange(width)
                 patch = random_strip(rng, rng.randint(1, max(1, width - at)))
                 frame[y][chop] = Strip.join([old.crop(0, at), patch, old.crop(at + patch.cell_length, width)])
-        spans = []
-        for y in sorted(rng.sample(range(HEIGHT), rng.randint(1, HEIGHT))):
-            x1 = rng.randrange(WIDTH)
-            spans.append((y, x1, rng.randint(x1 + 1, WIDTH)))
-        update = chops_update(frame, spans)
+        update: ChopsUpdate | LayoutUpdate
+        if rng.random() < 0.1:  # a full repaint: a dialog closed
+            update = LayoutUpdate([list(line) for line in frame], Region(0, 0, WIDTH, HEIGHT))
+        else:
+            spans = []
+            for y in sorted(rng.sample(range(HEIGHT), rng.randint(1, HEIGHT))):
+                x1 = rng.randrange(WIDTH)
+                spans.append((y, x1, rng.randint(x1 + 1, WIDTH)))
+            update = chops_update(frame, spans)
         plain.feed(update.render_segments(out).encode())
         written = diff.update(update, out, WIDTH, HEIGHT)
         if written is not None:

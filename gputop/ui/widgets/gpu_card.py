@@ -88,6 +88,7 @@ class GpuCard(Widget, can_focus=True):
         self.compact = False
         self._lines: list[Text] = []
         self._titles: tuple[Text | None, Text | None] = (None, None)
+        self._lines_width = -1
 
     def show(self, gpu: GpuSample, trend: GpuTrend, compact: bool, height: int | None = None) -> None:
         """Show a new sample of this GPU."""
@@ -112,17 +113,23 @@ class GpuCard(Widget, can_focus=True):
     def on_resize(self, event: Resize) -> None:
         self._relayout()
 
-    def _relayout(self) -> None:
+    def _make_lines(self, width: int) -> list[Text]:
         gpu, trend = self.gpu, self.trend
         if gpu is None or trend is None:
-            return
-        width = self.content_size.width
+            return []
         if self.compact:
             lines = self._compact_lines(gpu, trend, width)
         else:
             self._set_titles(gpu)
             lines = self._full_lines(gpu, trend, width)
-        lines = [_fit(line, width) for line in lines]
+        self._lines_width = width
+        return [_fit(line, width) for line in lines]
+
+    def _relayout(self) -> None:
+        if self.gpu is None or self.trend is None:
+            return
+        width = self.content_size.width
+        lines = self._make_lines(width)
         old = self._lines
         self._lines = lines
         if len(old) != len(lines):
@@ -272,6 +279,10 @@ class GpuCard(Widget, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.content_size.width
+        if width != self._lines_width:
+            # A new card is shown before its first layout: draw it at the size it is painted at,
+            # rather than paint it twice.
+            self._lines = self._make_lines(width)
         if y >= len(self._lines):
             return Strip.blank(width, self.rich_style)
         segments = list(self._lines[y].render(self.app.console))
