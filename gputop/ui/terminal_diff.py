@@ -243,6 +243,7 @@ class TerminalDiff:
             self.forget()
             return update
         writer = _Writer(width)
+        runs: list[tuple[str, int, int, list[Cell]]] = []
         for x, y, strip in pieces:
             if not 0 <= y < height or x >= width:
                 continue
@@ -256,9 +257,15 @@ class TerminalDiff:
             if old == cells:
                 continue
             for start, end in _changed_runs(old, cells):
-                writer.move(x + start, y)
-                writer.write(cells[start:end])
+                run = cells[start:end]
+                runs.append((run[0][1], y, x + start, run))
             row[x : x + len(cells)] = cells
+        # No cell is written twice in one update, so the runs may go in any order: grouped by
+        # style, a colour is sent once for all the sparklines that share it, not once per line.
+        runs.sort(key=lambda run: run[:3])
+        for _, y, x, run in runs:
+            writer.move(x, y)
+            writer.write(run)
         sequences = writer.finish()
         return DiffUpdate(sequences) if sequences else None
 
