@@ -93,7 +93,7 @@ class _Writer:
             return
         best = f"\x1b[{y + 1};{x + 1}H"
         if self.x is not None and self.y is not None:
-            vertical = "" if y == self.y else f"\x1b[{y + 1}d"
+            vertical = "" if y == self.y else min(f"\x1b[{y + 1}d", _rows_moved(y - self.y), key=len)
             step = x - self.x
             if step == 0:
                 horizontal = ""
@@ -140,6 +140,12 @@ class _Writer:
             self.parts.append("\x1b[0m")
             self.sgr = ""
         return "".join(self.parts)
+
+
+def _rows_moved(rows: int) -> str:
+    """Cursor down (CUD) or up (CUU) by ``rows``, column kept."""
+    letter = "B" if rows > 0 else "A"
+    return f"\x1b[{letter}" if abs(rows) == 1 else f"\x1b[{abs(rows)}{letter}"
 
 
 def _split_sgr(sgr: str) -> tuple[str, str, str]:
