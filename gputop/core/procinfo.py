@@ -43,10 +43,18 @@ def container_from_cgroup(text: str) -> str | None:
 
 def read_container(pid: int) -> str | None:
     try:
-        with open(f"/proc/{pid}/cgroup", encoding="utf-8", errors="replace") as handle:
-            return container_from_cgroup(handle.read())
+        fd = os.open(f"/proc/{pid}/cgroup", os.O_RDONLY)
     except OSError:
         return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return container_from_cgroup(b"".join(chunks).decode("utf-8", "replace"))
 
 
 @dataclass(frozen=True, slots=True)
