@@ -161,7 +161,9 @@ class GpuTopApp(App[int]):
 
     def on_mount(self) -> None:
         self._mounted = True
+        # Suspended and resumed (Ctrl+Z, fg), the terminal was used by others: draw it all again.
         self.app_suspend_signal.subscribe(self, lambda _app: self._terminal.forget())
+        self.app_resume_signal.subscribe(self, lambda _app: self._redraw())
         self.processes.focus()
         self._update_size_mode(self.size.width, self.size.height)
         if self.latest is not None:
@@ -187,6 +189,10 @@ class GpuTopApp(App[int]):
 
     def _post_error(self, error: BaseException) -> None:
         self.post_message(SamplerFailed(error))
+
+    def _redraw(self) -> None:
+        self._terminal.forget()
+        self.screen.refresh()
 
     def _display(self, screen: Screen[object], renderable: RenderableType | None) -> None:
         """Write only the cells that changed (see terminal_diff)."""
