@@ -8,7 +8,6 @@ each tick. A PID that leaves the GPU lists leaves the cache.
 from __future__ import annotations
 
 import os
-import pwd
 import re
 import sys
 import time
@@ -168,6 +167,8 @@ class _Users:
     def name(self, uid: int) -> str:
         name = self._names.get(uid)
         if name is None:
+            import pwd  # POSIX only, as /proc is: imported where it is used
+
             try:
                 name = pwd.getpwuid(uid).pw_name
             except KeyError:
