@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import pwd
+import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import psutil
 import pytest
@@ -101,4 +103,26 @@ def test_a_zombie_is_listed_as_defunct() -> None:
         assert facts.static.name == "true <defunct>"
         assert facts.static.command == "true <defunct>"
     finally:
+        child.wait()
+
+
+def test_a_long_name_is_read_whole_as_psutil_reads_it(tmp_path: Path) -> None:
+    # The kernel keeps 15 characters of a name; the full one comes from the command line.
+    sleeper = tmp_path / "a_sleeper_with_a_long_name"
+    sleeper.symlink_to(shutil.which("sleep") or "/bin/sleep")
+    child = subprocess.Popen([str(sleeper), "600"])
+    try:
+        deadline = time.monotonic() + 10
+        while psutil.Process(child.pid).name() != sleeper.name:  # until the exec is done
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        facts = ProcessInfo().lookup([child.pid])[child.pid]
+        process = psutil.Process(child.pid)
+        assert facts is not None
+        assert facts.static.name == process.name() == "a_sleeper_with_a_long_name"
+        assert facts.static.command == " ".join(process.cmdline()) == f"{sleeper} 600"
+        assert facts.static.user == process.username()
+        assert facts.static.started == process.create_time()
+    finally:
+        child.kill()
         child.wait()

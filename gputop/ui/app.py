@@ -10,6 +10,7 @@ from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
+from rich.console import RenderableType
 from rich.text import Text
 from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -42,6 +43,7 @@ from gputop.ui.state import (
     snapshot_rows,
     users_with_processes,
 )
+from gputop.ui.terminal_diff import CompositorUpdate, TerminalDiff
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.host_strip import HostStrip
 from gputop.ui.widgets.process_table import ProcessTable
@@ -82,6 +84,14 @@ class SamplerFailed(Message):
 
 class TitleBar(Static):
     """Host, GPU count, driver, refresh interval, sort, filter, and FROZEN when frozen."""
+
+    _text: Text | None = None
+
+    def show(self, text: Text) -> None:
+        """Show ``text``; an unchanged title is not redrawn, and one line needs no layout."""
+        if text != self._text:
+            self._text = text
+            self.update(text, layout=False)
 
 
 class FilterInput(Input):
@@ -192,6 +202,8 @@ class GpuTopApp(App[int]):
         self._errors_reported: set[str] = set()
         self._card_columns = 1
         self._mounted = False
+        self._processes_title: Text | None = None
+        self._terminal = TerminalDiff()
 
     # -- layout ------------------------------------------------------------------------
 
@@ -215,6 +227,9 @@ class GpuTopApp(App[int]):
     def on_mount(self) -> None:
         self._mounted = True
         self._apply_settings()
+        # Suspended and resumed (Ctrl+Z, fg), the terminal was used by others: draw it all again.
+        self.app_suspend_signal.subscribe(self, lambda _app: self._terminal.forget())
+        self.app_resume_signal.subscribe(self, lambda _app: self._redraw())
         self.processes.focus()
         self._update_size_mode(self.size.width, self.size.height)
         for warning in self.settings_warnings:
@@ -244,6 +259,26 @@ class GpuTopApp(App[int]):
 
     def _post_error(self, error: BaseException) -> None:
         self.post_message(SamplerFailed(error))
+
+    def _redraw(self) -> None:
+        self._terminal.forget()
+        self.screen.refresh()
+
+    def _display(self, screen: Screen[object], renderable: RenderableType | None) -> None:
+        """Write only the cells that changed (see terminal_diff)."""
+        driver = self._driver
+        if (
+            isinstance(renderable, CompositorUpdate)
+            and driver is not None
+            and not driver.is_inline
+            and self._running
+            and not self._closed
+            and not self._batch_count
+            and not self.is_headless
+        ):
+            size = screen.outer_size
+            renderable = self._terminal.update(renderable, self.console, size.width, size.height)
+        super()._display(screen, renderable)
 
     def on_unmount(self) -> None:
         if self._sampler_thread is not None:
@@ -302,6 +337,7 @@ class GpuTopApp(App[int]):
         self.notify(f"settings saved to {path}", title="Settings", markup=False)
 
     def on_resize(self, event: Resize) -> None:
+        self._terminal.forget()  # the terminal may have reflowed what it showed
         self._update_size_mode(event.size.width, event.size.height)
         if self.snapshot is not None:
             self._show_gpus(self.snapshot)
@@ -472,7 +508,10 @@ class GpuTopApp(App[int]):
             title.append(f"  filter: {self.filter.describe()}", style="bold yellow")
         if table.tagged:
             title.append(f"  tagged: {len(table.tagged)}", style="bold")
-        table.border_title = title
+        if title != self._processes_title:
+            # Setting a border title repaints the whole panel: only when it changed.
+            self._processes_title = title
+            table.border_title = title
 
     def _update_title(self) -> None:
         snapshot = self.snapshot
@@ -501,7 +540,7 @@ class GpuTopApp(App[int]):
             self.sub_title = self._replay_position_text(self.replay)
         else:
             self.sub_title = f"every {self.interval_s:g}s" + (" · FROZEN" if self.frozen else "")
-        self.query_one(TitleBar).update(bar)
+        self.query_one(TitleBar).show(bar)
 
     # -- actions: views --------------------------------------------------------------
 

@@ -7,9 +7,10 @@ whole process tree and % of one core, peak RSS, bytes written to the terminal pe
 second (after a warm-up), and the time until the first GPU name and the first
 process PID appeared on screen; then ratios against gputop.
 
-Run (not part of the test suite):
-    python tests/bench/bench_overhead.py [--configs 8x16,8x128] [--seconds 30] [--rounds 2]
-nvitop and gpustat are measured when found on PATH (or given with --nvitop/--gpustat).
+Run (not part of the test suite), e.g. what tests/bench/RESULTS.md reports:
+    python tests/bench/bench_overhead.py --configs 8x16,8x128 --static-configs 8x16 --seconds 30 --rounds 2
+nvitop and gpustat are measured when found on PATH or beside this Python (or given
+with --nvitop/--gpustat); --only gputop for quick iterations.
 """
 
 from __future__ import annotations
@@ -75,12 +76,34 @@ def parse_config(text: str) -> tuple[int, int]:
     return int(gpus), int(procs)
 
 
+def machine() -> str:
+    """CPU model, core count and memory, from /proc where there is one."""
+    model = platform.processor() or platform.machine()
+    memory = ""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            model = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), model)
+        with open("/proc/meminfo") as meminfo:
+            memory = f", {int(meminfo.readline().split()[1]) / 2**20:.1f} GiB RAM"
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} CPUs{memory}"
+
+
+def find_tool(given: str | None, name: str) -> str | None:
+    """The tool given, or on PATH, or next to this Python (an unactivated virtual environment)."""
+    if given:
+        return given
+    beside = Path(sys.executable).parent / name
+    return shutil.which(name) or (str(beside) if beside.exists() else None)
+
+
 def monitors(args: argparse.Namespace) -> list[Monitor]:
     found = [Monitor("gputop", [sys.executable, "-m", "gputop", "--interval", "1"] + args.gputop_args.split())]
-    nvitop = args.nvitop or shutil.which("nvitop")
+    nvitop = find_tool(args.nvitop, "nvitop")
     if nvitop:
         found.append(Monitor("nvitop", [nvitop, "--interval", "1"]))
-    gpustat = args.gpustat or shutil.which("gpustat")
+    gpustat = find_tool(args.gpustat, "gpustat")
     if gpustat:
         found.append(Monitor("gpustat", [gpustat, "-i", "1"]))
     return found
@@ -92,6 +115,7 @@ def summarise(runs: list[PtyRun], warmup_s: float) -> dict[str, float | None]:
         return statistics.median(present) if present else None
 
     return {
+        "cpu_seconds": median([r.cpu_seconds for r in runs]),
         "cpu_percent": median([r.cpu_percent for r in runs]),
         "peak_rss_mib": median([r.peak_rss / 2**20 for r in runs]),
         "bytes_per_s": median([r.bytes_per_second(warmup_s) for r in runs]),
@@ -104,13 +128,64 @@ def fmt(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
+METRICS = (
+    # key, column title, format
+    ("cpu_seconds", "CPU s", "6.2f"),
+    ("cpu_percent", "CPU %", "6.1f"),
+    ("peak_rss_mib", "RSS MiB", "8.1f"),
+    ("bytes_per_s", "B/s", "8.0f"),
+    ("first_gpu_s", "GPU s", "6.2f"),
+    ("first_process_s", "proc s", "7.2f"),
+)
+
+
+def measure(args: argparse.Namespace, chosen: list[Monitor], config: str, static: bool) -> None:
+    """Run every monitor on one configuration, alternating, and print the table and the ratios."""
+    gpus, procs = parse_config(config)
+    with tempfile.TemporaryDirectory() as scratch, sleepers(gpus * procs) as pids:
+        fake = FakeNvml(Path(scratch))
+        scenario = build_scenario(gpus, procs, pids=pids)
+        fake.write(scenario)
+        changer = None if static else Changer(fake, scenario)
+        if changer:
+            changer.start()
+        env = fake.env()
+        env["TERM"] = "xterm-256color"
+        watch = {"gpu": ["80.0", "81920"], "process": [f" {pid} " for pid in pids]}
+        runs: dict[str, list[PtyRun]] = {m.name: [] for m in chosen}
+        for _ in range(args.rounds):
+            for monitor in chosen:
+                runs[monitor.name].append(
+                    run_in_pty(monitor.command, args.seconds, 120, 40, env=env, watch=watch, warmup_s=args.warmup)
+                )
+        if changer:
+            changer.stopped.set()
+            changer.join()
+    label = f"{config} {'static' if static else 'live'}"
+    print(f"\n{'config':<12} {'monitor':<8} " + " ".join(f"{title:>{int(spec.split('.')[0])}}"
+                                                       for _, title, spec in METRICS))
+    results = {name: summarise(r, args.warmup) for name, r in runs.items()}
+    for name, result in results.items():
+        print(f"{label:<12} {name:<8} " + " ".join(fmt(result[key], spec) for key, _, spec in METRICS))
+    ours = results.get("gputop")
+    for name, result in results.items():
+        if name == "gputop" or ours is None:
+            continue
+        ratios = []
+        for key, title, _ in METRICS:
+            mine, theirs = ours[key], result[key]
+            ratios.append(f"{title} {'-' if mine is None or not theirs else format(mine / theirs, '.2f') + 'x'}")
+        print(f"{label:<12} gputop/{name}: " + ", ".join(ratios))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", default="8x16,8x128", help="GPUSxPROCS, comma-separated")
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--warmup", type=float, default=5.0, help="seconds before bytes/s counts")
-    parser.add_argument("--static", action="store_true", help="nothing changes: GPU values are constant")
+    parser.add_argument("--static", action="store_true", help="nothing changes in --configs: GPU values are constant")
+    parser.add_argument("--static-configs", default="", help="GPUSxPROCS also run with nothing changing, e.g. 8x16")
     parser.add_argument("--nvitop", default=None)
     parser.add_argument("--gpustat", default=None)
     parser.add_argument("--gputop-args", default="", help="extra arguments for gputop")
@@ -120,48 +195,15 @@ def main() -> None:
     chosen = monitors(args)
     if args.only:
         chosen = [m for m in chosen if m.name in args.only.split(",")]
-    print(f"# {datetime.date.today()} {platform.node()} {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(f"# {datetime.date.today()} {platform.node()}: {machine()}, Python {platform.python_version()}")
     print(f"# {args.seconds:g} s per run, {args.rounds} rounds, 120x40, interval 1 s, "
-          f"{'static' if args.static else 'live'} scenario")
-    header = f"{'config':<7} {'monitor':<8} {'CPU %':>6} {'RSS MiB':>8} {'B/s':>8} {'GPU s':>6} {'proc s':>7}"
-    for config in args.configs.split(","):
-        gpus, procs = parse_config(config)
-        with tempfile.TemporaryDirectory() as scratch, sleepers(gpus * procs) as pids:
-            fake = FakeNvml(Path(scratch))
-            scenario = build_scenario(gpus, procs, pids=pids)
-            fake.write(scenario)
-            changer = None if args.static else Changer(fake, scenario)
-            if changer:
-                changer.start()
-            env = fake.env()
-            env["TERM"] = "xterm-256color"
-            watch = {"gpu": ["80.0", "81920"], "process": [f" {pid} " for pid in pids]}
-            runs: dict[str, list[PtyRun]] = {m.name: [] for m in chosen}
-            for _ in range(args.rounds):
-                for monitor in chosen:
-                    runs[monitor.name].append(
-                        run_in_pty(monitor.command, args.seconds, 120, 40, env=env, watch=watch,
-                                   warmup_s=args.warmup)
-                    )
-            if changer:
-                changer.stopped.set()
-                changer.join()
-        print(f"\n{header}")
-        results = {name: summarise(r, args.warmup) for name, r in runs.items()}
-        for name, result in results.items():
-            print(f"{config:<7} {name:<8} {fmt(result['cpu_percent'], '6.1f')} {fmt(result['peak_rss_mib'], '8.1f')} "
-                  f"{fmt(result['bytes_per_s'], '8.0f')} {fmt(result['first_gpu_s'], '6.2f')} "
-                  f"{fmt(result['first_process_s'], '7.2f')}")
-        ours = results.get("gputop")
-        for name, result in results.items():
-            if name == "gputop" or ours is None:
-                continue
-            ratios = []
-            for key in ("cpu_percent", "peak_rss_mib", "bytes_per_s"):
-                if result[key] and ours[key] is not None:
-                    ratios.append(f"{key} {ours[key] / result[key]:.2f}x")  # type: ignore[operator]
-            print(f"{config:<7} gputop/{name}: " + ", ".join(ratios))
+          f"bytes/s after a {args.warmup:g} s warm-up; medians over the rounds")
+    for monitor in chosen:
+        print(f"# {monitor.name}: {' '.join(monitor.command)}")
+    configs = [(config, args.static) for config in args.configs.split(",") if config]
+    configs += [(config, True) for config in args.static_configs.split(",") if config]
+    for config, static in configs:
+        measure(args, chosen, config, static)
 
 
 if __name__ == "__main__":

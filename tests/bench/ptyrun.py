@@ -64,7 +64,31 @@ def _answer_queries(master: int, chunk: bytes) -> None:
             os.write(master, b"".join(replies))
 
 
+def _child_pids(pid: int) -> list[int]:
+    """Children of ``pid``, from /proc/PID/task/*/children."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/children") as handle:
+                found.extend(int(child) for child in handle.read().split())
+    return found
+
+
 def _tree(process: psutil.Process) -> list[psutil.Process]:
+    """The process and its descendants.
+
+    psutil's children(recursive=True) reads every process on the machine: with the
+    benchmark's 1024 sleepers that is 175 ms a call, most of a core at five calls a
+    second, taken from the monitors being measured. The kernel's children lists are cheap.
+    """
+    if os.path.exists(f"/proc/{process.pid}/task/{process.pid}/children"):
+        members, pending = [process], [process.pid]
+        while pending:
+            for child in _child_pids(pending.pop()):
+                with contextlib.suppress(psutil.Error):
+                    members.append(psutil.Process(child))
+                    pending.append(child)
+        return members
     try:
         return [process, *process.children(recursive=True)]
     except psutil.Error:

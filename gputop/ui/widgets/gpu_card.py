@@ -102,6 +102,8 @@ class GpuCard(Widget, can_focus=True):
         self.mig_forecasts: dict[int, Forecast] = {}
         self.alert_kinds: tuple[str, ...] = ()
         self._lines: list[Text] = []
+        self._titles: tuple[Text | None, Text | None] = (None, None)
+        self._lines_width = -1
 
     def show(
         self,
@@ -140,17 +142,23 @@ class GpuCard(Widget, can_focus=True):
     def on_resize(self, event: Resize) -> None:
         self._relayout()
 
-    def _relayout(self) -> None:
+    def _make_lines(self, width: int) -> list[Text]:
         gpu, trend = self.gpu, self.trend
         if gpu is None or trend is None:
-            return
-        width = self.content_size.width
+            return []
         if self.compact:
             lines = self._compact_lines(gpu, trend, width)
         else:
             self._set_titles(gpu)
             lines = self._full_lines(gpu, trend, width)
-        lines = [_fit(line, width) for line in lines]
+        self._lines_width = width
+        return [_fit(line, width) for line in lines]
+
+    def _relayout(self) -> None:
+        if self.gpu is None or self.trend is None:
+            return
+        width = self.content_size.width
+        lines = self._make_lines(width)
         old = self._lines
         self._lines = lines
         if len(old) != len(lines):
@@ -167,7 +175,6 @@ class GpuCard(Widget, can_focus=True):
         labels = [ALERT_LABELS[kind] for kind in self.alert_kinds if kind in ALERT_LABELS]
         if labels and not gpu.lost:
             title.append_text(Text(f"⚠ {' '.join(labels)} ", style="bold yellow"))
-        self.border_title = title
         facts = []
         if gpu.pstate is not None:
             facts.append(f"P{gpu.pstate}")
@@ -175,7 +182,12 @@ class GpuCard(Widget, can_focus=True):
             facts.append(f"{gpu.clock_sm}MHz")
         if gpu.fan_speed is not None:
             facts.append(f"fan {gpu.fan_speed:.0f}%")
-        self.border_subtitle = Text(" " + " · ".join(facts) + " ") if facts and not gpu.lost else None
+        subtitle = Text(" " + " · ".join(facts) + " ") if facts and not gpu.lost else None
+        # Setting a border title repaints the whole card: only do it when the text changed.
+        if (title, subtitle) != self._titles:
+            self._titles = (title, subtitle)
+            self.border_title = title
+            self.border_subtitle = subtitle
 
     def _full_lines(self, gpu: GpuSample, trend: GpuTrend, width: int) -> list[Text]:
         if gpu.lost:
@@ -314,6 +326,10 @@ class GpuCard(Widget, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.content_size.width
+        if width != self._lines_width:
+            # A new card is shown before its first layout: draw it at the size it is painted at,
+            # rather than paint it twice.
+            self._lines = self._make_lines(width)
         if y >= len(self._lines):
             return Strip.blank(width, self.rich_style)
         segments = list(self._lines[y].render(self.app.console))

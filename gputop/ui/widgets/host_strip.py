@@ -78,11 +78,18 @@ class HostStrip(Static):
     def __init__(self) -> None:
         super().__init__(id="host-strip")
         self.host: HostSample | None = None
+        self._text: Text | None = None
 
     def show(self, host: HostSample) -> None:
         self.host = host
-        self.update(host_text(host, self.size.width or 120))
+        self._set_text(host_text(host, self.size.width or 120))
 
     def on_resize(self) -> None:
         if self.host is not None:
-            self.update(host_text(self.host, self.size.width))
+            self._set_text(host_text(self.host, self.size.width))
+
+    def _set_text(self, text: Text) -> None:
+        # One line, always: an unchanged line is not redrawn, and a changed one needs no layout.
+        if text != self._text:
+            self._text = text
+            self.update(text, layout=False)

@@ -76,7 +76,8 @@ class ProcessTable(ScrollView, can_focus=True):
         self.tagged: set[RowKey] = set()
         self.empty_message = "no GPU processes"
         self._cells: dict[RowKey, tuple[str, ...]] = {}
-        self._line_state: list[object] = []
+        self._line_state: list[object] = []  # the visible lines' signatures, from _line_top down
+        self._line_top = 0
         self._sort_values: dict[RowKey, float | str | None] = {}
         self.column_names: tuple[str, ...] | None = None  # None: every column that fits
         self._columns: tuple[Column, ...] = visible_columns(120)
@@ -124,7 +125,7 @@ class ProcessTable(ScrollView, can_focus=True):
         self.sort = sort
         self._sort_values = sort_values
         self.rows = ordered
-        self._cells = {row.key: self._row_cells(row) for row in ordered}
+        self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
         self.tagged &= set(by_key)
         if self.cursor_key not in by_key:
             if ordered:
@@ -160,39 +161,46 @@ class ProcessTable(ScrollView, can_focus=True):
         self._refresh_changed_lines()
 
     def _row_cells(self, row: ProcessRow) -> tuple[str, ...]:
-        return tuple(column.cell(row) for column in self._columns)
+        cells = self._cells.get(row.key)
+        if cells is None:
+            cells = self._cells[row.key] = tuple(column.cell(row) for column in self._columns)
+        return cells
 
     def _line_signature(self, row: ProcessRow) -> object:
-        return (self._cells[row.key], row.key == self.cursor_key, row.key in self.tagged, row.process.visible)
+        return (self._row_cells(row), row.key == self.cursor_key, row.key in self.tagged, row.process.visible)
+
+    def _visible_state(self) -> list[object]:
+        top = self.scroll_offset.y
+        return [self._line_signature(row) for row in self.rows[top : top + max(0, self.size.height - 1)]]
 
     def _refresh_changed_lines(self) -> None:
-        new_state = [self._line_signature(row) for row in self.rows]
-        old_state = self._line_state
-        self._line_state = new_state
-        top = self.scroll_offset.y
+        new_state = self._visible_state()
+        old_state, old_top = self._line_state, self._line_top
+        self._line_state, self._line_top = new_state, self.scroll_offset.y
         width = self.size.width
         self.refresh(Region(0, 0, width, 1))
-        for index in range(max(len(old_state), len(new_state))):
-            before = old_state[index] if index < len(old_state) else None
-            after = new_state[index] if index < len(new_state) else None
-            if before != after and top <= index < top + self.size.height - 1:
-                self.refresh(Region(0, 1 + index - top, width, 1))
-        if not new_state or not old_state:
+        if not new_state or not old_state or old_top != self._line_top:
             self.refresh()
+            return
+        for line in range(max(len(old_state), len(new_state))):
+            before = old_state[line] if line < len(old_state) else None
+            after = new_state[line] if line < len(new_state) else None
+            if before != after:
+                self.refresh(Region(0, 1 + line, width, 1))
 
     def show_columns(self, names: tuple[str, ...] | None) -> None:
         """Limit the columns to ``names`` (None: every column that fits)."""
         self.column_names = names
         self._columns = visible_columns(self.size.width or 120, names)
-        self._cells = {row.key: self._row_cells(row) for row in self.rows}
-        self._line_state = [self._line_signature(row) for row in self.rows]
+        self._cells = {}
+        self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
         self.refresh()
 
     def on_resize(self, event: Resize) -> None:
         self._columns = visible_columns(event.size.width, self.column_names)
-        self._cells = {row.key: self._row_cells(row) for row in self.rows}
+        self._cells = {}
         self.virtual_size = Size(event.size.width, len(self.rows) + 1)
-        self._line_state = [self._line_signature(row) for row in self.rows]
+        self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
         self.refresh()
 
     # -- moving ----------------------------------------------------------------------
@@ -289,7 +297,7 @@ class ProcessTable(ScrollView, can_focus=True):
             style += self.get_component_rich_style("process-table--cursor")
         memory_style = style + self.get_component_rich_style("process-table--memory")
         segments = [Segment(_TAG_MARK if tagged else " ", style)]
-        cells = self._cells.get(key) or self._row_cells(row)
+        cells = self._row_cells(row)
         used = 1
         for column, column_width, cell in zip(self._columns, self._column_widths(), cells, strict=True):
             if not row.process.visible and column.name in _HOST_COLUMNS:

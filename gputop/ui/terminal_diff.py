@@ -1,0 +1,303 @@
+"""Send the terminal only the cells that changed, as curses does.
+
+Textual redraws a refreshed region from the left edge of the widget that holds
+it, each segment with its full style and a reset after it: a clock that ticks in
+a table row costs the whole row. Over SSH, every tick, that adds up. This keeps a
+copy of what the terminal shows; each partial update is cut down to the runs of
+cells that differ, reached with the shortest cursor move, with a style sent only
+when it differs from the one in force.
+
+Full updates (a new screen, a dialog closing) are cut down the same way. What
+the terminal shows is forgotten when its size changes or the app is suspended,
+so the next frame is written in full.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from rich.cells import cell_len
+from rich.color import ColorSystem
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.segment import Segment
+from rich.style import Style
+from textual._compositor import ChopsUpdate, CompositorUpdate, LayoutUpdate
+from textual.strip import Strip
+
+# A cell: its character ("" for the right half of a wide one) and its SGR parameters.
+Cell = tuple[str, str]
+_UNKNOWN: Cell = ("\x00", "\x00")  # never equal to a cell Textual draws
+_WIDE_FILL = ""
+# Unchanged cells between two changed runs are rewritten when that takes fewer bytes than a
+# cursor jump over them (about 4).
+_JUMP_BYTES = 4
+
+
+class DiffUpdate(CompositorUpdate):
+    """An update already rendered to terminal sequences."""
+
+    def __init__(self, sequences: str) -> None:
+        self.sequences = sequences
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Segment(self.sequences)
+
+    def render_segments(self, console: Console) -> str:
+        return self.sequences
+
+
+def _sgr(style: Style | None, color_system: ColorSystem) -> str | None:
+    """SGR parameters of a style ('' for none), or None for one this module will not reproduce."""
+    if style is None:
+        return ""
+    if style._link:
+        return None
+    ansi = style._ansi
+    return Strip.render_ansi(style, color_system) if ansi is None else ansi
+
+
+def _cells(strip: Iterable[Segment], color_system: ColorSystem) -> list[Cell] | None:
+    """A strip as cells, or None if it holds something other than styled text."""
+    cells: list[Cell] = []
+    extend = cells.extend
+    for text, style, control in strip:
+        if control:
+            return None
+        sgr = _sgr(style, color_system)
+        if sgr is None:
+            return None
+        if text.isascii() or cell_len(text) == len(text):
+            extend([(char, sgr) for char in text])
+            continue
+        for char in text:
+            width = cell_len(char)
+            if width == 2:
+                extend([(char, sgr), (_WIDE_FILL, sgr)])
+            elif width == 1:
+                cells.append((char, sgr))
+            elif cells:
+                # A combining mark belongs to the character before it (the left half of a wide one).
+                at = -2 if cells[-1][0] == _WIDE_FILL and len(cells) > 1 else -1
+                base, base_sgr = cells[at]
+                cells[at] = (base + char, base_sgr)
+    return cells
+
+
+class _Writer:
+    """Terminal sequences with the shortest cursor moves and only the style changes."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.parts: list[str] = []
+        self.x: int | None = None
+        self.y: int | None = None
+        self.sgr = ""
+
+    def move(self, x: int, y: int) -> None:
+        if x == self.x and y == self.y:
+            return
+        best = f"\x1b[{y + 1};{x + 1}H"
+        if self.x is not None and self.y is not None:
+            vertical = "" if y == self.y else min(f"\x1b[{y + 1}d", _rows_moved(y - self.y), key=len)
+            step = x - self.x
+            if step == 0:
+                horizontal = ""
+            elif step == 1:
+                horizontal = "\x1b[C"
+            elif step > 0:
+                horizontal = f"\x1b[{step}C"
+            elif step >= -4:
+                horizontal = "\b" * -step
+            else:
+                horizontal = f"\x1b[{x + 1}G"
+            if len(vertical) + len(horizontal) < len(best):
+                best = vertical + horizontal
+        self.parts.append(best)
+        self.x, self.y = x, y
+
+    def write(self, cells: list[Cell]) -> None:
+        """Write cells at the cursor."""
+        parts = self.parts
+        for char, sgr in cells:
+            if char == _WIDE_FILL:
+                continue
+            if sgr != self.sgr:
+                parts.append(_style_change(self.sgr, sgr))
+                self.sgr = sgr
+            parts.append(char)
+        assert self.x is not None
+        self.x += len(cells)
+        if self.x >= self.width:
+            # At the right margin terminals differ on where the cursor is: move absolutely next time.
+            self.x = self.y = None
+
+    def write_raw(self, x: int, y: int, strip: Strip, console: Console) -> None:
+        """Write a strip as Textual renders it; afterwards the cursor is not known."""
+        self.move(x, y)
+        if self.sgr:
+            self.parts.append("\x1b[0m")
+            self.sgr = ""
+        self.parts.append(strip.render(console))
+        self.x = self.y = None
+
+    def finish(self) -> str:
+        if self.sgr:
+            self.parts.append("\x1b[0m")
+            self.sgr = ""
+        return "".join(self.parts)
+
+
+def _rows_moved(rows: int) -> str:
+    """Cursor down (CUD) or up (CUU) by ``rows``, column kept."""
+    letter = "B" if rows > 0 else "A"
+    return f"\x1b[{letter}" if abs(rows) == 1 else f"\x1b[{abs(rows)}{letter}"
+
+
+def _split_sgr(sgr: str) -> tuple[str, str, str]:
+    """SGR parameters as (attributes, foreground, background)."""
+    attributes: list[str] = []
+    foreground = background = ""
+    codes = sgr.split(";") if sgr else []
+    index = 0
+    while index < len(codes):
+        code = codes[index]
+        if code in ("38", "48"):
+            length = 3 if codes[index + 1 : index + 2] == ["5"] else 5
+            color = ";".join(codes[index : index + length])
+            index += length
+            if code == "38":
+                foreground = color
+            else:
+                background = color
+            continue
+        number = int(code) if code.isdigit() else -1
+        if 30 <= number <= 39 or 90 <= number <= 97:
+            foreground = code
+        elif 40 <= number <= 49 or 100 <= number <= 107:
+            background = code
+        else:
+            attributes.append(code)
+        index += 1
+    return ";".join(attributes), foreground, background
+
+
+_SPLIT_CACHE: dict[str, tuple[str, str, str]] = {}
+
+
+def _style_change(before: str, after: str) -> str:
+    """The SGR sequence from style ``before`` to style ``after``: only the colours when the attributes stay."""
+    if not after:
+        return "\x1b[0m"
+    old = _SPLIT_CACHE.get(before) or _SPLIT_CACHE.setdefault(before, _split_sgr(before))
+    new = _SPLIT_CACHE.get(after) or _SPLIT_CACHE.setdefault(after, _split_sgr(after))
+    if old[0] != new[0]:
+        return f"\x1b[0;{after}m"
+    codes = []
+    if old[1] != new[1]:
+        codes.append(new[1] or "39")
+    if old[2] != new[2]:
+        codes.append(new[2] or "49")
+    return f"\x1b[{';'.join(codes)}m"
+
+
+def _changed_runs(old: list[Cell], new: list[Cell]) -> Iterator[tuple[int, int]]:
+    """(start, end) of the runs where ``new`` differs from ``old``, close runs joined, wide characters whole."""
+    start = end = -1
+    for index, (before, after) in enumerate(zip(old, new, strict=True)):
+        if before == after:
+            continue
+        if start < 0:
+            start = index
+        elif index > end and sum(len(char.encode()) for char, _ in new[end:index]) >= _JUMP_BYTES:
+            yield _whole(new, start, end)
+            start = index
+        end = index + 1
+    if start >= 0:
+        yield _whole(new, start, end)
+
+
+def _whole(cells: list[Cell], start: int, end: int) -> tuple[int, int]:
+    if cells[start][0] == _WIDE_FILL and start > 0:
+        start -= 1
+    if end < len(cells) and cells[end][0] == _WIDE_FILL:
+        end += 1
+    return start, end
+
+
+class TerminalDiff:
+    """What the terminal shows, and the smallest update that makes it show the next frame."""
+
+    def __init__(self) -> None:
+        self._rows: list[list[Cell]] = []
+        self._width = 0
+
+    def forget(self) -> None:
+        """The terminal's content is unknown (resized, resumed): the next frame is written in full."""
+        self._rows = []
+        self._width = 0
+
+    def _resize(self, width: int, height: int) -> None:
+        if width != self._width or height != len(self._rows):
+            self._width = width
+            self._rows = [[_UNKNOWN] * width for _ in range(height)]
+
+    def update(self, update: CompositorUpdate, console: Console, width: int, height: int) -> CompositorUpdate | None:
+        """The update to write instead of ``update``; None when the terminal already shows it all."""
+        self._resize(width, height)
+        color_system = console._color_system or ColorSystem.TRUECOLOR
+        pieces: Iterable[tuple[int, int, Strip]]
+        if isinstance(update, LayoutUpdate):
+            pieces = _layout_pieces(update)
+        elif isinstance(update, ChopsUpdate):
+            pieces = _chop_pieces(update)
+        else:
+            self.forget()
+            return update
+        writer = _Writer(width)
+        runs: list[tuple[str, int, int, list[Cell]]] = []
+        for x, y, strip in pieces:
+            if not 0 <= y < height or x >= width:
+                continue
+            row = self._rows[y]
+            cells = _cells(strip, color_system)
+            if cells is None or x + len(cells) > width:
+                writer.write_raw(x, y, strip, console)
+                row[x : x + strip.cell_length] = [_UNKNOWN] * min(strip.cell_length, width - x)
+                continue
+            old = row[x : x + len(cells)]
+            if old == cells:
+                continue
+            for start, end in _changed_runs(old, cells):
+                run = cells[start:end]
+                runs.append((run[0][1], y, x + start, run))
+            row[x : x + len(cells)] = cells
+        # No cell is written twice in one update, so the runs may go in any order: grouped by
+        # style, a colour is sent once for all the sparklines that share it, not once per line.
+        runs.sort(key=lambda run: run[:3])
+        for _, y, x, run in runs:
+            writer.move(x, y)
+            writer.write(run)
+        sequences = writer.finish()
+        return DiffUpdate(sequences) if sequences else None
+
+
+def _layout_pieces(update: LayoutUpdate) -> Iterator[tuple[int, int, Strip]]:
+    """(x, y, strip) for each line of a full update."""
+    for y, line in enumerate(update.strips, update.region.y):
+        yield update.region.x, y, Strip.join(line)
+
+
+def _chop_pieces(update: ChopsUpdate) -> Iterator[tuple[int, int, Strip]]:
+    """(x, y, strip) for each piece ChopsUpdate.render_segments would write, in its order."""
+    chops, chop_ends = update.chops, update.chop_ends
+    for y, x1, x2 in update.spans:
+        for end, (x, strip) in zip(chop_ends[y], chops[y].items(), strict=False):
+            if strip is None or x > x2 or end <= x1:
+                continue
+            if x2 > x >= x1 and end <= x2:
+                yield x, y, strip
+            else:
+                yield x, y, strip.crop(0, min(end, x2) - x)
+
+
+__all__ = ["CompositorUpdate", "DiffUpdate", "TerminalDiff"]
