@@ -164,7 +164,8 @@ def test_combining_marks_stay_on_their_character() -> None:
     assert first is not None
     diffed.feed(first.render_segments(out).encode())
     frame = [list(line) for line in blank]
-    frame[2][2] = Strip([Segment("ze\u0301\u0301ro 世\u0301界", STYLES[1])]).crop_extend(0, CUTS[3] - CUTS[2], STYLES[0])
+    marked = Strip([Segment("ze\u0301\u0301ro 世\u0301界", STYLES[1])])
+    frame[2][2] = marked.crop_extend(0, CUTS[3] - CUTS[2], STYLES[0])
     update = chops_update(frame, [(2, 0, WIDTH)])
     plain.feed(update.render_segments(out).encode())
     written = diff.update(update, out, WIDTH, HEIGHT)
