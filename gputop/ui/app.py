@@ -17,6 +17,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.events import Resize
+from textual.keys import key_to_character
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
@@ -125,7 +126,7 @@ class GpuTopApp(App[int]):
         # A priority binding runs as the key arrives, so the keys typed after it reach the box.
         Binding("slash,f4", "filter", "Filter", key_display="/", priority=True),
         Binding("less_than_sign", "sort_move(-1)", "Sort column left", show=False),
-        Binding("greater_than_sign", "sort_move(1)", "Sort", key_display="<>"),
+        Binding("greater_than_sign", "sort_move(1)", "Sort", key_display="<>", tooltip="Sort column right"),
         Binding("I", "sort_invert", "Invert sort order", show=False),
         Binding("M", "sort_by('gpu_memory')", "Sort by GPU memory", show=False),
         Binding("P", "sort_by('cpu')", "Sort by CPU %", show=False),
@@ -149,7 +150,7 @@ class GpuTopApp(App[int]):
         Binding("c", "toggle_compact", "Compact", show=False),
         Binding("p", "toggle_processes", "Show/hide processes", show=False),
         Binding("s", "toggle_host", "Show/hide host strip", show=False),
-        Binding("f", "freeze", "Freeze"),
+        Binding("f", "freeze", "Freeze", show=False),  # in help and the palette: the footer must fit 80 columns
         Binding("plus", "interval(1)", "Slower refresh", show=False),
         Binding("minus", "interval(-1)", "Faster refresh", show=False),
         Binding("G", "sort_by('growth')", "Sort by memory growth", show=False),
@@ -880,7 +881,8 @@ class GpuTopApp(App[int]):
         for binding in self._app_bindings():
             if self.check_action(binding.action.split("(")[0], ()) is False:
                 continue
-            action, description = binding.action, binding.description
+            # The footer's short word, or the longer words help has room for.
+            action, description = binding.action, binding.tooltip or binding.description
             if action.startswith("only_gpu("):
                 # Ten bindings, one line of help.
                 action, description = "only_gpu", "Only that GPU's processes"
@@ -942,12 +944,14 @@ _KEY_NAMES = {
 
 
 def _key_name(key: str) -> str:
+    """How help shows a key: "!" for exclamation_mark, "F1" for f1."""
     key = key.strip()
     if key in _KEY_NAMES:
         return _KEY_NAMES[key]
     if key.startswith("f") and key[1:].isdigit():
         return key.upper()
-    return key
+    character = key_to_character(key)
+    return character if character and character.isprintable() and not character.isspace() else key
 
 
 def run_tui(

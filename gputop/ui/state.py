@@ -100,7 +100,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("gpu_memory", "GPU-MEM", 8, lambda r: fmt_bytes(r.process.gpu_memory), lambda r: r.process.gpu_memory,
            right=True),
     Column("share", "MEM%", 5, lambda r: _num(r.memory_share), lambda r: r.memory_share, right=True, drop_priority=2),
-    Column("growth", "GROWTH", 11, lambda r: fmt_growth(r.growth_rate) if r.growing else "",
+    Column("growth", "GROWTH", 13, lambda r: fmt_growth(r.growth_rate) if r.growing else "",
            lambda r: r.growth_rate, right=True, drop_priority=1),
     Column("sm", "SM%", 4, lambda r: _num(r.process.sm_utilization), lambda r: r.process.sm_utilization, right=True),
     Column("cpu", "CPU%", 6, lambda r: _host(r, _num(r.process.cpu_percent, "{:.1f}")),

@@ -97,6 +97,11 @@ class _SimProcess:
     cpu: float
     rss: int
     exiting: bool = False
+    jitter: float = 0.0
+
+    @property
+    def shown_memory(self) -> int:
+        return int(max(64 * MIB, self.memory + self.jitter))
 
 
 class DemoSource:
@@ -179,8 +184,8 @@ class DemoSource:
                 continue
             capacity = self._capacity(process)
             process.memory = min(capacity * 0.97, process.memory + process.growth)
-            process.memory += self._random.uniform(-32, 32) * MIB
-            process.memory = max(64 * MIB, process.memory)
+            # Allocator noise around the working set, not a random walk: a flat job stays flat.
+            process.jitter = self._random.uniform(-32, 32) * MIB
             process.cpu = max(0.0, min(400.0, process.cpu + self._random.uniform(-8, 8)))
         # Every so often a short job starts somewhere.
         if self._step % 15 == 0:
@@ -201,7 +206,7 @@ class DemoSource:
             pid=process.pid,
             gpu_index=process.gpu,
             type=process.type,
-            gpu_memory=int(process.memory),
+            gpu_memory=process.shown_memory,
             sm_utilization=None if process.type == "G" else round(utilization * 0.8, 0),
             mig_index=process.mig,
             started=process.started,
@@ -235,7 +240,7 @@ class DemoSource:
         previous = self._temperature.get(index, settled)
         self._temperature[index] = previous + 0.08 * (settled - previous)
         temperature = round(self._temperature[index], 0)
-        used_by_processes = sum(int(p.memory) for p in processes)
+        used_by_processes = sum(p.shown_memory for p in processes)
         reserved = 512 * MIB
         used = min(model.memory_total - reserved, used_by_processes + 600 * MIB)
         mig_devices: tuple[MigSample, ...] = ()
@@ -277,7 +282,7 @@ class DemoSource:
 
     def _mig(self, gpu: int, slot: int, processes: list[_SimProcess], utilization: float) -> MigSample:
         profile, total = _MIG_PROFILES[slot]
-        used = min(total, sum(int(p.memory) for p in processes) + 40 * MIB)
+        used = min(total, sum(p.shown_memory for p in processes) + 40 * MIB)
         return MigSample(
             index=slot,
             uuid=f"MIG-{gpu:04x}{slot:04x}-d3m0-5000-8000-{0xBEEF00 + slot:012x}",
