@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.pilot import Pilot
 
 from gputop.ui.app import GpuTopApp
@@ -244,3 +245,22 @@ async def test_memory_share_is_of_the_gpus_total() -> None:
         table = await start(app, pilot)
         assert [round(row.memory_share or 0) for row in table.rows] == [50, 25, 62, 12, 3]
         assert table.rows[0].process.gpu_memory == 40 * GIB
+
+
+async def test_the_mouse_wheel_scrolls_the_panel_and_keeps_the_selection() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_snapshot(snapshot(gpu(0, [proc(1000 + n, 0, 0.5 + n / 100) for n in range(80)])))
+        await pilot.pause()
+        table = app.processes
+        selected = table.cursor_row
+        assert table.scroll_offset.y == 0 and selected is not None
+        for _ in range(3):  # the wheel, where the terminal reports it: over the panel
+            await pilot._post_mouse_events([events.MouseScrollDown], "#processes", offset=(30, 5))
+        await pilot.pause()
+        scrolled = table.scroll_offset.y
+        assert scrolled > 0
+        assert table.cursor_row is selected
+        await pilot._post_mouse_events([events.MouseScrollUp], "#processes", offset=(30, 5))
+        await pilot.pause()
+        assert 0 <= table.scroll_offset.y < scrolled
