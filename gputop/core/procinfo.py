@@ -1,8 +1,9 @@
-"""Host facts about GPU processes, from psutil and /proc.
+"""Host facts about GPU processes, read from /proc (gputop runs where NVIDIA's Linux driver does).
 
 Facts that never change for a process (user, command line, start time,
 container) are cached per ``(pid, create_time)``; only CPU % and RSS are read
-each tick. A PID that leaves the GPU lists leaves the cache.
+each tick, from one read of /proc/PID/stat. A PID that leaves the GPU lists
+leaves the cache.
 """
 
 from __future__ import annotations
@@ -66,19 +67,17 @@ class _StaticFacts:
 
 
 class _Tracked:
-    __slots__ = ("process", "facts", "start_ticks", "cpu_ticks", "read_at")
+    __slots__ = ("facts", "start_ticks", "cpu_ticks", "read_at")
 
-    def __init__(self, process: psutil.Process | None, facts: _StaticFacts) -> None:
-        self.process = process
+    def __init__(self, facts: _StaticFacts, start_ticks: int, cpu_ticks: int) -> None:
         self.facts = facts
-        self.start_ticks: int | None = None
-        self.cpu_ticks = 0
-        self.read_at = 0.0
+        self.start_ticks = start_ticks
+        self.cpu_ticks = cpu_ticks
+        self.read_at = time.monotonic()
 
 
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-_HAVE_PROC_STAT = os.path.exists("/proc/self/stat")
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _read_proc(pid: int, name: str, size: int = 2048) -> bytes:
@@ -106,30 +105,6 @@ def _parse_stat(data: bytes) -> tuple[bytes, int, int, int]:
     fields = data[data.rfind(b")") + 2 :].split()
     # Fields after the command: state(3) ... utime(14) stime(15) ... starttime(22) vsize(23) rss(24)
     return fields[0], int(fields[11]) + int(fields[12]), int(fields[19]), int(fields[21]) * _PAGE_SIZE
-
-
-def _first_look(pid: int) -> _Tracked | None:
-    try:
-        process = psutil.Process(pid)
-        with process.oneshot():
-            started = process.create_time()
-            try:
-                user: str | None = process.username()
-            except (KeyError, psutil.AccessDenied):
-                user = None
-            name = process.name()
-            if process.status() == psutil.STATUS_ZOMBIE:
-                name = f"{name} <defunct>"
-                command = name
-            else:
-                try:
-                    command = " ".join(process.cmdline()) or name
-                except psutil.AccessDenied:
-                    command = name
-                process.cpu_percent(None)  # primes the CPU counter; the first figure comes next tick
-    except (psutil.NoSuchProcess, psutil.AccessDenied, ProcessLookupError):
-        return None
-    return _Tracked(process, _StaticFacts(started, user, name, command, read_container(pid)))
 
 
 def _decode(data: bytes) -> str:
@@ -218,9 +193,7 @@ def _first_look_in_proc(pid: int, users: _Users) -> tuple[_Tracked, int] | None:
                 name = full
         command = " ".join(arguments) or name
     user = None if uid is None else users.name(uid)
-    tracked = _Tracked(None, _StaticFacts(started, user, name, command, read_container(pid)))
-    tracked.start_ticks, tracked.cpu_ticks, tracked.read_at = start_ticks, cpu_ticks, time.monotonic()
-    return tracked, rss
+    return _Tracked(_StaticFacts(started, user, name, command, read_container(pid)), start_ticks, cpu_ticks), rss
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,39 +247,11 @@ class ProcessInfo:
     def _look(self, pid: int) -> HostFacts | None:
         tracked = self._tracked.get(pid)
         if tracked is None:
-            if _HAVE_PROC_STAT:
-                found = _first_look_in_proc(pid, self._users)
-                if found is None:
-                    return None
-                self._tracked[pid] = found[0]
-                return HostFacts(found[0].facts, None, found[1])
-            tracked = _first_look(pid)
-            if tracked is None:
+            found = _first_look_in_proc(pid, self._users)
+            if found is None:
                 return None
-            self._tracked[pid] = tracked
-            assert tracked.process is not None
-            try:
-                rss: int | None = tracked.process.memory_info().rss
-            except psutil.Error:
-                rss = None
-            return HostFacts(tracked.facts, None, rss)
-        if _HAVE_PROC_STAT:
-            return self._look_in_proc(pid, tracked)
-        assert tracked.process is not None
-        try:
-            with tracked.process.oneshot():
-                cpu_percent: float | None = tracked.process.cpu_percent(None)
-                rss = tracked.process.memory_info().rss
-        except psutil.ZombieProcess:
-            cpu_percent, rss = None, None
-        except psutil.NoSuchProcess:
-            del self._tracked[pid]
-            return None
-        except psutil.AccessDenied:
-            cpu_percent, rss = None, None
-        return HostFacts(tracked.facts, cpu_percent, rss)
-
-    def _look_in_proc(self, pid: int, tracked: _Tracked) -> HostFacts | None:
+            self._tracked[pid] = found[0]
+            return HostFacts(found[0].facts, None, found[1])  # CPU % needs a second reading
         stat = _read_stat(pid)
         if stat is None or stat[2] != tracked.start_ticks:
             # Gone, or the PID now belongs to another process: look again from scratch.
