@@ -17,7 +17,7 @@ from gputop.core.format import (
     fmt_watts,
     safe_text,
 )
-from gputop.core.model import GpuSample, MigSample, ProcessSample, Snapshot
+from gputop.core.model import GpuSample, MigSample, ProcessSample, Snapshot, percent
 
 JSON_SCHEMA_VERSION = 1
 
@@ -169,35 +169,22 @@ _GREEN = "\x1b[32m"
 _CYAN = "\x1b[36m"
 
 
-def _level_colour(fraction: float | None) -> str:
-    if fraction is None:
+def _level_colour(level: float | None) -> str:
+    """Colour for a percentage of a limit."""
+    if level is None:
         return _DIM
-    if fraction >= 0.9:
+    if level >= 90:
         return _RED
-    if fraction >= 0.7:
+    if level >= 70:
         return _YELLOW
     return _GREEN
 
 
-def _bar(fraction: float | None, width: int) -> str:
-    if fraction is None:
+def _bar(level: float | None, width: int) -> str:
+    if level is None:
         return NA.center(width)
-    filled = round(max(0.0, min(1.0, fraction)) * width)
+    filled = round(max(0.0, min(100.0, level)) / 100 * width)
     return "█" * filled + "░" * (width - filled)
-
-
-def _fraction(part: float | None, whole: float | None) -> float | None:
-    if part is None or not whole:
-        return None
-    return part / whole
-
-
-def _temperature_fraction(gpu: GpuSample) -> float | None:
-    """Temperature against the card's own slowdown threshold (1.0 = at slowdown)."""
-    if gpu.temperature is None:
-        return None
-    limit = gpu.temperature_slowdown or 90.0
-    return gpu.temperature / limit
 
 
 def render_text(snapshot: Snapshot, colour: bool, width: int = 80) -> str:
@@ -221,9 +208,10 @@ def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:
     name = safe_text(gpu.name or NA)
     if gpu.lost:
         return [paint(_RED, f"[{gpu.index}] {name}  GPU LOST: not answering"[:width])]
-    memory = _fraction(gpu.memory_used, gpu.memory_total)
-    temperature = _temperature_fraction(gpu)
-    power = _fraction(gpu.power_draw, gpu.power_limit)
+    memory = gpu.memory_percent
+    # Temperature against the card's own slowdown threshold (100 = at slowdown).
+    temperature = percent(gpu.temperature, gpu.temperature_slowdown or 90.0)
+    power = percent(gpu.power_draw, gpu.power_limit)
     title = f"[{gpu.index}] {name}"[:36]
     power_text = fmt_watts(gpu.power_draw).rjust(5)
     limit_text = f"/{fmt_watts(gpu.power_limit)}" if gpu.power_limit is not None else ""
@@ -237,16 +225,15 @@ def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:
     bar_width = max(10, width - 4 - 1 - len(memory_text) - 1 - 4)
     line2 = (
         f"    {paint(_level_colour(memory), _bar(memory, bar_width))} "
-        f"{memory_text} {fmt_percent(None if memory is None else memory * 100).rjust(4)}".rstrip()
+        f"{memory_text} {fmt_percent(memory).rjust(4)}".rstrip()
     )
     lines = [line1, line2]
     for mig in gpu.mig_devices:
-        mig_fraction = _fraction(mig.memory_used, mig.memory_total)
         profile = safe_text(mig.name).rsplit(" MIG ", 1)[-1] if mig.name else ""
         lines.append(
             f"    └ MIG {mig.index} {profile[:12]:<12} "
             f"{fmt_bytes(mig.memory_used)} / {fmt_bytes(mig.memory_total)} "
-            f"{fmt_percent(None if mig_fraction is None else mig_fraction * 100)}"
+            f"{fmt_percent(percent(mig.memory_used, mig.memory_total))}"
         )
     return lines
 
