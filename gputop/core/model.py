@@ -55,6 +55,9 @@ class ProcessSample:
     host_memory: int | None = None
     container: str | None = None
     visible: bool = False
+    # The parent process (a launcher such as torchrun, or a GPU process itself); None when unknown.
+    parent_pid: int | None = None
+    parent_command: str | None = None
 
     @property
     def identity(self) -> ProcessIdentity:

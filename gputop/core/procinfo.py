@@ -64,6 +64,8 @@ class _StaticFacts:
     name: str | None
     command: str | None
     container: str | None
+    parent_pid: int | None
+    parent_command: str | None
 
 
 class _Tracked:
@@ -193,7 +195,21 @@ def _first_look_in_proc(pid: int, users: _Users) -> tuple[_Tracked, int] | None:
                 name = full
         command = " ".join(arguments) or name
     user = None if uid is None else users.name(uid)
-    return _Tracked(_StaticFacts(started, user, name, command, read_container(pid)), start_ticks, cpu_ticks), rss
+    parent_pid = int(stat[stat.rfind(b")") + 2 :].split()[1])
+    facts = _StaticFacts(
+        started, user, name, command, read_container(pid), parent_pid or None, _parent_command(parent_pid)
+    )
+    return _Tracked(facts, start_ticks, cpu_ticks), rss
+
+
+def _parent_command(pid: int) -> str | None:
+    """The command line of a process's parent (read once, for the process tree); None when unreadable."""
+    if pid <= 0:
+        return None
+    try:
+        return " ".join(_command_line(_read_proc(pid, "cmdline", 1 << 16))) or None
+    except OSError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +239,8 @@ class HostFacts:
             self.host_memory,
             static.container,
             True,
+            static.parent_pid,
+            static.parent_command,
         )
 
 

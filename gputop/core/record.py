@@ -153,6 +153,9 @@ def _process(data: dict[str, Any], gpu_index: int) -> ProcessSample:
         host_memory=data["host_memory"],
         container=data["container"],
         visible=bool(data["visible"]),
+        # Recordings made before the process tree have no parent.
+        parent_pid=data.get("parent_pid"),
+        parent_command=data.get("parent_command"),
     )
 
 

@@ -37,6 +37,8 @@ def process_to_dict(process: ProcessSample) -> dict[str, Any]:
         "started": process.started,
         "container": process.container,
         "visible": process.visible,
+        "parent_pid": process.parent_pid,
+        "parent_command": process.parent_command,
     }
 
 

@@ -18,6 +18,7 @@ import pynvml
 
 from gputop.core.actions import SignalResult
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessIdentity, ProcessSample
+from gputop.core.procdetail import ProcessDetail
 from gputop.core.sources.base import SourceUnavailable
 
 T = TypeVar("T")
@@ -292,6 +293,10 @@ class NvmlSource:
 
     def signal(self, identity: ProcessIdentity, signal_number: int) -> SignalResult | None:
         """NVML's processes are real: the caller signals them itself."""
+        return None
+
+    def process_detail(self, identity: ProcessIdentity) -> ProcessDetail | None:
+        """NVML's processes are real: the caller reads /proc itself."""
         return None
 
     def _system(self, fn: Callable[[], T]) -> T | None:

@@ -1,0 +1,201 @@
+"""Everything the host says about one process, read from /proc on demand (the process screen).
+
+Nothing here runs every tick: the process screen asks once when it opens, and
+again only when the user asks. Each fact that cannot be read carries the
+reason instead (another user's environment, a process that left, another PID
+namespace), so the screen can say why rather than show a blank.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+import psutil
+
+from gputop.core.model import ProcessIdentity
+
+# A start time read twice can differ by rounding; anything more is another process.
+_START_TOLERANCE_S = 0.05
+# Environment variables that say which GPUs a process uses and how it talks to the others.
+_GPU_ENVIRONMENT = re.compile(
+    r"^(CUDA_|NCCL_|NVIDIA_|TORCH_NCCL_|(LOCAL_RANK|RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT)$)"
+)
+_DOCKER_ID = re.compile(r"docker[-/]([0-9a-f]{64})")
+_DOCKER_NAME = re.compile(rb'"Name"\s*:\s*"/?([^"]+)"')
+
+
+@dataclass(frozen=True, slots=True)
+class Relative:
+    """A parent or child: enough to name it."""
+
+    pid: int
+    name: str | None
+    command: str | None
+    user: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Readable:
+    """A fact that may not be readable: ``value`` when it was, else ``reason`` says why."""
+
+    value: tuple[str, ...] | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessDetail:
+    """The whole of one process, as far as this host can see it."""
+
+    pid: int
+    gone: str | None = None  # why nothing could be read (exited, PID reused, not visible)
+    arguments: tuple[str, ...] = ()
+    user: str | None = None
+    cwd: Readable = Readable()
+    container_name: Readable = Readable()
+    ancestors: tuple[Relative, ...] = ()  # parent first, up to PID 1
+    children: tuple[Relative, ...] = ()
+    environment: Readable = Readable()  # "NAME=value" of the GPU-related variables
+    devices: Readable = Readable()  # the /dev/nvidia* files it holds open
+
+    @property
+    def command(self) -> str:
+        return " ".join(self.arguments)
+
+
+def _why(error: BaseException, pid: int, what: str) -> str:
+    if isinstance(error, psutil.AccessDenied | PermissionError):
+        owner = _owner(pid)
+        return f"{what}: not readable (owned by {owner}; gputop runs as {_me()}; it takes {owner} or root)"
+    if isinstance(error, psutil.NoSuchProcess | FileNotFoundError | ProcessLookupError):
+        return f"{what}: the process has exited"
+    return f"{what}: not readable ({getattr(error, 'strerror', None) or error})"
+
+
+def _me() -> str:
+    """Who gputop reads /proc as (the effective user)."""
+    import pwd  # POSIX only, as /proc is: imported where it is used
+
+    uid = os.geteuid()
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _owner(pid: int) -> str:
+    try:
+        return str(psutil.Process(pid).username())
+    except (psutil.Error, KeyError):
+        return "another user"
+
+
+def _relative(process: psutil.Process) -> Relative:
+    with process.oneshot():
+        try:
+            name: str | None = process.name()
+        except psutil.Error:
+            name = None
+        try:
+            command: str | None = " ".join(process.cmdline()) or name
+        except psutil.Error:
+            command = name
+        try:
+            user: str | None = process.username()
+        except (psutil.Error, KeyError):
+            user = None
+    return Relative(process.pid, name, command, user)
+
+
+def _environment(process: psutil.Process) -> tuple[dict[str, str] | None, Readable]:
+    """The whole environment (None when unreadable), and its GPU variables or why they cannot be read."""
+    try:
+        variables = process.environ()
+    except (psutil.Error, OSError) as error:
+        return None, Readable(reason=_why(error, process.pid, "environment"))
+    return variables, Readable(
+        tuple(f"{name}={value}" for name, value in sorted(variables.items()) if _GPU_ENVIRONMENT.match(name))
+    )
+
+
+def _devices(pid: int) -> Readable:
+    """The NVIDIA device files among the process's open files (/proc/PID/fd)."""
+    folder = f"/proc/{pid}/fd"
+    try:
+        descriptors = os.listdir(folder)
+    except OSError as error:
+        return Readable(reason=_why(error, pid, "open devices"))
+    found: set[str] = set()
+    for descriptor in descriptors:
+        try:
+            target = os.readlink(f"{folder}/{descriptor}")
+        except OSError:
+            continue  # closed while listed
+        if target.startswith("/dev/nvidia"):
+            found.add(target)
+    return Readable(tuple(sorted(found)))
+
+
+def _container_name(pid: int, variables: dict[str, str] | None, environment: Readable) -> Readable:
+    """A pod's name from its environment, a Docker container's from Docker's own files where readable."""
+    variables = variables or {}
+    if "POD_NAME" in variables or "KUBERNETES_SERVICE_HOST" in variables:
+        pod = variables.get("POD_NAME") or variables.get("HOSTNAME")
+        if pod:
+            namespace = variables.get("POD_NAMESPACE")
+            return Readable((f"{namespace}/{pod}" if namespace else pod,))
+    try:
+        with open(f"/proc/{pid}/cgroup", "rb") as cgroup:
+            match = _DOCKER_ID.search(cgroup.read().decode("utf-8", "replace"))
+    except OSError as error:
+        return Readable(reason=_why(error, pid, "container name"))
+    if match is None:
+        if environment.reason is not None:
+            return Readable(reason="container name: " + environment.reason.split(": ", 1)[1])
+        return Readable(reason="container name: not in a Docker container or a pod that names itself")
+    path = f"/var/lib/docker/containers/{match.group(1)}/config.v2.json"
+    try:
+        with open(path, "rb") as config:
+            name = _DOCKER_NAME.search(config.read())
+    except OSError as error:
+        return Readable(reason=f"container name: {path} not readable ({error.strerror}; it takes root)")
+    return Readable((name.group(1).decode("utf-8", "replace"),)) if name else Readable(reason="container name: unnamed")
+
+
+def read_process_detail(identity: ProcessIdentity) -> ProcessDetail:
+    """Everything /proc says about the process with this identity (pid, start time)."""
+    pid, started = identity
+    if started is None:
+        return ProcessDetail(pid, gone="not visible from here (another PID namespace): nothing to read")
+    try:
+        process = psutil.Process(pid)
+        if abs(process.create_time() - started) > _START_TOLERANCE_S:
+            return ProcessDetail(pid, gone=f"PID {pid} now belongs to another process: the one shown has exited")
+        arguments = tuple(process.cmdline())
+        user = process.username()
+    except psutil.NoSuchProcess:
+        return ProcessDetail(pid, gone=f"PID {pid} has exited")
+    except (psutil.Error, KeyError, OSError) as error:
+        return ProcessDetail(pid, gone=_why(error, pid, "the process"))
+    try:
+        cwd = Readable((process.cwd(),))
+    except (psutil.Error, OSError) as error:
+        cwd = Readable(reason=_why(error, pid, "working directory"))
+    try:
+        ancestors = tuple(_relative(parent) for parent in process.parents())
+        children = tuple(_relative(child) for child in process.children())
+    except psutil.Error:
+        ancestors = children = ()
+    variables, environment = _environment(process)
+    return ProcessDetail(
+        pid,
+        arguments=arguments,
+        user=user,
+        cwd=cwd,
+        container_name=_container_name(pid, variables, environment),
+        ancestors=ancestors,
+        children=children,
+        environment=environment,
+        devices=_devices(pid),
+    )
