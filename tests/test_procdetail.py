@@ -93,9 +93,10 @@ def test_another_users_environment_and_devices_say_why_they_cannot_be_read() -> 
             os.seteuid(0)
         assert detail.gone is None and detail.arguments == ("sleep", "600") and detail.user == owner
         reason = f"not readable (owned by {owner}; gputop runs as uid 1234; it takes {owner} or root)"
-        assert detail.environment == Readable(reason=f"environment: {reason}")
-        assert detail.devices == Readable(reason=f"open devices: {reason}")
-        assert detail.cwd == Readable(reason=f"working directory: {reason}")
+        assert detail.environment == Readable(reason=reason)
+        assert detail.devices == Readable(reason=reason)
+        assert detail.cwd == Readable(reason=reason)
+        assert detail.container_name == Readable(reason=reason)
     finally:
         victim.kill()
         victim.wait()

@@ -64,13 +64,14 @@ class ProcessDetail:
         return " ".join(self.arguments)
 
 
-def _why(error: BaseException, pid: int, what: str) -> str:
+def _why(error: BaseException, pid: int) -> str:
+    """Why a fact of process ``pid`` could not be read."""
     if isinstance(error, psutil.AccessDenied | PermissionError):
         owner = _owner(pid)
-        return f"{what}: not readable (owned by {owner}; gputop runs as {_me()}; it takes {owner} or root)"
+        return f"not readable (owned by {owner}; gputop runs as {_me()}; it takes {owner} or root)"
     if isinstance(error, psutil.NoSuchProcess | FileNotFoundError | ProcessLookupError):
-        return f"{what}: the process has exited"
-    return f"{what}: not readable ({getattr(error, 'strerror', None) or error})"
+        return "the process has exited"
+    return f"not readable ({getattr(error, 'strerror', None) or error})"
 
 
 def _me() -> str:
@@ -113,7 +114,7 @@ def _environment(process: psutil.Process) -> tuple[dict[str, str] | None, Readab
     try:
         variables = process.environ()
     except (psutil.Error, OSError) as error:
-        return None, Readable(reason=_why(error, process.pid, "environment"))
+        return None, Readable(reason=_why(error, process.pid))
     return variables, Readable(
         tuple(f"{name}={value}" for name, value in sorted(variables.items()) if _GPU_ENVIRONMENT.match(name))
     )
@@ -125,7 +126,7 @@ def _devices(pid: int) -> Readable:
     try:
         descriptors = os.listdir(folder)
     except OSError as error:
-        return Readable(reason=_why(error, pid, "open devices"))
+        return Readable(reason=_why(error, pid))
     found: set[str] = set()
     for descriptor in descriptors:
         try:
@@ -149,18 +150,18 @@ def _container_name(pid: int, variables: dict[str, str] | None, environment: Rea
         with open(f"/proc/{pid}/cgroup", "rb") as cgroup:
             match = _DOCKER_ID.search(cgroup.read().decode("utf-8", "replace"))
     except OSError as error:
-        return Readable(reason=_why(error, pid, "container name"))
+        return Readable(reason=_why(error, pid))
     if match is None:
         if environment.reason is not None:
-            return Readable(reason="container name: " + environment.reason.split(": ", 1)[1])
-        return Readable(reason="container name: not in a Docker container or a pod that names itself")
+            return environment
+        return Readable(reason="not in a Docker container or a pod that names itself")
     path = f"/var/lib/docker/containers/{match.group(1)}/config.v2.json"
     try:
         with open(path, "rb") as config:
             name = _DOCKER_NAME.search(config.read())
     except OSError as error:
-        return Readable(reason=f"container name: {path} not readable ({error.strerror}; it takes root)")
-    return Readable((name.group(1).decode("utf-8", "replace"),)) if name else Readable(reason="container name: unnamed")
+        return Readable(reason=f"{path} not readable ({error.strerror}; it takes root)")
+    return Readable((name.group(1).decode("utf-8", "replace"),)) if name else Readable(reason="unnamed")
 
 
 def read_process_detail(identity: ProcessIdentity) -> ProcessDetail:
@@ -177,11 +178,11 @@ def read_process_detail(identity: ProcessIdentity) -> ProcessDetail:
     except psutil.NoSuchProcess:
         return ProcessDetail(pid, gone=f"PID {pid} has exited")
     except (psutil.Error, KeyError, OSError) as error:
-        return ProcessDetail(pid, gone=_why(error, pid, "the process"))
+        return ProcessDetail(pid, gone=_why(error, pid))
     try:
         cwd = Readable((process.cwd(),))
     except (psutil.Error, OSError) as error:
-        cwd = Readable(reason=_why(error, pid, "working directory"))
+        cwd = Readable(reason=_why(error, pid))
     try:
         ancestors = tuple(_relative(parent) for parent in process.parents())
         children = tuple(_relative(child) for child in process.children())

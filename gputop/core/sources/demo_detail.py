@@ -68,7 +68,7 @@ def simulated_detail(process: SimulatedProcess) -> ProcessDetail:
         cwd=Readable((home if process.container is None else "/workspace",)),
         container_name=Readable((name,))
         if name
-        else Readable(reason="container name: not in a Docker container or a pod that names itself"),
+        else Readable(reason="not in a Docker container or a pod that names itself"),
         ancestors=tuple(ancestors),
         environment=Readable(tuple(sorted(environment))),
         devices=Readable(tuple(sorted(devices))),
