@@ -70,15 +70,14 @@ def facts_table(rows: list[ProcessRow], detail: ProcessDetail | None, now: float
             ),
         )
     if process is not None:
-        started = "" if process.started is None else time.strftime("%H:%M:%S", time.localtime(process.started))
-        table.add_row(
-            "Host",
-            Text(
-                f"CPU {NA if process.cpu_percent is None else f'{process.cpu_percent:.1f}%'}"
-                f" · memory {fmt_bytes(process.host_memory)}"
-                + (f" · started {started} ({fmt_duration(now - process.started)} ago)" if started else "")
-            ),
+        host = Text(
+            f"CPU {NA if process.cpu_percent is None else f'{process.cpu_percent:.1f}%'}"
+            f" · memory {fmt_bytes(process.host_memory)}"
         )
+        if process.started is not None:
+            started = time.strftime("%H:%M:%S", time.localtime(process.started))
+            host.append(f" · started {started} ({fmt_duration(now - process.started)} ago)")
+        table.add_row("Host", host)
         container = process.container or "none"
         if detail is not None and detail.container_name.value:
             container += f" · {safe_text(detail.container_name.value[0])}"
