@@ -424,6 +424,16 @@ class GpuTopApp(App[int]):
             return
         self.open_detail(row.process.gpu_index)
 
+    def action_open_process(self) -> None:
+        """Enter: the selected process in full (in the table the user looks at)."""
+        from gputop.ui.screens.process import ProcessScreen
+
+        row = self.kill_control.active_table().cursor_row
+        if row is None:
+            self.notify("no process selected", severity="warning")
+            return
+        self.push_screen(ProcessScreen(row.process.identity))
+
     def on_gpu_card_selected(self, message: GpuCard.Selected) -> None:
         self.open_detail(message.index)
 

@@ -45,7 +45,8 @@ BINDINGS: list[BindingType] = [
     Binding("U", "untag_all", "Untag all", show=False),
     Binding("k,f9", "kill", "Kill", key_display="k"),
     Binding("g", "detail_selected", "GPU detail", show=False),
-    Binding("enter", "detail_selected", "GPU detail", show=False),
+    Binding("enter", "open_process", "Process", key_display="Enter", tooltip="The process in full: command, parents, "
+            "environment, devices, charts"),
     Binding("c", "toggle_compact", "Compact", show=False),
     Binding("p", "toggle_processes", "Show/hide processes", show=False),
     Binding("s", "toggle_host", "Show/hide host strip", show=False),

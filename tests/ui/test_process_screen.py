@@ -47,7 +47,7 @@ async def open_vllm(app: GpuTopApp, pilot: Pilot[int], ticks: int = 40) -> Proce
     await pilot.pause()
     await pilot.press("down")  # 102, the second row by GPU memory
     assert app.processes.cursor_row is not None and app.processes.cursor_row.process.pid == 102
-    app.push_screen(ProcessScreen(VLLM))
+    await pilot.press("enter")
     screen = app.screen
     assert isinstance(screen, ProcessScreen)
     await app.workers.wait_for_complete()
@@ -165,3 +165,16 @@ async def test_a_process_that_exits_keeps_its_last_figures_and_says_so() -> None
         assert "Command      python -m vllm.entrypoints" in screen_text(app)
         await pilot.press("k")
         assert notices(app)[-1] == "PID 102 has exited: nothing to signal"
+
+
+async def test_enter_on_the_gpu_detail_screen_opens_the_process_selected_there() -> None:
+    source = source_with_detail()
+    app = make_app(source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.apply_snapshot(two_gpu_snapshot())
+        await pilot.pause()
+        await pilot.press("g")  # the selected process, 101, is on GPU 0
+        assert isinstance(app.screen, DetailScreen)
+        await pilot.press("down", "enter")  # 102 on GPU 0's own list
+        screen = app.screen
+        assert isinstance(screen, ProcessScreen) and screen.identity == VLLM

@@ -231,7 +231,7 @@ class ProcessScreen(Screen[None]):
 
         def chosen(signal_number: int | None) -> None:
             if signal_number is not None:
-                self.gputop.send_signals([identity], signal_number)
+                self.gputop.kill_control.send([identity], signal_number)
 
         self.app.push_screen(KillScreen(self.rows[:1]), chosen)
 
