@@ -46,7 +46,7 @@ from gputop.ui.process_view import ProcessView, sort_for_key
 from gputop.ui.replay_control import ReplayControl, replay_status, replay_title
 from gputop.ui.sampling_control import SamplingControl
 from gputop.ui.settings_control import SettingsControl
-from gputop.ui.state import ProcessFilter, SortOrder, users_with_processes
+from gputop.ui.state import ProcessFilter, SortOrder, launcher_note, users_with_processes
 from gputop.ui.terminal_diff import CompositorUpdate, TerminalDiff
 from gputop.ui.widgets.filter_bar import FilterBar, FilterInput
 from gputop.ui.widgets.gpu_card import GpuCard
@@ -336,6 +336,9 @@ class GpuTopApp(App[int]):
     def on_process_table_header_clicked(self, message: ProcessTable.HeaderClicked) -> None:
         self.view.set_sort(self.sort.by(message.column))
 
+    def action_toggle_tree(self) -> None:
+        self.view.set_tree(not self.view.tree)
+
     def action_filter(self) -> None:
         self.filter_bar.open(self.filter.text)
 
@@ -431,8 +434,10 @@ class GpuTopApp(App[int]):
         row = self.kill_control.active_table().cursor_row
         if row is None:
             self.notify("no process selected", severity="warning")
-            return
-        self.push_screen(ProcessScreen(row.process.identity))
+        elif row.launcher:
+            self.notify(launcher_note(row), severity="warning")
+        else:
+            self.push_screen(ProcessScreen(row.process.identity))
 
     def on_gpu_card_selected(self, message: GpuCard.Selected) -> None:
         self.open_detail(message.index)

@@ -32,6 +32,8 @@ BINDINGS: list[BindingType] = [
     Binding("T", "sort_by('time')", "Sort by run time", show=False),
     Binding("N", "sort_by('pid')", "Sort by PID", show=False),
     Binding("u", "pick_user", "User"),
+    Binding("t,f5", "toggle_tree", "Tree", key_display="t", tooltip="Tree: workers under their launcher, "
+            "GPU memory summed on the parent"),
     *(Binding(str(n), f"only_gpu({n})", f"Only GPU {n}", show=False) for n in range(10)),
     Binding("a", "all_gpus", "All GPUs", show=False),
     Binding("escape", "clear_filter", "Clear filter", key_display="Esc"),

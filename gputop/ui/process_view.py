@@ -8,7 +8,7 @@ from rich.text import Text
 
 from gputop.core.forecast import ProcessGrowth
 from gputop.core.model import ProcessIdentity, Snapshot
-from gputop.ui.state import FilterError, ProcessFilter, ProcessRow, SortOrder, snapshot_rows
+from gputop.ui.state import FilterError, ProcessFilter, ProcessRow, SortOrder, snapshot_rows, tree_rows
 from gputop.ui.widgets.process_table import ProcessTable
 
 
@@ -17,9 +17,11 @@ def sort_for_key(column: str) -> SortOrder:
     return SortOrder("pid", False) if column == "pid" else SortOrder(column, True)
 
 
-def panel_title(shown: int, total: int, process_filter: ProcessFilter, tagged: int) -> Text:
+def panel_title(shown: int, total: int, process_filter: ProcessFilter, tagged: int, *, tree: bool = False) -> Text:
     """The panel's border title: how many processes are shown (of how many), the filter, the tags."""
     title = Text.assemble(("Processes", "bold"), f" {shown}")
+    if tree:
+        title.append("  tree", style="bold cyan")
     if process_filter.active:
         title.append(f" of {total}")
         title.append(f"  filter: {process_filter.describe()}", style="bold yellow")
@@ -38,6 +40,7 @@ class ProcessView:
         self._snapshot: Snapshot | None = None
         self._growth: Mapping[ProcessIdentity, ProcessGrowth] | None = None
         self._title: Text | None = None
+        self.tree = False
 
     def show(self, snapshot: Snapshot, growth: Mapping[ProcessIdentity, ProcessGrowth] | None) -> None:
         """Show a snapshot's processes (with their memory growth) in the chosen order, filtered."""
@@ -53,8 +56,11 @@ class ProcessView:
         every = snapshot_rows(snapshot, self._growth)
         rows: list[ProcessRow] = [row for row in every if self.filter.matches(row)]
         table.empty_message = "no process matches the filter" if self.filter.active else "no GPU processes"
-        table.set_rows(rows, self.sort)
-        title = panel_title(len(rows), len(every), self.filter, len(table.tagged))
+        if self.tree:
+            table.set_rows(tree_rows(rows, self.sort), self.sort, in_order=True)
+        else:
+            table.set_rows(rows, self.sort)
+        title = panel_title(len(rows), len(every), self.filter, len(table.tagged), tree=self.tree)
         if title != self._title:
             # Setting a border title repaints the whole panel: only when it changed.
             self._title = title
@@ -62,6 +68,11 @@ class ProcessView:
 
     def set_sort(self, order: SortOrder) -> None:
         self.sort = order
+        self.refresh()
+
+    def set_tree(self, tree: bool) -> None:
+        """Show the processes as a tree (workers under their launcher) or as a flat list."""
+        self.tree = tree
         self.refresh()
 
     def set_filter(self, process_filter: ProcessFilter) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gputop.core.forecast import ProcessGrowth
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_growth, safe_text
 from gputop.core.model import ProcessIdentity, ProcessSample, Snapshot
+from gputop.core.tree import build_tree
 
 # A process appears once per GPU (or MIG device) it uses, so a row is keyed by
 # the process identity (pid, create_time) plus where it runs.
@@ -28,15 +29,24 @@ class ProcessRow:
     # whether it is fast enough to flag as a leak (see core.forecast).
     growth_rate: float = 0.0
     growing: bool = False
+    # In the tree (``t``): the branches before the command, the GPU memory of the process and
+    # everything under it (None: nothing under it), and whether it is a launcher not on any GPU.
+    guide: str = ""
+    subtree_memory: int | None = None
+    launcher: bool = False
 
     @property
     def key(self) -> RowKey:
         p = self.process
+        if self.launcher:
+            return (p.pid, None, -1, None)
         return (p.pid, p.started, p.gpu_index, p.mig_index)
 
     @property
     def gpu_label(self) -> str:
         p = self.process
+        if self.launcher:
+            return ""
         return str(p.gpu_index) if p.mig_index is None else f"{p.gpu_index}.{p.mig_index}"
 
     @property
@@ -78,8 +88,16 @@ def _num(value: float | None, fmt: str = "{:.0f}") -> str:
 def _command(row: ProcessRow) -> str:
     p = row.process
     if not p.visible:
-        return NOT_VISIBLE
-    return safe_text(p.command or p.name)
+        return row.guide + NOT_VISIBLE
+    return row.guide + safe_text(p.command or p.name)
+
+
+def _gpu_memory(row: ProcessRow) -> str:
+    """A process's GPU memory; in the tree, a parent's is its subtree's, marked Σ where it fits."""
+    if row.subtree_memory is None:
+        return fmt_bytes(row.process.gpu_memory)
+    total = fmt_bytes(row.subtree_memory)
+    return "Σ" + total if len(total) < COLUMN_BY_NAME["gpu_memory"].width else total
 
 
 def _gpu_order(row: ProcessRow) -> int:
@@ -97,8 +115,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("user", "USER", 9, lambda r: _host(r, safe_text(r.process.user, 9)), lambda r: _lower(r.process.user),
            descending_first=False),
     Column("type", "T", 3, lambda r: r.process.type, lambda r: r.process.type, descending_first=False, drop_priority=3),
-    Column("gpu_memory", "GPU-MEM", 8, lambda r: fmt_bytes(r.process.gpu_memory), lambda r: r.process.gpu_memory,
-           right=True),
+    Column("gpu_memory", "GPU-MEM", 8, _gpu_memory, lambda r: r.process.gpu_memory, right=True),
     Column("share", "MEM%", 5, lambda r: _num(r.memory_share), lambda r: r.memory_share, right=True, drop_priority=2),
     Column("growth", "GROWTH", 13, lambda r: fmt_growth(r.growth_rate) if r.growing else "",
            lambda r: r.growth_rate, right=True, drop_priority=1),
@@ -246,3 +263,36 @@ def snapshot_rows(
 def users_with_processes(snapshot: Snapshot) -> list[str]:
     """The users that own GPU processes, sorted."""
     return sorted({p.user for p in snapshot.processes() if p.user is not None})
+
+
+def tree_rows(rows: list[ProcessRow], order: SortOrder) -> list[ProcessRow]:
+    """The rows as a tree (see core.tree), sorted within it: launchers get a row of their own."""
+    ordered = sort_rows(rows, order)
+    lines = build_tree([row.process for row in ordered])
+    out = []
+    for position, line in enumerate(lines):
+        subtree = line.subtree_memory if line.descendants or line.index is None else None
+        if line.index is not None:
+            out.append(replace(ordered[line.index], guide=line.guide, subtree_memory=subtree))
+            continue
+        # A launcher: what its workers say of it (the command line read with theirs), nothing of its own.
+        worker = lines[position + 1].index  # a launcher line is followed by its first worker's
+        first = ordered[worker if worker is not None else 0]
+        users = {row.process.user for row in ordered if row.process.parent_pid == line.pid}
+        launcher = ProcessSample(
+            pid=line.pid,
+            gpu_index=first.process.gpu_index,
+            type="",
+            user=users.pop() if len(users) == 1 else None,
+            name=(line.launcher_command or "").split(" ", 1)[0] or None,
+            command=line.launcher_command,
+            container=first.process.container,
+            visible=True,
+        )
+        out.append(ProcessRow(launcher, None, first.now, guide=line.guide, subtree_memory=subtree, launcher=True))
+    return out
+
+
+def launcher_note(row: ProcessRow) -> str:
+    """What Enter or k on a launcher's row says: it is not a GPU process itself."""
+    return f"PID {row.process.pid} ({safe_text(row.process.name)}) holds no GPU memory: select one of its workers"

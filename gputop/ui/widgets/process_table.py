@@ -30,6 +30,8 @@ from gputop.ui.state import (
 
 _TAG_MARK = "●"
 _HOST_COLUMNS = frozenset({"cpu", "host_memory", "time", "container", "command"})
+# What a launcher's row (in the tree) shows: it holds no GPU of its own.
+_LAUNCHER_COLUMNS = frozenset({"pid", "user", "gpu_memory", "container", "command"})
 
 
 def _fit(text: str, width: int, right: bool) -> str:
@@ -79,6 +81,7 @@ class ProcessTable(ScrollView, can_focus=True):
         self._line_state: list[object] = []  # the visible lines' signatures, from _line_top down
         self._line_top = 0
         self._sort_values: dict[RowKey, float | str | None] = {}
+        self._in_order = False
         self.column_names: tuple[str, ...] | None = None  # None: every column that fits
         self._columns: tuple[Column, ...] = visible_columns(120)
 
@@ -111,19 +114,23 @@ class ProcessTable(ScrollView, can_focus=True):
 
     # -- updating --------------------------------------------------------------------
 
-    def set_rows(self, rows: list[ProcessRow], sort: SortOrder) -> None:
-        """Show these rows in this order; keeps the cursor on the same process."""
+    def set_rows(self, rows: list[ProcessRow], sort: SortOrder, *, in_order: bool = False) -> None:
+        """Show these rows sorted by ``sort`` (``in_order``: as given, already sorted, as a tree is);
+        keeps the cursor on the same process."""
         old_index = self.cursor_index
         old_screen_line = None if old_index is None else old_index - self.scroll_offset.y
         by_key = {row.key: row for row in rows}
         sort_column = COLUMN_BY_NAME[sort.column]
         sort_values = {key: sort_column.sort_key(row) for key, row in by_key.items()}
-        if sort != self.sort or sort_values != self._sort_values:
+        if in_order:
+            ordered = rows
+        elif sort != self.sort or sort_values != self._sort_values or self._in_order:
             ordered = sort_rows(rows, sort)
         else:
             ordered = [by_key[row.key] for row in self.rows if row.key in by_key]
         self.sort = sort
         self._sort_values = sort_values
+        self._in_order = in_order
         self.rows = ordered
         self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
         self.tagged &= set(by_key)
@@ -152,7 +159,9 @@ class ProcessTable(ScrollView, can_focus=True):
         key = self.cursor_key
         if key is None:
             return
-        self.tagged ^= {key}
+        row = self.cursor_row
+        if row is not None and not row.launcher:  # a launcher is not a GPU process: its workers are
+            self.tagged ^= {key}
         self.action_cursor(1)
         self._refresh_changed_lines()
 
@@ -163,7 +172,10 @@ class ProcessTable(ScrollView, can_focus=True):
     def _row_cells(self, row: ProcessRow) -> tuple[str, ...]:
         cells = self._cells.get(row.key)
         if cells is None:
-            cells = self._cells[row.key] = tuple(column.cell(row) for column in self._columns)
+            cells = self._cells[row.key] = tuple(
+                column.cell(row) if not row.launcher or column.name in _LAUNCHER_COLUMNS else ""
+                for column in self._columns
+            )
         return cells
 
     def _line_signature(self, row: ProcessRow) -> object:
