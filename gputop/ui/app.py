@@ -325,13 +325,22 @@ class GpuTopApp(App[int]):
     # -- actions: sort and filter (process_view, filter_bar) ---------------------------
 
     def action_sort_move(self, step: int) -> None:
-        self.view.set_sort(self.sort.moved(step))
+        self.view.set_sort(self.sort.moved(step, self.processes.shown_columns))
 
     def action_sort_invert(self) -> None:
         self.view.set_sort(self.sort.inverted())
 
     def action_sort_by(self, column: str) -> None:
         self.view.set_sort(sort_for_key(column))
+
+    def action_sort_menu(self) -> None:
+        from gputop.ui.screens.sort_pick import SortPickScreen
+
+        def picked(column: str | None) -> None:
+            if column is not None:
+                self.view.set_sort(self.sort.by(column) if column != self.sort.column else self.sort)
+
+        self.push_screen(SortPickScreen(self.sort, self.processes.shown_columns), picked)
 
     def on_process_table_header_clicked(self, message: ProcessTable.HeaderClicked) -> None:
         self.view.set_sort(self.sort.by(message.column))

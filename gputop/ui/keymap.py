@@ -27,6 +27,7 @@ BINDINGS: list[BindingType] = [
     Binding("less_than_sign", "sort_move(-1)", "Sort column left", show=False),
     Binding("greater_than_sign", "sort_move(1)", "Sort", key_display="<>", tooltip="Sort column right"),
     Binding("I", "sort_invert", "Invert sort order", show=False),
+    Binding("f6", "sort_menu", "Sort by…", show=False),
     Binding("M", "sort_by('gpu_memory')", "Sort by GPU memory", show=False),
     Binding("P", "sort_by('cpu')", "Sort by CPU %", show=False),
     Binding("T", "sort_by('time')", "Sort by run time", show=False),

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from gputop.core.forecast import ProcessGrowth
 from gputop.core.model import ProcessIdentity, Snapshot
-from gputop.ui.state import FilterError, ProcessFilter, ProcessRow, SortOrder, snapshot_rows, tree_rows
+from gputop.ui.state import COLUMN_BY_NAME, FilterError, ProcessFilter, ProcessRow, SortOrder, snapshot_rows, tree_rows
 from gputop.ui.widgets.process_table import ProcessTable
 
 
@@ -17,11 +17,23 @@ def sort_for_key(column: str) -> SortOrder:
     return SortOrder("pid", False) if column == "pid" else SortOrder(column, True)
 
 
-def panel_title(shown: int, total: int, process_filter: ProcessFilter, tagged: int, *, tree: bool = False) -> Text:
-    """The panel's border title: how many processes are shown (of how many), the filter, the tags."""
+def panel_title(
+    shown: int,
+    total: int,
+    process_filter: ProcessFilter,
+    tagged: int,
+    *,
+    tree: bool = False,
+    hidden_sort: SortOrder | None = None,
+) -> Text:
+    """The panel's border title: how many processes are shown (of how many), the tree, the sort
+    when its column is not on screen, the filter, the tags."""
     title = Text.assemble(("Processes", "bold"), f" {shown}")
     if tree:
         title.append("  tree", style="bold cyan")
+    if hidden_sort is not None:
+        arrow = "▼" if hidden_sort.descending else "▲"
+        title.append(f"  sort: {COLUMN_BY_NAME[hidden_sort.column].title}{arrow}", style="bold")
     if process_filter.active:
         title.append(f" of {total}")
         title.append(f"  filter: {process_filter.describe()}", style="bold yellow")
@@ -60,7 +72,9 @@ class ProcessView:
             table.set_rows(tree_rows(rows, self.sort), self.sort, in_order=True)
         else:
             table.set_rows(rows, self.sort)
-        title = panel_title(len(rows), len(every), self.filter, len(table.tagged), tree=self.tree)
+        hidden_sort = None if self.sort.column in table.shown_columns else self.sort
+        title = panel_title(len(rows), len(every), self.filter, len(table.tagged), tree=self.tree,
+                            hidden_sort=hidden_sort)
         if title != self._title:
             # Setting a border title repaints the whole panel: only when it changed.
             self._title = title

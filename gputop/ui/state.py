@@ -133,12 +133,17 @@ COLUMN_BY_NAME = {column.name: column for column in COLUMNS}
 COMMAND_MIN_WIDTH = 24
 
 
-def visible_columns(width: int, names: Collection[str] | None = None) -> tuple[Column, ...]:
+def visible_columns(
+    width: int, names: Collection[str] | None = None, empty: Collection[str] = ()
+) -> tuple[Column, ...]:
     """The columns that fit in ``width`` cells, leaving the command at least a little room.
 
     ``names`` (from the settings) limits the columns to those named; the command always shows.
+    ``empty`` columns have nothing to show in any row: they leave their width to the command.
     """
-    shown = [c for c in COLUMNS if names is None or c.name in names or c.name == "command"]
+    shown = [
+        c for c in COLUMNS if (names is None or c.name in names or c.name == "command") and c.name not in empty
+    ]
     for priority in (5, 4, 3, 2, 1):
         fixed = sum(c.width + 1 for c in shown if c.width) + 1
         if fixed + COMMAND_MIN_WIDTH <= width:
@@ -152,9 +157,10 @@ class SortOrder:
     column: str = "gpu_memory"
     descending: bool = True
 
-    def moved(self, step: int) -> SortOrder:
-        """The next (step=1) or previous (step=-1) column, in its natural direction."""
-        names = [c.name for c in COLUMNS]
+    def moved(self, step: int, shown: Collection[str] | None = None) -> SortOrder:
+        """The next (step=1) or previous (step=-1) column on screen (``shown``; None: all), in its
+        natural direction."""
+        names = [c.name for c in COLUMNS if shown is None or c.name in shown or c.name == self.column]
         name = names[(names.index(self.column) + step) % len(names)]
         return SortOrder(name, COLUMN_BY_NAME[name].descending_first)
 
@@ -166,6 +172,19 @@ class SortOrder:
 
     def inverted(self) -> SortOrder:
         return SortOrder(self.column, not self.descending)
+
+
+def empty_columns(rows: Iterable[ProcessRow]) -> frozenset[str]:
+    """The columns with nothing to show in any of ``rows``: no growth, no container."""
+    empty = {"growth", "container"}
+    for row in rows:
+        if row.growing:
+            empty.discard("growth")
+        if row.process.container:
+            empty.discard("container")
+        if not empty:
+            break
+    return frozenset(empty)
 
 
 def sort_rows(rows: Iterable[ProcessRow], order: SortOrder) -> list[ProcessRow]:

@@ -24,6 +24,7 @@ from gputop.ui.state import (
     ProcessRow,
     RowKey,
     SortOrder,
+    empty_columns,
     sort_rows,
     visible_columns,
 )
@@ -84,6 +85,7 @@ class ProcessTable(ScrollView, can_focus=True):
         self._in_order = False
         self.column_names: tuple[str, ...] | None = None  # None: every column that fits
         self._columns: tuple[Column, ...] = visible_columns(120)
+        self._empty: frozenset[str] = frozenset()  # columns with nothing to show, the sort column aside
 
     # -- what tests and the app read -------------------------------------------------
 
@@ -131,6 +133,11 @@ class ProcessTable(ScrollView, can_focus=True):
         self.sort = sort
         self._sort_values = sort_values
         self._in_order = in_order
+        empty = empty_columns(ordered) - {sort.column}
+        if empty != self._empty:
+            self._empty = empty
+            self._columns = visible_columns(self.size.width or 120, self.column_names, empty)
+            self._line_state = []  # every line is drawn again with the new columns
         self.rows = ordered
         self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
         self.tagged &= set(by_key)
@@ -200,16 +207,21 @@ class ProcessTable(ScrollView, can_focus=True):
             if before != after:
                 self.refresh(Region(0, 1 + line, width, 1))
 
+    @property
+    def shown_columns(self) -> tuple[str, ...]:
+        """The names of the columns on screen, left to right."""
+        return tuple(column.name for column in self._columns)
+
     def show_columns(self, names: tuple[str, ...] | None) -> None:
         """Limit the columns to ``names`` (None: every column that fits)."""
         self.column_names = names
-        self._columns = visible_columns(self.size.width or 120, names)
+        self._columns = visible_columns(self.size.width or 120, names, self._empty)
         self._cells = {}
         self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
         self.refresh()
 
     def on_resize(self, event: Resize) -> None:
-        self._columns = visible_columns(event.size.width, self.column_names)
+        self._columns = visible_columns(event.size.width, self.column_names, self._empty)
         self._cells = {}
         self.virtual_size = Size(event.size.width, len(self.rows) + 1)
         self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
