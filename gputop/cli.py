@@ -142,7 +142,7 @@ def _run_export(args: argparse.Namespace) -> int:
 
 
 def _run_cluster(args: argparse.Namespace) -> int:
-    from gputop.core.sources.prometheus import ClusterOptions, ConfigError
+    from gputop.core.cluster.model import ClusterOptions, ConfigError
 
     try:
         options = ClusterOptions.create(
