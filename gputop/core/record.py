@@ -153,6 +153,7 @@ def _process(data: dict[str, Any], gpu_index: int) -> ProcessSample:
         host_memory=data["host_memory"],
         container=data["container"],
         visible=bool(data["visible"]),
+        stale=bool(data.get("stale", False)),
     )
 
 
@@ -181,6 +182,9 @@ def _gpu(data: dict[str, Any]) -> GpuSample:
         uuid=data["uuid"],
         pci_bus_id=data["pci_bus_id"],
         lost=bool(data["lost"]),
+        answering=bool(data.get("answering", True)),
+        not_answering_since=data.get("not_answering_since"),
+        last_error=data.get("last_error"),
         memory_total=memory["total"],
         memory_used=memory["used"],
         memory_free=memory["free"],

@@ -37,6 +37,7 @@ def process_to_dict(process: ProcessSample) -> dict[str, Any]:
         "started": process.started,
         "container": process.container,
         "visible": process.visible,
+        "stale": process.stale,
     }
 
 
@@ -59,6 +60,9 @@ def gpu_to_dict(gpu: GpuSample) -> dict[str, Any]:
         "uuid": gpu.uuid,
         "pci_bus_id": gpu.pci_bus_id,
         "lost": gpu.lost,
+        "answering": gpu.answering,
+        "not_answering_since": gpu.not_answering_since,
+        "last_error": gpu.last_error,
         "memory": {
             "total": gpu.memory_total,
             "used": gpu.memory_used,
@@ -208,6 +212,8 @@ def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:
     name = safe_text(gpu.name or NA)
     if gpu.lost:
         return [paint(_RED, f"[{gpu.index}] {name}  GPU LOST: not answering"[:width])]
+    if not gpu.answering:
+        return [paint(_RED, f"[{gpu.index}] {name}  NOT ANSWERING: {gpu.last_error or NA}"[:width])]
     memory = gpu.memory_percent
     # Temperature against the card's own slowdown threshold (100 = at slowdown).
     temperature = percent(gpu.temperature, gpu.temperature_slowdown or 90.0)
@@ -251,6 +257,8 @@ def _process_lines(snapshot: Snapshot, width: int, paint: Any) -> list[str]:
         age = None if process.started is None else snapshot.timestamp - process.started
         cpu = NA if process.cpu_percent is None else f"{process.cpu_percent:.0f}%"
         command = safe_text(process.command) if process.visible else "(not visible from here)"
+        if process.stale:
+            command = "(as last seen) " + command
         row = (
             f"{gpu:>4} {process.pid:>7} {safe_text(process.user or NA)[:9]:<9} {process.type:<3} "
             f"{fmt_bytes(process.gpu_memory):>8} {fmt_percent(process.sm_utilization):>4} {cpu:>5} "
