@@ -213,7 +213,10 @@ def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:
     if gpu.lost:
         return [paint(_RED, f"[{gpu.index}] {name}  GPU LOST: not answering"[:width])]
     if not gpu.answering:
-        return [paint(_RED, f"[{gpu.index}] {name}  NOT ANSWERING: {gpu.last_error or NA}"[:width])]
+        return [
+            paint(_RED, f"[{gpu.index}] {name}  NOT ANSWERING"[:width]),
+            f"    {gpu.last_error or NA}"[:width],
+        ]
     memory = gpu.memory_percent
     # Temperature against the card's own slowdown threshold (100 = at slowdown).
     temperature = percent(gpu.temperature, gpu.temperature_slowdown or 90.0)
