@@ -26,6 +26,12 @@ class Ticket(Generic[T]):
         self.result: T | None = None
         self.error: BaseException | None = None
 
+    def outcome(self) -> T:
+        """The result of a done job; raises what the job raised."""
+        if self.error is not None:
+            raise self.error
+        return self.result  # type: ignore[return-value]
+
 
 class Lane:
     """A daemon thread that runs the jobs given to it, one at a time."""

@@ -2,19 +2,22 @@
 
 Every NVML call goes through the one `Gateway` (nvml_gateway.py). Each GPU is
 read on its own thread (a lane, lanes.py) by `NvmlDevice.sample`
-(nvml_device.py), so GPUs are read in parallel and a call that hangs blocks
-only its own GPU. A sample waits for the GPUs up to the driver deadline; a
-GPU whose read has not come back by then is listed as not answering (no
-figures, its last processes marked stale) and is not asked again until that
-read returns, so calls never pile up behind a hung one.
+(nvml_device.py), and its slow PCIe counters on a second one, so GPUs are
+read in parallel and a call that hangs blocks only its own GPU. A sample
+waits for the GPUs up to the driver deadline; a GPU whose read has not come
+back by then is listed as not answering (no figures, its last processes
+marked stale) and is not asked again until that read returns, so calls never
+pile up behind a hung one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pynvml
@@ -33,6 +36,22 @@ T = TypeVar("T")
 DEFAULT_DEADLINE_S = 2.0
 # Quitting never waits longer than this for nvmlShutdown.
 SHUTDOWN_WAIT_S = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class _Gpu:
+    """One GPU: what is remembered about it, and its two threads."""
+
+    device: NvmlDevice
+    lane: Lane  # everything but the PCIe counters
+    pcie_lane: Lane
+
+    @property
+    def busy(self) -> bool:
+        return self.lane.busy or self.pcie_lane.busy
+
+
+_Reads = tuple["Ticket[GpuSample] | None", "Ticket[tuple[float | None, float | None]] | None"]
 
 
 def cuda_version_text(version: int) -> str:
@@ -63,8 +82,7 @@ class NvmlSource:
         self._answered = threading.Condition()
         self._closing = False
         self._system: Lane | None = None
-        self._devices: list[NvmlDevice] = []
-        self._lanes: list[Lane] = []
+        self._gpus: list[_Gpu] = []
         self._open = False
         self._driver_version: str | None = None
         self._cuda_driver_version: str | None = None
@@ -116,7 +134,7 @@ class NvmlSource:
             self._answered.notify_all()
         system = self._system
         # nvmlShutdown under a call that has not come back could hang or crash: leave it then.
-        if system is not None and not any(lane.busy for lane in self._lanes):
+        if system is not None and not any(gpu.busy for gpu in self._gpus):
             ticket = system.submit(self._gateway.shutdown)
             if ticket is not None:
                 self._wait([ticket], time.monotonic() + min(self._deadline_s, SHUTDOWN_WAIT_S), closing=True)
@@ -128,17 +146,20 @@ class NvmlSource:
             raise RuntimeError("NvmlSource.sample() before open()")
         until = time.monotonic() + self._deadline_s
         count_ticket = self._system.submit(self._count)
-        tickets = {device.index: lane.submit(device.sample) for device, lane in self._pairs()}
+        reads = [_read(gpu) for gpu in self._gpus]
         if count_ticket is not None and self._wait([count_ticket], until):
-            count = _outcome(count_ticket)
-            while count is not None and len(self._devices) < count:
-                device = NvmlDevice(len(self._devices), self._gateway)
-                lane = Lane(f"gputop-gpu{device.index}", self._notify)
-                self._devices.append(device)
-                self._lanes.append(lane)
-                tickets[device.index] = lane.submit(device.sample)
-        self._wait([ticket for ticket in tickets.values() if ticket is not None], until)
-        return tuple(self._result(device, lane, tickets[device.index]) for device, lane in self._pairs())
+            count = count_ticket.outcome()
+            while count is not None and len(self._gpus) < count:
+                index = len(self._gpus)
+                gpu = _Gpu(
+                    NvmlDevice(index, self._gateway),
+                    Lane(f"gputop-gpu{index}", self._notify),
+                    Lane(f"gputop-gpu{index}-pcie", self._notify),
+                )
+                self._gpus.append(gpu)
+                reads.append(_read(gpu))
+        self._wait([ticket for pair in reads for ticket in pair if ticket is not None], until)
+        return tuple(self._result(gpu, read) for gpu, read in zip(self._gpus, reads, strict=True))
 
     def sample_host(self) -> HostSample | None:
         return None
@@ -147,17 +168,21 @@ class NvmlSource:
         """NVML's processes are real: the caller signals them itself."""
         return None
 
-    def _pairs(self) -> Iterable[tuple[NvmlDevice, Lane]]:
-        return zip(self._devices, self._lanes, strict=True)
-
-    def _result(self, device: NvmlDevice, lane: Lane, ticket: Ticket[GpuSample] | None) -> GpuSample:
-        if ticket is not None and ticket.done:
-            return _outcome(ticket)
-        since = lane.started_at
-        if since is None and device.last is not None:
-            return device.last  # a read that had missed earlier deadlines came back just now
-        call = self._gateway.last_call(lane.thread_id) or "NVML"
-        return device.not_answering(
+    def _result(self, gpu: _Gpu, reads: _Reads) -> GpuSample:
+        main, pcie = reads
+        if main is not None and main.done and pcie is None:
+            return main.outcome()  # read with its PCIe counters, on one thread
+        if main is not None and main.done and pcie is not None and pcie.done:
+            if isinstance(pcie.error, DeviceLost):
+                return gpu.device.lost(str(pcie.error))
+            rx, tx = pcie.outcome()
+            return dataclasses.replace(main.outcome(), pcie_rx=rx, pcie_tx=tx)
+        stuck = gpu.lane if gpu.lane.busy else gpu.pcie_lane
+        since = stuck.started_at
+        if since is None and gpu.device.last is not None and not gpu.busy:
+            return gpu.device.last  # a read that had missed earlier deadlines came back just now
+        call = self._gateway.last_call(stuck.thread_id) or "NVML"
+        return gpu.device.not_answering(
             time.time() if since is None else since,
             f"{call} did not answer within {self._deadline_s:g}s",
         )
@@ -185,7 +210,7 @@ class NvmlSource:
         ticket = self._system.submit(job)
         if ticket is None or not self._wait([ticket], time.monotonic() + self._deadline_s):
             return None
-        return _outcome(ticket)
+        return ticket.outcome()
 
     def _notify(self) -> None:
         with self._answered:
@@ -204,17 +229,21 @@ class NvmlSource:
         return True
 
     def _stop_lanes(self) -> None:
-        for lane in self._lanes:
-            lane.stop()
+        for gpu in self._gpus:
+            gpu.lane.stop()
+            gpu.pcie_lane.stop()
         if self._system is not None:
             self._system.stop()
-        self._devices, self._lanes, self._system = [], [], None
+        self._gpus, self._system = [], None
 
 
-def _outcome(ticket: Ticket[T]) -> T:
-    if ticket.error is not None:
-        raise ticket.error
-    return ticket.result  # type: ignore[return-value]
+def _read(gpu: _Gpu) -> _Reads:
+    """Start reading a GPU on its two threads; nothing when a call to it is still out."""
+    if gpu.busy:
+        return None, None
+    if gpu.device.handle is None:
+        return gpu.lane.submit(gpu.device.sample_with_pcie), None
+    return gpu.lane.submit(gpu.device.sample), gpu.pcie_lane.submit(gpu.device.pcie)
 
 
 def _text(value: Any) -> str | None:

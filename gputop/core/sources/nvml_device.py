@@ -3,6 +3,8 @@
 `NvmlDevice.sample()` is the per-GPU sampling function: static facts once,
 the changing figures every tick, the processes and MIG devices. Readings of
 new kinds of figure belong in their own module, called from `_read`.
+`NvmlDevice.pcie()` reads the PCIe counters, which take a real driver about
+20 ms each, so that they can be read beside the rest, on a second thread.
 """
 
 from __future__ import annotations
@@ -106,8 +108,12 @@ class NvmlDevice:
                 self.samples_since_facts = 0
             return self._remember(self._read(self.handle, self.facts))
         except DeviceLost as error:
-            self.handle = None  # fetched again next sample, so the GPU can come back
-            return self._remember(self._identity(lost=True, last_error=str(error)))
+            return self.lost(str(error))
+
+    def lost(self, error: str) -> GpuSample:
+        """The GPU as lost; its handle is fetched again next sample, so that it can come back."""
+        self.handle = None
+        return self._remember(self._identity(lost=True, last_error=error))
 
     def not_answering(self, since: float, error: str) -> GpuSample:
         """The GPU while a call to it has not come back: no figures, its last processes marked stale."""
@@ -130,6 +136,28 @@ class NvmlDevice:
             ),
             processes=_stale(last.processes),
         )
+
+    def sample_with_pcie(self) -> GpuSample:
+        """sample() then pcie(), on one thread: for while the GPU's handle is not known yet."""
+        sample = self.sample()
+        if sample.lost:
+            return sample
+        try:
+            rx, tx = self.pcie()
+        except DeviceLost as error:
+            return self.lost(str(error))
+        return self._remember(dataclasses.replace(sample, pcie_rx=rx, pcie_tx=tx))
+
+    def pcie(self) -> tuple[float | None, float | None]:
+        """PCIe receive and transmit rates (bytes/s), None where not available; raises DeviceLost."""
+        handle = self.handle
+        if handle is None:
+            return None, None
+        rates = []
+        for counter in (pynvml.NVML_PCIE_UTIL_RX_BYTES, pynvml.NVML_PCIE_UTIL_TX_BYTES):
+            kbs = self.gateway.call(pynvml.nvmlDeviceGetPcieThroughput, handle, counter)
+            rates.append(None if kbs is None else float(int(kbs) * PCIE_KB))
+        return rates[0], rates[1]
 
     def _remember(self, sample: GpuSample) -> GpuSample:
         self.last = sample
@@ -180,8 +208,6 @@ class NvmlDevice:
         decoder = call(pynvml.nvmlDeviceGetDecoderUtilization, handle)
         power_mw = call(pynvml.nvmlDeviceGetPowerUsage, handle)
         pstate = call(pynvml.nvmlDeviceGetPerformanceState, handle)
-        rx_kbs = call(pynvml.nvmlDeviceGetPcieThroughput, handle, pynvml.NVML_PCIE_UTIL_RX_BYTES)
-        tx_kbs = call(pynvml.nvmlDeviceGetPcieThroughput, handle, pynvml.NVML_PCIE_UTIL_TX_BYTES)
         mig_mode = call(pynvml.nvmlDeviceGetMigMode, handle)
         in_mig = mig_mode is not None and int(mig_mode[0]) == pynvml.NVML_DEVICE_MIG_ENABLE
 
@@ -213,8 +239,6 @@ class NvmlDevice:
                 call(pynvml.nvmlDeviceGetClockInfo, handle, pynvml.NVML_CLOCK_MEM)
             ),
             pstate=None if pstate is None or int(pstate) == PSTATE_UNKNOWN else int(pstate),
-            pcie_rx=None if rx_kbs is None else float(int(rx_kbs) * PCIE_KB),
-            pcie_tx=None if tx_kbs is None else float(int(tx_kbs) * PCIE_KB),
             mig_mode=None if mig_mode is None else in_mig,
             mig_devices=migs,
             processes=processes,
