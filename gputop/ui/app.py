@@ -129,7 +129,7 @@ class GpuTopApp(App[int]):
         with Vertical(id="main"):
             yield TitleBar(id="title-bar")
             yield HostStrip()
-            with VerticalScroll(id="gpu-area"):
+            with VerticalScroll(id="gpu-area", can_focus=False):
                 yield GpuGrid(id="gpu-grid")
             yield self.processes
             yield self.filter_bar

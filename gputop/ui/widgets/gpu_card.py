@@ -6,7 +6,6 @@ Drawn with the line API: each tick only the lines whose text changed are refresh
 from __future__ import annotations
 
 from rich.text import Text
-from textual.binding import Binding
 from textual.events import Click, Resize
 from textual.geometry import Region
 from textual.message import Message
@@ -81,10 +80,11 @@ def _mig_profile(mig: MigSample) -> str:
     return mig.name or NA
 
 
-class GpuCard(Widget, can_focus=True):
-    """A card for one GPU; ``compact`` folds it into one line (two with MIG devices)."""
+class GpuCard(Widget):
+    """A card for one GPU; ``compact`` folds it into one line (two with MIG devices).
 
-    BINDINGS = [Binding("enter", "open_detail", "GPU detail", show=False)]
+    Not focusable itself: the grid it sits in takes the focus and marks the chosen card.
+    """
 
     class Selected(Message):
         """The user asked for this GPU's detail screen."""
@@ -331,7 +331,4 @@ class GpuCard(Widget, can_focus=True):
 
     def on_click(self, event: Click) -> None:
         event.stop()
-        self.post_message(self.Selected(self.index))
-
-    def action_open_detail(self) -> None:
         self.post_message(self.Selected(self.index))
