@@ -260,7 +260,12 @@ class GpuTopApp(App[int]):
 
     def _show_gpus(self, snapshot: Snapshot) -> None:
         plan = self._card_layout(snapshot, self.compact_choice)
-        self.query_one("#gpu-area").set_class(plan.compact, "-compact")
+        area = self.query_one("#gpu-area")
+        area.set_class(plan.compact, "-compact")
+        panel_shown, host_shown = bool(self.processes.display), bool(self.query_one(HostStrip).display)
+        room = layout.cards_room(self.size.height, panel_shown=panel_shown, host_shown=host_shown)
+        if area.styles.max_height is None or area.styles.max_height.value != room:
+            area.styles.max_height = room
         self.query_one(GpuGrid).show(snapshot, plan, self.feed.trends, self.forecasts, self.feed.alert_kinds)
 
     def update_title(self) -> None:
@@ -287,11 +292,14 @@ class GpuTopApp(App[int]):
     def action_toggle_processes(self) -> None:
         table = self.processes
         table.display = not table.display
-        self.query_one("#gpu-area").set_class(not table.display, "-alone")
+        if self.snapshot is not None:
+            self._show_gpus(self.snapshot)  # the cards take the room (full cards if they now fit)
 
     def action_toggle_host(self) -> None:
         strip = self.query_one(HostStrip)
         strip.display = not strip.display
+        if self.snapshot is not None:
+            self._show_gpus(self.snapshot)
 
     def action_freeze(self) -> None:
         self.frozen = not self.frozen

@@ -18,6 +18,10 @@ CHROME_LINES = 3
 PANEL_ROWS_KEPT = 12
 # Lines of a panel with no rows (borders, header, the "no GPU processes" line).
 PANEL_MIN_LINES = 6
+# The process panel always keeps room for this many rows: the cards scroll when they need more.
+PANEL_ROWS_MIN = 5
+# Lines of the panel besides its rows: two borders and the header.
+PANEL_CHROME = 3
 # Two columns of cards from this terminal width (full cards, compact cards).
 TWO_COLUMNS_FROM = {False: 100, True: 170}
 
@@ -52,6 +56,15 @@ def needs_compact(gpus: Sequence[GpuSample], width: int, height: int, *, process
     needed = sum(row_heights([card_lines(gpu, False) for gpu in gpus], columns))
     panel = min(process_rows, PANEL_ROWS_KEPT) + 3 if panel_shown else 0
     return needed + max(panel, PANEL_MIN_LINES if panel_shown else 0) > height - CHROME_LINES
+
+
+def cards_room(height: int, *, panel_shown: bool, host_shown: bool) -> int:
+    """Lines the GPU area may take: all but the title, host strip, footer and, when shown, a panel
+    with room for PANEL_ROWS_MIN rows (the cards scroll beyond that)."""
+    room = height - 2 - (1 if host_shown else 0)  # the title bar and the footer
+    if panel_shown:
+        room -= PANEL_ROWS_MIN + PANEL_CHROME
+    return max(1, room)
 
 
 @dataclass(frozen=True, slots=True)
