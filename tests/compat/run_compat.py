@@ -5,9 +5,10 @@
 
 It creates a venv in a temporary directory, installs gputop's other dependencies and test tools
 as pyproject.toml lists them, then the Textual asked for (last, so nothing pulls it back), and
-runs, from this checkout, the changed-cell writer's tests (terminal diff, the real command in a
-pty, the private-name checks), the SVG snapshot tests and every Pilot test. The global Python is
-never touched. Exit status: pytest's. See CONTRIBUTING.md, "Upgrading Textual".
+runs, on a copy of this checkout taken at the start (so work can go on meanwhile), the
+changed-cell writer's tests (terminal diff, the real command in a pty, the private-name checks),
+the SVG snapshot tests and every Pilot test. The global Python is never touched. Exit status:
+pytest's. See CONTRIBUTING.md, "Upgrading Textual".
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -55,22 +57,27 @@ def main() -> int:
     args = parser.parse_args()
     textual = "textual" + (f"=={args.textual}" if re.fullmatch(r"[\d.]+\w*", args.textual) else args.textual)
     with tempfile.TemporaryDirectory(prefix="gputop-compat-") as directory:
+        checkout = Path(directory) / "gputop"
+        skip = shutil.ignore_patterns("__pycache__", "_build", ".mypy_cache", ".ruff_cache")
+        for part in ("gputop", "tests"):
+            shutil.copytree(ROOT / part, checkout / part, ignore=skip)
+        shutil.copy(ROOT / "pyproject.toml", checkout / "pyproject.toml")
         venv = Path(directory) / "venv"
         python = str(venv / "bin" / "python")
         steps = [
             [sys.executable, "-m", "venv", str(venv)],
-            [python, "-m", "pip", "install", "--quiet", *_requirements()],
+            [python, "-m", "pip", "install", "--quiet", "--no-warn-script-location", *_requirements()],
             [python, "-m", "pip", "install", "--quiet", "--upgrade", textual],
         ]
         for step in steps:
             if (status := _run(step)) != 0:
                 return status
         _run([python, "-c", "import textual, rich; print('textual', textual.__version__, '/ rich', rich.__version__)"])
-        # From this checkout, never from site-packages: gputop is not installed in the venv.
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        # From the copy, never from site-packages: gputop is not installed in the venv.
+        env = dict(os.environ, PYTHONPATH=str(checkout))
         env.pop("PYTHONHOME", None)
         return _run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *TESTS, *args.pytest_args],
-                    cwd=ROOT, env=env)
+                    cwd=checkout, env=env)
 
 
 if __name__ == "__main__":
