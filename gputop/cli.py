@@ -121,7 +121,7 @@ def _run_export(args: argparse.Namespace) -> int:
 
     try:
         host, port = parse_listen(args.listen)
-        sampler = Sampler(open_source(args))
+        sampler = Sampler(open_source(args, args.settings))
         sampler.open()
     except (ListenError, SourceUnavailable) as error:
         return _fail(str(error))
@@ -146,7 +146,7 @@ def _run_export(args: argparse.Namespace) -> int:
 
 
 def _run_cluster(args: argparse.Namespace) -> int:
-    from gputop.core.sources.prometheus import ClusterOptions, ConfigError
+    from gputop.core.cluster.model import ClusterOptions, ConfigError
 
     try:
         options = ClusterOptions.create(
@@ -162,7 +162,8 @@ def _run_cluster(args: argparse.Namespace) -> int:
         return 130
 
 
-def open_source(args: argparse.Namespace) -> GpuSource:
+def open_source(args: argparse.Namespace, settings: Settings, patient: bool = False) -> GpuSource:
+    """The demo machine or the real driver; `patient`: wait on a slow nvmlInit, saying so, not give up."""
     if args.demo:
         from gputop.core.sources.demo import DemoSource
 
@@ -171,7 +172,16 @@ def open_source(args: argparse.Namespace) -> GpuSource:
         return DemoSource(gpu_count=args.demo_gpus)
     from gputop.core.sources.nvml import NvmlSource
 
-    return NvmlSource()
+    return NvmlSource(settings.driver_deadline_s, on_init_slow=_say_init_is_slow if patient else None)
+
+
+def _say_init_is_slow(deadline_s: float) -> None:
+    print(
+        f"gputop: nvmlInit has not answered within {deadline_s:g}s: the NVIDIA driver may be hung"
+        " or still starting; waiting for it (Ctrl+C quits)",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _fail(message: str) -> int:
@@ -188,6 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"gputop: {warning}", file=sys.stderr)
         if args.interval is None:
             args.interval = settings.interval_s
+        args.settings = settings
         return int(args.run(args))
     if args.record and (args.once or args.json or args.command is not None):
         return _fail("--record records the live TUI; use `gputop record FILE` to record without it")
@@ -197,12 +208,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # No screen to show them on: warnings about the settings go to stderr.
         for warning in warnings:
             print(f"gputop: {warning}", file=sys.stderr)
+    tui = not (args.command == "record" or args.once or args.json)
     try:
-        source = open_source(args)
+        source = open_source(args, settings, patient=tui)
         sampler = Sampler(source)
         sampler.open()
     except SourceUnavailable as error:
         return _fail(str(error))
+    except KeyboardInterrupt:
+        return 130
     try:
         if args.command == "record":
             return _record(sampler, args, settings)
@@ -286,6 +300,8 @@ def _one_shot(sampler: Sampler, args: argparse.Namespace, settings: Settings) ->
     time.sleep(_ONCE_SETTLE_S)
     snapshot = sampler.sample()
     foresight = watcher.update(snapshot)
+    if snapshot.gpus and not any(gpu.answering for gpu in snapshot.gpus):
+        return _fail(f"no GPU answered: {snapshot.gpus[0].last_error}")
     if args.json:
         document = snapshot_to_dict(snapshot, foresight.forecasts, watcher.monitor.active.values())
         sys.stdout.write(dumps(document, indent=2) + "\n")
