@@ -16,7 +16,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from gputop.core.forecast import Forecast
-from gputop.core.format import NA, fmt_duration, fmt_percent, fmt_temperature
+from gputop.core.format import NA, fmt_age, fmt_duration, fmt_percent, fmt_temperature
 from gputop.core.model import GpuSample, MigSample
 from gputop.ui.layout import card_lines
 from gputop.ui.widgets.sparkline import GpuTrend, bar, sparkline
@@ -82,7 +82,7 @@ def silence_text(gpu: GpuSample, now: float | None) -> str:
     since = gpu.not_answering_since
     if now is None or since is None:
         return "not answering"
-    return f"not answering {fmt_duration(max(0.0, now - since))}"
+    return f"not answering {fmt_age(now - since)}"
 
 
 def _memory_spark(gpu: GpuSample, trend: GpuTrend, width: int) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from gputop.core.format import fmt_duration
+from gputop.core.format import fmt_age
 from gputop.core.model import Snapshot
 
 
@@ -35,7 +35,7 @@ def title_text(
             bar.append(f"  [{snapshot.source}]", style="italic")
     bar.append_text(mode)
     if late_s is not None:
-        bar.append(f"  last sample {fmt_duration(late_s)} ago ", style="bold reverse yellow")
+        bar.append(f"  last sample {fmt_age(late_s)} ago ", style="bold reverse yellow")
     if recording is not None:
         bar.append(f"  ● REC {recording}", style="bold red")
     if readonly:
