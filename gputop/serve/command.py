@@ -125,6 +125,10 @@ def run_serve(args: argparse.Namespace) -> int:
     from gputop.core.exporter import ListenError, describe_bind_error, parse_listen
     from gputop.core.settings import load_settings
 
+    settings, _warnings = load_settings(args.config)  # main has printed the warnings
+    if args.interval == settings.interval_s:
+        # main filled in the settings' interval; each tab reads the same settings, so it need not be told.
+        args.interval = None
     try:
         host, port = parse_listen(args.listen)
         words = tab_arguments(build_parser(), args)
@@ -142,7 +146,7 @@ def run_serve(args: argparse.Namespace) -> int:
         host=host,
         port=port,
         token=token,
-        max_tabs=load_settings(args.config)[0].serve_max_tabs,
+        max_tabs=settings.serve_max_tabs,
     )
 
     def started(addresses: list[Any]) -> None:

@@ -219,7 +219,7 @@ class GputopServer(Server):
         runner = web.AppRunner(await self._make_app(), access_log=None, shutdown_timeout=TERM_GRACE_S)
         await runner.setup()
         try:
-            site = web.TCPSite(runner, self.host, self.port, shutdown_timeout=TERM_GRACE_S)
+            site = web.TCPSite(runner, self.host, self.port)
             await site.start()
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()

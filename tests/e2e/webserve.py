@@ -41,8 +41,9 @@ class ServedGputop:
     """``python -m gputop ARGS`` (which includes ``serve``), up and listening, with the URL it printed."""
 
     def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        self.argv = [sys.executable, "-m", "gputop", *args]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "gputop", *args],
+            self.argv,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
@@ -62,12 +63,12 @@ class ServedGputop:
         self.seen: set[int] = set()  # every tab process ever seen
 
     def tabs(self) -> list[psutil.Process]:
-        """The gputop processes the server runs now (children that have not ended)."""
+        """The gputop processes the server runs now (children that have started and not ended)."""
         try:
             children = psutil.Process(self.process.pid).children(recursive=True)
         except psutil.NoSuchProcess:
             return []
-        alive = [child for child in children if _alive(child)]
+        alive = [child for child in children if _alive(child) and _command(child) != self.argv]
         self.seen.update(child.pid for child in alive)
         return alive
 
@@ -98,6 +99,14 @@ def _alive(process: psutil.Process) -> bool:
         return process.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def _command(process: psutil.Process) -> list[str]:
+    """Its command line; the server's own for a child forked but not yet running gputop."""
+    try:
+        return list(process.cmdline())
+    except psutil.Error:
+        return []
 
 
 def _alive_pid(pid: int) -> bool:
