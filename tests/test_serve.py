@@ -177,6 +177,17 @@ async def test_on_loopback_only_local_names_are_answered(local: ServedGputop, se
     assert local.tabs() == []
 
 
+async def test_a_tab_that_breaks_the_protocol_ends_alone_with_one_line(
+    local: ServedGputop, session: aiohttp.ClientSession
+) -> None:
+    websocket = await session.ws_connect(f"{local.base}/ws")
+    local.wait_tabs(1)
+    await websocket.send_str("not json")
+    local.wait_tabs(0)
+    assert local.next_line() == "gputop: a browser tab ended: Expecting value: line 1 column 1 (char 0)\n"
+    await websocket.close()
+
+
 async def drawn(websocket: aiohttp.ClientWebSocketResponse, text: bytes) -> None:
     """Wait until the tab's gputop has drawn ``text``: it is running."""
     received = b""
@@ -192,6 +203,7 @@ async def test_the_cap_refuses_one_tab_too_many_and_twenty_open_close_cycles_lea
     local: ServedGputop, session: aiohttp.ClientSession
 ) -> None:
     ws_url = f"{local.base}/ws?width=80&height=24"
+    seen_before = len(local.seen)
     tabs = [await session.ws_connect(ws_url) for _ in range(2)]
     local.wait_tabs(2)
     assert await websocket_status(session, ws_url) == 503
@@ -207,7 +219,7 @@ async def test_the_cap_refuses_one_tab_too_many_and_twenty_open_close_cycles_lea
         local.wait_tabs(1)
         await websocket.close()
         local.wait_tabs(0)
-    assert len(local.seen) == 22
+    assert len(local.seen) - seen_before == 22
     assert local.orphans() == []
 
 

@@ -18,6 +18,7 @@ import hmac
 import html
 import ipaddress
 import signal
+import sys
 from asyncio.subprocess import PIPE, Process
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -207,8 +208,11 @@ class GputopServer(Server):
             await websocket.prepare(request)
             await tab.start(to_int(request.query.get("width", "80"), 80), to_int(request.query.get("height", "24"), 24))
             await self._process_messages(websocket, tab)
-        except (ConnectionError, ValueError):
-            pass  # the browser went away, or sent something that is not textual-serve's protocol
+        except ConnectionError:
+            pass  # the browser went away
+        except Exception as error:
+            # Something not textual-serve's protocol, or a gputop that could not start: this tab only.
+            print(f"gputop: a browser tab ended: {error or type(error).__name__}", file=sys.stderr)
         finally:
             await tab.stop()
             del self.tabs[tab]

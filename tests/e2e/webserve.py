@@ -49,9 +49,7 @@ class ServedGputop:
             text=True,
             env=env,
         )
-        assert self.process.stderr is not None
-        ready, _, _ = select.select([self.process.stderr], [], [], 60)
-        self.banner = self.process.stderr.readline() if ready else ""
+        self.banner = self.next_line(60)
         match = URL.search(self.banner)
         if match is None:
             self.process.kill()
@@ -61,6 +59,12 @@ class ServedGputop:
         self.base = f"http://127.0.0.1:{self.port}"
         self.url = f"{self.base}/{self.query}"
         self.seen: set[int] = set()  # every tab process ever seen
+
+    def next_line(self, timeout_s: float = 30.0) -> str:
+        """The next line the server writes on stderr."""
+        assert self.process.stderr is not None
+        ready, _, _ = select.select([self.process.stderr], [], [], timeout_s)
+        return self.process.stderr.readline() if ready else ""
 
     def tabs(self) -> list[psutil.Process]:
         """The gputop processes the server runs now (children that have started and not ended)."""
