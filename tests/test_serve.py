@@ -6,7 +6,6 @@ The server is the real command; the tabs are websocket clients speaking textual-
 from __future__ import annotations
 
 import os
-import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -52,14 +51,6 @@ def test_each_tab_runs_gputop_read_only_with_the_options_given_before_or_after_s
     ]
 
 
-@pytest.fixture
-def busy_port() -> Iterator[int]:
-    with socket.socket() as holder:
-        holder.bind(("127.0.0.1", 0))
-        holder.listen()
-        yield holder.getsockname()[1]
-
-
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -81,11 +72,6 @@ def test_what_cannot_be_served_is_one_line_and_status_2(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("gputop: ") and message in err
     assert list(tmp_path.iterdir()) == []
-
-
-def test_a_listen_address_in_use_is_one_line_and_status_2(busy_port: int, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--demo", "serve", "--listen", f"127.0.0.1:{busy_port}"]) == 2
-    assert capsys.readouterr().err == f"gputop: cannot listen on 127.0.0.1:{busy_port}: the address is already in use\n"
 
 
 @pytest.fixture(scope="module")
@@ -175,6 +161,14 @@ async def test_on_loopback_only_local_names_are_answered(local: ServedGputop, se
     assert await status(session, local.base + "/", Host=f"localhost:{local.port}") == 200
     assert await status(session, local.base + "/") == 200
     assert local.tabs() == []
+
+
+def test_a_listen_address_in_use_is_one_line_and_status_2(
+    local: ServedGputop, capsys: pytest.CaptureFixture[str]
+) -> None:
+    where = f"127.0.0.1:{local.port}"
+    assert main(["--demo", "serve", "--listen", where]) == 2
+    assert capsys.readouterr().err == f"gputop: cannot listen on {where}: the address is already in use\n"
 
 
 async def test_a_tab_that_breaks_the_protocol_ends_alone_with_one_line(
