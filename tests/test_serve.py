@@ -17,6 +17,7 @@ from e2e.webserve import ServedGputop
 from gputop.cli import build_parser, main
 from gputop.core.record import Recorder
 from gputop.core.sampler import Sampler
+from gputop.core.settings import Settings
 from gputop.core.sources.demo import DemoSource
 from gputop.serve.command import parse_command_line, tab_arguments
 
@@ -37,7 +38,7 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def tab_words(*argv: str) -> list[str]:
     parser = build_parser()
-    return tab_arguments(parser, parse_command_line(parser, argv))
+    return tab_arguments(parser, parse_command_line(parser, argv), Settings())
 
 
 def test_each_tab_runs_gputop_read_only_with_the_options_given_before_or_after_serve(recording: str) -> None:

@@ -16,6 +16,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from gputop.core.settings import Settings
+
 DEFAULT_SERVE_LISTEN = "127.0.0.1:8000"
 SERVED_COMMANDS = (None, "replay", "cluster")
 
@@ -71,7 +73,7 @@ class ServeError(Exception):
     """What cannot be served, as one line."""
 
 
-def tab_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
+def tab_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace, settings: Settings) -> list[str]:
     """The arguments each tab's ``gputop`` gets; raises ServeError (and argparse exits) on what cannot run."""
     if args.readonly and args.allow_signals:
         raise ServeError("--readonly and --allow-signals contradict each other")
@@ -85,11 +87,11 @@ def tab_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         raise ServeError("--once and --json print once and exit: there is nothing to serve")
     if served.record:
         raise ServeError("--record: every tab would write the same file; record in a terminal instead")
-    check_served(served)
+    check_served(served, settings)
     return words
 
 
-def check_served(served: argparse.Namespace) -> None:
+def check_served(served: argparse.Namespace, settings: Settings) -> None:
     """Fail now, once, on what would fail in every tab: an unusable recording, Prometheus URL or GPU source."""
     from gputop.cli import open_source
     from gputop.core.sources.base import SourceUnavailable
@@ -104,7 +106,7 @@ def check_served(served: argparse.Namespace) -> None:
         if not recording.snapshots:
             raise ServeError(f"nothing to replay: {recording.damage}")
     elif served.command == "cluster":
-        from gputop.core.sources.prometheus import ClusterOptions, ConfigError
+        from gputop.core.cluster.model import ClusterOptions, ConfigError
 
         try:
             ClusterOptions.create(served.prometheus, hosts=served.hosts)
@@ -112,7 +114,7 @@ def check_served(served: argparse.Namespace) -> None:
             raise ServeError(str(error)) from None
     else:
         try:
-            source = open_source(served)
+            source = open_source(served, settings)
             source.open()
             source.close()
         except SourceUnavailable as error:
@@ -123,15 +125,13 @@ def run_serve(args: argparse.Namespace) -> int:
     """``gputop serve``: check, listen, print the URL to open, serve until Ctrl+C; 2 when it cannot."""
     from gputop.cli import _fail, build_parser
     from gputop.core.exporter import ListenError, describe_bind_error, parse_listen
-    from gputop.core.settings import load_settings
-
-    settings, _warnings = load_settings(args.config)  # main has printed the warnings
+    settings: Settings = args.settings  # main has read them and printed their warnings
     if args.interval == settings.interval_s:
         # main filled in the settings' interval; each tab reads the same settings, so it need not be told.
         args.interval = None
     try:
         host, port = parse_listen(args.listen)
-        words = tab_arguments(build_parser(), args)
+        words = tab_arguments(build_parser(), args, settings)
     except (ListenError, ServeError) as error:
         return _fail(str(error))
     if args.token == "":
