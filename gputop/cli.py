@@ -17,6 +17,7 @@ from gputop.core.run_config import DEFAULT_INTERVAL_S, RunConfig
 from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S, Sampler
 from gputop.core.settings import Settings, load_settings
 from gputop.core.sources.base import GpuSource, SourceUnavailable
+from gputop.serve.command import add_serve_command, parse_command_line
 
 EXIT_USAGE = 2
 DEFAULT_LISTEN = "127.0.0.1:9400"
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay = commands.add_parser("replay", help="open the TUI on a recording")
     replay.add_argument("file", metavar="FILE")
     add_cluster_commands(commands)
+    add_serve_command(commands)
     record = commands.add_parser("record", help="sample without a TUI into a JSON-lines file (.gz: gzip)")
     record.add_argument("file", metavar="FILE")
     record.add_argument("--duration", type=duration_value, default=None, metavar="S", help="stop after S seconds")
@@ -190,7 +192,7 @@ def _fail(message: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_command_line(build_parser(), argv)
     settings, warnings = load_settings(args.config)
     if getattr(args, "run", None) is not None:
         # export and cluster: no screen for the settings' warnings, and the interval they default to.
