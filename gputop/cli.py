@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import signal
@@ -14,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gputop import __version__
-from gputop.core.config import DEFAULT_INTERVAL_S, RunConfig
+from gputop.core.run_config import DEFAULT_INTERVAL_S, RunConfig
 from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S, Sampler
 from gputop.core.settings import Settings, load_settings
 from gputop.core.sources.base import GpuSource, SourceUnavailable
@@ -248,7 +247,7 @@ def _tui(sampler: Sampler, args: argparse.Namespace, settings: Settings, warning
 def _replay(args: argparse.Namespace, settings: Settings, warnings: list[str]) -> int:
     from gputop.core.record import RecordingError, read_recording
     from gputop.core.replay import Replay
-    from gputop.core.sources.replay import ReplaySource
+    from gputop.core.sources.recorded import ReplaySource
     from gputop.ui.app import run_tui
 
     try:
@@ -270,9 +269,9 @@ def _replay(args: argparse.Namespace, settings: Settings, warnings: list[str]) -
 
 
 def _one_shot(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> int:
-    from gputop.core.format import safe_json
-    from gputop.core.report import render_text, snapshot_to_dict
-    from gputop.core.watch import Watcher
+    from gputop.core.foresight import Watcher
+    from gputop.core.once_table import render_text
+    from gputop.core.snapshot_json import dumps, snapshot_to_dict
 
     # Two samples a quarter of a second apart are too little history for a
     # forecast: --json says so with a null forecast and growth rates of 0.
@@ -283,7 +282,7 @@ def _one_shot(sampler: Sampler, args: argparse.Namespace, settings: Settings) ->
     foresight = watcher.update(snapshot)
     if args.json:
         document = snapshot_to_dict(snapshot, foresight.forecasts, watcher.monitor.active.values())
-        sys.stdout.write(safe_json(json.dumps(document, indent=2, ensure_ascii=False)) + "\n")
+        sys.stdout.write(dumps(document, indent=2) + "\n")
         return 0
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     sys.stdout.write(render_text(snapshot, colour=colour, width=80))
@@ -291,8 +290,8 @@ def _one_shot(sampler: Sampler, args: argparse.Namespace, settings: Settings) ->
 
 
 def _record(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> int:
+    from gputop.core.foresight import Watcher
     from gputop.core.record import Recorder, RecordingError
-    from gputop.core.watch import Watcher
 
     interval_s = args.record_interval or args.interval or settings.interval_s
     watcher = Watcher(settings.thresholds)
