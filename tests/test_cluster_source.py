@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import subprocess
@@ -37,10 +38,21 @@ class CannedPrometheus:
         self.body: bytes | None = None
         self.delay_s = 0.0
         self.sent = 0
+        self.names: list[str] = []
+        self.lookups: list[str] = []
         canned = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name: the label values API
+                canned.lookups.append(self.path)
+                body = json.dumps({"status": "success", "data": canned.names}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers["Content-Length"])
                 form = {k: v[0] for k, v in urllib.parse.parse_qs(self.rfile.read(length).decode()).items()}
                 canned.queries.append(form["query"])
@@ -61,7 +73,8 @@ class CannedPrometheus:
                     self.send_header("Content-Encoding", "gzip")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                with contextlib.suppress(BrokenPipeError):  # a client that gave up waiting
+                    self.wfile.write(body)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -120,6 +133,8 @@ def test_a_refresh_is_one_query_history_only_for_hosts_on_screen_processes_only_
     reader = ClusterReader(ClusterOptions.create(canned.url, hosts='dgx-"1"\\d'), clock=lambda: NOW)
     reader.fetch()
     assert len(canned.queries) == 1
+    # Which count metrics exist is asked of the index, not by reading their series.
+    assert len(canned.lookups) == 1 and canned.lookups[0].startswith("/api/v1/label/__name__/values?match")
     # --hosts reaches Prometheus as an escaped label matcher, for gputop's label and DCGM's.
     assert 'gputop_gpu_lost{hostname=~"dgx-\\"1\\"\\\\d"}' in canned.queries[0]
     assert 'DCGM_FI_DEV_FB_USED{GPU_I_ID="",Hostname=~"dgx-\\"1\\"\\\\d"}' in canned.queries[0]

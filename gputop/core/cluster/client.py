@@ -69,7 +69,7 @@ class PrometheusClient:
 
     def query(self, promql: str, at: float) -> list[Sample]:
         data = self._call("query", {"query": promql, "time": _api_time(at)})
-        if data.get("resultType") != "vector":
+        if not isinstance(data, dict) or data.get("resultType") != "vector":
             raise PrometheusError(f"expected a vector from {promql!r}, got {data.get('resultType')!r}", "refused")
         return [
             Sample(_labels(item), float(item["value"][0]), _api_float(item["value"][1]))
@@ -79,21 +79,28 @@ class PrometheusClient:
     def query_range(self, promql: str, start: float, end: float, step_s: float) -> list[RangeSeries]:
         params = {"query": promql, "start": _api_time(start), "end": _api_time(end), "step": f"{step_s:g}"}
         data = self._call("query_range", params)
-        if data.get("resultType") != "matrix":
+        if not isinstance(data, dict) or data.get("resultType") != "matrix":
             raise PrometheusError(f"expected a matrix from {promql!r}, got {data.get('resultType')!r}", "refused")
         return [
             RangeSeries(_labels(item), tuple((float(t), _api_float(v)) for t, v in item.get("values", [])))
             for item in data.get("result", [])
         ]
 
-    def _call(self, endpoint: str, params: Mapping[str, str]) -> dict[str, Any]:
+    def label_values(self, label: str, match: str, start: float, end: float) -> list[str]:
+        """The values ``label`` takes in the series ``match`` selects between ``start`` and ``end`` (the index only)."""
+        params = {"match[]": match, "start": _api_time(start), "end": _api_time(end)}
+        data = self._call(f"label/{urllib.parse.quote(label)}/values", params, post=False)
+        return [str(value) for value in data] if isinstance(data, list) else []
+
+    def _call(self, endpoint: str, params: Mapping[str, str], post: bool = True) -> Any:
         # Prometheus stops evaluating at its own timeout too, so a slow query does not keep it busy.
-        body = urllib.parse.urlencode({**params, "timeout": f"{self.timeout_s:g}s"}).encode()
+        form = urllib.parse.urlencode({**params, "timeout": f"{self.timeout_s:g}s"})
+        url = f"{self.url}/api/v1/{endpoint}"
         request = urllib.request.Request(
-            f"{self.url}/api/v1/{endpoint}",
-            data=body,
+            url if post else f"{url}?{form}",
+            data=form.encode() if post else None,
             headers={
-                "Content-Type": "application/x-www-form-urlencoded",
+                **({"Content-Type": "application/x-www-form-urlencoded"} if post else {}),
                 "Accept": "application/json",
                 "Accept-Encoding": "gzip",
             },
@@ -115,10 +122,9 @@ class PrometheusClient:
         with self._lock:
             self._traffic = Traffic(self._traffic.requests + 1, self._traffic.bytes_received + len(raw))
         document = _decode(_gunzip(raw) if compressed else raw)
-        if document is None or document.get("status") != "success" or not isinstance(document.get("data"), dict):
+        if document is None or document.get("status") != "success" or not isinstance(document.get("data"), dict | list):
             raise PrometheusError("the answer is not from a Prometheus query API", "unreachable")
-        data: dict[str, Any] = document["data"]
-        return data
+        return document["data"]
 
 
     def _too_slow(self) -> PrometheusError:

@@ -47,8 +47,7 @@ COUNTS = (
     FleetCount(
         "h",
         "hot",
-        f"({_TEMPERATURE} >= ({_SLOWDOWN} - {HOT_MARGIN_C:g}))"
-        f" or ({_TEMPERATURE} >= {_HOT_FALLBACK:g} unless {_SLOWDOWN})"
+        f"({_TEMPERATURE} >= (({_SLOWDOWN} - {HOT_MARGIN_C:g}) or ({_TEMPERATURE} * 0 + {_HOT_FALLBACK:g})))"
         f' or label_replace(DCGM_FI_DEV_GPU_TEMP{{GPU_I_ID="",%D}} >= {_HOT_FALLBACK:g},'
         ' "hostname", "$1", "Hostname", "(.*)")',
         ("gputop_gpu_temperature_celsius", "DCGM_FI_DEV_GPU_TEMP"),

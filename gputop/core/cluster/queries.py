@@ -32,7 +32,8 @@ class FlavourQueries:
     gpu_metric: str  # one series per GPU, lost ones included
     memory_used: str  # PromQL over ``%s`` selectors, in bytes
     memory_total: str
-    utilization: str  # percent
+    utilization: str  # times utilization_scale: percent
+    utilization_scale: int
     temperature: str
     power: str
     sampled: str  # per (host, instance): when the newest figures were taken
@@ -44,18 +45,19 @@ class FlavourQueries:
         gpus = select(self.gpu_metric)
         s = _Subscript(select)
         used, total = self.memory_used.format(s=s), self.memory_total.format(s=s)
+        by_model = f"by ({self.host_label}, {self.model_label})"
+        # GPUs per host and model; gputop's split by its lost flag, so one selection tells all three.
+        counted = f'count_values {by_model} ("lost", {gpus})' if self.name == "gputop" else f"count {by_model} ({gpus})"
         figures = {
-            "gpus": f"count {by} ({gpus})",
-            "model": f"count by ({self.host_label}, {self.model_label}) ({gpus})",
+            "gpus": counted,
             "memory_used": f"sum {by} ({used})",
             "memory_total": f"sum {by} ({total})",
             "memory_percent": f"100 * max {by} (({used}) / ({total}))",
-            "utilization": f"avg {by} ({self.utilization.format(s=s)})",
+            "utilization": f"{self.utilization_scale} * avg {by} ({self.utilization.format(s=s)})",
             "temperature": f"max {by} ({self.temperature.format(s=s)})",
             "power_draw": f"sum {by} ({self.power.format(s=s)})",
         }
         if self.name == "gputop":
-            figures["lost"] = f"sum {by} ({gpus})"
             figures["exporter_up"] = f"min {by} ({select(metric_names.UP)})"
         return figures
 
@@ -90,7 +92,8 @@ GPUTOP = FlavourQueries(
     gpu_metric=metric_names.GPU_LOST,
     memory_used="{s[gputop_gpu_memory_used_bytes]}",
     memory_total="{s[gputop_gpu_memory_total_bytes]}",
-    utilization="100 * {s[gputop_gpu_utilization_ratio]}",
+    utilization="{s[gputop_gpu_utilization_ratio]}",
+    utilization_scale=100,
     temperature="{s[gputop_gpu_temperature_celsius]}",
     power="{s[gputop_gpu_power_watts]}",
     sampled=metric_names.LAST_SAMPLE_TIMESTAMP,
@@ -103,6 +106,7 @@ DCGM = FlavourQueries(
     memory_used=f"{MIB} * {{s[DCGM_FI_DEV_FB_USED]}}",
     memory_total=f"{MIB} * {_DCGM_TOTAL}",
     utilization="{s[DCGM_FI_DEV_GPU_UTIL]}",
+    utilization_scale=1,
     temperature="{s[DCGM_FI_DEV_GPU_TEMP]}",
     power="{s[DCGM_FI_DEV_POWER_USAGE]}",
     sampled="DCGM_FI_DEV_FB_USED",
@@ -124,7 +128,7 @@ def hosts_pattern(hostnames: Iterable[str]) -> str:
 
 
 def fleet_query(hosts: str | None, lookback_s: float) -> str:
-    """Per-host summaries of both flavours, when each host last sampled, down targets, counts and which exist."""
+    """Per-host summaries of both flavours, when each host last sampled, the targets that are down, the counts."""
     parts: list[tuple[str, str]] = []
     for flavour in FLAVOURS:
         select = flavour.selector(flavour.host_matcher(hosts))
@@ -141,9 +145,13 @@ def fleet_query(hosts: str | None, lookback_s: float) -> str:
     gputop_hosts, dcgm_hosts = GPUTOP.host_matcher(hosts), DCGM.host_matcher(hosts)
     for count in COUNTS:
         parts.append((f"count:{count.key}", f"count({per_gpu(count, gputop_hosts, dcgm_hosts)})"))
-    required = sorted({name for count in COUNTS for name in count.requires})
-    parts.append(("present", f'group by (__name__) ({{__name__=~"{"|".join(required)}"}})'))
     return tagged(parts)
+
+
+def required_names() -> str:
+    """A series matcher for the metrics the counts need: which of them exist is asked of the index alone."""
+    names = sorted({name for count in COUNTS for name in count.requires})
+    return f'{{__name__=~"{"|".join(names)}"}}'
 
 
 def backfill_query(hostnames: Iterable[str], lookback_s: float) -> str:

@@ -34,6 +34,8 @@ from gputop.core.cluster.model import (
 
 HISTORY_POINTS = 60
 GPU_LIST_LIMIT = 500
+# A count is known when one of the metrics it needs has had a series this recently.
+PRESENT_WITHIN_S = 300.0
 
 
 @dataclass(slots=True)
@@ -70,7 +72,8 @@ class ClusterReader:
         started = time.monotonic()
         now = self._clock()
         answer = self.client.query(queries.fleet_query(self.options.hosts, self.options.lookback_s), now)
-        drafts, down, counts = _sort_answer(answer)
+        present = set(self.client.label_values("__name__", queries.required_names(), now - PRESENT_WITHIN_S, now))
+        drafts, down, counts = _sort_answer(answer, present)
         self._backfill(drafts, down, now)
         hosts = self._hosts(drafts, down, now)
         history = self._history(history_for, now) if history_for else {}
@@ -118,7 +121,7 @@ class ClusterReader:
         if not gone:
             return
         self._backfilled.update(gone)
-        kept, _, _ = _sort_answer(self.client.query(queries.backfill_query(gone, self.options.lookback_s), now))
+        kept, _, _ = _sort_answer(self.client.query(queries.backfill_query(gone, self.options.lookback_s), now), set())
         for name, draft in kept.items():
             if name in drafts:
                 drafts[name].figures.update(draft.figures)
@@ -164,12 +167,13 @@ class ClusterReader:
         return history
 
 
-def _sort_answer(answer: list[Sample]) -> tuple[dict[str, _Draft], set[str], tuple[CountValue, ...]]:
-    """The tagged series of a fleet query, by host; the down targets; the counts."""
+def _sort_answer(
+    answer: list[Sample], present: set[str]
+) -> tuple[dict[str, _Draft], set[str], tuple[CountValue, ...]]:
+    """The tagged series of a fleet query, by host; the down targets; the counts (of the metrics ``present``)."""
     by_flavour: dict[tuple[str, str], _Draft] = {}
     down: set[str] = set()
     counted: dict[str, int] = {}
-    present: set[str] = set()
     for sample in answer:
         kind, _, figure = sample.labels.get(queries.FIGURE_LABEL, "").partition(":")
         if kind == "gputop" or kind == "dcgm":
@@ -181,16 +185,17 @@ def _sort_answer(answer: list[Sample]) -> tuple[dict[str, _Draft], set[str], tup
             if figure == "sampled":
                 draft.instance = sample.labels.get("instance") or draft.instance
                 draft.last_sample = max(draft.last_sample or 0.0, sample.value)
-            elif figure == "model":
+            elif figure == "gpus":
                 draft.models.add(sample.labels.get(flavour.model_label, ""))
+                draft.figures["gpus"] = draft.figures.get("gpus", 0.0) + sample.value
+                if sample.labels.get("lost") == "1":
+                    draft.figures["lost"] = draft.figures.get("lost", 0.0) + sample.value
             else:
                 draft.figures[figure] = sample.value
         elif kind == "down" and "instance" in sample.labels:
             down.add(sample.labels["instance"])
         elif kind == "count":
             counted[figure] = int(sample.value)
-        elif kind == "present":
-            present.add(sample.labels.get("__name__", ""))
     drafts: dict[str, _Draft] = {}
     for (kind, name), draft in by_flavour.items():
         # gputop's own figures are the fuller ones: they win over DCGM's for the same host.
