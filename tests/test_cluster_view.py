@@ -242,6 +242,17 @@ async def test_enter_opens_the_host_at_once_with_its_gpus_and_processes() -> Non
         assert not isinstance(app.screen, HostScreen)
 
 
+async def test_a_click_selects_a_host_and_a_double_click_opens_it() -> None:
+    app = make_app(FakeReader())
+    async with app.run_test(size=(160, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.click("#hosts", offset=(5, 3))  # the header, then gpu-a, gpu-b, node-c
+        assert app.host_list.selected is not None and app.host_list.selected.hostname == "node-c"
+        assert not isinstance(app.screen, HostScreen)
+        await pilot.click("#hosts", offset=(5, 2), times=2)
+        assert isinstance(app.screen, HostScreen) and app.screen.hostname == "gpu-b"
+
+
 async def test_a_count_key_lists_its_gpus_and_an_absent_count_says_what_it_needs() -> None:
     app = make_app(FakeReader())
     async with app.run_test(size=(160, 40)) as pilot:

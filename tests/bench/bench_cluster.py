@@ -96,7 +96,9 @@ def prometheus_idle_rate(prometheus: psutil.Process, seconds: float = 10.0) -> f
     return (cpu_seconds(prometheus) - before) / seconds
 
 
-def measure_new(url: str, hostnames: list[str], refreshes: int, prometheus: psutil.Process, idle: float) -> dict[str, float]:
+def measure_new(
+    url: str, hostnames: list[str], refreshes: int, prometheus: psutil.Process, idle: float
+) -> dict[str, float]:
     reader = ClusterReader(ClusterOptions.create(url, interval_s=30))
     walls, cpus = [], []
     reader.fetch(hostnames[:SCREENFUL])  # the first refresh also learns the fleet
@@ -197,7 +199,8 @@ def bench_size(args: argparse.Namespace, hosts: int, old: ModuleType | None) -> 
                 report(hosts, age, "old", measure_old(old, prometheus.url, args.old_refreshes, prom, idle))
             if index == 0:
                 times = asyncio.run(interactive(prometheus.url, hosts))
-                print(f"{hosts:>6} {age:>5.0f}s view   " + "  ".join(f"{k} {v:.3f}s" for k, v in times.items()), flush=True)
+                waits = "  ".join(f"{name} {seconds:.3f}s" for name, seconds in times.items())
+                print(f"{hosts:>6} {age:>5.0f}s view   {waits}", flush=True)
                 command = [sys.executable, "-m", "gputop", "cluster", "--prometheus", prometheus.url, "--interval", "5"]
                 report_app(hosts, age, "new", run_app(command, args.app_seconds))
                 if args.old_tree and hosts <= args.old_max_hosts:

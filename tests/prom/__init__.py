@@ -57,6 +57,16 @@ def http_get(url: str, timeout_s: float = 2.0) -> str | None:
         return None
 
 
+def terminate(process: subprocess.Popen[Any]) -> None:
+    """SIGTERM, then SIGKILL if it has not gone within 10 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 class Exporter:
     """One ``gputop --demo export`` process acting as one host."""
 
@@ -137,12 +147,7 @@ class PrometheusServer:
         return result
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        terminate(self.process)
         self._log.close()
 
 
@@ -180,10 +185,5 @@ class FleetProcess:
             response.read()
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        terminate(self.process)
         self._log.close()

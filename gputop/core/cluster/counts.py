@@ -12,7 +12,8 @@ from typing import Literal
 
 from gputop.core import metric_names
 
-# The cards' "hot": within 5 °C of the GPU's own slowdown temperature, 85 °C when it has none.
+# The cards' "hot": within 5 °C of the GPU's own slowdown temperature (DCGM exporter serves none:
+# there 85 °C stands for it). One subtraction per GPU keeps it to a single pass over both metrics.
 HOT_MARGIN_C = 5.0
 DEFAULT_SLOWDOWN_C = 85.0
 # issue 10's defaults: idle for 10 minutes.
@@ -47,7 +48,7 @@ COUNTS = (
     FleetCount(
         "h",
         "hot",
-        f"({_TEMPERATURE} >= (({_SLOWDOWN} - {HOT_MARGIN_C:g}) or ({_TEMPERATURE} * 0 + {_HOT_FALLBACK:g})))"
+        f"({_TEMPERATURE} - {_SLOWDOWN} >= -{HOT_MARGIN_C:g})"
         f' or label_replace(DCGM_FI_DEV_GPU_TEMP{{GPU_I_ID="",%D}} >= {_HOT_FALLBACK:g},'
         ' "hostname", "$1", "Hostname", "(.*)")',
         ("gputop_gpu_temperature_celsius", "DCGM_FI_DEV_GPU_TEMP"),

@@ -4,78 +4,35 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Collection
-from dataclasses import dataclass
-from typing import Protocol
 
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
 from gputop.core.cluster.client import ErrorKind, PrometheusError
 from gputop.core.cluster.counts import COUNTS
-from gputop.core.cluster.model import ClusterHost, ClusterOptions, ClusterState, GpuFinding, HostDetail
+from gputop.core.cluster.model import ClusterHost, ClusterOptions, ClusterState
 from gputop.core.cluster.pacing import Pacer
 from gputop.core.cluster.reader import ClusterReader
 from gputop.core.format import safe_text
 from gputop.ui.cluster.gpu_list import GpuListScreen
 from gputop.ui.cluster.host_list import HostList
 from gputop.ui.cluster.host_screen import HostScreen
+from gputop.ui.cluster.messages import (
+    ClusterFetcher,
+    DetailFetched,
+    Fetched,
+    FetchFailed,
+    GpusFetched,
+    HistoryFetched,
+    LookupFailed,
+)
 from gputop.ui.cluster.render import SORT_ORDERS, parse_filter, sort_hosts
 from gputop.ui.cluster.summary import fleet_line, prometheus_line
-
-
-class ClusterFetcher(Protocol):
-    """What the app reads the cluster through (a ClusterReader; a fake in tests)."""
-
-    def fetch(self, history_for: Collection[str] = (), detail_for: str | None = None) -> ClusterState: ...
-    def history(self, hostnames: Collection[str]) -> dict[str, tuple[float | None, ...]]: ...
-    def detail(self, hostname: str) -> HostDetail: ...
-    def gpus(self, key: str) -> tuple[GpuFinding, ...]: ...
-
-
-@dataclass
-class Fetched(Message):
-    """One refresh arrived from the worker thread."""
-
-    state: ClusterState
-
-
-@dataclass
-class FetchFailed(Message):
-    """Prometheus could not be read."""
-
-    reason: str
-    kind: ErrorKind
-
-
-@dataclass
-class LookupFailed(Message):
-    """A host's detail or a count's GPUs could not be read (the refresh cycle goes on apart)."""
-
-    reason: str
-    kind: ErrorKind
-
-
-@dataclass
-class HistoryFetched(Message):
-    history: dict[str, tuple[float | None, ...]]
-
-
-@dataclass
-class DetailFetched(Message):
-    detail: HostDetail
-
-
-@dataclass
-class GpusFetched(Message):
-    key: str
-    gpus: tuple[GpuFinding, ...]
 
 
 class ClusterApp(App[int]):
@@ -177,6 +134,7 @@ class ClusterApp(App[int]):
             screen.show(detail, message.state.host(screen.hostname), time.time())
         self._fetch_done(delay)
         self._show_status()
+        self.query_one("#summary", Static).update(fleet_line(message.state), layout=False)
 
     def on_fetch_failed(self, message: FetchFailed) -> None:
         self.error = (safe_text(message.reason, 300), message.kind)
@@ -256,9 +214,8 @@ class ClusterApp(App[int]):
             line.append(f"  filter: {safe_text(self.filter_text, 40)}")
         line.append("\n")
         line.append_text(prometheus_line(self.options.url, self.pacer, self.error, self.next_delay_s))
-        self.query_one("#status", Static).update(line)
-        if self.state is not None:
-            self.query_one("#summary", Static).update(fleet_line(self.state))
+        # A fixed height: updating the line repaints it alone, not the whole screen.
+        self.query_one("#status", Static).update(line, layout=False)
 
     # Actions.
 
