@@ -241,6 +241,7 @@ class HostFacts:
             True,
             static.parent_pid,
             static.parent_command,
+            process.stale,
         )
 
 

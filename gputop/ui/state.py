@@ -16,6 +16,8 @@ from gputop.core.tree import build_tree
 RowKey = tuple[int, "float | None", int, "int | None"]
 
 NOT_VISIBLE = "(not visible: other PID namespace)"
+# Before the command of a process whose GPU is not answering: the row is as the GPU last listed it.
+STALE_MARK = "(as last seen) "
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +91,8 @@ def _command(row: ProcessRow) -> str:
     p = row.process
     if not p.visible:
         return row.guide + NOT_VISIBLE
-    return row.guide + safe_text(p.command or p.name)
+    command = safe_text(p.command or p.name)
+    return row.guide + (STALE_MARK + command if p.stale else command)
 
 
 def _gpu_memory(row: ProcessRow) -> str:
