@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import ClassVar
 
 from textual.app import ComposeResult, SystemCommand
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.events import Resize
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Static
 
 from gputop.core.alerts import AlertEvent
@@ -404,6 +404,17 @@ class GpuTopApp(ChangedCellsApp[int]):
         self.kill_control.active_table().untag_all()
         self.view.refresh()
 
+    def action_kill_refused(self) -> None:
+        why = "a recording" if self.replay is not None else "read-only (--readonly)"
+        self.notify(f"{why}: gputop sends no signals", title="Not sent", severity="warning")
+
+    def action_next_match(self) -> None:
+        """n / F3: the next process (after the cursor, wrapping) that the filter's text matches."""
+        if not self.filter.text:
+            self.notify("no filter: / types one, then n goes from match to match", severity="warning")
+            return
+        self.processes.select_next(self.filter.matches)
+
     def action_kill(self) -> None:
         if not self.readonly:
             self.kill_control.ask()
@@ -412,6 +423,15 @@ class GpuTopApp(ChangedCellsApp[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if not keymap.mode_allows(action, readonly=self.readonly, replaying=self.replay is not None):
+            return False
+        # The footer shows what acts on the thing that has the focus: a dialog's own keys, the filter
+        # box's Enter and Esc, the process screen's keys; the main screen's only where they act.
+        screen = self.screen
+        if isinstance(screen, ModalScreen):
+            return action == "quit"
+        if screen.id == "process-screen" and action not in keymap.PROCESS_SCREEN_ACTIONS:
+            return False
+        if isinstance(self.focused, FilterInput) and action not in keymap.FILTER_BOX_ACTIONS:
             return False
         if action == "clear_filter":
             return self.filter.active or self.filter_bar.display
@@ -424,8 +444,12 @@ class GpuTopApp(ChangedCellsApp[int]):
         return self.check_action(action, ()) is not False
 
     def help_entries(self) -> list[tuple[str, str]]:
-        """(keys, description) for every key binding that is available now."""
-        return keymap.help_entries(keymap.key_bindings(self.BINDINGS), self._allowed)
+        """(keys, description) for every key binding that is available now, and the keys that move."""
+        return [*keymap.help_entries(keymap.key_bindings(self.BINDINGS), self._allowed), *keymap.NAVIGATION_HELP]
+
+    def get_key_display(self, binding: Binding) -> str:
+        """Keys named alike everywhere, footers included: "Esc", "F10", "Enter"."""
+        return binding.key_display or keymap.key_name(binding.key)
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

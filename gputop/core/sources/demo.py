@@ -78,7 +78,7 @@ _WORKLOADS = (
     _Workload("dave", "jupyter-lab --no-browser --port 8888", None, "C", 3.2, 0.0, 0),
     _Workload("root", "/usr/lib/xorg/Xorg vt1 -displayfd 3", None, "G", 0.4, 0.0, 0),
     _Workload("erin", "blender -b scene.blend -a", None, "C+G", 6.5, 0.0, 0),
-    _Workload("alice", "torchrun --nproc-per-node 2 pretrain.py", _POD, "C", 35.0, 0.0, 0, workers=2),
+    _Workload("alice", "torchrun --nproc-per-node 2 pretrain.py", _POD, "C", 4.0, 0.0, 0, workers=2),
     _Workload("bob", "python eval.py --suite mmlu", "docker:8c1d2e3f4a5b", "C", 12.0, 0.0, 40),
     _Workload("frank", "python sweep.py --trial 17", None, "C", 5.0, 4.0, 25),
 )

@@ -236,8 +236,7 @@ class ProcessScreen(Screen[None]):
         self.app.push_screen(KillScreen(self.rows[:1]), chosen)
 
     def action_kill_refused(self) -> None:
-        why = "a recording" if self.gputop.replay is not None else "read-only (--readonly)"
-        self.notify(f"{why}: gputop sends no signals", title="Kill", severity="warning")
+        self.gputop.action_kill_refused()
 
     def action_gpu_detail(self) -> None:
         if self.rows:

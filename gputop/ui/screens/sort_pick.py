@@ -11,6 +11,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from gputop.ui.state import COLUMNS, SortOrder
+from gputop.ui.widgets.choice_list import ChoiceList
 
 
 class SortPickScreen(ModalScreen[str | None]):
@@ -34,7 +35,7 @@ class SortPickScreen(ModalScreen[str | None]):
             options.append(Option(label, id=column.name))
         with Vertical(id="sort-dialog"):
             yield Static(Text("Sort by", style="bold"))
-            yield OptionList(*options, id="sort-list")
+            yield ChoiceList(*options, id="sort-list")
         yield Footer()
 
     def on_mount(self) -> None:

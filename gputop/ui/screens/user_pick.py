@@ -7,17 +7,18 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import OptionList, Static
+from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from gputop.core.format import safe_text
+from gputop.ui.widgets.choice_list import ChoiceList
 
 
 class UserPickScreen(ModalScreen[str | None]):
     """Returns the chosen user, ALL for every user, or None when cancelled."""
 
     ALL = "\x00all"
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel", key_display="Esc")]
 
     def __init__(self, users: list[str], current: str | None) -> None:
         super().__init__(id="user-screen")
@@ -29,7 +30,8 @@ class UserPickScreen(ModalScreen[str | None]):
         options += [Option(Text(safe_text(user)), id=user) for user in self.users]
         with Vertical(id="user-dialog"):
             yield Static(Text("Show processes of", style="bold"))
-            yield OptionList(*options, id="user-list")
+            yield ChoiceList(*options, id="user-list")
+        yield Footer()
 
     def on_mount(self) -> None:
         user_list = self.query_one(OptionList)

@@ -7,6 +7,8 @@ new ones appear, and only lines whose text changed are redrawn.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
@@ -161,6 +163,18 @@ class ProcessTable(ScrollView, can_focus=True):
         self.cursor_key = self.rows[0].key if self.rows else None
         self.scroll_to(y=0, animate=False, immediate=True)
         self._refresh_changed_lines()
+
+    def select_next(self, matches: Callable[[ProcessRow], bool]) -> None:
+        """Move the cursor to the next row (wrapping) that ``matches``; launchers never match."""
+        start = self.cursor_index
+        count = len(self.rows)
+        for step in range(1, count + 1):
+            row = self.rows[((-1 if start is None else start) + step) % count]
+            if not row.launcher and matches(row):
+                self.cursor_key = row.key
+                self._ensure_cursor_visible()
+                self._refresh_changed_lines()
+                return
 
     def toggle_tag(self) -> None:
         """Tag or untag the row under the cursor, then move down (htop's space)."""
