@@ -423,7 +423,7 @@ class GpuTopApp(App[int]):
 
     def alert_kinds(self, gpu_index: int) -> tuple[str, ...]:
         """The kinds of alert raised now on a GPU (or one of its MIG devices)."""
-        active = {kind for kind, index, _mig in self.watcher.monitor.active if index == gpu_index}
+        active = {key[0] for key in self.watcher.monitor.active if key[1] == gpu_index}
         return tuple(kind for kind in ALERT_ORDER if kind in active)
 
     def _show(self, snapshot: Snapshot) -> None:
