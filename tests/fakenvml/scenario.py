@@ -55,6 +55,18 @@ class GpuSpec:
     pcie_tx_kbs: int | None = 0
     mig_mode: int | None = 0
     max_mig: int | None = 7
+    # diagnosis: max clocks, the clock event reason bitmask, uncorrected ECC counts,
+    # row remapping (None: the GPU retires pages instead), retired pages pending.
+    clock_sm_max: int | None = 1980
+    clock_mem_max: int | None = 2619
+    clocks_event_reasons: int | None = 0x1
+    ecc_volatile: int | None = 0
+    ecc_aggregate: int | None = 0
+    remap_corrected: int | None = 0
+    remap_uncorrected: int | None = 0
+    remap_pending: int | None = 0
+    remap_failure: int | None = 0
+    retired_pending: int | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +99,14 @@ class ProcessSpec:
 
 
 @dataclass(frozen=True)
+class XidSpec:
+    """One critical XID event on GPU `gpu`, delivered once to an event set registered for it."""
+
+    gpu: int
+    code: int
+
+
+@dataclass(frozen=True)
 class ErrorRule:
     """Make `fn` (a symbol, its unversioned name, or "*") return `code`."""
 
@@ -114,6 +134,7 @@ class Scenario:
     migs: list[MigSpec] = field(default_factory=list)
     processes: list[ProcessSpec] = field(default_factory=list)
     errors: list[ErrorRule] = field(default_factory=list)
+    xids: list[XidSpec] = field(default_factory=list)
 
     def gpu(self, spec: GpuSpec | None = None, **fields: object) -> Scenario:
         """Add the next GPU: GpuSpec defaults, changed by `fields`."""
@@ -164,6 +185,11 @@ class Scenario:
         self.errors.append(ErrorRule(fn, error_code(code), gpu, mig))
         return self
 
+    def xid(self, gpu: int, code: int) -> Scenario:
+        """Add an XID event; keep earlier ones in the list, the fake delivers each only once."""
+        self.xids.append(XidSpec(gpu, code))
+        return self
+
     def lost(self, gpu: int, code: int | str = "GPU_IS_LOST") -> Scenario:
         """Make every call on `gpu` fail, as a GPU that fell off the bus does."""
         return self.error("*", code, gpu=gpu)
@@ -185,6 +211,7 @@ class Scenario:
         lines += [_record("mig", asdict(mig)) for mig in self.migs]
         lines += [_record("process", asdict(process)) for process in self.processes]
         lines += [_record("error", asdict(rule)) for rule in self.errors]
+        lines += [_record("xid", asdict(xid)) for xid in self.xids]
         return "\n".join(lines) + "\n"
 
     def write(self, path: Path | str) -> Path:

@@ -18,7 +18,9 @@ import pynvml
 
 from gputop.core.actions import SignalResult
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessIdentity, ProcessSample
+from gputop.core.sources import nvml_health
 from gputop.core.sources.base import SourceUnavailable
+from gputop.core.sources.nvml_events import XidEvents
 
 T = TypeVar("T")
 
@@ -196,6 +198,8 @@ class _StaticFacts:
     temperature_shutdown: float | None
     power_limit: float | None
     max_mig: int | None
+    clock_sm_max: int | None
+    clock_memory_max: int | None
 
 
 @dataclass(slots=True)
@@ -239,6 +243,7 @@ class NvmlSource:
         self._open = False
         self._driver_version: str | None = None
         self._cuda_driver_version: str | None = None
+        self._xids: XidEvents | None = None
 
     @property
     def driver_version(self) -> str | None:
@@ -274,6 +279,10 @@ class NvmlSource:
             return
         self._open = False
         self._devices = []
+        if self._xids is not None:
+            self._xids.stop()
+            self._xids.join(timeout=1.0)
+            self._xids = None
         with contextlib.suppress(pynvml.NVMLError):
             pynvml.nvmlShutdown()
 
@@ -285,6 +294,8 @@ class NvmlSource:
         count = len(self._devices) if count is None else int(count)
         while len(self._devices) < count:
             self._devices.append(_Device(len(self._devices)))
+        if self._xids is None:
+            self._xids = XidEvents.start_for(self._gateway, {d.index: self._handle(d) for d in self._devices})
         return tuple(self._sample_device(device) for device in self._devices)
 
     def sample_host(self) -> HostSample | None:
@@ -305,6 +316,13 @@ class NvmlSource:
             return self._gateway.call_versions(family, versions)
         except DeviceLost:
             return None
+
+    def _handle(self, device: _Device) -> Handle:
+        """The device's handle, fetched now if it has none yet; None when it cannot be had."""
+        if device.handle is None:
+            with contextlib.suppress(DeviceLost):
+                device.handle = self._gateway.call(pynvml.nvmlDeviceGetHandleByIndex, device.index)
+        return device.handle
 
     def _sample_device(self, device: _Device) -> GpuSample:
         try:
@@ -342,6 +360,7 @@ class NvmlSource:
         pci = call(pynvml.nvmlDeviceGetPciInfo_v3, handle)
         limit_mw = call(pynvml.nvmlDeviceGetEnforcedPowerLimit, handle)
         threshold = pynvml.nvmlDeviceGetTemperatureThreshold
+        clock_sm_max, clock_memory_max = nvml_health.max_clocks(self._gateway, handle)
         return _StaticFacts(
             name=_text(call(pynvml.nvmlDeviceGetName, handle)),
             uuid=_text(call(pynvml.nvmlDeviceGetUUID, handle)),
@@ -354,6 +373,8 @@ class NvmlSource:
             ),
             power_limit=None if limit_mw is None else int(limit_mw) / 1000.0,
             max_mig=_integer(call(pynvml.nvmlDeviceGetMaxMigDeviceCount, handle)),
+            clock_sm_max=clock_sm_max,
+            clock_memory_max=clock_memory_max,
         )
 
     def _read(self, device: _Device, handle: Handle, facts: _StaticFacts) -> GpuSample:
@@ -369,8 +390,9 @@ class NvmlSource:
         mig_mode = call(pynvml.nvmlDeviceGetMigMode, handle)
         in_mig = mig_mode is not None and int(mig_mode[0]) == pynvml.NVML_DEVICE_MIG_ENABLE
 
-        sm_utilization = self._sm_utilization(device, handle)
-        migs = self._migs(device, handle, facts.max_mig or 0, sm_utilization) if in_mig else ()
+        # In MIG mode NVML keeps no per-process samples: SM use (and idleness) is unknown there.
+        sm_utilization = None if in_mig else self._sm_utilization(device, handle)
+        migs = self._migs(device, handle, facts.max_mig or 0) if in_mig else ()
         in_migs = {process.pid for mig in migs for process in mig.processes}
         processes = self._processes(device.index, None, handle, sm_utilization, skip=in_migs)
         return GpuSample(
@@ -398,19 +420,29 @@ class NvmlSource:
             clock_memory=_integer(
                 call(pynvml.nvmlDeviceGetClockInfo, handle, pynvml.NVML_CLOCK_MEM)
             ),
+            clock_sm_max=facts.clock_sm_max,
+            clock_memory_max=facts.clock_memory_max,
+            clock_event_reasons=nvml_health.clock_event_reasons(self._gateway, handle),
             pstate=None if pstate is None or int(pstate) == PSTATE_UNKNOWN else int(pstate),
             pcie_rx=None if rx_kbs is None else float(int(rx_kbs) * PCIE_KB),
             pcie_tx=None if tx_kbs is None else float(int(tx_kbs) * PCIE_KB),
             mig_mode=None if mig_mode is None else in_mig,
+            health=nvml_health.health(
+                self._gateway, handle, None if self._xids is None else self._xids.events(device.index)
+            ),
             mig_devices=migs,
             processes=processes,
         )
 
-    def _sm_utilization(self, device: _Device, handle: Handle) -> dict[int, float]:
-        """Per-PID SM utilization from the samples newer than the last ones seen."""
-        samples = self._gateway.call(
-            pynvml.nvmlDeviceGetProcessUtilization, handle, device.utilization_seen
-        )
+    def _sm_utilization(self, device: _Device, handle: Handle) -> dict[int, float] | None:
+        """Per-PID SM utilization from the samples newer than the last ones seen; None when unknown.
+
+        A process absent from the samples did not run since the last ones: it is not in the
+        dict, and its SM utilization is 0.
+        """
+        samples = self._gateway.call(_process_utilization, handle, device.utilization_seen)
+        if samples is None:
+            return None
         if not samples:
             return {}
         latest: dict[int, tuple[int, float]] = {}
@@ -426,7 +458,7 @@ class NvmlSource:
         gpu_index: int,
         mig_index: int | None,
         handle: Handle,
-        sm_utilization: dict[int, float],
+        sm_utilization: dict[int, float] | None,
         skip: set[int] | frozenset[int] = frozenset(),
     ) -> tuple[ProcessSample, ...]:
         listed: dict[int, _Listed] = {}
@@ -447,15 +479,13 @@ class NvmlSource:
                 gpu_index=gpu_index,
                 type=entry.type,
                 gpu_memory=entry.memory,
-                sm_utilization=sm_utilization.get(pid),
+                sm_utilization=None if sm_utilization is None else sm_utilization.get(pid, 0.0),
                 mig_index=mig_index,
             )
             for pid, entry in listed.items()
         )
 
-    def _migs(
-        self, device: _Device, handle: Handle, max_mig: int, sm_utilization: dict[int, float]
-    ) -> tuple[MigSample, ...]:
+    def _migs(self, device: _Device, handle: Handle, max_mig: int) -> tuple[MigSample, ...]:
         call = self._gateway.call
         migs = []
         for slot in range(max_mig):
@@ -483,10 +513,23 @@ class NvmlSource:
                     memory_total=None if memory is None else memory.total,
                     memory_used=None if memory is None else memory.used,
                     memory_free=None if memory is None else memory.free,
-                    processes=self._processes(device.index, slot, mig, sm_utilization),
+                    processes=self._processes(device.index, slot, mig, None),
                 )
             )
         return tuple(migs)
+
+
+def _process_utilization(handle: Handle, since: int) -> list[Any]:
+    """pynvml's per-process samples; NOT_FOUND (no process ran since ``since``) is an empty list."""
+    try:
+        return list(pynvml.nvmlDeviceGetProcessUtilization(handle, since))
+    except pynvml.NVMLError as error:
+        if error.value == pynvml.NVML_ERROR_NOT_FOUND:
+            return []
+        raise
+
+
+_process_utilization.__name__ = "nvmlDeviceGetProcessUtilization"
 
 
 def _incomplete(device: _Device) -> bool:

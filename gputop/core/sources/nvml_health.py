@@ -1,0 +1,57 @@
+"""NVML reads for the diagnoses: clock event reasons, max clocks, ECC, row remapping.
+
+Functions of the gateway and a device handle, called from the NVML source's
+per-GPU sampling; every call goes through the gateway, so NOT_SUPPORTED is
+None and a lost GPU raises ``DeviceLost`` like every other read.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pynvml
+
+from gputop.core.diagnosis.reasons import decode_reasons
+from gputop.core.model import GpuHealth, RemappedRows, XidEvent
+
+if TYPE_CHECKING:
+    from gputop.core.sources.nvml import Gateway
+
+Handle = Any
+
+# The newer name first; drivers before 535 only have ...ThrottleReasons.
+CLOCK_REASON_VERSIONS = (
+    pynvml.nvmlDeviceGetCurrentClocksEventReasons,
+    pynvml.nvmlDeviceGetCurrentClocksThrottleReasons,
+)
+
+
+def clock_event_reasons(gateway: Gateway, handle: Handle) -> tuple[str, ...] | None:
+    """The reasons the clocks are held down, by name; None when the GPU does not say."""
+    mask = gateway.call_versions("clock_reasons", CLOCK_REASON_VERSIONS, handle)
+    return None if mask is None else decode_reasons(int(mask))
+
+
+def max_clocks(gateway: Gateway, handle: Handle) -> tuple[int | None, int | None]:
+    """The maximum SM and memory clocks, in MHz."""
+    sm = gateway.call(pynvml.nvmlDeviceGetMaxClockInfo, handle, pynvml.NVML_CLOCK_SM)
+    memory = gateway.call(pynvml.nvmlDeviceGetMaxClockInfo, handle, pynvml.NVML_CLOCK_MEM)
+    return (None if sm is None else int(sm)), (None if memory is None else int(memory))
+
+
+def _ecc(gateway: Gateway, handle: Handle, counter: int) -> int | None:
+    count = gateway.call(pynvml.nvmlDeviceGetTotalEccErrors, handle, pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, counter)
+    return None if count is None else int(count)
+
+
+def health(gateway: Gateway, handle: Handle, xid_events: tuple[XidEvent, ...] | None) -> GpuHealth:
+    """ECC counts, row remapping and retired pages of one GPU, with the XID events seen for it."""
+    rows = gateway.call(pynvml.nvmlDeviceGetRemappedRows, handle)
+    pending = gateway.call(pynvml.nvmlDeviceGetRetiredPagesPendingStatus, handle)
+    return GpuHealth(
+        ecc_uncorrected_volatile=_ecc(gateway, handle, pynvml.NVML_VOLATILE_ECC),
+        ecc_uncorrected_aggregate=_ecc(gateway, handle, pynvml.NVML_AGGREGATE_ECC),
+        remapped_rows=None if rows is None else RemappedRows(int(rows[0]), int(rows[1]), bool(rows[2]), bool(rows[3])),
+        retired_pages_pending=None if pending is None else pending == pynvml.NVML_FEATURE_ENABLED,
+        xid_events=xid_events,
+    )
