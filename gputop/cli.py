@@ -282,11 +282,13 @@ def _one_shot(sampler: Sampler, args: argparse.Namespace, settings: Settings) ->
     snapshot = sampler.sample()
     foresight = watcher.update(snapshot)
     if args.json:
-        document = snapshot_to_dict(snapshot, foresight.forecasts, watcher.monitor.active.values())
+        document = snapshot_to_dict(
+            snapshot, foresight.forecasts, watcher.monitor.active.values(), foresight.diagnoses
+        )
         sys.stdout.write(safe_json(json.dumps(document, indent=2, ensure_ascii=False)) + "\n")
         return 0
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
-    sys.stdout.write(render_text(snapshot, colour=colour, width=80))
+    sys.stdout.write(render_text(snapshot, colour=colour, width=80, diagnoses=foresight.diagnoses))
     return 0
 
 
@@ -306,7 +308,9 @@ def _record(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> i
         while args.duration is None or time.monotonic() - started < args.duration:
             snapshot = sampler.sample()
             foresight = watcher.update(snapshot)
-            recorder.write(snapshot, forecasts=foresight.forecasts, alerts=foresight.events)
+            recorder.write(
+                snapshot, forecasts=foresight.forecasts, alerts=foresight.events, diagnoses=foresight.diagnoses
+            )
             due = max(due + interval_s, time.monotonic())
             remaining = due - time.monotonic()
             if args.duration is not None:

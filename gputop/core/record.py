@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from gputop.core.alerts import AlertEvent
+from gputop.core.diagnosis import Diagnoses
+from gputop.core.diagnosis.codec import health_from_dict
 from gputop.core.forecast import Forecasts
 from gputop.core.format import safe_json
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
@@ -45,9 +47,10 @@ class Recorder:
         *,
         forecasts: Forecasts | None = None,
         alerts: Iterable[AlertEvent] | None = None,
+        diagnoses: Diagnoses | None = None,
     ) -> None:
-        """One line: the snapshot, its forecasts and the alert events of its tick (see the README)."""
-        document = snapshot_to_dict(snapshot, forecasts, alerts)
+        """One line: the snapshot, its forecasts, diagnoses and the alert events of its tick (see the README)."""
+        document = snapshot_to_dict(snapshot, forecasts, alerts, diagnoses)
         if extra:
             document.update(extra)
         try:
@@ -152,6 +155,7 @@ def _process(data: dict[str, Any], gpu_index: int) -> ProcessSample:
         cpu_percent=data["cpu_percent"],
         host_memory=data["host_memory"],
         container=data["container"],
+        container_name=data.get("container_name"),
         visible=bool(data["visible"]),
     )
 
@@ -175,6 +179,7 @@ def _gpu(data: dict[str, Any]) -> GpuSample:
     index = int(data["index"])
     memory, utilization = data["memory"], data["utilization"]
     temperature, power, clocks, pcie = data["temperature"], data["power"], data["clocks"], data["pcie"]
+    reasons = data.get("clock_event_reasons")
     return GpuSample(
         index=index,
         name=data["name"],
@@ -197,10 +202,14 @@ def _gpu(data: dict[str, Any]) -> GpuSample:
         power_limit=power["limit"],
         clock_sm=clocks["sm"],
         clock_memory=clocks["memory"],
+        clock_sm_max=clocks.get("sm_max"),
+        clock_memory_max=clocks.get("memory_max"),
+        clock_event_reasons=None if reasons is None else tuple(str(name) for name in reasons),
         pstate=data["pstate"],
         pcie_rx=pcie["rx"],
         pcie_tx=pcie["tx"],
         mig_mode=data["mig_mode"],
+        health=health_from_dict(data.get("health")),
         mig_devices=tuple(_mig(m, index) for m in data["mig_devices"]),
         # MIG processes are listed under their MIG device; the GPU keeps the others.
         processes=tuple(_process(p, index) for p in data["processes"] if p.get("mig_device") is None),

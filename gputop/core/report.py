@@ -7,6 +7,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from gputop.core.alerts import AlertEvent
+from gputop.core.diagnosis import Diagnoses
+from gputop.core.diagnosis.codec import add_diagnoses, health_to_dict
+from gputop.core.diagnosis.problems import problems
 from gputop.core.forecast import NO_FORECAST, NOT_GROWING, Forecast, Forecasts
 from gputop.core.format import (
     NA,
@@ -36,6 +39,7 @@ def process_to_dict(process: ProcessSample) -> dict[str, Any]:
         "host_memory": process.host_memory,
         "started": process.started,
         "container": process.container,
+        "container_name": process.container_name,
         "visible": process.visible,
     }
 
@@ -78,7 +82,14 @@ def gpu_to_dict(gpu: GpuSample) -> dict[str, Any]:
         },
         "fan": gpu.fan_speed,
         "power": {"draw": gpu.power_draw, "limit": gpu.power_limit},
-        "clocks": {"sm": gpu.clock_sm, "memory": gpu.clock_memory},
+        "clocks": {
+            "sm": gpu.clock_sm,
+            "memory": gpu.clock_memory,
+            "sm_max": gpu.clock_sm_max,
+            "memory_max": gpu.clock_memory_max,
+        },
+        "clock_event_reasons": None if gpu.clock_event_reasons is None else list(gpu.clock_event_reasons),
+        "health": health_to_dict(gpu.health),
         "pstate": gpu.pstate,
         "pcie": {"rx": gpu.pcie_rx, "tx": gpu.pcie_tx},
         "mig_mode": gpu.mig_mode,
@@ -99,6 +110,7 @@ def alert_to_dict(event: AlertEvent) -> dict[str, Any]:
         "kind": event.kind,
         "message": event.message,
         "cleared": event.cleared,
+        "subject": event.subject,
     }
 
 
@@ -121,15 +133,20 @@ def snapshot_to_dict(
     snapshot: Snapshot,
     forecasts: Forecasts | None = None,
     alerts: Iterable[AlertEvent] | None = None,
+    diagnoses: Diagnoses | None = None,
 ) -> dict[str, Any]:
     """The ``--json`` document (see the README for the schema).
 
     With ``forecasts``, every GPU and MIG device gets a ``forecast`` and every
-    process a ``growth_rate``; with ``alerts``, the document lists them.
+    process a ``growth_rate``; with ``diagnoses``, every GPU a ``verdict``, GPUs
+    and MIG devices ``unattributed_memory`` and processes ``idle_seconds``;
+    with ``alerts``, the document lists them.
     """
     document = _snapshot_document(snapshot)
     if forecasts is not None:
         _add_forecasts(document, snapshot, forecasts)
+    if diagnoses is not None:
+        add_diagnoses(document, snapshot, diagnoses)
     if alerts is not None:
         document["alerts"] = [alert_to_dict(event) for event in alerts]
     return document
@@ -187,8 +204,8 @@ def _bar(level: float | None, width: int) -> str:
     return "█" * filled + "░" * (width - filled)
 
 
-def render_text(snapshot: Snapshot, colour: bool, width: int = 80) -> str:
-    """The ``--once`` table: GPUs, then processes, in ``width`` columns."""
+def render_text(snapshot: Snapshot, colour: bool, width: int = 80, diagnoses: Diagnoses | None = None) -> str:
+    """The ``--once`` table: GPUs, then processes, then the problems found, in ``width`` columns."""
 
     def paint(code: str, text: str) -> str:
         return f"{code}{text}{_RESET}" if colour else text
@@ -201,7 +218,21 @@ def render_text(snapshot: Snapshot, colour: bool, width: int = 80) -> str:
         lines.extend(_gpu_lines(gpu, width, paint))
     lines.append("")
     lines.extend(_process_lines(snapshot, width, paint))
+    if diagnoses is not None:
+        lines.extend(_problem_lines(snapshot, diagnoses, width, paint))
     return "\n".join(lines) + "\n"
+
+
+def _problem_lines(snapshot: Snapshot, diagnoses: Diagnoses, width: int, paint: Any) -> list[str]:
+    found = problems(snapshot, diagnoses)
+    if not found:
+        return []
+    lines = ["", paint(_BOLD, "Problems")]
+    for problem in found:
+        colour = _YELLOW if problem.kind in ("idle", "unattributed") else _RED
+        text = safe_text(problem.text)[: max(0, width - len(problem.device) - 4)]
+        lines.append(f"  {paint(colour, problem.device)}  {text}")
+    return lines
 
 
 def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:

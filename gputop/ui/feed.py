@@ -41,7 +41,9 @@ class SnapshotFeed:
         failure = None
         if self.recorder is not None:
             try:
-                self.recorder.write(snapshot, forecasts=foresight.forecasts, alerts=foresight.events)
+                self.recorder.write(
+                    snapshot, forecasts=foresight.forecasts, alerts=foresight.events, diagnoses=foresight.diagnoses
+                )
             except RecordingError as error:
                 failure = error
                 self.stop_recording()
