@@ -29,15 +29,15 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from gputop.core.alerts import AlertEvent
-from gputop.core.config import RunConfig
 from gputop.core.forecast import Forecasts
+from gputop.core.foresight import Foresight, Watcher
 from gputop.core.history import History
 from gputop.core.model import Snapshot
 from gputop.core.record import Recorder
 from gputop.core.replay import Replay
+from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings
-from gputop.core.watch import Foresight, Watcher
 from gputop.ui import keymap, layout
 from gputop.ui.feed import SnapshotFeed
 from gputop.ui.kill_control import KillControl

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `fakenvml`
 
 from fakenvml import FakeNvml, GiB, MiB, Scenario  # noqa: E402
 
-from gputop.core.config import RunConfig  # noqa: E402
+from gputop.core.run_config import RunConfig  # noqa: E402
 from gputop.core.sampler import Sampler  # noqa: E402
 from gputop.core.sources.nvml import NvmlSource  # noqa: E402
 from gputop.ui.app import GpuTopApp  # noqa: E402

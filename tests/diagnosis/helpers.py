@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gputop.core.alerts import AlertEvent
+from gputop.core.foresight import Foresight, Watcher
 from gputop.core.model import GpuSample, HostSample, ProcessSample, Snapshot
 from gputop.core.settings import Thresholds
-from gputop.core.watch import Foresight, Watcher
 
 GIB = 1 << 30
 TOTAL = 80 * GIB

@@ -6,9 +6,9 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from gputop.core.exporter import SnapshotCollector, make_registry
+from gputop.core.foresight import Watcher
 from gputop.core.model import GpuHealth, RemappedRows, XidEvent
 from gputop.core.settings import Thresholds
-from gputop.core.watch import Watcher
 from tests.diagnosis.helpers import GIB, gpu, process, snapshot
 
 HEALTH = GpuHealth(2, 7, RemappedRows(5, 1, True, False), None, (XidEvent(79, 10.0),))

@@ -9,11 +9,11 @@ import pytest
 from fakenvml import FakeNvml, Scenario
 from fakenvml.scenario import GiB
 
+from gputop.core.foresight import Watcher
 from gputop.core.model import RemappedRows, XidEvent
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Thresholds
 from gputop.core.sources.nvml import NvmlSource
-from gputop.core.watch import Watcher
 
 
 @pytest.fixture

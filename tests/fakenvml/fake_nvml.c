@@ -38,9 +38,20 @@
  *   error fn=NAME|* code=N [gpu=I] [mig=S]
  *                                     NAME (an exported symbol, or its name
  *                                     without _v2/_v3 to match every
- *                                     version) returns code N, for GPU I
- *                                     (and its MIG devices) or MIG slot S
- *                                     of it, or for every call without gpu=
+ *                                     version; several joined by commas)
+ *                                     returns code N, for GPU I (and its
+ *                                     MIG devices) or MIG slot S of it, or
+ *                                     for every call without gpu=
+ *   delay fn=NAME|* [ms=N] [gpu=I] [start=T] [until=T]
+ *                                     a matching call (NAME as for error;
+ *                                     without gpu=, every call, system calls
+ *                                     and nvmlInit included) that begins at
+ *                                     or after T=start and before T=until
+ *                                     (seconds since the epoch, fractions
+ *                                     allowed; either may be left out)
+ *                                     first sleeps N ms, or without ms=
+ *                                     until T=until: a slow or hung driver.
+ *                                     The first matching delay line counts.
  *
  * A device field left out of its line makes its getter return
  * NVML_ERROR_NOT_SUPPORTED. Memory: the v2 call returns the fields as
@@ -53,10 +64,17 @@
  * To simulate an older driver, link with a version script that makes some
  * symbols local (the fixture in tests/fakenvml does this on demand).
  * fake_nvml_call_count(name) and fake_nvml_reset_counts() let tests count
- * the calls made through each symbol.
+ * the calls made through each symbol; fake_nvml_sleeping() says how many
+ * calls are asleep in a delay right now.
+ *
+ * Calls may come from many threads at once (gputop reads each GPU on its
+ * own thread): one lock guards the state, held from the start of a call to
+ * its return except while the call sleeps in a delay, so a delayed call
+ * blocks only the thread that made it, as a hung driver call does.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -170,6 +188,13 @@ typedef struct rule {
     int gpu, slot, code;
 } rule_t;
 
+typedef struct delay {
+    unsigned char fns[FN_COUNT];
+    int gpu;
+    long long ms;        /* UNSET: sleep until `until` */
+    double start, until; /* seconds since the epoch; 0: no bound */
+} delay_t;
+
 /* Handles are pointers into these arrays, so they stay valid across reloads. */
 static device_t gpus[MAX_GPUS];
 static device_t migs[MAX_GPUS][MAX_MIGS];
@@ -178,6 +203,8 @@ static process_t *processes;
 static int process_count, process_capacity;
 static rule_t rules[MAX_RULES];
 static int rule_count;
+static delay_t delays[MAX_RULES];
+static int delay_count;
 static char driver_version[80];
 static long long cuda_version;
 static int init_error;
@@ -209,6 +236,7 @@ static void reset_scenario(void) {
     gpu_count = 0;
     process_count = 0;
     rule_count = 0;
+    delay_count = 0;
     strcpy(driver_version, "0.0");
     cuda_version = UNSET;
     init_error = 0;
@@ -277,14 +305,25 @@ static void set_device_field(device_t *d, const char *key, const char *value) {
     fprintf(stderr, "fake_nvml: unknown device key '%s'\n", key);
 }
 
-static int rule_matches_symbol(const char *rule, const char *symbol) {
-    if (strcmp(rule, "*") == 0 || strcmp(rule, symbol) == 0) return 1;
-    size_t n = strlen(rule);
+static int rule_matches_symbol(const char *rule, size_t n, const char *symbol) {
+    if ((n == 1 && rule[0] == '*') || (strlen(symbol) == n && strncmp(rule, symbol, n) == 0))
+        return 1;
     return strncmp(rule, symbol, n) == 0 &&
            (strcmp(symbol + n, "_v2") == 0 || strcmp(symbol + n, "_v3") == 0);
 }
 
 static int parse_xid(char *cursor);
+
+/* Mark in `fns` every function a comma-separated list of rule names matches. */
+static void match_functions(unsigned char *fns, const char *names) {
+    for (const char *name = names; *name;) {
+        size_t n = strcspn(name, ",");
+        for (int f = 0; f < FN_COUNT; f++)
+            if (rule_matches_symbol(name, n, fn_names[f])) fns[f] = 1;
+        name += n;
+        if (*name == ',') name++;
+    }
+}
 
 static void parse_record(char *line) {
     char *cursor = line, *key, *value;
@@ -374,10 +413,22 @@ static void parse_record(char *line) {
             if (strcmp(key, "gpu") == 0) r->gpu = (int)number(value);
             else if (strcmp(key, "mig") == 0) r->slot = (int)number(value);
             else if (strcmp(key, "code") == 0) r->code = (int)number(value);
-            else if (strcmp(key, "fn") == 0) {
-                for (int f = 0; f < FN_COUNT; f++)
-                    if (rule_matches_symbol(value, fn_names[f])) r->fns[f] = 1;
-            }
+            else if (strcmp(key, "fn") == 0) match_functions(r->fns, value);
+        }
+        return;
+    }
+    if (strcmp(kind, "delay") == 0) {
+        if (delay_count >= MAX_RULES) return;
+        delay_t *r = &delays[delay_count++];
+        memset(r, 0, sizeof *r);
+        r->gpu = -1;
+        r->ms = UNSET;
+        while (next_pair(&cursor, &key, &value)) {
+            if (strcmp(key, "gpu") == 0) r->gpu = (int)number(value);
+            else if (strcmp(key, "ms") == 0) r->ms = number(value);
+            else if (strcmp(key, "start") == 0) r->start = strtod(value, NULL);
+            else if (strcmp(key, "until") == 0) r->until = strtod(value, NULL);
+            else if (strcmp(key, "fn") == 0) match_functions(r->fns, value);
         }
         return;
     }
@@ -393,18 +444,7 @@ static void load_scenario(const char *path) {
     fclose(file);
 }
 
-/* The XID event thread calls in while the sampler does: reloads and XID reads take this. */
-static pthread_mutex_t scenario_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void maybe_reload_locked(int force);
-
 static void maybe_reload(int force) {
-    pthread_mutex_lock(&scenario_lock);
-    maybe_reload_locked(force);
-    pthread_mutex_unlock(&scenario_lock);
-}
-
-static void maybe_reload_locked(int force) {
     const char *path = getenv("FAKE_NVML_SCENARIO");
     struct stat st;
     if (!path || stat(path, &st) != 0) {
@@ -422,13 +462,6 @@ static void maybe_reload_locked(int force) {
     copy_text(loaded_path, sizeof loaded_path, path);
     loaded_stat = st;
     loaded = 1;
-}
-
-/* Entry for the event calls, made from their own thread: no reload, which the sampler's calls do. */
-static nvmlReturn_t enter_event(int fn) {
-    call_counts[fn]++;
-    if (init_refcount == 0) return NVML_ERROR_UNINITIALIZED;
-    return NVML_SUCCESS;
 }
 
 static int handle_valid(const device_t *d) {
@@ -450,10 +483,74 @@ static nvmlReturn_t rule_error(int fn, int gpu, int slot) {
     return NVML_SUCCESS;
 }
 
-/* Every entry point starts here: count, reload, check init and injected errors. */
-static nvmlReturn_t enter(int fn, const device_t *d) {
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* When a call of `fn` on GPU `gpu` (-1: not about a GPU) that begins now
+   should go on, per the first delay line matching it; 0 when at once. */
+static double delay_until(int fn, int gpu) {
+    double now = now_s();
+    for (int i = 0; i < delay_count; i++) {
+        const delay_t *r = &delays[i];
+        if (!r->fns[fn]) continue;
+        if (r->gpu >= 0 && r->gpu != gpu) continue;
+        if ((r->start && now < r->start) || (r->until && now >= r->until)) continue;
+        if (r->ms != UNSET) return now + (double)r->ms / 1000.0;
+        return r->until;
+    }
+    return 0;
+}
+
+static void sleep_until(double wake) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)wake;
+    ts.tv_nsec = (long)((wake - (double)ts.tv_sec) * 1e9);
+    while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+}
+
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static int sleeping_calls;
+
+typedef struct call {
+    int held;
+} call_t;
+
+static void end_call(call_t *call) {
+    if (call->held) pthread_mutex_unlock(&state_lock);
+}
+
+/* The one hook every entry point passes through first (CALL): count the
+   call, re-read a changed scenario, and sleep out a matching delay without
+   the lock. The lock is then held until the entry point returns, when
+   end_call() releases it. `d` is the device asked about, or NULL and then
+   `gpu` is the GPU index the call names (-1: none). */
+static void begin_call(call_t *call, int fn, const device_t *d, int gpu, int force_reload) {
+    pthread_mutex_lock(&state_lock);
+    call->held = 1;
     call_counts[fn]++;
-    maybe_reload(0);
+    maybe_reload(force_reload);
+    if (d) gpu = handle_valid(d) ? d->gpu : -1;
+    double wake = delay_until(fn, gpu);
+    if (wake > 0) {
+        sleeping_calls++;
+        pthread_mutex_unlock(&state_lock);
+        sleep_until(wake);
+        pthread_mutex_lock(&state_lock);
+        sleeping_calls--;
+        maybe_reload(0); /* the scenario may have changed meanwhile */
+    }
+}
+
+#define CALL(fn_id, dev, gpu, force)                                  \
+    call_t call_ __attribute__((cleanup(end_call))) = {0};            \
+    begin_call(&call_, (fn_id), (dev), (gpu), (force))
+
+/* After CALL: check init, the handle and injected errors. */
+static nvmlReturn_t enter(int fn, const device_t *d) {
     if (init_refcount == 0) return NVML_ERROR_UNINITIALIZED;
     if (d) {
         if (!handle_valid(d)) return NVML_ERROR_INVALID_ARGUMENT;
@@ -463,6 +560,7 @@ static nvmlReturn_t enter(int fn, const device_t *d) {
 }
 
 #define ENTER(fn, dev)                                        \
+    CALL(FN_##fn, (dev), -1, 0);                              \
     do {                                                      \
         nvmlReturn_t entered_ = enter(FN_##fn, (dev));        \
         if (entered_ != NVML_SUCCESS) return entered_;        \
@@ -483,8 +581,7 @@ static nvmlReturn_t copy_string(char *dest, unsigned length, const char *text) {
 /* ---- init, system ------------------------------------------------------ */
 
 static nvmlReturn_t do_init(int fn) {
-    call_counts[fn]++;
-    maybe_reload(1);
+    CALL(fn, NULL, -1, 1);
     if (init_error) return init_error;
     if (init_refcount == 0) xid_delivered = 0; /* a fresh start delivers the scenario's XIDs again */
     init_refcount++;
@@ -505,7 +602,7 @@ nvmlReturn_t nvmlShutdown(void) {
 }
 
 const char *nvmlErrorString(nvmlReturn_t result) {
-    call_counts[FN_nvmlErrorString]++;
+    CALL(FN_nvmlErrorString, NULL, -1, 0);
     switch (result) {
     case 0: return "Success";
     case 1: return "Uninitialized";
@@ -563,8 +660,7 @@ nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *count) {
 }
 
 static nvmlReturn_t handle_by_index(int fn, unsigned index, nvmlDevice_t *device) {
-    call_counts[fn]++;
-    maybe_reload(0);
+    CALL(fn, NULL, (int)index, 0);
     if (init_refcount == 0) return NVML_ERROR_UNINITIALIZED;
     if (index >= (unsigned)gpu_count) return NVML_ERROR_INVALID_ARGUMENT;
     nvmlReturn_t error = rule_error(fn, (int)index, -1);
@@ -765,6 +861,7 @@ nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d, int type, unsigned *clock
 }
 
 static nvmlReturn_t handle_by_text(int fn, const char *text, size_t offset, nvmlDevice_t *device) {
+    CALL(fn, NULL, -1, 0);
     nvmlReturn_t entered = enter(fn, NULL);
     if (entered != NVML_SUCCESS) return entered;
     if (!text || !device) return NVML_ERROR_INVALID_ARGUMENT;
@@ -849,8 +946,7 @@ nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t d, unsigned *is_mig) {
 
 nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned index,
                                                  nvmlDevice_t *mig) {
-    call_counts[FN_nvmlDeviceGetMigDeviceHandleByIndex]++;
-    maybe_reload(0);
+    CALL(FN_nvmlDeviceGetMigDeviceHandleByIndex, d, -1, 0);
     if (init_refcount == 0) return NVML_ERROR_UNINITIALIZED;
     if (!handle_valid(d) || d->is_mig) return NVML_ERROR_INVALID_ARGUMENT;
     nvmlReturn_t error = rule_error(FN_nvmlDeviceGetMigDeviceHandleByIndex, d->gpu, (int)index);
@@ -1054,10 +1150,7 @@ typedef struct {
 } nvmlEventData_t;
 
 nvmlReturn_t nvmlEventSetCreate(event_set_t **set) {
-    {
-        nvmlReturn_t entered = enter_event(FN_nvmlEventSetCreate);
-        if (entered != NVML_SUCCESS) return entered;
-    }
+    ENTER(nvmlEventSetCreate, NULL);
     for (int i = 0; i < MAX_EVENT_SETS; i++) {
         if (!event_sets[i].used) {
             memset(&event_sets[i], 0, sizeof event_sets[i]);
@@ -1070,10 +1163,7 @@ nvmlReturn_t nvmlEventSetCreate(event_set_t **set) {
 }
 
 nvmlReturn_t nvmlEventSetFree(event_set_t *set) {
-    {
-        nvmlReturn_t entered = enter_event(FN_nvmlEventSetFree);
-        if (entered != NVML_SUCCESS) return entered;
-    }
+    ENTER(nvmlEventSetFree, NULL);
     set->used = 0;
     return NVML_SUCCESS;
 }
@@ -1085,53 +1175,45 @@ nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, 
     return NVML_SUCCESS;
 }
 
-/* The next undelivered XID for a GPU the set listens to, or -1; takes scenario_lock. */
+/* The next undelivered XID for a GPU the set listens to, or -1; with state_lock held. */
 static int next_xid(const event_set_t *set) {
-    int found = -1;
-    pthread_mutex_lock(&scenario_lock);
     while (xid_delivered < xid_count) {
         int gpu = xids[xid_delivered].gpu;
         int index = xid_delivered++;
-        if (gpu >= 0 && gpu < MAX_GPUS && (set->masks[gpu] & EVENT_XID_CRITICAL)) {
-            found = index;
-            break;
-        }
+        if (gpu >= 0 && gpu < MAX_GPUS && (set->masks[gpu] & EVENT_XID_CRITICAL)) return index;
     }
-    pthread_mutex_unlock(&scenario_lock);
-    return found;
+    return -1;
 }
 
-static nvmlReturn_t event_wait(event_set_t *set, nvmlEventData_t *data, unsigned timeout_ms) {
-    for (unsigned waited = 0;; waited += 10) {
-        int index = next_xid(set);
+/* Waits without the lock, like a real wait, so the sampler's calls go on meanwhile. */
+static nvmlReturn_t event_wait(int fn, event_set_t *set, nvmlEventData_t *data, unsigned timeout_ms) {
+    for (unsigned waited = 0;; waited += 50) {
+        pthread_mutex_lock(&state_lock);
+        if (waited == 0) call_counts[fn]++;
+        maybe_reload(0);
+        nvmlReturn_t result = init_refcount == 0 ? NVML_ERROR_UNINITIALIZED : rule_error(fn, -1, -1);
+        int index = result == NVML_SUCCESS ? next_xid(set) : -1;
         if (index >= 0) {
             memset(data, 0, sizeof *data);
             data->device = &gpus[xids[index].gpu];
             data->eventType = EVENT_XID_CRITICAL;
             data->eventData = xids[index].code;
             data->gpuInstanceId = data->computeInstanceId = 0xFFFFFFFFu;
-            return NVML_SUCCESS;
         }
+        pthread_mutex_unlock(&state_lock);
+        if (result != NVML_SUCCESS || index >= 0) return result;
         if (waited >= timeout_ms) return NVML_ERROR_TIMEOUT;
-        struct timespec tick = {0, 10 * 1000 * 1000};
+        struct timespec tick = {0, 50 * 1000 * 1000};
         nanosleep(&tick, NULL);
     }
 }
 
 nvmlReturn_t nvmlEventSetWait_v2(event_set_t *set, nvmlEventData_t *data, unsigned timeout_ms) {
-    {
-        nvmlReturn_t entered = enter_event(FN_nvmlEventSetWait_v2);
-        if (entered != NVML_SUCCESS) return entered;
-    }
-    return event_wait(set, data, timeout_ms);
+    return event_wait(FN_nvmlEventSetWait_v2, set, data, timeout_ms);
 }
 
 nvmlReturn_t nvmlEventSetWait(event_set_t *set, nvmlEventData_t *data, unsigned timeout_ms) {
-    {
-        nvmlReturn_t entered = enter_event(FN_nvmlEventSetWait);
-        if (entered != NVML_SUCCESS) return entered;
-    }
-    return event_wait(set, data, timeout_ms);
+    return event_wait(FN_nvmlEventSetWait, set, data, timeout_ms);
 }
 
 /* ---- test hooks (not part of NVML) -------------------------------------- */
@@ -1143,5 +1225,14 @@ unsigned long long fake_nvml_call_count(const char *name) {
 }
 
 void fake_nvml_reset_counts(void) {
+    pthread_mutex_lock(&state_lock);
     memset(call_counts, 0, sizeof call_counts);
+    pthread_mutex_unlock(&state_lock);
+}
+
+int fake_nvml_sleeping(void) {
+    pthread_mutex_lock(&state_lock);
+    int sleeping = sleeping_calls;
+    pthread_mutex_unlock(&state_lock);
+    return sleeping;
 }

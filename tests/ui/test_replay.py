@@ -9,12 +9,12 @@ import pytest
 from textual.pilot import Pilot
 
 from gputop.cli import main
-from gputop.core.config import RunConfig
 from gputop.core.record import Recorder, read_recording
 from gputop.core.replay import Replay, clock_text
-from gputop.core.report import alert_to_dict
+from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
-from gputop.core.sources.replay import ReplaySource
+from gputop.core.snapshot_json import alert_to_dict
+from gputop.core.sources.recorded import ReplaySource
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.help import HelpScreen
 from gputop.ui.screens.jump import JumpScreen

@@ -13,10 +13,16 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from gputop.core.diagnosis.diagnoser import Diagnoses
 from gputop.core.diagnosis.reasons import REASON_NAMES
+from gputop.core.metric_names import (
+    GPU_CLOCK_EVENT_REASONS,
+    GPU_ECC_UNCORRECTED,
+    GPU_MEMORY_UNATTRIBUTED,
+    GPU_REMAPPED_ROWS,
+    GPU_XID_ERRORS,
+)
 from gputop.core.model import GpuSample, Snapshot
 
 GpuLabels = Callable[[GpuSample], list[str]]
-MHZ = 1_000_000
 
 
 class XidCounter:
@@ -43,26 +49,26 @@ def diagnosis_families(
     gpu_labels: GpuLabels,
     label_names: tuple[str, ...],
 ) -> Iterator[Metric]:
-    """Unattributed memory, clock event reasons, max SM clock, ECC, remapped rows and XID counts."""
+    """Unattributed memory, clock event reasons, ECC, remapped rows and XID counts (the max SM clock is a
+    ``GpuFigure`` of ``core.metric_names``)."""
     gpus = [gpu for gpu in snapshot.gpus if not gpu.lost]
     unattributed = GaugeMetricFamily(
-        "gputop_gpu_memory_unattributed_bytes",
+        GPU_MEMORY_UNATTRIBUTED,
         "GPU memory in use that no listed process accounts for.",
         labels=label_names,
     )
     reasons = GaugeMetricFamily(
-        "gputop_gpu_clock_event_reasons",
+        GPU_CLOCK_EVENT_REASONS,
         "1 while this reason holds the GPU's clocks down, else 0.",
         labels=(*label_names, "reason"),
     )
-    clock_max = GaugeMetricFamily("gputop_gpu_sm_clock_max_hertz", "Maximum SM clock.", labels=label_names)
     ecc = CounterMetricFamily(
-        "gputop_gpu_ecc_errors_uncorrected",
+        GPU_ECC_UNCORRECTED,
         "Uncorrected ECC errors: since the driver loaded (volatile) and over the GPU's life (aggregate).",
         labels=(*label_names, "scope"),
     )
     rows = GaugeMetricFamily(
-        "gputop_gpu_remapped_rows",
+        GPU_REMAPPED_ROWS,
         "Rows remapped (corrected, uncorrected errors) and whether a remap is pending or failed (0/1).",
         labels=(*label_names, "kind"),
     )
@@ -74,8 +80,6 @@ def diagnosis_families(
         if gpu.clock_event_reasons is not None:
             for name in REASON_NAMES:
                 reasons.add_metric([*labels, name], 1.0 if name in gpu.clock_event_reasons else 0.0)
-        if gpu.clock_sm_max is not None:
-            clock_max.add_metric(labels, float(gpu.clock_sm_max * MHZ))
         health = gpu.health
         for scope, count in (
             ("volatile", health.ecc_uncorrected_volatile),
@@ -92,9 +96,9 @@ def diagnosis_families(
                 ("failure", int(remapped.failure)),
             ):
                 rows.add_metric([*labels, kind], float(value))
-    yield from (unattributed, reasons, clock_max, ecc, rows)
+    yield from (unattributed, reasons, ecc, rows)
     xids = CounterMetricFamily(
-        "gputop_gpu_xid_errors", "Critical XID errors since the exporter started, by XID.", labels=(*label_names, "xid")
+        GPU_XID_ERRORS, "Critical XID errors since the exporter started, by XID.", labels=(*label_names, "xid")
     )
     by_index = {gpu.index: gpu for gpu in snapshot.gpus}
     for (index, code), count in sorted(xid_counts.items()):

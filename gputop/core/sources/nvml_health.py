@@ -1,4 +1,4 @@
-"""NVML reads for the diagnoses: clock event reasons, max clocks, ECC, row remapping.
+"""NVML reads for the diagnoses: clock event reasons, max clocks, ECC, row remapping, process samples.
 
 Functions of the gateway and a device handle, called from the NVML source's
 per-GPU sampling; every call goes through the gateway, so NOT_SUPPORTED is
@@ -7,17 +7,13 @@ None and a lost GPU raises ``DeviceLost`` like every other read.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pynvml
 
 from gputop.core.diagnosis.reasons import decode_reasons
 from gputop.core.model import GpuHealth, RemappedRows, XidEvent
-
-if TYPE_CHECKING:
-    from gputop.core.sources.nvml import Gateway
-
-Handle = Any
+from gputop.core.sources.nvml_gateway import Gateway, Handle
 
 # The newer name first; drivers before 535 only have ...ThrottleReasons.
 CLOCK_REASON_VERSIONS = (
@@ -55,3 +51,16 @@ def health(gateway: Gateway, handle: Handle, xid_events: tuple[XidEvent, ...] | 
         retired_pages_pending=None if pending is None else pending == pynvml.NVML_FEATURE_ENABLED,
         xid_events=xid_events,
     )
+
+
+def process_utilization(handle: Handle, since: int) -> list[Any]:
+    """pynvml's per-process samples; NOT_FOUND (no process ran since ``since``) is an empty list."""
+    try:
+        return list(pynvml.nvmlDeviceGetProcessUtilization(handle, since))
+    except pynvml.NVMLError as error:
+        if error.value == pynvml.NVML_ERROR_NOT_FOUND:
+            return []
+        raise
+
+
+process_utilization.__name__ = "nvmlDeviceGetProcessUtilization"
