@@ -219,6 +219,7 @@ class HostFacts:
             process.gpu_memory,
             process.sm_utilization,
             process.mig_index,
+            process.sm_last_active,
             static.started,
             static.user,
             static.name,

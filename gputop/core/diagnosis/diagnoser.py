@@ -8,7 +8,9 @@ the history, and keeps what it needs between ticks:
   last tick its SM utilization was above 0, or from when it was first seen
   (a lower bound). A tick where its SM use is unknown (no per-process
   samples: NOT_SUPPORTED, MIG) makes it unknown and starts the count over;
-  idleness is never guessed.
+  idleness is never guessed. Where the source says when a process last used
+  SM time (``sm_last_active``, from the samples' own timestamps), that time is
+  used, even from before gputop first saw the process.
 - **verdict**: ``"stalled"`` when utilization stays at or above
   ``stall_utilization_percent`` with power at or below
   ``stall_power_percent`` of the limit and memory flat for ``stall_after_s``
@@ -151,10 +153,13 @@ class Diagnoser:
         # One identity may have a row on several GPUs: it ran if it ran on any of them.
         states: dict[ProcessIdentity, list[bool | None]] = {}
         memory: dict[ProcessIdentity, int | None] = {}
+        reported: dict[ProcessIdentity, float] = {}
         for process in snapshot.processes():
             identity = process.identity
             util = process.sm_utilization
             states.setdefault(identity, []).append(None if util is None else util > 0)
+            if process.sm_last_active is not None:
+                reported[identity] = max(reported.get(identity, process.sm_last_active), process.sm_last_active)
             held = memory.get(identity, 0)
             memory[identity] = None if held is None or process.gpu_memory is None else held + process.gpu_memory
         ran = {identity: True if True in rows else None if None in rows else False for identity, rows in states.items()}
@@ -166,14 +171,18 @@ class Diagnoser:
             seen = self._activity.get(identity)
             if running is None or seen is None:
                 seen = _Activity(since=now)
-            if running:
+            if identity in reported:
+                # The source's own time of the last SM use: exact, and maybe from before it was first seen.
+                seen.last_ran = max(seen.last_ran or reported[identity], reported[identity])
+            elif running:
                 seen.last_ran = now
             activity[identity] = seen
             held = memory[identity]
             if running is None:
                 diagnoses[identity] = ProcessDiagnosis(None, False, held)
                 continue
-            idle_seconds = now - (seen.since if seen.last_ran is None else seen.last_ran)
+            # Never below 0: the driver's sample clock may run a little ahead of the snapshot's.
+            idle_seconds = max(0.0, now - (seen.since if seen.last_ran is None else seen.last_ran))
             idle = idle_seconds >= idle_after and held is not None and held >= idle_memory
             diagnoses[identity] = ProcessDiagnosis(idle_seconds, idle, held)
         self._activity = activity

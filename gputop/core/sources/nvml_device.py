@@ -259,30 +259,18 @@ class NvmlDevice:
             processes=processes,
         )
 
-    def _sm_utilization(self, handle: Handle) -> dict[int, float] | None:
-        """Per-PID SM utilization from the samples newer than the last ones seen; None when unknown.
-
-        A process absent from the samples did not run since the last ones: it is not in the
-        dict, and its SM utilization is 0.
-        """
-        samples = self.gateway.call(nvml_health.process_utilization, handle, self.utilization_seen)
-        if samples is None:
-            return None
-        if not samples:
-            return {}
-        latest: dict[int, tuple[int, float]] = {}
-        for sample in samples:
-            pid, stamp = int(sample.pid), int(sample.timeStamp)
-            if pid not in latest or stamp >= latest[pid][0]:
-                latest[pid] = (stamp, float(sample.smUtil))
-        self.utilization_seen = max(stamp for stamp, _ in latest.values())
-        return {pid: util for pid, (_, util) in latest.items()}
+    def _sm_utilization(self, handle: Handle) -> nvml_health.SmSamples | None:
+        """The per-process samples newer than the last ones seen; None when the GPU keeps none."""
+        found = nvml_health.sm_samples(self.gateway, handle, self.utilization_seen)
+        if found is not None:
+            self.utilization_seen = found.seen
+        return found
 
     def _processes(
         self,
         mig_index: int | None,
         handle: Handle,
-        sm_utilization: dict[int, float] | None,
+        sm_samples: nvml_health.SmSamples | None,
         skip: set[int] | frozenset[int] = frozenset(),
     ) -> tuple[ProcessSample, ...]:
         listed: dict[int, _Listed] = {}
@@ -303,7 +291,9 @@ class NvmlDevice:
                 gpu_index=self.index,
                 type=entry.type,
                 gpu_memory=entry.memory,
-                sm_utilization=None if sm_utilization is None else sm_utilization.get(pid, 0.0),
+                # Absent from the samples: it did not run since the last ones, SM 0.
+                sm_utilization=None if sm_samples is None else sm_samples.utilization.get(pid, 0.0),
+                sm_last_active=None if sm_samples is None else sm_samples.last_active.get(pid),
                 mig_index=mig_index,
             )
             for pid, entry in listed.items()

@@ -7,6 +7,7 @@ None and a lost GPU raises ``DeviceLost`` like every other read.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pynvml
@@ -50,6 +51,35 @@ def health(gateway: Gateway, handle: Handle, xid_events: tuple[XidEvent, ...] | 
         remapped_rows=None if rows is None else RemappedRows(int(rows[0]), int(rows[1]), bool(rows[2]), bool(rows[3])),
         retired_pages_pending=None if pending is None else pending == pynvml.NVML_FEATURE_ENABLED,
         xid_events=xid_events,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SmSamples:
+    """What the per-process utilization samples newer than ``since`` say."""
+
+    utilization: dict[int, float]  # PID -> SM % of its newest sample; absent: it did not run
+    last_active: dict[int, float]  # PID -> time of its newest sample with SM use (s since the epoch)
+    seen: int  # the newest sample's timestamp (us), to ask from next time
+
+
+def sm_samples(gateway: Gateway, handle: Handle, since: int) -> SmSamples | None:
+    """The samples newer than ``since`` (us); None when the GPU keeps none (NOT_SUPPORTED, MIG)."""
+    samples = gateway.call(process_utilization, handle, since)
+    if samples is None:
+        return None
+    latest: dict[int, tuple[int, float]] = {}
+    active: dict[int, int] = {}
+    for sample in samples:
+        pid, stamp, util = int(sample.pid), int(sample.timeStamp), float(sample.smUtil)
+        if pid not in latest or stamp >= latest[pid][0]:
+            latest[pid] = (stamp, util)
+        if util > 0 and stamp > active.get(pid, -1):
+            active[pid] = stamp
+    return SmSamples(
+        utilization={pid: util for pid, (_, util) in latest.items()},
+        last_active={pid: stamp / 1e6 for pid, stamp in active.items()},
+        seen=max((stamp for stamp, _ in latest.values()), default=since),
     )
 
 
