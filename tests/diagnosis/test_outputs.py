@@ -102,9 +102,9 @@ def test_once_ends_with_the_problems_and_says_nothing_when_there_are_none() -> N
         "  GPU 1  THROTTLED · power cap",
         "  GPU 2  STALLED? 100% busy at 14% of its power limit, memory flat",
         "  GPU 3 MIG 0  (no process) 2.0GiB of memory no listed process accounts for",
-        f"  GPU 3  1 uncorrected ECC error since the driver loaded (since {since})",
-        f"  GPU 3  a row remap is pending: reset the GPU to apply it (since {since})",
-        f"  GPU 3  XID 79: GPU has fallen off the bus (since {xid_since})",
+        f"  GPU 3  1 uncorrected ECC error since the driver loaded ({since})",
+        f"  GPU 3  a row remap is pending: reset the GPU to apply it ({since})",
+        f"  GPU 3  XID 79: GPU has fallen off the bus ({xid_since})",
     ]
     quiet = snapshot(0.0, gpu(used=GIB))
     assert "Problems" not in render_text(quiet, colour=False, diagnoses=Watcher().update(quiet).diagnoses)

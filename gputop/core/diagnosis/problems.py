@@ -73,5 +73,5 @@ def problems(snapshot: Snapshot, diagnoses: Diagnoses) -> list[Problem]:
                 found.append(Problem(gpu.index, process.mig_index, "idle", text))
         for problem in diagnosis.health:
             since = time.strftime("%H:%M:%S", time.localtime(problem.since))
-            found.append(Problem(gpu.index, None, "health", f"{problem.text} (since {since})"))
+            found.append(Problem(gpu.index, None, "health", f"{problem.text} ({since})"))
     return found

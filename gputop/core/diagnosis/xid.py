@@ -15,7 +15,7 @@ XID_MEANINGS: dict[int, str] = {
     74: "NVLink error",
     79: "GPU has fallen off the bus",
     92: "high single-bit ECC error rate",
-    94: "contained ECC error: the application was stopped",
+    94: "contained ECC error (application stopped)",
     95: "uncontained ECC error: the GPU needs a reset",
     119: "GSP firmware timed out",
     120: "GSP firmware error",
