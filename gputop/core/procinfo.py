@@ -229,6 +229,7 @@ class HostFacts:
             static.container,
             static.container_name,
             True,
+            process.stale,
         )
 
 
