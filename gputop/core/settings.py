@@ -21,7 +21,7 @@ The file lives at ``$XDG_CONFIG_HOME/gputop/settings.toml`` (by default
     stall_after_s = 120.0
 
     [processes]
-    columns = ["gpu", "pid", "user", "type", "gpu_memory", "share", "growth", "sm", "cpu",
+    columns = ["gpu", "pid", "user", "type", "gpu_memory", "share", "growth", "idle", "sm", "cpu",
                "host_memory", "time", "container", "command"]
     sort_column = "gpu_memory"
     sort_descending = true
@@ -65,6 +65,7 @@ DEFAULT_COLUMNS: tuple[str, ...] = (
     "gpu_memory",
     "share",
     "growth",
+    "idle",
     "sm",
     "cpu",
     "host_memory",

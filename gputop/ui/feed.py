@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 
+from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import Forecasts
 from gputop.core.foresight import Foresight, Watcher
 from gputop.core.model import Snapshot
@@ -23,6 +24,7 @@ class SnapshotFeed:
         self.recorder = recorder
         self.trends: dict[int, GpuTrend] = {}
         self.forecasts: Forecasts | None = None
+        self.diagnoses: Diagnoses | None = None
 
     def take(self, snapshot: Snapshot, points: int) -> tuple[Foresight, RecordingError | None]:
         """Feed one snapshot; trends keep at least ``points`` samples (the screen's width).
@@ -38,6 +40,7 @@ class SnapshotFeed:
             trend.add(gpu)
         foresight = self.watcher.update(snapshot)
         self.forecasts = foresight.forecasts
+        self.diagnoses = foresight.diagnoses
         failure = None
         if self.recorder is not None:
             try:

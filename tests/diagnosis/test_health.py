@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gputop.core.diagnosis.health import XID_OUTSTANDING_S
-from gputop.core.model import GpuHealth, RemappedRows, XidEvent
+from gputop.core.model import GpuHealth, GpuSample, RemappedRows, XidEvent
 from tests.diagnosis.helpers import cleared, gpu, raised, run
 
 ROWS = RemappedRows(corrected=0, uncorrected=0, pending=False, failure=False)
@@ -68,3 +68,11 @@ def test_each_xid_event_is_one_alert_with_its_meaning_and_stays_outstanding_for_
     assert ticks[3].diagnoses.gpus[0].health == ()
     # An event is over when it stops being outstanding: no "cleared" for it.
     assert cleared(ticks, "health") == []
+
+
+def test_a_gpu_that_stops_answering_keeps_its_problems_and_raises_nothing_new() -> None:
+    sick = gpu(health=healthy(ecc_uncorrected_volatile=1))
+    silent = GpuSample(index=0, answering=False, not_answering_since=1.0)
+    _, ticks = run([(0.0, sick), (1.0, silent), (2.0, silent), (3.0, sick)])
+    assert [len(f.diagnoses.gpus[0].health) for f in ticks] == [1, 1, 1, 1]
+    assert [(e.time, e.cleared) for f in ticks for e in f.events if e.kind == "health"] == [(0.0, False)]

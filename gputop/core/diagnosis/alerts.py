@@ -57,7 +57,7 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
     present: set[DiagnosisKey] = set()
     for gpu in snapshot.gpus:
         diagnosis = diagnoses.gpus.get(gpu.index)
-        if diagnosis is None or gpu.lost:
+        if diagnosis is None or gpu.lost or not gpu.answering:
             present |= {key for key in active if key[1] == gpu.index and key[0] != "idle"}
             continue
         reasons = gpu.clock_event_reasons

@@ -119,8 +119,12 @@ class Diagnoser:
         limits = self.thresholds
         unattributed = gpu_unattributed(gpu, limits.unattributed_min_gib, limits.unattributed_percent)
         tracker = self._health.setdefault(gpu.index, HealthTracker())
-        health, new_ecc = tracker.update(gpu.health, now)
-        if gpu.lost:
+        if gpu.lost or not gpu.answering:
+            # Its counters are not known now: what was outstanding stays so.
+            health, new_ecc = tracker.problems, False
+        else:
+            health, new_ecc = tracker.update(gpu.health, now)
+        if gpu.lost or not gpu.answering:
             self._stalls.pop(gpu.index, None)
             return GpuDiagnosis(None, (), unattributed, health, new_ecc)
         limiting = limiting_reasons(gpu.clock_event_reasons)
@@ -157,7 +161,8 @@ class Diagnoser:
         for process in snapshot.processes():
             identity = process.identity
             util = process.sm_utilization
-            states.setdefault(identity, []).append(None if util is None else util > 0)
+            # A stale row (its GPU not answering) says nothing about now.
+            states.setdefault(identity, []).append(None if util is None or process.stale else util > 0)
             if process.sm_last_active is not None:
                 reported[identity] = max(reported.get(identity, process.sm_last_active), process.sm_last_active)
             held = memory.get(identity, 0)

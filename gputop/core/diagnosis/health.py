@@ -50,6 +50,7 @@ class HealthTracker:
     def __init__(self) -> None:
         self._since: dict[str, float] = {}
         self._volatile: int | None = None
+        self.problems: tuple[HealthProblem, ...] = ()  # as of the last update
 
     def update(self, health: GpuHealth, now: float) -> tuple[tuple[HealthProblem, ...], bool]:
         """The problems outstanding now, and whether new ECC errors arrived since the last tick."""
@@ -62,8 +63,8 @@ class HealthTracker:
         volatile, previous = health.ecc_uncorrected_volatile, self._volatile
         more_ecc = volatile is not None and previous is not None and volatile > previous
         self._volatile = volatile
-        problems = tuple(
+        self.problems = tuple(
             HealthProblem(key, since[key], text)
             for key, text in sorted(current.items(), key=lambda item: since[item[0]])
         )
-        return problems, more_ecc
+        return self.problems, more_ecc
