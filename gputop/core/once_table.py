@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from gputop.core.alerts import AlertEvent
+from gputop.core.diagnosis import Diagnoses
+from gputop.core.diagnosis.problems import problems
 from gputop.core.format import (
     NA,
     fmt_bytes,
@@ -52,8 +54,15 @@ def cut(text: str, width: int) -> str:
     return text[: max(0, width - 1)] + "…"
 
 
-def render_text(snapshot: Snapshot, colour: bool, width: int = 80, alerts: Sequence[AlertEvent] = ()) -> str:
-    """The ``--once`` table: GPUs, then processes, then the alerts active now, in ``width`` columns."""
+def render_text(
+    snapshot: Snapshot,
+    colour: bool,
+    width: int = 80,
+    alerts: Sequence[AlertEvent] = (),
+    diagnoses: Diagnoses | None = None,
+) -> str:
+    """The ``--once`` table: GPUs, then processes, the problems found and the alerts active now, in
+    ``width`` columns."""
 
     def paint(code: str, text: str) -> str:
         return f"{code}{text}{_RESET}" if colour else text
@@ -66,6 +75,8 @@ def render_text(snapshot: Snapshot, colour: bool, width: int = 80, alerts: Seque
         lines.extend(_gpu_lines(gpu, width, paint))
     lines.append("")
     lines.extend(_process_lines(snapshot, width, paint))
+    if diagnoses is not None:
+        lines.extend(_problem_lines(snapshot, diagnoses, width, paint))
     if alerts:
         lines.append("")
         lines.append(paint(_BOLD, "Alerts"))
@@ -74,6 +85,18 @@ def render_text(snapshot: Snapshot, colour: bool, width: int = 80, alerts: Seque
                 paint(_YELLOW if alert.kind in ("memory", "forecast") else _RED, cut(f"  ⚠ {alert.message}", width))
             )
     return "\n".join(lines) + "\n"
+
+
+def _problem_lines(snapshot: Snapshot, diagnoses: Diagnoses, width: int, paint: Any) -> list[str]:
+    found = problems(snapshot, diagnoses)
+    if not found:
+        return []
+    lines = ["", paint(_BOLD, "Problems")]
+    for problem in found:
+        colour = _YELLOW if problem.kind in ("idle", "unattributed") else _RED
+        text = cut(safe_text(problem.text), max(0, width - len(problem.device) - 4))
+        lines.append(f"  {paint(colour, problem.device)}  {text}")
+    return lines
 
 
 def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:

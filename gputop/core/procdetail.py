@@ -1,9 +1,10 @@
 """Everything the host says about one process, read from /proc on demand (the process screen).
 
 Nothing here runs every tick: the process screen asks once when it opens, and
-again only when the user asks. Each fact that cannot be read carries the
-reason instead (another user's environment, a process that left, another PID
-namespace), so the screen can say why rather than show a blank.
+again only when the user asks. Each fact that cannot be read carries the reason
+instead (another user's environment, a process that left, another PID namespace),
+so the screen can say why rather than show a blank. (The container's name comes
+with the sample: see containers.)
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ _START_TOLERANCE_S = 0.05
 _GPU_ENVIRONMENT = re.compile(
     r"^(CUDA_|NCCL_|NVIDIA_|TORCH_NCCL_|(LOCAL_RANK|RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT)$)"
 )
-_DOCKER_ID = re.compile(r"docker[-/]([0-9a-f]{64})")
-_DOCKER_NAME = re.compile(rb'"Name"\s*:\s*"/?([^"]+)"')
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +52,6 @@ class ProcessDetail:
     arguments: tuple[str, ...] = ()
     user: str | None = None
     cwd: Readable = Readable()
-    container_name: Readable = Readable()
     ancestors: tuple[Relative, ...] = ()  # parent first, up to PID 1
     children: tuple[Relative, ...] = ()
     environment: Readable = Readable()  # "NAME=value" of the GPU-related variables
@@ -109,13 +107,13 @@ def _relative(process: psutil.Process) -> Relative:
     return Relative(process.pid, name, command, user)
 
 
-def _environment(process: psutil.Process) -> tuple[dict[str, str] | None, Readable]:
-    """The whole environment (None when unreadable), and its GPU variables or why they cannot be read."""
+def _environment(process: psutil.Process) -> Readable:
+    """The GPU variables of a process's environment, or why they cannot be read."""
     try:
         variables = process.environ()
     except (psutil.Error, OSError) as error:
-        return None, Readable(reason=_why(error, process.pid))
-    return variables, Readable(
+        return Readable(reason=_why(error, process.pid))
+    return Readable(
         tuple(f"{name}={value}" for name, value in sorted(variables.items()) if _GPU_ENVIRONMENT.match(name))
     )
 
@@ -136,32 +134,6 @@ def _devices(pid: int) -> Readable:
         if target.startswith("/dev/nvidia"):
             found.add(target)
     return Readable(tuple(sorted(found)))
-
-
-def _container_name(pid: int, variables: dict[str, str] | None, environment: Readable) -> Readable:
-    """A pod's name from its environment, a Docker container's from Docker's own files where readable."""
-    variables = variables or {}
-    if "POD_NAME" in variables or "KUBERNETES_SERVICE_HOST" in variables:
-        pod = variables.get("POD_NAME") or variables.get("HOSTNAME")
-        if pod:
-            namespace = variables.get("POD_NAMESPACE")
-            return Readable((f"{namespace}/{pod}" if namespace else pod,))
-    try:
-        with open(f"/proc/{pid}/cgroup", "rb") as cgroup:
-            match = _DOCKER_ID.search(cgroup.read().decode("utf-8", "replace"))
-    except OSError as error:
-        return Readable(reason=_why(error, pid))
-    if match is None:
-        if environment.reason is not None:
-            return environment
-        return Readable(reason="not in a Docker container or a pod that names itself")
-    path = f"/var/lib/docker/containers/{match.group(1)}/config.v2.json"
-    try:
-        with open(path, "rb") as config:
-            name = _DOCKER_NAME.search(config.read())
-    except OSError as error:
-        return Readable(reason=f"{path} not readable ({error.strerror}; it takes root)")
-    return Readable((name.group(1).decode("utf-8", "replace"),)) if name else Readable(reason="unnamed")
 
 
 def read_process_detail(identity: ProcessIdentity) -> ProcessDetail:
@@ -188,13 +160,12 @@ def read_process_detail(identity: ProcessIdentity) -> ProcessDetail:
         children = tuple(_relative(child) for child in process.children())
     except psutil.Error:
         ancestors = children = ()
-    variables, environment = _environment(process)
+    environment = _environment(process)
     return ProcessDetail(
         pid,
         arguments=arguments,
         user=user,
         cwd=cwd,
-        container_name=_container_name(pid, variables, environment),
         ancestors=ancestors,
         children=children,
         environment=environment,

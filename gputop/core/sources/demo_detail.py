@@ -13,10 +13,6 @@ _SHIM = Relative(
     "/usr/bin/containerd-shim-runc-v2 -namespace k8s.io -address /run/containerd/containerd.sock",
     "root",
 )
-_CONTAINER_NAMES = {
-    "k8s:3f2a9c1e-7b4d-4c55-9e1a-0d6b2f8a7c31": "ml-team/llama-pretrain-0",
-    "docker:8c1d2e3f4a5b": "vllm-mistral",
-}
 
 
 class SimulatedProcess(NamedTuple):
@@ -60,15 +56,11 @@ def simulated_detail(process: SimulatedProcess) -> ProcessDetail:
         ]
     devices = [f"/dev/nvidia{process.gpu}", "/dev/nvidiactl"]
     devices.append("/dev/nvidia-modeset" if "G" in process.type else "/dev/nvidia-uvm")
-    name = _CONTAINER_NAMES.get(process.container or "")
     return ProcessDetail(
         process.pid,
         arguments=tuple(process.command.split()),
         user=user,
         cwd=Readable((home if process.container is None else "/workspace",)),
-        container_name=Readable((name,))
-        if name
-        else Readable(reason="not in a Docker container or a pod that names itself"),
         ancestors=tuple(ancestors),
         environment=Readable(tuple(sorted(environment))),
         devices=Readable(tuple(sorted(devices))),

@@ -78,18 +78,20 @@ def facts_table(rows: list[ProcessRow], detail: ProcessDetail | None, now: float
             started = time.strftime("%H:%M:%S", time.localtime(process.started))
             host.append(f" · started {started} ({fmt_duration(now - process.started)} ago)")
         table.add_row("Host", host)
-        container = process.container or "none"
-        if detail is not None and detail.container_name.value:
-            container += f" · {safe_text(detail.container_name.value[0])}"
-        table.add_row("Container", Text(safe_text(container)))
+        container = Text(safe_text(process.container or "none"))
+        if process.container_name:
+            container.append(f" · {safe_text(process.container_name)}")
+        elif process.container:
+            # Read with the sample, from Docker's socket or the kubelet's pod folders.
+            container.append(" · its name is not known here (Docker's socket or the kubelet's pods unreadable)",
+                             style="italic yellow")
+        table.add_row("Container", container)
     if detail is None:
         table.add_row("", Text("reading /proc…", style="italic"))
         return table
     if detail.gone is not None:
         table.add_row("", Text(detail.gone, style="italic yellow"))
         return table
-    if process is not None and process.container and detail.container_name.reason is not None:
-        table.add_row("", Text(f"its name: {detail.container_name.reason}", style="italic yellow"))
     table.add_row("Directory", _readable(detail.cwd, NA))
     table.add_row("Parents", Text("\n".join(_relative(r) for r in detail.ancestors) or "none"))
     table.add_row("Children", Text("\n".join(_relative(r) for r in detail.children) or "none"))
