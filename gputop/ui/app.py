@@ -41,6 +41,7 @@ from gputop.core.settings import Settings
 from gputop.ui import keymap, layout
 from gputop.ui.feed import SnapshotFeed
 from gputop.ui.kill_control import KillControl
+from gputop.ui.layout import gpu_range
 from gputop.ui.messages import SamplerFailed, SnapshotReady
 from gputop.ui.process_view import ProcessView, sort_for_key
 from gputop.ui.replay_control import ReplayControl, replay_status, replay_title
@@ -377,13 +378,33 @@ class GpuTopApp(ChangedCellsApp[int]):
         """Esc: leave the filter box and clear the filter (text, user and GPU)."""
         self.filter_bar.clear()
         self.view.set_filter(ProcessFilter())
+        self.query_one(GpuGrid).mark_filtered(None)
         self.screen.set_focus(self.processes)
 
-    def action_only_gpu(self, index: int) -> None:
+    def _filter_gpu(self, index: int | None) -> None:
         self.view.set_filter(self.filter.with_gpu(index))
+        self.query_one(GpuGrid).mark_filtered(index)
+
+    def action_only_gpu(self, index: int) -> None:
+        """0-9: only that GPU's processes; a GPU this machine does not have is refused, in words."""
+        indices = [gpu.index for gpu in self.snapshot.gpus] if self.snapshot else []
+        if index not in indices:
+            self.notify(f"there is no GPU {index}: this machine has {gpu_range(indices)} (# lists them)",
+                        severity="warning")
+            return
+        self._filter_gpu(index)
 
     def action_all_gpus(self) -> None:
-        self.view.set_filter(self.filter.with_gpu(None))
+        self._filter_gpu(None)
+
+    def action_pick_gpu(self) -> None:
+        from gputop.ui.screens.gpu_pick import GpuPickScreen
+
+        def picked(choice: str | None) -> None:
+            if choice is not None:
+                self._filter_gpu(None if choice == GpuPickScreen.ALL else int(choice))
+
+        self.push_screen(GpuPickScreen(self.snapshot.gpus if self.snapshot else (), self.filter.gpu), picked)
 
     def action_pick_user(self) -> None:
         from gputop.ui.screens.user_pick import UserPickScreen

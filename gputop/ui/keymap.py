@@ -50,6 +50,7 @@ BINDINGS: list[BindingType] = [
             "GPU memory summed on the parent"),
     *(Binding(str(n), f"only_gpu({n})", f"Only GPU {n}", show=False) for n in range(10)),
     Binding("a", "all_gpus", "All GPUs", show=False),
+    Binding("number_sign", "pick_gpu", "Only one GPU's processes (a list: GPUs 10 and up too)", show=False),
     Binding("escape", "clear_filter", "Clear filter", key_display="Esc"),
     Binding("space", "tag", "Tag process", show=False),
     Binding("space", "replay_pause", "Pause/play", key_display="Space"),

@@ -97,3 +97,10 @@ def plan_cards(
     columns = card_columns(len(gpus), compact, width)
     heights = row_heights([card_lines(gpu, compact) for gpu in gpus], columns)
     return CardLayout(compact, columns, tuple(heights))
+
+
+def gpu_range(indices: Sequence[int]) -> str:
+    """How many GPUs a machine has, in words: "GPUs 0-3", "GPU 0", "no GPU"."""
+    if not indices:
+        return "no GPU"
+    return f"GPUs {indices[0]}-{indices[-1]}" if len(indices) > 1 else f"GPU {indices[0]}"

@@ -38,6 +38,13 @@ class GpuGrid(Grid, can_focus=True):
         super().__init__(id=id)
         self._columns = 1
         self.chosen: int | None = None  # the GPU index of the chosen card
+        self.filtered: int | None = None  # the GPU the process panel is filtered to
+
+    def mark_filtered(self, index: int | None) -> None:
+        """Mark the card of the GPU the process panel shows alone (None: no GPU filter)."""
+        self.filtered = index
+        for card in self.cards:
+            card.set_filtered(card.index == index)
 
     @property
     def cards(self) -> list[GpuCard]:
@@ -114,6 +121,9 @@ class GpuGrid(Grid, can_focus=True):
                 now=snapshot.timestamp,
                 diagnosis=None if diagnoses is None else diagnoses.gpus.get(gpu.index),
             )
+        for card in new_cards:
+            card.filtered = card.index == self.filtered
+            card.set_class(card.filtered, "-filtered")
         if new_cards:
             self.mount_all(new_cards)
             self.call_after_refresh(self._mark)
