@@ -100,11 +100,14 @@ def _with_facts(process: ProcessSample, facts: HostFacts | None) -> ProcessSampl
     return facts.apply(process)
 
 
-class SamplerThread(threading.Thread):
-    """Samples on its own thread, one tick after another, never overlapping.
+class TickLoop:
+    """One sample per tick, one tick after another, never overlapping: the loop of the TUI's sampler
+    thread, the exporter's, and ``gputop record`` (which runs it on the main thread).
 
-    The next tick is due ``interval_s`` after the previous one was due; a slow
-    sample delays the next one instead of piling up behind it.
+    The next tick is due ``interval_s`` after the previous one was due; a slow sample delays the
+    next one instead of piling up behind it. With ``duration_s`` the loop ends that long after it
+    started. An error from the sampler goes to ``on_error`` and the loop goes on; one raised by
+    ``on_snapshot`` or ``on_error`` ends the loop and reaches the caller of ``run``.
     """
 
     def __init__(
@@ -113,12 +116,13 @@ class SamplerThread(threading.Thread):
         interval_s: float,
         on_snapshot: Callable[[Snapshot], None],
         on_error: Callable[[BaseException], None],
+        duration_s: float | None = None,
     ) -> None:
-        super().__init__(name="gputop-sampler", daemon=True)
         self._sampler = sampler
         self._interval_s = interval_s
         self._on_snapshot = on_snapshot
         self._on_error = on_error
+        self._duration_s = duration_s
         self._wake = threading.Event()
         self._stopped = threading.Event()
 
@@ -136,18 +140,19 @@ class SamplerThread(threading.Thread):
         self._wake.set()
 
     def run(self) -> None:
-        due = time.monotonic()
-        while not self._stopped.is_set():
+        started = due = time.monotonic()
+        end = None if self._duration_s is None else started + self._duration_s
+        while not self._stopped.is_set() and (end is None or time.monotonic() < end):
             try:
                 snapshot = self._sampler.sample()
-            except Exception as error:  # noqa: BLE001 - reported to the UI, the loop goes on
+            except Exception as error:  # noqa: BLE001 - reported, the loop goes on
                 self._on_error(error)
             else:
                 if not self._stopped.is_set():
                     self._on_snapshot(snapshot)
             due = max(due + self._interval_s, time.monotonic())
             while not self._stopped.is_set():
-                remaining = due - time.monotonic()
+                remaining = (due if end is None else min(due, end)) - time.monotonic()
                 if remaining <= 0:
                     break
                 self._wake.wait(remaining)
@@ -155,6 +160,34 @@ class SamplerThread(threading.Thread):
                     self._wake.clear()
                     # The interval changed: the next tick is due one new interval after now.
                     due = min(due, time.monotonic() + self._interval_s)
+
+
+class SamplerThread(threading.Thread):
+    """The tick loop on its own thread (for the TUI and the exporter)."""
+
+    def __init__(
+        self,
+        sampler: Sampler,
+        interval_s: float,
+        on_snapshot: Callable[[Snapshot], None],
+        on_error: Callable[[BaseException], None],
+    ) -> None:
+        super().__init__(name="gputop-sampler", daemon=True)
+        self.loop = TickLoop(sampler, interval_s, on_snapshot, on_error)
+
+    @property
+    def interval_s(self) -> float:
+        return self.loop.interval_s
+
+    @interval_s.setter
+    def interval_s(self, value: float) -> None:
+        self.loop.interval_s = value
+
+    def stop(self) -> None:
+        self.loop.stop()
+
+    def run(self) -> None:
+        self.loop.run()
 
 
 def clamp_interval(value: float) -> float:

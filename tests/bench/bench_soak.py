@@ -6,7 +6,7 @@ long-lived processes, and every second a handful of new real ``sleep``
 processes (each living 1 to 4 s) while the scenario is rewritten to list the
 ones alive, as a driver would. Every so often it reports RSS and the size of
 everything that could pile up: the psutil cache, the history, the process
-table, the sparkline trends, the reported errors.
+table, the reported errors (the sparklines draw from the history).
 
 Run (not part of the test suite):
     python tests/bench/bench_soak.py [--minutes 30] [--interval 0.2] [--gpus 8] [--spawn 6]
@@ -53,7 +53,6 @@ class Reading:
     history_process_points: int
     table_rows: int
     table_cells: int
-    trend_points: int
     errors_reported: int
     notifications: int
     children_alive: int
@@ -64,7 +63,7 @@ class Reading:
             f"psutil cache {self.cached_processes:3d}  history: {self.history_snapshots} snapshots, "
             f"{self.history_gpu_points} GPU points, {self.history_processes} processes "
             f"({self.history_process_points} points)  table {self.table_rows} rows/{self.table_cells} cells  "
-            f"trends {self.trend_points} points  errors {self.errors_reported}  "
+            f"errors {self.errors_reported}  "
             f"notifications {self.notifications}  children {self.children_alive}"
         )
 
@@ -121,9 +120,6 @@ def reading(app: GpuTopApp, started: float, ticks: int, churn: Churn) -> Reading
         history_process_points=sum(len(h) for h in history.processes.values()),
         table_rows=len(table.rows),
         table_cells=len(table._cells) + len(table._sort_values) + len(table._line_state),
-        trend_points=sum(
-            len(t.memory_used) + len(t.temperature) + len(t.utilization) for t in app.feed.trends.values()
-        ),
         errors_reported=len(app.sampling.errors_reported),
         notifications=len(app._notifications),
         children_alive=churn.alive(),

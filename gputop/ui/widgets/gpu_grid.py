@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from textual.containers import Grid
 
 from gputop.core.forecast import Forecasts
+from gputop.core.history import History
 from gputop.core.model import Snapshot
 from gputop.ui.layout import CardLayout
 from gputop.ui.widgets.gpu_card import GpuCard
-from gputop.ui.widgets.sparkline import GpuTrend
 
 
 class GpuGrid(Grid):
@@ -24,11 +24,11 @@ class GpuGrid(Grid):
         self,
         snapshot: Snapshot,
         layout: CardLayout,
-        trends: Mapping[int, GpuTrend],
+        history: History,
         forecasts: Forecasts | None,
         alert_kinds: Callable[[int], tuple[str, ...]],
     ) -> None:
-        """Show each GPU of ``snapshot`` on its card, with its trend, forecasts and alerts."""
+        """Show each GPU of ``snapshot`` on its card, with its history, forecasts and alerts."""
         if layout.columns != self._columns:
             self._columns = layout.columns
             self.styles.grid_size_columns = layout.columns
@@ -43,7 +43,7 @@ class GpuGrid(Grid):
             # Cards side by side share their row's height, so borders line up.
             cards[gpu.index].show(
                 gpu,
-                trends[gpu.index],
+                history.gpus.get(gpu.index),
                 layout.compact,
                 layout.height_of(position),
                 forecast=None if forecasts is None else forecasts.gpus.get(gpu.index),
