@@ -162,32 +162,21 @@ class TickLoop:
                     due = min(due, time.monotonic() + self._interval_s)
 
 
-class SamplerThread(threading.Thread):
-    """The tick loop on its own thread (for the TUI and the exporter)."""
+class SamplerThread(TickLoop):
+    """The tick loop on its own (daemon) thread: for the TUI and the exporter."""
 
-    def __init__(
-        self,
-        sampler: Sampler,
-        interval_s: float,
-        on_snapshot: Callable[[Snapshot], None],
-        on_error: Callable[[BaseException], None],
-    ) -> None:
-        super().__init__(name="gputop-sampler", daemon=True)
-        self.loop = TickLoop(sampler, interval_s, on_snapshot, on_error)
+    _thread: threading.Thread | None = None
 
-    @property
-    def interval_s(self) -> float:
-        return self.loop.interval_s
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self.run, name="gputop-sampler", daemon=True)
+        self._thread.start()
 
-    @interval_s.setter
-    def interval_s(self, value: float) -> None:
-        self.loop.interval_s = value
+    def join(self, timeout_s: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout_s)
 
-    def stop(self) -> None:
-        self.loop.stop()
-
-    def run(self) -> None:
-        self.loop.run()
+    def is_alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
 
 
 def clamp_interval(value: float) -> float:
