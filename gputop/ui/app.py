@@ -15,6 +15,7 @@ A snapshot comes in through ``apply_snapshot`` and goes out to the widgets once,
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from functools import partial
 from pathlib import Path
@@ -152,6 +153,8 @@ class GpuTopApp(ChangedCellsApp[int]):
             self.replay_control.start()
         if self.start_sampler:
             self.sampling.start()
+            # Sampling can fall behind (a driver that hangs): the title then says how old the data is.
+            self.set_interval(0.5, self.update_title)
         self.update_title()
 
     def _redraw(self) -> None:
@@ -163,6 +166,10 @@ class GpuTopApp(ChangedCellsApp[int]):
         if self.config.debug:
             self.notify(f"{reason}; Textual draws the screen itself", title="Full redraw",
                         severity="warning", timeout=15, markup=False)
+
+    def action_redraw(self) -> None:
+        """Ctrl+L: draw every cell again (a garbled terminal, a tmux reattach)."""
+        self._redraw()
 
     def on_unmount(self) -> None:
         self.sampling.stop()
@@ -232,7 +239,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         self.snapshot = snapshot
         self._show_gpus(snapshot)
         self.query_one(HostStrip).show(snapshot.host)
-        self.view.show(snapshot, None if self.forecasts is None else self.forecasts.processes)
+        self.view.show(snapshot, None if self.forecasts is None else self.forecasts.processes, self.feed.diagnoses)
         self.update_title()
         screen = self.screen
         if hasattr(screen, "show_snapshot"):
@@ -251,19 +258,31 @@ class GpuTopApp(ChangedCellsApp[int]):
     def _show_gpus(self, snapshot: Snapshot) -> None:
         plan = self._card_layout(snapshot, self.compact_choice)
         self.query_one("#gpu-area").set_class(plan.compact, "-compact")
-        self.query_one(GpuGrid).show(snapshot, plan, self.history, self.forecasts, self.feed.alert_kinds)
+        self.query_one(GpuGrid).show(
+            snapshot, plan, self.history, self.forecasts, self.feed.alert_kinds, self.feed.diagnoses
+        )
 
     def update_title(self) -> None:
         """Say in the title bar (and the sub-title) what is shown and how it moves."""
         control = self.replay_control
         mode = interval_text(self.interval_s) if control is None else replay_title(control.replay)
         recording = None if self.feed.recorder is None else self.feed.recorder.path
-        bar = title_text(self.snapshot, mode, recording=recording, readonly=self.readonly, frozen=self.frozen)
+        bar = title_text(
+            self.snapshot, mode, recording=recording, readonly=self.readonly, frozen=self.frozen, late_s=self._late_s()
+        )
         if control is not None:
             self.sub_title = replay_status(control.replay)
         else:
             self.sub_title = f"every {self.interval_s:g}s" + (" · FROZEN" if self.frozen else "")
         self.query_one(TitleBar).show(bar)
+
+    def _late_s(self) -> float | None:
+        """The age of the newest sample when live sampling is late (older than two intervals)."""
+        latest = self.latest
+        if latest is None or not self.start_sampler or self.frozen:
+            return None
+        age = time.time() - latest.timestamp
+        return age if age > 2 * self.interval_s else None
 
     # -- actions: views --------------------------------------------------------------
 

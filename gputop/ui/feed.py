@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 
+from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import Forecasts
 from gputop.core.foresight import Foresight, Watcher
 from gputop.core.model import Snapshot
@@ -21,15 +22,19 @@ class SnapshotFeed:
         self.watcher = watcher
         self.recorder = recorder
         self.forecasts: Forecasts | None = None
+        self.diagnoses: Diagnoses | None = None
 
     def take(self, snapshot: Snapshot) -> tuple[Foresight, RecordingError | None]:
         """Feed one snapshot. A recording that cannot be written is stopped, and its error returned."""
         foresight = self.watcher.update(snapshot)
         self.forecasts = foresight.forecasts
+        self.diagnoses = foresight.diagnoses
         failure = None
         if self.recorder is not None:
             try:
-                self.recorder.write(snapshot, forecasts=foresight.forecasts, alerts=foresight.events)
+                self.recorder.write(
+                    snapshot, forecasts=foresight.forecasts, alerts=foresight.events, diagnoses=foresight.diagnoses
+                )
             except RecordingError as error:
                 failure = error
                 self.stop_recording()
@@ -48,5 +53,5 @@ class SnapshotFeed:
 
     def alert_kinds(self, gpu_index: int) -> tuple[str, ...]:
         """The kinds of alert raised now on a GPU (or one of its MIG devices)."""
-        active = {kind for kind, index, _mig in self.watcher.monitor.active if index == gpu_index}
+        active = {key[0] for key in self.watcher.monitor.active if key[1] == gpu_index}
         return tuple(kind for kind in ALERT_ORDER if kind in active)
