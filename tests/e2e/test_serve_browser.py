@@ -68,8 +68,12 @@ def test_allow_signals_lets_the_kill_dialog_open(browser: Browser) -> None:
     assert served.orphans() == []
 
 
-def test_beyond_loopback_the_page_needs_the_token(browser: Browser) -> None:
-    served = ServedGputop("--demo", "serve", "--listen", "0.0.0.0:0")
+def test_beyond_loopback_the_token_is_needed_and_the_tab_cap_answers_with_a_page(
+    browser: Browser, tmp_path: Path
+) -> None:
+    settings = tmp_path / "settings.toml"
+    settings.write_text("[serve]\nmax_tabs = 1\n")
+    served = ServedGputop("--demo", "--config", str(settings), "serve", "--listen", "0.0.0.0:0")
     try:
         assert served.query.startswith("?token=")
         browser.open(f"{served.base}/")
@@ -77,21 +81,10 @@ def test_beyond_loopback_the_page_needs_the_token(browser: Browser) -> None:
         browser.open(f"{served.base}/?token=not-{served.query[7:]}")
         assert "gputop: token needed" in browser.page_text()
         assert served.tabs() == []
+
         browser.open(served.url)
         browser.wait_screen(shows_gputop, "gputop with the token")
         assert len(served.tabs()) == 1
-    finally:
-        assert served.stop() == 0
-    assert served.orphans() == []
-
-
-def test_the_tab_cap_answers_with_a_page_and_a_closed_tab_frees_its_place(browser: Browser, tmp_path: Path) -> None:
-    settings = tmp_path / "settings.toml"
-    settings.write_text("[serve]\nmax_tabs = 1\n")
-    served = ServedGputop("--demo", "--config", str(settings), "serve", "--listen", "127.0.0.1:0")
-    try:
-        browser.open(served.url)
-        browser.wait_screen(shows_gputop, "the first tab")
         first = browser.new_tab()
         browser.open(served.url)
         assert "gputop: all tabs in use" in browser.page_text()
@@ -99,8 +92,10 @@ def test_the_tab_cap_answers_with_a_page_and_a_closed_tab_frees_its_place(browse
         browser.close_tab(then=first)
         browser.open("about:blank")  # the first tab's page goes: its gputop ends
         served.wait_tabs(0)
-        browser.open(served.url)
-        browser.wait_screen(shows_gputop, "a tab again")
+
+        browser.open(f"{served.base}/")  # the cookie from the first visit carries the token
+        browser.wait_screen(shows_gputop, "gputop again")
+        assert len(served.tabs()) == 1
     finally:
         assert served.stop() == 0
     assert served.orphans() == []
