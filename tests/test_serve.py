@@ -232,7 +232,9 @@ async def test_replay_and_cluster_are_served_and_ctrl_c_ends_every_tab(
         assert cluster.wait_tabs(1)[0].cmdline() == [
             *GPUTOP, "--readonly", "cluster", "--prometheus", "http://127.0.0.1:9",
         ]
+        await session.ws_connect(f"{replay.base}/ws")
+        replay.wait_tabs(2)
     finally:
-        assert replay.stop() == 0  # Ctrl+C with a tab running
+        assert replay.stop() == 0  # Ctrl+C with one tab running and one starting
         assert cluster.stop() == 0
     assert replay.orphans() == [] and cluster.orphans() == []
