@@ -223,6 +223,7 @@ class HostFacts:
             self.host_memory,
             static.container,
             True,
+            process.stale,
         )
 
 

@@ -146,7 +146,8 @@ class NvmlSource:
             raise RuntimeError("NvmlSource.sample() before open()")
         until = time.monotonic() + self._deadline_s
         count_ticket = self._system.submit(self._count)
-        reads = [_read(gpu) for gpu in self._gpus]
+        gpus = list(self._gpus)  # close() may empty the list meanwhile
+        reads = [_read(gpu) for gpu in gpus]
         if count_ticket is not None and self._wait([count_ticket], until):
             count = count_ticket.outcome()
             while count is not None and len(self._gpus) < count:
@@ -157,9 +158,10 @@ class NvmlSource:
                     Lane(f"gputop-gpu{index}-pcie", self._notify),
                 )
                 self._gpus.append(gpu)
+                gpus.append(gpu)
                 reads.append(_read(gpu))
         self._wait([ticket for pair in reads for ticket in pair if ticket is not None], until)
-        return tuple(self._result(gpu, read) for gpu, read in zip(self._gpus, reads, strict=True))
+        return tuple(self._result(gpu, read) for gpu, read in zip(gpus, reads, strict=True))
 
     def sample_host(self) -> HostSample | None:
         return None
