@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from e2e.webserve import Browser, ServedGputop, chromium_paths
+from e2e.webserve import Browser, ServedGputop, chromium_paths, wait_until
 
 PATHS = chromium_paths()
 pytestmark = pytest.mark.skipif(isinstance(PATHS, str), reason=str(PATHS))
@@ -55,6 +55,8 @@ def test_the_page_is_gputop_read_only_and_takes_keys(browser: Browser) -> None:
 
 
 def test_allow_signals_lets_the_kill_dialog_open(browser: Browser) -> None:
+    from selenium.webdriver.common.keys import Keys
+
     served = ServedGputop("--demo", "serve", "--listen", "127.0.0.1:0", "--allow-signals")
     try:
         browser.open(served.url)
@@ -63,6 +65,11 @@ def test_allow_signals_lets_the_kill_dialog_open(browser: Browser) -> None:
         browser.press("k")
         screen = browser.wait_screen(lambda s: "Send a signal to 1 process?" in s, "the kill dialog")
         assert "SIGTERM" in screen and "SIGKILL" in screen
+        browser.press(Keys.ESCAPE)
+        browser.wait_screen(lambda s: "Send a signal" not in s, "the dialog to close")
+        browser.press("q")  # gputop quits: its process ends and the page says the session ended
+        served.wait_tabs(0)
+        wait_until(lambda: "Session ended." in browser.page_text(), what="the page to say so")
     finally:
         assert served.stop() == 0
     assert served.orphans() == []
