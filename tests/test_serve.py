@@ -41,6 +41,12 @@ def tab_words(*argv: str) -> list[str]:
     return tab_arguments(parser, parse_command_line(parser, argv), Settings())
 
 
+def test_it_listens_on_loopback_port_8000_unless_told_otherwise() -> None:
+    parser = build_parser()
+    assert parse_command_line(parser, ["serve"]).listen == "127.0.0.1:8000"
+    assert parse_command_line(parser, ["serve", "--listen", ":80"]).listen == ":80"
+
+
 def test_each_tab_runs_gputop_read_only_with_the_options_given_before_or_after_serve(recording: str) -> None:
     assert tab_words("--demo", "--demo-gpus", "2", "serve", "--listen", ":0", "-i", "0.5") == [
         "--readonly", "--demo", "--demo-gpus", "2", "-i", "0.5",
