@@ -305,11 +305,13 @@ def _one_shot(sampler: Sampler, args: argparse.Namespace, settings: Settings) ->
     if snapshot.gpus and not any(gpu.answering for gpu in snapshot.gpus):
         return _fail(f"no GPU answered: {snapshot.gpus[0].last_error}")
     if args.json:
-        document = snapshot_to_dict(snapshot, foresight.forecasts, watcher.monitor.active.values())
+        document = snapshot_to_dict(
+            snapshot, foresight.forecasts, watcher.monitor.active.values(), foresight.diagnoses
+        )
         sys.stdout.write(dumps(document, indent=2) + "\n")
         return 0
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
-    sys.stdout.write(render_text(snapshot, colour=colour, width=80))
+    sys.stdout.write(render_text(snapshot, colour=colour, width=80, diagnoses=foresight.diagnoses))
     return 0
 
 
@@ -329,7 +331,9 @@ def _record(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> i
         while args.duration is None or time.monotonic() - started < args.duration:
             snapshot = sampler.sample()
             foresight = watcher.update(snapshot)
-            recorder.write(snapshot, forecasts=foresight.forecasts, alerts=foresight.events)
+            recorder.write(
+                snapshot, forecasts=foresight.forecasts, alerts=foresight.events, diagnoses=foresight.diagnoses
+            )
             due = max(due + interval_s, time.monotonic())
             remaining = due - time.monotonic()
             if args.duration is not None:

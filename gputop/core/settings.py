@@ -12,9 +12,16 @@ The file lives at ``$XDG_CONFIG_HOME/gputop/settings.toml`` (by default
     thermal_margin_c = 5.0
     forecast_seconds = 300.0
     horizon_s = 1800.0
+    idle_min_memory_gib = 1.0
+    idle_after_s = 600.0
+    unattributed_min_gib = 1.0
+    unattributed_percent = 5.0
+    stall_utilization_percent = 95.0
+    stall_power_percent = 30.0
+    stall_after_s = 120.0
 
     [processes]
-    columns = ["gpu", "pid", "user", "type", "gpu_memory", "share", "growth", "sm", "cpu",
+    columns = ["gpu", "pid", "user", "type", "gpu_memory", "share", "growth", "idle", "sm", "cpu",
                "host_memory", "time", "container", "command"]
     sort_column = "gpu_memory"
     sort_descending = true
@@ -58,6 +65,7 @@ DEFAULT_COLUMNS: tuple[str, ...] = (
     "gpu_memory",
     "share",
     "growth",
+    "idle",
     "sm",
     "cpu",
     "host_memory",
@@ -75,6 +83,13 @@ class Thresholds:
     thermal_margin_c: float = 5.0  # thermal alert within this of the slowdown temperature
     forecast_seconds: float = 300.0  # forecast alert when full within this
     horizon_s: float = 1800.0  # no forecast further ahead than this
+    idle_min_memory_gib: float = 1.0  # a process holding at least this much GPU memory ...
+    idle_after_s: float = 600.0  # ... and using no SM time for this long is idle
+    unattributed_min_gib: float = 1.0  # memory no process accounts for is shown above the
+    unattributed_percent: float = 5.0  # larger of these two (the second, of the GPU's total)
+    stall_utilization_percent: float = 95.0  # utilization at or above this ...
+    stall_power_percent: float = 30.0  # ... with power at or below this share of the limit ...
+    stall_after_s: float = 120.0  # ... and memory flat for this long: STALLED?
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +175,13 @@ _SCHEMA: dict[str, dict[str, tuple[str, _Check]]] = {
         "thermal_margin_c": ("thermal_margin_c", _number(0.0, 100.0)),
         "forecast_seconds": ("forecast_seconds", _number(1.0, 86400.0)),
         "horizon_s": ("horizon_s", _number(1.0, 7 * 86400.0)),
+        "idle_min_memory_gib": ("idle_min_memory_gib", _number(0.0, 1024.0)),
+        "idle_after_s": ("idle_after_s", _number(1.0, 7 * 86400.0)),
+        "unattributed_min_gib": ("unattributed_min_gib", _number(0.0, 1024.0)),
+        "unattributed_percent": ("unattributed_percent", _number(0.0, 100.0)),
+        "stall_utilization_percent": ("stall_utilization_percent", _number(1.0, 100.0)),
+        "stall_power_percent": ("stall_power_percent", _number(1.0, 100.0)),
+        "stall_after_s": ("stall_after_s", _number(1.0, 86400.0)),
     },
     "processes": {
         "columns": ("columns", _string_list),

@@ -239,7 +239,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         self.snapshot = snapshot
         self._show_gpus(snapshot)
         self.query_one(HostStrip).show(snapshot.host)
-        self.view.show(snapshot, None if self.forecasts is None else self.forecasts.processes)
+        self.view.show(snapshot, None if self.forecasts is None else self.forecasts.processes, self.feed.diagnoses)
         self.update_title()
         screen = self.screen
         if hasattr(screen, "show_snapshot"):
@@ -258,7 +258,9 @@ class GpuTopApp(ChangedCellsApp[int]):
     def _show_gpus(self, snapshot: Snapshot) -> None:
         plan = self._card_layout(snapshot, self.compact_choice)
         self.query_one("#gpu-area").set_class(plan.compact, "-compact")
-        self.query_one(GpuGrid).show(snapshot, plan, self.feed.trends, self.forecasts, self.feed.alert_kinds)
+        self.query_one(GpuGrid).show(
+            snapshot, plan, self.feed.trends, self.forecasts, self.feed.alert_kinds, self.feed.diagnoses
+        )
 
     def update_title(self) -> None:
         """Say in the title bar (and the sub-title) what is shown and how it moves."""

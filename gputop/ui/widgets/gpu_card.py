@@ -15,10 +15,12 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
+from gputop.core.diagnosis import GpuDiagnosis
 from gputop.core.forecast import Forecast
 from gputop.core.format import NA, fmt_age, fmt_duration, fmt_percent, fmt_temperature
 from gputop.core.model import GpuSample, MigSample
 from gputop.ui.layout import card_lines
+from gputop.ui.widgets.diagnosis_marks import card_marks
 from gputop.ui.widgets.sparkline import GpuTrend, bar, sparkline
 
 _GIB = 1024**3
@@ -117,6 +119,7 @@ class GpuCard(Widget, can_focus=True):
         self.forecast: Forecast | None = None
         self.mig_forecasts: dict[int, Forecast] = {}
         self.alert_kinds: tuple[str, ...] = ()
+        self.diagnosis: GpuDiagnosis | None = None
         self.now: float | None = None  # when the sample was taken
         self._lines: list[Text] = []
         self._titles: tuple[Text | None, Text | None] = (None, None)
@@ -133,6 +136,7 @@ class GpuCard(Widget, can_focus=True):
         mig_forecasts: dict[int, Forecast] | None = None,
         alert_kinds: tuple[str, ...] = (),
         now: float | None = None,
+        diagnosis: GpuDiagnosis | None = None,
     ) -> None:
         """Show a new sample of this GPU (taken at ``now``), its memory forecasts and the kinds of alert raised."""
         self.gpu = gpu
@@ -141,6 +145,7 @@ class GpuCard(Widget, can_focus=True):
         self.forecast = forecast
         self.mig_forecasts = mig_forecasts or {}
         self.alert_kinds = alert_kinds
+        self.diagnosis = diagnosis
         self.set_class(bool(alert_kinds), "-alert")
         if compact != self.compact:
             self.compact = compact
@@ -193,6 +198,8 @@ class GpuCard(Widget, can_focus=True):
         labels = [ALERT_LABELS[kind] for kind in self.alert_kinds if kind in ALERT_LABELS]
         if labels and not gpu.lost:
             title.append_text(Text(f"⚠ {' '.join(labels)} ", style="bold yellow"))
+        if not gpu.lost:
+            title.append_text(card_marks(self.diagnosis))
         facts = []
         if gpu.pstate is not None:
             facts.append(f"P{gpu.pstate}")
@@ -321,6 +328,7 @@ class GpuCard(Widget, can_focus=True):
         )
         if self.alert_kinds:
             memory.append("⚠ ", style="bold yellow")
+        memory.append_text(card_marks(self.diagnosis, short=True))
         filling = forecast_text(self.forecast, short=True)
         if filling:
             memory.append(f"{filling} ", style="bold yellow")
