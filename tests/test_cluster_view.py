@@ -29,6 +29,7 @@ from gputop.ui.cluster.render import sparkline
 
 GIB = 1024**3
 URL = "http://prometheus.test:9090"
+NOW = 1_700_000_000.0  # the view's clock: ages are counted against it
 
 
 def host(
@@ -46,7 +47,7 @@ def host(
         utilization=utilization,
         temperature=temperature,
         power_draw=600.0,
-        last_sample=time.time() - age_s,
+        last_sample=NOW - age_s,
     )
 
 
@@ -97,7 +98,7 @@ class FakeReader:
             raise self.failure
         history = self.history(history_for)
         detail = DETAIL if detail_for == "gpu-b" else None
-        return ClusterState(URL, time.time(), self.duration_s, self.hosts, COUNTS, history, detail)
+        return ClusterState(URL, NOW, self.duration_s, self.hosts, COUNTS, history, detail)
 
     def history(self, hostnames: Collection[str]) -> dict[str, tuple[float | None, ...]]:
         return {name: (10 * GIB, None, 160 * GIB) for name in hostnames}
@@ -111,7 +112,7 @@ class FakeReader:
 
 
 def make_app(reader: FakeReader, interval_s: float = 60.0) -> ClusterApp:
-    return ClusterApp(ClusterOptions.create(URL, interval_s=interval_s), reader=reader)
+    return ClusterApp(ClusterOptions.create(URL, interval_s=interval_s), reader=reader, clock=lambda: NOW)
 
 
 async def until(pilot: Pilot[int], condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
@@ -280,14 +281,11 @@ async def test_an_unreachable_prometheus_turns_every_row_into_the_age_of_its_fig
         assert text_of(app, "#status").endswith(
             f"Prometheus unreachable at {URL}: connection refused — retrying in {app.next_delay_s:.2f}s"
         )
-        ages = [int(h.age_s(app.host_list.now) or 0) for h in app.host_list.hosts]
-        assert [line[22:32].rstrip() for line in rows(app)] == [f"{age}s old" for age in ages]
-        assert ages[0] in (1, 2) and ages[2] in (42, 43)
+        assert [line[22:32].rstrip() for line in rows(app)] == ["1s old", "1s old", "42s old"]
         await until(pilot, lambda: "retrying in 0.80s" in text_of(app, "#status"))
         reader.failure = None
         await until(pilot, lambda: "unreachable" not in text_of(app, "#status"))
-        statuses = [line[22:32].rstrip() for line in rows(app)]
-        assert statuses[:2] == ["live", "live"] and statuses[2].startswith("stale 4")
+        assert [line[22:32].rstrip() for line in rows(app)] == ["live", "live", "stale 42s"]
 
 
 async def test_a_slow_prometheus_is_shown_slow_with_its_time_and_asked_less_often() -> None:
@@ -319,13 +317,16 @@ async def test_ten_thousand_hosts_draw_only_the_lines_on_screen(monkeypatch: pyt
     app = make_app(FakeReader(many))
     async with app.run_test(size=(160, 40)) as pilot:
         await started(app, pilot)
-        on_screen = app.host_list.size.height - 1
         for key in ("end", "M", "pageup"):
             await pilot.pause()
+            shown_before = set(app.host_list.on_screen())
             drawn.clear()
             await pilot.press(key)
             await pilot.pause()
-            assert set(drawn) == set(app.host_list.on_screen()) and len(set(drawn)) == on_screen
+            shown = set(app.host_list.on_screen())
+            # The new screenful is drawn; nothing else is, but the old one the clock may have repainted.
+            assert len(shown) == app.host_list.size.height - 1
+            assert shown <= set(drawn) <= shown | shown_before
             if key == "M":
                 assert app.host_list.selected is not None and app.host_list.selected.hostname == "node-09999"
 

@@ -84,10 +84,6 @@ class ClusterHost:
     last_sample: float | None = None  # when its newest figures were taken
     instance: str | None = None  # its scrape target
 
-    @property
-    def memory_used_percent(self) -> float | None:
-        return percent(self.memory_used, self.memory_total)
-
     def age_s(self, now: float) -> float | None:
         return None if self.last_sample is None else max(0.0, now - self.last_sample)
 
