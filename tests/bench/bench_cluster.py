@@ -28,6 +28,7 @@ import argparse
 import asyncio
 import importlib.util
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -152,6 +153,7 @@ async def interactive(url: str, hosts: int) -> dict[str, float]:
     start = time.monotonic()
     async with app.run_test(size=(120, 40)) as pilot:
         while len(app.host_list.hosts) < hosts:
+            assert time.monotonic() - start < 600, "the view never listed every host"
             await pilot.pause(0.01)
         figures["first_rows"] = time.monotonic() - start
         start = time.monotonic()
@@ -242,6 +244,8 @@ def main() -> int:
     parser.add_argument("--app-seconds", type=float, default=60.0)
     args = parser.parse_args()
     args.ages = [float(a) for a in args.ages.split(",")]
+    # Stopped early: the fleet and Prometheus are stopped too (by the finally blocks).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     old = load_old(args.old_module) if args.old_module else None
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} scrape every {args.scrape:g}s, 8 GPUs and 32 processes per host")
     for hosts in (int(h) for h in args.hosts.split(",")):

@@ -69,11 +69,16 @@ class ClusterReader:
         self._backfilled: set[str] = set()
         self._pool = ThreadPoolExecutor(max_workers=QUERY_WAYS + 3, thread_name_prefix="prometheus")
 
-    def fetch(self, history_for: Collection[str] = (), detail_for: str | None = None) -> ClusterState:
+    def fetch(
+        self, history_for: Collection[str] = (), detail_for: str | None = None, timeout_s: float | None = None
+    ) -> ClusterState:
         """One refresh: every host, the history of ``history_for``, the detail of ``detail_for``.
 
+        ``timeout_s`` limits each query from now on (the options' limit until told otherwise).
         Raises PrometheusError.
         """
+        if timeout_s is not None:
+            self.client.timeout_s = timeout_s
         started = time.monotonic()
         now = self._clock()
         # Every request of a refresh at once: Prometheus answers them on as many cores as it has.

@@ -67,7 +67,7 @@ class ClusterApp(App[int]):
         self.inverted = False
         self.host_filter: re.Pattern[str] | None = None
         self.filter_text = ""
-        self.pacer = Pacer(options.interval_s)
+        self.pacer = Pacer(options.interval_s, options.timeout_s)
         self.next_delay_s = options.interval_s
         self._timer: Timer | None = None
         self._fetching = False
@@ -108,12 +108,12 @@ class ClusterApp(App[int]):
             self._timer.stop()
             self._timer = None
         self._fetching = True
-        self._fetch(self.host_list.on_screen(), self._detail_host())
+        self._fetch(self.host_list.on_screen(), self._detail_host(), self.pacer.timeout_s)
 
     @work(thread=True, exit_on_error=False, group="fetch")
-    def _fetch(self, history_for: list[str], detail_for: str | None) -> None:
+    def _fetch(self, history_for: list[str], detail_for: str | None, timeout_s: float) -> None:
         try:
-            state = self.reader.fetch(history_for, detail_for)
+            state = self.reader.fetch(history_for, detail_for, timeout_s)
         except PrometheusError as error:
             self.post_message(FetchFailed(str(error), error.kind))
         except Exception as error:  # noqa: BLE001 - shown in the UI; the view keeps retrying
@@ -146,7 +146,7 @@ class ClusterApp(App[int]):
 
     def on_fetch_failed(self, message: FetchFailed) -> None:
         self.error = (safe_text(message.reason, 300), message.kind)
-        self._fetch_done(self.pacer.failed())
+        self._fetch_done(self.pacer.failed(message.kind == "slow"))
         self._show_status()
         self.host_list.answering = False
         self.host_list.refresh()
