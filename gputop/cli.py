@@ -17,6 +17,7 @@ from gputop.core.run_config import DEFAULT_INTERVAL_S, RunConfig
 from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S, Sampler
 from gputop.core.settings import Settings, load_settings
 from gputop.core.sources.base import GpuSource, SourceUnavailable
+from gputop.serve.command import add_serve_command, parse_command_line
 
 EXIT_USAGE = 2
 DEFAULT_LISTEN = "127.0.0.1:9400"
@@ -63,10 +64,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--record", metavar="FILE", help="record every tick of the TUI to FILE (JSON lines; .gz: gzip)")
     parser.add_argument("--bell", action="store_true", help="ring the terminal bell when an alert is raised")
     parser.add_argument("--config", type=Path, metavar="PATH", help="settings file (default: the XDG location)")
+    parser.add_argument(
+        "--full-redraw", action="store_true", help="let Textual write whole regions (no changed-cell output)"
+    )
+    parser.add_argument("--debug", action="store_true", help="say in the TUI when gputop falls back on something")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     replay = commands.add_parser("replay", help="open the TUI on a recording")
     replay.add_argument("file", metavar="FILE")
     add_cluster_commands(commands)
+    add_serve_command(commands)
     record = commands.add_parser("record", help="sample without a TUI into a JSON-lines file (.gz: gzip)")
     record.add_argument("file", metavar="FILE")
     record.add_argument("--duration", type=duration_value, default=None, metavar="S", help="stop after S seconds")
@@ -117,7 +123,7 @@ def _run_export(args: argparse.Namespace) -> int:
 
     try:
         host, port = parse_listen(args.listen)
-        sampler = Sampler(open_source(args))
+        sampler = Sampler(open_source(args, args.settings))
         sampler.open()
     except (ListenError, SourceUnavailable) as error:
         return _fail(str(error))
@@ -158,7 +164,8 @@ def _run_cluster(args: argparse.Namespace) -> int:
         return 130
 
 
-def open_source(args: argparse.Namespace) -> GpuSource:
+def open_source(args: argparse.Namespace, settings: Settings, patient: bool = False) -> GpuSource:
+    """The demo machine or the real driver; `patient`: wait on a slow nvmlInit, saying so, not give up."""
     if args.demo:
         from gputop.core.sources.demo import DemoSource
 
@@ -167,7 +174,16 @@ def open_source(args: argparse.Namespace) -> GpuSource:
         return DemoSource(gpu_count=args.demo_gpus)
     from gputop.core.sources.nvml import NvmlSource
 
-    return NvmlSource()
+    return NvmlSource(settings.driver_deadline_s, on_init_slow=_say_init_is_slow if patient else None)
+
+
+def _say_init_is_slow(deadline_s: float) -> None:
+    print(
+        f"gputop: nvmlInit has not answered within {deadline_s:g}s: the NVIDIA driver may be hung"
+        " or still starting; waiting for it (Ctrl+C quits)",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _fail(message: str) -> int:
@@ -176,7 +192,7 @@ def _fail(message: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_command_line(build_parser(), argv)
     settings, warnings = load_settings(args.config)
     if getattr(args, "run", None) is not None:
         # export and cluster: no screen for the settings' warnings, and the interval they default to.
@@ -184,6 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"gputop: {warning}", file=sys.stderr)
         if args.interval is None:
             args.interval = settings.interval_s
+        args.settings = settings
         return int(args.run(args))
     if args.record and (args.once or args.json or args.command is not None):
         return _fail("--record records the live TUI; use `gputop record FILE` to record without it")
@@ -193,12 +210,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # No screen to show them on: warnings about the settings go to stderr.
         for warning in warnings:
             print(f"gputop: {warning}", file=sys.stderr)
+    tui = not (args.command == "record" or args.once or args.json)
     try:
-        source = open_source(args)
+        source = open_source(args, settings, patient=tui)
         sampler = Sampler(source)
         sampler.open()
     except SourceUnavailable as error:
         return _fail(str(error))
+    except KeyboardInterrupt:
+        return 130
     try:
         if args.command == "record":
             return _record(sampler, args, settings)
@@ -225,6 +245,8 @@ def tui_config(args: argparse.Namespace, settings: Settings) -> RunConfig:
         mouse=not args.no_mouse,
         bell=args.bell,
         record_path=args.record,
+        full_redraw=args.full_redraw,
+        debug=args.debug,
     )
 
 
@@ -280,6 +302,8 @@ def _one_shot(sampler: Sampler, args: argparse.Namespace, settings: Settings) ->
     time.sleep(_ONCE_SETTLE_S)
     snapshot = sampler.sample()
     foresight = watcher.update(snapshot)
+    if snapshot.gpus and not any(gpu.answering for gpu in snapshot.gpus):
+        return _fail(f"no GPU answered: {snapshot.gpus[0].last_error}")
     if args.json:
         document = snapshot_to_dict(snapshot, foresight.forecasts, watcher.monitor.active.values())
         sys.stdout.write(dumps(document, indent=2) + "\n")

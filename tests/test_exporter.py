@@ -132,6 +132,12 @@ gputop_gpu_seconds_to_full{{{GPU0_LABELS}}} 312.0
 gputop_gpu_lost{{{GPU0_LABELS}}} 0.0
 gputop_gpu_lost{{{GPU1_LABELS}}} 1.0
 gputop_gpu_lost{{{GPU2_LABELS}}} 0.0
+# HELP gputop_gpu_answering 0 while a driver call to the GPU has not come back within the deadline \
+(its figures are then left out).
+# TYPE gputop_gpu_answering gauge
+gputop_gpu_answering{{{GPU0_LABELS}}} 1.0
+gputop_gpu_answering{{{GPU1_LABELS}}} 1.0
+gputop_gpu_answering{{{GPU2_LABELS}}} 1.0
 # HELP gputop_process_gpu_memory_bytes GPU memory used by one process on one GPU.
 # TYPE gputop_process_gpu_memory_bytes gauge
 gputop_process_gpu_memory_bytes{{command="python",container="k8s:pod-1",gpu="0",hostname="node-1",pid="101",user="alice"}} 4.4023414784e+10

@@ -134,13 +134,21 @@ def _gpu_families(
     )
     for gpu in snapshot.gpus:
         seconds = seconds_to_full.get(gpu.index)
-        if seconds is not None and not gpu.lost:
+        if seconds is not None and not gpu.lost and gpu.answering:
             forecast.add_metric(_gpu_labels(hostname, gpu), seconds)
     yield forecast
     lost = GaugeMetricFamily(GPU_LOST, "1 when the GPU has fallen off the bus.", labels=GPU_LABELS)
     for gpu in snapshot.gpus:
         lost.add_metric(_gpu_labels(hostname, gpu), 1.0 if gpu.lost else 0.0)
     yield lost
+    answering = GaugeMetricFamily(
+        "gputop_gpu_answering",
+        "0 while a driver call to the GPU has not come back within the deadline (its figures are then left out).",
+        labels=GPU_LABELS,
+    )
+    for gpu in snapshot.gpus:
+        answering.add_metric(_gpu_labels(hostname, gpu), 1.0 if gpu.answering else 0.0)
+    yield answering
 
 
 def _process_family(hostname: str, snapshot: Snapshot) -> Metric:
@@ -148,7 +156,7 @@ def _process_family(hostname: str, snapshot: Snapshot) -> Metric:
     # one label set must be one series, so their memory is added up.
     memory: dict[tuple[str, str, str, str, str, str], float] = {}
     for process in snapshot.processes():
-        if process.gpu_memory is None:
+        if process.gpu_memory is None or process.stale:
             continue
         labels = (
             hostname,

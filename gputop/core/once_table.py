@@ -64,6 +64,11 @@ def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:
     name = safe_text(gpu.name or NA)
     if gpu.lost:
         return [paint(_RED, f"[{gpu.index}] {name}  GPU LOST: not answering"[:width])]
+    if not gpu.answering:
+        return [
+            paint(_RED, f"[{gpu.index}] {name}  NOT ANSWERING"[:width]),
+            f"    {gpu.last_error or NA}"[:width],
+        ]
     memory = gpu.memory_percent
     # Temperature against the card's own slowdown threshold (100 = at slowdown).
     temperature = percent(gpu.temperature, gpu.temperature_slowdown or 90.0)
@@ -107,6 +112,8 @@ def _process_lines(snapshot: Snapshot, width: int, paint: Any) -> list[str]:
         age = None if process.started is None else snapshot.timestamp - process.started
         cpu = NA if process.cpu_percent is None else f"{process.cpu_percent:.0f}%"
         command = safe_text(process.command) if process.visible else "(not visible from here)"
+        if process.stale:
+            command = "(as last seen) " + command
         row = (
             f"{gpu:>4} {process.pid:>7} {safe_text(process.user or NA)[:9]:<9} {process.type:<3} "
             f"{fmt_bytes(process.gpu_memory):>8} {fmt_percent(process.sm_utilization):>4} {cpu:>5} "

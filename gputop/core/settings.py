@@ -5,6 +5,7 @@ The file lives at ``$XDG_CONFIG_HOME/gputop/settings.toml`` (by default
 
     interval_s = 1.0
     theme = "textual-dark"
+    driver_deadline_s = 2.0
 
     [thresholds]
     memory_percent = 90.0
@@ -22,6 +23,9 @@ The file lives at ``$XDG_CONFIG_HOME/gputop/settings.toml`` (by default
     compact = false
     show_processes = true
     show_host = true
+
+    [serve]
+    max_tabs = 4
 
 Every key is optional. Reading never fails: a file that is not valid TOML,
 cannot be read, or holds a value of the wrong type or range yields the
@@ -79,6 +83,8 @@ class Settings:
 
     interval_s: float = 1.0
     theme: str = "textual-dark"
+    # How long a GPU's driver calls may take before it is shown as not answering.
+    driver_deadline_s: float = 2.0
     thresholds: Thresholds = field(default_factory=Thresholds)
     columns: tuple[str, ...] = DEFAULT_COLUMNS
     sort_column: str = "gpu_memory"
@@ -86,6 +92,7 @@ class Settings:
     compact: bool = False
     show_processes: bool = True
     show_host: bool = True
+    serve_max_tabs: int = 4  # `gputop serve`: browser tabs (each its own gputop process) at once
 
 
 def default_settings_path(environ: Mapping[str, str] | None = None) -> Path:
@@ -114,6 +121,15 @@ def _number(minimum: float, maximum: float) -> _Check:
     return check
 
 
+def _integer(minimum: int, maximum: int) -> _Check:
+    def check(value: Any) -> tuple[Any, str | None]:
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+            return None, f"a whole number from {minimum} to {maximum}"
+        return value, None
+
+    return check
+
+
 def _string(value: Any) -> tuple[Any, str | None]:
     if not isinstance(value, str) or not value:
         return None, "a non-empty string"
@@ -137,6 +153,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, _Check]]] = {
     "": {
         "interval_s": ("interval_s", _number(0.05, 3600.0)),
         "theme": ("theme", _string),
+        "driver_deadline_s": ("driver_deadline_s", _number(0.05, 600.0)),
     },
     "thresholds": {
         "memory_percent": ("memory_percent", _number(1.0, 100.0)),
@@ -153,6 +170,9 @@ _SCHEMA: dict[str, dict[str, tuple[str, _Check]]] = {
         "compact": ("compact", _boolean),
         "show_processes": ("show_processes", _boolean),
         "show_host": ("show_host", _boolean),
+    },
+    "serve": {
+        "max_tabs": ("serve_max_tabs", _integer(1, 64)),
     },
 }
 

@@ -33,6 +33,7 @@ def process_to_dict(process: ProcessSample) -> dict[str, Any]:
         "started": process.started,
         "container": process.container,
         "visible": process.visible,
+        "stale": process.stale,
     }
 
 
@@ -55,6 +56,9 @@ def gpu_to_dict(gpu: GpuSample) -> dict[str, Any]:
         "uuid": gpu.uuid,
         "pci_bus_id": gpu.pci_bus_id,
         "lost": gpu.lost,
+        "answering": gpu.answering,
+        "not_answering_since": gpu.not_answering_since,
+        "last_error": gpu.last_error,
         "memory": {
             "total": gpu.memory_total,
             "used": gpu.memory_used,
@@ -179,6 +183,7 @@ def _process(data: dict[str, Any], gpu_index: int) -> ProcessSample:
         host_memory=data["host_memory"],
         container=data["container"],
         visible=bool(data["visible"]),
+        stale=bool(data.get("stale", False)),
     )
 
 
@@ -207,6 +212,9 @@ def _gpu(data: dict[str, Any]) -> GpuSample:
         uuid=data["uuid"],
         pci_bus_id=data["pci_bus_id"],
         lost=bool(data["lost"]),
+        answering=bool(data.get("answering", True)),
+        not_answering_since=data.get("not_answering_since"),
+        last_error=data.get("last_error"),
         memory_total=memory["total"],
         memory_used=memory["used"],
         memory_free=memory["free"],

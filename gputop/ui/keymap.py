@@ -55,6 +55,7 @@ BINDINGS: list[BindingType] = [
     Binding("G", "sort_by('growth')", "Sort by memory growth", show=False),
     Binding("exclamation_mark", "alert_log", "Alerts", key_display="!"),
     Binding("S", "save_settings", "Save settings", show=False),
+    Binding("ctrl+l", "redraw", "Redraw the screen", show=False),
     Binding("q,f10", "quit", "Quit"),
     Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
 ]

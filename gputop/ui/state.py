@@ -15,6 +15,8 @@ from gputop.core.model import ProcessIdentity, ProcessSample, Snapshot
 RowKey = tuple[int, "float | None", int, "int | None"]
 
 NOT_VISIBLE = "(not visible: other PID namespace)"
+# Before the command of a process whose GPU is not answering: the row is as the GPU last listed it.
+STALE_MARK = "(as last seen) "
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +81,8 @@ def _command(row: ProcessRow) -> str:
     p = row.process
     if not p.visible:
         return NOT_VISIBLE
-    return safe_text(p.command or p.name)
+    command = safe_text(p.command or p.name)
+    return STALE_MARK + command if p.stale else command
 
 
 def _gpu_order(row: ProcessRow) -> int:

@@ -21,6 +21,7 @@ from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_temperature, fmt_
 from gputop.core.history import GpuHistory, History
 from gputop.core.model import GpuSample, Snapshot
 from gputop.ui.state import snapshot_rows
+from gputop.ui.widgets.gpu_card import silence_text
 from gputop.ui.widgets.process_table import ProcessTable
 
 _GIB = 1024**3
@@ -70,7 +71,7 @@ class DetailScreen(Screen[None]):
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
         gpu = next((g for g in snapshot.gpus if g.index == self.index), None)
-        self.query_one("#detail-title", Static).update(self._title(gpu))
+        self.query_one("#detail-title", Static).update(self._title(gpu, snapshot.timestamp))
         forecasts = getattr(self.app, "forecasts", None)
         growth = forecasts.processes if isinstance(forecasts, Forecasts) else None
         rows = [row for row in snapshot_rows(snapshot, growth) if row.process.gpu_index == self.index]
@@ -86,12 +87,14 @@ class DetailScreen(Screen[None]):
                 gpu_history = None
         self._draw_charts(gpu_history, gpu)
 
-    def _title(self, gpu: GpuSample | None) -> Text:
+    def _title(self, gpu: GpuSample | None, now: float) -> Text:
         if gpu is None:
             return Text(f" GPU {self.index}: no longer reported", style="bold red")
         text = Text.assemble((f" GPU {gpu.index} ", "bold reverse"), (f" {gpu.name or NA}", "bold"))
         if gpu.lost:
             return text.append("  LOST", style="bold red")
+        if not gpu.answering:
+            text.append(f"  {silence_text(gpu, now)}", style="bold red")
         text.append(f"  {gpu.uuid or ''}  bus {gpu.pci_bus_id or NA}\n", style="dim")
         text.append(
             f" memory {fmt_bytes(gpu.memory_used)}/{fmt_bytes(gpu.memory_total)} ({fmt_percent(gpu.memory_percent)})"
@@ -125,7 +128,9 @@ class DetailScreen(Screen[None]):
                 values = [None if v is None else v / _GIB for v in values]
             points = [(t, v) for t, v in zip(times, values, strict=False) if v is not None]
             if points:
-                plt.plot([t for t, _ in points], [v for _, v in points], color=colour, marker="braille")
+                # One line per run of readings: a time the GPU did not answer stays a gap.
+                for run in _runs(times, values):
+                    plt.plot([t for t, _ in run], [v for _, v in run], color=colour, marker="braille")
                 # Time labels are 8 wide: as many as fit side by side (plotext overlaps them otherwise).
                 count = max(2, min(4, (plot.size.width - 8) // 10))
                 positions, labels = _time_ticks([t for t, _ in points], count)
@@ -137,3 +142,15 @@ class DetailScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.dismiss(None)
+
+
+def _runs(times: list[float], values: list[float | None]) -> list[list[tuple[float, float]]]:
+    """The (time, value) points split where a value is missing."""
+    runs: list[list[tuple[float, float]]] = [[]]
+    for time_, value in zip(times, values, strict=False):
+        if value is None:
+            if runs[-1]:
+                runs.append([])
+        else:
+            runs[-1].append((time_, value))
+    return [run for run in runs if run]

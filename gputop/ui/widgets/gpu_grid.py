@@ -51,6 +51,7 @@ class GpuGrid(Grid):
                 if forecasts is None
                 else {mig: f for (index, mig), f in forecasts.migs.items() if index == gpu.index},
                 alert_kinds=alert_kinds(gpu.index),
+                now=snapshot.timestamp,
             )
         if new_cards:
             self.mount_all(new_cards)

@@ -48,6 +48,7 @@ class ProcessTable(ScrollView, can_focus=True):
         "process-table--cursor",
         "process-table--tagged",
         "process-table--hidden",
+        "process-table--stale",
         "process-table--memory",
         "process-table--growing",
     }
@@ -167,7 +168,8 @@ class ProcessTable(ScrollView, can_focus=True):
         return cells
 
     def _line_signature(self, row: ProcessRow) -> object:
-        return (self._row_cells(row), row.key == self.cursor_key, row.key in self.tagged, row.process.visible)
+        process, key = row.process, row.key
+        return (self._row_cells(row), key == self.cursor_key, key in self.tagged, process.visible, process.stale)
 
     def _visible_state(self) -> list[object]:
         top = self.scroll_offset.y
@@ -290,6 +292,8 @@ class ProcessTable(ScrollView, can_focus=True):
         style = base
         if not row.process.visible:
             style += self.get_component_rich_style("process-table--hidden")
+        if row.process.stale:
+            style += self.get_component_rich_style("process-table--stale")
         tagged = key in self.tagged
         if tagged:
             style += self.get_component_rich_style("process-table--tagged")
