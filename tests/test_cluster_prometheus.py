@@ -127,7 +127,7 @@ async def test_every_host_is_summed_up_by_prometheus_with_the_exporters_figures(
         assert summary.startswith("Hosts 50 live · 0 stale · 0 down   GPUs 382   memory ")
         # alpha's demo GPUs run cool (below 80 °C), DCGM's hottest is 71 °C: the hot ones are the fleet's.
         assert summary.endswith(
-            f"filling 5 [f]   hot {hot} [h]   lost 1 [l]   idle-hogged N/A [i]   unhealthy N/A [u]"
+            f"filling 5 [f]   hot {hot} [h]   lost 1 [l]   idle-hogged N/A [i]   unhealthy 0 [u]"
         )
         # Sorting by memory: the fullest GPU first, answered from what is already here.
         await pilot.press("M")

@@ -71,6 +71,7 @@ DETAIL = HostDetail(
     gpus=(
         ClusterGpu(0, "GPU-b0", "NVIDIA H100 80GB HBM3", {"memory_used": 72 * GIB, "memory_total": 80 * GIB}),
         ClusterGpu(1, "GPU-b1", "NVIDIA H100 80GB HBM3", lost=True),
+        ClusterGpu(2, "GPU-b2", "NVIDIA H100 80GB HBM3", answering=False),
     ),
     processes=(
         ClusterProcess("gpu-b", 0, 4242, "alice", "python", "k8s:pod-1", 70 * GIB),
@@ -242,7 +243,7 @@ async def test_enter_opens_the_host_at_once_with_its_gpus_and_processes() -> Non
         ]
         gpus: DataTable[str] = screen.query_one("#gpus", DataTable)
         assert [str(c) for c in gpus.get_row_at(0)][4:6] == ["72.0GiB/80.0GiB", "N/A"]
-        assert str(gpus.get_row_at(1)[0]) == "1 LOST"
+        assert [str(gpus.get_row_at(row)[0]) for row in (1, 2)] == ["1 LOST", "2 NOT ANSWERING"]
         await pilot.press("escape")
         assert not isinstance(app.screen, HostScreen)
 

@@ -98,6 +98,7 @@ class ClusterGpu:
     figures: Mapping[str, float] = field(default_factory=dict)
     seconds_to_full: float | None = None
     lost: bool = False
+    answering: bool | None = None  # False while a driver call to it has not come back in time
 
     def figure(self, name: str) -> float | None:
         return self.figures.get(name)

@@ -26,10 +26,18 @@ def _power(gpu: ClusterGpu) -> str:
     return fmt_watts(gpu.figure("power_draw")) + ("" if limit is None else f"/{fmt_watts(limit)}")
 
 
+def _gpu_label(gpu: ClusterGpu) -> Text | str:
+    if gpu.lost:
+        return Text(f"{gpu.index} LOST", style="bold red")
+    if gpu.answering is False:
+        return Text(f"{gpu.index} NOT ANSWERING", style="bold red")
+    return str(gpu.index)
+
+
 def gpu_cells(gpu: ClusterGpu) -> tuple[Text | str, ...]:
     """One cell per GPU_COLUMNS."""
     return (
-        Text(f"{gpu.index} LOST", style="bold red") if gpu.lost else str(gpu.index),
+        _gpu_label(gpu),
         safe_text(gpu.name),
         safe_text(gpu.uuid),
         memory_bar(gpu),
