@@ -48,10 +48,11 @@ class ClusterApp(App[int]):
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("M", "sort('memory')", "Memory"),
         Binding("T", "sort('temperature')", "Temp"),
-        Binding("less_than_sign", "sort_step(-1)", "Sort <"),
-        Binding("greater_than_sign", "sort_step(1)", "Sort >"),
+        Binding("less_than_sign", "sort_step(-1)", "Sort <", show=False),
+        Binding("greater_than_sign", "sort_step(1)", "Sort >", show=False),
         Binding("I", "invert", "Invert"),
-        *(Binding(count.key, f"list_gpus('{count.key}')", count.label.capitalize()) for count in COUNTS),
+        # Shown on the summary line, next to their counts, rather than in the footer.
+        *(Binding(count.key, f"list_gpus('{count.key}')", count.label.capitalize(), show=False) for count in COUNTS),
     ]
 
     def __init__(
