@@ -14,6 +14,7 @@ class Pacer:
 
     A Prometheus that needs longer than the limit gets a longer one next time (twice, up to
     MAX_BACKOFF_INTERVALS intervals), so a slow one is eventually answered and shown as slow.
+    The first refresh, with nothing on screen yet, gets the longest limit at once.
     """
 
     interval_s: float
@@ -23,7 +24,7 @@ class Pacer:
     timeout_s: float = field(init=False)
 
     def __post_init__(self) -> None:
-        self.timeout_s = self.base_timeout_s
+        self.timeout_s = self._longest_s
 
     @property
     def _longest_s(self) -> float:
