@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import signal
@@ -14,10 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gputop import __version__
-from gputop.core.config import DEFAULT_INTERVAL_S, RunConfig
+from gputop.core.run_config import DEFAULT_INTERVAL_S, RunConfig
 from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S, Sampler
 from gputop.core.settings import Settings, load_settings
 from gputop.core.sources.base import GpuSource, SourceUnavailable
+from gputop.serve.command import add_serve_command, parse_command_line
 
 EXIT_USAGE = 2
 DEFAULT_LISTEN = "127.0.0.1:9400"
@@ -64,10 +64,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--record", metavar="FILE", help="record every tick of the TUI to FILE (JSON lines; .gz: gzip)")
     parser.add_argument("--bell", action="store_true", help="ring the terminal bell when an alert is raised")
     parser.add_argument("--config", type=Path, metavar="PATH", help="settings file (default: the XDG location)")
+    parser.add_argument(
+        "--full-redraw", action="store_true", help="let Textual write whole regions (no changed-cell output)"
+    )
+    parser.add_argument("--debug", action="store_true", help="say in the TUI when gputop falls back on something")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     replay = commands.add_parser("replay", help="open the TUI on a recording")
     replay.add_argument("file", metavar="FILE")
     add_cluster_commands(commands)
+    add_serve_command(commands)
     record = commands.add_parser("record", help="sample without a TUI into a JSON-lines file (.gz: gzip)")
     record.add_argument("file", metavar="FILE")
     record.add_argument("--duration", type=duration_value, default=None, metavar="S", help="stop after S seconds")
@@ -143,7 +148,7 @@ def _run_export(args: argparse.Namespace) -> int:
 
 
 def _run_cluster(args: argparse.Namespace) -> int:
-    from gputop.core.sources.prometheus import ClusterOptions, ConfigError
+    from gputop.core.cluster.model import ClusterOptions, ConfigError
 
     try:
         options = ClusterOptions.create(
@@ -187,7 +192,7 @@ def _fail(message: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_command_line(build_parser(), argv)
     settings, warnings = load_settings(args.config)
     if getattr(args, "run", None) is not None:
         # export and cluster: no screen for the settings' warnings, and the interval they default to.
@@ -240,6 +245,8 @@ def tui_config(args: argparse.Namespace, settings: Settings) -> RunConfig:
         mouse=not args.no_mouse,
         bell=args.bell,
         record_path=args.record,
+        full_redraw=args.full_redraw,
+        debug=args.debug,
     )
 
 
@@ -262,7 +269,7 @@ def _tui(sampler: Sampler, args: argparse.Namespace, settings: Settings, warning
 def _replay(args: argparse.Namespace, settings: Settings, warnings: list[str]) -> int:
     from gputop.core.record import RecordingError, read_recording
     from gputop.core.replay import Replay
-    from gputop.core.sources.replay import ReplaySource
+    from gputop.core.sources.recorded import ReplaySource
     from gputop.ui.app import run_tui
 
     try:
@@ -284,9 +291,9 @@ def _replay(args: argparse.Namespace, settings: Settings, warnings: list[str]) -
 
 
 def _one_shot(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> int:
-    from gputop.core.format import safe_json
-    from gputop.core.report import render_text, snapshot_to_dict
-    from gputop.core.watch import Watcher
+    from gputop.core.foresight import Watcher
+    from gputop.core.once_table import render_text
+    from gputop.core.snapshot_json import dumps, snapshot_to_dict
 
     # Two samples a quarter of a second apart are too little history for a
     # forecast: --json says so with a null forecast and growth rates of 0.
@@ -299,7 +306,7 @@ def _one_shot(sampler: Sampler, args: argparse.Namespace, settings: Settings) ->
         return _fail(f"no GPU answered: {snapshot.gpus[0].last_error}")
     if args.json:
         document = snapshot_to_dict(snapshot, foresight.forecasts, watcher.monitor.active.values())
-        sys.stdout.write(safe_json(json.dumps(document, indent=2, ensure_ascii=False)) + "\n")
+        sys.stdout.write(dumps(document, indent=2) + "\n")
         return 0
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     sys.stdout.write(render_text(snapshot, colour=colour, width=80))
@@ -307,8 +314,8 @@ def _one_shot(sampler: Sampler, args: argparse.Namespace, settings: Settings) ->
 
 
 def _record(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> int:
+    from gputop.core.foresight import Watcher
     from gputop.core.record import Recorder, RecordingError
-    from gputop.core.watch import Watcher
 
     interval_s = args.record_interval or args.interval or settings.interval_s
     watcher = Watcher(settings.thresholds)

@@ -24,6 +24,9 @@ The file lives at ``$XDG_CONFIG_HOME/gputop/settings.toml`` (by default
     show_processes = true
     show_host = true
 
+    [serve]
+    max_tabs = 4
+
 Every key is optional. Reading never fails: a file that is not valid TOML,
 cannot be read, or holds a value of the wrong type or range yields the
 defaults for what could not be used, and a warning that says why (with the
@@ -89,6 +92,7 @@ class Settings:
     compact: bool = False
     show_processes: bool = True
     show_host: bool = True
+    serve_max_tabs: int = 4  # `gputop serve`: browser tabs (each its own gputop process) at once
 
 
 def default_settings_path(environ: Mapping[str, str] | None = None) -> Path:
@@ -113,6 +117,15 @@ def _number(minimum: float, maximum: float) -> _Check:
         if not (math.isfinite(value) and minimum <= value <= maximum):
             return None, f"a number from {minimum:g} to {maximum:g}"
         return float(value), None
+
+    return check
+
+
+def _integer(minimum: int, maximum: int) -> _Check:
+    def check(value: Any) -> tuple[Any, str | None]:
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+            return None, f"a whole number from {minimum} to {maximum}"
+        return value, None
 
     return check
 
@@ -157,6 +170,9 @@ _SCHEMA: dict[str, dict[str, tuple[str, _Check]]] = {
         "compact": ("compact", _boolean),
         "show_processes": ("show_processes", _boolean),
         "show_host": ("show_host", _boolean),
+    },
+    "serve": {
+        "max_tabs": ("serve_max_tabs", _integer(1, 64)),
     },
 }
 

@@ -21,8 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
-from rich.console import RenderableType
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.events import Resize
@@ -30,15 +29,15 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from gputop.core.alerts import AlertEvent
-from gputop.core.config import RunConfig
 from gputop.core.forecast import Forecasts
+from gputop.core.foresight import Foresight, Watcher
 from gputop.core.history import History
 from gputop.core.model import Snapshot
 from gputop.core.record import Recorder
 from gputop.core.replay import Replay
+from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings
-from gputop.core.watch import Foresight, Watcher
 from gputop.ui import keymap, layout
 from gputop.ui.feed import SnapshotFeed
 from gputop.ui.kill_control import KillControl
@@ -48,7 +47,7 @@ from gputop.ui.replay_control import ReplayControl, replay_status, replay_title
 from gputop.ui.sampling_control import SamplingControl
 from gputop.ui.settings_control import SettingsControl
 from gputop.ui.state import ProcessFilter, SortOrder, users_with_processes
-from gputop.ui.terminal_diff import CompositorUpdate, TerminalDiff
+from gputop.ui.textual_private import ChangedCellsApp
 from gputop.ui.widgets.filter_bar import FilterBar, FilterInput
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.gpu_grid import GpuGrid
@@ -57,7 +56,7 @@ from gputop.ui.widgets.process_table import ProcessTable
 from gputop.ui.widgets.title_bar import TitleBar, interval_text, title_text
 
 
-class GpuTopApp(App[int]):
+class GpuTopApp(ChangedCellsApp[int]):
     """Live GPUs and their processes."""
 
     CSS_PATH = "gputop.tcss"
@@ -81,7 +80,7 @@ class GpuTopApp(App[int]):
         """``settings`` set the view (sort, columns, toggles, theme) and the alert thresholds;
         the interval is ``config.interval_s``, which the command line resolves.
         """
-        super().__init__()
+        super().__init__(full_redraw=config.full_redraw)
         self.sampler = sampler
         self.config = config
         self.start_sampler = start_sampler and replay is None
@@ -102,7 +101,6 @@ class GpuTopApp(App[int]):
         self.history = history if history is not None else History()
         self.feed = SnapshotFeed(Watcher(settings.thresholds, history=self.history), recorder)
         self._mounted = False
-        self._terminal = TerminalDiff()
 
     @property
     def interval_s(self) -> float:
@@ -141,10 +139,12 @@ class GpuTopApp(App[int]):
         self._mounted = True
         self.settings_control.apply()
         # Suspended and resumed (Ctrl+Z, fg), the terminal was used by others: draw it all again.
-        self.app_suspend_signal.subscribe(self, lambda _app: self._terminal.forget())
+        self.app_suspend_signal.subscribe(self, lambda _app: self.forget_screen())
         self.app_resume_signal.subscribe(self, lambda _app: self._redraw())
         self.processes.focus()
         self._update_size_mode(self.size.width, self.size.height)
+        if self.changed_cells_off is not None and not self.config.full_redraw:
+            self.on_changed_cells_off(self.changed_cells_off)
         for warning in self.settings_control.warnings:
             self.notify(warning, title="Settings", severity="warning", timeout=15, markup=False)
         if self.latest is not None:
@@ -158,28 +158,18 @@ class GpuTopApp(App[int]):
         self.update_title()
 
     def _redraw(self) -> None:
-        self._terminal.forget()
+        self.forget_screen()
         self.screen.refresh()
+
+    def on_changed_cells_off(self, reason: str) -> None:
+        """The changed-cell writer is off, Textual writes the screen: said under --debug only."""
+        if self.config.debug:
+            self.notify(f"{reason}; Textual draws the screen itself", title="Full redraw",
+                        severity="warning", timeout=15, markup=False)
 
     def action_redraw(self) -> None:
         """Ctrl+L: draw every cell again (a garbled terminal, a tmux reattach)."""
         self._redraw()
-
-    def _display(self, screen: Screen[object], renderable: RenderableType | None) -> None:
-        """Write only the cells that changed (see terminal_diff)."""
-        driver = self._driver
-        if (
-            isinstance(renderable, CompositorUpdate)
-            and driver is not None
-            and not driver.is_inline
-            and self._running
-            and not self._closed
-            and not self._batch_count
-            and not self.is_headless
-        ):
-            size = screen.outer_size
-            renderable = self._terminal.update(renderable, self.console, size.width, size.height)
-        super()._display(screen, renderable)
 
     def on_unmount(self) -> None:
         self.sampling.stop()
@@ -189,7 +179,7 @@ class GpuTopApp(App[int]):
         self.settings_control.save()
 
     def on_resize(self, event: Resize) -> None:
-        self._terminal.forget()  # the terminal may have reflowed what it showed
+        self.forget_screen()  # the terminal may have reflowed what it showed
         self._update_size_mode(event.size.width, event.size.height)
         if self.snapshot is not None:
             self._show_gpus(self.snapshot)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import contextlib
 
 from gputop.core.forecast import Forecasts
+from gputop.core.foresight import Foresight, Watcher
 from gputop.core.model import Snapshot
 from gputop.core.record import Recorder, RecordingError
-from gputop.core.watch import Foresight, Watcher
 from gputop.ui.widgets.sparkline import GpuTrend
 
 # Alert kinds in the order a card's title names them.

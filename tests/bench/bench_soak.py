@@ -40,7 +40,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[n]) for n in (1, 2)]  # fak
 
 from fakenvml import FakeNvml, GiB, MiB, Scenario  # noqa: E402
 
-from gputop.core.config import RunConfig  # noqa: E402
+from gputop.core.run_config import RunConfig  # noqa: E402
 from gputop.core.sampler import Sampler  # noqa: E402
 from gputop.core.sources.nvml import NvmlSource  # noqa: E402
 from gputop.ui.app import GpuTopApp  # noqa: E402

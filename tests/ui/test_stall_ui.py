@@ -17,8 +17,8 @@ from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from gputop.core.config import RunConfig
 from gputop.core.model import GpuSample, HostSample, Snapshot
+from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.sources.nvml import NvmlSource
 from gputop.ui.app import GpuTopApp

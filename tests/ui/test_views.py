@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from gputop.core.config import RunConfig
 from gputop.core.model import GpuSample, HostSample
+from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.help import HelpScreen
