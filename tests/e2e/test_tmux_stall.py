@@ -93,10 +93,11 @@ def test_a_hung_gpu_is_marked_the_other_goes_on_it_recovers_and_quitting_is_quic
     tmux.start(command)
     tmux.wait_for("both GPUs", lambda s: "H100 80GB HBM3" in s and "A100-SXM4-80GB" in s and "80%" in s)
 
-    fake_nvml.write(machine(util=55).stall(1, 5.0, "nvmlDeviceGetMemoryInfo"))
+    fake_nvml.write(machine(util=55).stall(1, 60.0, "nvmlDeviceGetMemoryInfo"))
     screen = tmux.wait_for("GPU 1 not answering", lambda s: "not answering" in title_after(s, "A100-SXM4-80GB"))
     assert "not answering" not in title_after(screen, "H100 80GB HBM3")
     tmux.wait_for("GPU 0 going on", lambda s: "55%" in s)
+    fake_nvml.write(machine(util=55))  # the driver recovers
     tmux.wait_for("GPU 1 back", lambda s: "not answering" not in s and "8.0/80.0GiB" in s)
 
     fake_nvml.write(machine().stall(None, 20.0))
