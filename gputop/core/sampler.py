@@ -58,9 +58,11 @@ class Sampler:
                 self._gpu_reader = Lane("gputop-gpus", self._gpus_read.set)
             self._gpus_read.clear()
             ticket = self._gpu_reader.submit(self.source.sample)
-            host = self.source.sample_host() or self._host.sample()
-            self.process_info.read_ahead(self._pids)
-            self._gpus_read.wait()
+            try:
+                host = self.source.sample_host() or self._host.sample()
+                self.process_info.read_ahead(self._pids)
+            finally:
+                self._gpus_read.wait()  # never leave a read behind to refuse the next tick's
             if ticket is None:
                 raise RuntimeError("the GPUs are still being read")
             gpus = self._join_host_facts(ticket.outcome())
