@@ -231,7 +231,6 @@ def tui_config(args: argparse.Namespace, settings: Settings) -> RunConfig:
 
 def _tui(sampler: Sampler, args: argparse.Namespace, settings: Settings, warnings: list[str]) -> int:
     from gputop.core.record import Recorder, RecordingError
-    from gputop.ui.app import run_tui
 
     config = tui_config(args, settings)
     recorder = None
@@ -240,9 +239,33 @@ def _tui(sampler: Sampler, args: argparse.Namespace, settings: Settings, warning
             recorder = Recorder(config.record_path)
         except RecordingError as error:
             return _fail(str(error))
-    return run_tui(
-        sampler, config, settings=settings, settings_path=args.config, settings_warnings=warnings, recorder=recorder
-    )
+    drawn = _first_frame(sampler)
+    try:
+        from gputop.ui.app import run_tui
+
+        return run_tui(
+            sampler, config, settings=settings, settings_path=args.config, settings_warnings=warnings, recorder=recorder
+        )
+    except BaseException:
+        if drawn:  # the full screen never took over the terminal: give it back as it was
+            from gputop.ui.first_frame import LEAVE
+
+            sys.stdout.write(LEAVE)
+            sys.stdout.flush()
+        raise
+
+
+def _first_frame(sampler: Sampler) -> bool:
+    """Show the GPUs at once, while the full screen loads; True when a frame was drawn."""
+    if not sys.stdout.isatty():
+        return False
+    from gputop.ui.first_frame import draw_first_frame
+
+    try:
+        snapshot = sampler.first_look()
+    except Exception:  # noqa: BLE001 - the full screen's first sample reports it
+        return False
+    return draw_first_frame(snapshot, sys.stdout)
 
 
 def _replay(args: argparse.Namespace, settings: Settings, warnings: list[str]) -> int:

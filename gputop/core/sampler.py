@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from gputop.core.host import HostReader
-from gputop.core.model import GpuSample, MigSample, ProcessSample, Snapshot
+from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
 from gputop.core.procinfo import HostFacts, ProcessInfo
 from gputop.core.sources.base import GpuSource
 
@@ -32,6 +32,8 @@ class Sampler:
         self.process_info = process_info or ProcessInfo()
         self._host = host_reader or HostReader()
         self._hostname = socket.gethostname()
+        # GPU readings taken by first_look() that the next sample() joins instead of reading again.
+        self._first_gpus: tuple[GpuSample, ...] | None = None
 
     def open(self) -> None:
         """Open the source; raises SourceUnavailable."""
@@ -40,13 +42,25 @@ class Sampler:
     def close(self) -> None:
         self.source.close()
 
+    def first_look(self) -> Snapshot:
+        """What the source gives at once, without host facts: enough for a first frame.
+
+        The next sample() completes these same readings with the host facts instead of reading
+        the GPUs again.
+        """
+        self._first_gpus = self.source.sample()
+        return self._snapshot(HostSample(), self._first_gpus)
+
     def sample(self) -> Snapshot:
-        gpus = self.source.sample()
+        gpus, self._first_gpus = self._first_gpus or self.source.sample(), None
         host = self.source.sample_host()
         if host is None:
             host = self._host.sample()
         if not self.source.simulated:
             gpus = self._join_host_facts(gpus)
+        return self._snapshot(host, gpus)
+
+    def _snapshot(self, host: HostSample, gpus: tuple[GpuSample, ...]) -> Snapshot:
         return Snapshot(
             timestamp=self._clock(),
             hostname=self._hostname,
