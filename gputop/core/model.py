@@ -101,6 +101,8 @@ class GpuSample:
     power_limit: float | None = None
     clock_sm: int | None = None
     clock_memory: int | None = None
+    clock_sm_max: int | None = None
+    clock_memory_max: int | None = None
     pstate: int | None = None
     pcie_rx: float | None = None
     pcie_tx: float | None = None

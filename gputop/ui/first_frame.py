@@ -38,8 +38,8 @@ def first_frame_lines(snapshot: Snapshot, columns: int, rows: int) -> list[str]:
         lines.append(_BOLD + f"{'GPU':>4} {'PID':>7} {'GPU-MEM':>8}  {'SM':>4}"[:columns] + _RESET)
     for process in processes[: max(0, rows - len(lines))]:
         device = f"{process.gpu_index}" + (f".{process.mig_index}" if process.mig_index is not None else "")
-        row = f"{device:>4} {process.pid:>7} {fmt_bytes(process.gpu_memory):>8}  {fmt_percent(process.sm_utilization):>4}"
-        lines.append(row[:columns])
+        memory, sm = fmt_bytes(process.gpu_memory), fmt_percent(process.sm_utilization)
+        lines.append(f"{device:>4} {process.pid:>7} {memory:>8}  {sm:>4}"[:columns])
     if len(lines) < rows:
         lines.append(_DIM + "starting…"[:columns] + _RESET)
     return lines[:rows]

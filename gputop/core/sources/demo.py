@@ -272,6 +272,8 @@ class DemoSource:
             power_limit=model.power_limit,
             clock_sm=int(model.sm_clock_max * (0.5 + utilization / 200)) if busy else 210,
             clock_memory=model.memory_clock,
+            clock_sm_max=model.sm_clock_max,
+            clock_memory_max=model.memory_clock,
             pstate=0 if busy else 8,
             pcie_rx=round(utilization * 1.3e8, 0),
             pcie_tx=round(utilization * 4.1e7, 0),

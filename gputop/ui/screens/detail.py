@@ -1,12 +1,9 @@
-"""One GPU in detail: memory, temperature, utilisation and power over the session, and its processes.
+"""One GPU in detail: every figure of it, its MIG devices, charts over the session, and its processes.
 
 Imported lazily (plotext is not needed for the first frame).
 """
 
 from __future__ import annotations
-
-import time
-from collections.abc import Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,30 +11,109 @@ from textual.binding import Binding
 from textual.containers import Grid
 from textual.screen import Screen
 from textual.widgets import Footer, Static
-from textual_plotext import PlotextPlot
 
-from gputop.core.forecast import Forecasts
-from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_temperature, fmt_watts
+from gputop.core.forecast import Forecast, Forecasts
+from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_rate, fmt_temperature, fmt_watts, safe_text
 from gputop.core.history import GpuHistory, History
-from gputop.core.model import GpuSample, Snapshot
+from gputop.core.model import GpuSample, MigSample, Snapshot, percent
 from gputop.ui.state import snapshot_rows
+from gputop.ui.widgets.gpu_card import forecast_text, mig_profile
+from gputop.ui.widgets.history_chart import HistoryChart
 from gputop.ui.widgets.process_table import ProcessTable
 
 _GIB = 1024**3
+_GAP = "  "
 
 
-def _time_ticks(timestamps: Sequence[float], count: int = 4) -> tuple[list[float], list[str]]:
-    if not timestamps:
-        return [], []
-    first, last = timestamps[0], timestamps[-1]
-    if last <= first:
-        return [first], [time.strftime("%H:%M:%S", time.localtime(first))]
-    positions = [first + (last - first) * n / (count - 1) for n in range(count)]
-    return positions, [time.strftime("%H:%M:%S", time.localtime(p)) for p in positions]
+def _clock(label: str, now: int | None, most: int | None) -> str:
+    """'SM 1410/1980MHz' against the maximum where it is known."""
+    if now is None:
+        return f"{label} {NA}"
+    return f"{label} {now}MHz" if most is None else f"{label} {now}/{most}MHz"
+
+
+def _mig_field(mig: MigSample, forecast: Forecast | None) -> Text:
+    share = percent(mig.memory_used, mig.memory_total)
+    text = Text(
+        f"MIG {mig.index} {mig_profile(mig)} {fmt_bytes(mig.memory_used)}/{fmt_bytes(mig.memory_total)}"
+        f" {fmt_percent(share)}"
+    )
+    filling = forecast_text(forecast)
+    if filling:
+        text.append(f" {filling}", style="bold yellow")
+    return text
+
+
+def header_fields(gpu: GpuSample, forecasts: Forecasts | None) -> list[list[Text]]:
+    """What the header says about ``gpu``, as groups of fields; each group starts a line."""
+    identity = [Text.assemble((f" GPU {gpu.index} ", "bold reverse"), (f" {safe_text(gpu.name or NA)}", "bold"))]
+    if gpu.lost:
+        return [[*identity, Text("LOST: not answering", style="bold red")]]
+    memory = Text(
+        f"memory {fmt_bytes(gpu.memory_used)}/{fmt_bytes(gpu.memory_total)} {fmt_percent(gpu.memory_percent)}"
+    )
+    filling = forecast_text(None if forecasts is None else forecasts.gpus.get(gpu.index))
+    if filling:
+        memory.append(f" {filling}", style="bold yellow")
+    pcie = f"PCIe rx {fmt_rate(gpu.pcie_rx)} tx {fmt_rate(gpu.pcie_tx)}"
+    figures = [
+        memory,
+        Text(f"util {fmt_percent(gpu.utilization_gpu)}"),
+        Text(f"temp {fmt_temperature(gpu.temperature)} (slowdown {fmt_temperature(gpu.temperature_slowdown)})"),
+        Text(f"power {fmt_watts(gpu.power_draw)}/{fmt_watts(gpu.power_limit)}"),
+        Text(f"fan {fmt_percent(gpu.fan_speed)}"),
+        Text(_clock("SM", gpu.clock_sm, gpu.clock_sm_max)),
+        Text(_clock("memory clock", gpu.clock_memory, gpu.clock_memory_max)),
+        Text(pcie),
+        Text(f"P{gpu.pstate}" if gpu.pstate is not None else f"P{NA}"),
+        Text(gpu.uuid or NA, style="dim"),
+        Text(f"bus {gpu.pci_bus_id or NA}", style="dim"),
+    ]
+    migs = forecasts.migs if forecasts is not None else {}
+    mig_fields = [_mig_field(mig, migs.get((gpu.index, mig.index))) for mig in gpu.mig_devices]
+    return [identity + figures] + ([mig_fields] if mig_fields else [])
+
+
+def flow(groups: list[list[Text]], width: int) -> list[Text]:
+    """The fields in lines of at most ``width`` cells, two spaces apart; a field wider than a line is cut."""
+    lines: list[Text] = []
+    for group in groups:
+        line = Text()
+        for field in group:
+            if line.cell_len and line.cell_len + len(_GAP) + field.cell_len > width:
+                lines.append(line)
+                line = Text()
+            if line.cell_len:
+                line.append(_GAP)
+            line.append_text(field)
+        lines.append(line)
+    for line in lines:
+        line.truncate(max(1, width), overflow="ellipsis")
+    return lines
+
+
+class DetailHeader(Static):
+    """The detail screen's header: as many lines as its fields need at this width."""
+
+    def __init__(self) -> None:
+        super().__init__(id="detail-title")
+        self._groups: list[list[Text]] = []
+
+    def show(self, groups: list[list[Text]]) -> None:
+        self._groups = groups
+        self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        lines = flow(self._groups, self.size.width or 80)
+        self.styles.height = max(1, len(lines))
+        self.update(Text("\n").join(lines))
 
 
 class DetailScreen(Screen[None]):
-    """Charts and processes of one GPU; Esc goes back."""
+    """Figures, charts and processes of one GPU; Esc goes back."""
 
     BINDINGS = [
         Binding("escape,q,backspace", "back", "Back"),
@@ -55,10 +131,12 @@ class DetailScreen(Screen[None]):
         self.index = index
 
     def compose(self) -> ComposeResult:
-        yield Static(id="detail-title")
+        yield DetailHeader()
         with Grid(id="detail-charts"):
-            for name, _title, _colour in self._CHARTS:
-                yield PlotextPlot(id=f"chart-{name}")
+            for name, title, colour in self._CHARTS:
+                chart = HistoryChart(colour, id=f"chart-{name}")
+                chart.border_title = title
+                yield chart
         yield ProcessTable(id="detail-processes")
         yield Footer()
 
@@ -70,9 +148,10 @@ class DetailScreen(Screen[None]):
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
         gpu = next((g for g in snapshot.gpus if g.index == self.index), None)
-        self.query_one("#detail-title", Static).update(self._title(gpu))
         forecasts = getattr(self.app, "forecasts", None)
-        growth = forecasts.processes if isinstance(forecasts, Forecasts) else None
+        forecasts = forecasts if isinstance(forecasts, Forecasts) else None
+        self.query_one(DetailHeader).show(self._header(gpu, forecasts))
+        growth = forecasts.processes if forecasts is not None else None
         rows = [row for row in snapshot_rows(snapshot, growth) if row.process.gpu_index == self.index]
         table = self.query_one(ProcessTable)
         table.set_rows(rows, getattr(self.app, "sort", table.sort))
@@ -86,54 +165,33 @@ class DetailScreen(Screen[None]):
                 gpu_history = None
         self._draw_charts(gpu_history, gpu)
 
-    def _title(self, gpu: GpuSample | None) -> Text:
+    def _header(self, gpu: GpuSample | None, forecasts: Forecasts | None) -> list[list[Text]]:
+        replay_position = getattr(self.app, "replay_position", None)
+        where = replay_position() if callable(replay_position) else None
+        position = [Text.assemble(("REPLAY ", "bold reverse magenta"), (f" {where}", "bold"))] if where else []
         if gpu is None:
-            return Text(f" GPU {self.index}: no longer reported", style="bold red")
-        text = Text.assemble((f" GPU {gpu.index} ", "bold reverse"), (f" {gpu.name or NA}", "bold"))
-        if gpu.lost:
-            return text.append("  LOST", style="bold red")
-        text.append(f"  {gpu.uuid or ''}  bus {gpu.pci_bus_id or NA}\n", style="dim")
-        text.append(
-            f" memory {fmt_bytes(gpu.memory_used)}/{fmt_bytes(gpu.memory_total)} ({fmt_percent(gpu.memory_percent)})"
-            f"  util {fmt_percent(gpu.utilization_gpu)}"
-            f"  temp {fmt_temperature(gpu.temperature)} (slowdown {fmt_temperature(gpu.temperature_slowdown)})"
-            f"  power {fmt_watts(gpu.power_draw)}/{fmt_watts(gpu.power_limit)}"
-        )
-        return text
+            return [[Text(f" GPU {self.index}: no longer reported", style="bold red"), *position]]
+        groups = header_fields(gpu, forecasts)
+        groups[0][1:1] = position
+        return groups
 
     def _draw_charts(self, history: GpuHistory | None, gpu: GpuSample | None) -> None:
-        # Fixed scales where the card has them, so a flat line reads as flat, not as noise.
+        # Fixed scales where the GPU has them, so a flat line reads as flat, not as noise.
         limits: dict[str, float | None] = {
             "memory": None if gpu is None or gpu.memory_total is None else gpu.memory_total / _GIB,
             "utilization": 100.0,
             "power": None if gpu is None else gpu.power_limit,
             "temperature": None if gpu is None else gpu.temperature_shutdown,
         }
-        for name, title, colour in self._CHARTS:
-            plot = self.query_one(f"#chart-{name}", PlotextPlot)
-            plt = plot.plt
-            plt.clear_data()
-            plt.clear_figure()
-            plt.title(title)
+        for name, _title, _colour in self._CHARTS:
+            chart = self.query_one(f"#chart-{name}", HistoryChart)
             if history is None:
-                plt.title(f"{title}: no history")
-                plot.refresh()
+                chart.show([], [], None)
                 continue
-            times = list(history.timestamps)
             values: list[float | None] = list(getattr(history, "memory_used" if name == "memory" else name))
             if name == "memory":
                 values = [None if v is None else v / _GIB for v in values]
-            points = [(t, v) for t, v in zip(times, values, strict=False) if v is not None]
-            if points:
-                plt.plot([t for t, _ in points], [v for _, v in points], color=colour, marker="braille")
-                # Time labels are 8 wide: as many as fit side by side (plotext overlaps them otherwise).
-                count = max(2, min(4, (plot.size.width - 8) // 10))
-                positions, labels = _time_ticks([t for t, _ in points], count)
-                plt.xticks(positions, labels)
-                high = limits[name]
-                if high is not None:
-                    plt.ylim(0, max(high, max(v for _, v in points)))
-            plot.refresh()
+            chart.show(history.timestamps, values, limits[name])
 
     def action_back(self) -> None:
         self.dismiss(None)
