@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import signal
@@ -14,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gputop import __version__
-from gputop.core.config import DEFAULT_INTERVAL_S, RunConfig
+from gputop.core.run_config import DEFAULT_INTERVAL_S, RunConfig
 from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S, Sampler
 from gputop.core.settings import Settings, load_settings
 from gputop.core.sources.base import GpuSource, SourceUnavailable
@@ -118,7 +117,7 @@ def _run_export(args: argparse.Namespace) -> int:
 
     try:
         host, port = parse_listen(args.listen)
-        sampler = Sampler(open_source(args))
+        sampler = Sampler(open_source(args, args.settings))
         sampler.open()
     except (ListenError, SourceUnavailable) as error:
         return _fail(str(error))
@@ -143,7 +142,7 @@ def _run_export(args: argparse.Namespace) -> int:
 
 
 def _run_cluster(args: argparse.Namespace) -> int:
-    from gputop.core.sources.prometheus import ClusterOptions, ConfigError
+    from gputop.core.cluster.model import ClusterOptions, ConfigError
 
     try:
         options = ClusterOptions.create(
@@ -159,7 +158,8 @@ def _run_cluster(args: argparse.Namespace) -> int:
         return 130
 
 
-def open_source(args: argparse.Namespace) -> GpuSource:
+def open_source(args: argparse.Namespace, settings: Settings, patient: bool = False) -> GpuSource:
+    """The demo machine or the real driver; `patient`: wait on a slow nvmlInit, saying so, not give up."""
     if args.demo:
         from gputop.core.sources.demo import DemoSource
 
@@ -168,7 +168,16 @@ def open_source(args: argparse.Namespace) -> GpuSource:
         return DemoSource(gpu_count=args.demo_gpus)
     from gputop.core.sources.nvml import NvmlSource
 
-    return NvmlSource()
+    return NvmlSource(settings.driver_deadline_s, on_init_slow=_say_init_is_slow if patient else None)
+
+
+def _say_init_is_slow(deadline_s: float) -> None:
+    print(
+        f"gputop: nvmlInit has not answered within {deadline_s:g}s: the NVIDIA driver may be hung"
+        " or still starting; waiting for it (Ctrl+C quits)",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _fail(message: str) -> int:
@@ -185,6 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"gputop: {warning}", file=sys.stderr)
         if args.interval is None:
             args.interval = settings.interval_s
+        args.settings = settings
         return int(args.run(args))
     if args.record and (args.once or args.json or args.command is not None):
         return _fail("--record records the live TUI; use `gputop record FILE` to record without it")
@@ -194,12 +204,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # No screen to show them on: warnings about the settings go to stderr.
         for warning in warnings:
             print(f"gputop: {warning}", file=sys.stderr)
+    tui = not (args.command == "record" or args.once or args.json)
     try:
-        source = open_source(args)
+        source = open_source(args, settings, patient=tui)
         sampler = Sampler(source)
         sampler.open()
     except SourceUnavailable as error:
         return _fail(str(error))
+    except KeyboardInterrupt:
+        return 130
     try:
         if args.command == "record":
             return _record(sampler, args, settings)
@@ -271,7 +284,7 @@ def _first_frame(sampler: Sampler) -> bool:
 def _replay(args: argparse.Namespace, settings: Settings, warnings: list[str]) -> int:
     from gputop.core.record import RecordingError, read_recording
     from gputop.core.replay import Replay
-    from gputop.core.sources.replay import ReplaySource
+    from gputop.core.sources.recorded import ReplaySource
     from gputop.ui.app import run_tui
 
     try:
@@ -293,9 +306,9 @@ def _replay(args: argparse.Namespace, settings: Settings, warnings: list[str]) -
 
 
 def _one_shot(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> int:
-    from gputop.core.format import safe_json
-    from gputop.core.report import render_text, snapshot_to_dict
-    from gputop.core.watch import Watcher
+    from gputop.core.foresight import Watcher
+    from gputop.core.once_table import render_text
+    from gputop.core.snapshot_json import dumps, snapshot_to_dict
 
     # Two samples a quarter of a second apart are too little history for a
     # forecast: --json says so with a null forecast and growth rates of 0.
@@ -304,9 +317,11 @@ def _one_shot(sampler: Sampler, args: argparse.Namespace, settings: Settings) ->
     time.sleep(_ONCE_SETTLE_S)
     snapshot = sampler.sample()
     foresight = watcher.update(snapshot)
+    if snapshot.gpus and not any(gpu.answering for gpu in snapshot.gpus):
+        return _fail(f"no GPU answered: {snapshot.gpus[0].last_error}")
     if args.json:
         document = snapshot_to_dict(snapshot, foresight.forecasts, watcher.monitor.active.values())
-        sys.stdout.write(safe_json(json.dumps(document, indent=2, ensure_ascii=False)) + "\n")
+        sys.stdout.write(dumps(document, indent=2) + "\n")
         return 0
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     sys.stdout.write(render_text(snapshot, colour=colour, width=80))
@@ -314,8 +329,8 @@ def _one_shot(sampler: Sampler, args: argparse.Namespace, settings: Settings) ->
 
 
 def _record(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> int:
+    from gputop.core.foresight import Watcher
     from gputop.core.record import Recorder, RecordingError
-    from gputop.core.watch import Watcher
 
     interval_s = args.record_interval or args.interval or settings.interval_s
     watcher = Watcher(settings.thresholds)

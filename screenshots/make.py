@@ -30,8 +30,8 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from gputop.core.config import RunConfig
 from gputop.core.model import HostSample, Snapshot
+from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.sources.demo import DemoSource
 from gputop.ui.app import GpuTopApp

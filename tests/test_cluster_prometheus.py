@@ -14,8 +14,8 @@ from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import DataTable
 
+from gputop.core.cluster.model import ClusterHost, ClusterOptions
 from gputop.core.format import fmt_bytes, fmt_temperature
-from gputop.core.sources.prometheus import ClusterHost, ClusterOptions
 from gputop.ui.cluster.app import ClusterApp
 from gputop.ui.cluster.host_screen import HostScreen
 
@@ -102,7 +102,7 @@ async def test_the_cluster_view_shows_both_hosts_with_their_exporters_figures_th
                 assert gpu.flavour == "gputop"
                 assert gpu.memory_total == served[("gputop_gpu_memory_total_bytes", index)]
                 assert gpu.memory_used == served[("gputop_gpu_memory_used_bytes", index)]
-                assert gpu.utilization == pytest.approx(served[("gputop_gpu_utilization_ratio", index)] * 100)
+                assert gpu.utilization_gpu == pytest.approx(served[("gputop_gpu_utilization_ratio", index)] * 100)
                 assert gpu.temperature == served[("gputop_gpu_temperature_celsius", index)]
                 assert gpu.power_draw == served[("gputop_gpu_power_watts", index)]
                 assert gpu.power_limit == served[("gputop_gpu_power_limit_watts", index)]

@@ -13,14 +13,9 @@ from typing import Any
 
 import pytest
 
-from gputop.core.sources.prometheus import (
-    ClusterOptions,
-    ClusterReader,
-    ConfigError,
-    PrometheusClient,
-    PrometheusError,
-    promql_string,
-)
+from gputop.core.cluster.client import PrometheusClient, PrometheusError, promql_string
+from gputop.core.cluster.model import ClusterOptions, ConfigError
+from gputop.core.cluster.reader import ClusterReader
 
 MIB = 1024 * 1024
 NOW = 1_700_000_100.0
@@ -146,7 +141,7 @@ def test_dcgm_exporter_metrics_become_hosts_and_gpus(dcgm_prometheus: CannedProm
     assert first.memory_used == 40960 * MIB
     assert first.memory_total == (40960 + 40000 + 560) * MIB
     assert second.memory_used == 1024 * MIB and second.memory_total == 80432 * MIB
-    assert (first.utilization, first.temperature, first.power_draw) == (97.0, 71.0, 388.25)
+    assert (first.utilization_gpu, first.temperature, first.power_draw) == (97.0, 71.0, 388.25)
     # DCGM's fields that gputop has and DCGM lacks stay unknown, never 0.
     assert (first.power_limit, first.seconds_to_full, second.power_draw) == (None, None, None)
     assert first.last_sample == NOW - 2 and not first.stale

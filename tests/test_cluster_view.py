@@ -9,14 +9,8 @@ from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static
 
-from gputop.core.sources.prometheus import (
-    ClusterGpu,
-    ClusterHost,
-    ClusterOptions,
-    ClusterProcess,
-    ClusterState,
-    PrometheusError,
-)
+from gputop.core.cluster.client import PrometheusError
+from gputop.core.cluster.model import ClusterGpu, ClusterHost, ClusterOptions, ClusterProcess, ClusterState
 from gputop.ui.cluster.app import ClusterApp
 from gputop.ui.cluster.host_screen import HostScreen
 from gputop.ui.cluster.render import sparkline
@@ -35,7 +29,7 @@ def gpu(host: str, index: int, used_gib: float, temperature: float, utilization:
         memory_total=80 * GIB,
         memory_used=used_gib * GIB,
         temperature=temperature,
-        utilization=utilization,
+        utilization_gpu=utilization,
         power_draw=300.0,
         last_sample=NOW - 1,
     )
@@ -69,7 +63,7 @@ class FakeReader:
         if self.failure is not None:
             raise self.failure
         processes = tuple(p for p in PROCESSES if p.hostname == processes_for)
-        return ClusterState(URL, NOW, self.hosts, processes_for, processes)
+        return ClusterState(URL, self.hosts, processes_for, processes)
 
 
 def make_app(reader: FakeReader, interval_s: float = 60.0) -> ClusterApp:

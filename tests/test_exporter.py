@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from gputop import __version__
 from gputop.core.exporter import Exporter, ListenError, SnapshotCollector, make_registry, parse_listen
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
 from gputop.core.sampler import Sampler
+from gputop.core.snapshot_json import dumps, snapshot_from_dict, snapshot_to_dict
 from gputop.core.sources.demo import DemoSource
 
 GIB = 1024**3
@@ -130,6 +132,12 @@ gputop_gpu_seconds_to_full{{{GPU0_LABELS}}} 312.0
 gputop_gpu_lost{{{GPU0_LABELS}}} 0.0
 gputop_gpu_lost{{{GPU1_LABELS}}} 1.0
 gputop_gpu_lost{{{GPU2_LABELS}}} 0.0
+# HELP gputop_gpu_answering 0 while a driver call to the GPU has not come back within the deadline \
+(its figures are then left out).
+# TYPE gputop_gpu_answering gauge
+gputop_gpu_answering{{{GPU0_LABELS}}} 1.0
+gputop_gpu_answering{{{GPU1_LABELS}}} 1.0
+gputop_gpu_answering{{{GPU2_LABELS}}} 1.0
 # HELP gputop_process_gpu_memory_bytes GPU memory used by one process on one GPU.
 # TYPE gputop_process_gpu_memory_bytes gauge
 gputop_process_gpu_memory_bytes{{command="python",container="k8s:pod-1",gpu="0",hostname="node-1",pid="101",user="alice"}} 4.4023414784e+10
@@ -146,6 +154,13 @@ def test_metrics_text_for_a_hand_made_snapshot_is_exact() -> None:
     collector = SnapshotCollector()
     # GPU 1 is lost: a forecast for it is not served; GPU 2 has none.
     collector.update(SNAPSHOT, {0: 312.0, 1: 5.0, 2: None})
+    assert scrape(collector) == EXPECTED
+
+
+def test_a_snapshot_read_back_from_its_json_exports_the_same_metrics() -> None:
+    """What ``gputop record`` wrote and a replay reads serves the same series as the live snapshot."""
+    collector = SnapshotCollector()
+    collector.update(snapshot_from_dict(json.loads(dumps(snapshot_to_dict(SNAPSHOT)))), {0: 312.0})
     assert scrape(collector) == EXPECTED
 
 

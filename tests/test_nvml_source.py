@@ -171,9 +171,9 @@ def test_a_function_missing_from_the_library_reads_as_none(open_source: OpenSour
     assert second == first
 
 
-@pytest.mark.parametrize("code", ["GPU_IS_LOST", "UNKNOWN"])
+@pytest.mark.parametrize(("code", "text"), [("GPU_IS_LOST", "GPU is lost"), ("UNKNOWN", "Unknown Error")])
 def test_a_lost_gpu_stays_listed_while_the_others_go_on_and_it_recovers(
-    open_source: OpenSource, fake_nvml: FakeNvml, code: str
+    open_source: OpenSource, fake_nvml: FakeNvml, code: str, text: str
 ) -> None:
     def scenario() -> Scenario:
         return (
@@ -195,6 +195,7 @@ def test_a_lost_gpu_stays_listed_while_the_others_go_on_and_it_recovers(
         uuid="GPU-00000001-0000-4000-8000-fa4e00000000",
         pci_bus_id="00000000:19:00.0",
         lost=True,
+        last_error=text,
     )
     assert (during[0], during[2]) == (healthy[0], healthy[2])
     assert source.sample()[1].lost  # still lost while the error lasts
@@ -209,7 +210,7 @@ def test_a_gpu_lost_from_the_start_is_listed_by_index_and_gets_its_name_on_recov
     source = open_source(Scenario().gpu().gpu(name="NVIDIA L4").lost(gpu=1))
 
     first = source.sample()
-    assert first[1] == GpuSample(index=1, lost=True)
+    assert first[1] == GpuSample(index=1, lost=True, last_error="GPU is lost")
     assert first[0].name == "NVIDIA H100 80GB HBM3"
 
     fake_nvml.write(Scenario().gpu().gpu(name="NVIDIA L4"))

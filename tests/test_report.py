@@ -5,8 +5,9 @@ from __future__ import annotations
 import time
 
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
-from gputop.core.report import render_text, snapshot_to_dict
+from gputop.core.once_table import render_text
 from gputop.core.sampler import Sampler
+from gputop.core.snapshot_json import snapshot_to_dict
 from gputop.core.sources.demo import DemoSource
 
 GIB = 1024**3
@@ -87,12 +88,14 @@ def test_the_json_document_has_the_documented_keys_and_units() -> None:
         "pid": 4242, "type": "C", "gpu_memory": 30 * GIB, "sm_utilization": 87.0, "mig_device": None,
         "user": "alice", "name": "python", "command": "python train.py", "cpu_percent": 101.4,
         "host_memory": 3 * GIB, "started": NOW - 192, "container": "docker:0123456789ab", "visible": True,
+        "stale": False,
     }]
     mig_gpu = document["gpus"][1]
     assert [p["pid"] for p in mig_gpu["processes"]] == [77]
     assert mig_gpu["mig_devices"][0]["memory"] == {"total": 20 * GIB, "used": 2 * GIB, "free": None}
     assert [p["pid"] for p in mig_gpu["mig_devices"][0]["processes"]] == [77]
     assert document["gpus"][2]["lost"] is True
+    assert (first["answering"], first["not_answering_since"], first["last_error"]) == (True, None, None)
 
 
 def test_every_line_of_the_demo_fits_80_columns() -> None:

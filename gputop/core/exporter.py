@@ -11,8 +11,7 @@ from __future__ import annotations
 import errno
 import socket
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
@@ -22,71 +21,24 @@ from prometheus_client.registry import CollectorRegistry
 from gputop import __version__
 from gputop.core.forecast import forecast_device
 from gputop.core.history import History
+from gputop.core.metric_names import (
+    EXPORTER_INFO,
+    GPU_FIGURES,
+    GPU_LABELS,
+    GPU_LOST,
+    GPU_SECONDS_TO_FULL,
+    LAST_SAMPLE_TIMESTAMP,
+    PROCESS_GPU_MEMORY,
+    PROCESS_LABELS,
+    SAMPLE_ERRORS,
+    UP,
+)
 from gputop.core.model import GpuSample, Snapshot
 from gputop.core.sampler import Sampler, SamplerThread
-
-GPU_LABELS = ("hostname", "gpu", "uuid", "name")
-PROCESS_LABELS = ("hostname", "gpu", "pid", "user", "command", "container")
-
-MHZ = 1_000_000
 
 
 class ListenError(ValueError):
     """A ``--listen`` address that cannot be used; the message is one line."""
-
-
-@dataclass(frozen=True, slots=True)
-class _GpuGauge:
-    name: str
-    documentation: str
-    value: Callable[[GpuSample], float | None]
-
-
-def _ratio(percent: float | None) -> float | None:
-    return None if percent is None else percent / 100.0
-
-
-def _hertz(mhz: int | None) -> float | None:
-    return None if mhz is None else float(mhz * MHZ)
-
-
-def _number(value: float | None) -> float | None:
-    return None if value is None else float(value)
-
-
-_GPU_GAUGES = (
-    _GpuGauge("gputop_gpu_memory_total_bytes", "Total GPU memory.", lambda g: _number(g.memory_total)),
-    _GpuGauge("gputop_gpu_memory_used_bytes", "GPU memory in use.", lambda g: _number(g.memory_used)),
-    _GpuGauge("gputop_gpu_memory_free_bytes", "GPU memory free.", lambda g: _number(g.memory_free)),
-    _GpuGauge(
-        "gputop_gpu_utilization_ratio",
-        "Fraction of the last sample period in which a kernel ran (0-1).",
-        lambda g: _ratio(g.utilization_gpu),
-    ),
-    _GpuGauge(
-        "gputop_gpu_memory_utilization_ratio",
-        "Fraction of the last sample period in which GPU memory was read or written (0-1).",
-        lambda g: _ratio(g.utilization_memory),
-    ),
-    _GpuGauge("gputop_gpu_temperature_celsius", "GPU core temperature.", lambda g: _number(g.temperature)),
-    _GpuGauge(
-        "gputop_gpu_temperature_slowdown_celsius",
-        "Temperature at which the GPU starts to slow itself down.",
-        lambda g: _number(g.temperature_slowdown),
-    ),
-    _GpuGauge(
-        "gputop_gpu_temperature_shutdown_celsius",
-        "Temperature at which the GPU shuts down.",
-        lambda g: _number(g.temperature_shutdown),
-    ),
-    _GpuGauge("gputop_gpu_power_watts", "Power draw.", lambda g: _number(g.power_draw)),
-    _GpuGauge("gputop_gpu_power_limit_watts", "Enforced power limit.", lambda g: _number(g.power_limit)),
-    _GpuGauge(
-        "gputop_gpu_fan_speed_ratio", "Fan speed as a fraction of its maximum (0-1).", lambda g: _ratio(g.fan_speed)
-    ),
-    _GpuGauge("gputop_gpu_sm_clock_hertz", "SM clock.", lambda g: _hertz(g.clock_sm)),
-    _GpuGauge("gputop_gpu_memory_clock_hertz", "Memory clock.", lambda g: _hertz(g.clock_memory)),
-)
 
 
 class SnapshotCollector:
@@ -124,12 +76,12 @@ class SnapshotCollector:
         hostname = self._hostname or (snapshot.hostname if snapshot else socket.gethostname())
 
         up = GaugeMetricFamily(
-            "gputop_up", "1 when the latest sample succeeded, 0 when it failed.", labels=["hostname"]
+            UP, "1 when the latest sample succeeded, 0 when it failed.", labels=["hostname"]
         )
         up.add_metric([hostname], 1.0 if snapshot is not None else 0.0)
         yield up
         failures = CounterMetricFamily(
-            "gputop_sample_errors", "Samples that failed since the exporter started.", labels=["hostname"]
+            SAMPLE_ERRORS, "Samples that failed since the exporter started.", labels=["hostname"]
         )
         failures.add_metric([hostname], float(errors))
         yield failures
@@ -137,7 +89,7 @@ class SnapshotCollector:
             return
 
         info = InfoMetricFamily(
-            "gputop_exporter",
+            EXPORTER_INFO,
             "The exporter and the driver it reads.",
             labels=["hostname"],
         )
@@ -152,7 +104,7 @@ class SnapshotCollector:
         )
         yield info
         timestamp = GaugeMetricFamily(
-            "gputop_last_sample_timestamp_seconds", "When the served sample was taken.", labels=["hostname"]
+            LAST_SAMPLE_TIMESTAMP, "When the served sample was taken.", labels=["hostname"]
         )
         timestamp.add_metric([hostname], snapshot.timestamp)
         yield timestamp
@@ -168,27 +120,35 @@ def _gpu_labels(hostname: str, gpu: GpuSample) -> list[str]:
 def _gpu_families(
     hostname: str, snapshot: Snapshot, seconds_to_full: Mapping[int, float | None]
 ) -> Iterator[Metric]:
-    for gauge in _GPU_GAUGES:
-        family = GaugeMetricFamily(gauge.name, gauge.documentation, labels=GPU_LABELS)
+    for figure in GPU_FIGURES:
+        family = GaugeMetricFamily(figure.name, figure.documentation, labels=GPU_LABELS)
         for gpu in snapshot.gpus:
-            value = gauge.value(gpu)
+            value = getattr(gpu, figure.field)
             if value is not None:
-                family.add_metric(_gpu_labels(hostname, gpu), value)
+                family.add_metric(_gpu_labels(hostname, gpu), figure.export(value))
         yield family
     forecast = GaugeMetricFamily(
-        "gputop_gpu_seconds_to_full",
+        GPU_SECONDS_TO_FULL,
         "Forecast seconds until GPU memory is full at the current growth; absent when no growth is forecast.",
         labels=GPU_LABELS,
     )
     for gpu in snapshot.gpus:
         seconds = seconds_to_full.get(gpu.index)
-        if seconds is not None and not gpu.lost:
+        if seconds is not None and not gpu.lost and gpu.answering:
             forecast.add_metric(_gpu_labels(hostname, gpu), seconds)
     yield forecast
-    lost = GaugeMetricFamily("gputop_gpu_lost", "1 when the GPU has fallen off the bus.", labels=GPU_LABELS)
+    lost = GaugeMetricFamily(GPU_LOST, "1 when the GPU has fallen off the bus.", labels=GPU_LABELS)
     for gpu in snapshot.gpus:
         lost.add_metric(_gpu_labels(hostname, gpu), 1.0 if gpu.lost else 0.0)
     yield lost
+    answering = GaugeMetricFamily(
+        "gputop_gpu_answering",
+        "0 while a driver call to the GPU has not come back within the deadline (its figures are then left out).",
+        labels=GPU_LABELS,
+    )
+    for gpu in snapshot.gpus:
+        answering.add_metric(_gpu_labels(hostname, gpu), 1.0 if gpu.answering else 0.0)
+    yield answering
 
 
 def _process_family(hostname: str, snapshot: Snapshot) -> Metric:
@@ -196,7 +156,7 @@ def _process_family(hostname: str, snapshot: Snapshot) -> Metric:
     # one label set must be one series, so their memory is added up.
     memory: dict[tuple[str, str, str, str, str, str], float] = {}
     for process in snapshot.processes():
-        if process.gpu_memory is None:
+        if process.gpu_memory is None or process.stale:
             continue
         labels = (
             hostname,
@@ -208,7 +168,7 @@ def _process_family(hostname: str, snapshot: Snapshot) -> Metric:
         )
         memory[labels] = memory.get(labels, 0.0) + process.gpu_memory
     family = GaugeMetricFamily(
-        "gputop_process_gpu_memory_bytes", "GPU memory used by one process on one GPU.", labels=PROCESS_LABELS
+        PROCESS_GPU_MEMORY, "GPU memory used by one process on one GPU.", labels=PROCESS_LABELS
     )
     for labels, value in memory.items():
         family.add_metric(list(labels), value)

@@ -55,6 +55,8 @@ class ProcessSample:
     host_memory: int | None = None
     container: str | None = None
     visible: bool = False
+    # Listed as last seen: its GPU has stopped answering, so this may be out of date.
+    stale: bool = False
 
     @property
     def identity(self) -> ProcessIdentity:
@@ -85,6 +87,11 @@ class GpuSample:
     uuid: str | None = None
     pci_bus_id: str | None = None
     lost: bool = False
+    # False while a driver call to the GPU has not come back within the deadline:
+    # its figures are then None and its processes those last seen, marked stale.
+    answering: bool = True
+    not_answering_since: float | None = None  # when the call that has not come back began
+    last_error: str | None = None  # why it is lost or not answering, in a line
     memory_total: int | None = None
     memory_used: int | None = None
     memory_free: int | None = None

@@ -232,17 +232,23 @@ class ProcessInfo:
     def __init__(self) -> None:
         self._tracked: dict[int, _Tracked] = {}
         self._users = _Users()
+        self._ahead: dict[int, HostFacts | None] = {}
 
     def __len__(self) -> int:
         """How many processes are cached."""
         return len(self._tracked)
 
+    def read_ahead(self, pids: Iterable[int]) -> None:
+        """Read these PIDs' facts now, for the next lookup() (while the GPUs are being read)."""
+        self._ahead = {pid: self._look(pid) for pid in pids}
+
     def lookup(self, pids: Iterable[int]) -> dict[int, HostFacts | None]:
         """Host facts per PID for this tick; None where the process is not visible from here."""
         wanted = set(pids)
+        ahead, self._ahead = self._ahead, {}
         for gone in self._tracked.keys() - wanted:
             del self._tracked[gone]
-        return {pid: self._look(pid) for pid in wanted}
+        return {pid: ahead[pid] if pid in ahead else self._look(pid) for pid in wanted}
 
     def _look(self, pid: int) -> HostFacts | None:
         tracked = self._tracked.get(pid)

@@ -1,4 +1,6 @@
-"""Recordings: one snapshot per line in the ``--json`` schema (JSON lines, gzip for ``.gz``)."""
+"""Recordings: one snapshot per line in the ``--json`` schema (JSON lines, gzip for ``.gz``).
+
+The lines are written and read by the codec in ``snapshot_json``."""
 
 from __future__ import annotations
 
@@ -12,9 +14,8 @@ from typing import IO, Any
 
 from gputop.core.alerts import AlertEvent
 from gputop.core.forecast import Forecasts
-from gputop.core.format import safe_json
-from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
-from gputop.core.report import snapshot_to_dict
+from gputop.core.model import Snapshot
+from gputop.core.snapshot_json import dumps, snapshot_from_dict, snapshot_to_dict
 
 
 class RecordingError(Exception):
@@ -51,7 +52,7 @@ class Recorder:
         if extra:
             document.update(extra)
         try:
-            self._file.write(safe_json(json.dumps(document, ensure_ascii=False, separators=(",", ":"))) + "\n")
+            self._file.write(dumps(document) + "\n")
             self._file.flush()
             raw = getattr(self._file, "buffer", None)
             if isinstance(raw, gzip.GzipFile):
@@ -132,100 +133,3 @@ def _lines(handle: IO[str]) -> Iterator[str]:
 def _short(error: BaseException) -> str:
     text = str(error) or type(error).__name__
     return text.splitlines()[0][:120]
-
-
-# --- back from JSON -------------------------------------------------------------
-
-
-def _process(data: dict[str, Any], gpu_index: int) -> ProcessSample:
-    return ProcessSample(
-        pid=int(data["pid"]),
-        gpu_index=gpu_index,
-        type=str(data["type"]),
-        gpu_memory=data["gpu_memory"],
-        sm_utilization=data["sm_utilization"],
-        mig_index=data.get("mig_device"),
-        started=data["started"],
-        user=data["user"],
-        name=data["name"],
-        command=data["command"],
-        cpu_percent=data["cpu_percent"],
-        host_memory=data["host_memory"],
-        container=data["container"],
-        visible=bool(data["visible"]),
-    )
-
-
-def _mig(data: dict[str, Any], gpu_index: int) -> MigSample:
-    memory = data["memory"]
-    return MigSample(
-        index=int(data["index"]),
-        uuid=data["uuid"],
-        name=data["name"],
-        gpu_instance_id=data["gpu_instance_id"],
-        compute_instance_id=data["compute_instance_id"],
-        memory_total=memory["total"],
-        memory_used=memory["used"],
-        memory_free=memory["free"],
-        processes=tuple(_process(p, gpu_index) for p in data["processes"]),
-    )
-
-
-def _gpu(data: dict[str, Any]) -> GpuSample:
-    index = int(data["index"])
-    memory, utilization = data["memory"], data["utilization"]
-    temperature, power, clocks, pcie = data["temperature"], data["power"], data["clocks"], data["pcie"]
-    return GpuSample(
-        index=index,
-        name=data["name"],
-        uuid=data["uuid"],
-        pci_bus_id=data["pci_bus_id"],
-        lost=bool(data["lost"]),
-        memory_total=memory["total"],
-        memory_used=memory["used"],
-        memory_free=memory["free"],
-        memory_reserved=memory["reserved"],
-        utilization_gpu=utilization["gpu"],
-        utilization_memory=utilization["memory"],
-        utilization_encoder=utilization["encoder"],
-        utilization_decoder=utilization["decoder"],
-        temperature=temperature["current"],
-        temperature_slowdown=temperature["slowdown"],
-        temperature_shutdown=temperature["shutdown"],
-        fan_speed=data["fan"],
-        power_draw=power["draw"],
-        power_limit=power["limit"],
-        clock_sm=clocks["sm"],
-        clock_memory=clocks["memory"],
-        pstate=data["pstate"],
-        pcie_rx=pcie["rx"],
-        pcie_tx=pcie["tx"],
-        mig_mode=data["mig_mode"],
-        mig_devices=tuple(_mig(m, index) for m in data["mig_devices"]),
-        # MIG processes are listed under their MIG device; the GPU keeps the others.
-        processes=tuple(_process(p, index) for p in data["processes"] if p.get("mig_device") is None),
-    )
-
-
-def snapshot_from_dict(data: dict[str, Any]) -> Snapshot:
-    """The inverse of ``snapshot_to_dict``."""
-    host = data["host"]
-    load = host["load_average"]
-    return Snapshot(
-        timestamp=float(data["timestamp"]),
-        hostname=str(data["hostname"]),
-        host=HostSample(
-            cpu_percent=host["cpu_percent"],
-            memory_total=host["memory_total"],
-            memory_used=host["memory_used"],
-            swap_total=host["swap_total"],
-            swap_used=host["swap_used"],
-            load_average=(float(load[0]), float(load[1]), float(load[2])) if load is not None else None,
-            net_rx_rate=host["net_rx_rate"],
-            net_tx_rate=host["net_tx_rate"],
-        ),
-        gpus=tuple(_gpu(g) for g in data["gpus"]),
-        driver_version=data["driver_version"],
-        cuda_driver_version=data.get("cuda_driver_version"),
-        source=str(data.get("source", "nvml")),
-    )

@@ -12,6 +12,7 @@ from gputop.core.host import HostReader
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
 from gputop.core.procinfo import HostFacts, ProcessInfo
 from gputop.core.sources.base import GpuSource
+from gputop.core.sources.lanes import Lane
 
 MIN_INTERVAL_S = 0.1
 MAX_INTERVAL_S = 3600.0
@@ -32,6 +33,10 @@ class Sampler:
         self.process_info = process_info or ProcessInfo()
         self._host = host_reader or HostReader()
         self._hostname = socket.gethostname()
+        # The GPUs are read on their own thread while this one reads the host.
+        self._gpu_reader: Lane | None = None
+        self._gpus_read = threading.Event()
+        self._pids: list[int] = []  # the GPU processes of the last sample
         # GPU readings taken by first_look() that the next sample() joins instead of reading again.
         self._first_gpus: tuple[GpuSample, ...] | None = None
 
@@ -41,6 +46,8 @@ class Sampler:
 
     def close(self) -> None:
         self.source.close()
+        if self._gpu_reader is not None:
+            self._gpu_reader.stop()
 
     def first_look(self) -> Snapshot:
         """What the source gives at once, without host facts: enough for a first frame.
@@ -52,12 +59,26 @@ class Sampler:
         return self._snapshot(HostSample(), self._first_gpus)
 
     def sample(self) -> Snapshot:
-        gpus, self._first_gpus = self._first_gpus or self.source.sample(), None
-        host = self.source.sample_host()
-        if host is None:
-            host = self._host.sample()
-        if not self.source.simulated:
-            gpus = self._join_host_facts(gpus)
+        first, self._first_gpus = self._first_gpus, None
+        if self.source.simulated:
+            gpus = first or self.source.sample()
+            host = self.source.sample_host() or self._host.sample()
+        elif first is not None:
+            host = self.source.sample_host() or self._host.sample()
+            gpus = self._join_host_facts(first)
+        else:
+            # A driver's calls take milliseconds each: the host is read meanwhile, and the facts
+            # of the processes the GPUs listed last time.
+            if self._gpu_reader is None:
+                self._gpu_reader = Lane("gputop-gpus", self._gpus_read.set)
+            self._gpus_read.clear()
+            ticket = self._gpu_reader.submit(self.source.sample)
+            host = self.source.sample_host() or self._host.sample()
+            self.process_info.read_ahead(self._pids)
+            self._gpus_read.wait()
+            if ticket is None:
+                raise RuntimeError("the GPUs are still being read")
+            gpus = self._join_host_facts(ticket.outcome())
         return self._snapshot(host, gpus)
 
     def _snapshot(self, host: HostSample, gpus: tuple[GpuSample, ...]) -> Snapshot:
@@ -72,7 +93,8 @@ class Sampler:
         )
 
     def _join_host_facts(self, gpus: tuple[GpuSample, ...]) -> tuple[GpuSample, ...]:
-        facts = self.process_info.lookup(p.pid for gpu in gpus for p in gpu.all_processes())
+        self._pids = [p.pid for gpu in gpus for p in gpu.all_processes()]
+        facts = self.process_info.lookup(self._pids)
 
         def joined(processes: tuple[ProcessSample, ...]) -> tuple[ProcessSample, ...]:
             return tuple(_with_facts(process, facts.get(process.pid)) for process in processes)

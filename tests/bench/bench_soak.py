@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `fakenvml`
 
 from fakenvml import FakeNvml, GiB, MiB, Scenario  # noqa: E402
 
-from gputop.core.config import RunConfig  # noqa: E402
+from gputop.core.run_config import RunConfig  # noqa: E402
 from gputop.core.sampler import Sampler  # noqa: E402
 from gputop.core.sources.nvml import NvmlSource  # noqa: E402
 from gputop.ui.app import GpuTopApp  # noqa: E402
@@ -121,8 +121,10 @@ def reading(app: GpuTopApp, started: float, ticks: int, churn: Churn) -> Reading
         history_process_points=sum(len(h) for h in history.processes.values()),
         table_rows=len(table.rows),
         table_cells=len(table._cells) + len(table._sort_values) + len(table._line_state),
-        trend_points=sum(len(t.memory_used) + len(t.temperature) + len(t.utilization) for t in app.trends.values()),
-        errors_reported=len(app._errors_reported),
+        trend_points=sum(
+            len(t.memory_used) + len(t.temperature) + len(t.utilization) for t in app.feed.trends.values()
+        ),
+        errors_reported=len(app.sampling.errors_reported),
         notifications=len(app._notifications),
         children_alive=churn.alive(),
     )

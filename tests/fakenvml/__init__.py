@@ -11,7 +11,9 @@ See fake_nvml.c for the scenario file format and scenario.py for the builder.
 from .build import MEMORY_V2, OLD_DRIVER, PROCESS_V2, PROCESS_V3, build_library
 from .fixture import SCENARIO_ENV, FakeNvml, loaded, reset_pynvml
 from .scenario import (
+    INIT_FUNCTIONS,
     NOT_AVAILABLE,
+    DelayRule,
     ErrorRule,
     GiB,
     GpuSpec,
@@ -25,6 +27,8 @@ from .scenario import (
 )
 
 __all__ = [
+    "INIT_FUNCTIONS",
+    "DelayRule",
     "MEMORY_V2",
     "NOT_AVAILABLE",
     "OLD_DRIVER",

@@ -40,7 +40,7 @@ def build_library(omit: Iterable[str] = (), build_dir: Path = BUILD_DIR) -> Path
     if library.exists() and library.stat().st_mtime_ns >= SOURCE.stat().st_mtime_ns:
         return directory
     directory.mkdir(parents=True, exist_ok=True)
-    command = ["cc", "-shared", "-fPIC", "-O2", "-o"]
+    command = ["cc", "-shared", "-fPIC", "-O2", "-pthread", "-o"]
     with tempfile.TemporaryDirectory(dir=directory) as scratch:
         output = Path(scratch) / LIBRARY_NAME
         command += [str(output), str(SOURCE)]

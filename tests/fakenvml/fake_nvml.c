@@ -32,9 +32,20 @@
  *   error fn=NAME|* code=N [gpu=I] [mig=S]
  *                                     NAME (an exported symbol, or its name
  *                                     without _v2/_v3 to match every
- *                                     version) returns code N, for GPU I
- *                                     (and its MIG devices) or MIG slot S
- *                                     of it, or for every call without gpu=
+ *                                     version; several joined by commas)
+ *                                     returns code N, for GPU I (and its
+ *                                     MIG devices) or MIG slot S of it, or
+ *                                     for every call without gpu=
+ *   delay fn=NAME|* [ms=N] [gpu=I] [start=T] [until=T]
+ *                                     a matching call (NAME as for error;
+ *                                     without gpu=, every call, system calls
+ *                                     and nvmlInit included) that begins at
+ *                                     or after T=start and before T=until
+ *                                     (seconds since the epoch, fractions
+ *                                     allowed; either may be left out)
+ *                                     first sleeps N ms, or without ms=
+ *                                     until T=until: a slow or hung driver.
+ *                                     The first matching delay line counts.
  *
  * A device field left out of its line makes its getter return
  * NVML_ERROR_NOT_SUPPORTED. Memory: the v2 call returns the fields as
@@ -47,10 +58,18 @@
  * To simulate an older driver, link with a version script that makes some
  * symbols local (the fixture in tests/fakenvml does this on demand).
  * fake_nvml_call_count(name) and fake_nvml_reset_counts() let tests count
- * the calls made through each symbol.
+ * the calls made through each symbol; fake_nvml_sleeping() says how many
+ * calls are asleep in a delay right now.
+ *
+ * Calls may come from many threads at once (gputop reads each GPU on its
+ * own thread): one lock guards the state, held from the start of a call to
+ * its return except while the call sleeps in a delay, so a delayed call
+ * blocks only the thread that made it, as a hung driver call does.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +168,13 @@ typedef struct rule {
     int gpu, slot, code;
 } rule_t;
 
+typedef struct delay {
+    unsigned char fns[FN_COUNT];
+    int gpu;
+    long long ms;        /* UNSET: sleep until `until` */
+    double start, until; /* seconds since the epoch; 0: no bound */
+} delay_t;
+
 /* Handles are pointers into these arrays, so they stay valid across reloads. */
 static device_t gpus[MAX_GPUS];
 static device_t migs[MAX_GPUS][MAX_MIGS];
@@ -157,6 +183,8 @@ static process_t *processes;
 static int process_count, process_capacity;
 static rule_t rules[MAX_RULES];
 static int rule_count;
+static delay_t delays[MAX_RULES];
+static int delay_count;
 static char driver_version[80];
 static long long cuda_version;
 static int init_error;
@@ -182,6 +210,7 @@ static void reset_scenario(void) {
     gpu_count = 0;
     process_count = 0;
     rule_count = 0;
+    delay_count = 0;
     strcpy(driver_version, "0.0");
     cuda_version = UNSET;
     init_error = 0;
@@ -246,11 +275,22 @@ static void set_device_field(device_t *d, const char *key, const char *value) {
     fprintf(stderr, "fake_nvml: unknown device key '%s'\n", key);
 }
 
-static int rule_matches_symbol(const char *rule, const char *symbol) {
-    if (strcmp(rule, "*") == 0 || strcmp(rule, symbol) == 0) return 1;
-    size_t n = strlen(rule);
+static int rule_matches_symbol(const char *rule, size_t n, const char *symbol) {
+    if ((n == 1 && rule[0] == '*') || (strlen(symbol) == n && strncmp(rule, symbol, n) == 0))
+        return 1;
     return strncmp(rule, symbol, n) == 0 &&
            (strcmp(symbol + n, "_v2") == 0 || strcmp(symbol + n, "_v3") == 0);
+}
+
+/* Mark in `fns` every function a comma-separated list of rule names matches. */
+static void match_functions(unsigned char *fns, const char *names) {
+    for (const char *name = names; *name;) {
+        size_t n = strcspn(name, ",");
+        for (int f = 0; f < FN_COUNT; f++)
+            if (rule_matches_symbol(name, n, fn_names[f])) fns[f] = 1;
+        name += n;
+        if (*name == ',') name++;
+    }
 }
 
 static void parse_record(char *line) {
@@ -337,10 +377,22 @@ static void parse_record(char *line) {
             if (strcmp(key, "gpu") == 0) r->gpu = (int)number(value);
             else if (strcmp(key, "mig") == 0) r->slot = (int)number(value);
             else if (strcmp(key, "code") == 0) r->code = (int)number(value);
-            else if (strcmp(key, "fn") == 0) {
-                for (int f = 0; f < FN_COUNT; f++)
-                    if (rule_matches_symbol(value, fn_names[f])) r->fns[f] = 1;
-            }
+            else if (strcmp(key, "fn") == 0) match_functions(r->fns, value);
+        }
+        return;
+    }
+    if (strcmp(kind, "delay") == 0) {
+        if (delay_count >= MAX_RULES) return;
+        delay_t *r = &delays[delay_count++];
+        memset(r, 0, sizeof *r);
+        r->gpu = -1;
+        r->ms = UNSET;
+        while (next_pair(&cursor, &key, &value)) {
+            if (strcmp(key, "gpu") == 0) r->gpu = (int)number(value);
+            else if (strcmp(key, "ms") == 0) r->ms = number(value);
+            else if (strcmp(key, "start") == 0) r->start = strtod(value, NULL);
+            else if (strcmp(key, "until") == 0) r->until = strtod(value, NULL);
+            else if (strcmp(key, "fn") == 0) match_functions(r->fns, value);
         }
         return;
     }
@@ -395,10 +447,74 @@ static nvmlReturn_t rule_error(int fn, int gpu, int slot) {
     return NVML_SUCCESS;
 }
 
-/* Every entry point starts here: count, reload, check init and injected errors. */
-static nvmlReturn_t enter(int fn, const device_t *d) {
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* When a call of `fn` on GPU `gpu` (-1: not about a GPU) that begins now
+   should go on, per the first delay line matching it; 0 when at once. */
+static double delay_until(int fn, int gpu) {
+    double now = now_s();
+    for (int i = 0; i < delay_count; i++) {
+        const delay_t *r = &delays[i];
+        if (!r->fns[fn]) continue;
+        if (r->gpu >= 0 && r->gpu != gpu) continue;
+        if ((r->start && now < r->start) || (r->until && now >= r->until)) continue;
+        if (r->ms != UNSET) return now + (double)r->ms / 1000.0;
+        return r->until;
+    }
+    return 0;
+}
+
+static void sleep_until(double wake) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)wake;
+    ts.tv_nsec = (long)((wake - (double)ts.tv_sec) * 1e9);
+    while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+}
+
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static int sleeping_calls;
+
+typedef struct call {
+    int held;
+} call_t;
+
+static void end_call(call_t *call) {
+    if (call->held) pthread_mutex_unlock(&state_lock);
+}
+
+/* The one hook every entry point passes through first (CALL): count the
+   call, re-read a changed scenario, and sleep out a matching delay without
+   the lock. The lock is then held until the entry point returns, when
+   end_call() releases it. `d` is the device asked about, or NULL and then
+   `gpu` is the GPU index the call names (-1: none). */
+static void begin_call(call_t *call, int fn, const device_t *d, int gpu, int force_reload) {
+    pthread_mutex_lock(&state_lock);
+    call->held = 1;
     call_counts[fn]++;
-    maybe_reload(0);
+    maybe_reload(force_reload);
+    if (d) gpu = handle_valid(d) ? d->gpu : -1;
+    double wake = delay_until(fn, gpu);
+    if (wake > 0) {
+        sleeping_calls++;
+        pthread_mutex_unlock(&state_lock);
+        sleep_until(wake);
+        pthread_mutex_lock(&state_lock);
+        sleeping_calls--;
+        maybe_reload(0); /* the scenario may have changed meanwhile */
+    }
+}
+
+#define CALL(fn_id, dev, gpu, force)                                  \
+    call_t call_ __attribute__((cleanup(end_call))) = {0};            \
+    begin_call(&call_, (fn_id), (dev), (gpu), (force))
+
+/* After CALL: check init, the handle and injected errors. */
+static nvmlReturn_t enter(int fn, const device_t *d) {
     if (init_refcount == 0) return NVML_ERROR_UNINITIALIZED;
     if (d) {
         if (!handle_valid(d)) return NVML_ERROR_INVALID_ARGUMENT;
@@ -408,6 +524,7 @@ static nvmlReturn_t enter(int fn, const device_t *d) {
 }
 
 #define ENTER(fn, dev)                                        \
+    CALL(FN_##fn, (dev), -1, 0);                              \
     do {                                                      \
         nvmlReturn_t entered_ = enter(FN_##fn, (dev));        \
         if (entered_ != NVML_SUCCESS) return entered_;        \
@@ -428,8 +545,7 @@ static nvmlReturn_t copy_string(char *dest, unsigned length, const char *text) {
 /* ---- init, system ------------------------------------------------------ */
 
 static nvmlReturn_t do_init(int fn) {
-    call_counts[fn]++;
-    maybe_reload(1);
+    CALL(fn, NULL, -1, 1);
     if (init_error) return init_error;
     init_refcount++;
     return NVML_SUCCESS;
@@ -449,7 +565,7 @@ nvmlReturn_t nvmlShutdown(void) {
 }
 
 const char *nvmlErrorString(nvmlReturn_t result) {
-    call_counts[FN_nvmlErrorString]++;
+    CALL(FN_nvmlErrorString, NULL, -1, 0);
     switch (result) {
     case 0: return "Success";
     case 1: return "Uninitialized";
@@ -507,8 +623,7 @@ nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *count) {
 }
 
 static nvmlReturn_t handle_by_index(int fn, unsigned index, nvmlDevice_t *device) {
-    call_counts[fn]++;
-    maybe_reload(0);
+    CALL(fn, NULL, (int)index, 0);
     if (init_refcount == 0) return NVML_ERROR_UNINITIALIZED;
     if (index >= (unsigned)gpu_count) return NVML_ERROR_INVALID_ARGUMENT;
     nvmlReturn_t error = rule_error(fn, (int)index, -1);
@@ -706,6 +821,7 @@ nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d, int type, unsigned *clock
 }
 
 static nvmlReturn_t handle_by_text(int fn, const char *text, size_t offset, nvmlDevice_t *device) {
+    CALL(fn, NULL, -1, 0);
     nvmlReturn_t entered = enter(fn, NULL);
     if (entered != NVML_SUCCESS) return entered;
     if (!text || !device) return NVML_ERROR_INVALID_ARGUMENT;
@@ -790,8 +906,7 @@ nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t d, unsigned *is_mig) {
 
 nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned index,
                                                  nvmlDevice_t *mig) {
-    call_counts[FN_nvmlDeviceGetMigDeviceHandleByIndex]++;
-    maybe_reload(0);
+    CALL(FN_nvmlDeviceGetMigDeviceHandleByIndex, d, -1, 0);
     if (init_refcount == 0) return NVML_ERROR_UNINITIALIZED;
     if (!handle_valid(d) || d->is_mig) return NVML_ERROR_INVALID_ARGUMENT;
     nvmlReturn_t error = rule_error(FN_nvmlDeviceGetMigDeviceHandleByIndex, d->gpu, (int)index);
@@ -937,5 +1052,14 @@ unsigned long long fake_nvml_call_count(const char *name) {
 }
 
 void fake_nvml_reset_counts(void) {
+    pthread_mutex_lock(&state_lock);
     memset(call_counts, 0, sizeof call_counts);
+    pthread_mutex_unlock(&state_lock);
+}
+
+int fake_nvml_sleeping(void) {
+    pthread_mutex_lock(&state_lock);
+    int sleeping = sleeping_calls;
+    pthread_mutex_unlock(&state_lock);
+    return sleeping;
 }

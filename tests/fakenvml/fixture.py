@@ -68,6 +68,10 @@ class FakeNvml:
         counter.argtypes = [ctypes.c_char_p]
         return int(counter(symbol.encode()))
 
+    def sleeping(self) -> int:
+        """How many calls into the loaded library are asleep in a delay right now."""
+        return int(self._hook("fake_nvml_sleeping")())
+
     def reset_counts(self) -> None:
         """Zero the call counters."""
         self._hook("fake_nvml_reset_counts")()

@@ -8,6 +8,7 @@ getter answers NVML_ERROR_NOT_SUPPORTED.
               .gpu(power_mw=None)                      # GPU 1: no power reading
               .process(gpu=0, pid=4242, used=3 * GiB, kind="CG")
               .error("nvmlDeviceGetFanSpeed", "NOT_SUPPORTED", gpu=1)
+              .delay("nvmlDeviceGetMemoryInfo", 20.0, gpu=1)   # GPU 1 hangs for 20 s
               .write(path)
 """
 
@@ -96,6 +97,21 @@ class ErrorRule:
     mig: int | None = None
 
 
+@dataclass(frozen=True)
+class DelayRule:
+    """Make a call of `fn` that begins within [start, until) sleep `ms`, or until `until`."""
+
+    fn: str
+    ms: int | None = None
+    gpu: int | None = None
+    start: float | None = None
+    until: float | None = None
+
+
+# pynvml's nvmlInit() calls nvmlInitWithFlags; these are every way in.
+INIT_FUNCTIONS = "nvmlInit,nvmlInitWithFlags"
+
+
 def error_code(code: int | str) -> int:
     """An NVML error code from a number or a name such as "GPU_IS_LOST"."""
     if isinstance(code, int):
@@ -114,6 +130,7 @@ class Scenario:
     migs: list[MigSpec] = field(default_factory=list)
     processes: list[ProcessSpec] = field(default_factory=list)
     errors: list[ErrorRule] = field(default_factory=list)
+    delays: list[DelayRule] = field(default_factory=list)
 
     def gpu(self, spec: GpuSpec | None = None, **fields: object) -> Scenario:
         """Add the next GPU: GpuSpec defaults, changed by `fields`."""
@@ -164,6 +181,33 @@ class Scenario:
         self.errors.append(ErrorRule(fn, error_code(code), gpu, mig))
         return self
 
+    def delay(
+        self,
+        fn: str,
+        seconds: float | None = None,
+        *,
+        gpu: int | None = None,
+        start: float | None = None,
+        until: float | None = None,
+    ) -> Scenario:
+        """Make `fn` (as for error(); "*" is every call) sleep `seconds` before answering.
+
+        Only calls that begin within [start, until) (times since the epoch) are
+        delayed; without `seconds` such a call sleeps until `until`, as a
+        driver that hangs until then. Without `gpu` it applies to every call,
+        system calls and nvmlInit included. The first matching delay counts.
+        """
+        if seconds is None and until is None:
+            raise ValueError("a delay needs seconds, or until to sleep to")
+        ms = None if seconds is None else round(seconds * 1000)
+        self.delays.append(DelayRule(fn, ms, gpu, start, until))
+        return self
+
+    def stall(self, gpu: int | None, seconds: float, fn: str = "*", *, start: float | None = None) -> Scenario:
+        """A hang: calls of `fn` on `gpu` (None: every call) beginning in the next `seconds` block until it ends."""
+        begins = time.time() if start is None else start
+        return self.delay(fn, gpu=gpu, start=begins, until=begins + seconds)
+
     def lost(self, gpu: int, code: int | str = "GPU_IS_LOST") -> Scenario:
         """Make every call on `gpu` fail, as a GPU that fell off the bus does."""
         return self.error("*", code, gpu=gpu)
@@ -185,6 +229,7 @@ class Scenario:
         lines += [_record("mig", asdict(mig)) for mig in self.migs]
         lines += [_record("process", asdict(process)) for process in self.processes]
         lines += [_record("error", asdict(rule)) for rule in self.errors]
+        lines += [_record("delay", asdict(rule)) for rule in self.delays]
         return "\n".join(lines) + "\n"
 
     def write(self, path: Path | str) -> Path:

@@ -6,8 +6,8 @@ import signal as signal_module
 from collections.abc import Iterable
 
 from gputop.core.actions import Outcome, SignalResult, signal_name
-from gputop.core.config import RunConfig
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessIdentity, ProcessSample, Snapshot
+from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.sources.demo import DemoSource
 from gputop.ui.app import GpuTopApp

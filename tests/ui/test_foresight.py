@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from gputop.core.config import RunConfig
+from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.alert_log import AlertLogScreen

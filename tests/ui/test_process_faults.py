@@ -18,7 +18,7 @@ import pytest
 from fakenvml import GiB, Scenario
 from fakenvml.fixture import FakeNvml
 
-from gputop.core.config import RunConfig
+from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.sources.nvml import NvmlSource
 from gputop.ui.app import GpuTopApp

@@ -9,12 +9,12 @@ import pytest
 from textual.pilot import Pilot
 
 from gputop.cli import main
-from gputop.core.config import RunConfig
 from gputop.core.record import Recorder, read_recording
 from gputop.core.replay import Replay, clock_text
-from gputop.core.report import alert_to_dict
+from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
-from gputop.core.sources.replay import ReplaySource
+from gputop.core.snapshot_json import alert_to_dict
+from gputop.core.sources.recorded import ReplaySource
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.help import HelpScreen
 from gputop.ui.screens.jump import JumpScreen
@@ -200,13 +200,13 @@ async def test_replay_keys_are_absent_from_the_live_app() -> None:
 async def test_record_writes_each_tick_with_forecast_and_alerts(tmp_path: Path) -> None:
     path = tmp_path / "live.jsonl"
     app = make_app()
-    app.recorder = Recorder(str(path))
+    app.feed.recorder = Recorder(str(path))
     async with app.run_test(size=SIZE) as pilot:
         for one in demo_snapshots(2, 3):
             app.apply_snapshot(one)
         await pilot.pause()
         assert "● REC" in title(app)
-        logged = [alert_to_dict(event) for event in app.watcher.monitor.log]
+        logged = [alert_to_dict(event) for event in app.feed.watcher.monitor.log]
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert [line["timestamp"] for line in lines] == [NOW, NOW + 1, NOW + 2]
     assert all("forecast" in g for line in lines for g in line["gpus"])
@@ -220,14 +220,14 @@ async def test_record_writes_each_tick_with_forecast_and_alerts(tmp_path: Path) 
 
 async def test_a_recording_write_error_is_notified_once_and_the_app_goes_on() -> None:
     app = make_app()
-    app.recorder = Recorder("/dev/full")
+    app.feed.recorder = Recorder("/dev/full")
     async with app.run_test(size=SIZE) as pilot:
         for one in demo_snapshots(1, 3):
             app.apply_snapshot(one)
         await pilot.pause()
         stopped = [n for n in notices(app) if "/dev/full" in n]
         assert stopped == ["cannot write /dev/full: No space left on device; gputop goes on without recording"]
-        assert app.recorder is None and app.snapshot is not None and app.snapshot.timestamp == NOW + 2
+        assert app.feed.recorder is None and app.snapshot is not None and app.snapshot.timestamp == NOW + 2
 
 
 # -- the command line -------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gputop.cli import build_parser, tui_config
-from gputop.core.config import RunConfig
+from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings, load_settings
 from gputop.ui.app import GpuTopApp

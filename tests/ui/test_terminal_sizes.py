@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from gputop.ui.app import MIN_HEIGHT, MIN_WIDTH, GpuTopApp
+from gputop.ui.app import GpuTopApp
+from gputop.ui.layout import MIN_HEIGHT, MIN_WIDTH
 from gputop.ui.screens.detail import DetailScreen
 from gputop.ui.screens.help import HelpScreen
 from gputop.ui.screens.kill import KillScreen

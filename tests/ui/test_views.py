@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from gputop.core.config import RunConfig
 from gputop.core.model import GpuSample, HostSample
+from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.help import HelpScreen
@@ -102,7 +102,7 @@ async def test_plus_retimes_the_running_sampler_thread() -> None:
     app = GpuTopApp(Sampler(StaticSource()), RunConfig(interval_s=0.5), start_sampler=True)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("plus")
-        assert app._sampler_thread is not None and app._sampler_thread.interval_s == 1.0
+        assert app.sampling.thread is not None and app.sampling.thread.interval_s == 1.0
 
 
 async def test_q_f10_and_ctrl_c_quit() -> None:

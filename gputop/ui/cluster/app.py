@@ -15,8 +15,10 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 
+from gputop.core.cluster.client import PrometheusError
+from gputop.core.cluster.model import ClusterHost, ClusterOptions, ClusterState
+from gputop.core.cluster.reader import ClusterReader
 from gputop.core.format import safe_text
-from gputop.core.sources.prometheus import ClusterHost, ClusterOptions, ClusterReader, ClusterState, PrometheusError
 from gputop.ui.cluster.host_screen import HostScreen
 from gputop.ui.cluster.render import HOST_COLUMNS, SORT_ORDERS, host_cells, parse_filter, sort_hosts
 

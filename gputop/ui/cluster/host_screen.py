@@ -8,8 +8,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from gputop.core.cluster.model import ClusterState
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, fmt_temperature, fmt_watts, safe_text
-from gputop.core.sources.prometheus import ClusterState
 from gputop.ui.cluster.render import host_status, memory_bar, sparkline
 
 GPU_COLUMNS = ("GPU", "Model", "UUID", "Memory", "Used/Total", "Util", "Temp", "Power", "Full in", "Memory history")
@@ -63,7 +63,7 @@ class HostScreen(Screen[None]):
                 safe_text(gpu.uuid),
                 memory_bar(gpu),
                 f"{fmt_bytes(gpu.memory_used)}/{fmt_bytes(gpu.memory_total)}",
-                fmt_percent(gpu.utilization),
+                fmt_percent(gpu.utilization_gpu),
                 fmt_temperature(gpu.temperature),
                 fmt_watts(gpu.power_draw) + ("" if gpu.power_limit is None else f"/{fmt_watts(gpu.power_limit)}"),
                 NA if gpu.seconds_to_full is None else fmt_duration(gpu.seconds_to_full),

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from gputop.core.cluster.model import ClusterGpu, ClusterHost
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, fmt_temperature, fmt_watts, safe_text
-from gputop.core.sources.prometheus import ClusterGpu, ClusterHost
 
 BAR_WIDTH = 12
 SPARK_WIDTH = 24
@@ -96,7 +96,7 @@ def host_cells(host: ClusterHost) -> tuple[Text, ...]:
         _lines(gpus, lambda g: safe_text(g.name, 28)),
         _lines(gpus, memory_bar),
         _lines(gpus, _used_total),
-        _lines(gpus, lambda g: Text(fmt_percent(g.utilization), style=level_style(g.utilization, 101, 101))),
+        _lines(gpus, lambda g: Text(fmt_percent(g.utilization_gpu), style=level_style(g.utilization_gpu, 101, 101))),
         _lines(gpus, lambda g: fmt_temperature(g.temperature)),
         _lines(gpus, lambda g: fmt_watts(g.power_draw)),
         _lines(gpus, lambda g: Text(sparkline(g.memory_history, g.memory_total), style="cyan")),

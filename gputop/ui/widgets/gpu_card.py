@@ -16,6 +16,7 @@ from textual.widget import Widget
 from gputop.core.forecast import Forecast
 from gputop.core.format import NA, fmt_duration, fmt_percent, fmt_temperature
 from gputop.core.model import GpuSample, MigSample
+from gputop.ui.layout import card_lines
 from gputop.ui.widgets.sparkline import GpuTrend, bar, sparkline
 
 _GIB = 1024**3
@@ -127,17 +128,10 @@ class GpuCard(Widget, can_focus=True):
             self.compact = compact
             self.set_class(compact, "-compact")
         self.set_class(gpu.lost, "-lost")
-        height = max(height or 0, self.lines_needed(gpu, compact))
+        height = max(height or 0, card_lines(gpu, compact))
         if self.styles.height is None or self.styles.height.value != height:
             self.styles.height = height
         self._relayout()
-
-    @staticmethod
-    def lines_needed(gpu: GpuSample, compact: bool) -> int:
-        """Rows on screen this card takes, borders included."""
-        if compact:
-            return 2 if gpu.mig_devices and not gpu.lost else 1
-        return 2 + (1 if gpu.lost else 3 + len(gpu.mig_devices))
 
     def on_resize(self, event: Resize) -> None:
         self._relayout()

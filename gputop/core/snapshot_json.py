@@ -1,23 +1,19 @@
-"""One-shot output: the JSON document and the readable table of ``--once``."""
+"""The one JSON codec of a snapshot: ``--json``, recordings and replays all read and write this.
+
+``snapshot_to_dict`` encodes (optionally with forecasts and alerts), ``snapshot_from_dict``
+decodes, ``dumps`` writes a document as text; the README gives the schema.
+"""
 
 from __future__ import annotations
 
-import time
+import json
 from collections.abc import Iterable
 from typing import Any
 
 from gputop.core.alerts import AlertEvent
 from gputop.core.forecast import NO_FORECAST, NOT_GROWING, Forecast, Forecasts
-from gputop.core.format import (
-    NA,
-    fmt_bytes,
-    fmt_duration,
-    fmt_percent,
-    fmt_temperature,
-    fmt_watts,
-    safe_text,
-)
-from gputop.core.model import GpuSample, MigSample, ProcessSample, Snapshot, percent
+from gputop.core.format import safe_json
+from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
 
 JSON_SCHEMA_VERSION = 1
 
@@ -37,6 +33,7 @@ def process_to_dict(process: ProcessSample) -> dict[str, Any]:
         "started": process.started,
         "container": process.container,
         "visible": process.visible,
+        "stale": process.stale,
     }
 
 
@@ -59,6 +56,9 @@ def gpu_to_dict(gpu: GpuSample) -> dict[str, Any]:
         "uuid": gpu.uuid,
         "pci_bus_id": gpu.pci_bus_id,
         "lost": gpu.lost,
+        "answering": gpu.answering,
+        "not_answering_since": gpu.not_answering_since,
+        "last_error": gpu.last_error,
         "memory": {
             "total": gpu.memory_total,
             "used": gpu.memory_used,
@@ -158,103 +158,108 @@ def _snapshot_document(snapshot: Snapshot) -> dict[str, Any]:
     }
 
 
-# --- the readable table -------------------------------------------------------
-
-_RESET = "\x1b[0m"
-_BOLD = "\x1b[1m"
-_DIM = "\x1b[2m"
-_RED = "\x1b[31m"
-_YELLOW = "\x1b[33m"
-_GREEN = "\x1b[32m"
-_CYAN = "\x1b[36m"
+def dumps(document: dict[str, Any], *, indent: int | None = None) -> str:
+    """A document as JSON text: UTF-8 kept, terminal controls escaped; one line without ``indent``."""
+    separators = (",", ":") if indent is None else None
+    return safe_json(json.dumps(document, indent=indent, ensure_ascii=False, separators=separators))
 
 
-def _level_colour(level: float | None) -> str:
-    """Colour for a percentage of a limit."""
-    if level is None:
-        return _DIM
-    if level >= 90:
-        return _RED
-    if level >= 70:
-        return _YELLOW
-    return _GREEN
+# --- back from JSON ---------------------------------------------------------
 
 
-def _bar(level: float | None, width: int) -> str:
-    if level is None:
-        return NA.center(width)
-    filled = round(max(0.0, min(100.0, level)) / 100 * width)
-    return "█" * filled + "░" * (width - filled)
-
-
-def render_text(snapshot: Snapshot, colour: bool, width: int = 80) -> str:
-    """The ``--once`` table: GPUs, then processes, in ``width`` columns."""
-
-    def paint(code: str, text: str) -> str:
-        return f"{code}{text}{_RESET}" if colour else text
-
-    lines: list[str] = []
-    header = f"{snapshot.hostname}  {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(snapshot.timestamp))}"
-    versions = f"driver {snapshot.driver_version or NA}  CUDA {snapshot.cuda_driver_version or NA}"
-    lines.append(paint(_BOLD, header.ljust(width - len(versions)) + versions)[: width + 16])
-    for gpu in snapshot.gpus:
-        lines.extend(_gpu_lines(gpu, width, paint))
-    lines.append("")
-    lines.extend(_process_lines(snapshot, width, paint))
-    return "\n".join(lines) + "\n"
-
-
-def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:
-    name = safe_text(gpu.name or NA)
-    if gpu.lost:
-        return [paint(_RED, f"[{gpu.index}] {name}  GPU LOST: not answering"[:width])]
-    memory = gpu.memory_percent
-    # Temperature against the card's own slowdown threshold (100 = at slowdown).
-    temperature = percent(gpu.temperature, gpu.temperature_slowdown or 90.0)
-    power = percent(gpu.power_draw, gpu.power_limit)
-    title = f"[{gpu.index}] {name}"[:36]
-    power_text = fmt_watts(gpu.power_draw).rjust(5)
-    limit_text = f"/{fmt_watts(gpu.power_limit)}" if gpu.power_limit is not None else ""
-    stats = (
-        f"{paint(_level_colour(temperature), fmt_temperature(gpu.temperature).rjust(5))} "
-        f"{paint(_level_colour(power), power_text)}{limit_text:<6} "
-        f"util {fmt_percent(gpu.utilization_gpu).rjust(4)}"
+def _process(data: dict[str, Any], gpu_index: int) -> ProcessSample:
+    return ProcessSample(
+        pid=int(data["pid"]),
+        gpu_index=gpu_index,
+        type=str(data["type"]),
+        gpu_memory=data["gpu_memory"],
+        sm_utilization=data["sm_utilization"],
+        mig_index=data.get("mig_device"),
+        started=data["started"],
+        user=data["user"],
+        name=data["name"],
+        command=data["command"],
+        cpu_percent=data["cpu_percent"],
+        host_memory=data["host_memory"],
+        container=data["container"],
+        visible=bool(data["visible"]),
+        stale=bool(data.get("stale", False)),
     )
-    line1 = f"{title:<37}{stats}"
-    memory_text = f"{fmt_bytes(gpu.memory_used)} / {fmt_bytes(gpu.memory_total)}".rjust(19)
-    bar_width = max(10, width - 4 - 1 - len(memory_text) - 1 - 4)
-    line2 = (
-        f"    {paint(_level_colour(memory), _bar(memory, bar_width))} "
-        f"{memory_text} {fmt_percent(memory).rjust(4)}".rstrip()
+
+
+def _mig(data: dict[str, Any], gpu_index: int) -> MigSample:
+    memory = data["memory"]
+    return MigSample(
+        index=int(data["index"]),
+        uuid=data["uuid"],
+        name=data["name"],
+        gpu_instance_id=data["gpu_instance_id"],
+        compute_instance_id=data["compute_instance_id"],
+        memory_total=memory["total"],
+        memory_used=memory["used"],
+        memory_free=memory["free"],
+        processes=tuple(_process(p, gpu_index) for p in data["processes"]),
     )
-    lines = [line1, line2]
-    for mig in gpu.mig_devices:
-        profile = safe_text(mig.name).rsplit(" MIG ", 1)[-1] if mig.name else ""
-        lines.append(
-            f"    └ MIG {mig.index} {profile[:12]:<12} "
-            f"{fmt_bytes(mig.memory_used)} / {fmt_bytes(mig.memory_total)} "
-            f"{fmt_percent(percent(mig.memory_used, mig.memory_total))}"
-        )
-    return lines
 
 
-_PROCESS_HEADER = f"{'GPU':>4} {'PID':>7} {'USER':<9} {'T':<3} {'GPU-MEM':>8} {'SM':>4} {'CPU':>5} {'TIME':>6}  COMMAND"
+def _gpu(data: dict[str, Any]) -> GpuSample:
+    index = int(data["index"])
+    memory, utilization = data["memory"], data["utilization"]
+    temperature, power, clocks, pcie = data["temperature"], data["power"], data["clocks"], data["pcie"]
+    return GpuSample(
+        index=index,
+        name=data["name"],
+        uuid=data["uuid"],
+        pci_bus_id=data["pci_bus_id"],
+        lost=bool(data["lost"]),
+        answering=bool(data.get("answering", True)),
+        not_answering_since=data.get("not_answering_since"),
+        last_error=data.get("last_error"),
+        memory_total=memory["total"],
+        memory_used=memory["used"],
+        memory_free=memory["free"],
+        memory_reserved=memory["reserved"],
+        utilization_gpu=utilization["gpu"],
+        utilization_memory=utilization["memory"],
+        utilization_encoder=utilization["encoder"],
+        utilization_decoder=utilization["decoder"],
+        temperature=temperature["current"],
+        temperature_slowdown=temperature["slowdown"],
+        temperature_shutdown=temperature["shutdown"],
+        fan_speed=data["fan"],
+        power_draw=power["draw"],
+        power_limit=power["limit"],
+        clock_sm=clocks["sm"],
+        clock_memory=clocks["memory"],
+        pstate=data["pstate"],
+        pcie_rx=pcie["rx"],
+        pcie_tx=pcie["tx"],
+        mig_mode=data["mig_mode"],
+        mig_devices=tuple(_mig(m, index) for m in data["mig_devices"]),
+        # MIG processes are listed under their MIG device; the GPU keeps the others.
+        processes=tuple(_process(p, index) for p in data["processes"] if p.get("mig_device") is None),
+    )
 
 
-def _process_lines(snapshot: Snapshot, width: int, paint: Any) -> list[str]:
-    processes = sorted(snapshot.processes(), key=lambda p: (p.gpu_index, -(p.gpu_memory or 0), p.pid))
-    if not processes:
-        return [paint(_DIM, "No GPU processes.")]
-    lines = [paint(_BOLD, _PROCESS_HEADER[:width])]
-    for process in processes:
-        gpu = f"{process.gpu_index}" + (f".{process.mig_index}" if process.mig_index is not None else "")
-        age = None if process.started is None else snapshot.timestamp - process.started
-        cpu = NA if process.cpu_percent is None else f"{process.cpu_percent:.0f}%"
-        command = safe_text(process.command) if process.visible else "(not visible from here)"
-        row = (
-            f"{gpu:>4} {process.pid:>7} {safe_text(process.user or NA)[:9]:<9} {process.type:<3} "
-            f"{fmt_bytes(process.gpu_memory):>8} {fmt_percent(process.sm_utilization):>4} {cpu:>5} "
-            f"{fmt_duration(age):>6}  "
-        )
-        lines.append(row + command[: max(0, width - len(row))])
-    return lines
+def snapshot_from_dict(data: dict[str, Any]) -> Snapshot:
+    """The inverse of ``snapshot_to_dict``."""
+    host = data["host"]
+    load = host["load_average"]
+    return Snapshot(
+        timestamp=float(data["timestamp"]),
+        hostname=str(data["hostname"]),
+        host=HostSample(
+            cpu_percent=host["cpu_percent"],
+            memory_total=host["memory_total"],
+            memory_used=host["memory_used"],
+            swap_total=host["swap_total"],
+            swap_used=host["swap_used"],
+            load_average=(float(load[0]), float(load[1]), float(load[2])) if load is not None else None,
+            net_rx_rate=host["net_rx_rate"],
+            net_tx_rate=host["net_tx_rate"],
+        ),
+        gpus=tuple(_gpu(g) for g in data["gpus"]),
+        driver_version=data["driver_version"],
+        cuda_driver_version=data.get("cuda_driver_version"),
+        source=str(data.get("source", "nvml")),
+    )

@@ -1,7 +1,6 @@
 """A cluster's GPUs read from Prometheus: gputop's own metrics and, with fewer fields, DCGM exporter's.
 
-Only the HTTP API is used (``/api/v1/query`` and ``/api/v1/query_range``),
-through ``urllib``. Each refresh asks, at one evaluation time:
+Each refresh asks, at one evaluation time:
 
 * the latest value of each GPU figure within ``lookback_s``
   (``last_over_time(...)``), so a host that stopped answering keeps its last
@@ -18,295 +17,24 @@ than ``stale_after_s``; a host is stale when all its GPUs are.
 
 from __future__ import annotations
 
-import json
 import math
-import re
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
 
-from gputop.core.model import percent
+from gputop.core import metric_names
+from gputop.core.cluster.client import Labels, PrometheusClient, promql_string
+from gputop.core.cluster.model import ClusterGpu, ClusterHost, ClusterOptions, ClusterProcess, ClusterState, Flavour
 
-DEFAULT_LOOKBACK_S = 900.0
-DEFAULT_HISTORY_S = 300.0
 HISTORY_POINTS = 60
-# Prometheus' common scrape interval; the staleness rule allows three of them.
-TYPICAL_SCRAPE_INTERVAL_S = 15.0
 MIB = 1024 * 1024
-
-Labels = Mapping[str, str]
-Flavour = Literal["gputop", "dcgm"]
-
-
-class ConfigError(ValueError):
-    """Options the cluster view cannot work with; the message is one line."""
-
-
-class PrometheusError(Exception):
-    """Prometheus could not answer; ``unreachable`` tells a dead link from a refused query."""
-
-    def __init__(self, message: str, unreachable: bool) -> None:
-        super().__init__(message)
-        self.unreachable = unreachable
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterOptions:
-    """Where to look and how often."""
-
-    url: str
-    hosts: str | None = None
-    interval_s: float = 5.0
-    stale_after_s: float = 3 * TYPICAL_SCRAPE_INTERVAL_S
-    lookback_s: float = DEFAULT_LOOKBACK_S
-    history_s: float = DEFAULT_HISTORY_S
-    timeout_s: float = 5.0
-
-    @classmethod
-    def create(
-        cls,
-        url: str,
-        hosts: str | None = None,
-        interval_s: float = 5.0,
-        stale_after_s: float | None = None,
-    ) -> ClusterOptions:
-        """Checked options; raises ConfigError. ``stale_after_s`` defaults to 3 x max(interval, 15 s)."""
-        parsed = urllib.parse.urlsplit(url)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise ConfigError(f"--prometheus wants an http:// or https:// URL, not {url!r}")
-        if hosts is not None:
-            try:
-                re.compile(hosts)
-            except re.error as error:
-                raise ConfigError(f"--hosts: not a regular expression: {error}") from None
-        if stale_after_s is None:
-            stale_after_s = 3 * max(interval_s, TYPICAL_SCRAPE_INTERVAL_S)
-        return cls(url=url.rstrip("/"), hosts=hosts, interval_s=interval_s, stale_after_s=stale_after_s)
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterGpu:
-    """One GPU as Prometheus last saw it. Units: bytes, percent, degrees C, watts, epoch seconds."""
-
-    hostname: str
-    index: int
-    flavour: Flavour
-    uuid: str | None = None
-    name: str | None = None
-    instance: str | None = None
-    memory_total: float | None = None
-    memory_used: float | None = None
-    utilization: float | None = None
-    temperature: float | None = None
-    power_draw: float | None = None
-    power_limit: float | None = None
-    seconds_to_full: float | None = None
-    lost: bool = False
-    last_sample: float | None = None
-    stale: bool = False
-    # GPU memory in use, one point per step of the history window; None where Prometheus had none.
-    memory_history: tuple[float | None, ...] = ()
-
-    @property
-    def memory_percent(self) -> float | None:
-        return percent(self.memory_used, self.memory_total)
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterProcess:
-    """One process on one GPU of one host (from ``gputop_process_gpu_memory_bytes``)."""
-
-    hostname: str
-    gpu_index: int
-    pid: int
-    user: str | None
-    command: str | None
-    container: str | None
-    gpu_memory: float
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterHost:
-    """One machine and its GPUs."""
-
-    hostname: str
-    gpus: tuple[ClusterGpu, ...]
-    stale: bool
-    last_sample: float | None
-    age_s: float | None
-    down: bool = False  # a scrape target of this host reports up == 0
-
-    @property
-    def memory_used(self) -> float | None:
-        values = [g.memory_used for g in self.gpus if g.memory_used is not None]
-        return sum(values) if values else None
-
-    @property
-    def memory_total(self) -> float | None:
-        values = [g.memory_total for g in self.gpus if g.memory_total is not None]
-        return sum(values) if values else None
-
-    @property
-    def memory_percent(self) -> float | None:
-        """The fullest GPU's memory percent: one full GPU is what stops a job."""
-        values = [p for p in (g.memory_percent for g in self.gpus) if p is not None]
-        return max(values) if values else None
-
-    @property
-    def temperature(self) -> float | None:
-        values = [g.temperature for g in self.gpus if g.temperature is not None]
-        return max(values) if values else None
-
-    @property
-    def utilization(self) -> float | None:
-        values = [g.utilization for g in self.gpus if g.utilization is not None]
-        return sum(values) / len(values) if values else None
-
-    @property
-    def power_draw(self) -> float | None:
-        values = [g.power_draw for g in self.gpus if g.power_draw is not None]
-        return sum(values) if values else None
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterState:
-    """One refresh of the whole cluster."""
-
-    url: str
-    fetched_at: float
-    hosts: tuple[ClusterHost, ...]
-    processes_host: str | None = None
-    processes: tuple[ClusterProcess, ...] = ()
-
-    def host(self, hostname: str) -> ClusterHost | None:
-        return next((h for h in self.hosts if h.hostname == hostname), None)
-
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    """One series of an instant query."""
-
-    labels: Labels
-    timestamp: float
-    value: float
-
-
-@dataclass(frozen=True, slots=True)
-class RangeSeries:
-    """One series of a range query."""
-
-    labels: Labels
-    points: tuple[tuple[float, float], ...]
-
-
-Opener = Callable[..., Any]
-
-
-class PrometheusClient:
-    """The two query endpoints of the Prometheus HTTP API."""
-
-    def __init__(self, url: str, timeout_s: float = 5.0, opener: Opener = urllib.request.urlopen) -> None:
-        self.url = url.rstrip("/")
-        self._timeout_s = timeout_s
-        self._open = opener
-
-    def query(self, promql: str, at: float) -> list[Sample]:
-        data = self._call("query", {"query": promql, "time": _api_time(at)})
-        if data.get("resultType") != "vector":
-            raise PrometheusError(f"expected a vector from {promql!r}, got {data.get('resultType')!r}", False)
-        return [
-            Sample(_labels(item), float(item["value"][0]), _api_float(item["value"][1]))
-            for item in data.get("result", [])
-        ]
-
-    def query_range(self, promql: str, start: float, end: float, step_s: float) -> list[RangeSeries]:
-        params = {"query": promql, "start": _api_time(start), "end": _api_time(end), "step": f"{step_s:g}"}
-        data = self._call("query_range", params)
-        if data.get("resultType") != "matrix":
-            raise PrometheusError(f"expected a matrix from {promql!r}, got {data.get('resultType')!r}", False)
-        return [
-            RangeSeries(_labels(item), tuple((float(t), _api_float(v)) for t, v in item.get("values", [])))
-            for item in data.get("result", [])
-        ]
-
-    def _call(self, endpoint: str, params: Mapping[str, str]) -> dict[str, Any]:
-        body = urllib.parse.urlencode(params).encode()
-        request = urllib.request.Request(
-            f"{self.url}/api/v1/{endpoint}",
-            data=body,
-            headers={"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"},
-        )
-        try:
-            with self._open(request, timeout=self._timeout_s) as response:
-                raw = response.read()
-        except urllib.error.HTTPError as error:
-            raise _http_error(error) from None
-        except urllib.error.URLError as error:
-            raise PrometheusError(_reason(error.reason), True) from None
-        except TimeoutError:
-            raise PrometheusError(f"no answer within {self._timeout_s:g}s", True) from None
-        except OSError as error:
-            raise PrometheusError(_reason(error), True) from None
-        document = _decode(raw)
-        if document is None or document.get("status") != "success" or not isinstance(document.get("data"), dict):
-            raise PrometheusError("the answer is not from a Prometheus query API", True)
-        data: dict[str, Any] = document["data"]
-        return data
-
-
-def _reason(error: object) -> str:
-    if isinstance(error, OSError) and error.strerror:
-        return error.strerror[0].lower() + error.strerror[1:]
-    return str(error)
-
-
-def _decode(raw: bytes) -> dict[str, Any] | None:
-    try:
-        document = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return document if isinstance(document, dict) else None
-
-
-def _http_error(error: urllib.error.HTTPError) -> PrometheusError:
-    try:
-        document = _decode(error.read())
-    except OSError:
-        document = None
-    if document is not None and document.get("status") == "error":
-        kind = document.get("errorType", "error")
-        return PrometheusError(f"{kind}: {document.get('error', '')}".strip(), False)
-    return PrometheusError(f"HTTP {error.code} {error.reason}", True)
-
-
-def _api_time(at: float) -> str:
-    return f"{at:.3f}"
-
-
-def _api_float(text: Any) -> float:
-    return float(text)
-
-
-def _labels(item: Mapping[str, Any]) -> dict[str, str]:
-    metric = item.get("metric", {})
-    return {str(k): str(v) for k, v in metric.items()}
-
-
-def promql_string(text: str) -> str:
-    """A PromQL double-quoted string literal holding exactly ``text``."""
-    # JSON's escapes (\\, \", \n, \uXXXX) are all Go escapes, which PromQL strings use.
-    return json.dumps(text, ensure_ascii=False)
 
 
 @dataclass(frozen=True, slots=True)
 class _Field:
     name: str
     metric: str
-    scale: float = 1.0
+    scale: float = 1.0  # Prometheus' unit -> gputop's
     latest_only: bool = False  # a series that may rightly vanish: its last value must not linger
 
 
@@ -328,16 +56,11 @@ _GPUTOP = _Flavour(
     uuid_label="uuid",
     model_label="name",
     fields=(
-        _Field("memory_total", "gputop_gpu_memory_total_bytes"),
-        _Field("memory_used", "gputop_gpu_memory_used_bytes"),
-        _Field("utilization", "gputop_gpu_utilization_ratio", 100.0),
-        _Field("temperature", "gputop_gpu_temperature_celsius"),
-        _Field("power_draw", "gputop_gpu_power_watts"),
-        _Field("power_limit", "gputop_gpu_power_limit_watts"),
-        _Field("lost", "gputop_gpu_lost"),
-        _Field("seconds_to_full", "gputop_gpu_seconds_to_full", latest_only=True),
+        *(_Field(f.field, f.name, f.read_back(1.0)) for f in metric_names.GPU_FIGURES),
+        _Field("lost", metric_names.GPU_LOST),
+        _Field("seconds_to_full", metric_names.GPU_SECONDS_TO_FULL, latest_only=True),
     ),
-    presence_metric="gputop_gpu_lost",
+    presence_metric=metric_names.GPU_LOST,
     history=_Field("memory_used", "gputop_gpu_memory_used_bytes"),
 )
 _DCGM = _Flavour(
@@ -349,7 +72,7 @@ _DCGM = _Flavour(
         _Field("memory_used", "DCGM_FI_DEV_FB_USED", MIB),
         _Field("memory_free", "DCGM_FI_DEV_FB_FREE", MIB),
         _Field("memory_reserved", "DCGM_FI_DEV_FB_RESERVED", MIB),
-        _Field("utilization", "DCGM_FI_DEV_GPU_UTIL"),
+        _Field("utilization_gpu", "DCGM_FI_DEV_GPU_UTIL"),
         _Field("temperature", "DCGM_FI_DEV_GPU_TEMP"),
         _Field("power_draw", "DCGM_FI_DEV_POWER_USAGE"),
     ),
@@ -405,7 +128,6 @@ class ClusterReader:
             processes = self._read_processes(processes_for, now)
         return ClusterState(
             url=self.options.url,
-            fetched_at=now,
             hosts=hosts,
             processes_host=processes_for,
             processes=processes,
@@ -520,7 +242,7 @@ class ClusterReader:
         return tuple(hosts)
 
     def _read_processes(self, hostname: str, now: float) -> tuple[ClusterProcess, ...]:
-        promql = "gputop_process_gpu_memory_bytes{hostname=" + promql_string(hostname) + "}"
+        promql = metric_names.PROCESS_GPU_MEMORY + "{hostname=" + promql_string(hostname) + "}"
         processes = []
         for sample in self.client.query(promql, now):
             labels = sample.labels
@@ -557,14 +279,20 @@ def _finish(draft: _GpuDraft, now: float, stale_after_s: float, down: bool) -> C
         instance=draft.instance,
         memory_total=memory_total,
         memory_used=values.get("memory_used"),
-        utilization=values.get("utilization"),
+        memory_free=values.get("memory_free"),
+        utilization_gpu=values.get("utilization_gpu"),
+        utilization_memory=values.get("utilization_memory"),
         temperature=values.get("temperature"),
+        temperature_slowdown=values.get("temperature_slowdown"),
+        temperature_shutdown=values.get("temperature_shutdown"),
         power_draw=values.get("power_draw"),
         power_limit=values.get("power_limit"),
+        fan_speed=values.get("fan_speed"),
+        clock_sm=values.get("clock_sm"),
+        clock_memory=values.get("clock_memory"),
         seconds_to_full=values.get("seconds_to_full"),
         lost=values.get("lost") == 1.0,
         last_sample=draft.last_sample,
         stale=down or old,
         memory_history=draft.history,
     )
-

@@ -1,0 +1,78 @@
+"""The Prometheus metrics gputop exports: one table that the exporter writes from and the cluster reader reads by.
+
+A GPU figure is named once here with the ``GpuSample`` field it comes from and how
+its unit changes on the way out, so the exporter and the cluster view cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+HOSTNAME_LABEL = "hostname"
+GPU_LABELS = (HOSTNAME_LABEL, "gpu", "uuid", "name")
+PROCESS_LABELS = (HOSTNAME_LABEL, "gpu", "pid", "user", "command", "container")
+
+UP = "gputop_up"
+SAMPLE_ERRORS = "gputop_sample_errors"  # a counter: served as gputop_sample_errors_total
+EXPORTER_INFO = "gputop_exporter"  # an info metric: served as gputop_exporter_info
+LAST_SAMPLE_TIMESTAMP = "gputop_last_sample_timestamp_seconds"
+GPU_SECONDS_TO_FULL = "gputop_gpu_seconds_to_full"
+GPU_LOST = "gputop_gpu_lost"
+PROCESS_GPU_MEMORY = "gputop_process_gpu_memory_bytes"
+
+
+@dataclass(frozen=True, slots=True)
+class GpuFigure:
+    """One GPU gauge: ``exported = getattr(GpuSample, field) * multiply / divide``."""
+
+    name: str
+    field: str
+    documentation: str
+    multiply: int = 1
+    divide: int = 1
+
+    def export(self, value: float) -> float:
+        return float(value) * self.multiply / self.divide
+
+    def read_back(self, exported: float) -> float:
+        """The figure in gputop's own unit (the field's), from what Prometheus holds."""
+        return exported * self.divide / self.multiply
+
+
+_RATIO = 100  # percent -> 0..1
+_HERTZ = 1_000_000  # MHz -> Hz
+
+GPU_FIGURES = (
+    GpuFigure("gputop_gpu_memory_total_bytes", "memory_total", "Total GPU memory."),
+    GpuFigure("gputop_gpu_memory_used_bytes", "memory_used", "GPU memory in use."),
+    GpuFigure("gputop_gpu_memory_free_bytes", "memory_free", "GPU memory free."),
+    GpuFigure(
+        "gputop_gpu_utilization_ratio",
+        "utilization_gpu",
+        "Fraction of the last sample period in which a kernel ran (0-1).",
+        divide=_RATIO,
+    ),
+    GpuFigure(
+        "gputop_gpu_memory_utilization_ratio",
+        "utilization_memory",
+        "Fraction of the last sample period in which GPU memory was read or written (0-1).",
+        divide=_RATIO,
+    ),
+    GpuFigure("gputop_gpu_temperature_celsius", "temperature", "GPU core temperature."),
+    GpuFigure(
+        "gputop_gpu_temperature_slowdown_celsius",
+        "temperature_slowdown",
+        "Temperature at which the GPU starts to slow itself down.",
+    ),
+    GpuFigure(
+        "gputop_gpu_temperature_shutdown_celsius", "temperature_shutdown", "Temperature at which the GPU shuts down."
+    ),
+    GpuFigure("gputop_gpu_power_watts", "power_draw", "Power draw."),
+    GpuFigure("gputop_gpu_power_limit_watts", "power_limit", "Enforced power limit."),
+    GpuFigure(
+        "gputop_gpu_fan_speed_ratio", "fan_speed", "Fan speed as a fraction of its maximum (0-1).", divide=_RATIO
+    ),
+    GpuFigure("gputop_gpu_sm_clock_hertz", "clock_sm", "SM clock.", multiply=_HERTZ),
+    GpuFigure("gputop_gpu_memory_clock_hertz", "clock_memory", "Memory clock.", multiply=_HERTZ),
+)
+GPU_FIGURE_BY_NAME = {figure.name: figure for figure in GPU_FIGURES}

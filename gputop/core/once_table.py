@@ -1,0 +1,123 @@
+"""The readable table of ``--once``: GPUs, then processes, in plain text with optional colour."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from gputop.core.format import (
+    NA,
+    fmt_bytes,
+    fmt_duration,
+    fmt_percent,
+    fmt_temperature,
+    fmt_watts,
+    safe_text,
+)
+from gputop.core.model import GpuSample, Snapshot, percent
+
+_RESET = "\x1b[0m"
+_BOLD = "\x1b[1m"
+_DIM = "\x1b[2m"
+_RED = "\x1b[31m"
+_YELLOW = "\x1b[33m"
+_GREEN = "\x1b[32m"
+_CYAN = "\x1b[36m"
+
+
+def _level_colour(level: float | None) -> str:
+    """Colour for a percentage of a limit."""
+    if level is None:
+        return _DIM
+    if level >= 90:
+        return _RED
+    if level >= 70:
+        return _YELLOW
+    return _GREEN
+
+
+def _bar(level: float | None, width: int) -> str:
+    if level is None:
+        return NA.center(width)
+    filled = round(max(0.0, min(100.0, level)) / 100 * width)
+    return "█" * filled + "░" * (width - filled)
+
+
+def render_text(snapshot: Snapshot, colour: bool, width: int = 80) -> str:
+    """The ``--once`` table: GPUs, then processes, in ``width`` columns."""
+
+    def paint(code: str, text: str) -> str:
+        return f"{code}{text}{_RESET}" if colour else text
+
+    lines: list[str] = []
+    header = f"{snapshot.hostname}  {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(snapshot.timestamp))}"
+    versions = f"driver {snapshot.driver_version or NA}  CUDA {snapshot.cuda_driver_version or NA}"
+    lines.append(paint(_BOLD, header.ljust(width - len(versions)) + versions)[: width + 16])
+    for gpu in snapshot.gpus:
+        lines.extend(_gpu_lines(gpu, width, paint))
+    lines.append("")
+    lines.extend(_process_lines(snapshot, width, paint))
+    return "\n".join(lines) + "\n"
+
+
+def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:
+    name = safe_text(gpu.name or NA)
+    if gpu.lost:
+        return [paint(_RED, f"[{gpu.index}] {name}  GPU LOST: not answering"[:width])]
+    if not gpu.answering:
+        return [
+            paint(_RED, f"[{gpu.index}] {name}  NOT ANSWERING"[:width]),
+            f"    {gpu.last_error or NA}"[:width],
+        ]
+    memory = gpu.memory_percent
+    # Temperature against the card's own slowdown threshold (100 = at slowdown).
+    temperature = percent(gpu.temperature, gpu.temperature_slowdown or 90.0)
+    power = percent(gpu.power_draw, gpu.power_limit)
+    title = f"[{gpu.index}] {name}"[:36]
+    power_text = fmt_watts(gpu.power_draw).rjust(5)
+    limit_text = f"/{fmt_watts(gpu.power_limit)}" if gpu.power_limit is not None else ""
+    stats = (
+        f"{paint(_level_colour(temperature), fmt_temperature(gpu.temperature).rjust(5))} "
+        f"{paint(_level_colour(power), power_text)}{limit_text:<6} "
+        f"util {fmt_percent(gpu.utilization_gpu).rjust(4)}"
+    )
+    line1 = f"{title:<37}{stats}"
+    memory_text = f"{fmt_bytes(gpu.memory_used)} / {fmt_bytes(gpu.memory_total)}".rjust(19)
+    bar_width = max(10, width - 4 - 1 - len(memory_text) - 1 - 4)
+    line2 = (
+        f"    {paint(_level_colour(memory), _bar(memory, bar_width))} "
+        f"{memory_text} {fmt_percent(memory).rjust(4)}".rstrip()
+    )
+    lines = [line1, line2]
+    for mig in gpu.mig_devices:
+        profile = safe_text(mig.name).rsplit(" MIG ", 1)[-1] if mig.name else ""
+        lines.append(
+            f"    └ MIG {mig.index} {profile[:12]:<12} "
+            f"{fmt_bytes(mig.memory_used)} / {fmt_bytes(mig.memory_total)} "
+            f"{fmt_percent(percent(mig.memory_used, mig.memory_total))}"
+        )
+    return lines
+
+
+_PROCESS_HEADER = f"{'GPU':>4} {'PID':>7} {'USER':<9} {'T':<3} {'GPU-MEM':>8} {'SM':>4} {'CPU':>5} {'TIME':>6}  COMMAND"
+
+
+def _process_lines(snapshot: Snapshot, width: int, paint: Any) -> list[str]:
+    processes = sorted(snapshot.processes(), key=lambda p: (p.gpu_index, -(p.gpu_memory or 0), p.pid))
+    if not processes:
+        return [paint(_DIM, "No GPU processes.")]
+    lines = [paint(_BOLD, _PROCESS_HEADER[:width])]
+    for process in processes:
+        gpu = f"{process.gpu_index}" + (f".{process.mig_index}" if process.mig_index is not None else "")
+        age = None if process.started is None else snapshot.timestamp - process.started
+        cpu = NA if process.cpu_percent is None else f"{process.cpu_percent:.0f}%"
+        command = safe_text(process.command) if process.visible else "(not visible from here)"
+        if process.stale:
+            command = "(as last seen) " + command
+        row = (
+            f"{gpu:>4} {process.pid:>7} {safe_text(process.user or NA)[:9]:<9} {process.type:<3} "
+            f"{fmt_bytes(process.gpu_memory):>8} {fmt_percent(process.sm_utilization):>4} {cpu:>5} "
+            f"{fmt_duration(age):>6}  "
+        )
+        lines.append(row + command[: max(0, width - len(row))])
+    return lines

@@ -1,0 +1,330 @@
+"""One GPU read through the NVML gateway: what `NvmlSource` runs on each GPU's own thread.
+
+`NvmlDevice.sample()` is the per-GPU sampling function: static facts once,
+the changing figures every tick, the processes and MIG devices. Readings of
+new kinds of figure belong in their own module, called from `_read`.
+`NvmlDevice.pcie()` reads the PCIe counters, which take a real driver about
+20 ms each, so that they can be read beside the rest, on a second thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+import pynvml
+
+from gputop.core.model import GpuSample, MigSample, ProcessSample
+from gputop.core.sources.nvml_gateway import (
+    MEMORY_VERSIONS,
+    PROCESS_LISTS,
+    TEMPERATURE_VERSIONS,
+    DeviceLost,
+    Gateway,
+    Handle,
+)
+
+PSTATE_UNKNOWN = 32
+PCIE_KB = 1024  # NVML reports PCIe throughput in KB/s of 1024 bytes.
+# Static facts that came back empty (a timeout, a permission) are read again this often.
+STATIC_RETRY_SAMPLES = 30
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _integer(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _bus_id(raw: Any) -> str:
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+@dataclass(slots=True)
+class _StaticFacts:
+    """What does not change while the driver is loaded; read once per device."""
+
+    name: str | None
+    uuid: str | None
+    pci_bus_id: str | None
+    temperature_slowdown: float | None
+    temperature_shutdown: float | None
+    power_limit: float | None
+    max_mig: int | None
+
+
+@dataclass(slots=True)
+class _MigFacts:
+    name: str | None
+    gpu_instance_id: int | None
+    compute_instance_id: int | None
+
+
+@dataclass(slots=True)
+class _Listed:
+    """One PID merged across the compute, graphics and MPS lists."""
+
+    letters: set[str]
+    memory: int | None
+
+    @property
+    def type(self) -> str:
+        return "C+G" if len(self.letters) == 2 else next(iter(self.letters))
+
+
+@dataclass(slots=True)
+class NvmlDevice:
+    """One GPU and what is remembered about it between samples."""
+
+    index: int
+    gateway: Gateway
+    handle: Handle = None
+    facts: _StaticFacts | None = None
+    samples_since_facts: int = 0
+    utilization_seen: int = 0  # last process-utilization timestamp (us)
+    mig_facts: dict[str, _MigFacts] = field(default_factory=dict)
+    last: GpuSample | None = None  # the newest sample it answered with
+
+    def sample(self) -> GpuSample:
+        """Read the GPU; a GPU that answers as lost is listed as lost and tried again next time."""
+        try:
+            if self.handle is None:
+                self.handle = self.gateway.call(pynvml.nvmlDeviceGetHandleByIndex, self.index)
+                if self.handle is None:
+                    return self._remember(self._identity(lost=True))
+            self.samples_since_facts += 1
+            if self.facts is None or (
+                self.samples_since_facts > STATIC_RETRY_SAMPLES and self._incomplete()
+            ):
+                self.facts = self._static_facts(self.handle)
+                self.mig_facts.clear()
+                self.samples_since_facts = 0
+            return self._remember(self._read(self.handle, self.facts))
+        except DeviceLost as error:
+            return self.lost(str(error))
+
+    def lost(self, error: str) -> GpuSample:
+        """The GPU as lost; its handle is fetched again next sample, so that it can come back."""
+        self.handle = None
+        return self._remember(self._identity(lost=True, last_error=error))
+
+    def not_answering(self, since: float, error: str) -> GpuSample:
+        """The GPU while a call to it has not come back: no figures, its last processes marked stale."""
+        last = self.last
+        if last is None or last.lost:
+            return self._identity(answering=False, not_answering_since=since, last_error=error)
+        return dataclasses.replace(
+            self._identity(answering=False, not_answering_since=since, last_error=error),
+            mig_mode=last.mig_mode,
+            mig_devices=tuple(
+                MigSample(
+                    index=mig.index,
+                    uuid=mig.uuid,
+                    name=mig.name,
+                    gpu_instance_id=mig.gpu_instance_id,
+                    compute_instance_id=mig.compute_instance_id,
+                    processes=_stale(mig.processes),
+                )
+                for mig in last.mig_devices
+            ),
+            processes=_stale(last.processes),
+        )
+
+    def sample_with_pcie(self) -> GpuSample:
+        """sample() then pcie(), on one thread: for while the GPU's handle is not known yet."""
+        sample = self.sample()
+        if sample.lost:
+            return sample
+        try:
+            rx, tx = self.pcie()
+        except DeviceLost as error:
+            return self.lost(str(error))
+        return self._remember(dataclasses.replace(sample, pcie_rx=rx, pcie_tx=tx))
+
+    def pcie(self) -> tuple[float | None, float | None]:
+        """PCIe receive and transmit rates (bytes/s), None where not available; raises DeviceLost."""
+        handle = self.handle
+        if handle is None:
+            return None, None
+        rates = []
+        for counter in (pynvml.NVML_PCIE_UTIL_RX_BYTES, pynvml.NVML_PCIE_UTIL_TX_BYTES):
+            kbs = self.gateway.call(pynvml.nvmlDeviceGetPcieThroughput, handle, counter)
+            rates.append(None if kbs is None else float(int(kbs) * PCIE_KB))
+        return rates[0], rates[1]
+
+    def _remember(self, sample: GpuSample) -> GpuSample:
+        self.last = sample
+        return sample
+
+    def _identity(self, **fields: Any) -> GpuSample:
+        """The GPU with only what identifies it (and `fields`)."""
+        facts = self.facts
+        if facts is None:
+            return GpuSample(index=self.index, **fields)
+        return GpuSample(
+            index=self.index, name=facts.name, uuid=facts.uuid, pci_bus_id=facts.pci_bus_id, **fields
+        )
+
+    def _incomplete(self) -> bool:
+        """Whether a static fact of the device (or of one of its MIG devices) is missing."""
+        facts = [self.facts, *self.mig_facts.values()]
+        return any(
+            fact is None or any(getattr(fact, name) is None for name in fact.__slots__)
+            for fact in facts
+        )
+
+    def _static_facts(self, handle: Handle) -> _StaticFacts:
+        call = self.gateway.call
+        pci = call(pynvml.nvmlDeviceGetPciInfo_v3, handle)
+        limit_mw = call(pynvml.nvmlDeviceGetEnforcedPowerLimit, handle)
+        threshold = pynvml.nvmlDeviceGetTemperatureThreshold
+        return _StaticFacts(
+            name=_text(call(pynvml.nvmlDeviceGetName, handle)),
+            uuid=_text(call(pynvml.nvmlDeviceGetUUID, handle)),
+            pci_bus_id=None if pci is None else _bus_id(pci.busId),
+            temperature_slowdown=_number(
+                call(threshold, handle, pynvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN)
+            ),
+            temperature_shutdown=_number(
+                call(threshold, handle, pynvml.NVML_TEMPERATURE_THRESHOLD_SHUTDOWN)
+            ),
+            power_limit=None if limit_mw is None else int(limit_mw) / 1000.0,
+            max_mig=_integer(call(pynvml.nvmlDeviceGetMaxMigDeviceCount, handle)),
+        )
+
+    def _read(self, handle: Handle, facts: _StaticFacts) -> GpuSample:
+        gateway = self.gateway
+        call = gateway.call
+        memory = gateway.call_versions("memory", MEMORY_VERSIONS, handle)
+        utilization = call(pynvml.nvmlDeviceGetUtilizationRates, handle)
+        encoder = call(pynvml.nvmlDeviceGetEncoderUtilization, handle)
+        decoder = call(pynvml.nvmlDeviceGetDecoderUtilization, handle)
+        power_mw = call(pynvml.nvmlDeviceGetPowerUsage, handle)
+        pstate = call(pynvml.nvmlDeviceGetPerformanceState, handle)
+        mig_mode = call(pynvml.nvmlDeviceGetMigMode, handle)
+        in_mig = mig_mode is not None and int(mig_mode[0]) == pynvml.NVML_DEVICE_MIG_ENABLE
+
+        sm_utilization = self._sm_utilization(handle)
+        migs = self._migs(handle, facts.max_mig or 0, sm_utilization) if in_mig else ()
+        in_migs = {process.pid for mig in migs for process in mig.processes}
+        processes = self._processes(None, handle, sm_utilization, skip=in_migs)
+        return GpuSample(
+            index=self.index,
+            name=facts.name,
+            uuid=facts.uuid,
+            pci_bus_id=facts.pci_bus_id,
+            memory_total=None if memory is None else memory.total,
+            memory_used=None if memory is None else memory.used,
+            memory_free=None if memory is None else memory.free,
+            memory_reserved=None if memory is None else memory.reserved,
+            utilization_gpu=None if utilization is None else float(utilization.gpu),
+            utilization_memory=None if utilization is None else float(utilization.memory),
+            utilization_encoder=None if encoder is None else float(encoder[0]),
+            utilization_decoder=None if decoder is None else float(decoder[0]),
+            temperature=_number(gateway.call_versions("temperature", TEMPERATURE_VERSIONS, handle)),
+            temperature_slowdown=facts.temperature_slowdown,
+            temperature_shutdown=facts.temperature_shutdown,
+            fan_speed=_number(call(pynvml.nvmlDeviceGetFanSpeed, handle)),
+            power_draw=None if power_mw is None else int(power_mw) / 1000.0,
+            power_limit=facts.power_limit,
+            clock_sm=_integer(call(pynvml.nvmlDeviceGetClockInfo, handle, pynvml.NVML_CLOCK_SM)),
+            clock_memory=_integer(
+                call(pynvml.nvmlDeviceGetClockInfo, handle, pynvml.NVML_CLOCK_MEM)
+            ),
+            pstate=None if pstate is None or int(pstate) == PSTATE_UNKNOWN else int(pstate),
+            mig_mode=None if mig_mode is None else in_mig,
+            mig_devices=migs,
+            processes=processes,
+        )
+
+    def _sm_utilization(self, handle: Handle) -> dict[int, float]:
+        """Per-PID SM utilization from the samples newer than the last ones seen."""
+        samples = self.gateway.call(
+            pynvml.nvmlDeviceGetProcessUtilization, handle, self.utilization_seen
+        )
+        if not samples:
+            return {}
+        latest: dict[int, tuple[int, float]] = {}
+        for sample in samples:
+            pid, stamp = int(sample.pid), int(sample.timeStamp)
+            if pid not in latest or stamp >= latest[pid][0]:
+                latest[pid] = (stamp, float(sample.smUtil))
+        self.utilization_seen = max(stamp for stamp, _ in latest.values())
+        return {pid: util for pid, (_, util) in latest.items()}
+
+    def _processes(
+        self,
+        mig_index: int | None,
+        handle: Handle,
+        sm_utilization: dict[int, float],
+        skip: set[int] | frozenset[int] = frozenset(),
+    ) -> tuple[ProcessSample, ...]:
+        listed: dict[int, _Listed] = {}
+        for letter, family, versions in PROCESS_LISTS:
+            for pid, memory in self.gateway.call_versions(family, versions, handle) or ():
+                if pid in skip:
+                    continue
+                entry = listed.get(pid)
+                if entry is None:
+                    listed[pid] = _Listed({letter}, memory)
+                    continue
+                entry.letters.add(letter)
+                if memory is not None and (entry.memory is None or memory > entry.memory):
+                    entry.memory = memory
+        return tuple(
+            ProcessSample(
+                pid=pid,
+                gpu_index=self.index,
+                type=entry.type,
+                gpu_memory=entry.memory,
+                sm_utilization=sm_utilization.get(pid),
+                mig_index=mig_index,
+            )
+            for pid, entry in listed.items()
+        )
+
+    def _migs(
+        self, handle: Handle, max_mig: int, sm_utilization: dict[int, float]
+    ) -> tuple[MigSample, ...]:
+        call = self.gateway.call
+        migs = []
+        for slot in range(max_mig):
+            mig = call(pynvml.nvmlDeviceGetMigDeviceHandleByIndex, handle, slot)
+            if mig is None:
+                continue  # an empty slot answers NOT_FOUND
+            uuid = _text(call(pynvml.nvmlDeviceGetUUID, mig))
+            key = uuid or f"slot {slot}"
+            facts = self.mig_facts.get(key)
+            if facts is None:
+                facts = _MigFacts(
+                    name=_text(call(pynvml.nvmlDeviceGetName, mig)),
+                    gpu_instance_id=_integer(call(pynvml.nvmlDeviceGetGpuInstanceId, mig)),
+                    compute_instance_id=_integer(call(pynvml.nvmlDeviceGetComputeInstanceId, mig)),
+                )
+                self.mig_facts[key] = facts
+            memory = self.gateway.call_versions("memory", MEMORY_VERSIONS, mig)
+            migs.append(
+                MigSample(
+                    index=slot,
+                    uuid=uuid,
+                    name=facts.name,
+                    gpu_instance_id=facts.gpu_instance_id,
+                    compute_instance_id=facts.compute_instance_id,
+                    memory_total=None if memory is None else memory.total,
+                    memory_used=None if memory is None else memory.used,
+                    memory_free=None if memory is None else memory.free,
+                    processes=self._processes(slot, mig, sm_utilization),
+                )
+            )
+        return tuple(migs)
+
+
+def _stale(processes: tuple[ProcessSample, ...]) -> tuple[ProcessSample, ...]:
+    return tuple(dataclasses.replace(process, stale=True) for process in processes)

@@ -1,0 +1,239 @@
+"""The one place every NVML call goes through, and the tables of versioned calls.
+
+`Gateway` turns NVML errors into values: "no value" errors become None, a
+lost GPU raises `DeviceLost`, and a missing symbol falls back to the older
+version of the call, remembered so it is not retried each tick. `nvmlInit`,
+`nvmlShutdown` and the lookup of symbols pynvml does not wrap go through it
+too. It also remembers which call each thread is in, so a call that does
+not come back can be named.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import pynvml
+
+from gputop.core.sources.base import SourceUnavailable
+
+T = TypeVar("T")
+
+DEMO_HINT = "run `gputop --demo` to try gputop without a GPU"
+LOST_ERRORS = frozenset({pynvml.NVML_ERROR_GPU_IS_LOST, pynvml.NVML_ERROR_UNKNOWN})
+
+Handle = Any  # a pynvml c_nvmlDevice_t
+ProcessList = list[tuple[int, "int | None"]]  # (pid, used GPU memory) as NVML lists them
+
+
+class DeviceLost(Exception):
+    """An NVML call answered GPU_IS_LOST or UNKNOWN for the device it was asked about."""
+
+
+class Gateway:
+    """The one place NVML calls go through; maps NVML errors to results."""
+
+    def __init__(self) -> None:
+        self._missing: set[str] = set()
+        self._version: dict[str, int] = {}
+        self._calling: dict[int, str] = {}  # thread id -> the NVML call it is in (or was in last)
+
+    def init(self) -> None:
+        """nvmlInit; SourceUnavailable (one line) when there is no usable driver."""
+        self._calling[threading.get_ident()] = "nvmlInit"
+        try:
+            pynvml.nvmlInit()
+        except pynvml.NVMLError_LibraryNotFound:
+            raise SourceUnavailable(unavailable("libnvidia-ml.so.1 was not found")) from None
+        except pynvml.NVMLError as error:
+            raise SourceUnavailable(unavailable(f"nvmlInit failed: {describe(error)}")) from None
+
+    def shutdown(self) -> None:
+        """nvmlShutdown, whatever it answers."""
+        self._calling[threading.get_ident()] = "nvmlShutdown"
+        with contextlib.suppress(pynvml.NVMLError):
+            pynvml.nvmlShutdown()
+
+    def call(self, fn: Callable[..., T], *args: Any) -> T | None:
+        """fn(*args), or None when NVML has no value; raises DeviceLost."""
+        name = fn.__name__
+        if name in self._missing:
+            return None
+        self._calling[threading.get_ident()] = name
+        try:
+            return fn(*args)
+        except pynvml.NVMLError as error:
+            if error.value in LOST_ERRORS:
+                raise DeviceLost(describe(error)) from error
+            if error.value == pynvml.NVML_ERROR_FUNCTION_NOT_FOUND:
+                self._missing.add(name)
+            return None
+
+    def call_versions(
+        self, family: str, versions: Sequence[Callable[..., T]], *args: Any
+    ) -> T | None:
+        """The first of `versions` (newest first) the library has, remembered per family."""
+        calling = self._calling
+        thread = threading.get_ident()
+        for position in range(self._version.get(family, 0), len(versions)):
+            version = versions[position]
+            calling[thread] = version.__name__
+            try:
+                result = version(*args)
+            except pynvml.NVMLError as error:
+                if error.value == pynvml.NVML_ERROR_FUNCTION_NOT_FOUND:
+                    self._version[family] = position + 1
+                    continue
+                if error.value in LOST_ERRORS:
+                    raise DeviceLost(describe(error)) from error
+                return None
+            return result
+        return None
+
+    def version_used(self, family: str) -> int:
+        """Index in its `versions` of the call a family now uses (0: the newest)."""
+        return self._version.get(family, 0)
+
+    def last_call(self, thread: int | None) -> str | None:
+        """The NVML call thread `thread` made last: the one it is stuck in, when it is."""
+        return None if thread is None else self._calling.get(thread)
+
+
+def symbol(name: str) -> Any:
+    """The library's function `name`, for symbols pynvml does not wrap (FUNCTION_NOT_FOUND if absent)."""
+    return pynvml._nvmlGetFunctionPointer(name)
+
+
+def describe(error: Exception) -> str:
+    """An NVML error's text, even when the library that would word it is gone."""
+    try:
+        return str(error)
+    except Exception:  # pynvml asks the library for the text, which may be gone
+        return f"NVML error {getattr(error, 'value', '?')}"
+
+
+def unavailable(what: str) -> str:
+    """The one line gputop prints when NVML cannot be used."""
+    return f"NVML is not available: {what} — {DEMO_HINT}"
+
+
+def _named(name: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Name a version of a call after the NVML symbol it uses (the gateway reports it by name)."""
+
+    def name_it(fn: Callable[..., T]) -> Callable[..., T]:
+        fn.__name__ = name
+        return fn
+
+    return name_it
+
+
+# --- memory ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    total: int
+    used: int
+    free: int
+    reserved: int | None
+
+
+@_named("nvmlDeviceGetMemoryInfo_v2")
+def _memory_v2(handle: Handle) -> Memory:
+    info = pynvml.nvmlDeviceGetMemoryInfo(handle, version=pynvml.nvmlMemory_v2)
+    return Memory(int(info.total), int(info.used), int(info.free), int(info.reserved))
+
+
+@_named("nvmlDeviceGetMemoryInfo")
+def _memory_v1(handle: Handle) -> Memory:
+    info = pynvml.nvmlDeviceGetMemoryInfo(handle)
+    return Memory(int(info.total), int(info.used), int(info.free), None)
+
+
+MEMORY_VERSIONS = (_memory_v2, _memory_v1)
+
+
+# --- temperature ----------------------------------------------------------------
+
+
+@_named("nvmlDeviceGetTemperatureV")
+def _temperature_v(handle: Handle) -> int:
+    return int(pynvml.nvmlDeviceGetTemperatureV(handle, pynvml.NVML_TEMPERATURE_GPU))
+
+
+@_named("nvmlDeviceGetTemperature")
+def _temperature_v0(handle: Handle) -> int:
+    return int(pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU))
+
+
+# nvidia-ml-py releases before GetTemperatureV only have the older call.
+TEMPERATURE_VERSIONS = (
+    (_temperature_v, _temperature_v0)
+    if hasattr(pynvml, "nvmlDeviceGetTemperatureV")
+    else (_temperature_v0,)
+)
+
+
+# --- process lists --------------------------------------------------------------
+
+
+class _ProcessInfoV1(ctypes.Structure):
+    _fields_ = [("pid", ctypes.c_uint), ("usedGpuMemory", ctypes.c_ulonglong)]
+
+
+NOT_AVAILABLE = pynvml.NVML_VALUE_NOT_AVAILABLE_ulonglong.value
+
+
+def _listing(fn: Callable[[Handle], list[Any]]) -> Callable[[Handle], ProcessList]:
+    """A pynvml process-list call (v2/v3), as (pid, memory) pairs."""
+
+    @_named(fn.__name__)
+    def call(handle: Handle) -> ProcessList:
+        return [(int(p.pid), p.usedGpuMemory) for p in fn(handle)]
+
+    return call
+
+
+def _listing_v1(name: str) -> Callable[[Handle], ProcessList]:
+    """The unversioned (v1) process-list symbol, which pynvml no longer wraps."""
+
+    @_named(name)
+    def call(handle: Handle) -> ProcessList:
+        fn = symbol(name)
+        count = ctypes.c_uint(0)
+        result = fn(handle, ctypes.byref(count), None)
+        if result == pynvml.NVML_SUCCESS:
+            return []
+        if result != pynvml.NVML_ERROR_INSUFFICIENT_SIZE:
+            raise pynvml.NVMLError(result)
+        count.value = count.value * 2 + 5  # room for processes started since
+        infos = (_ProcessInfoV1 * count.value)()
+        pynvml._nvmlCheckReturn(fn(handle, ctypes.byref(count), infos))
+        return [
+            (int(p.pid), None if p.usedGpuMemory == NOT_AVAILABLE else int(p.usedGpuMemory))
+            for p in infos[: count.value]
+        ]
+
+    return call
+
+
+# (type letter, version family, versions newest first)
+PROCESS_LISTS: tuple[tuple[str, str, tuple[Callable[[Handle], ProcessList], ...]], ...] = tuple(
+    (
+        letter,
+        kind,
+        (
+            _listing(getattr(pynvml, f"nvmlDeviceGet{kind}RunningProcesses_v3")),
+            _listing(getattr(pynvml, f"nvmlDeviceGet{kind}RunningProcesses_v2")),
+            _listing_v1(f"nvmlDeviceGet{kind}RunningProcesses"),
+        ),
+    )
+    for letter, kind in (("C", "Compute"), ("G", "Graphics"), ("C", "MPSCompute"))
+)
+
+# The CUDA driver version, newest call first.
+CUDA_VERSIONS = (pynvml.nvmlSystemGetCudaDriverVersion_v2, pynvml.nvmlSystemGetCudaDriverVersion)

@@ -1,0 +1,137 @@
+"""Every key of the main screen, declared once: the footer, help (F1) and the palette (Ctrl+P) read it.
+
+To add a key: a ``Binding`` in ``BINDINGS`` below (its description is the footer's word, its
+tooltip the longer help text) and an ``action_*`` on the app. If the action signals processes, acts on the live
+machine, or moves a replay, name it in the matching set below so ``check_action`` hides it where it
+does not apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from textual.binding import Binding, BindingType
+from textual.keys import key_to_character
+
+# Actions that send signals: gone from keys, footer, help and palette in read-only mode.
+SIGNAL_ACTIONS = frozenset({"kill", "tag", "untag_all"})
+# Actions that act on the live machine or its sampler: gone in a replay too.
+LIVE_ACTIONS = SIGNAL_ACTIONS | {"freeze", "interval"}
+# Actions that move a replay: only there.
+REPLAY_ACTIONS = frozenset({"replay_pause", "replay_step", "replay_speed", "replay_jump"})
+
+BINDINGS: list[BindingType] = [
+    Binding("f1,question_mark,h", "help", "Help", key_display="F1"),
+    # A priority binding runs as the key arrives, so the keys typed after it reach the box.
+    Binding("slash,f4", "filter", "Filter", key_display="/", priority=True),
+    Binding("less_than_sign", "sort_move(-1)", "Sort column left", show=False),
+    Binding("greater_than_sign", "sort_move(1)", "Sort", key_display="<>", tooltip="Sort column right"),
+    Binding("I", "sort_invert", "Invert sort order", show=False),
+    Binding("M", "sort_by('gpu_memory')", "Sort by GPU memory", show=False),
+    Binding("P", "sort_by('cpu')", "Sort by CPU %", show=False),
+    Binding("T", "sort_by('time')", "Sort by run time", show=False),
+    Binding("N", "sort_by('pid')", "Sort by PID", show=False),
+    Binding("u", "pick_user", "User"),
+    *(Binding(str(n), f"only_gpu({n})", f"Only GPU {n}", show=False) for n in range(10)),
+    Binding("a", "all_gpus", "All GPUs", show=False),
+    Binding("escape", "clear_filter", "Clear filter", key_display="Esc"),
+    Binding("space", "tag", "Tag process", show=False),
+    Binding("space", "replay_pause", "Pause/play", key_display="Space"),
+    Binding("full_stop,right", "replay_step(1)", "Step forward", show=False),
+    Binding("comma,left", "replay_step(-1)", "Step back", show=False),
+    Binding("right_square_bracket", "replay_speed(1)", "Faster", key_display="[]"),
+    Binding("left_square_bracket", "replay_speed(-1)", "Slower", show=False),
+    Binding("j", "replay_jump", "Jump to a time"),
+    Binding("U", "untag_all", "Untag all", show=False),
+    Binding("k,f9", "kill", "Kill", key_display="k"),
+    Binding("g", "detail_selected", "GPU detail", show=False),
+    Binding("enter", "detail_selected", "GPU detail", show=False),
+    Binding("c", "toggle_compact", "Compact", show=False),
+    Binding("p", "toggle_processes", "Show/hide processes", show=False),
+    Binding("s", "toggle_host", "Show/hide host strip", show=False),
+    Binding("f", "freeze", "Freeze", show=False),  # in help and the palette: the footer must fit 80 columns
+    Binding("plus", "interval(1)", "Slower refresh", show=False),
+    Binding("minus", "interval(-1)", "Faster refresh", show=False),
+    Binding("G", "sort_by('growth')", "Sort by memory growth", show=False),
+    Binding("exclamation_mark", "alert_log", "Alerts", key_display="!"),
+    Binding("S", "save_settings", "Save settings", show=False),
+    Binding("q,f10", "quit", "Quit"),
+    Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+]
+
+
+def mode_allows(action: str, *, readonly: bool, replaying: bool) -> bool:
+    """Whether an action exists in this mode (read-only, replay or live)."""
+    if readonly and action in SIGNAL_ACTIONS:
+        return False
+    if replaying:
+        return action not in LIVE_ACTIONS
+    return action not in REPLAY_ACTIONS
+
+
+def action_name(binding: Binding) -> str:
+    """The action a binding runs, without its arguments: "sort_by" for "sort_by('pid')"."""
+    return binding.action.split("(")[0]
+
+
+def key_bindings(bindings: Iterable[BindingType]) -> list[Binding]:
+    """The ``Binding`` objects of a BINDINGS list."""
+    return [binding for binding in bindings if isinstance(binding, Binding)]
+
+
+def help_entries(bindings: Iterable[Binding], allowed: Callable[[str], bool]) -> list[tuple[str, str]]:
+    """(keys, description) for every binding whose action is ``allowed`` now, one line per action."""
+    by_action: dict[str, tuple[list[str], str]] = {}
+    for binding in bindings:
+        if not allowed(action_name(binding)):
+            continue
+        # The footer's short word, or the longer words help has room for.
+        action, description = binding.action, binding.tooltip or binding.description
+        keys = binding.key
+        if action.startswith("only_gpu("):
+            # Ten bindings, one line of help.
+            action, description, keys = "only_gpu", "Only that GPU's processes", "0-9"
+            if action in by_action:
+                continue
+        names, _description = by_action.setdefault(action, ([], description))
+        names.extend(key_name(key) for key in keys.split(","))
+    return [(", ".join(names), description) for names, description in by_action.values()]
+
+
+def palette_entries(bindings: Iterable[Binding], allowed: Callable[[str], bool]) -> list[tuple[str, str, str]]:
+    """(description, keys, action) for the command palette: each allowed action once."""
+    seen: set[str] = set()
+    entries = []
+    for binding in bindings:
+        name = action_name(binding)
+        if binding.action in seen or not allowed(name) or name == "clear_filter":
+            continue
+        seen.add(binding.action)
+        keys = ", ".join(key_name(key) for key in binding.key.split(","))
+        entries.append((binding.description, f"key: {keys}", binding.action))
+    return entries
+
+
+_KEY_NAMES = {
+    "question_mark": "?",
+    "slash": "/",
+    "less_than_sign": "<",
+    "greater_than_sign": ">",
+    "plus": "+",
+    "minus": "-",
+    "space": "Space",
+    "escape": "Esc",
+    "enter": "Enter",
+    "ctrl+c": "Ctrl+C",
+}
+
+
+def key_name(key: str) -> str:
+    """How help shows a key: "!" for exclamation_mark, "F1" for f1."""
+    key = key.strip()
+    if key in _KEY_NAMES:
+        return _KEY_NAMES[key]
+    if key.startswith("f") and key[1:].isdigit():
+        return key.upper()
+    character = key_to_character(key)
+    return character if character and character.isprintable() and not character.isspace() else key

@@ -1,0 +1,78 @@
+"""Tagging and signalling processes: who the targets are, the confirmation, the signal, the outcome."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING
+
+from gputop.core.actions import Outcome, SignalResult, send_signal
+from gputop.core.format import safe_text
+from gputop.core.model import ProcessIdentity
+from gputop.ui.state import ProcessRow
+from gputop.ui.widgets.process_table import ProcessTable
+
+if TYPE_CHECKING:
+    from gputop.ui.app import GpuTopApp
+
+
+class KillControl:
+    """Tags processes in the table the user looks at and signals them, off the UI thread."""
+
+    def __init__(self, app: GpuTopApp) -> None:
+        self.app = app
+
+    def active_table(self) -> ProcessTable:
+        """The process table the user is looking at: the detail screen's, or the main one."""
+        focused = self.app.focused
+        return focused if isinstance(focused, ProcessTable) else self.app.processes
+
+    def targets(self) -> list[ProcessRow]:
+        """The tagged processes, or else the selected one."""
+        table = self.active_table()
+        tagged = table.tagged_rows()
+        if tagged:
+            return tagged
+        row = table.cursor_row
+        return [] if row is None else [row]
+
+    def ask(self) -> None:
+        """Ask which signal to send to the targets (none selected: say so), then send it."""
+        from gputop.ui.screens.kill import KillScreen
+
+        targets = self.targets()
+        if not targets:
+            self.app.notify("no process selected", severity="warning")
+            return
+
+        def chosen(signal_number: int | None) -> None:
+            if signal_number is not None:
+                self.send([row.process.identity for row in targets], signal_number)
+
+        self.app.push_screen(KillScreen(targets), chosen)
+
+    def send(self, identities: list[ProcessIdentity], signal_number: int) -> None:
+        """Signal each process (re-checked by pid and start time) in a worker thread."""
+        self.app.run_worker(partial(self._send, identities, signal_number), thread=True, group="signals")
+
+    def _send(self, identities: list[ProcessIdentity], signal_number: int) -> None:
+        for identity in identities:
+            result = self.app.sampler.source.signal(identity, signal_number)
+            if result is None:
+                result = send_signal(identity, signal_number)
+            self.app.call_from_thread(self._report, result)
+
+    def _report(self, result: SignalResult) -> None:
+        app = self.app
+        message = safe_text(result.message)  # it may name a process owner: shown, never acted on
+        if result.outcome is Outcome.SENT:
+            for table in (app.processes, self.active_table()):
+                table.tagged = {key for key in table.tagged if key[:2] != result.identity}
+            app.notify(message, title="Signal sent", markup=False)
+        elif result.outcome is Outcome.GONE:
+            app.notify(message, title="Already gone", severity="warning", markup=False)
+        elif result.outcome is Outcome.REUSED:
+            app.notify(f"refused: {message}", title="Refused (PID reused)", severity="error", markup=False)
+        elif result.outcome is Outcome.DENIED:
+            app.notify(message, title="Permission denied", severity="error", markup=False)
+        else:
+            app.notify(message, title="Signal failed", severity="error", markup=False)

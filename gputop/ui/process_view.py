@@ -1,0 +1,79 @@
+"""Sort and filter of the process panel: the order and filter the user chose, applied to each snapshot."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rich.text import Text
+
+from gputop.core.forecast import ProcessGrowth
+from gputop.core.model import ProcessIdentity, Snapshot
+from gputop.ui.state import FilterError, ProcessFilter, ProcessRow, SortOrder, snapshot_rows
+from gputop.ui.widgets.process_table import ProcessTable
+
+
+def sort_for_key(column: str) -> SortOrder:
+    """The order a sort key (``M``, ``P``, ``T``, ``N``, ``G``) picks: largest first, but PIDs ascending."""
+    return SortOrder("pid", False) if column == "pid" else SortOrder(column, True)
+
+
+def panel_title(shown: int, total: int, process_filter: ProcessFilter, tagged: int) -> Text:
+    """The panel's border title: how many processes are shown (of how many), the filter, the tags."""
+    title = Text.assemble(("Processes", "bold"), f" {shown}")
+    if process_filter.active:
+        title.append(f" of {total}")
+        title.append(f"  filter: {process_filter.describe()}", style="bold yellow")
+    if tagged:
+        title.append(f"  tagged: {tagged}", style="bold")
+    return title
+
+
+class ProcessView:
+    """Owns the panel's sort order and filter and puts the rows they give into the table."""
+
+    def __init__(self, table: ProcessTable) -> None:
+        self.table = table
+        self.sort = SortOrder()
+        self.filter = ProcessFilter()
+        self._snapshot: Snapshot | None = None
+        self._growth: Mapping[ProcessIdentity, ProcessGrowth] | None = None
+        self._title: Text | None = None
+
+    def show(self, snapshot: Snapshot, growth: Mapping[ProcessIdentity, ProcessGrowth] | None) -> None:
+        """Show a snapshot's processes (with their memory growth) in the chosen order, filtered."""
+        self._snapshot, self._growth = snapshot, growth
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Show the last snapshot again (the order, the filter or the tags changed)."""
+        snapshot = self._snapshot
+        if snapshot is None:
+            return
+        table = self.table
+        every = snapshot_rows(snapshot, self._growth)
+        rows: list[ProcessRow] = [row for row in every if self.filter.matches(row)]
+        table.empty_message = "no process matches the filter" if self.filter.active else "no GPU processes"
+        table.set_rows(rows, self.sort)
+        title = panel_title(len(rows), len(every), self.filter, len(table.tagged))
+        if title != self._title:
+            # Setting a border title repaints the whole panel: only when it changed.
+            self._title = title
+            table.border_title = title
+
+    def set_sort(self, order: SortOrder) -> None:
+        self.sort = order
+        self.refresh()
+
+    def set_filter(self, process_filter: ProcessFilter) -> None:
+        self.filter = process_filter
+        self.refresh()
+
+    def apply_filter_text(self, text: str) -> str | None:
+        """Filter by ``text``; an invalid regex keeps the last good filter and its problem is returned."""
+        try:
+            process_filter = self.filter.with_text(text)
+        except FilterError as problem:
+            return str(problem)
+        if process_filter != self.filter:
+            self.set_filter(process_filter)
+        return None

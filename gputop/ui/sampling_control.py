@@ -1,0 +1,71 @@
+"""The live sampler seen from the app: its thread, its interval, and the errors it reports."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gputop.core.format import safe_text
+from gputop.core.model import Snapshot
+from gputop.core.sampler import Sampler, SamplerThread, clamp_interval
+from gputop.ui.messages import SamplerFailed, SnapshotReady
+
+if TYPE_CHECKING:
+    from gputop.ui.app import GpuTopApp
+
+# The steps + and - move the refresh interval through.
+INTERVAL_STEPS_S = (0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0)
+
+
+def next_interval(current_s: float, direction: int) -> float:
+    """The next step up (``direction`` > 0) or down from ``current_s``, within the steps."""
+    if direction > 0:
+        bigger = [step for step in INTERVAL_STEPS_S if step > current_s + 1e-9]
+        return bigger[0] if bigger else INTERVAL_STEPS_S[-1]
+    smaller = [step for step in INTERVAL_STEPS_S if step < current_s - 1e-9]
+    return smaller[-1] if smaller else INTERVAL_STEPS_S[0]
+
+
+class SamplingControl:
+    """Starts the sampler thread (after one sample for the first frame), retimes it, stops it."""
+
+    def __init__(self, app: GpuTopApp, sampler: Sampler, interval_s: float) -> None:
+        self.app = app
+        self.sampler = sampler
+        self.interval_s = clamp_interval(interval_s)
+        self.thread: SamplerThread | None = None
+        self.errors_reported: set[str] = set()
+
+    def start(self) -> None:
+        """Sample once here, so the first frame already has data, then hand over to the thread."""
+        try:
+            self.app.apply_snapshot(self.sampler.sample())
+        except Exception as error:  # noqa: BLE001 - shown, and the thread tries again
+            self.report_error(error)
+        self.thread = SamplerThread(
+            self.sampler, self.interval_s, on_snapshot=self._post_snapshot, on_error=self._post_error
+        )
+        self.thread.start()
+
+    def stop(self) -> None:
+        if self.thread is not None:
+            self.thread.stop()
+
+    def _post_snapshot(self, snapshot: Snapshot) -> None:
+        """Called on the sampler thread: post_message is thread-safe."""
+        self.app.post_message(SnapshotReady(snapshot))
+
+    def _post_error(self, error: BaseException) -> None:
+        self.app.post_message(SamplerFailed(error))
+
+    def step_interval(self, direction: int) -> None:
+        """Sample less often (``direction`` > 0) or more often, from the next tick on."""
+        self.interval_s = clamp_interval(next_interval(self.interval_s, direction))
+        if self.thread is not None:
+            self.thread.interval_s = self.interval_s
+
+    def report_error(self, error: BaseException) -> None:
+        """Notify a sampling error, once per distinct message."""
+        text = safe_text(f"{type(error).__name__}: {error}")
+        if text not in self.errors_reported:
+            self.errors_reported.add(text)
+            self.app.notify(text, title="Sampling failed (gputop keeps trying)", severity="error", markup=False)

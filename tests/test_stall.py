@@ -1,0 +1,179 @@
+"""A driver that hangs, through the real pynvml and the fake libnvidia-ml.so.1: the sampler never freezes."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+from fakenvml import INIT_FUNCTIONS, FakeNvml, GiB, Scenario
+
+from gputop.core.model import Snapshot
+from gputop.core.sampler import Sampler, SamplerThread
+from gputop.core.sources.base import SourceUnavailable
+from gputop.core.sources.nvml import NvmlSource
+
+DEADLINE_S = 0.4
+INTERVAL_S = 0.1
+
+
+def machine(util: int = 10) -> Scenario:
+    return (
+        Scenario()
+        .gpu(util_gpu=util, memory_used=3 * GiB)
+        .gpu(util_gpu=util + 1, memory_used=5 * GiB)
+        .process(gpu=1, pid=4321, used=2 * GiB)
+    )
+
+
+@pytest.fixture
+def source(fake_nvml: FakeNvml) -> Iterator[NvmlSource]:
+    fake_nvml.write(machine())
+    fake_nvml.load()
+    nvml = NvmlSource(deadline_s=DEADLINE_S)
+    nvml.open()
+    yield nvml
+    nvml.close()
+
+
+def test_a_hung_gpu_is_listed_as_not_answering_and_the_other_goes_on(
+    source: NvmlSource, fake_nvml: FakeNvml
+) -> None:
+    source.sample()
+    fake_nvml.write(machine(util=50).stall(1, 1.5, "nvmlDeviceGetMemoryInfo"))
+
+    started = time.monotonic()
+    first, second = source.sample()
+    took = time.monotonic() - started
+
+    assert DEADLINE_S <= took < DEADLINE_S + 0.3
+    assert first.utilization_gpu == 50.0 and first.answering
+    assert not second.answering
+    assert second.last_error == f"nvmlDeviceGetMemoryInfo_v2 did not answer within {DEADLINE_S:g}s"
+    assert second.not_answering_since is not None
+    assert abs(second.not_answering_since - (time.time() - took)) < 0.2
+    assert (second.name, second.memory_used, second.utilization_gpu, second.temperature) == (
+        "NVIDIA H100 80GB HBM3", None, None, None
+    )
+    # Its processes as last seen, marked stale.
+    assert [(p.pid, p.gpu_memory, p.stale) for p in second.processes] == [(4321, 2 * GiB, True)]
+    assert not second.lost
+
+
+def test_a_hung_gpu_is_not_waited_for_again_nor_asked_again(source: NvmlSource, fake_nvml: FakeNvml) -> None:
+    source.sample()
+    fake_nvml.write(machine().stall(1, 1.5, "nvmlDeviceGetMemoryInfo"))
+    since = source.sample()[1].not_answering_since
+    fake_nvml.reset_counts()
+
+    for _ in range(3):
+        started = time.monotonic()
+        first, second = source.sample()
+        assert time.monotonic() - started < DEADLINE_S / 2
+        assert first.answering and not second.answering
+        assert second.not_answering_since == since
+    # GPU 0's calls only: the hung GPU is not asked again while its call is out.
+    assert fake_nvml.call_count("nvmlDeviceGetMemoryInfo_v2") == 3
+    assert fake_nvml.call_count("nvmlDeviceGetUtilizationRates") == 3
+
+
+def test_a_gpu_that_answers_again_recovers_by_itself(source: NvmlSource, fake_nvml: FakeNvml) -> None:
+    fake_nvml.write(machine(util=70).stall(0, 0.8, "*"))
+    assert not source.sample()[0].answering
+
+    deadline = time.monotonic() + 5
+    while not source.sample()[0].answering:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    first = source.sample()[0]
+    assert (first.answering, first.not_answering_since, first.last_error) == (True, None, None)
+    assert first.utilization_gpu == 70.0
+
+
+def test_a_slow_call_is_waited_for_without_a_mark(source: NvmlSource, fake_nvml: FakeNvml) -> None:
+    fake_nvml.write(machine(util=33).delay("nvmlDeviceGetMemoryInfo", 0.3))
+
+    gpus = source.sample()
+
+    assert [(gpu.answering, gpu.utilization_gpu, gpu.memory_used) for gpu in gpus] == [
+        (True, 33.0, 3 * GiB),
+        (True, 34.0, 5 * GiB),
+    ]
+
+
+def test_gpus_are_read_in_parallel(source: NvmlSource, fake_nvml: FakeNvml) -> None:
+    fake_nvml.write(machine().delay("nvmlDeviceGetMemoryInfo", 0.2))
+
+    started = time.monotonic()
+    source.sample()
+
+    assert time.monotonic() - started < 0.35
+
+
+def test_the_sampler_thread_keeps_the_interval_through_a_stall(
+    source: NvmlSource, fake_nvml: FakeNvml
+) -> None:
+    snapshots: list[Snapshot] = []
+    arrived = threading.Condition()
+
+    def on_snapshot(snapshot: Snapshot) -> None:
+        with arrived:
+            snapshots.append(snapshot)
+            arrived.notify_all()
+
+    thread = SamplerThread(Sampler(source), INTERVAL_S, on_snapshot, lambda error: None)
+    fake_nvml.write(machine().stall(1, 3.0, "nvmlDeviceGetUtilizationRates"))
+    stalled = time.monotonic()
+    thread.start()
+    try:
+        with arrived:
+            arrived.wait_for(lambda: len(snapshots) >= 12, timeout=10)
+    finally:
+        thread.stop()
+    first_marked = next(s for s in snapshots if not s.gpus[1].answering)
+    assert first_marked.timestamp - time.time() + time.monotonic() - stalled < DEADLINE_S + INTERVAL_S + 0.2
+    # After the first tick, ticks come at the interval and GPU 0 and the host are fresh in each.
+    gaps = [b.timestamp - a.timestamp for a, b in zip(snapshots[1:], snapshots[2:], strict=False)]
+    assert max(gaps) < INTERVAL_S + 0.1
+    assert all(s.gpus[0].answering and not s.gpus[1].answering for s in snapshots[1:])
+    assert len({s.host.memory_used for s in snapshots} | {s.timestamp for s in snapshots}) > 1
+
+
+def test_quitting_during_a_stall_is_quick(source: NvmlSource, fake_nvml: FakeNvml) -> None:
+    fake_nvml.write(machine().stall(None, 2.0, "nvmlDeviceGetMemoryInfo"))
+    source.sample()
+
+    started = time.monotonic()
+    source.close()
+
+    assert time.monotonic() - started < 0.2
+
+
+def test_a_hung_nvml_init_gives_up_with_one_line(fake_nvml: FakeNvml) -> None:
+    fake_nvml.write(machine().delay(INIT_FUNCTIONS, 1.5))
+    fake_nvml.load()
+
+    started = time.monotonic()
+    with pytest.raises(SourceUnavailable) as raised:
+        NvmlSource(deadline_s=DEADLINE_S).open()
+
+    assert time.monotonic() - started < DEADLINE_S + 0.3
+    assert str(raised.value) == (
+        f"NVML is not available: nvmlInit did not answer within {DEADLINE_S:g}s"
+        " — run `gputop --demo` to try gputop without a GPU"
+    )
+
+
+def test_a_slow_nvml_init_is_told_and_waited_for(fake_nvml: FakeNvml) -> None:
+    fake_nvml.write(machine().delay(INIT_FUNCTIONS, 0.6))
+    fake_nvml.load()
+    told: list[float] = []
+    source = NvmlSource(deadline_s=0.2, on_init_slow=told.append)
+
+    source.open()
+    try:
+        assert told == [0.2]
+        assert [gpu.memory_used for gpu in source.sample()] == [3 * GiB, 5 * GiB]
+    finally:
+        source.close()
