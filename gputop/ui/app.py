@@ -274,6 +274,9 @@ class GpuTopApp(App[int]):
         else:
             self.sub_title = f"every {self.interval_s:g}s" + (" · FROZEN" if self.frozen else "")
         self.query_one(TitleBar).show(bar)
+        screen = self.screen
+        if hasattr(screen, "update_title"):
+            screen.update_title()
 
     # -- actions: views --------------------------------------------------------------
 

@@ -5,6 +5,8 @@ Imported lazily (plotext is not needed for the first frame).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,12 +16,16 @@ from textual.widgets import Footer, Static
 
 from gputop.core.forecast import Forecast, Forecasts
 from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_rate, fmt_temperature, fmt_watts, safe_text
-from gputop.core.history import GpuHistory, History
+from gputop.core.history import GpuHistory
 from gputop.core.model import GpuSample, MigSample, Snapshot, percent
+from gputop.ui.replay_control import replay_title
 from gputop.ui.state import snapshot_rows
 from gputop.ui.widgets.gpu_card import forecast_text, mig_profile
 from gputop.ui.widgets.history_chart import HistoryChart
 from gputop.ui.widgets.process_table import ProcessTable
+
+if TYPE_CHECKING:
+    from gputop.ui.app import GpuTopApp
 
 _GIB = 1024**3
 _GAP = "  "
@@ -129,6 +135,11 @@ class DetailScreen(Screen[None]):
     def __init__(self, index: int) -> None:
         super().__init__(id="detail-screen")
         self.index = index
+        self._gpu: GpuSample | None = None
+
+    @property
+    def gpu_app(self) -> GpuTopApp:
+        return cast("GpuTopApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield DetailHeader()
@@ -141,39 +152,36 @@ class DetailScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        snapshot = getattr(self.app, "snapshot", None)
-        if isinstance(snapshot, Snapshot):
-            self.show_snapshot(snapshot)
+        if self.gpu_app.snapshot is not None:
+            self.show_snapshot(self.gpu_app.snapshot)
         self.query_one(ProcessTable).focus()
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
-        gpu = next((g for g in snapshot.gpus if g.index == self.index), None)
-        forecasts = getattr(self.app, "forecasts", None)
-        forecasts = forecasts if isinstance(forecasts, Forecasts) else None
-        self.query_one(DetailHeader).show(self._header(gpu, forecasts))
-        growth = forecasts.processes if forecasts is not None else None
+        app = self.gpu_app
+        self._gpu = next((g for g in snapshot.gpus if g.index == self.index), None)
+        self.update_title()
+        growth = None if app.forecasts is None else app.forecasts.processes
         rows = [row for row in snapshot_rows(snapshot, growth) if row.process.gpu_index == self.index]
         table = self.query_one(ProcessTable)
-        table.set_rows(rows, getattr(self.app, "sort", table.sort))
+        table.set_rows(rows, app.sort)
         table.border_title = Text.assemble(("Processes", "bold"), f" {len(rows)}")
-        history = getattr(self.app, "history", None)
-        gpu_history: GpuHistory | None = None
-        if isinstance(history, History):
-            try:
-                gpu_history = history.gpu(self.index)
-            except KeyError:  # the GPU is no longer reported
-                gpu_history = None
-        self._draw_charts(gpu_history, gpu)
+        try:
+            history: GpuHistory | None = app.history.gpu(self.index)
+        except KeyError:  # the GPU is no longer reported
+            history = None
+        self._draw_charts(history, self._gpu)
 
-    def _header(self, gpu: GpuSample | None, forecasts: Forecasts | None) -> list[list[Text]]:
-        replay_position = getattr(self.app, "replay_position", None)
-        where = replay_position() if callable(replay_position) else None
-        position = [Text.assemble(("REPLAY ", "bold reverse magenta"), (f" {where}", "bold"))] if where else []
+    def update_title(self) -> None:
+        """The header: this GPU's figures, and where a replay is (it moves between snapshots too)."""
+        replay = self.gpu_app.replay
+        position = [replay_title(replay)[2:]] if replay is not None else []
+        gpu = self._gpu
         if gpu is None:
-            return [[Text(f" GPU {self.index}: no longer reported", style="bold red"), *position]]
-        groups = header_fields(gpu, forecasts)
-        groups[0][1:1] = position
-        return groups
+            groups = [[Text(f" GPU {self.index}: no longer reported", style="bold red"), *position]]
+        else:
+            groups = header_fields(gpu, self.gpu_app.forecasts)
+            groups[0][1:1] = position
+        self.query_one(DetailHeader).show(groups)
 
     def _draw_charts(self, history: GpuHistory | None, gpu: GpuSample | None) -> None:
         # Fixed scales where the GPU has them, so a flat line reads as flat, not as noise.
