@@ -11,8 +11,8 @@ MOUSE_REPORTING = (b"\x1b[?1000h", b"\x1b[?1003h", b"\x1b[?1006h")
 
 def terminal_output(*args: str) -> bytes:
     result = run_in_pty(
-        [sys.executable, "-m", "gputop", "--demo", *args], seconds=3, columns=100, rows=30,
-        watch={"processes": ["python train.py"]}, keep_output=True,
+        [sys.executable, "-m", "gputop", "--demo", *args], seconds=30, columns=100, rows=30,
+        watch={"processes": ["python train.py"]}, keep_output=True, until_seen=True,
     )
     assert "processes" in result.first_seen, result.last_screen
     assert result.exit_status == 0
