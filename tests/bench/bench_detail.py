@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `fakenvml`
 
-from bench_overhead import Changer, machine, parse_config  # noqa: E402
+from bench_overhead import Changer, compile_gputop, machine, parse_config  # noqa: E402
 from fakenvml import FakeNvml, build_scenario  # noqa: E402
 from ptyrun import PtyRun, run_in_pty  # noqa: E402
 from sleepers import sleepers  # noqa: E402
@@ -39,6 +39,7 @@ def main() -> None:
     parser.add_argument("--key-at", type=float, default=4.0, help="seconds after the start to type g")
     parser.add_argument("--warmup", type=float, default=8.0, help="seconds before bytes/s counts")
     args = parser.parse_args()
+    compile_gputop()
     gpus, procs = parse_config(args.config)
     command = [sys.executable, "-m", "gputop", "--interval", "1"]
     print(f"# {datetime.date.today()} {platform.node()}: {machine()}, Python {platform.python_version()}")

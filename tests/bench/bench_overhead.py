@@ -16,6 +16,7 @@ with --nvitop/--gpustat); --only gputop for quick iterations.
 from __future__ import annotations
 
 import argparse
+import compileall
 import dataclasses
 import datetime
 import math
@@ -96,6 +97,12 @@ def find_tool(given: str | None, name: str) -> str | None:
         return given
     beside = Path(sys.executable).parent / name
     return shutil.which(name) or (str(beside) if beside.exists() else None)
+
+
+def compile_gputop() -> None:
+    """Write gputop's bytecode, as installing it does (pip compiles it; a checkout run with
+    PYTHONDONTWRITEBYTECODE=1 would compile every module again at every start)."""
+    compileall.compile_dir(Path(__file__).resolve().parents[2] / "gputop", quiet=1)
 
 
 def monitors(args: argparse.Namespace) -> list[Monitor]:
@@ -192,6 +199,7 @@ def main() -> None:
     parser.add_argument("--only", default=None, help="comma-separated monitor names to run")
     args = parser.parse_args()
 
+    compile_gputop()
     chosen = monitors(args)
     if args.only:
         chosen = [m for m in chosen if m.name in args.only.split(",")]

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `fakenvml`
 
-from bench_overhead import find_tool, machine, parse_config  # noqa: E402
+from bench_overhead import compile_gputop, find_tool, machine, parse_config  # noqa: E402
 from fakenvml import FakeNvml, build_scenario  # noqa: E402
 from ptyrun import run_in_pty  # noqa: E402
 from sleepers import sleepers  # noqa: E402
@@ -131,6 +131,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="how long each monitor runs in the pty")
     parser.add_argument("--nvitop", default=None)
     args = parser.parse_args()
+    compile_gputop()
     print(f"# {datetime.date.today()} {platform.node()}: {machine()}, Python {platform.python_version()}")
     print(f"# {args.rounds} rounds, medians; first paint in a 120x40 pty, {args.seconds:g} s per run")
     print("# interpreter start alone (python -c pass) is not in 'import s'; 'full s': gputop's Textual screen")

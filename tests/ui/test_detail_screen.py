@@ -15,7 +15,7 @@ from gputop.core.sampler import Sampler
 from gputop.core.sources.recorded import ReplaySource
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.detail import DetailScreen
-from gputop.ui.widgets.history_chart import HistoryChart
+from gputop.ui.widgets.history_chart import HistoryChart, time_window, value_ticks
 
 from .factory import GIB, NOW, demo_snapshots, gpu, make_app, proc, snapshot
 from .test_terminal_sizes import rendered
@@ -150,3 +150,13 @@ async def test_in_a_replay_the_header_keeps_the_position_and_follows_a_step(tmp_
         header = rendered(app).splitlines()[0]
         assert f"REPLAY  2/10 {clock(1)} +1s 1x paused" in header
         assert header.startswith(" GPU 0  NVIDIA H100 80GB HBM3  REPLAY")
+
+
+def test_over_a_long_session_the_time_axis_moves_in_steps_and_always_holds_the_newest_sample() -> None:
+    # An hour of history at 1 s, sliding for another hour: the axis moves once every step, not every tick.
+    windows = [time_window(NOW + t - 3600, NOW + t) for t in range(3600, 7200)]
+    assert all(start <= NOW + t and NOW + t <= start + span for t, (start, span) in zip(range(3600, 7200), windows))
+    assert {span for _, span in windows} == {5400.0}
+    moves = sum(1 for before, after in zip(windows, windows[1:]) if before != after)
+    assert moves == 6  # 600 s steps
+    assert value_ticks(80, 6) == [0, 25, 50, 75] and value_ticks(0.5, 6) == [0, 0.2, 0.4]
