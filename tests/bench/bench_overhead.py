@@ -178,11 +178,16 @@ def measure(args: argparse.Namespace, chosen: list[Monitor], config: str, static
     for name, result in results.items():
         if name == "gputop" or ours is None:
             continue
-        ratios = []
-        for key, title, _ in METRICS:
-            mine, theirs = ours[key], result[key]
-            ratios.append(f"{title} {'-' if mine is None or not theirs else format(mine / theirs, '.2f') + 'x'}")
-        print(f"{label:<12} gputop/{name}: " + ", ".join(ratios))
+        print(f"{label:<12} gputop/{name}: " + ratios(ours, result, [(key, title) for key, title, _ in METRICS]))
+
+
+def ratios(ours: dict[str, float | None], theirs: dict[str, float | None], columns: list[tuple[str, str]]) -> str:
+    """"CPU s 0.41x, RSS MiB 1.76x, ...": each of gputop's figures over the peer's ("-" where one is missing)."""
+    shown = []
+    for key, title in columns:
+        mine, peer = ours.get(key), theirs.get(key)
+        shown.append(f"{title} {'-' if mine is None or not peer else format(mine / peer, '.2f') + 'x'}")
+    return ", ".join(shown)
 
 
 def main() -> None:

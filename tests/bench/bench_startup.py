@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `fakenvml`
 
-from bench_overhead import compile_gputop, find_tool, machine, parse_config  # noqa: E402
+from bench_overhead import compile_gputop, find_tool, machine, parse_config, ratios  # noqa: E402
 from fakenvml import FakeNvml, build_scenario  # noqa: E402
 from ptyrun import run_in_pty  # noqa: E402
 from sleepers import sleepers  # noqa: E402
@@ -117,11 +117,7 @@ def measure(args: argparse.Namespace, config: str) -> None:
         print(f"{config:<7} {name:<8} " + " ".join(f"{cell:>8}" for cell in cells))
     ours, theirs = medians["gputop"], medians.get("nvitop")
     if theirs:
-        ratios = []
-        for key, title in columns:
-            mine, peer = ours.get(key), theirs.get(key)
-            ratios.append(f"{title} {'-' if mine is None or not peer else format(mine / peer, '.2f') + 'x'}")
-        print(f"{config:<7} gputop/nvitop: " + ", ".join(ratios))
+        print(f"{config:<7} gputop/nvitop: " + ratios(ours, theirs, list(columns)))
 
 
 def main() -> None:

@@ -7,6 +7,8 @@ import dataclasses
 import time
 from pathlib import Path
 
+from textual.pilot import Pilot
+
 from gputop.core.model import MigSample, Snapshot
 from gputop.core.record import Recorder, read_recording
 from gputop.core.replay import Replay
@@ -83,14 +85,19 @@ async def test_at_80x24_the_header_says_everything_and_the_charts_have_six_rows_
         assert "python leak.py" in lines[-3]
 
 
+async def opened(app: GpuTopApp, pilot: Pilot[int], index: int) -> None:
+    """64 s of history (9 ticks), then the detail screen of GPU ``index``."""
+    for n in range(9):
+        app.apply_snapshot(tick(n))
+    await pilot.pause()
+    app.open_detail(index)
+    await pilot.pause()
+
+
 async def test_at_120x40_mig_devices_show_their_memory_and_forecast() -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        for n in range(9):
-            app.apply_snapshot(tick(n))
-        await pilot.pause()
-        app.open_detail(1)
-        await pilot.pause()
+        await opened(app, pilot, 1)
         lines = [line.rstrip() for line in rendered(app).splitlines()]
         # MIG 0: (40 - 18) GiB at 1/8 GiB/s = 176 s.
         assert lines[:3] == [
@@ -109,11 +116,7 @@ async def test_at_120x40_mig_devices_show_their_memory_and_forecast() -> None:
 async def test_a_tick_redraws_only_the_new_points_not_the_axes() -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        for n in range(9):
-            app.apply_snapshot(tick(n))
-        await pilot.pause()
-        app.open_detail(0)
-        await pilot.pause()
+        await opened(app, pilot, 0)
         before = chart_lines(app, "memory")
         app.apply_snapshot(tick(9))
         await pilot.pause()
@@ -154,9 +157,10 @@ async def test_in_a_replay_the_header_keeps_the_position_and_follows_a_step(tmp_
 
 def test_over_a_long_session_the_time_axis_moves_in_steps_and_always_holds_the_newest_sample() -> None:
     # An hour of history at 1 s, sliding for another hour: the axis moves once every step, not every tick.
-    windows = [time_window(NOW + t - 3600, NOW + t) for t in range(3600, 7200)]
-    assert all(start <= NOW + t and NOW + t <= start + span for t, (start, span) in zip(range(3600, 7200), windows))
+    seconds = range(3600, 7200)
+    windows = [time_window(NOW + t - 3600, NOW + t) for t in seconds]
+    assert all(start <= NOW + t <= start + span for t, (start, span) in zip(seconds, windows, strict=True))
     assert {span for _, span in windows} == {5400.0}
-    moves = sum(1 for before, after in zip(windows, windows[1:]) if before != after)
+    moves = sum(1 for before, after in zip(windows, windows[1:], strict=False) if before != after)
     assert moves == 6  # 600 s steps
     assert value_ticks(80, 6) == [0, 25, 50, 75] and value_ticks(0.5, 6) == [0, 0.2, 0.4]
