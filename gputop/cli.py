@@ -17,6 +17,7 @@ from gputop.core.run_config import DEFAULT_INTERVAL_S, RunConfig
 from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S, Sampler
 from gputop.core.settings import Settings, load_settings
 from gputop.core.sources.base import GpuSource, SourceUnavailable
+from gputop.serve.command import add_serve_command, parse_command_line
 
 EXIT_USAGE = 2
 DEFAULT_LISTEN = "127.0.0.1:9400"
@@ -63,10 +64,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--record", metavar="FILE", help="record every tick of the TUI to FILE (JSON lines; .gz: gzip)")
     parser.add_argument("--bell", action="store_true", help="ring the terminal bell when an alert is raised")
     parser.add_argument("--config", type=Path, metavar="PATH", help="settings file (default: the XDG location)")
+    parser.add_argument(
+        "--full-redraw", action="store_true", help="let Textual write whole regions (no changed-cell output)"
+    )
+    parser.add_argument("--debug", action="store_true", help="say in the TUI when gputop falls back on something")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     replay = commands.add_parser("replay", help="open the TUI on a recording")
     replay.add_argument("file", metavar="FILE")
     add_cluster_commands(commands)
+    add_serve_command(commands)
     record = commands.add_parser("record", help="sample without a TUI into a JSON-lines file (.gz: gzip)")
     record.add_argument("file", metavar="FILE")
     record.add_argument("--duration", type=duration_value, default=None, metavar="S", help="stop after S seconds")
@@ -186,7 +192,7 @@ def _fail(message: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_command_line(build_parser(), argv)
     settings, warnings = load_settings(args.config)
     if getattr(args, "run", None) is not None:
         # export and cluster: no screen for the settings' warnings, and the interval they default to.
@@ -239,6 +245,8 @@ def tui_config(args: argparse.Namespace, settings: Settings) -> RunConfig:
         mouse=not args.no_mouse,
         bell=args.bell,
         record_path=args.record,
+        full_redraw=args.full_redraw,
+        debug=args.debug,
     )
 
 
@@ -334,11 +342,13 @@ def _one_shot(sampler: Sampler, args: argparse.Namespace, settings: Settings) ->
     if snapshot.gpus and not any(gpu.answering for gpu in snapshot.gpus):
         return _fail(f"no GPU answered: {snapshot.gpus[0].last_error}")
     if args.json:
-        document = snapshot_to_dict(snapshot, foresight.forecasts, watcher.monitor.active.values())
+        document = snapshot_to_dict(
+            snapshot, foresight.forecasts, watcher.monitor.active.values(), foresight.diagnoses
+        )
         sys.stdout.write(dumps(document, indent=2) + "\n")
         return 0
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
-    sys.stdout.write(render_text(snapshot, colour=colour, width=80))
+    sys.stdout.write(render_text(snapshot, colour=colour, width=80, diagnoses=foresight.diagnoses))
     return 0
 
 
@@ -358,7 +368,9 @@ def _record(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> i
         while args.duration is None or time.monotonic() - started < args.duration:
             snapshot = sampler.sample()
             foresight = watcher.update(snapshot)
-            recorder.write(snapshot, forecasts=foresight.forecasts, alerts=foresight.events)
+            recorder.write(
+                snapshot, forecasts=foresight.forecasts, alerts=foresight.events, diagnoses=foresight.diagnoses
+            )
             due = max(due + interval_s, time.monotonic())
             remaining = due - time.monotonic()
             if args.duration is not None:

@@ -1,4 +1,8 @@
-"""End to end: two ``gputop export`` hosts, a real Prometheus scraping them, and the cluster view on top."""
+"""End to end: 50 hosts (a simulated fleet, DCGM exporter, one real ``gputop export``) behind a real Prometheus.
+
+The fleet simulator (``tests/prom/fleet.py``) serves each host's text exactly as the
+exporter writes it, each host its own scrape target; Prometheus scrapes every second.
+"""
 
 from __future__ import annotations
 
@@ -8,129 +12,215 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from prom import PROMETHEUS, SKIP_REASON, Exporter, PrometheusServer, wait_for
+from prom import PROMETHEUS, SKIP_REASON, Exporter, FleetProcess, PrometheusServer, wait_for
+from prom.fleet import DCGM_FIELDS, gpu_sample
 from prometheus_client.parser import text_string_to_metric_families
-from rich.text import Text
 from textual.pilot import Pilot
-from textual.widgets import DataTable
 
 from gputop.core.cluster.model import ClusterHost, ClusterOptions
-from gputop.core.format import fmt_bytes, fmt_temperature
 from gputop.ui.cluster.app import ClusterApp
+from gputop.ui.cluster.gpu_list import GpuListScreen
 from gputop.ui.cluster.host_screen import HostScreen
 
 pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason=SKIP_REASON)
 
-Figures = dict[tuple[str, str], float]  # (metric, gpu) -> value
+GIB = 1024**3
+MIB = 1024**2
+FLEET_HOSTS = 47  # node-0000 … node-0046, with dgx-00, dgx-01 and alpha: 50 hosts
 
 
 @dataclass
 class Cluster:
+    fleet: FleetProcess
     alpha: Exporter
-    beta: Exporter
     prometheus: PrometheusServer
+    work: Path
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     work: Path = tmp_path_factory.mktemp("cluster")
-    alpha, beta = Exporter("alpha", 2, work), Exporter("beta", 3, work)
+    fleet = FleetProcess(FLEET_HOSTS, work, dcgm=2)
+    alpha = Exporter("alpha", 2, work, interval_s=1)  # sampling all the time, as deployed: it stays live
     prometheus = None
     try:
         alpha.metrics()
-        beta.metrics()
-        prometheus = PrometheusServer(work, [f"127.0.0.1:{alpha.port}", f"127.0.0.1:{beta.port}"])
-        wait_for("both hosts scraped", lambda: prometheus.query("count(gputop_gpu_lost) == 5") or None, 30)
-        yield Cluster(alpha, beta, prometheus)
+        targets = fleet.static_configs() + f'      - targets: ["127.0.0.1:{alpha.port}"]\n'
+        prometheus = PrometheusServer(work, static_configs=targets)
+        wait_for("every host scraped", lambda: prometheus.query("count(up == 1) == 50") or None, 60)
+        yield Cluster(fleet, alpha, prometheus, work)
     finally:
+        fleet.stop()
         alpha.stop()
-        beta.stop()
         if prometheus is not None:
             prometheus.stop()
-
-
-def figures(metrics_text: str) -> Figures:
-    """Every GPU figure an exporter serves, by metric and GPU index."""
-    found: Figures = {}
-    for family in text_string_to_metric_families(metrics_text):
-        for sample in family.samples:
-            if "gpu" in sample.labels and "pid" not in sample.labels:
-                found[(sample.name, sample.labels["gpu"])] = sample.value
-    return found
-
-
-def processes(metrics_text: str) -> list[tuple[str, str, str, float]]:
-    return sorted(
-        (s.labels["gpu"], s.labels["pid"], s.labels["command"], s.value)
-        for family in text_string_to_metric_families(metrics_text)
-        for s in family.samples
-        if s.name == "gputop_process_gpu_memory_bytes"
-    )
 
 
 async def until(pilot: Pilot[int], what: str, condition: Callable[[], bool], timeout_s: float = 20.0) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.1)
+        await pilot.pause(0.05)
 
 
-def shown_host(app: ClusterApp, hostname: str) -> ClusterHost | None:
-    return next((h for h in app.visible_hosts() if h.hostname == hostname), None)
+def listed(app: ClusterApp, hostname: str) -> ClusterHost:
+    host = next((h for h in app.host_list.hosts if h.hostname == hostname), None)
+    assert host is not None, f"{hostname} is not listed"
+    return host
 
 
-def status_cell(app: ClusterApp, hostname: str) -> str:
-    table: DataTable[Text] = app.query_one("#hosts", DataTable)
-    return str(table.get_cell(hostname, "Status"))
+def row(app: ClusterApp, hostname: str) -> str:
+    hosts = app.host_list.hosts
+    return app.host_list.line_text(next(i for i, h in enumerate(hosts) if h.hostname == hostname))
 
 
-async def test_the_cluster_view_shows_both_hosts_with_their_exporters_figures_then_one_goes_stale(
+def status_of(app: ClusterApp, hostname: str) -> str:
+    return row(app, hostname)[22:32].strip()
+
+
+def make_app(cluster: Cluster, interval_s: float = 0.5) -> ClusterApp:
+    return ClusterApp(ClusterOptions.create(cluster.prometheus.url, interval_s=interval_s, stale_after_s=4))
+
+
+async def test_every_host_is_summed_up_by_prometheus_with_the_exporters_figures(cluster: Cluster) -> None:
+    app = make_app(cluster, interval_s=60)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await until(pilot, "50 hosts", lambda: len(app.host_list.hosts) == 50)
+        names = [h.hostname for h in app.host_list.hosts]
+        assert names[:3] == ["alpha", "dgx-00", "dgx-01"] and names[3:] == [f"node-{i:04d}" for i in range(47)]
+        for index in (3, 24):
+            gpus = [gpu_sample(index, i, 4) for i in range(8)]
+            working = [g for g in gpus if not g.lost]
+            host = listed(app, f"node-{index:04d}")
+            assert (host.flavour, host.state, host.gpus, host.lost) == ("gputop", "live", 8, 8 - len(working))
+            assert host.model == "NVIDIA H100 80GB HBM3"
+            assert host.memory_used == sum(g.memory_used or 0 for g in working)
+            assert host.memory_total == sum(g.memory_total or 0 for g in working)
+            assert host.memory_percent == max(100 * (g.memory_used or 0) / (g.memory_total or 1) for g in working)
+            assert host.utilization == pytest.approx(sum(g.utilization_gpu or 0 for g in working) / len(working))
+            assert host.temperature == max(g.temperature or 0 for g in working)
+            assert host.power_draw == sum(g.power_draw or 0 for g in working)
+        assert row(app, "node-0003").startswith(
+            " node-0003            live          8 NVIDIA H100 80GB HB… █████████░  91% 292.0GiB/640.0GiB"
+            "  48%  87°C  1860W "
+        )
+        # DCGM exporter: MiB -> bytes, total = used + free + reserved, MIG instance series left out.
+        dgx = listed(app, "dgx-00")
+        used, free, reserved = (DCGM_FIELDS[f"DCGM_FI_DEV_FB_{n}"] for n in ("USED", "FREE", "RESERVED"))
+        assert (dgx.flavour, dgx.state, dgx.gpus, dgx.model) == ("dcgm", "live", 2, "NVIDIA A100-SXM4-80GB")
+        assert dgx.memory_used == (used[0] + used[1]) * MIB
+        assert dgx.memory_total == sum(used + free + reserved) * MIB
+        assert (dgx.temperature, dgx.utilization, dgx.power_draw) == (71.0, 48.5, 449.75)
+        # The real exporter (its demo GPUs' figures move every second; their sizes do not).
+        served = {
+            (s.name, s.labels["gpu"]): s.value
+            for family in text_string_to_metric_families(cluster.alpha.metrics())
+            for s in family.samples
+            if "gpu" in s.labels and "pid" not in s.labels
+        }
+        alpha = listed(app, "alpha")
+        assert (alpha.flavour, alpha.state, alpha.gpus) == ("gputop", "live", 2)
+        assert alpha.memory_total == sum(served[("gputop_gpu_memory_total_bytes", g)] for g in "01")
+        fleet = [gpu_sample(i, g, 4) for i in range(FLEET_HOSTS) for g in range(8)]
+        hot = sum(1 for g in fleet if not g.lost and (g.temperature or 0) >= 87 - 5)
+        summary = str(app.query_one("#summary").render())
+        assert summary.startswith("Hosts 50 live · 0 stale · 0 down   GPUs 382   memory ")
+        # alpha's demo GPUs run cool (below 80 °C), DCGM's hottest is 71 °C: the hot ones are the fleet's.
+        assert summary.endswith(
+            f"filling 5 [f]   hot {hot} [h]   lost 1 [l]   idle-hogged N/A [i]   unhealthy N/A [u]"
+        )
+        # Sorting by memory: the fullest GPU first, answered from what is already here.
+        await pilot.press("M")
+        percents = [h.memory_percent for h in app.host_list.hosts]
+        assert percents == sorted(percents, key=lambda p: -(p or 0)) and None not in percents
+
+
+async def test_a_count_key_lists_its_gpus_and_enter_opens_the_host(cluster: Cluster) -> None:
+    app = make_app(cluster, interval_s=60)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await until(pilot, "the counts", lambda: app.state is not None)
+        await pilot.press("f")
+        screen = app.screen
+        assert isinstance(screen, GpuListScreen)
+        await until(pilot, "the filling GPUs", lambda: len(screen.gpus) == 5)
+        assert [(g.hostname, g.index, g.value) for g in screen.gpus] == [
+            (f"node-{i:04d}", 0, 3600.0) for i in range(0, 50, 10)
+        ]
+        await pilot.press("down", "enter")
+        await until(pilot, "node-0010's screen", lambda: isinstance(app.screen, HostScreen))
+        assert isinstance(app.screen, HostScreen) and app.screen.hostname == "node-0010"
+
+
+async def test_enter_opens_the_host_with_its_gpus_and_processes_without_waiting_for_a_refresh(
     cluster: Cluster,
 ) -> None:
-    options = ClusterOptions.create(cluster.prometheus.url, interval_s=0.5, stale_after_s=3)
-    app = ClusterApp(options)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, "both hosts", lambda: [h.hostname for h in app.visible_hosts()] == ["alpha", "beta"])
-        for exporter, count in ((cluster.alpha, 2), (cluster.beta, 3)):
-            served = figures(exporter.metrics())
-            host = shown_host(app, exporter.hostname)
-            assert host is not None and not host.stale
-            assert status_cell(app, exporter.hostname) == "live"
-            assert [g.index for g in host.gpus] == list(range(count))
-            for gpu in host.gpus:
-                index = str(gpu.index)
-                assert gpu.flavour == "gputop"
-                assert gpu.memory_total == served[("gputop_gpu_memory_total_bytes", index)]
-                assert gpu.memory_used == served[("gputop_gpu_memory_used_bytes", index)]
-                assert gpu.utilization_gpu == pytest.approx(served[("gputop_gpu_utilization_ratio", index)] * 100)
-                assert gpu.temperature == served[("gputop_gpu_temperature_celsius", index)]
-                assert gpu.power_draw == served[("gputop_gpu_power_watts", index)]
-                assert gpu.power_limit == served[("gputop_gpu_power_limit_watts", index)]
-            table: DataTable[Text] = app.query_one("#hosts", DataTable)
-            assert str(table.get_cell(exporter.hostname, "Temp")).split("\n") == [
-                fmt_temperature(served[("gputop_gpu_temperature_celsius", str(i))]) for i in range(count)
-            ]
-            assert str(table.get_cell(exporter.hostname, "Used/Total")).split("\n") == [
-                f"{fmt_bytes(served[('gputop_gpu_memory_used_bytes', str(i))])}/"
-                f"{fmt_bytes(served[('gputop_gpu_memory_total_bytes', str(i))])}"
-                for i in range(count)
-            ]
-
-        # Enter on beta: its GPUs and the processes its exporter serves.
-        await pilot.press("down", "enter")
-        await until(pilot, "beta's processes", lambda: bool(app.state and app.state.processes_host == "beta"))
+    app = make_app(cluster, interval_s=60)  # no refresh comes in this test's time: the screen reads on its own
+    async with app.run_test(size=(150, 40)) as pilot:
+        await until(pilot, "the hosts", lambda: len(app.host_list.hosts) == 50)
+        await pilot.press("down", "down", "down", "down", "enter")
         screen = app.screen
-        assert isinstance(screen, HostScreen) and screen.hostname == "beta"
-        assert app.state is not None
-        assert sorted(
-            (str(p.gpu_index), str(p.pid), p.command or "", p.gpu_memory) for p in app.state.processes
-        ) == processes(cluster.beta.metrics())
-        await pilot.press("escape")
+        assert isinstance(screen, HostScreen) and screen.hostname == "node-0001"
+        await until(pilot, "its detail", lambda: screen.detail is not None)
+        detail = screen.detail
+        assert detail is not None and detail.live and detail.exporter_up and detail.sample_errors == 0.0
+        assert detail.info["driver_version"] == "560.35.03"
+        expected = [gpu_sample(1, i, 4) for i in range(8)]
+        assert [g.figure("memory_used") for g in detail.gpus] == [g.memory_used for g in expected]
+        assert [g.figure("clock_sm") for g in detail.gpus] == [1980.0] * 8
+        assert [(p.gpu_index, p.pid, p.user, p.command, p.gpu_memory) for p in detail.processes[:4]] == [
+            (0, 1003, "user4", "python", 1024 * MIB),
+            (0, 1002, "user3", "python", 768 * MIB),
+            (0, 1001, "user2", "python", 512 * MIB),
+            (0, 1000, "user1", "trainer", 256 * MIB),
+        ]
+        assert len(detail.processes) == 32
 
-        cluster.alpha.stop()
-        await until(pilot, "alpha to go stale", lambda: status_cell(app, "alpha").startswith("stale "))
-        alpha = shown_host(app, "alpha")
-        assert alpha is not None and alpha.down and alpha.age_s is not None and alpha.age_s < 15
-        # Its last figures stay on screen, marked stale; beta is still live.
-        assert len(alpha.gpus) == 2 and alpha.gpus[0].memory_total is not None
-        assert status_cell(app, "beta") == "live"
+
+async def test_a_stuck_host_goes_stale_a_dead_one_down_both_with_their_age_and_last_figures(cluster: Cluster) -> None:
+    app = make_app(cluster)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await until(pilot, "the hosts", lambda: len(app.host_list.hosts) == 50)
+        before = listed(app, "node-0005")
+        cluster.fleet.set_mode("node-0004", "frozen")
+        cluster.fleet.set_mode("node-0005", "dead")
+        try:
+            await until(pilot, "node-0005 down", lambda: listed(app, "node-0005").state == "down")
+            await until(pilot, "node-0004 stale", lambda: listed(app, "node-0004").state == "stale")
+            assert status_of(app, "node-0004").startswith("stale ")
+            assert status_of(app, "node-0005").startswith("down ")
+            dead = listed(app, "node-0005")
+            assert (dead.memory_used, dead.temperature, dead.gpus) == (
+                before.memory_used,
+                before.temperature,
+                before.gpus,
+            )
+            age = dead.age_s(time.time())
+            assert age is not None and 0 < age < 15
+            summary = str(app.query_one("#summary").render())
+            assert summary.startswith("Hosts 48 live · 1 stale · 1 down ")
+        finally:
+            cluster.fleet.set_mode("node-0004", "live")
+            cluster.fleet.set_mode("node-0005", "live")
+        back = ("node-0004", "node-0005")
+        await until(pilot, "both live again", lambda: {status_of(app, name) for name in back} == {"live"})
+
+
+async def test_while_prometheus_is_down_every_row_shows_its_age_and_it_comes_back(cluster: Cluster) -> None:
+    app = make_app(cluster)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await until(pilot, "the hosts", lambda: len(app.host_list.hosts) == 50)
+        cluster.prometheus.stop()
+        status = app.query_one("#status")
+        await until(pilot, "unreachable", lambda: "unreachable" in str(status.render()))
+        assert f"Prometheus unreachable at {cluster.prometheus.url}: connection refused — retrying in " in str(
+            status.render()
+        )
+        await pilot.pause(1.1)  # the ages move on every second
+        statuses = {status_of(app, h.hostname) for h in app.host_list.hosts}
+        assert "live" not in statuses and all(s.endswith("s old") for s in statuses)
+        cluster.prometheus = PrometheusServer(
+            cluster.work, static_configs=(cluster.work / "prometheus.yml").read_text().split("static_configs:\n")[1],
+            port=cluster.prometheus.port,
+        )
+        await until(pilot, "Prometheus back", lambda: "answered in" in str(status.render()), 40)
+        await until(pilot, "live rows", lambda: status_of(app, "node-0000") == "live", 20)

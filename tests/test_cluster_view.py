@@ -1,69 +1,113 @@
-"""The cluster view with a hand-made cluster: sorting, the host filter, the host screen, errors, staleness."""
+"""The cluster view on a hand-made cluster: rows, sorting, the filter, the host screen, a slow or failing Prometheus."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
-from rich.text import Text
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static
 
 from gputop.core.cluster.client import PrometheusError
-from gputop.core.cluster.model import ClusterGpu, ClusterHost, ClusterOptions, ClusterProcess, ClusterState
+from gputop.core.cluster.model import (
+    ClusterGpu,
+    ClusterHost,
+    ClusterOptions,
+    ClusterProcess,
+    ClusterState,
+    CountValue,
+    GpuFinding,
+    HostDetail,
+)
+from gputop.core.cluster.pacing import Pacer
+from gputop.ui.cluster import host_list as host_list_module
 from gputop.ui.cluster.app import ClusterApp
+from gputop.ui.cluster.gpu_list import GpuListScreen
 from gputop.ui.cluster.host_screen import HostScreen
 from gputop.ui.cluster.render import sparkline
 
 GIB = 1024**3
 URL = "http://prometheus.test:9090"
-NOW = 1_700_000_000.0
 
 
-def gpu(host: str, index: int, used_gib: float, temperature: float, utilization: float) -> ClusterGpu:
-    return ClusterGpu(
-        hostname=host,
-        index=index,
+def host(
+    name: str, percent: float, temperature: float, utilization: float, state: str = "live", age_s: float = 1.0
+) -> ClusterHost:
+    return ClusterHost(
+        hostname=name,
         flavour="gputop",
-        name="NVIDIA H100 80GB HBM3",
-        memory_total=80 * GIB,
-        memory_used=used_gib * GIB,
+        state=state,  # type: ignore[arg-type]
+        gpus=2,
+        model="NVIDIA H100 80GB HBM3",
+        memory_used=percent / 100 * 80 * GIB,
+        memory_total=160 * GIB,
+        memory_percent=percent,
+        utilization=utilization,
         temperature=temperature,
-        utilization_gpu=utilization,
-        power_draw=300.0,
-        last_sample=NOW - 1,
+        power_draw=600.0,
+        last_sample=time.time() - age_s,
     )
 
 
-def host(name: str, *gpus: ClusterGpu, stale: bool = False, age_s: float = 1.0) -> ClusterHost:
-    return ClusterHost(hostname=name, gpus=gpus, stale=stale, last_sample=NOW - age_s, age_s=age_s, down=stale)
-
-
-HOSTS = (
-    host("gpu-a", gpu("gpu-a", 0, 10, 50, 20), gpu("gpu-a", 1, 20, 55, 40)),  # fullest 25%, hottest 55
-    host("gpu-b", gpu("gpu-b", 0, 72, 40, 90)),  # 90%, 40
-    host("node-c", gpu("node-c", 0, 40, 81, 60), stale=True, age_s=42),  # 50%, 81
+def three_hosts() -> tuple[ClusterHost, ...]:
+    """Hosts whose figures were taken 1 s (42 s for the stale one) before now."""
+    return (
+        host("gpu-a", 25, 55, 30),
+        host("gpu-b", 90, 40, 90),
+        host("node-c", 50, 81, 60, state="stale", age_s=42),
+    )
+COUNTS = (
+    CountValue("f", "filling", 1),
+    CountValue("h", "hot", 0),
+    CountValue("l", "lost", 0),
+    CountValue("i", "idle-hogged", None),
+    CountValue("u", "unhealthy", None),
 )
-PROCESSES = (
-    ClusterProcess("gpu-b", 0, 4242, "alice", "python", "k8s:pod-1", 70 * GIB),
-    ClusterProcess("gpu-b", 0, 4343, "mallory", "evil\x1b[31mname", None, 1 * GIB),
+DETAIL = HostDetail(
+    hostname="gpu-b",
+    live=True,
+    gpus=(
+        ClusterGpu(0, "GPU-b0", "NVIDIA H100 80GB HBM3", {"memory_used": 72 * GIB, "memory_total": 80 * GIB}),
+        ClusterGpu(1, "GPU-b1", "NVIDIA H100 80GB HBM3", lost=True),
+    ),
+    processes=(
+        ClusterProcess("gpu-b", 0, 4242, "alice", "python", "k8s:pod-1", 70 * GIB),
+        ClusterProcess("gpu-b", 0, 4343, "mallory", "evil\x1b[31mname", None, 1 * GIB),
+    ),
+    exporter_up=True,
+    sample_errors=0.0,
+    info={"version": "0.1.0", "source": "nvml", "driver_version": "560.35.03", "cuda_driver_version": "12.6"},
 )
 
 
 class FakeReader:
     """Answers like ClusterReader, from hand-made hosts; ``failure`` makes every fetch fail."""
 
-    def __init__(self, hosts: tuple[ClusterHost, ...] = HOSTS) -> None:
-        self.hosts = hosts
+    def __init__(self, hosts: tuple[ClusterHost, ...] | None = None, duration_s: float = 0.01) -> None:
+        self.hosts = hosts or three_hosts()
+        self.duration_s = duration_s
         self.failure: PrometheusError | None = None
-        self.calls: list[str | None] = []
+        self.calls: list[tuple[list[str], str | None]] = []
+        self.details: list[str] = []
 
-    def fetch(self, processes_for: str | None = None) -> ClusterState:
-        self.calls.append(processes_for)
+    def fetch(self, history_for: Collection[str] = (), detail_for: str | None = None) -> ClusterState:
+        self.calls.append((list(history_for), detail_for))
         if self.failure is not None:
             raise self.failure
-        processes = tuple(p for p in PROCESSES if p.hostname == processes_for)
-        return ClusterState(URL, self.hosts, processes_for, processes)
+        history = self.history(history_for)
+        detail = DETAIL if detail_for == "gpu-b" else None
+        return ClusterState(URL, time.time(), self.duration_s, self.hosts, COUNTS, history, detail)
+
+    def history(self, hostnames: Collection[str]) -> dict[str, tuple[float | None, ...]]:
+        return {name: (10 * GIB, None, 160 * GIB) for name in hostnames}
+
+    def detail(self, hostname: str) -> HostDetail:
+        self.details.append(hostname)
+        return DETAIL
+
+    def gpus(self, key: str) -> tuple[GpuFinding, ...]:
+        return (GpuFinding("gpu-b", 0, 3600.0),)
 
 
 def make_app(reader: FakeReader, interval_s: float = 60.0) -> ClusterApp:
@@ -79,145 +123,218 @@ async def until(pilot: Pilot[int], condition: Callable[[], bool], timeout_s: flo
 
 
 def row_order(app: ClusterApp) -> list[str]:
-    table: DataTable[Text] = app.query_one("#hosts", DataTable)
-    return [str(row.key.value) for row in table.ordered_rows]
+    return [h.hostname for h in app.host_list.hosts]
 
 
-def cell(app: ClusterApp, hostname: str, column: str) -> str:
-    table: DataTable[Text] = app.query_one("#hosts", DataTable)
-    return str(table.get_cell(hostname, column))
+def rows(app: ClusterApp) -> list[str]:
+    return [app.host_list.line_text(i).rstrip() for i in range(len(app.host_list.hosts))]
 
 
-def status_text(app: ClusterApp) -> str:
-    return str(app.query_one("#status", Static).render())
+def text_of(app: ClusterApp, selector: str) -> str:
+    return str(app.query_one(selector, Static).render())
 
 
-async def test_hosts_are_listed_by_name_with_a_line_per_gpu() -> None:
+async def started(app: ClusterApp, pilot: Pilot[int]) -> None:
+    await until(pilot, lambda: app.state is not None)
+
+
+async def test_a_line_per_host_with_its_summary_and_the_fleet_line_above() -> None:
     app = make_app(FakeReader())
     async with app.run_test(size=(160, 40)) as pilot:
-        await pilot.pause()
-        assert row_order(app) == ["gpu-a", "gpu-b", "node-c"]
-        assert cell(app, "gpu-a", "GPU") == "0\n1"
-        assert cell(app, "gpu-a", "Used/Total") == "10.0GiB/80.0GiB\n20.0GiB/80.0GiB"
-        assert cell(app, "gpu-a", "Temp") == "50°C\n55°C"
-        assert cell(app, "gpu-b", "Util") == "90%"
-        assert cell(app, "gpu-b", "Memory") == "█" * 11 + "░" + "  90%"
-        assert cell(app, "gpu-a", "Status") == "live"
-        assert "3 hosts, 4 GPUs, 1 stale" in status_text(app)
+        await started(app, pilot)
+        await until(pilot, lambda: len(app.host_list.history) == 3)
+        assert rows(app) == [
+            " gpu-a                live          2 NVIDIA H100 80GB HB… ██░░░░░░░░  25%  20.0GiB/160.0GiB  30%  55°C"
+            "   600W ▁ █",
+            " gpu-b                live          2 NVIDIA H100 80GB HB… █████████░  90%  72.0GiB/160.0GiB  90%  40°C"
+            "   600W ▁ █",
+            " node-c               stale 42s     2 NVIDIA H100 80GB HB… █████░░░░░  50%  40.0GiB/160.0GiB  60%  81°C"
+            "   600W ▁ █",
+        ]
+        assert text_of(app, "#summary") == (
+            "Hosts 2 live · 1 stale · 0 down   GPUs 6   memory 132.0GiB/480.0GiB   filling 1 [f]   hot 0 [h]"
+            "   lost 0 [l]   idle-hogged N/A [i]   unhealthy N/A [u]"
+        )
+        assert text_of(app, "#status").endswith("Prometheus answered in 0.01s")
 
 
-async def test_a_stale_host_shows_the_age_of_its_last_sample() -> None:
+async def test_pressing_m_sorts_by_the_fullest_gpu_and_i_inverts() -> None:
     app = make_app(FakeReader())
     async with app.run_test(size=(160, 40)) as pilot:
-        await pilot.pause()
-        assert cell(app, "node-c", "Status") == "stale 42s"
-
-
-async def test_pressing_m_sorts_by_gpu_memory_largest_first_and_i_inverts() -> None:
-    app = make_app(FakeReader())
-    async with app.run_test(size=(160, 40)) as pilot:
-        await pilot.pause()
+        await started(app, pilot)
         await pilot.press("M")
         assert row_order(app) == ["gpu-b", "node-c", "gpu-a"]
-        assert "sort: memory ↓" in status_text(app)
+        assert "sort: memory ↓" in text_of(app, "#status")
         await pilot.press("I")
         assert row_order(app) == ["gpu-a", "node-c", "gpu-b"]
-        assert "sort: memory ↑" in status_text(app)
+        assert "sort: memory ↑" in text_of(app, "#status")
 
 
-async def test_pressing_t_sorts_by_temperature_hottest_first() -> None:
+async def test_t_sorts_hottest_first_and_angle_brackets_step_through_the_columns() -> None:
     app = make_app(FakeReader())
     async with app.run_test(size=(160, 40)) as pilot:
-        await pilot.pause()
+        await started(app, pilot)
         await pilot.press("T")
         assert row_order(app) == ["node-c", "gpu-a", "gpu-b"]
-
-
-async def test_angle_brackets_step_through_the_sort_columns() -> None:
-    app = make_app(FakeReader())
-    async with app.run_test(size=(160, 40)) as pilot:
-        await pilot.pause()
-        await pilot.press("greater_than_sign")  # host -> memory
+        await pilot.press("less_than_sign")  # temperature -> utilization
         assert row_order(app) == ["gpu-b", "node-c", "gpu-a"]
-        await pilot.press("greater_than_sign")  # memory -> utilization (gpu-a averages 30%)
-        assert row_order(app) == ["gpu-b", "node-c", "gpu-a"]
-        assert "sort: utilization ↓" in status_text(app)
-        await pilot.press("less_than_sign", "less_than_sign")  # back to host
+        assert "sort: utilization ↓" in text_of(app, "#status")
+        await pilot.press("less_than_sign", "less_than_sign")  # -> memory -> host
         assert row_order(app) == ["gpu-a", "gpu-b", "node-c"]
 
 
-async def test_the_filter_matches_plain_text_anywhere_ignoring_case() -> None:
+async def test_the_cursor_stays_on_its_host_when_the_order_changes() -> None:
     app = make_app(FakeReader())
     async with app.run_test(size=(160, 40)) as pilot:
-        await pilot.pause()
+        await started(app, pilot)
+        await pilot.press("down")
+        assert app.host_list.selected is not None and app.host_list.selected.hostname == "gpu-b"
+        await pilot.press("M")
+        assert app.host_list.cursor == 0 and app.host_list.selected.hostname == "gpu-b"
+
+
+async def test_the_filter_matches_text_anywhere_a_bad_regex_keeps_the_last_good_one_escape_clears() -> None:
+    app = make_app(FakeReader())
+    async with app.run_test(size=(160, 40)) as pilot:
+        await started(app, pilot)
         await pilot.press("slash")
         assert app.query_one("#filter", Input).has_focus
         await pilot.press(*"GPU-")
         assert row_order(app) == ["gpu-a", "gpu-b"]
         await pilot.press("enter")
-        assert app.query_one("#hosts", DataTable).has_focus
-        assert row_order(app) == ["gpu-a", "gpu-b"]
-
-
-async def test_an_invalid_regex_shows_its_error_and_keeps_the_last_good_filter() -> None:
-    app = make_app(FakeReader())
-    async with app.run_test(size=(160, 40)) as pilot:
-        await pilot.pause()
+        assert app.host_list.has_focus
+        await pilot.press("escape")
+        assert row_order(app) == ["gpu-a", "gpu-b", "node-c"]
         await pilot.press("slash", *"re:^node")
         assert row_order(app) == ["node-c"]
-        await pilot.press(*"(")
+        await pilot.press("(")
         error = app.query_one("#filter-error", Static)
         assert error.display
         assert str(error.render()) == "invalid regex: missing ), unterminated subpattern at position 5"
         assert row_order(app) == ["node-c"]
-        await pilot.press("backspace")
-        assert not error.display
-
-
-async def test_escape_clears_the_filter() -> None:
-    app = make_app(FakeReader())
-    async with app.run_test(size=(160, 40)) as pilot:
-        await pilot.pause()
-        await pilot.press("slash", *"re:^gpu-b$")
-        assert row_order(app) == ["gpu-b"]
         await pilot.press("escape")
         assert row_order(app) == ["gpu-a", "gpu-b", "node-c"]
         assert not app.query_one("#filter", Input).display
-        assert app.query_one("#hosts", DataTable).has_focus
 
 
-async def test_enter_on_a_host_shows_its_gpus_and_processes() -> None:
+async def test_enter_opens_the_host_at_once_with_its_gpus_and_processes() -> None:
     reader = FakeReader()
     app = make_app(reader)
     async with app.run_test(size=(160, 40)) as pilot:
-        await pilot.pause()
+        await started(app, pilot)
         await pilot.press("down", "enter")
-        await pilot.pause()
-        assert isinstance(app.screen, HostScreen) and app.screen.hostname == "gpu-b"
-        assert reader.calls[-1] == "gpu-b"  # fetched at once, with the host's processes
-        processes: DataTable[str] = app.screen.query_one("#processes", DataTable)
-        rows = [[str(c) for c in processes.get_row(row.key)] for row in processes.ordered_rows]
-        assert rows == [
+        screen = app.screen
+        assert isinstance(screen, HostScreen) and screen.hostname == "gpu-b"
+        await until(pilot, lambda: screen.detail is not None)
+        assert reader.details == ["gpu-b"]  # read at once, not at the next refresh a minute away
+        assert str(screen.query_one("#host-title", Static).render()) == (
+            "Host gpu-b  live  gputop 0.1.0 · nvml · driver 560.35.03 · CUDA 12.6"
+        )
+        processes: DataTable[str] = screen.query_one("#processes", DataTable)
+        assert [[str(c) for c in processes.get_row(r.key)] for r in processes.ordered_rows] == [
             ["0", "4242", "alice", "python", "k8s:pod-1", "70.0GiB"],
             ["0", "4343", "mallory", "evil\\x1b[31mname", "N/A", "1.0GiB"],
         ]
-        gpus: DataTable[str] = app.screen.query_one("#gpus", DataTable)
-        assert gpus.row_count == 1
+        gpus: DataTable[str] = screen.query_one("#gpus", DataTable)
+        assert [str(c) for c in gpus.get_row_at(0)][4:6] == ["72.0GiB/80.0GiB", "N/A"]
+        assert str(gpus.get_row_at(1)[0]) == "1 LOST"
         await pilot.press("escape")
         assert not isinstance(app.screen, HostScreen)
 
 
-async def test_an_unreachable_prometheus_is_reported_and_retried_each_interval() -> None:
+async def test_a_click_selects_a_host_and_a_double_click_opens_it() -> None:
+    app = make_app(FakeReader())
+    async with app.run_test(size=(160, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.click("#hosts", offset=(5, 3))  # the header, then gpu-a, gpu-b, node-c
+        assert app.host_list.selected is not None and app.host_list.selected.hostname == "node-c"
+        assert not isinstance(app.screen, HostScreen)
+        await pilot.click("#hosts", offset=(5, 2), times=2)
+        assert isinstance(app.screen, HostScreen) and app.screen.hostname == "gpu-b"
+
+
+async def test_a_count_key_lists_its_gpus_and_an_absent_count_says_what_it_needs() -> None:
+    app = make_app(FakeReader())
+    async with app.run_test(size=(160, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("f")
+        screen = app.screen
+        assert isinstance(screen, GpuListScreen)
+        await until(pilot, lambda: bool(screen.gpus))
+        table: DataTable[str] = screen.query_one("#gpu-list", DataTable)
+        assert [str(c) for c in table.get_row_at(0)] == ["gpu-b", "0", "1h00m"]
+        await pilot.press("escape", "i")
+        assert isinstance(app.screen, GpuListScreen)
+        assert str(app.screen.query_one("#gpus-title", Static).render()) == (
+            "GPUs idle-hogged: N/A — no exporter serves gputop_process_idle_seconds"
+        )
+
+
+async def test_an_unreachable_prometheus_turns_every_row_into_the_age_of_its_figures_and_backs_off() -> None:
     reader = FakeReader()
-    reader.failure = PrometheusError("connection refused", unreachable=True)
     app = make_app(reader, interval_s=0.1)
     async with app.run_test(size=(160, 40)) as pilot:
-        await until(pilot, lambda: "unreachable" in status_text(app))
-        assert status_text(app).endswith(f"Prometheus unreachable at {URL}: connection refused — retrying")
-        await until(pilot, lambda: len(reader.calls) >= 3)
+        await started(app, pilot)
+        reader.failure = PrometheusError("connection refused", "unreachable")
+        await until(pilot, lambda: "unreachable" in text_of(app, "#status"))
+        assert text_of(app, "#status").endswith(
+            f"Prometheus unreachable at {URL}: connection refused — retrying in {app.next_delay_s:.2f}s"
+        )
+        ages = [int(h.age_s(app.host_list.now) or 0) for h in app.host_list.hosts]
+        assert [line[22:32].rstrip() for line in rows(app)] == [f"{age}s old" for age in ages]
+        assert ages[0] in (1, 2) and ages[2] in (42, 43)
+        await until(pilot, lambda: "retrying in 0.80s" in text_of(app, "#status"))
         reader.failure = None
-        await until(pilot, lambda: "unreachable" not in status_text(app))
-        assert row_order(app) == ["gpu-a", "gpu-b", "node-c"]
+        await until(pilot, lambda: "unreachable" not in text_of(app, "#status"))
+        statuses = [line[22:32].rstrip() for line in rows(app)]
+        assert statuses[:2] == ["live", "live"] and statuses[2].startswith("stale 4")
+
+
+async def test_a_slow_prometheus_is_shown_slow_with_its_time_and_asked_less_often() -> None:
+    app = make_app(FakeReader(duration_s=0.3), interval_s=0.4)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await started(app, pilot)
+        assert text_of(app, "#status").endswith("Prometheus slow: its last answer took 0.30s — next refresh in 0.60s")
+
+
+async def test_a_query_that_times_out_is_slow_not_unreachable() -> None:
+    reader = FakeReader()
+    reader.failure = PrometheusError("no answer within 5s", "slow")
+    app = make_app(reader, interval_s=5)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await until(pilot, lambda: "slow" in text_of(app, "#status"))
+        assert text_of(app, "#status").endswith(f"Prometheus slow at {URL}: no answer within 5s — retrying in 10s")
+
+
+async def test_ten_thousand_hosts_draw_only_the_lines_on_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    many = tuple(host(f"node-{i:05d}", i % 100, 40 + i % 50, i % 90) for i in range(10_000))
+    drawn: list[str] = []
+    cells = host_list_module.host_cells
+
+    def counting(host: ClusterHost, *args: object) -> object:
+        drawn.append(host.hostname)
+        return cells(host, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(host_list_module, "host_cells", counting)
+    app = make_app(FakeReader(many))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await started(app, pilot)
+        on_screen = app.host_list.size.height - 1
+        for key in ("end", "M", "pageup"):
+            await pilot.pause()
+            drawn.clear()
+            await pilot.press(key)
+            await pilot.pause()
+            assert set(drawn) == set(app.host_list.on_screen()) and len(set(drawn)) == on_screen
+            if key == "M":
+                assert app.host_list.selected is not None and app.host_list.selected.hostname == "node-09999"
+
+
+def test_backing_off_doubles_the_wait_up_to_eight_intervals_and_an_answer_resets_it() -> None:
+    pacer = Pacer(interval_s=5)
+    assert [pacer.failed() for _ in range(5)] == [10, 20, 40, 40, 40]
+    assert pacer.answered(0.2) == 5 and not pacer.slow
+    assert pacer.answered(4.0) == 8.0 and pacer.slow
 
 
 async def test_q_quits() -> None:
@@ -228,7 +345,7 @@ async def test_q_quits() -> None:
     assert app.return_code == 0
 
 
-def test_sparkline_scales_to_the_gpu_memory_and_leaves_gaps_blank() -> None:
+def test_sparkline_scales_to_the_memory_and_leaves_gaps_blank() -> None:
     assert sparkline([0.0, 40.0, None, 80.0], maximum=80.0, width=4) == "▁▅ █"
     assert sparkline([10.0, 20.0, 30.0, 40.0], maximum=40.0, width=2) == "▅█"
     assert sparkline([], maximum=80.0) == ""

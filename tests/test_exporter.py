@@ -123,6 +123,8 @@ gputop_gpu_power_limit_watts{{{GPU0_LABELS}}} 700.0
 # TYPE gputop_gpu_sm_clock_hertz gauge
 # HELP gputop_gpu_memory_clock_hertz Memory clock.
 # TYPE gputop_gpu_memory_clock_hertz gauge
+# HELP gputop_gpu_sm_clock_max_hertz Maximum SM clock.
+# TYPE gputop_gpu_sm_clock_max_hertz gauge
 # HELP gputop_gpu_seconds_to_full Forecast seconds until GPU memory is full at the current growth; \
 absent when no growth is forecast.
 # TYPE gputop_gpu_seconds_to_full gauge
@@ -138,11 +140,25 @@ gputop_gpu_lost{{{GPU2_LABELS}}} 0.0
 gputop_gpu_answering{{{GPU0_LABELS}}} 1.0
 gputop_gpu_answering{{{GPU1_LABELS}}} 1.0
 gputop_gpu_answering{{{GPU2_LABELS}}} 1.0
+# HELP gputop_gpu_memory_unattributed_bytes GPU memory in use that no listed process accounts for.
+# TYPE gputop_gpu_memory_unattributed_bytes gauge
+# HELP gputop_gpu_clock_event_reasons 1 while this reason holds the GPU's clocks down, else 0.
+# TYPE gputop_gpu_clock_event_reasons gauge
+# HELP gputop_gpu_ecc_errors_uncorrected_total Uncorrected ECC errors: since the driver loaded (volatile) and \
+over the GPU's life (aggregate).
+# TYPE gputop_gpu_ecc_errors_uncorrected_total counter
+# HELP gputop_gpu_remapped_rows Rows remapped (corrected, uncorrected errors) and whether a remap is pending or \
+failed (0/1).
+# TYPE gputop_gpu_remapped_rows gauge
+# HELP gputop_gpu_xid_errors_total Critical XID errors since the exporter started, by XID.
+# TYPE gputop_gpu_xid_errors_total counter
 # HELP gputop_process_gpu_memory_bytes GPU memory used by one process on one GPU.
 # TYPE gputop_process_gpu_memory_bytes gauge
-gputop_process_gpu_memory_bytes{{command="python",container="k8s:pod-1",gpu="0",hostname="node-1",pid="101",user="alice"}} 4.4023414784e+10
-gputop_process_gpu_memory_bytes{{command="evil\\"name\\\\with\\nnewline",container="",gpu="0",hostname="node-1",pid="102",user="mallory"}} 2.147483648e+09
-gputop_process_gpu_memory_bytes{{command="",container="",gpu="2",hostname="node-1",pid="104",user=""}} 3.221225472e+09
+gputop_process_gpu_memory_bytes{{command="python",container="k8s:pod-1",container_name="",gpu="0",hostname="node-1",pid="101",user="alice"}} 4.4023414784e+10
+gputop_process_gpu_memory_bytes{{command="evil\\"name\\\\with\\nnewline",container="",container_name="",gpu="0",hostname="node-1",pid="102",user="mallory"}} 2.147483648e+09
+gputop_process_gpu_memory_bytes{{command="",container="",container_name="",gpu="2",hostname="node-1",pid="104",user=""}} 3.221225472e+09
+# HELP gputop_process_idle_seconds Seconds since the process last used the GPU's SMs (absent where unknown).
+# TYPE gputop_process_idle_seconds gauge
 """
 
 

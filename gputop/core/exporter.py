@@ -19,6 +19,8 @@ from prometheus_client.exposition import start_http_server
 from prometheus_client.registry import CollectorRegistry
 
 from gputop import __version__
+from gputop.core.diagnosis import NO_DIAGNOSES, Diagnoser, Diagnoses
+from gputop.core.diagnosis.metrics import XidCounter, diagnosis_families
 from gputop.core.forecast import forecast_device
 from gputop.core.history import History
 from gputop.core.metric_names import (
@@ -29,6 +31,7 @@ from gputop.core.metric_names import (
     GPU_SECONDS_TO_FULL,
     LAST_SAMPLE_TIMESTAMP,
     PROCESS_GPU_MEMORY,
+    PROCESS_IDLE_SECONDS,
     PROCESS_LABELS,
     SAMPLE_ERRORS,
     UP,
@@ -53,13 +56,22 @@ class SnapshotCollector:
         self._lock = threading.Lock()
         self._snapshot: Snapshot | None = None
         self._seconds_to_full: Mapping[int, float | None] = {}
+        self._diagnoses = NO_DIAGNOSES
+        self._xids = XidCounter()
         self._errors = 0
 
-    def update(self, snapshot: Snapshot, seconds_to_full: Mapping[int, float | None] | None = None) -> None:
+    def update(
+        self,
+        snapshot: Snapshot,
+        seconds_to_full: Mapping[int, float | None] | None = None,
+        diagnoses: Diagnoses | None = None,
+    ) -> None:
         """Serve this snapshot from now on; ``seconds_to_full`` maps GPU index to the OOM forecast."""
         with self._lock:
             self._snapshot = snapshot
             self._seconds_to_full = dict(seconds_to_full or {})
+            self._diagnoses = NO_DIAGNOSES if diagnoses is None else diagnoses
+            self._xids.update(snapshot)
 
     def fail(self, error: BaseException) -> None:
         """The latest sample failed: serve no GPU figures until one succeeds (never stale ones)."""
@@ -72,6 +84,8 @@ class SnapshotCollector:
         with self._lock:
             snapshot = self._snapshot
             seconds_to_full = self._seconds_to_full
+            diagnoses = self._diagnoses
+            xid_counts = dict(self._xids.counts)
             errors = self._errors
         hostname = self._hostname or (snapshot.hostname if snapshot else socket.gethostname())
 
@@ -110,7 +124,10 @@ class SnapshotCollector:
         yield timestamp
 
         yield from _gpu_families(hostname, snapshot, seconds_to_full)
-        yield _process_family(hostname, snapshot)
+        yield from diagnosis_families(
+            snapshot, diagnoses, xid_counts, lambda gpu: _gpu_labels(hostname, gpu), GPU_LABELS
+        )
+        yield from _process_families(hostname, snapshot, diagnoses)
 
 
 def _gpu_labels(hostname: str, gpu: GpuSample) -> list[str]:
@@ -151,28 +168,42 @@ def _gpu_families(
     yield answering
 
 
-def _process_family(hostname: str, snapshot: Snapshot) -> Metric:
+def _process_families(hostname: str, snapshot: Snapshot, diagnoses: Diagnoses) -> Iterator[Metric]:
     # NVML can list one process twice on a GPU (compute and graphics lists);
     # one label set must be one series, so their memory is added up.
-    memory: dict[tuple[str, str, str, str, str, str], float] = {}
+    memory: dict[tuple[str, ...], float] = {}
+    idle: dict[tuple[str, ...], float] = {}
     for process in snapshot.processes():
-        if process.gpu_memory is None or process.stale:
+        if process.stale:
             continue
-        labels = (
+        labels: tuple[str, ...] = (
             hostname,
             str(process.gpu_index),
             str(process.pid),
             process.user or "",
             process.name or "",
             process.container or "",
+            process.container_name or "",
         )
-        memory[labels] = memory.get(labels, 0.0) + process.gpu_memory
+        found = diagnoses.processes.get(process.identity)
+        if found is not None and found.idle_seconds is not None:
+            idle[labels] = found.idle_seconds
+        if process.gpu_memory is not None:
+            memory[labels] = memory.get(labels, 0.0) + process.gpu_memory
     family = GaugeMetricFamily(
         PROCESS_GPU_MEMORY, "GPU memory used by one process on one GPU.", labels=PROCESS_LABELS
     )
     for labels, value in memory.items():
         family.add_metric(list(labels), value)
-    return family
+    yield family
+    family = GaugeMetricFamily(
+        PROCESS_IDLE_SECONDS,
+        "Seconds since the process last used the GPU's SMs (absent where unknown).",
+        labels=PROCESS_LABELS,
+    )
+    for labels, value in idle.items():
+        family.add_metric(list(labels), value)
+    yield family
 
 
 def make_registry(collector: SnapshotCollector) -> CollectorRegistry:
@@ -221,6 +252,7 @@ class Exporter:
     def __init__(self, sampler: Sampler, interval_s: float, hostname: str | None = None) -> None:
         self.collector = SnapshotCollector(hostname)
         self._history = History()
+        self._diagnoser = Diagnoser()
         self._thread = SamplerThread(sampler, interval_s, self._on_snapshot, self.collector.fail)
         self._server: WSGIServer | None = None
 
@@ -244,4 +276,4 @@ class Exporter:
             series = self._history.gpus.get(gpu.index)
             if series is not None:
                 seconds_to_full[gpu.index] = forecast_device(series, gpu.memory_total).seconds_to_full
-        self.collector.update(snapshot, seconds_to_full)
+        self.collector.update(snapshot, seconds_to_full, self._diagnoser.update(snapshot))

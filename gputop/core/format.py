@@ -59,6 +59,13 @@ def fmt_duration(seconds: float | None) -> str:
     return f"{secs}s"
 
 
+def fmt_age(seconds: float) -> str:
+    """How long ago, to a tenth of a second under 10 s: '0.6s', '14s', '3m12s'."""
+    if seconds < 10:
+        return f"{max(0.0, seconds):.1f}s"
+    return fmt_duration(seconds)
+
+
 def fmt_growth(bytes_per_s: float | None) -> str:
     """Memory growth per minute: '+1.2GiB/min'."""
     if bytes_per_s is None:

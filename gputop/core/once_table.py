@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from gputop.core.diagnosis import Diagnoses
+from gputop.core.diagnosis.problems import problems
 from gputop.core.format import (
     NA,
     fmt_bytes,
@@ -43,8 +45,8 @@ def _bar(level: float | None, width: int) -> str:
     return "█" * filled + "░" * (width - filled)
 
 
-def render_text(snapshot: Snapshot, colour: bool, width: int = 80) -> str:
-    """The ``--once`` table: GPUs, then processes, in ``width`` columns."""
+def render_text(snapshot: Snapshot, colour: bool, width: int = 80, diagnoses: Diagnoses | None = None) -> str:
+    """The ``--once`` table: GPUs, then processes, then the problems found, in ``width`` columns."""
 
     def paint(code: str, text: str) -> str:
         return f"{code}{text}{_RESET}" if colour else text
@@ -57,7 +59,21 @@ def render_text(snapshot: Snapshot, colour: bool, width: int = 80) -> str:
         lines.extend(_gpu_lines(gpu, width, paint))
     lines.append("")
     lines.extend(_process_lines(snapshot, width, paint))
+    if diagnoses is not None:
+        lines.extend(_problem_lines(snapshot, diagnoses, width, paint))
     return "\n".join(lines) + "\n"
+
+
+def _problem_lines(snapshot: Snapshot, diagnoses: Diagnoses, width: int, paint: Any) -> list[str]:
+    found = problems(snapshot, diagnoses)
+    if not found:
+        return []
+    lines = ["", paint(_BOLD, "Problems")]
+    for problem in found:
+        colour = _YELLOW if problem.kind in ("idle", "unattributed") else _RED
+        text = safe_text(problem.text)[: max(0, width - len(problem.device) - 4)]
+        lines.append(f"  {paint(colour, problem.device)}  {text}")
+    return lines
 
 
 def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:

@@ -12,9 +12,16 @@ The file lives at ``$XDG_CONFIG_HOME/gputop/settings.toml`` (by default
     thermal_margin_c = 5.0
     forecast_seconds = 300.0
     horizon_s = 1800.0
+    idle_min_memory_gib = 1.0
+    idle_after_s = 600.0
+    unattributed_min_gib = 1.0
+    unattributed_percent = 5.0
+    stall_utilization_percent = 95.0
+    stall_power_percent = 30.0
+    stall_after_s = 120.0
 
     [processes]
-    columns = ["gpu", "pid", "user", "type", "gpu_memory", "share", "growth", "sm", "cpu",
+    columns = ["gpu", "pid", "user", "type", "gpu_memory", "share", "growth", "idle", "sm", "cpu",
                "host_memory", "time", "container", "command"]
     sort_column = "gpu_memory"
     sort_descending = true
@@ -23,6 +30,9 @@ The file lives at ``$XDG_CONFIG_HOME/gputop/settings.toml`` (by default
     compact = false
     show_processes = true
     show_host = true
+
+    [serve]
+    max_tabs = 4
 
 Every key is optional. Reading never fails: a file that is not valid TOML,
 cannot be read, or holds a value of the wrong type or range yields the
@@ -55,6 +65,7 @@ DEFAULT_COLUMNS: tuple[str, ...] = (
     "gpu_memory",
     "share",
     "growth",
+    "idle",
     "sm",
     "cpu",
     "host_memory",
@@ -72,6 +83,13 @@ class Thresholds:
     thermal_margin_c: float = 5.0  # thermal alert within this of the slowdown temperature
     forecast_seconds: float = 300.0  # forecast alert when full within this
     horizon_s: float = 1800.0  # no forecast further ahead than this
+    idle_min_memory_gib: float = 1.0  # a process holding at least this much GPU memory ...
+    idle_after_s: float = 600.0  # ... and using no SM time for this long is idle
+    unattributed_min_gib: float = 1.0  # memory no process accounts for is shown above the
+    unattributed_percent: float = 5.0  # larger of these two (the second, of the GPU's total)
+    stall_utilization_percent: float = 95.0  # utilization at or above this ...
+    stall_power_percent: float = 30.0  # ... with power at or below this share of the limit ...
+    stall_after_s: float = 120.0  # ... and memory flat for this long: STALLED?
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +107,7 @@ class Settings:
     compact: bool = False
     show_processes: bool = True
     show_host: bool = True
+    serve_max_tabs: int = 4  # `gputop serve`: browser tabs (each its own gputop process) at once
 
 
 def default_settings_path(environ: Mapping[str, str] | None = None) -> Path:
@@ -113,6 +132,15 @@ def _number(minimum: float, maximum: float) -> _Check:
         if not (math.isfinite(value) and minimum <= value <= maximum):
             return None, f"a number from {minimum:g} to {maximum:g}"
         return float(value), None
+
+    return check
+
+
+def _integer(minimum: int, maximum: int) -> _Check:
+    def check(value: Any) -> tuple[Any, str | None]:
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+            return None, f"a whole number from {minimum} to {maximum}"
+        return value, None
 
     return check
 
@@ -147,6 +175,13 @@ _SCHEMA: dict[str, dict[str, tuple[str, _Check]]] = {
         "thermal_margin_c": ("thermal_margin_c", _number(0.0, 100.0)),
         "forecast_seconds": ("forecast_seconds", _number(1.0, 86400.0)),
         "horizon_s": ("horizon_s", _number(1.0, 7 * 86400.0)),
+        "idle_min_memory_gib": ("idle_min_memory_gib", _number(0.0, 1024.0)),
+        "idle_after_s": ("idle_after_s", _number(1.0, 7 * 86400.0)),
+        "unattributed_min_gib": ("unattributed_min_gib", _number(0.0, 1024.0)),
+        "unattributed_percent": ("unattributed_percent", _number(0.0, 100.0)),
+        "stall_utilization_percent": ("stall_utilization_percent", _number(1.0, 100.0)),
+        "stall_power_percent": ("stall_power_percent", _number(1.0, 100.0)),
+        "stall_after_s": ("stall_after_s", _number(1.0, 86400.0)),
     },
     "processes": {
         "columns": ("columns", _string_list),
@@ -157,6 +192,9 @@ _SCHEMA: dict[str, dict[str, tuple[str, _Check]]] = {
         "compact": ("compact", _boolean),
         "show_processes": ("show_processes", _boolean),
         "show_host": ("show_host", _boolean),
+    },
+    "serve": {
+        "max_tabs": ("serve_max_tabs", _integer(1, 64)),
     },
 }
 

@@ -15,13 +15,13 @@ A snapshot comes in through ``apply_snapshot`` and goes out to the widgets once,
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
-from rich.console import RenderableType
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.events import Resize
@@ -47,7 +47,7 @@ from gputop.ui.replay_control import ReplayControl, replay_status, replay_title
 from gputop.ui.sampling_control import SamplingControl
 from gputop.ui.settings_control import SettingsControl
 from gputop.ui.state import ProcessFilter, SortOrder, users_with_processes
-from gputop.ui.terminal_diff import CompositorUpdate, TerminalDiff
+from gputop.ui.textual_private import ChangedCellsApp
 from gputop.ui.widgets.filter_bar import FilterBar, FilterInput
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.gpu_grid import GpuGrid
@@ -56,7 +56,7 @@ from gputop.ui.widgets.process_table import ProcessTable
 from gputop.ui.widgets.title_bar import TitleBar, interval_text, title_text
 
 
-class GpuTopApp(App[int]):
+class GpuTopApp(ChangedCellsApp[int]):
     """Live GPUs and their processes."""
 
     CSS_PATH = "gputop.tcss"
@@ -80,7 +80,7 @@ class GpuTopApp(App[int]):
         """``settings`` set the view (sort, columns, toggles, theme) and the alert thresholds;
         the interval is ``config.interval_s``, which the command line resolves.
         """
-        super().__init__()
+        super().__init__(full_redraw=config.full_redraw)
         self.sampler = sampler
         self.config = config
         self.start_sampler = start_sampler and replay is None
@@ -101,7 +101,6 @@ class GpuTopApp(App[int]):
         self.history = history if history is not None else History()
         self.feed = SnapshotFeed(Watcher(settings.thresholds, history=self.history), recorder)
         self._mounted = False
-        self._terminal = TerminalDiff()
 
     @property
     def interval_s(self) -> float:
@@ -140,10 +139,12 @@ class GpuTopApp(App[int]):
         self._mounted = True
         self.settings_control.apply()
         # Suspended and resumed (Ctrl+Z, fg), the terminal was used by others: draw it all again.
-        self.app_suspend_signal.subscribe(self, lambda _app: self._terminal.forget())
+        self.app_suspend_signal.subscribe(self, lambda _app: self.forget_screen())
         self.app_resume_signal.subscribe(self, lambda _app: self._redraw())
         self.processes.focus()
         self._update_size_mode(self.size.width, self.size.height)
+        if self.changed_cells_off is not None and not self.config.full_redraw:
+            self.on_changed_cells_off(self.changed_cells_off)
         for warning in self.settings_control.warnings:
             self.notify(warning, title="Settings", severity="warning", timeout=15, markup=False)
         if self.latest is not None:
@@ -152,27 +153,23 @@ class GpuTopApp(App[int]):
             self.replay_control.start()
         if self.start_sampler:
             self.sampling.start()
+            # Sampling can fall behind (a driver that hangs): the title then says how old the data is.
+            self.set_interval(0.5, self.update_title)
         self.update_title()
 
     def _redraw(self) -> None:
-        self._terminal.forget()
+        self.forget_screen()
         self.screen.refresh()
 
-    def _display(self, screen: Screen[object], renderable: RenderableType | None) -> None:
-        """Write only the cells that changed (see terminal_diff)."""
-        driver = self._driver
-        if (
-            isinstance(renderable, CompositorUpdate)
-            and driver is not None
-            and not driver.is_inline
-            and self._running
-            and not self._closed
-            and not self._batch_count
-            and not self.is_headless
-        ):
-            size = screen.outer_size
-            renderable = self._terminal.update(renderable, self.console, size.width, size.height)
-        super()._display(screen, renderable)
+    def on_changed_cells_off(self, reason: str) -> None:
+        """The changed-cell writer is off, Textual writes the screen: said under --debug only."""
+        if self.config.debug:
+            self.notify(f"{reason}; Textual draws the screen itself", title="Full redraw",
+                        severity="warning", timeout=15, markup=False)
+
+    def action_redraw(self) -> None:
+        """Ctrl+L: draw every cell again (a garbled terminal, a tmux reattach)."""
+        self._redraw()
 
     def on_unmount(self) -> None:
         self.sampling.stop()
@@ -182,7 +179,7 @@ class GpuTopApp(App[int]):
         self.settings_control.save()
 
     def on_resize(self, event: Resize) -> None:
-        self._terminal.forget()  # the terminal may have reflowed what it showed
+        self.forget_screen()  # the terminal may have reflowed what it showed
         self._update_size_mode(event.size.width, event.size.height)
         if self.snapshot is not None:
             self._show_gpus(self.snapshot)
@@ -242,7 +239,7 @@ class GpuTopApp(App[int]):
         self.snapshot = snapshot
         self._show_gpus(snapshot)
         self.query_one(HostStrip).show(snapshot.host)
-        self.view.show(snapshot, None if self.forecasts is None else self.forecasts.processes)
+        self.view.show(snapshot, None if self.forecasts is None else self.forecasts.processes, self.feed.diagnoses)
         self.update_title()
         screen = self.screen
         if hasattr(screen, "show_snapshot"):
@@ -261,14 +258,18 @@ class GpuTopApp(App[int]):
     def _show_gpus(self, snapshot: Snapshot) -> None:
         plan = self._card_layout(snapshot, self.compact_choice)
         self.query_one("#gpu-area").set_class(plan.compact, "-compact")
-        self.query_one(GpuGrid).show(snapshot, plan, self.feed.trends, self.forecasts, self.feed.alert_kinds)
+        self.query_one(GpuGrid).show(
+            snapshot, plan, self.feed.trends, self.forecasts, self.feed.alert_kinds, self.feed.diagnoses
+        )
 
     def update_title(self) -> None:
         """Say in the title bar (and the sub-title) what is shown and how it moves."""
         control = self.replay_control
         mode = interval_text(self.interval_s) if control is None else replay_title(control.replay)
         recording = None if self.feed.recorder is None else self.feed.recorder.path
-        bar = title_text(self.snapshot, mode, recording=recording, readonly=self.readonly, frozen=self.frozen)
+        bar = title_text(
+            self.snapshot, mode, recording=recording, readonly=self.readonly, frozen=self.frozen, late_s=self._late_s()
+        )
         if control is not None:
             self.sub_title = replay_status(control.replay)
         else:
@@ -277,6 +278,14 @@ class GpuTopApp(App[int]):
         screen = self.screen
         if hasattr(screen, "update_title"):
             screen.update_title()
+
+    def _late_s(self) -> float | None:
+        """The age of the newest sample when live sampling is late (older than two intervals)."""
+        latest = self.latest
+        if latest is None or not self.start_sampler or self.frozen:
+            return None
+        age = time.time() - latest.timestamp
+        return age if age > 2 * self.interval_s else None
 
     # -- actions: views --------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 
+from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import Forecasts
 from gputop.core.foresight import Foresight, Watcher
 from gputop.core.model import Snapshot
@@ -23,6 +24,7 @@ class SnapshotFeed:
         self.recorder = recorder
         self.trends: dict[int, GpuTrend] = {}
         self.forecasts: Forecasts | None = None
+        self.diagnoses: Diagnoses | None = None
 
     def take(self, snapshot: Snapshot, points: int) -> tuple[Foresight, RecordingError | None]:
         """Feed one snapshot; trends keep at least ``points`` samples (the screen's width).
@@ -38,10 +40,13 @@ class SnapshotFeed:
             trend.add(gpu)
         foresight = self.watcher.update(snapshot)
         self.forecasts = foresight.forecasts
+        self.diagnoses = foresight.diagnoses
         failure = None
         if self.recorder is not None:
             try:
-                self.recorder.write(snapshot, forecasts=foresight.forecasts, alerts=foresight.events)
+                self.recorder.write(
+                    snapshot, forecasts=foresight.forecasts, alerts=foresight.events, diagnoses=foresight.diagnoses
+                )
             except RecordingError as error:
                 failure = error
                 self.stop_recording()
@@ -61,5 +66,5 @@ class SnapshotFeed:
 
     def alert_kinds(self, gpu_index: int) -> tuple[str, ...]:
         """The kinds of alert raised now on a GPU (or one of its MIG devices)."""
-        active = {kind for kind, index, _mig in self.watcher.monitor.active if index == gpu_index}
+        active = {key[0] for key in self.watcher.monitor.active if key[1] == gpu_index}
         return tuple(kind for kind in ALERT_ORDER if kind in active)

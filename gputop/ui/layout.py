@@ -30,7 +30,7 @@ def too_small(width: int, height: int) -> bool:
 def card_lines(gpu: GpuSample, compact: bool) -> int:
     """Rows on screen a GPU's card takes, borders included."""
     if compact:
-        return 2 if gpu.mig_devices and not gpu.lost else 1
+        return 2 if gpu.mig_devices and not gpu.lost and gpu.answering else 1
     return 2 + (1 if gpu.lost else 3 + len(gpu.mig_devices))
 
 

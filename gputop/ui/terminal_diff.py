@@ -10,6 +10,9 @@ when it differs from the one in force.
 Full updates (a new screen, a dialog closing) are cut down the same way. What
 the terminal shows is forgotten when its size changes or the app is suspended,
 so the next frame is written in full.
+
+This module uses public Rich and Textual names only: ``textual_private`` takes
+Textual's frames apart into (x, y, strip) pieces and hands the result back.
 """
 
 from __future__ import annotations
@@ -18,10 +21,9 @@ from collections.abc import Iterable, Iterator
 
 from rich.cells import cell_len
 from rich.color import ColorSystem
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
-from textual._compositor import ChopsUpdate, CompositorUpdate, LayoutUpdate
 from textual.strip import Strip
 
 # A cell: its character ("" for the right half of a wide one) and its SGR parameters.
@@ -31,39 +33,54 @@ _WIDE_FILL = ""
 # Unchanged cells between two changed runs are rewritten when that takes fewer bytes than a
 # cursor jump over them (about 4).
 _JUMP_BYTES = 4
+# The console's colour system by its public name; no name (no colour detected) writes true colour.
+_COLOR_SYSTEMS = {
+    "standard": ColorSystem.STANDARD,
+    "256": ColorSystem.EIGHT_BIT,
+    "truecolor": ColorSystem.TRUECOLOR,
+    "windows": ColorSystem.WINDOWS,
+}
+# Styles whose SGR parameters are remembered; a frame uses a few dozen, so this is never reached
+# unless styles are made afresh each frame, and then the memory is simply started again.
+_STYLE_CACHE_SIZE = 4096
 
 
-class DiffUpdate(CompositorUpdate):
-    """An update already rendered to terminal sequences."""
+class _StyleCodes:
+    """SGR parameters of each style, worked out once per style (a dictionary look-up after that)."""
 
-    def __init__(self, sequences: str) -> None:
-        self.sequences = sequences
+    def __init__(self) -> None:
+        self.color_system = ColorSystem.TRUECOLOR
+        self._codes: dict[Style, str | None] = {}
 
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield Segment(self.sequences)
+    def use(self, color_system: ColorSystem) -> None:
+        if color_system != self.color_system:
+            self.color_system = color_system
+            self._codes.clear()
 
-    def render_segments(self, console: Console) -> str:
-        return self.sequences
+    def sgr(self, style: Style | None) -> str | None:
+        """SGR parameters of a style ('' for none), or None for one this module will not reproduce."""
+        if style is None:
+            return ""
+        codes = self._codes
+        if style in codes:
+            return codes[style]
+        if len(codes) >= _STYLE_CACHE_SIZE:
+            codes.clear()
+        # A hyperlink is not a cell attribute: such a strip is written as Textual renders it.
+        sgr = None if style.link else Strip.render_ansi(style, self.color_system)
+        codes[style] = sgr
+        return sgr
 
 
-def _sgr(style: Style | None, color_system: ColorSystem) -> str | None:
-    """SGR parameters of a style ('' for none), or None for one this module will not reproduce."""
-    if style is None:
-        return ""
-    if style._link:
-        return None
-    ansi = style._ansi
-    return Strip.render_ansi(style, color_system) if ansi is None else ansi
-
-
-def _cells(strip: Iterable[Segment], color_system: ColorSystem) -> list[Cell] | None:
+def _cells(strip: Iterable[Segment], styles: _StyleCodes) -> list[Cell] | None:
     """A strip as cells, or None if it holds something other than styled text."""
     cells: list[Cell] = []
     extend = cells.extend
+    sgr_of = styles.sgr
     for text, style, control in strip:
         if control:
             return None
-        sgr = _sgr(style, color_system)
+        sgr = sgr_of(style)
         if sgr is None:
             return None
         if text.isascii() or cell_len(text) == len(text):
@@ -230,6 +247,7 @@ class TerminalDiff:
     def __init__(self) -> None:
         self._rows: list[list[Cell]] = []
         self._width = 0
+        self._styles = _StyleCodes()
 
     def forget(self) -> None:
         """The terminal's content is unknown (resized, resumed): the next frame is written in full."""
@@ -241,25 +259,17 @@ class TerminalDiff:
             self._width = width
             self._rows = [[_UNKNOWN] * width for _ in range(height)]
 
-    def update(self, update: CompositorUpdate, console: Console, width: int, height: int) -> CompositorUpdate | None:
-        """The update to write instead of ``update``; None when the terminal already shows it all."""
+    def update(self, pieces: Iterable[tuple[int, int, Strip]], console: Console, width: int, height: int) -> str:
+        """The sequences that make the terminal show a frame's ``pieces`` (x, y, strip); '' when it already does."""
         self._resize(width, height)
-        color_system = console._color_system or ColorSystem.TRUECOLOR
-        pieces: Iterable[tuple[int, int, Strip]]
-        if isinstance(update, LayoutUpdate):
-            pieces = _layout_pieces(update)
-        elif isinstance(update, ChopsUpdate):
-            pieces = _chop_pieces(update)
-        else:
-            self.forget()
-            return update
+        self._styles.use(_COLOR_SYSTEMS.get(console.color_system or "", ColorSystem.TRUECOLOR))
         writer = _Writer(width)
         runs: list[tuple[str, int, int, list[Cell]]] = []
         for x, y, strip in pieces:
             if not 0 <= y < height or x >= width:
                 continue
             row = self._rows[y]
-            cells = _cells(strip, color_system)
+            cells = _cells(strip, self._styles)
             if cells is None or x + len(cells) > width:
                 writer.write_raw(x, y, strip, console)
                 row[x : x + strip.cell_length] = [_UNKNOWN] * min(strip.cell_length, width - x)
@@ -277,27 +287,7 @@ class TerminalDiff:
         for _, y, x, run in runs:
             writer.move(x, y)
             writer.write(run)
-        sequences = writer.finish()
-        return DiffUpdate(sequences) if sequences else None
+        return writer.finish()
 
 
-def _layout_pieces(update: LayoutUpdate) -> Iterator[tuple[int, int, Strip]]:
-    """(x, y, strip) for each line of a full update."""
-    for y, line in enumerate(update.strips, update.region.y):
-        yield update.region.x, y, Strip.join(line)
-
-
-def _chop_pieces(update: ChopsUpdate) -> Iterator[tuple[int, int, Strip]]:
-    """(x, y, strip) for each piece ChopsUpdate.render_segments would write, in its order."""
-    chops, chop_ends = update.chops, update.chop_ends
-    for y, x1, x2 in update.spans:
-        for end, (x, strip) in zip(chop_ends[y], chops[y].items(), strict=False):
-            if strip is None or x > x2 or end <= x1:
-                continue
-            if x2 > x >= x1 and end <= x2:
-                yield x, y, strip
-            else:
-                yield x, y, strip.crop(0, min(end, x2) - x)
-
-
-__all__ = ["CompositorUpdate", "DiffUpdate", "TerminalDiff"]
+__all__ = ["TerminalDiff"]

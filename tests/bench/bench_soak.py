@@ -6,13 +6,19 @@ long-lived processes, and every second a handful of new real ``sleep``
 processes (each living 1 to 4 s) while the scenario is rewritten to list the
 ones alive, as a driver would. Every so often it reports RSS and the size of
 everything that could pile up: the psutil cache, the history, the process
-table, the sparkline trends, the reported errors.
+table, the sparkline trends, the reported errors, and the threads.
+
+With --stall-every S, one GPU's driver calls hang for --stall-for seconds
+(default 10) every S seconds, half-way through each period: the GPU is shown
+as not answering and recovers, and no thread may be left behind.
 
 Run (not part of the test suite):
     python tests/bench/bench_soak.py [--minutes 30] [--interval 0.2] [--gpus 8] [--spawn 6]
+        [--stall-every 60 --stall-for 10]
 
 Exit status 1 when RSS grew by more than --max-growth-mib (default 10) between
-the end of the warm-up and the end.
+the end of the warm-up and the end, or there are more threads at the end than
+after the warm-up.
 """
 
 from __future__ import annotations
@@ -23,13 +29,14 @@ import gc
 import random
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `fakenvml`
+sys.path[:0] = [str(Path(__file__).resolve().parents[n]) for n in (1, 2)]  # fakenvml; this gputop
 
 from fakenvml import FakeNvml, GiB, MiB, Scenario  # noqa: E402
 
@@ -57,6 +64,8 @@ class Reading:
     errors_reported: int
     notifications: int
     children_alive: int
+    threads: int
+    not_answering: int  # GPUs not answering in the newest snapshot
 
     def line(self) -> str:
         return (
@@ -65,17 +74,24 @@ class Reading:
             f"{self.history_gpu_points} GPU points, {self.history_processes} processes "
             f"({self.history_process_points} points)  table {self.table_rows} rows/{self.table_cells} cells  "
             f"trends {self.trend_points} points  errors {self.errors_reported}  "
-            f"notifications {self.notifications}  children {self.children_alive}"
+            f"notifications {self.notifications}  children {self.children_alive}  "
+            f"threads {self.threads}  not answering {self.not_answering}"
         )
 
 
 class Churn:
     """Real short-lived processes, and the scenario that lists the ones alive on 8 GPUs."""
 
-    def __init__(self, fake: FakeNvml, gpus: int, spawn_per_s: int, seed: int = 1) -> None:
+    def __init__(
+        self, fake: FakeNvml, gpus: int, spawn_per_s: int, seed: int = 1, stall_every_s: float = 0.0,
+        stall_for_s: float = 10.0,
+    ) -> None:
         self.fake = fake
         self.gpus = gpus
         self.spawn_per_s = spawn_per_s
+        self.stall_every_s = stall_every_s
+        self.stall_for_s = stall_for_s
+        self.began = time.time()
         self.random = random.Random(seed)
         # Long-lived ones, like the training jobs on a real node.
         self.steady = [subprocess.Popen(["sleep", "100000"]) for _ in range(gpus)]
@@ -94,6 +110,13 @@ class Churn:
             scenario.gpu(util_gpu=self.random.randrange(101), memory_used=(10 + index) * GiB, power_mw=400_000)
         for n, process in enumerate(self.steady + self.brief):
             scenario.process(gpu=n % self.gpus, pid=process.pid, used=256 * MiB + n * MiB, sm=n % 100)
+        if self.stall_every_s:
+            # GPU 1 hangs half-way through each period: this period's stall, or the next one.
+            period = (time.time() - self.began) // self.stall_every_s
+            start = self.began + period * self.stall_every_s + self.stall_every_s / 2
+            if time.time() >= start + self.stall_for_s:
+                start += self.stall_every_s
+            scenario.stall(1, self.stall_for_s, start=start)
         self.fake.write(scenario)
 
     def alive(self) -> int:
@@ -127,11 +150,13 @@ def reading(app: GpuTopApp, started: float, ticks: int, churn: Churn) -> Reading
         errors_reported=len(app.sampling.errors_reported),
         notifications=len(app._notifications),
         children_alive=churn.alive(),
+        threads=threading.active_count(),
+        not_answering=0 if app.latest is None else sum(not gpu.answering for gpu in app.latest.gpus),
     )
 
 
 async def soak(args: argparse.Namespace, fake: FakeNvml) -> tuple[Reading, Reading, list[Reading]]:
-    churn = Churn(fake, args.gpus, args.spawn)
+    churn = Churn(fake, args.gpus, args.spawn, stall_every_s=args.stall_every, stall_for_s=args.stall_for)
     churn.step()
     fake.load()
     sampler = Sampler(NvmlSource())
@@ -184,19 +209,25 @@ def main() -> int:
     parser.add_argument("--warmup-s", type=float, default=20.0, help="RSS baseline taken after this")
     parser.add_argument("--report-s", type=float, default=30.0, help="seconds between reports")
     parser.add_argument("--max-growth-mib", type=float, default=10.0)
+    parser.add_argument("--stall-every", type=float, default=0.0, help="GPU 1 hangs once every S seconds")
+    parser.add_argument("--stall-for", type=float, default=10.0, help="for this many seconds")
     args = parser.parse_args()
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="gputop-soak-") as scratch:
         fake = FakeNvml(Path(scratch))
-        first, last, _ = asyncio.run(soak(args, fake))
+        first, last, readings = asyncio.run(soak(args, fake))
     growth = (last.rss - first.rss) / MIB
     print(
         f"RSS {first.rss / MIB:.1f}MiB after the {args.warmup_s:g}s warm-up -> {last.rss / MIB:.1f}MiB after "
         f"{last.elapsed_s / 60:.1f} min: {growth:+.1f}MiB (limit {args.max_growth_mib:g}MiB); "
         f"{last.ticks} ticks"
     )
-    return 0 if growth < args.max_growth_mib else 1
+    threads = [r.threads for r in readings]
+    stalled = sum(1 for r in readings if r.not_answering)
+    print(f"threads: {first.threads} after the warm-up, {min(threads)}-{max(threads)} over the run, "
+          f"{last.threads} at the end; {stalled} of {len(readings)} reports caught a GPU not answering")
+    return 0 if growth < args.max_growth_mib and last.threads <= first.threads else 1
 
 
 if __name__ == "__main__":

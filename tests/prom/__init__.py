@@ -57,18 +57,28 @@ def http_get(url: str, timeout_s: float = 2.0) -> str | None:
         return None
 
 
+def terminate(process: subprocess.Popen[Any]) -> None:
+    """SIGTERM, then SIGKILL if it has not gone within 10 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 class Exporter:
     """One ``gputop --demo export`` process acting as one host."""
 
-    def __init__(self, hostname: str, gpus: int, log_dir: Path) -> None:
+    def __init__(self, hostname: str, gpus: int, log_dir: Path, interval_s: float = 3600) -> None:
         self.hostname = hostname
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/metrics"
         self._log = open(log_dir / f"export-{hostname}.log", "w")  # noqa: SIM115 - closed in stop()
-        # One sample an hour: the figures stay put, so the test can compare them exactly.
+        # One sample an hour by default: the figures stay put, so a test can compare them exactly.
         self.process = subprocess.Popen(
             [sys.executable, "-m", "gputop", "--demo", "--demo-gpus", str(gpus), "export",
-             "--listen", f"127.0.0.1:{self.port}", "--interval", "3600", "--hostname", hostname],
+             "--listen", f"127.0.0.1:{self.port}", "--interval", f"{interval_s:g}", "--hostname", hostname],
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )
@@ -92,27 +102,42 @@ class Exporter:
 
 
 class PrometheusServer:
-    """``prometheus`` on a free loopback port, scraping ``targets`` every second, data in ``work``."""
+    """``prometheus`` on a free loopback port, scraping ``targets`` every second, data in ``work``.
 
-    def __init__(self, work: Path, targets: Sequence[str], job: str = "gputop") -> None:
+    ``static_configs`` (YAML, indented for the job) replaces the plain target list; ``port``
+    reuses an address, so a stopped server can come back where the cluster view looks.
+    """
+
+    def __init__(
+        self,
+        work: Path,
+        targets: Sequence[str] = (),
+        job: str = "gputop",
+        static_configs: str | None = None,
+        scrape_interval_s: float = 1.0,
+        port: int | None = None,
+    ) -> None:
         assert PROMETHEUS is not None, SKIP_REASON
-        self.port = free_port()
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = work / "prometheus.yml"
+        if static_configs is None:
+            static_configs = f"      - targets: {json.dumps(list(targets))}\n"
+        every = f"{scrape_interval_s:g}s"
         config.write_text(
-            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"
-            f"scrape_configs:\n  - job_name: {job}\n    static_configs:\n      - targets: {json.dumps(list(targets))}\n"
+            f"global:\n  scrape_interval: {every}\n  scrape_timeout: {every}\n  evaluation_interval: {every}\n"
+            f"scrape_configs:\n  - job_name: {job}\n    honor_labels: true\n    static_configs:\n{static_configs}"
         )
-        (work / "data").mkdir()
-        self._log = open(work / "prometheus.log", "w")  # noqa: SIM115 - closed in stop()
+        (work / "data").mkdir(exist_ok=True)
+        self._log = open(work / "prometheus.log", "a")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
             [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={work / 'data'}",
-             f"--web.listen-address=127.0.0.1:{self.port}"],
+             "--storage.tsdb.retention.time=1h", f"--web.listen-address=127.0.0.1:{self.port}"],
             stdout=self._log,
             stderr=subprocess.STDOUT,
             env={**os.environ, "GOMAXPROCS": "2"},
         )
-        wait_for("prometheus to be ready", lambda: http_get(f"{self.url}/-/ready"))
+        wait_for("prometheus to be ready", lambda: http_get(f"{self.url}/-/ready"), 60)
 
     def query(self, promql: str) -> list[dict[str, Any]]:
         body = http_get(f"{self.url}/api/v1/query?" + urllib.parse.urlencode({"query": promql}))
@@ -122,10 +147,43 @@ class PrometheusServer:
         return result
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        terminate(self.process)
+        self._log.close()
+
+
+class FleetProcess:
+    """``tests/prom/fleet.py``: ``hosts`` simulated exporters in one process, each its own scrape target."""
+
+    def __init__(self, hosts: int, log_dir: Path, gpus: int = 8, processes: int = 4, dcgm: int = 0) -> None:
+        self.hostnames = [f"node-{i:04d}" for i in range(hosts)] + [f"dgx-{i:02d}" for i in range(dcgm)]
+        self.port = free_port()
+        self._log = open(log_dir / "fleet.log", "w")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.prom.fleet", "--hosts", str(hosts), "--port", str(self.port),
+             "--gpus", str(gpus), "--processes", str(processes), "--dcgm", str(dcgm)],
+            cwd=Path(__file__).parents[2],
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        assert self.process.stdout.readline() == "ready\n", "the fleet simulator did not start"
+
+    def static_configs(self) -> str:
+        """One scrape target per host, ``instance`` named after it, all served by this process."""
+        return "".join(
+            f"      - targets: [\"127.0.0.1:{self.port}\"]\n"
+            f"        labels: {{instance: \"{name}:9400\", __metrics_path__: \"/hosts/{name}/metrics\"}}\n"
+            for name in self.hostnames
+        )
+
+    def set_mode(self, hostname: str, mode: str) -> None:
+        """``live``, ``frozen`` (timestamp stops) or ``dead`` (503: up 0)."""
+        query = urllib.parse.urlencode({"host": hostname, "mode": mode})
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}/control?{query}", data=b"", method="POST")
+        with urllib.request.urlopen(request, timeout=5) as response:
+            response.read()
+
+    def stop(self) -> None:
+        terminate(self.process)
         self._log.close()

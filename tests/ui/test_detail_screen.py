@@ -57,14 +57,19 @@ def y_labels(lines: list[str]) -> list[str]:
     return [line.split("┤")[0].strip() for line in lines if "┤" in line]
 
 
+async def opened(app: GpuTopApp, pilot: Pilot[int], index: int) -> None:
+    """64 s of history (9 ticks), then the detail screen of GPU ``index``."""
+    for n in range(9):
+        app.apply_snapshot(tick(n))
+    await pilot.pause()
+    app.open_detail(index)
+    await pilot.pause()
+
+
 async def test_at_80x24_the_header_says_everything_and_the_charts_have_six_rows_on_round_axes() -> None:
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        for n in range(9):  # 64 s of history; GPU 0 at 18.5 of 80 GiB, +1 GiB every 8 s
-            app.apply_snapshot(tick(n))
-        await pilot.pause()
-        await pilot.press("g")  # PID 101, the largest, on GPU 0
-        await pilot.pause()
+        await opened(app, pilot, 0)  # 64 s of history; GPU 0 at 18.5 of 80 GiB, +1 GiB every 8 s
         assert isinstance(app.screen, DetailScreen) and app.screen.index == 0
         lines = rendered(app).splitlines()
         assert [line.rstrip() for line in lines[:4]] == [
@@ -83,15 +88,6 @@ async def test_at_80x24_the_header_says_everything_and_the_charts_have_six_rows_
         assert memory[-1].split() == [clock(0), clock(60), clock(120)]
         # The process panel keeps its header and the process.
         assert "python leak.py" in lines[-3]
-
-
-async def opened(app: GpuTopApp, pilot: Pilot[int], index: int) -> None:
-    """64 s of history (9 ticks), then the detail screen of GPU ``index``."""
-    for n in range(9):
-        app.apply_snapshot(tick(n))
-    await pilot.pause()
-    app.open_detail(index)
-    await pilot.pause()
 
 
 async def test_at_120x40_mig_devices_show_their_memory_and_forecast() -> None:

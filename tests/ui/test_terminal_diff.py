@@ -10,12 +10,14 @@ from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
 from textual._compositor import ChopsUpdate, LayoutUpdate
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.strip import Strip
 
 from gputop.ui.terminal_diff import TerminalDiff
+from gputop.ui.textual_private import changed_cells
 
 WIDTH, HEIGHT = 40, 8
+SIZE = Size(WIDTH, HEIGHT)
 CUTS = [0, 1, 12, 27, 39, 40]  # a border, three widgets, a scrollbar
 STYLES = [
     Style(color="grey85", bgcolor="grey7"),
@@ -73,9 +75,9 @@ def test_random_updates_leave_the_same_screen_as_textuals_own_output() -> None:
     frame = [random_line(rng) for _ in range(HEIGHT)]
     full = LayoutUpdate(frame, Region(0, 0, WIDTH, HEIGHT))
     plain.feed(full.render_segments(out).encode())
-    written = diff.update(full, out, WIDTH, HEIGHT)
+    written = changed_cells(diff, full, out, SIZE)
     assert written is not None
-    diffed.feed(written.render_segments(out).encode())
+    diffed.feed(written.encode())
     assert cells(diffed_screen) == cells(plain_screen)
     for _ in range(300):
         for _ in range(rng.randint(0, 4)):
@@ -99,9 +101,9 @@ def test_random_updates_leave_the_same_screen_as_textuals_own_output() -> None:
                 spans.append((y, x1, rng.randint(x1 + 1, WIDTH)))
             update = chops_update(frame, spans)
         plain.feed(update.render_segments(out).encode())
-        written = diff.update(update, out, WIDTH, HEIGHT)
-        if written is not None:
-            diffed.feed(written.render_segments(out).encode())
+        written = changed_cells(diff, update, out, SIZE)
+        assert written is not None
+        diffed.feed(written.encode())
         assert cells(diffed_screen) == cells(plain_screen)
 
 
@@ -110,9 +112,9 @@ def test_an_unchanged_frame_writes_nothing() -> None:
     out = console()
     diff = TerminalDiff()
     frame = [random_line(rng) for _ in range(HEIGHT)]
-    diff.update(LayoutUpdate(frame, Region(0, 0, WIDTH, HEIGHT)), out, WIDTH, HEIGHT)
+    changed_cells(diff, LayoutUpdate(frame, Region(0, 0, WIDTH, HEIGHT)), out, SIZE)
     update = chops_update(frame, [(y, 0, WIDTH) for y in range(HEIGHT)])
-    assert diff.update(update, out, WIDTH, HEIGHT) is None
+    assert changed_cells(diff, update, out, SIZE) == ""
 
 
 def test_a_ticking_clock_in_a_row_costs_a_few_bytes_not_the_row() -> None:
@@ -124,11 +126,10 @@ def test_a_ticking_clock_in_a_row_costs_a_few_bytes_not_the_row() -> None:
         text = f" 4242 alice  python train.py   {seconds:>3}s   "
         return [[Strip([Segment(text, style)])] for _ in range(HEIGHT)]
 
-    diff.update(LayoutUpdate(row(58), Region(0, 0, WIDTH, HEIGHT)), out, WIDTH, HEIGHT)
+    changed_cells(diff, LayoutUpdate(row(58), Region(0, 0, WIDTH, HEIGHT)), out, SIZE)
     plain = ChopsUpdate([{0: line[0]} for line in row(59)], [(3, 0, WIDTH)], [[WIDTH]] * HEIGHT)
-    written = diff.update(plain, out, WIDTH, HEIGHT)
-    assert written is not None
-    sequences = written.render_segments(out)
+    sequences = changed_cells(diff, plain, out, SIZE)
+    assert sequences is not None
     assert len(sequences) < 40 < len(plain.render_segments(out))
     screen, stream = terminal()
     stream.feed(sequences.encode())
@@ -139,15 +140,15 @@ def test_after_forget_the_next_update_is_written_in_full() -> None:
     out = console()
     diff = TerminalDiff()
     frame = [[random_strip(random.Random(y), WIDTH)] for y in range(HEIGHT)]
-    diff.update(LayoutUpdate(frame, Region(0, 0, WIDTH, HEIGHT)), out, WIDTH, HEIGHT)
+    changed_cells(diff, LayoutUpdate(frame, Region(0, 0, WIDTH, HEIGHT)), out, SIZE)
     diff.forget()  # the terminal was cleared behind our back (suspended and resumed)
     update = ChopsUpdate([{0: line[0]} for line in frame], [(2, 0, WIDTH)], [[WIDTH]] * HEIGHT)
-    written = diff.update(update, out, WIDTH, HEIGHT)
+    written = changed_cells(diff, update, out, SIZE)
     assert written is not None
     plain_screen, plain = terminal()
     plain.feed(update.render_segments(out).encode())
     screen, stream = terminal()
-    stream.feed(written.render_segments(out).encode())
+    stream.feed(written.encode())
     assert cells(screen) == cells(plain_screen)
 
 
@@ -160,16 +161,16 @@ def test_combining_marks_stay_on_their_character() -> None:
              for _ in range(HEIGHT)]
     full = LayoutUpdate(blank, Region(0, 0, WIDTH, HEIGHT))
     plain.feed(full.render_segments(out).encode())
-    first = diff.update(full, out, WIDTH, HEIGHT)
+    first = changed_cells(diff, full, out, SIZE)
     assert first is not None
-    diffed.feed(first.render_segments(out).encode())
+    diffed.feed(first.encode())
     frame = [list(line) for line in blank]
     marked = Strip([Segment("ze\u0301\u0301ro 世\u0301界", STYLES[1])])
     frame[2][2] = marked.crop_extend(0, CUTS[3] - CUTS[2], STYLES[0])
     update = chops_update(frame, [(2, 0, WIDTH)])
     plain.feed(update.render_segments(out).encode())
-    written = diff.update(update, out, WIDTH, HEIGHT)
+    written = changed_cells(diff, update, out, SIZE)
     assert written is not None
-    diffed.feed(written.render_segments(out).encode())
+    diffed.feed(written.encode())
     assert cells(diffed_screen) == cells(plain_screen)
     assert unicodedata.normalize("NFD", diffed_screen.buffer[2][CUTS[2] + 1].data) == "e\u0301\u0301"

@@ -18,21 +18,21 @@ import pyte
 
 COLUMNS, ROWS = 100, 30
 
-# gputop, with every update Textual hands to the terminal diff also written, whole, to a file.
+# gputop, with every frame Textual hands to the changed-cell writer also written, whole, to a file.
 RUN_AND_LOG_UPDATES = """
 import sys
 from gputop.cli import main
-from gputop.ui.terminal_diff import TerminalDiff
+from gputop.ui import textual_private
 
 log = open(sys.argv[1], "w", encoding="utf-8")
-diff = TerminalDiff.update
+changed_cells = textual_private.changed_cells
 
-def update(self, update, console, width, height):
-    log.write(update.render_segments(console))
+def logged(diff, frame, console, size):
+    log.write(frame.render_segments(console))
     log.flush()
-    return diff(self, update, console, width, height)
+    return changed_cells(diff, frame, console, size)
 
-TerminalDiff.update = update
+textual_private.changed_cells = logged
 sys.argv[1:] = sys.argv[2:]
 raise SystemExit(main())
 """

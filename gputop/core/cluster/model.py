@@ -1,10 +1,11 @@
-"""What the cluster view knows: its options and the hosts, GPUs and processes Prometheus reported."""
+"""What the cluster view knows: its options, a summary row per host, one host's GPUs and processes."""
 
 from __future__ import annotations
 
 import re
 import urllib.parse
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Literal
 
 from gputop.core.model import percent
@@ -13,8 +14,13 @@ DEFAULT_LOOKBACK_S = 900.0
 DEFAULT_HISTORY_S = 300.0
 # Prometheus' common scrape interval; the staleness rule allows three of them.
 TYPICAL_SCRAPE_INTERVAL_S = 15.0
+# A query may take this share of the interval before it is given up as too slow.
+MIN_TIMEOUT_S = 2.0
 
 Flavour = Literal["gputop", "dcgm"]
+# live: figures are fresh; stale: the exporter answers but its newest sample is old or failed;
+# down: Prometheus cannot scrape it (``up`` is 0).
+HostState = Literal["live", "stale", "down"]
 
 
 class ConfigError(ValueError):
@@ -31,7 +37,11 @@ class ClusterOptions:
     stale_after_s: float = 3 * TYPICAL_SCRAPE_INTERVAL_S
     lookback_s: float = DEFAULT_LOOKBACK_S
     history_s: float = DEFAULT_HISTORY_S
-    timeout_s: float = 5.0
+
+    @property
+    def timeout_s(self) -> float:
+        """How long one refresh may wait for Prometheus: the interval, at least MIN_TIMEOUT_S."""
+        return max(MIN_TIMEOUT_S, self.interval_s)
 
     @classmethod
     def create(
@@ -56,38 +66,49 @@ class ClusterOptions:
 
 
 @dataclass(frozen=True, slots=True)
-class ClusterGpu:
-    """One GPU as Prometheus last saw it. Units: bytes, percent, degrees C, watts, epoch seconds."""
+class ClusterHost:
+    """One machine as one row: its GPUs summed up by Prometheus. Units: bytes, percent, °C, W, epoch s."""
 
     hostname: str
-    index: int
     flavour: Flavour
+    state: HostState
+    gpus: int | None = None
+    lost: int = 0
+    model: str | None = None  # the GPU model, '…' appended when the host mixes models
+    memory_used: float | None = None  # all GPUs together
+    memory_total: float | None = None
+    memory_percent: float | None = None  # the fullest GPU: one full GPU is what stops a job
+    utilization: float | None = None  # the mean over its GPUs
+    temperature: float | None = None  # the hottest GPU
+    power_draw: float | None = None  # all GPUs together
+    last_sample: float | None = None  # when its newest figures were taken
+    instance: str | None = None  # its scrape target
+
+    @property
+    def memory_used_percent(self) -> float | None:
+        return percent(self.memory_used, self.memory_total)
+
+    def age_s(self, now: float) -> float | None:
+        return None if self.last_sample is None else max(0.0, now - self.last_sample)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterGpu:
+    """One GPU of the open host: every figure of ``metric_names.GPU_FIGURES`` it serves, by ``GpuSample`` field."""
+
+    index: int
     uuid: str | None = None
     name: str | None = None
-    instance: str | None = None
-    memory_total: float | None = None
-    memory_used: float | None = None
-    memory_free: float | None = None
-    utilization_gpu: float | None = None
-    utilization_memory: float | None = None
-    temperature: float | None = None
-    temperature_slowdown: float | None = None
-    temperature_shutdown: float | None = None
-    power_draw: float | None = None
-    power_limit: float | None = None
-    fan_speed: float | None = None
-    clock_sm: float | None = None
-    clock_memory: float | None = None
+    figures: Mapping[str, float] = field(default_factory=dict)
     seconds_to_full: float | None = None
     lost: bool = False
-    last_sample: float | None = None
-    stale: bool = False
-    # GPU memory in use, one point per step of the history window; None where Prometheus had none.
-    memory_history: tuple[float | None, ...] = ()
+
+    def figure(self, name: str) -> float | None:
+        return self.figures.get(name)
 
     @property
     def memory_percent(self) -> float | None:
-        return percent(self.memory_used, self.memory_total)
+        return percent(self.figures.get("memory_used"), self.figures.get("memory_total"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,46 +125,26 @@ class ClusterProcess:
 
 
 @dataclass(frozen=True, slots=True)
-class ClusterHost:
-    """One machine and its GPUs."""
+class HostDetail:
+    """The open host: its exporter, GPUs and processes, read when its screen is open."""
 
     hostname: str
-    gpus: tuple[ClusterGpu, ...]
-    stale: bool
-    last_sample: float | None
-    age_s: float | None
-    down: bool = False  # a scrape target of this host reports up == 0
+    live: bool  # False: the figures are the last Prometheus kept, and no process is shown
+    gpus: tuple[ClusterGpu, ...] = ()
+    processes: tuple[ClusterProcess, ...] = ()
+    exporter_up: bool | None = None  # gputop_up: its latest sample succeeded
+    sample_errors: float | None = None
+    last_sample: float | None = None
+    info: Mapping[str, str] = field(default_factory=dict)  # version, source, driver_version, …
 
-    @property
-    def memory_used(self) -> float | None:
-        values = [g.memory_used for g in self.gpus if g.memory_used is not None]
-        return sum(values) if values else None
 
-    @property
-    def memory_total(self) -> float | None:
-        values = [g.memory_total for g in self.gpus if g.memory_total is not None]
-        return sum(values) if values else None
+@dataclass(frozen=True, slots=True)
+class CountValue:
+    """One count of the fleet summary; ``value`` None when the metrics it needs are not exported anywhere."""
 
-    @property
-    def memory_percent(self) -> float | None:
-        """The fullest GPU's memory percent: one full GPU is what stops a job."""
-        values = [p for p in (g.memory_percent for g in self.gpus) if p is not None]
-        return max(values) if values else None
-
-    @property
-    def temperature(self) -> float | None:
-        values = [g.temperature for g in self.gpus if g.temperature is not None]
-        return max(values) if values else None
-
-    @property
-    def utilization(self) -> float | None:
-        values = [g.utilization_gpu for g in self.gpus if g.utilization_gpu is not None]
-        return sum(values) / len(values) if values else None
-
-    @property
-    def power_draw(self) -> float | None:
-        values = [g.power_draw for g in self.gpus if g.power_draw is not None]
-        return sum(values) if values else None
+    key: str
+    label: str
+    value: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,9 +152,22 @@ class ClusterState:
     """One refresh of the whole cluster."""
 
     url: str
-    hosts: tuple[ClusterHost, ...]
-    processes_host: str | None = None
-    processes: tuple[ClusterProcess, ...] = ()
+    at: float  # Prometheus' evaluation time
+    duration_s: float  # how long Prometheus took to answer all of it
+    hosts: tuple[ClusterHost, ...]  # by hostname
+    counts: tuple[CountValue, ...] = ()
+    # GPU memory in use on each host on screen, one point per step of the history window.
+    history: Mapping[str, tuple[float | None, ...]] = field(default_factory=dict)
+    detail: HostDetail | None = None
 
     def host(self, hostname: str) -> ClusterHost | None:
         return next((h for h in self.hosts if h.hostname == hostname), None)
+
+
+@dataclass(frozen=True, slots=True)
+class GpuFinding:
+    """One GPU of a count's list, with the figure that put it there."""
+
+    hostname: str
+    index: int
+    value: float

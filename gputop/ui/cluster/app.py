@@ -1,47 +1,38 @@
-"""The cluster view: a row per host with a line per GPU; Enter opens a host's GPUs and processes."""
+"""The cluster view: the fleet in one line, then a line per host; Enter opens a host's GPUs and processes."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Protocol
+import time
 
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import Footer, Input, Static
 
-from gputop.core.cluster.client import PrometheusError
+from gputop.core.cluster.client import ErrorKind, PrometheusError
+from gputop.core.cluster.counts import COUNTS
 from gputop.core.cluster.model import ClusterHost, ClusterOptions, ClusterState
+from gputop.core.cluster.pacing import Pacer
 from gputop.core.cluster.reader import ClusterReader
 from gputop.core.format import safe_text
+from gputop.ui.cluster.gpu_list import GpuListScreen
+from gputop.ui.cluster.host_list import HostList
 from gputop.ui.cluster.host_screen import HostScreen
-from gputop.ui.cluster.render import HOST_COLUMNS, SORT_ORDERS, host_cells, parse_filter, sort_hosts
-
-
-class ClusterFetcher(Protocol):
-    """What the app reads the cluster through (a ClusterReader; a fake in tests)."""
-
-    def fetch(self, processes_for: str | None = None) -> ClusterState: ...
-
-
-@dataclass
-class Fetched(Message):
-    """One refresh arrived from the worker thread."""
-
-    state: ClusterState
-
-
-@dataclass
-class FetchFailed(Message):
-    """Prometheus could not be read; ``unreachable`` when it did not answer at all."""
-
-    reason: str
-    unreachable: bool
+from gputop.ui.cluster.messages import (
+    ClusterFetcher,
+    DetailFetched,
+    Fetched,
+    FetchFailed,
+    GpusFetched,
+    HistoryFetched,
+    LookupFailed,
+)
+from gputop.ui.cluster.render import SORT_ORDERS, parse_filter, sort_hosts
+from gputop.ui.cluster.summary import fleet_line, prometheus_line
 
 
 class ClusterApp(App[int]):
@@ -59,7 +50,7 @@ class ClusterApp(App[int]):
         Binding("less_than_sign", "sort_step(-1)", "Sort <"),
         Binding("greater_than_sign", "sort_step(1)", "Sort >"),
         Binding("I", "invert", "Invert"),
-        Binding("enter", "open_host", "Host", show=True),
+        *(Binding(count.key, f"list_gpus('{count.key}')", count.label.capitalize()) for count in COUNTS),
     ]
 
     def __init__(self, options: ClusterOptions, reader: ClusterFetcher | None = None) -> None:
@@ -67,38 +58,38 @@ class ClusterApp(App[int]):
         self.options = options
         self.reader: ClusterFetcher = reader or ClusterReader(options)
         self.state: ClusterState | None = None
-        self.error: str | None = None
+        self.error: tuple[str, ErrorKind] | None = None
         self.sort_index = 0
         self.inverted = False
         self.host_filter: re.Pattern[str] | None = None
         self.filter_text = ""
-        self._shown_keys: list[tuple[str, int]] = []
+        self.pacer = Pacer(options.interval_s)
+        self.next_delay_s = options.interval_s
         self._timer: Timer | None = None
         self._fetching = False
         self._fetch_again = False
+        self._history_wanted = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
+        yield Static(id="summary")
         yield Input(placeholder="filter hostnames: text, or re:REGEX", id="filter")
         yield Static(id="filter-error")
-        table: DataTable[Text] = DataTable(id="hosts", cursor_type="row", zebra_stripes=True)
-        yield table
+        yield HostList(id="hosts")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.hosts_table
-        for column in HOST_COLUMNS:
-            table.add_column(column, key=column)
-        table.focus()
+        self.host_list.focus()
         self._show_status()
+        self.set_interval(1.0, self._tick)
         self.refresh_now()
 
     @property
-    def hosts_table(self) -> DataTable[Text]:
-        return self.query_one("#hosts", DataTable)
+    def host_list(self) -> HostList:
+        return self.query_one("#hosts", HostList)
 
-    # Fetching: one worker at a time; the next is armed when the last one is done, so a slow
-    # Prometheus never piles requests up.
+    # Fetching: one refresh at a time; the next is armed when the last one is done, and later
+    # when Prometheus is slow or failing, so it is never piled on.
 
     def refresh_now(self) -> None:
         """Fetch at once (or as soon as the fetch in flight is done)."""
@@ -109,46 +100,50 @@ class ClusterApp(App[int]):
             self._timer.stop()
             self._timer = None
         self._fetching = True
-        self._fetch(self._detail_host())
+        self._fetch(self.host_list.on_screen(), self._detail_host())
 
-    @work(thread=True, exit_on_error=False)
-    def _fetch(self, processes_for: str | None) -> None:
+    @work(thread=True, exit_on_error=False, group="fetch")
+    def _fetch(self, history_for: list[str], detail_for: str | None) -> None:
         try:
-            state = self.reader.fetch(processes_for)
+            state = self.reader.fetch(history_for, detail_for)
         except PrometheusError as error:
-            self.post_message(FetchFailed(str(error), error.unreachable))
+            self.post_message(FetchFailed(str(error), error.kind))
         except Exception as error:  # noqa: BLE001 - shown in the UI; the view keeps retrying
-            self.post_message(FetchFailed(f"{type(error).__name__}: {error}", False))
+            self.post_message(FetchFailed(f"{type(error).__name__}: {error}", "refused"))
         else:
             self.post_message(Fetched(state))
 
-    def _fetch_done(self) -> None:
+    def _fetch_done(self, delay_s: float) -> None:
         self._fetching = False
+        self.next_delay_s = delay_s
         if self._fetch_again:
             self._fetch_again = False
             self.refresh_now()
         else:
-            self._timer = self.set_timer(self.options.interval_s, self.refresh_now)
+            self._timer = self.set_timer(delay_s, self.refresh_now)
 
     def on_fetched(self, message: Fetched) -> None:
         self.state = message.state
         self.error = None
+        delay = self.pacer.answered(message.state.duration_s)
         self._show_hosts()
+        self.call_after_refresh(self._fill_history)
+        detail = message.state.detail
+        screen = self._top_screen()
+        if isinstance(screen, HostScreen) and detail is not None and detail.hostname == screen.hostname:
+            screen.show(detail, message.state.host(screen.hostname), time.time())
+        self._fetch_done(delay)
         self._show_status()
-        if isinstance(screen := self._top_screen(), HostScreen):
-            screen.show(message.state)
-        self._fetch_done()
+        self.query_one("#summary", Static).update(fleet_line(message.state), layout=False)
 
     def on_fetch_failed(self, message: FetchFailed) -> None:
-        reason = safe_text(message.reason, 300)
-        if message.unreachable:
-            self.error = f"Prometheus unreachable at {safe_text(self.options.url)}: {reason} — retrying"
-        else:
-            self.error = f"Prometheus at {safe_text(self.options.url)} refused a query: {reason} — retrying"
+        self.error = (safe_text(message.reason, 300), message.kind)
+        self._fetch_done(self.pacer.failed())
         self._show_status()
+        self.host_list.answering = False
+        self.host_list.refresh()
         if isinstance(screen := self._top_screen(), HostScreen):
-            screen.show_error(self.error)
-        self._fetch_done()
+            screen.show_error(prometheus_line(self.options.url, self.pacer, self.error, self.next_delay_s))
 
     def _top_screen(self) -> Screen[object] | None:
         # While the app shuts down a late fetch may land with no screen left.
@@ -158,59 +153,69 @@ class ClusterApp(App[int]):
         screen = self._top_screen()
         return screen.hostname if isinstance(screen, HostScreen) else None
 
+    def _tick(self) -> None:
+        """Every second: ages move on, and rows scrolled into view get their history."""
+        self.host_list.now = time.time()
+        self.host_list.refresh()
+        self._fill_history()
+
+    def _fill_history(self) -> None:
+        if self.state is None or self._history_wanted:
+            return
+        missing = [h for h in self.host_list.on_screen() if h not in self.host_list.history]
+        if missing and not self._fetching:
+            self._history_wanted = True
+            self._fetch_history(missing)
+
+    @work(thread=True, exit_on_error=False, group="history")
+    def _fetch_history(self, hostnames: list[str]) -> None:
+        try:
+            history = self.reader.history(hostnames)
+        except Exception:  # noqa: BLE001 - the next refresh brings it, or reports why not
+            history = {}
+        self.post_message(HistoryFetched(history))
+
+    def on_history_fetched(self, message: HistoryFetched) -> None:
+        self._history_wanted = False
+        self.host_list.history = {**self.host_list.history, **message.history}
+        self.host_list.refresh()
+
     # Showing.
 
     def visible_hosts(self) -> list[ClusterHost]:
-        """The hosts on screen, filtered and sorted."""
+        """The hosts listed, filtered and sorted."""
         if self.state is None:
             return []
-        hosts = list(self.state.hosts)
+        hosts: list[ClusterHost] = list(self.state.hosts)
         if self.host_filter is not None:
             pattern = self.host_filter
             hosts = [h for h in hosts if pattern.search(h.hostname)]
         return sort_hosts(hosts, SORT_ORDERS[self.sort_index], self.inverted)
 
     def _show_hosts(self) -> None:
-        table = self.hosts_table
-        hosts = self.visible_hosts()
-        keys = [(h.hostname, max(1, len(h.gpus))) for h in hosts]
-        if keys == self._shown_keys:
-            # Same rows in the same order: update the cells in place, the cursor stays put.
-            for host in hosts:
-                for column, cell in zip(HOST_COLUMNS, host_cells(host), strict=True):
-                    table.update_cell(host.hostname, column, cell, update_width=True)
-            return
-        selected = self.selected_hostname()
-        table.clear()
-        for host in hosts:
-            table.add_row(*host_cells(host), key=host.hostname, height=max(1, len(host.gpus)))
-        self._shown_keys = keys
-        if selected is not None and any(h.hostname == selected for h in hosts):
-            table.move_cursor(row=table.get_row_index(selected))
+        host_list = self.host_list
+        selected = host_list.selected
+        if self.state is not None:
+            host_list.history = self.state.history
+            host_list.now = time.time()
+            host_list.answering = True
+        if self.state is not None and not self.state.hosts:
+            host_list.empty_message = "No GPU metrics found (looked for gputop_gpu_* and DCGM_FI_DEV_*)"
+        host_list.show(self.visible_hosts(), None if selected is None else selected.hostname)
 
     def _show_status(self) -> None:
-        status = self.query_one("#status", Static)
         order = SORT_ORDERS[self.sort_index]
         arrow = "↓" if order.descending != self.inverted else "↑"
         line = Text.assemble(("gputop cluster ", "bold"), safe_text(self.options.url))
         if self.state is not None:
-            hosts = self.visible_hosts()
-            gpus = sum(len(h.gpus) for h in hosts)
-            stale = sum(1 for h in hosts if h.stale)
-            line.append(f"  {len(hosts)} hosts, {gpus} GPUs")
-            if stale:
-                line.append(f", {stale} stale", style="bold red")
-            line.append(" ")
-        line.append(f" sort: {order.name} {arrow}")
+            line.append(f"  {len(self.host_list.hosts)} hosts listed")
+        line.append(f"  sort: {order.name} {arrow}")
         if self.filter_text:
             line.append(f"  filter: {safe_text(self.filter_text, 40)}")
-        if self.error is not None:
-            line.append("\n")
-            line.append(self.error, style="bold white on red")
-        elif self.state is not None and not self.state.hosts:
-            line.append("\n")
-            line.append("No GPU metrics found (looked for gputop_gpu_* and DCGM_FI_DEV_*)", style="yellow")
-        status.update(line)
+        line.append("\n")
+        line.append_text(prometheus_line(self.options.url, self.pacer, self.error, self.next_delay_s))
+        # A fixed height: updating the line repaints it alone, not the whole screen.
+        self.query_one("#status", Static).update(line, layout=False)
 
     # Actions.
 
@@ -244,7 +249,7 @@ class ClusterApp(App[int]):
         self._set_filter_error(None)
         self.host_filter = None
         self.filter_text = ""
-        self.hosts_table.focus()
+        self.host_list.focus()
         self._resort()
 
     @on(Input.Changed, "#filter")
@@ -262,33 +267,69 @@ class ClusterApp(App[int]):
 
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self) -> None:
-        self.hosts_table.focus()
+        self.host_list.focus()
 
     def _set_filter_error(self, message: str | None) -> None:
         error = self.query_one("#filter-error", Static)
         error.display = message is not None
         error.update(Text(message or "", style="bold red"))
 
-    def selected_hostname(self) -> str | None:
-        table = self.hosts_table
-        if table.row_count == 0:
-            return None
-        row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
-        return None if row_key.value is None else str(row_key.value)
+    @on(HostList.Opened)
+    def _host_opened(self, message: HostList.Opened) -> None:
+        self.open_host(message.hostname)
 
-    @on(DataTable.RowSelected, "#hosts")
-    def _row_selected(self) -> None:
-        self.action_open_host()
-
-    def action_open_host(self) -> None:
-        hostname = self.selected_hostname()
-        if hostname is None or isinstance(self.screen, HostScreen):
+    def open_host(self, hostname: str) -> None:
+        """The host's screen, its GPUs and processes read at once."""
+        if isinstance(self.screen, HostScreen):
             return
-        screen = HostScreen(hostname)
+        self.push_screen(HostScreen(hostname))
+        self._fetch_detail(hostname)
+
+    @work(thread=True, exit_on_error=False, group="detail")
+    def _fetch_detail(self, hostname: str) -> None:
+        try:
+            detail = self.reader.detail(hostname)
+        except PrometheusError as error:
+            self.post_message(LookupFailed(str(error), error.kind))
+        else:
+            self.post_message(DetailFetched(detail))
+
+    def on_detail_fetched(self, message: DetailFetched) -> None:
+        screen = self._top_screen()
+        if isinstance(screen, HostScreen) and screen.hostname == message.detail.hostname:
+            host = self.state.host(screen.hostname) if self.state is not None else None
+            screen.show(message.detail, host, time.time())
+
+    def action_list_gpus(self, key: str) -> None:
+        """The GPUs behind one count of the summary line."""
+        count = next(c for c in COUNTS if c.key == key)
+        screen = GpuListScreen(count)
         self.push_screen(screen)
-        if self.state is not None:
-            screen.show(self.state)
-        self.refresh_now()
+        known = self.state is not None and any(v.key == key and v.value is not None for v in self.state.counts)
+        if known:
+            self._fetch_gpus(key)
+        else:
+            screen.show_error(Text(f"GPUs {count.label}: N/A — no exporter serves {' or '.join(count.requires)}"))
+
+    @work(thread=True, exit_on_error=False, group="gpus")
+    def _fetch_gpus(self, key: str) -> None:
+        try:
+            gpus = self.reader.gpus(key)
+        except PrometheusError as error:
+            self.post_message(LookupFailed(str(error), error.kind))
+        else:
+            self.post_message(GpusFetched(key, gpus))
+
+    def on_lookup_failed(self, message: LookupFailed) -> None:
+        screen = self._top_screen()
+        if isinstance(screen, (HostScreen, GpuListScreen)):
+            line = prometheus_line(self.options.url, self.pacer, (message.reason, message.kind), self.next_delay_s)
+            screen.show_error(line)
+
+    def on_gpus_fetched(self, message: GpusFetched) -> None:
+        screen = self._top_screen()
+        if isinstance(screen, GpuListScreen) and screen.count.key == message.key:
+            screen.show(message.gpus)
 
 
 def run_cluster(options: ClusterOptions) -> int:

@@ -1,4 +1,4 @@
-"""One host of the cluster: its GPUs and their processes."""
+"""One host of the cluster: its exporter, its GPUs with every figure, and their processes."""
 
 from __future__ import annotations
 
@@ -8,26 +8,55 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from gputop.core.cluster.model import ClusterState
+from gputop.core.cluster.model import ClusterGpu, ClusterHost, HostDetail
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, fmt_temperature, fmt_watts, safe_text
-from gputop.ui.cluster.render import host_status, memory_bar, sparkline
+from gputop.ui.cluster.render import host_status, memory_bar
 
-GPU_COLUMNS = ("GPU", "Model", "UUID", "Memory", "Used/Total", "Util", "Temp", "Power", "Full in", "Memory history")
+GPU_COLUMNS = ("GPU", "Model", "UUID", "Memory", "Used/Total", "Util", "Mem util", "Temp", "Power", "Fan", "SM clock",
+               "Full in")
 PROCESS_COLUMNS = ("GPU", "PID", "User", "Command", "Container", "GPU memory")
 
 
+def _mhz(value: float | None) -> str:
+    return NA if value is None else f"{value:.0f}MHz"
+
+
+def _power(gpu: ClusterGpu) -> str:
+    limit = gpu.figure("power_limit")
+    return fmt_watts(gpu.figure("power_draw")) + ("" if limit is None else f"/{fmt_watts(limit)}")
+
+
+def gpu_cells(gpu: ClusterGpu) -> tuple[Text | str, ...]:
+    """One cell per GPU_COLUMNS."""
+    return (
+        Text(f"{gpu.index} LOST", style="bold red") if gpu.lost else str(gpu.index),
+        safe_text(gpu.name),
+        safe_text(gpu.uuid),
+        memory_bar(gpu),
+        f"{fmt_bytes(gpu.figure('memory_used'))}/{fmt_bytes(gpu.figure('memory_total'))}",
+        fmt_percent(gpu.figure("utilization_gpu")),
+        fmt_percent(gpu.figure("utilization_memory")),
+        fmt_temperature(gpu.figure("temperature")),
+        _power(gpu),
+        fmt_percent(gpu.figure("fan_speed")),
+        _mhz(gpu.figure("clock_sm")),
+        NA if gpu.seconds_to_full is None else fmt_duration(gpu.seconds_to_full),
+    )
+
+
 class HostScreen(Screen[None]):
-    """The GPUs and processes of one host, refreshed with the cluster."""
+    """The GPUs and processes of one host, read when the screen opens and with every refresh."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 
     def __init__(self, hostname: str) -> None:
         super().__init__()
         self.hostname = hostname
-        self._pending: ClusterState | None = None
+        self.detail: HostDetail | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(id="host-title")
+        title = Text.assemble(("Host ", "bold"), (safe_text(self.hostname), "bold"), "  reading…")
+        yield Static(title, id="host-title")
         yield DataTable(id="gpus", cursor_type="row")
         yield Static("Processes", id="processes-title")
         yield DataTable(id="processes", cursor_type="row", zebra_stripes=True)
@@ -37,50 +66,42 @@ class HostScreen(Screen[None]):
         self.query_one("#gpus", DataTable).add_columns(*GPU_COLUMNS)
         self.query_one("#processes", DataTable).add_columns(*PROCESS_COLUMNS)
         self.query_one("#processes", DataTable).focus()
-        if self._pending is not None:
-            self.show(self._pending)
 
-    def show(self, state: ClusterState) -> None:
-        if not self.is_mounted:
-            self._pending = state
-            return
-        host = state.host(self.hostname)
+    def show(self, detail: HostDetail, host: ClusterHost | None, now: float) -> None:
+        self.detail = detail
         title = Text.assemble(("Host ", "bold"), (safe_text(self.hostname), "bold"), "  ")
-        if host is None:
+        if host is not None:
+            title.append_text(host_status(host, now, answering=True))
+        elif not detail.gpus:
             title.append("not in Prometheus any more", style="bold red")
-        else:
-            title.append_text(host_status(host))
-            if host.stale and host.down:
-                title.append(" (scrape target down)", style="red")
+        info = detail.info
+        if info:
+            title.append(
+                f"  gputop {safe_text(info.get('version'))} · {safe_text(info.get('source'))}"
+                f" · driver {safe_text(info.get('driver_version') or NA)}"
+                f" · CUDA {safe_text(info.get('cuda_driver_version') or NA)}"
+            )
+        if detail.last_sample is not None:
+            title.append(f" · sampled {fmt_duration(max(0.0, now - detail.last_sample))} ago")
+        if detail.exporter_up is False:
+            title.append(" · its latest sample failed", style="bold red")
+        if detail.sample_errors:
+            title.append(f" · {detail.sample_errors:.0f} failed samples", style="yellow")
         self.query_one("#host-title", Static).update(title)
 
         gpus: DataTable[Text | str] = self.query_one("#gpus", DataTable)
         gpus.clear()
-        for gpu in host.gpus if host is not None else ():
-            gpus.add_row(
-                Text(f"{gpu.index} LOST", style="bold red") if gpu.lost else str(gpu.index),
-                safe_text(gpu.name),
-                safe_text(gpu.uuid),
-                memory_bar(gpu),
-                f"{fmt_bytes(gpu.memory_used)}/{fmt_bytes(gpu.memory_total)}",
-                fmt_percent(gpu.utilization_gpu),
-                fmt_temperature(gpu.temperature),
-                fmt_watts(gpu.power_draw) + ("" if gpu.power_limit is None else f"/{fmt_watts(gpu.power_limit)}"),
-                NA if gpu.seconds_to_full is None else fmt_duration(gpu.seconds_to_full),
-                Text(sparkline(gpu.memory_history, gpu.memory_total, 30), style="cyan"),
-            )
+        for gpu in detail.gpus:
+            gpus.add_row(*gpu_cells(gpu))
 
         processes: DataTable[str] = self.query_one("#processes", DataTable)
         processes.clear()
         heading = self.query_one("#processes-title", Static)
-        if state.processes_host != self.hostname:
-            heading.update("Processes (loading)")
+        if not detail.live:
+            heading.update("Processes: none live (the host is not answering; GPU figures are the last kept)")
             return
-        if host is not None and host.stale:
-            heading.update("Processes: none live (the host is stale)")
-        else:
-            heading.update(f"Processes ({len(state.processes)})")
-        for process in state.processes:
+        heading.update(f"Processes ({len(detail.processes)})")
+        for process in detail.processes:
             processes.add_row(
                 str(process.gpu_index),
                 str(process.pid),
@@ -91,6 +112,6 @@ class HostScreen(Screen[None]):
                 key=f"{process.gpu_index}:{process.pid}",
             )
 
-    def show_error(self, message: str) -> None:
+    def show_error(self, message: Text) -> None:
         if self.is_mounted:
-            self.query_one("#host-title", Static).update(Text(message, style="bold white on red"))
+            self.query_one("#host-title", Static).update(message)

@@ -1,4 +1,4 @@
-"""Cells of the cluster tables: bars, sparklines, status, and the host filter and sort orders."""
+"""What the cluster view shows of a host: its row's cells, the status word, sparklines, sort orders, the filter."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from rich.text import Text
 from gputop.core.cluster.model import ClusterGpu, ClusterHost
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, fmt_temperature, fmt_watts, safe_text
 
-BAR_WIDTH = 12
-SPARK_WIDTH = 24
+BAR_WIDTH = 10
+SPARK_WIDTH = 20
 _SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
 
 
@@ -26,16 +26,19 @@ def level_style(percent: float | None, warn: float = 70.0, alarm: float = 90.0) 
     return "green"
 
 
-def memory_bar(gpu: ClusterGpu, width: int = BAR_WIDTH) -> Text:
-    """'██████░░░░░░  50%' in the colour of how full it is; 'N/A' when unknown."""
-    percent = gpu.memory_percent
+def percent_bar(percent: float | None, width: int = BAR_WIDTH) -> Text:
+    """'█████░░░░░  50%' in the colour of how full it is; 'N/A' when unknown."""
     if percent is None:
         return Text(NA, style="dim")
-    filled = round(width * min(100.0, percent) / 100.0)
+    filled = round(width * min(100.0, max(0.0, percent)) / 100.0)
     bar = Text("█" * filled, style=level_style(percent))
     bar.append("░" * (width - filled), style="dim")
     bar.append(f" {percent:3.0f}%")
     return bar
+
+
+def memory_bar(gpu: ClusterGpu, width: int = BAR_WIDTH) -> Text:
+    return percent_bar(gpu.memory_percent, width)
 
 
 def sparkline(values: Sequence[float | None], maximum: float | None, width: int = SPARK_WIDTH) -> str:
@@ -59,48 +62,92 @@ def sparkline(values: Sequence[float | None], maximum: float | None, width: int 
     return "".join(out)
 
 
-def host_status(host: ClusterHost) -> Text:
-    """'stale 42s' for a host whose newest sample is old or whose scrape is down, 'live' otherwise."""
-    if host.stale:
-        age = "?" if host.age_s is None else fmt_duration(host.age_s)
-        return Text(f"stale {age}", style="bold red")
-    return Text("live", style="green")
+def host_status(host: ClusterHost, now: float, answering: bool) -> Text:
+    """'live', 'stale 42s' or 'down 42s'; while Prometheus does not answer, the age of every row's figures."""
+    age = host.age_s(now)
+    age_text = "?" if age is None else fmt_duration(age)
+    if not answering:
+        return Text(f"{age_text} old", style="yellow")
+    if host.state == "live":
+        return Text("live", style="green")
+    return Text(f"{host.state} {age_text}", style="bold red")
 
 
-def _lines(gpus: Sequence[ClusterGpu], cell: Callable[[ClusterGpu], Text | str]) -> Text:
-    return Text("\n").join(Text(c) if isinstance(c := cell(gpu), str) else c for gpu in gpus)
+@dataclass(frozen=True, slots=True)
+class Column:
+    title: str
+    width: int
+    right: bool = False
 
 
-def _used_total(gpu: ClusterGpu) -> str:
-    if gpu.memory_used is None and gpu.memory_total is None:
+HOST_COLUMNS = (
+    Column("Host", 20),
+    Column("Status", 10),
+    Column("GPUs", 4, right=True),
+    Column("Model", 20),
+    Column("Fullest GPU", BAR_WIDTH + 5),
+    Column("Used/Total", 17, right=True),
+    Column("Util", 4, right=True),
+    Column("Temp", 5, right=True),
+    Column("Power", 6, right=True),
+    Column("Memory history", SPARK_WIDTH),
+)
+
+
+def _used_total(used: float | None, total: float | None) -> str:
+    if used is None and total is None:
         return NA
-    return f"{fmt_bytes(gpu.memory_used)}/{fmt_bytes(gpu.memory_total)}"
+    return f"{fmt_bytes(used)}/{fmt_bytes(total)}"
 
 
-def _gpu_label(gpu: ClusterGpu) -> Text:
-    if gpu.lost:
-        return Text(f"{gpu.index} LOST", style="bold red")
-    return Text(str(gpu.index), style="dim" if gpu.stale else "")
+def _gpus(host: ClusterHost) -> Text:
+    if host.gpus is None:
+        return Text(NA, style="dim")
+    if host.lost:
+        return Text(f"{host.gpus}!", style="bold red")
+    return Text(str(host.gpus))
 
 
-HOST_COLUMNS = ("Host", "Status", "GPU", "Model", "Memory", "Used/Total", "Util", "Temp", "Power", "Memory history")
-
-
-def host_cells(host: ClusterHost) -> tuple[Text, ...]:
-    """One cell per HOST_COLUMNS; a line per GPU in the GPU columns."""
-    gpus = host.gpus
+def host_cells(
+    host: ClusterHost, history: Sequence[float | None] | None, now: float, answering: bool
+) -> tuple[Text, ...]:
+    """One cell per HOST_COLUMNS."""
     return (
-        Text(safe_text(host.hostname, 32), style="bold"),
-        host_status(host),
-        _lines(gpus, _gpu_label),
-        _lines(gpus, lambda g: safe_text(g.name, 28)),
-        _lines(gpus, memory_bar),
-        _lines(gpus, _used_total),
-        _lines(gpus, lambda g: Text(fmt_percent(g.utilization_gpu), style=level_style(g.utilization_gpu, 101, 101))),
-        _lines(gpus, lambda g: fmt_temperature(g.temperature)),
-        _lines(gpus, lambda g: fmt_watts(g.power_draw)),
-        _lines(gpus, lambda g: Text(sparkline(g.memory_history, g.memory_total), style="cyan")),
+        Text(safe_text(host.hostname), style="bold"),
+        host_status(host, now, answering),
+        _gpus(host),
+        Text(safe_text(host.model)),
+        percent_bar(host.memory_percent),
+        Text(_used_total(host.memory_used, host.memory_total)),
+        Text(fmt_percent(host.utilization)),
+        Text(fmt_temperature(host.temperature)),
+        Text(fmt_watts(host.power_draw)),
+        Text(sparkline(history or (), host.memory_total), style="cyan"),
     )
+
+
+def fit(text: Text, column: Column) -> Text:
+    """The cell cut or padded to its column's width (cut text ends in '…')."""
+    text = text.copy()
+    if text.cell_len > column.width:
+        text.truncate(column.width, overflow="ellipsis")
+    elif column.right:
+        text.pad_left(column.width - text.cell_len)
+    else:
+        text.pad_right(column.width - text.cell_len)
+    return text
+
+
+def row_text(cells: Sequence[Text]) -> Text:
+    """Cells side by side, one space apart, in HOST_COLUMNS' widths."""
+    line = Text(" ")
+    for cell, column in zip(cells, HOST_COLUMNS, strict=True):
+        line.append_text(fit(cell, column))
+        line.append(" ")
+    return line
+
+
+HEADER = row_text(tuple(Text(column.title, style="bold") for column in HOST_COLUMNS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,12 +169,15 @@ SORT_ORDERS = (
 
 
 def sort_hosts(hosts: Sequence[ClusterHost], order: SortOrder, inverted: bool = False) -> list[ClusterHost]:
-    """Hosts in ``order`` (flipped when ``inverted``); hosts without the figure always last, by name."""
-    known = [h for h in hosts if order.key(h) is not None]
-    unknown = sorted((h for h in hosts if order.key(h) is None), key=lambda h: h.hostname)
-    by_name = sorted(known, key=lambda h: h.hostname)
-    ranked = sorted(by_name, key=order.key, reverse=order.descending != inverted)  # type: ignore[arg-type]
-    return ranked + unknown
+    """Hosts in ``order`` (flipped when ``inverted``); hosts without the figure always last, by name.
+
+    ``hosts`` arrive by name, and Python's sort is stable, so equal figures stay in name order.
+    """
+    key = order.key
+    known = [h for h in hosts if key(h) is not None]
+    unknown = [h for h in hosts if key(h) is None]
+    known.sort(key=key, reverse=order.descending != inverted)  # type: ignore[arg-type]
+    return known + unknown
 
 
 def parse_filter(text: str) -> re.Pattern[str] | None:

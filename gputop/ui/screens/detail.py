@@ -20,7 +20,7 @@ from gputop.core.history import GpuHistory
 from gputop.core.model import GpuSample, MigSample, Snapshot, percent
 from gputop.ui.replay_control import replay_title
 from gputop.ui.state import snapshot_rows
-from gputop.ui.widgets.gpu_card import forecast_text, mig_profile
+from gputop.ui.widgets.gpu_card import forecast_text, mig_profile, silence_text
 from gputop.ui.widgets.history_chart import HistoryChart
 from gputop.ui.widgets.process_table import ProcessTable
 
@@ -50,11 +50,13 @@ def _mig_field(mig: MigSample, forecast: Forecast | None) -> Text:
     return text
 
 
-def header_fields(gpu: GpuSample, forecasts: Forecasts | None) -> list[list[Text]]:
-    """What the header says about ``gpu``, as groups of fields; each group starts a line."""
+def header_fields(gpu: GpuSample, forecasts: Forecasts | None, now: float | None) -> list[list[Text]]:
+    """What the header says about ``gpu`` (as of ``now``), as groups of fields; each group starts a line."""
     identity = [Text.assemble((f" GPU {gpu.index} ", "bold reverse"), (f" {safe_text(gpu.name or NA)}", "bold"))]
     if gpu.lost:
-        return [[*identity, Text("LOST: not answering", style="bold red")]]
+        return [[*identity, Text("LOST", style="bold red")]]
+    if not gpu.answering:
+        identity.append(Text(silence_text(gpu, now), style="bold red"))
     memory = Text(
         f"memory {fmt_bytes(gpu.memory_used)}/{fmt_bytes(gpu.memory_total)} {fmt_percent(gpu.memory_percent)}"
     )
@@ -136,6 +138,7 @@ class DetailScreen(Screen[None]):
         super().__init__(id="detail-screen")
         self.index = index
         self._gpu: GpuSample | None = None
+        self._now: float | None = None
 
     @property
     def gpu_app(self) -> GpuTopApp:
@@ -159,6 +162,7 @@ class DetailScreen(Screen[None]):
     def show_snapshot(self, snapshot: Snapshot) -> None:
         app = self.gpu_app
         self._gpu = next((g for g in snapshot.gpus if g.index == self.index), None)
+        self._now = snapshot.timestamp
         self.update_title()
         growth = None if app.forecasts is None else app.forecasts.processes
         rows = [row for row in snapshot_rows(snapshot, growth) if row.process.gpu_index == self.index]
@@ -179,7 +183,7 @@ class DetailScreen(Screen[None]):
         if gpu is None:
             groups = [[Text(f" GPU {self.index}: no longer reported", style="bold red"), *position]]
         else:
-            groups = header_fields(gpu, self.gpu_app.forecasts)
+            groups = header_fields(gpu, self.gpu_app.forecasts, self._now)
             groups[0][1:1] = position
         self.query_one(DetailHeader).show(groups)
 
@@ -203,3 +207,15 @@ class DetailScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.dismiss(None)
+
+
+def _runs(times: list[float], values: list[float | None]) -> list[list[tuple[float, float]]]:
+    """The (time, value) points split where a value is missing."""
+    runs: list[list[tuple[float, float]]] = [[]]
+    for time_, value in zip(times, values, strict=False):
+        if value is None:
+            if runs[-1]:
+                runs.append([])
+        else:
+            runs[-1].append((time_, value))
+    return [run for run in runs if run]

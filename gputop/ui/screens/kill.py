@@ -55,6 +55,16 @@ class KillScreen(ModalScreen[int | None]):
             if count > _MAX_LISTED:
                 lines.append(f"\n… and {count - _MAX_LISTED} more", style="italic")
             yield Static(lines, id="kill-targets")
+            stale = sorted({row.gpu_label for row in self.targets if row.process.stale})
+            if stale:
+                yield Static(
+                    Text(
+                        f"⚠ Old data: GPU {', '.join(stale)} is not answering; its rows are as last seen"
+                        " and the process may have ended since.",
+                        style="bold yellow",
+                    ),
+                    id="kill-stale",
+                )
             yield OptionList(
                 *(
                     Option(Text.assemble((f"{name:<8}", "bold"), f" ({number:>2})  {_SIGNAL_HELP[name]}"), id=name)

@@ -19,18 +19,16 @@ class FilterInput(Input):
         super().__init__(placeholder=placeholder, id=id)
         self.on_enter = on_enter
 
-    async def _on_key(self, event: events.Key) -> None:
+    def on_key(self, event: events.Key) -> None:
+        # Runs before Input's own key handler, which prevent_default() skips.
         if self.screen.focused is not self:  # has_focus lags: it waits for the Blur event
             event.stop()
             event.prevent_default()
             self.app.post_message(events.Key(event.key, event.character))
-            return
-        if event.key == "enter":
+        elif event.key == "enter":
             event.stop()
             event.prevent_default()
             self.on_enter(self)
-            return
-        await super()._on_key(event)
 
 
 class FilterBar(Horizontal):

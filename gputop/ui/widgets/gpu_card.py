@@ -1,6 +1,8 @@
 """One GPU: memory and utilisation bars, temperature against its own slowdown point, power, sparklines.
 
-Drawn with the line API: each tick only the lines whose text changed are refreshed.
+Drawn with the line API: each tick only the lines whose text changed are refreshed. A GPU whose
+driver calls have not come back says "not answering 14s" in its title, its figures (N/A) dimmed
+and its sparklines showing the gap.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
+from gputop.core.diagnosis import GpuDiagnosis
 from gputop.core.forecast import Forecast
-from gputop.core.format import NA, fmt_duration, fmt_percent, fmt_temperature
+from gputop.core.format import NA, fmt_age, fmt_duration, fmt_percent, fmt_temperature
 from gputop.core.model import GpuSample, MigSample
 from gputop.ui.layout import card_lines
+from gputop.ui.widgets.diagnosis_marks import card_marks
 from gputop.ui.widgets.sparkline import GpuTrend, bar, sparkline
 
 _GIB = 1024**3
@@ -75,6 +79,19 @@ def forecast_text(forecast: Forecast | None, short: bool = False) -> str:
     return f"{'full' if short else 'full in'} ~{fmt_duration(forecast.seconds_to_full)}"
 
 
+def silence_text(gpu: GpuSample, now: float | None) -> str:
+    """'not answering 14s': how long the GPU's driver calls have not come back, as of ``now``."""
+    since = gpu.not_answering_since
+    if now is None or since is None:
+        return "not answering"
+    return f"not answering {fmt_age(now - since)}"
+
+
+def _memory_spark(gpu: GpuSample, trend: GpuTrend, width: int) -> str:
+    """Memory in use over time, against the GPU's size (the last one known through a gap)."""
+    return sparkline(trend.memory_used, width, 0, float(gpu.memory_total or trend.memory_total or 1))
+
+
 def mig_profile(mig: MigSample) -> str:
     if mig.name and " MIG " in mig.name:
         return mig.name.rsplit(" MIG ", 1)[1]
@@ -102,6 +119,8 @@ class GpuCard(Widget, can_focus=True):
         self.forecast: Forecast | None = None
         self.mig_forecasts: dict[int, Forecast] = {}
         self.alert_kinds: tuple[str, ...] = ()
+        self.diagnosis: GpuDiagnosis | None = None
+        self.now: float | None = None  # when the sample was taken
         self._lines: list[Text] = []
         self._titles: tuple[Text | None, Text | None] = (None, None)
         self._lines_width = -1
@@ -116,18 +135,23 @@ class GpuCard(Widget, can_focus=True):
         forecast: Forecast | None = None,
         mig_forecasts: dict[int, Forecast] | None = None,
         alert_kinds: tuple[str, ...] = (),
+        now: float | None = None,
+        diagnosis: GpuDiagnosis | None = None,
     ) -> None:
-        """Show a new sample of this GPU, its memory forecasts and the kinds of alert raised on it."""
+        """Show a new sample of this GPU (taken at ``now``), its memory forecasts and the kinds of alert raised."""
         self.gpu = gpu
+        self.now = now
         self.trend = trend
         self.forecast = forecast
         self.mig_forecasts = mig_forecasts or {}
         self.alert_kinds = alert_kinds
+        self.diagnosis = diagnosis
         self.set_class(bool(alert_kinds), "-alert")
         if compact != self.compact:
             self.compact = compact
             self.set_class(compact, "-compact")
         self.set_class(gpu.lost, "-lost")
+        self.set_class(not gpu.answering, "-silent")
         height = max(height or 0, card_lines(gpu, compact))
         if self.styles.height is None or self.styles.height.value != height:
             self.styles.height = height
@@ -145,6 +169,9 @@ class GpuCard(Widget, can_focus=True):
         else:
             self._set_titles(gpu)
             lines = self._full_lines(gpu, trend, width)
+        if not gpu.answering:
+            for line in lines:
+                line.stylize("dim")
         self._lines_width = width
         return [_fit(line, width) for line in lines]
 
@@ -166,9 +193,13 @@ class GpuCard(Widget, can_focus=True):
         title = Text.assemble((f" {gpu.index} ", "bold"), (gpu.name or NA, ""), " ")
         if gpu.lost:
             title.append_text(Text("LOST ", style="bold red"))
+        elif not gpu.answering:
+            title.append_text(Text(f"{silence_text(gpu, self.now)} ", style="bold red"))
         labels = [ALERT_LABELS[kind] for kind in self.alert_kinds if kind in ALERT_LABELS]
         if labels and not gpu.lost:
             title.append_text(Text(f"⚠ {' '.join(labels)} ", style="bold yellow"))
+        if not gpu.lost:
+            title.append_text(card_marks(self.diagnosis))
         facts = []
         if gpu.pstate is not None:
             facts.append(f"P{gpu.pstate}")
@@ -218,7 +249,7 @@ class GpuCard(Widget, can_focus=True):
             "MEM  ",
             bar(memory_percent / 100 if memory_percent is not None else None, bar_width, memory_style),
             memory_value,
-            sparkline(trend.memory_used, max(0, spark_width - len(filling) - 1), 0, float(gpu.memory_total or 1)),
+            _memory_spark(gpu, trend, max(0, spark_width - len(filling) - 1)),
             "cyan",
         )
         if filling:
@@ -274,6 +305,10 @@ class GpuCard(Widget, can_focus=True):
         head = Text.assemble((f"{gpu.index:>2} ", "bold"), _fit(Text(short_name(gpu.name)), name_width), " ")
         if gpu.lost:
             return [head.append("✖ LOST: no longer answering", style="bold red")]
+        if not gpu.answering:
+            head.append(f"✖ {silence_text(gpu, self.now)} ", style="bold red")
+            spark_width = max(0, width - head.cell_len)
+            return [head.append(_memory_spark(gpu, trend, spark_width), "cyan")]
         bar_width = 12 if width >= 110 else 8
         memory_percent = gpu.memory_percent
         memory_style = level_style(memory_percent)
@@ -293,6 +328,7 @@ class GpuCard(Widget, can_focus=True):
         )
         if self.alert_kinds:
             memory.append("⚠ ", style="bold yellow")
+        memory.append_text(card_marks(self.diagnosis, short=True))
         filling = forecast_text(self.forecast, short=True)
         if filling:
             memory.append(f"{filling} ", style="bold yellow")
@@ -300,7 +336,7 @@ class GpuCard(Widget, can_focus=True):
         line = Text.assemble(
             head,
             memory,
-            (sparkline(trend.memory_used, spark_width, 0, float(gpu.memory_total or 1)), "cyan"),
+            (_memory_spark(gpu, trend, spark_width), "cyan"),
             " ",
             tail,
         )

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 
 from textual.containers import Grid
 
+from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import Forecasts
 from gputop.core.model import Snapshot
 from gputop.ui.layout import CardLayout
@@ -27,8 +28,9 @@ class GpuGrid(Grid):
         trends: Mapping[int, GpuTrend],
         forecasts: Forecasts | None,
         alert_kinds: Callable[[int], tuple[str, ...]],
+        diagnoses: Diagnoses | None = None,
     ) -> None:
-        """Show each GPU of ``snapshot`` on its card, with its trend, forecasts and alerts."""
+        """Show each GPU of ``snapshot`` on its card, with its trend, forecasts, alerts and diagnosis."""
         if layout.columns != self._columns:
             self._columns = layout.columns
             self.styles.grid_size_columns = layout.columns
@@ -51,6 +53,8 @@ class GpuGrid(Grid):
                 if forecasts is None
                 else {mig: f for (index, mig), f in forecasts.migs.items() if index == gpu.index},
                 alert_kinds=alert_kinds(gpu.index),
+                now=snapshot.timestamp,
+                diagnosis=None if diagnoses is None else diagnoses.gpus.get(gpu.index),
             )
         if new_cards:
             self.mount_all(new_cards)

@@ -62,12 +62,13 @@ class HistoryChart(PlotextPlot):
         super().__init__(id=id)
         self.colour = colour
         self._shown: tuple[object, ...] | None = None
-        self._points: list[tuple[float, float]] = []
+        self._runs: list[list[tuple[float, float]]] = []
         self._limit: float | None = None
 
     def show(self, timestamps: Sequence[float], values: Sequence[float | None], limit: float | None) -> None:
-        """Chart these points; ``limit`` is the top of the value axis (else the highest value)."""
-        self._points = [(t, v) for t, v in zip(timestamps, values, strict=False) if v is not None]
+        """Chart these points (a missing value is a gap in the line); ``limit`` is the top of the value
+        axis (else the highest value)."""
+        self._runs = _runs(timestamps, values)
         self._limit = limit
         self._draw()
 
@@ -75,15 +76,16 @@ class HistoryChart(PlotextPlot):
         self._draw()
 
     def _draw(self) -> None:
-        points, width, rows = self._points, self.size.width, max(1, self.size.height - 1)
+        width, rows = self.size.width, max(1, self.size.height - 1)
+        points = [point for run in self._runs for point in run]
         if not points:
             shown: tuple[object, ...] = ("empty", width, rows)
         else:
             start, span = time_window(points[0][0], points[-1][0])
             highest = max(v for _, v in points)
             top = max(self._limit, highest) if self._limit is not None else _round_up(highest, rows)
-            points = [(t, v) for t, v in points if t >= start]
-            shown = (start, span, top, width, rows, len(points), points[-1], points[0])
+            runs = [[(t, v) for t, v in run if t >= start] for run in self._runs]
+            shown = (start, span, top, width, rows, [(len(run), run[:1], run[-1:]) for run in runs])
         if shown == self._shown:
             return
         self._shown = shown
@@ -98,7 +100,9 @@ class HistoryChart(PlotextPlot):
             plt.title("no history yet")
             self.refresh()
             return
-        plt.plot([t for t, _ in points], [v for _, v in points], color=self.colour, marker="braille")
+        for run in runs:
+            if run:
+                plt.plot([t for t, _ in run], [v for _, v in run], color=self.colour, marker="braille")
         plt.xlim(start, start + span)
         plt.ylim(0, top)
         ticks = value_ticks(top, rows)
@@ -108,6 +112,18 @@ class HistoryChart(PlotextPlot):
         form = "%H:%M:%S" if span < 600 else "%H:%M"
         plt.xticks(positions, [time.strftime(form, time.localtime(p)) for p in positions])
         self.refresh()
+
+
+def _runs(timestamps: Sequence[float], values: Sequence[float | None]) -> list[list[tuple[float, float]]]:
+    """The (time, value) points, split where a value is missing."""
+    runs: list[list[tuple[float, float]]] = [[]]
+    for moment, value in zip(timestamps, values, strict=False):
+        if value is None:
+            if runs[-1]:
+                runs.append([])
+        else:
+            runs[-1].append((moment, value))
+    return [run for run in runs if run]
 
 
 def _round_up(value: float, rows: int) -> float:

@@ -48,6 +48,8 @@ class GpuTrend:
         self.memory_used: deque[float | None] = deque(maxlen=points)
         self.temperature: deque[float | None] = deque(maxlen=points)
         self.utilization: deque[float | None] = deque(maxlen=points)
+        # The GPU's memory size as last reported: the memory sparkline's scale through a gap.
+        self.memory_total: int | None = None
 
     @property
     def points(self) -> int:
@@ -57,6 +59,8 @@ class GpuTrend:
         self.memory_used.append(None if gpu.lost else gpu.memory_used)
         self.temperature.append(None if gpu.lost else gpu.temperature)
         self.utilization.append(None if gpu.lost else gpu.utilization_gpu)
+        if gpu.memory_total is not None:
+            self.memory_total = gpu.memory_total
 
     def resized(self, points: int) -> GpuTrend:
         """The same history kept in deques of another length."""
@@ -64,4 +68,5 @@ class GpuTrend:
         trend.memory_used.extend(self.memory_used)
         trend.temperature.extend(self.temperature)
         trend.utilization.extend(self.utilization)
+        trend.memory_total = self.memory_total
         return trend

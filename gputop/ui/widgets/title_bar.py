@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from gputop.core.format import fmt_age
 from gputop.core.model import Snapshot
 
 
@@ -15,8 +16,12 @@ def title_text(
     recording: str | None = None,
     readonly: bool = False,
     frozen: bool = False,
+    late_s: float | None = None,
 ) -> Text:
-    """One line about what is on screen; ``mode`` says how it moves (every N s, or the replay)."""
+    """One line about what is on screen; ``mode`` says how it moves (every N s, or the replay).
+
+    ``late_s``: the age of the newest sample, when sampling is late (it is shown).
+    """
     bar = Text(no_wrap=True, overflow="ellipsis")
     bar.append(" gputop ", style="bold reverse")
     if snapshot is not None:
@@ -29,6 +34,8 @@ def title_text(
         if snapshot.source != "nvml":
             bar.append(f"  [{snapshot.source}]", style="italic")
     bar.append_text(mode)
+    if late_s is not None:
+        bar.append(f"  last sample {fmt_age(late_s)} ago ", style="bold reverse yellow")
     if recording is not None:
         bar.append(f"  ● REC {recording}", style="bold red")
     if readonly:

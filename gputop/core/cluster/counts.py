@@ -1,0 +1,78 @@
+"""The fleet summary's GPU counts: one table entry per count, counted and listed by Prometheus.
+
+Each entry selects the GPUs it counts with one PromQL expression (``%H`` stands for the
+host matcher of gputop's metrics, ``%D`` for DCGM exporter's). A count is known when some
+exporter serves one of its ``requires`` metrics; until then it is shown as absent, never 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from gputop.core import metric_names
+
+# The cards' "hot": within 5 °C of the GPU's own slowdown temperature (DCGM exporter serves none:
+# there 85 °C stands for it). One subtraction per GPU keeps it to a single pass over both metrics.
+HOT_MARGIN_C = 5.0
+DEFAULT_SLOWDOWN_C = 85.0
+# issue 10's defaults: idle for 10 minutes.
+IDLE_AFTER_S = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class FleetCount:
+    """One count: its key (which lists its GPUs), its label and the GPUs it selects."""
+
+    key: str
+    label: str
+    select: str  # one series per GPU, by (hostname, gpu); its value is what the list shows
+    requires: tuple[str, ...]
+    worst: Literal["topk", "bottomk"] = "topk"
+    unit: Literal["seconds", "celsius", "none"] = "none"
+
+
+_TEMPERATURE = "gputop_gpu_temperature_celsius{%H}"
+_SLOWDOWN = "gputop_gpu_temperature_slowdown_celsius{%H}"
+_HOT_FALLBACK = DEFAULT_SLOWDOWN_C - HOT_MARGIN_C
+
+COUNTS = (
+    FleetCount(
+        "f",
+        "filling",
+        f"{metric_names.GPU_SECONDS_TO_FULL}{{%H}}",
+        (metric_names.GPU_LOST,),
+        worst="bottomk",
+        unit="seconds",
+    ),
+    FleetCount(
+        "h",
+        "hot",
+        f"({_TEMPERATURE} - {_SLOWDOWN} >= -{HOT_MARGIN_C:g})"
+        f' or label_replace(DCGM_FI_DEV_GPU_TEMP{{GPU_I_ID="",%D}} >= {_HOT_FALLBACK:g},'
+        ' "hostname", "$1", "Hostname", "(.*)")',
+        ("gputop_gpu_temperature_celsius", "DCGM_FI_DEV_GPU_TEMP"),
+        unit="celsius",
+    ),
+    FleetCount("l", "lost", f"{metric_names.GPU_LOST}{{%H}} == 1", (metric_names.GPU_LOST,)),
+    FleetCount(
+        "i",
+        "idle-hogged",
+        f"gputop_process_idle_seconds{{%H}} >= {IDLE_AFTER_S:g}",
+        ("gputop_process_idle_seconds",),
+        unit="seconds",
+    ),
+    FleetCount(
+        "u",
+        "unhealthy",
+        'gputop_gpu_ecc_errors_uncorrected_total{%H} > 0 or gputop_gpu_remapped_rows{kind=~"pending|failure",%H} > 0',
+        ("gputop_gpu_ecc_errors_uncorrected_total", "gputop_gpu_remapped_rows"),
+    ),
+)
+COUNT_BY_KEY = {count.key: count for count in COUNTS}
+
+
+def per_gpu(count: FleetCount, gputop_hosts: str, dcgm_hosts: str) -> str:
+    """The count's GPUs, one series per (hostname, gpu), with the host matchers filled in."""
+    select = count.select.replace("%H", gputop_hosts).replace("%D", dcgm_hosts)
+    return f"max by (hostname, gpu) ({select})"

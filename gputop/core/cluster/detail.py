@@ -1,0 +1,127 @@
+"""One host's exporter, GPUs and processes, from every series Prometheus holds of it (read while its screen is open)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gputop.core import metric_names
+from gputop.core.cluster import queries
+from gputop.core.cluster.client import PrometheusClient, Sample
+from gputop.core.cluster.model import ClusterGpu, ClusterProcess, HostDetail
+
+# DCGM exporter's fields as gputop's (MiB -> bytes where needed).
+_DCGM_FIGURES = {
+    "DCGM_FI_DEV_FB_USED": ("memory_used", queries.MIB),
+    "DCGM_FI_DEV_FB_FREE": ("memory_free", queries.MIB),
+    "DCGM_FI_DEV_FB_RESERVED": ("memory_reserved", queries.MIB),
+    "DCGM_FI_DEV_GPU_UTIL": ("utilization_gpu", 1),
+    "DCGM_FI_DEV_GPU_TEMP": ("temperature", 1),
+    "DCGM_FI_DEV_POWER_USAGE": ("power_draw", 1),
+}
+_INFO = metric_names.EXPORTER_INFO + "_info"
+_ERRORS = metric_names.SAMPLE_ERRORS + "_total"
+_NOT_INFO = frozenset(("__name__", "hostname", "instance", "job"))
+
+
+@dataclass(slots=True)
+class _Gpu:
+    uuid: str | None = None
+    name: str | None = None
+    figures: dict[str, float] = field(default_factory=dict)
+    seconds_to_full: float | None = None
+    lost: bool = False
+
+
+def read_detail(client: PrometheusClient, hostname: str, now: float, lookback_s: float) -> HostDetail:
+    """The host's series now; when it serves no GPU any more, the last GPU figures Prometheus kept."""
+    detail = parse_detail(hostname, client.query(queries.detail_query(hostname), now), live=True)
+    if detail.gpus:
+        return detail
+    return parse_detail(hostname, client.query(queries.kept_detail_query(hostname, lookback_s), now), live=False)
+
+
+def parse_detail(hostname: str, samples: list[Sample], live: bool) -> HostDetail:
+    """A HostDetail from one host's series (gputop's names in ``metric_names``, or DCGM exporter's)."""
+    gpus: dict[int, _Gpu] = {}
+    processes: list[ClusterProcess] = []
+    exporter: dict[str, float] = {}
+    info: dict[str, str] = {}
+    for sample in samples:
+        name = sample.labels.get("__name__", "")
+        labels = sample.labels
+        if math.isnan(sample.value):
+            continue
+        if name == metric_names.PROCESS_GPU_MEMORY:
+            if live and (process := _process(hostname, labels, sample.value)) is not None:
+                processes.append(process)
+            continue
+        if name in (metric_names.UP, _ERRORS, metric_names.LAST_SAMPLE_TIMESTAMP):
+            exporter[name] = sample.value
+            continue
+        if name == _INFO:
+            info = {k: v for k, v in labels.items() if k not in _NOT_INFO}
+            continue
+        gpu = _gpu(gpus, labels)
+        if gpu is None:
+            continue
+        if (figure := metric_names.GPU_FIGURE_BY_NAME.get(name)) is not None:
+            gpu.figures[figure.field] = figure.read_back(sample.value)
+        elif name == metric_names.GPU_LOST:
+            gpu.lost = sample.value == 1.0
+        elif name == metric_names.GPU_SECONDS_TO_FULL:
+            # A forecast is about now: one Prometheus merely kept is not shown.
+            gpu.seconds_to_full = sample.value if live else None
+        elif name in _DCGM_FIGURES:
+            field_name, scale = _DCGM_FIGURES[name]
+            gpu.figures[field_name] = sample.value * scale
+    up = exporter.get(metric_names.UP)
+    return HostDetail(
+        hostname=hostname,
+        live=live,
+        gpus=tuple(_finish(index, gpus[index]) for index in sorted(gpus)),
+        processes=tuple(sorted(processes, key=lambda p: (p.gpu_index, -p.gpu_memory, p.pid))),
+        exporter_up=None if up is None else up == 1.0,
+        sample_errors=exporter.get(_ERRORS),
+        last_sample=exporter.get(metric_names.LAST_SAMPLE_TIMESTAMP),
+        info=info,
+    )
+
+
+def _gpu(gpus: dict[int, _Gpu], labels: Mapping[str, str]) -> _Gpu | None:
+    if "GPU_I_ID" in labels:
+        return None
+    try:
+        index = int(labels.get("gpu", ""))
+    except ValueError:
+        return None
+    gpu = gpus.setdefault(index, _Gpu())
+    gpu.uuid = gpu.uuid or labels.get("uuid") or labels.get("UUID") or None
+    gpu.name = gpu.name or labels.get("name") or labels.get("modelName") or None
+    return gpu
+
+
+def _finish(index: int, gpu: _Gpu) -> ClusterGpu:
+    figures = gpu.figures
+    if "memory_total" not in figures and "memory_used" in figures and "memory_free" in figures:
+        figures["memory_total"] = figures["memory_used"] + figures["memory_free"] + figures.get("memory_reserved", 0.0)
+    return ClusterGpu(
+        index=index, uuid=gpu.uuid, name=gpu.name, figures=figures, seconds_to_full=gpu.seconds_to_full, lost=gpu.lost
+    )
+
+
+def _process(hostname: str, labels: Mapping[str, str], memory: float) -> ClusterProcess | None:
+    try:
+        gpu_index, pid = int(labels.get("gpu", "")), int(labels.get("pid", ""))
+    except ValueError:
+        return None
+    return ClusterProcess(
+        hostname=hostname,
+        gpu_index=gpu_index,
+        pid=pid,
+        user=labels.get("user") or None,
+        command=labels.get("command") or None,
+        container=labels.get("container") or None,
+        gpu_memory=memory,
+    )

@@ -1,0 +1,238 @@
+"""The web server of ``gputop serve``: textual-serve, guarded by a token and a tab cap, leaving no orphans.
+
+textual-serve's ``Server`` builds the aiohttp application, the index page and
+the websocket handler in one piece, and its ``AppService`` keeps the child
+process to itself, started through a shell and stopped by asking it to quit
+and waiting as long as that takes. Checking every request, capping the tabs
+and ending every process for sure need hooks it does not offer, so this module
+subclasses both; it is the only place that touches their private names
+(``_make_app``, ``_process_messages``, ``_open_app_process``, ``_process``,
+``_stdin``, ``_task``), and keeps textual-serve's page, script and protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import html
+import ipaddress
+import signal
+import sys
+from asyncio.subprocess import PIPE, Process
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import aiohttp_jinja2
+from aiohttp import web
+from textual_serve.app_service import AppService
+from textual_serve.server import Server, to_int
+
+# A tab whose gputop is running gets this long to quit when asked, then SIGTERM, then SIGKILL.
+QUIT_GRACE_S = 3.0
+TERM_GRACE_S = 2.0
+_LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def is_loopback(host: str) -> bool:
+    """True for an address (or the name ``localhost``) that only this machine can reach."""
+    if host.lower() in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def page(status: int, title: str, message: str) -> web.Response:
+    """A small HTML page that says why, for the statuses a browser user may meet."""
+    title, message = html.escape(title), html.escape(message)
+    body = (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>gputop: {title}</title></head>"
+        "<body style='background:#0c181f;color:#e0e0e0;font-family:monospace;padding:2em'>"
+        f"<h1>gputop: {title}</h1><p>{message}</p></body></html>"
+    )
+    return web.Response(status=status, text=body, content_type="text/html")
+
+
+class Tab(AppService):
+    """One browser tab's gputop: started without a shell in its own session, always ended."""
+
+    def __init__(self, argv: list[str], **kwargs: Any) -> None:
+        super().__init__(" ".join(argv), **kwargs)
+        self.argv = argv
+        self.running = False  # the app has drawn something, so it can be asked to quit
+        self._ending: asyncio.Future[None] | None = None
+
+    @property
+    def process(self) -> Process | None:
+        return self._process
+
+    async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
+        # Its own session: a Ctrl+C in the server's terminal reaches the server, which ends the tabs.
+        process = await asyncio.create_subprocess_exec(
+            *self.argv,
+            stdin=PIPE,
+            stdout=PIPE,
+            stderr=PIPE,
+            env=self._build_environment(width=width, height=height),
+            start_new_session=True,
+        )
+        self._process = process
+        self._stdin = process.stdin
+        return process
+
+    async def on_data(self, payload: bytes) -> None:
+        self.running = True
+        await super().on_data(payload)
+
+    async def stop(self) -> None:
+        """End the process (once, however often called, and even if the caller is cancelled)."""
+        if self._ending is None:
+            self._ending = asyncio.ensure_future(self._end())
+        await asyncio.shield(self._ending)
+
+    async def _end(self) -> None:
+        process = self._process
+        if process is None:
+            return
+        if self.running and process.returncode is None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(super().stop(), QUIT_GRACE_S)
+        if process.returncode is None:
+            process.terminate()
+            try:
+                await asyncio.wait_for(process.wait(), TERM_GRACE_S)
+            except asyncio.TimeoutError:
+                process.kill()
+        await process.wait()
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task  # ends at the closed stdout
+            self._task = None
+
+
+class GputopServer(Server):
+    """textual-serve's server with a token (when set), a same-origin check, a tab cap and clean exits."""
+
+    def __init__(self, argv: list[str], *, host: str, port: int, token: str | None, max_tabs: int) -> None:
+        super().__init__(" ".join(argv), host=host, port=port, title="gputop")
+        self.argv = argv
+        self.token = token
+        self.max_tabs = max_tabs
+        self.cookie = "gputop_token"  # then named after the bound port: tabs on two servers keep their own
+        self.tabs: dict[Tab, web.WebSocketResponse] = {}
+
+    async def _make_app(self) -> web.Application:
+        app = await super()._make_app()
+
+        @web.middleware
+        async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+            refusal = self.refusal(request)
+            if refusal is not None:
+                return refusal
+            response = await handler(request)
+            if self.token is not None and "token" in request.query and not response.prepared:
+                # The page's script, styles and websocket then carry the token without it in their URLs.
+                response.set_cookie(self.cookie, self.token, httponly=True, samesite="Strict")
+            return response
+
+        app.middlewares.append(guard)
+        return app
+
+    def refusal(self, request: web.Request) -> web.Response | None:
+        """The 403 page for a request that may not be served, before anything else happens; None if it may."""
+        if self.token is not None:
+            given = request.query.get("token") or request.cookies.get(self.cookie) or ""
+            if not hmac.compare_digest(given.encode(), self.token.encode()):
+                return page(
+                    403, "token needed",
+                    "This server needs its token: open the full URL that `gputop serve` printed when it started "
+                    "(it ends in ?token=...).",
+                )
+        elif not is_loopback(request.url.host or ""):
+            # Without a token only this machine may connect; a page whose name was made to point
+            # here (DNS rebinding) still says its own name in the Host header.
+            return page(403, "not this name", "Open this server as localhost, 127.0.0.1 or [::1].")
+        origin = request.headers.get("Origin")
+        if request.path == "/ws" and origin is not None and origin != f"{request.scheme}://{request.host}":
+            # Browsers let any page open a websocket anywhere; only gputop's own page may.
+            return page(403, "other site", "Only gputop's own page may connect here.")
+        return None
+
+    def full(self) -> web.Response | None:
+        if len(self.tabs) < self.max_tabs:
+            return None
+        return page(
+            503, "all tabs in use",
+            f"This server already runs {len(self.tabs)} gputop tab(s), its limit ([serve] max_tabs in the "
+            "settings file). Close one of them and reload this page.",
+        )
+
+    async def on_startup(self, app: web.Application) -> None:
+        """Quiet: ``serve`` prints the one line that matters."""
+
+    async def handle_index(self, request: web.Request) -> web.Response:
+        refusal = self.full()
+        if refusal is not None:
+            return refusal
+        websocket_scheme = "wss" if request.secure else "ws"
+        context = {
+            "font_size": to_int(request.query.get("fontsize", "16"), 16),
+            # Built from the address the browser used, so a tunnel or another name works.
+            "app_websocket_url": f"{websocket_scheme}://{request.host}/ws",
+            "config": {"static": {"url": f"{request.scheme}://{request.host}/static/"}},
+            "application": {"name": self.title},
+        }
+        response = aiohttp_jinja2.render_template("app_index.html", request, context)
+        # Not kept in the back/forward cache either, where a page left open would hold its tab's gputop.
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    async def handle_websocket(self, request: web.Request) -> web.StreamResponse:  # type: ignore[override]
+        refusal = self.full()
+        if refusal is not None:
+            return refusal
+        websocket = web.WebSocketResponse(heartbeat=15)
+        tab = Tab(
+            self.argv,
+            write_bytes=websocket.send_bytes,
+            write_str=websocket.send_str,
+            close=websocket.close,
+            download_manager=self.download_manager,
+        )
+        self.tabs[tab] = websocket  # counted before the first await, so the cap holds under a rush
+        try:
+            await websocket.prepare(request)
+            await tab.start(to_int(request.query.get("width", "80"), 80), to_int(request.query.get("height", "24"), 24))
+            await self._process_messages(websocket, tab)
+        except ConnectionError:
+            pass  # the browser went away
+        except Exception as error:
+            # Something not textual-serve's protocol, or a gputop that could not start: this tab only.
+            print(f"gputop: a browser tab ended: {error or type(error).__name__}", file=sys.stderr)
+        finally:
+            await tab.stop()
+            del self.tabs[tab]
+        return websocket
+
+    async def run(self, started: Callable[[list[Any]], None]) -> None:
+        """Serve until SIGINT or SIGTERM, then end every tab; raises OSError when it cannot listen."""
+        runner = web.AppRunner(await self._make_app(), access_log=None, shutdown_timeout=TERM_GRACE_S)
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, self.host, self.port)
+            await site.start()
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(signum, stop.set)
+            self.cookie = f"gputop_token_{runner.addresses[0][1]}"
+            started(runner.addresses)
+            await stop.wait()
+            await asyncio.gather(*(tab.stop() for tab in list(self.tabs)))
+            await asyncio.gather(*(websocket.close() for websocket in list(self.tabs.values())))
+        finally:
+            await runner.cleanup()

@@ -1,0 +1,140 @@
+"""The hosts, one line each, drawn with the line API: only the lines on screen are ever built.
+
+10,000 hosts cost what 100 do to scroll and to refresh: a refresh swaps the list and
+repaints the screenful that shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.events import Click
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from gputop.core.cluster.model import ClusterHost
+from gputop.ui.cluster.render import HEADER, host_cells, row_text
+
+_CURSOR = Style(reverse=True)
+
+
+class HostList(ScrollView, can_focus=True):
+    """Hosts in the order given; the cursor follows its host across refreshes and sorts."""
+
+    BINDINGS = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "cursor(-10000000)", "First", show=False),
+        Binding("end", "cursor(10000000)", "Last", show=False),
+        Binding("enter", "open", "Host", show=False),
+    ]
+
+    class Opened(Message):
+        """Enter (or a click on the selected row) on a host."""
+
+        def __init__(self, hostname: str) -> None:
+            super().__init__()
+            self.hostname = hostname
+
+    def __init__(self, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.hosts: Sequence[ClusterHost] = ()
+        self.history: Mapping[str, tuple[float | None, ...]] = {}
+        self.cursor = 0
+        self.now = 0.0
+        self.answering = True
+        self.empty_message = "waiting for Prometheus…"
+
+    # -- what the app and tests read ------------------------------------------------------
+
+    @property
+    def selected(self) -> ClusterHost | None:
+        return self.hosts[self.cursor] if 0 <= self.cursor < len(self.hosts) else None
+
+    def on_screen(self) -> list[str]:
+        """The hostnames of the lines now visible."""
+        top = int(self.scroll_offset.y)
+        return [h.hostname for h in self.hosts[top : top + max(1, self.size.height - 1)]]
+
+    def line_text(self, index: int) -> str:
+        """Row ``index`` as plain text, as drawn."""
+        return self._row(self.hosts[index]).plain
+
+    # -- updating ---------------------------------------------------------------------------
+
+    def show(self, hosts: Sequence[ClusterHost], keep: str | None) -> None:
+        """Show these hosts; the cursor stays on ``keep`` if it is still listed."""
+        self.hosts = hosts
+        index = next((i for i, h in enumerate(hosts) if h.hostname == keep), None) if keep is not None else None
+        self.cursor = min(self.cursor if index is None else index, max(0, len(hosts) - 1))
+        self.virtual_size = Size(self._width(), len(hosts) + 1)
+        self._scroll_to_cursor()
+        self.refresh()
+
+    def _width(self) -> int:
+        return HEADER.cell_len
+
+    # -- keys and mouse -------------------------------------------------------------------
+
+    def action_cursor(self, step: int) -> None:
+        if not self.hosts:
+            return
+        self.cursor = max(0, min(len(self.hosts) - 1, self.cursor + step))
+        self._scroll_to_cursor()
+        self.refresh()
+
+    def action_page(self, direction: int) -> None:
+        self.action_cursor(direction * max(1, self.size.height - 2))
+
+    def _scroll_to_cursor(self) -> None:
+        top = int(self.scroll_offset.y)
+        rows = max(1, self.size.height - 1)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + rows:
+            self.scroll_to(y=self.cursor - rows + 1, animate=False, immediate=True)
+
+    def on_click(self, event: Click) -> None:
+        index = int(self.scroll_offset.y) + event.y - 1
+        if event.y < 1 or not 0 <= index < len(self.hosts):
+            return
+        if index == self.cursor and event.chain > 1:
+            self.post_message(self.Opened(self.hosts[index].hostname))
+        self.cursor = index
+        self.refresh()
+
+    def action_open(self) -> None:
+        if (host := self.selected) is not None:
+            self.post_message(self.Opened(host.hostname))
+
+    # -- drawing --------------------------------------------------------------------------
+
+    def _row(self, host: ClusterHost) -> Text:
+        return row_text(host_cells(host, self.history.get(host.hostname), self.now, self.answering))
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        base = self.rich_style
+        scroll_x = int(self.scroll_offset.x)
+        if y == 0:
+            line = HEADER
+        else:
+            index = y - 1 + int(self.scroll_offset.y)
+            if index >= len(self.hosts):
+                if not self.hosts and y == 1:
+                    message = Segment(f"  {self.empty_message}", base + Style(dim=True, italic=True))
+                    return Strip([message]).crop_extend(0, width, base)
+                return Strip.blank(width, base)
+            line = self._row(self.hosts[index])
+            if index == self.cursor:
+                line.stylize(_CURSOR)
+        segments = [Segment(text, base + style if style else base) for text, style, _ in line.render(self.app.console)]
+        return Strip(segments).crop_extend(scroll_x, scroll_x + width, base)

@@ -1,0 +1,60 @@
+"""The cluster app's messages, from its worker threads to the UI, and what it reads the cluster through."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Protocol
+
+from textual.message import Message
+
+from gputop.core.cluster.client import ErrorKind
+from gputop.core.cluster.model import ClusterState, GpuFinding, HostDetail
+
+
+class ClusterFetcher(Protocol):
+    """What the app reads the cluster through (a ClusterReader; a fake in tests)."""
+
+    def fetch(self, history_for: Collection[str] = (), detail_for: str | None = None) -> ClusterState: ...
+    def history(self, hostnames: Collection[str]) -> dict[str, tuple[float | None, ...]]: ...
+    def detail(self, hostname: str) -> HostDetail: ...
+    def gpus(self, key: str) -> tuple[GpuFinding, ...]: ...
+
+
+@dataclass
+class Fetched(Message):
+    """One refresh arrived from the worker thread."""
+
+    state: ClusterState
+
+
+@dataclass
+class FetchFailed(Message):
+    """Prometheus could not be read."""
+
+    reason: str
+    kind: ErrorKind
+
+
+@dataclass
+class LookupFailed(Message):
+    """A host's detail or a count's GPUs could not be read (the refresh cycle goes on apart)."""
+
+    reason: str
+    kind: ErrorKind
+
+
+@dataclass
+class HistoryFetched(Message):
+    history: dict[str, tuple[float | None, ...]]
+
+
+@dataclass
+class DetailFetched(Message):
+    detail: HostDetail
+
+
+@dataclass
+class GpusFetched(Message):
+    key: str
+    gpus: tuple[GpuFinding, ...]

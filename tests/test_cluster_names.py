@@ -1,0 +1,106 @@
+"""The exporter and the cluster reader share one table of names: whatever ``gputop export`` serves is read back.
+
+No Prometheus here: the exporter's own text, parsed, stands in for the host's series.
+"""
+
+from __future__ import annotations
+
+import pytest
+from prometheus_client.exposition import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from gputop.core import metric_names
+from gputop.core.cluster.client import Sample
+from gputop.core.cluster.detail import parse_detail
+from gputop.core.cluster.model import HostDetail
+from gputop.core.exporter import SnapshotCollector, make_registry
+from gputop.core.model import GpuSample, HostSample, ProcessSample, Snapshot
+
+GIB = 1024**3
+
+FULL_GPU = GpuSample(
+    index=0,
+    name="NVIDIA H100 80GB HBM3",
+    uuid="GPU-aaaa",
+    memory_total=80 * GIB,
+    memory_used=60 * GIB,
+    memory_free=20 * GIB,
+    utilization_gpu=87.0,
+    utilization_memory=41.0,
+    temperature=71.0,
+    temperature_slowdown=87.0,
+    temperature_shutdown=92.0,
+    fan_speed=35.0,
+    power_draw=612.5,
+    power_limit=700.0,
+    clock_sm=1980,
+    clock_memory=2619,
+    processes=(ProcessSample(pid=101, gpu_index=0, type="C", gpu_memory=40 * GIB, user="alice", name="python",
+                             container="k8s:pod-1"),),
+)
+LOST_GPU = GpuSample(index=1, name="NVIDIA A100-SXM4-40GB", uuid="GPU-bbbb", lost=True)
+SNAPSHOT = Snapshot(
+    timestamp=1700000000.5,
+    hostname="node-1",
+    host=HostSample(),
+    gpus=(FULL_GPU, LOST_GPU),
+    driver_version="560.35.03",
+    cuda_driver_version="12.6",
+    source="nvml",
+)
+
+
+def exported() -> list[Sample]:
+    """What ``gputop export`` serves for SNAPSHOT, as the series Prometheus would hold."""
+    collector = SnapshotCollector()
+    collector.update(SNAPSHOT, {0: 1234.0})
+    text = generate_latest(make_registry(collector)).decode()
+    return [
+        Sample({"__name__": s.name, **s.labels, "instance": "node-1:9400", "job": "gputop"}, 0.0, s.value)
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    ]
+
+
+def read_back(detail: HostDetail, sample: Sample) -> object:
+    """Where the cluster reader put this exported series' value (in the exporter's unit)."""
+    name, labels = sample.labels["__name__"], sample.labels
+    if name == metric_names.UP:
+        return 1.0 if detail.exporter_up else 0.0
+    if name == metric_names.SAMPLE_ERRORS + "_total":
+        return detail.sample_errors
+    if name == metric_names.LAST_SAMPLE_TIMESTAMP:
+        return detail.last_sample
+    if name == metric_names.EXPORTER_INFO + "_info":
+        return 1.0 if {k: labels[k] for k in detail.info} == dict(detail.info) and len(detail.info) == 4 else None
+    if name == metric_names.PROCESS_GPU_MEMORY:
+        found = [p for p in detail.processes if (str(p.gpu_index), str(p.pid)) == (labels["gpu"], labels["pid"])]
+        return found[0].gpu_memory if found and (found[0].user, found[0].command) == (labels["user"],
+                                                                                     labels["command"]) else None
+    gpu = next(g for g in detail.gpus if str(g.index) == labels["gpu"])
+    assert (gpu.uuid, gpu.name) == (labels["uuid"], labels["name"])
+    if name == metric_names.GPU_LOST:
+        return 1.0 if gpu.lost else 0.0
+    if name == metric_names.GPU_SECONDS_TO_FULL:
+        return gpu.seconds_to_full
+    figure = metric_names.GPU_FIGURE_BY_NAME.get(name)
+    assert figure is not None, f"{name} is exported but the cluster reader does not read it back"
+    value = gpu.figure(figure.field)
+    return None if value is None else figure.export(value)
+
+
+def test_every_series_the_exporter_serves_is_read_back_by_the_cluster_reader_with_its_value() -> None:
+    samples = exported()
+    detail = parse_detail("node-1", samples, live=True)
+    names = {s.labels["__name__"] for s in samples}
+    # Every GPU figure of the table is served for a GPU that has them all (none left out by accident).
+    assert {f.name for f in metric_names.GPU_FIGURES} <= names
+    for sample in samples:
+        assert read_back(detail, sample) == pytest.approx(sample.value), sample.labels["__name__"]
+
+
+def test_the_figures_come_back_in_gputops_own_units() -> None:
+    gpu = parse_detail("node-1", exported(), live=True).gpus[0]
+    assert gpu.figure("utilization_gpu") == pytest.approx(87.0)
+    assert gpu.figure("clock_sm") == 1980.0
+    assert gpu.memory_percent == 75.0

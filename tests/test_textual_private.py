@@ -1,0 +1,180 @@
+"""Textual's and Rich's private names are used in ``gputop/ui/textual_private.py`` only, and still exist there."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import functools
+import importlib
+import inspect
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gputop.core.run_config import RunConfig
+from gputop.core.sampler import Sampler
+from gputop.core.sources.demo import DemoSource
+from gputop.ui import textual_private
+from gputop.ui.app import GpuTopApp
+from gputop.ui.textual_private import check_internals
+
+PACKAGE = Path(__file__).resolve().parent.parent / "gputop"
+ALLOWED = PACKAGE / "ui" / "textual_private.py"
+FOREIGN = ("textual", "rich")
+SELF_ATTRIBUTE = re.compile(r"self\.(_\w+)")
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _modules() -> list[Path]:
+    return sorted(path for path in PACKAGE.rglob("*.py") if path != ALLOWED)
+
+
+@functools.cache
+def _own_private_names() -> frozenset[str]:
+    """Every private name gputop itself defines (functions, classes, attributes, variables)."""
+    names: set[str] = set()
+    for path in [*_modules(), ALLOWED]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return frozenset(name for name in names if _private(name))
+
+
+@functools.cache
+def _library_private_names() -> frozenset[str]:
+    """Every private name Textual's and Rich's sources define or use as an attribute."""
+    names: set[str] = set()
+    for package in FOREIGN:
+        root = Path(importlib.import_module(package).__file__ or "").parent
+        for path in root.rglob("*.py"):
+            names.update(re.findall(r"(?:\.|def |class |^\s*)(_[A-Za-z]\w*)", path.read_text(), re.M))
+    return frozenset(name for name in names if _private(name))
+
+
+def private_uses(source: str) -> list[str]:
+    """Where ``source`` imports, reads or calls up to a private Textual or Rich name."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in FOREIGN:
+            if any(map(_private, node.module.split("."))):
+                found.append(f"{node.lineno}: {node.module}")
+            found += [f"{node.lineno}: {node.module}.{alias.name}" for alias in node.names if _private(alias.name)]
+        elif isinstance(node, ast.Import):
+            found += [
+                f"{node.lineno}: {alias.name}"
+                for alias in node.names
+                if alias.name.split(".")[0] in FOREIGN and any(map(_private, alias.name.split(".")))
+            ]
+        elif isinstance(node, ast.Attribute) and _private(node.attr):
+            value = node.value
+            is_super = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super"
+            # x._name that gputop does not define but Textual or Rich does: theirs.
+            if is_super or (node.attr not in _own_private_names() and node.attr in _library_private_names()):
+                found.append(f"{node.lineno}: .{node.attr}")
+    return found
+
+
+def _names_set_by(class_source: str) -> set[str]:
+    """The private methods, class attributes and ``self._x`` attributes a class's own source defines or uses."""
+    (node,) = ast.parse(textwrap.dedent(class_source)).body
+    assert isinstance(node, ast.ClassDef)
+    names = set(SELF_ATTRIBUTE.findall(class_source))
+    for statement in node.body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+            names.add(statement.name)
+        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            names.add(statement.target.id)
+        elif isinstance(statement, ast.Assign):
+            names.update(target.id for target in statement.targets if isinstance(target, ast.Name))
+    return {name for name in names if _private(name)}
+
+
+@functools.cache
+def _private_names_of(base: type) -> frozenset[str]:
+    """The private names a Textual or Rich class defines or sets on itself."""
+    names = {name for name in vars(base) if _private(name)}
+    with contextlib.suppress(OSError, TypeError):  # no source to read: its class attributes must do
+        names.update(SELF_ATTRIBUTE.findall(inspect.getsource(base)))
+    return frozenset(names)
+
+
+def test_the_check_finds_private_imports_reads_and_overrides() -> None:
+    source = textwrap.dedent(
+        """
+        from textual._compositor import ChopsUpdate
+        import rich._wrap
+        from textual.app import _private_thing
+        def sgr(style, console):
+            return style._link or console._color_system
+        class Box(Input):
+            async def _on_key(self, event):
+                await super()._on_key(event)
+        """
+    )
+    assert private_uses(source) == [
+        "2: textual._compositor",
+        "3: rich._wrap",
+        "4: textual.app._private_thing",
+        "6: ._link",
+        "6: ._color_system",
+        "9: ._on_key",
+    ]
+
+
+def test_no_module_but_textual_private_uses_a_private_textual_or_rich_name() -> None:
+    found = [f"{path.name}:{use}" for path in _modules() for use in private_uses(path.read_text())]
+    assert found == []
+
+
+def test_no_class_but_textual_private_overrides_a_private_textual_or_rich_name() -> None:
+    found = []
+    for path in _modules():
+        if path.name == "__main__.py":  # importing it would run gputop
+            continue
+        module_name = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        module = importlib.import_module(module_name)
+        for _name, cls in inspect.getmembers(module, inspect.isclass):
+            bases = [base for base in cls.__mro__[1:] if base.__module__.split(".")[0] in FOREIGN]
+            if cls.__module__ != module_name or not bases:
+                continue
+            theirs = set().union(*(_private_names_of(base) for base in bases))
+            # A private name of our own that Textual or Rich also uses on the same object overrides theirs.
+            found += [f"{path.name}: {cls.__name__}.{name}" for name in _names_set_by(inspect.getsource(cls)) & theirs]
+    assert found == []
+
+
+def test_the_private_names_the_writer_needs_exist_in_this_textual() -> None:
+    assert check_internals() is None
+
+
+def test_a_private_name_of_another_shape_turns_the_writer_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    class LayoutUpdate:  # as a Textual that renamed the parameters would have it
+        def __init__(self, lines: object) -> None:
+            self.lines = lines
+
+    monkeypatch.setattr(textual_private, "LayoutUpdate", LayoutUpdate)
+    assert check_internals() == "LayoutUpdate.__init__ takes (self, lines), expected (self, strips, region)"
+
+
+NOTICE = "textual._compositor cannot be imported; Textual draws the screen itself"
+
+
+@pytest.mark.parametrize(("debug", "said"), [(False, []), (True, [NOTICE])])
+async def test_only_debug_says_at_start_that_textual_draws_the_screen(
+    monkeypatch: pytest.MonkeyPatch, debug: bool, said: list[str]
+) -> None:
+    monkeypatch.setattr(textual_private, "check_internals", lambda: "textual._compositor cannot be imported")
+    app = GpuTopApp(Sampler(DemoSource(gpu_count=1, seed=1)), RunConfig(debug=debug), start_sampler=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert app.changed_cells_off == "textual._compositor cannot be imported"
+        assert [n.message for n in app._notifications if n.title == "Full redraw"] == said
