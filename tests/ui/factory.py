@@ -5,6 +5,8 @@ from __future__ import annotations
 import signal as signal_module
 from collections.abc import Iterable
 
+from textual.widgets import Static
+
 from gputop.core.actions import Outcome, SignalResult, signal_name
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessIdentity, ProcessSample, Snapshot
 from gputop.core.procdetail import ProcessDetail
@@ -223,3 +225,8 @@ def screen_text(app: GpuTopApp) -> str:
     """What the terminal shows now, line by line."""
     strips = app.screen._compositor.render_strips()
     return "\n".join("".join(segment.text for segment in strip) for strip in strips)
+
+
+def kill_targets(app: GpuTopApp) -> str:
+    """The processes the kill dialog on screen lists, as the user reads them."""
+    return str(app.screen.query_one("#kill-targets", Static).content)

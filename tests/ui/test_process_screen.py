@@ -12,9 +12,9 @@ from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.detail import DetailScreen
 from gputop.ui.screens.kill import KillScreen
 from gputop.ui.screens.process import ProcessScreen
-from gputop.ui.widgets.history_chart import HistoryChart, round_ticks
+from gputop.ui.widgets.history_chart import HistoryChart
 
-from .factory import NOW, SIGTERM, RecordingSource, make_app, notices, screen_text, two_gpu_snapshot
+from .factory import NOW, SIGTERM, RecordingSource, kill_targets, make_app, notices, screen_text, two_gpu_snapshot
 
 LONG_COMMAND = (
     "python -m vllm.entrypoints.openai.api_server --model mistralai/Mistral-7B-Instruct-v0.3 "
@@ -101,13 +101,6 @@ async def test_the_whole_command_and_every_fact_are_shown(size: tuple[int, int])
         assert len(app.history.process(VLLM).timestamps) == 40
 
 
-def test_axis_ticks_are_round() -> None:
-    assert round_ticks(0, 80, 5) == [0, 20, 40, 60, 80]
-    assert round_ticks(0, 83.3, 4) == [0, 50, 100]
-    assert round_ticks(0, 7.1, 5) == [0, 2, 4, 6, 8]
-    assert round_ticks(0, 0.3, 4) == [0, 0.1, 0.2, 0.3]
-
-
 async def test_k_on_the_process_screen_asks_then_signals_that_process() -> None:
     source = source_with_detail()
     app = make_app(source)
@@ -116,7 +109,7 @@ async def test_k_on_the_process_screen_asks_then_signals_that_process() -> None:
         await pilot.press("k")
         dialog = app.screen
         assert isinstance(dialog, KillScreen)
-        assert "PID 102" in dialog.target_text() and "python -m vllm serve" in dialog.target_text()
+        assert "PID 102" in kill_targets(app) and "python -m vllm serve" in kill_targets(app)
         await pilot.press("enter")  # SIGTERM, the first choice
         await app.workers.wait_for_complete()
         await pilot.pause()

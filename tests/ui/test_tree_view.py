@@ -10,7 +10,7 @@ from textual.pilot import Pilot
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.kill import KillScreen
 
-from .factory import gpu, make_app, notices, proc, screen_text, snapshot
+from .factory import gpu, kill_targets, make_app, notices, proc, screen_text, snapshot
 
 TORCHRUN = "torchrun --nproc-per-node 2 pretrain.py"
 
@@ -97,4 +97,4 @@ async def test_enter_and_k_on_a_launcher_say_to_pick_a_worker() -> None:
         assert not isinstance(app.screen, KillScreen)
         assert notices(app)[-1] == note
         await pilot.press("down", "k")  # worker 402
-        assert isinstance(app.screen, KillScreen) and "PID 402" in app.screen.target_text()
+        assert isinstance(app.screen, KillScreen) and "PID 402" in kill_targets(app)

@@ -136,8 +136,10 @@ class ProcessScreen(Screen[None]):
         with VerticalScroll(id="process-facts"):
             yield Static(id="process-info")
         with Grid(id="process-charts"):
-            for name, _title, _colour in self._CHARTS:
-                yield HistoryChart(id=f"process-chart-{name}")
+            for name, title, colour in self._CHARTS:
+                chart = HistoryChart(colour, id=f"process-chart-{name}")
+                chart.border_title = title
+                yield chart
         yield Footer()
 
     def on_mount(self) -> None:
@@ -208,9 +210,9 @@ class ProcessScreen(Screen[None]):
             "cpu": (list(history.cpu_percent), 100.0),
             "host_memory": (host_memory, None),
         }
-        for name, title, colour in self._CHARTS:
-            values, high = series[name]
-            self.query_one(f"#process-chart-{name}", HistoryChart).plot(title, times, values, colour, high=high)
+        for name, _title, _colour in self._CHARTS:
+            values, limit = series[name]
+            self.query_one(f"#process-chart-{name}", HistoryChart).show(times, values, limit)
 
     # -- actions ---------------------------------------------------------------------
 
