@@ -24,6 +24,7 @@ from gputop.core.diagnosis.metrics import XidCounter, diagnosis_families
 from gputop.core.foresight import Watcher
 from gputop.core.metric_names import (
     EXPORTER_INFO,
+    GPU_ANSWERING,
     GPU_FIGURES,
     GPU_LABELS,
     GPU_LOST,
@@ -159,7 +160,7 @@ def _gpu_families(
         lost.add_metric(_gpu_labels(hostname, gpu), 1.0 if gpu.lost else 0.0)
     yield lost
     answering = GaugeMetricFamily(
-        "gputop_gpu_answering",
+        GPU_ANSWERING,
         "0 while a driver call to the GPU has not come back within the deadline (its figures are then left out).",
         labels=GPU_LABELS,
     )

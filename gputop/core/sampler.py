@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from gputop.core.host import HostReader
-from gputop.core.model import GpuSample, MigSample, ProcessSample, Snapshot
+from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
 from gputop.core.procinfo import HostFacts, ProcessInfo
 from gputop.core.sources.base import GpuSource
 from gputop.core.sources.lanes import Lane
@@ -37,6 +37,8 @@ class Sampler:
         self._gpu_reader: Lane | None = None
         self._gpus_read = threading.Event()
         self._pids: list[int] = []  # the GPU processes of the last sample
+        # GPU readings taken by first_look() that the next sample() joins instead of reading again.
+        self._first_gpus: tuple[GpuSample, ...] | None = None
 
     def open(self) -> None:
         """Open the source; raises SourceUnavailable."""
@@ -47,10 +49,23 @@ class Sampler:
         if self._gpu_reader is not None:
             self._gpu_reader.stop()
 
+    def first_look(self) -> Snapshot:
+        """What the source gives at once, without host facts: enough for a first frame.
+
+        The next sample() completes these same readings with the host facts instead of reading
+        the GPUs again.
+        """
+        self._first_gpus = self.source.sample()
+        return self._snapshot(HostSample(), self._first_gpus)
+
     def sample(self) -> Snapshot:
+        first, self._first_gpus = self._first_gpus, None
         if self.source.simulated:
-            gpus = self.source.sample()
+            gpus = first or self.source.sample()
             host = self.source.sample_host() or self._host.sample()
+        elif first is not None:
+            host = self.source.sample_host() or self._host.sample()
+            gpus = self._join_host_facts(first)
         else:
             # A driver's calls take milliseconds each: the host is read meanwhile, and the facts
             # of the processes the GPUs listed last time.
@@ -58,12 +73,17 @@ class Sampler:
                 self._gpu_reader = Lane("gputop-gpus", self._gpus_read.set)
             self._gpus_read.clear()
             ticket = self._gpu_reader.submit(self.source.sample)
-            host = self.source.sample_host() or self._host.sample()
-            self.process_info.read_ahead(self._pids)
-            self._gpus_read.wait()
+            try:
+                host = self.source.sample_host() or self._host.sample()
+                self.process_info.read_ahead(self._pids)
+            finally:
+                self._gpus_read.wait()  # never leave a read behind to refuse the next tick's
             if ticket is None:
                 raise RuntimeError("the GPUs are still being read")
             gpus = self._join_host_facts(ticket.outcome())
+        return self._snapshot(host, gpus)
+
+    def _snapshot(self, host: HostSample, gpus: tuple[GpuSample, ...]) -> Snapshot:
         return Snapshot(
             timestamp=self._clock(),
             hostname=self._hostname,

@@ -275,6 +275,9 @@ class GpuTopApp(ChangedCellsApp[int]):
         else:
             self.sub_title = f"every {self.interval_s:g}s" + (" · FROZEN" if self.frozen else "")
         self.query_one(TitleBar).show(bar)
+        screen = self.screen
+        if hasattr(screen, "update_title"):
+            screen.update_title()
 
     def _late_s(self) -> float | None:
         """The age of the newest sample when live sampling is late (older than two intervals)."""

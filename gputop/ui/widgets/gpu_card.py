@@ -101,7 +101,7 @@ def _memory_spark(gpu: GpuSample, history: GpuHistory | None, width: int) -> str
     return sparkline(history.memory_used, width, 0, float(gpu.memory_total or history.memory_total or 1))
 
 
-def _mig_profile(mig: MigSample) -> str:
+def mig_profile(mig: MigSample) -> str:
     if mig.name and " MIG " in mig.name:
         return mig.name.rsplit(" MIG ", 1)[1]
     return mig.name or NA
@@ -299,7 +299,7 @@ class GpuCard(Widget, can_focus=True):
                         value_width,
                     ),
                     " ",
-                    (f"{_mig_profile(mig)} · {count} proc", "bright_black"),
+                    (f"{mig_profile(mig)} · {count} proc", "bright_black"),
                 )
             )
             mig_filling = forecast_text(self.mig_forecasts.get(mig.index))
@@ -353,7 +353,7 @@ class GpuCard(Widget, can_focus=True):
             for n, mig in enumerate(gpu.mig_devices):
                 if n:
                     migs.append(" · ", style="bright_black")
-                migs.append(f"{mig.index} {_mig_profile(mig)} ")
+                migs.append(f"{mig.index} {mig_profile(mig)} ")
                 migs.append(memory_pair(mig.memory_used, mig.memory_total, short=True), style="cyan")
                 mig_filling = forecast_text(self.mig_forecasts.get(mig.index), short=True)
                 if mig_filling:
