@@ -37,7 +37,7 @@ def test_memory_alert_fires_once_when_crossing_90_percent() -> None:
     assert ticks[:2] == [[], []]
     assert ticks[2] == [AlertEvent(2.0, 1, None, "memory", "GPU 1 memory at 93% (74.4GiB / 80.0GiB)")]
     assert ticks[3:] == [[], []]
-    assert list(monitor.active) == [("memory", 1, None)]
+    assert list(monitor.active) == [("memory", 1, None, None)]
 
 
 def test_memory_bouncing_around_90_percent_does_not_refire_until_below_88() -> None:
@@ -69,7 +69,7 @@ def test_unknown_memory_neither_raises_nor_clears() -> None:
     monitor = AlertMonitor()
     monitor.update(snapshot(0.0, gpu(percent=95.0)))
     assert monitor.update(snapshot(1.0, GpuSample(index=1, memory_total=TOTAL))) == []
-    assert ("memory", 1, None) in monitor.active
+    assert ("memory", 1, None, None) in monitor.active
 
 
 def test_thermal_alert_within_5c_of_slowdown_with_2c_hysteresis() -> None:
@@ -115,7 +115,7 @@ def test_a_forecast_that_drops_out_briefly_does_not_clear_the_alert() -> None:
     timeline += [(t, None) for t in range(12, 26)] + [(26, 180.0)]
     for t, seconds in timeline:
         assert monitor.update(snapshot(float(t), gpu()), forecasts(seconds)) == []
-    assert ("forecast", 1, None) in monitor.active
+    assert ("forecast", 1, None, None) in monitor.active
 
 
 def test_a_forecast_alert_clears_after_15_s_without_a_close_forecast() -> None:
@@ -145,7 +145,7 @@ def test_a_forecast_between_300_and_360_s_keeps_an_alert_but_does_not_raise_one(
     monitor.update(snapshot(1.0, gpu()), forecasts(290.0))
     for t in range(2, 40):
         assert monitor.update(snapshot(float(t), gpu()), forecasts(350.0)) == []
-    assert ("forecast", 1, None) in monitor.active
+    assert ("forecast", 1, None, None) in monitor.active
 
 
 def test_mig_forecasts_alert_per_mig_device() -> None:

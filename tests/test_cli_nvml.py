@@ -70,13 +70,19 @@ def test_once_prints_the_gpus_then_the_processes(fake_nvml: FakeNvml, sleeper: s
     assert lines[1] == "[0] NVIDIA H100 80GB HBM3             71°C  412W/700W  util  87%"
     assert lines[2].endswith("  40.0GiB / 80.0GiB  50%")
     assert lines[3] == "[1] NVIDIA L4                         35°C   N/A/700W  util   0%"
-    process_rows = lines[lines.index(" GPU     PID USER      T    GPU-MEM   SM   CPU   TIME  COMMAND") + 1:]
+    process_rows = lines[lines.index(" GPU     PID USER      T    GPU-MEM   SM   CPU   TIME  COMMAND") + 1 : -3]
     assert [row.split()[:5] for row in process_rows] == [
         ["0", str(sleeper.pid), "root", "C", "30.0GiB"],
         ["1", "4000000", "N/A", "C+G", "2.0GiB"],
     ]
     assert process_rows[0].endswith("sleep 600")
     assert process_rows[1].endswith("(not visible from here)")
+    # 40 GiB used on GPU 0, 30 GiB of it listed: more than max(1 GiB, 5 % of 80 GiB) is unexplained.
+    assert lines[-3:] == [
+        "",
+        "Problems",
+        "  GPU 0  (no process) 10.0GiB of memory no listed process accounts for",
+    ]
 
 
 @pytest.mark.skipif(ctypes.util.find_library("nvidia-ml") is not None, reason="a real NVIDIA driver is installed")

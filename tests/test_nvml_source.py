@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from fakenvml import (
     Scenario,
 )
 
-from gputop.core.model import GpuSample, MigSample, ProcessSample
+from gputop.core.model import GpuHealth, GpuSample, MigSample, ProcessSample, RemappedRows
 from gputop.core.sources.base import SourceUnavailable
 from gputop.core.sources.nvml import NvmlSource, cuda_version_text
 
@@ -102,10 +103,14 @@ def test_every_gpu_field_comes_out_in_gputop_units(open_source: OpenSource) -> N
             power_limit=400.0,
             clock_sm=1410,
             clock_memory=1593,
+            clock_sm_max=1980,
+            clock_memory_max=2619,
+            clock_event_reasons=("gpu_idle",),
             pstate=2,
             pcie_rx=2000.0 * 1024,
             pcie_tx=300.0 * 1024,
             mig_mode=False,
+            health=GpuHealth(0, 0, RemappedRows(0, 0, False, False), None, ()),
         ),
     )
 
@@ -244,14 +249,17 @@ def test_compute_graphics_and_mps_lists_merge_per_pid(open_source: OpenSource) -
 def test_host_facts_are_left_for_the_sampler(open_source: OpenSource) -> None:
     (gpu,) = open_source(Scenario().gpu().process(gpu=0, pid=os.getpid(), used=GiB)).sample()
 
-    assert gpu.processes == (ProcessSample(pid=os.getpid(), gpu_index=0, type="C", gpu_memory=GiB),)
+    # No utilization sample for it: it did not run, SM 0.
+    assert gpu.processes == (
+        ProcessSample(pid=os.getpid(), gpu_index=0, type="C", gpu_memory=GiB, sm_utilization=0.0),
+    )
 
 
 def test_memory_not_available_is_none(open_source: OpenSource) -> None:
     scenario = Scenario().gpu().process(gpu=0, pid=77, used=NOT_AVAILABLE, kind="G")
     (gpu,) = open_source(scenario).sample()
 
-    assert gpu.processes == (ProcessSample(pid=77, gpu_index=0, type="G", gpu_memory=None),)
+    assert gpu.processes == (ProcessSample(pid=77, gpu_index=0, type="G", gpu_memory=None, sm_utilization=0.0),)
 
 
 def test_real_processes_and_pids_from_another_namespace_are_both_listed(
@@ -286,7 +294,8 @@ def test_sm_utilization_per_process_uses_the_most_recent_sample(open_source: Ope
     )
     (gpu,) = open_source(scenario).sample()
 
-    assert {p.pid: p.sm_utilization for p in gpu.processes} == {10: 55.0, 20: None, 30: 70.0}
+    # A process absent from the samples did not run: 0, not unknown.
+    assert {p.pid: p.sm_utilization for p in gpu.processes} == {10: 55.0, 20: 0.0, 30: 70.0}
 
 
 def test_only_samples_newer_than_the_last_seen_count(open_source: OpenSource) -> None:
@@ -294,13 +303,13 @@ def test_only_samples_newer_than_the_last_seen_count(open_source: OpenSource) ->
     source = open_source(scenario)
 
     assert source.sample()[0].processes[0].sm_utilization == 55.0
-    # The next call passes lastSeenTimeStamp=5000: no newer sample, NOT_FOUND.
-    assert source.sample()[0].processes[0].sm_utilization is None
+    # The next call passes lastSeenTimeStamp=5000: no newer sample, NOT_FOUND: it did not run since.
+    assert source.sample()[0].processes[0].sm_utilization == 0.0
 
 
-@pytest.mark.parametrize("code", ["NOT_SUPPORTED", "NOT_FOUND"])
-def test_process_utilization_errors_leave_sm_utilization_none(
-    open_source: OpenSource, code: str
+@pytest.mark.parametrize(("code", "sm"), [("NOT_SUPPORTED", None), ("NO_PERMISSION", None), ("NOT_FOUND", 0.0)])
+def test_process_utilization_errors_leave_sm_utilization_unknown_but_no_sample_is_zero(
+    open_source: OpenSource, code: str, sm: float | None
 ) -> None:
     scenario = (
         Scenario()
@@ -310,7 +319,7 @@ def test_process_utilization_errors_leave_sm_utilization_none(
     )
     (gpu,) = open_source(scenario).sample()
 
-    assert gpu.processes == (ProcessSample(pid=10, gpu_index=0, type="C", gpu_memory=GiB),)
+    assert gpu.processes == (ProcessSample(pid=10, gpu_index=0, type="C", gpu_memory=GiB, sm_utilization=sm),)
 
 
 def mixed_processes() -> Scenario:
@@ -402,7 +411,7 @@ def test_mig_devices_have_their_own_memory_ids_and_processes(open_source: OpenSo
                     gpu_index=0,
                     type="C",
                     gpu_memory=6 * GiB,
-                    sm_utilization=30.0,
+                    sm_utilization=None,  # NVML keeps no per-process samples in MIG mode
                     mig_index=0,
                 ),  # fmt: skip
             ),
@@ -455,12 +464,18 @@ def test_static_facts_are_read_once_and_changing_values_every_sample(
     fake_nvml.reset_counts()
     for _ in range(3):
         source.sample()
+    # The XID event thread registers each GPU once, on its own thread; wait for it to be done.
+    deadline = time.monotonic() + 10.0
+    while fake_nvml.call_count("nvmlDeviceRegisterEvents") < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
 
     assert fake_nvml.call_count("nvmlDeviceGetName") == 2
     assert fake_nvml.call_count("nvmlDeviceGetPciInfo_v3") == 2
     assert fake_nvml.call_count("nvmlDeviceGetEnforcedPowerLimit") == 2
     assert fake_nvml.call_count("nvmlDeviceGetTemperatureThreshold") == 4
-    assert fake_nvml.call_count("nvmlDeviceGetHandleByIndex_v2") == 2
+    # Once per GPU for its sampler, once for the event thread.
+    assert fake_nvml.call_count("nvmlDeviceGetHandleByIndex_v2") == 4
+    assert fake_nvml.call_count("nvmlDeviceRegisterEvents") == 2
     assert fake_nvml.call_count("nvmlDeviceGetUtilizationRates") == 6
     assert fake_nvml.call_count("nvmlDeviceGetPowerUsage") == 6
 

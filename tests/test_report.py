@@ -47,9 +47,10 @@ def test_the_table_lists_gpus_then_processes_in_80_columns() -> None:
     assert text.splitlines() == [
         f"node7  {when}".ljust(80 - len(versions)) + versions,
         "[0] NVIDIA H100 80GB HBM3             61°C  350W/700W  util  93%",
-        "    " + "█" * 46 + "░" * 5 + "   72.0GiB / 80.0GiB  90%",
+        # The same bar as the cards draw, to an eighth of a cell: 90 % of 51 cells is 45.9.
+        "    " + "█" * 45 + "▉" + "░" * 5 + "   72.0GiB / 80.0GiB  90%",
         "[1] NVIDIA A100-SXM4-40GB              N/A   N/A       util  N/A",
-        "    " + "█" * 3 + "░" * 48 + "    2.0GiB / 40.0GiB   5%",
+        "    " + "█" * 2 + "▌" + "░" * 48 + "    2.0GiB / 40.0GiB   5%",
         "    └ MIG 0 3g.20gb      2.0GiB / 20.0GiB 10%",
         "[2] NVIDIA L4  GPU LOST: not answering",
         "",
@@ -85,10 +86,10 @@ def test_the_json_document_has_the_documented_keys_and_units() -> None:
     assert first["temperature"] == {"current": 61.0, "slowdown": 87.0, "shutdown": None}
     assert first["power"] == {"draw": 350.4, "limit": 700.0}
     assert first["processes"] == [{
-        "pid": 4242, "type": "C", "gpu_memory": 30 * GIB, "sm_utilization": 87.0, "mig_device": None,
-        "user": "alice", "name": "python", "command": "python train.py", "cpu_percent": 101.4,
-        "host_memory": 3 * GIB, "started": NOW - 192, "container": "docker:0123456789ab", "visible": True,
-        "stale": False,
+        "pid": 4242, "type": "C", "gpu_memory": 30 * GIB, "sm_utilization": 87.0, "sm_last_active": None,
+        "mig_device": None, "user": "alice", "name": "python", "command": "python train.py", "cpu_percent": 101.4,
+        "host_memory": 3 * GIB, "started": NOW - 192, "container": "docker:0123456789ab",
+        "container_name": None, "visible": True, "stale": False,
     }]
     mig_gpu = document["gpus"][1]
     assert [p["pid"] for p in mig_gpu["processes"]] == [77]

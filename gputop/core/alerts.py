@@ -1,4 +1,4 @@
-"""Alerts: memory nearly full, running hot, filling soon, GPU lost.
+"""Alerts: memory nearly full, running hot, filling soon, GPU lost, and the diagnoses.
 
 ``AlertMonitor.update`` is called once a tick with the snapshot and its
 forecasts. It returns only the events of that tick: one when a condition
@@ -18,7 +18,9 @@ clears at a lower bar than the one that raised it:
   from the snapshot; cleared when it is back and answering.
 
 A value that is not available (None) neither raises nor clears an alert, and
-while a GPU is lost its other alerts stay as they were.
+while a GPU is lost its other alerts stay as they were. The alerts the
+diagnoses call for (idle, throttle, stall, health) are decided in
+``core.diagnosis.alerts`` and applied here the same way.
 """
 
 from __future__ import annotations
@@ -29,14 +31,16 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
+from gputop.core.diagnosis import Diagnoses
+from gputop.core.diagnosis.alerts import DiagnosisKind, diagnosis_changes
 from gputop.core.forecast import Forecast, Forecasts
 from gputop.core.format import fmt_bytes, fmt_duration, fmt_growth
 from gputop.core.model import Snapshot
 from gputop.core.settings import Thresholds
 
-AlertKind = Literal["memory", "thermal", "forecast", "lost"]
-# (kind, gpu index, MIG device index or None)
-AlertKey = tuple[AlertKind, int, "int | None"]
+AlertKind = Literal["memory", "thermal", "forecast", "lost"] | DiagnosisKind
+# (kind, gpu index, MIG device index or None, subject: a process or health problem, or None)
+AlertKey = tuple[AlertKind, int, "int | None", "str | None"]
 
 MEMORY_HYSTERESIS_PERCENT = 2.0
 THERMAL_HYSTERESIS_C = 2.0
@@ -57,10 +61,11 @@ class AlertEvent:
     kind: AlertKind
     message: str
     cleared: bool = False
+    subject: str | None = None
 
     @property
     def key(self) -> AlertKey:
-        return (self.kind, self.gpu_index, self.mig_index)
+        return (self.kind, self.gpu_index, self.mig_index, self.subject)
 
 
 class AlertLog:
@@ -108,7 +113,9 @@ class AlertMonitor:
         """The alerts now raised, each with the event that raised it."""
         return MappingProxyType(self._active)
 
-    def update(self, snapshot: Snapshot, forecasts: Forecasts | None = None) -> list[AlertEvent]:
+    def update(
+        self, snapshot: Snapshot, forecasts: Forecasts | None = None, diagnoses: Diagnoses | None = None
+    ) -> list[AlertEvent]:
         """The events this snapshot starts or ends (also appended to ``log``)."""
         now = snapshot.timestamp
         events: list[AlertEvent] = []
@@ -118,7 +125,7 @@ class AlertMonitor:
             self._set(
                 events,
                 now,
-                ("lost", gpu.index, None),
+                ("lost", gpu.index, None, None),
                 gpu.lost,
                 f"GPU {gpu.index} is lost: it stopped answering the driver",
                 f"GPU {gpu.index} is answering again",
@@ -137,8 +144,10 @@ class AlertMonitor:
                     self._forecast(events, now, gpu.index, mig.index, forecast)
         for index in sorted(self._seen_gpus - present):
             message = f"GPU {index} is lost: it is no longer reported"
-            self._set(events, now, ("lost", index, None), True, message, "")
+            self._set(events, now, ("lost", index, None, None), True, message, "")
         self._seen_gpus |= present
+        if diagnoses is not None:
+            self._diagnoses(events, now, snapshot, diagnoses)
         self.log.extend(events)
         return events
 
@@ -152,16 +161,25 @@ class AlertMonitor:
         cleared_message: str,
     ) -> None:
         """Raise (with ``message``) or clear the alert ``key``; None leaves it as it is."""
-        kind, gpu_index, mig_index = key
+        kind, gpu_index, mig_index, subject = key
         if condition and key not in self._active:
-            event = AlertEvent(now, gpu_index, mig_index, kind, message)
+            event = AlertEvent(now, gpu_index, mig_index, kind, message, subject=subject)
             self._active[key] = event
             events.append(event)
         elif condition is False and key in self._active:
             del self._active[key]
             events.append(
-                AlertEvent(now, gpu_index, mig_index, kind, cleared_message, cleared=True)
+                AlertEvent(now, gpu_index, mig_index, kind, cleared_message, cleared=True, subject=subject)
             )
+
+    def _diagnoses(self, events: list[AlertEvent], now: float, snapshot: Snapshot, diagnoses: Diagnoses) -> None:
+        active = [key for key in self._active if key[0] in ("idle", "throttle", "stall", "health")]
+        for change in diagnosis_changes(snapshot, diagnoses, active):  # type: ignore[arg-type]
+            key: AlertKey = change.key
+            if (change.renew or (change.silent and change.condition is False)) and key in self._active:
+                del self._active[key]
+            if not change.silent:
+                self._set(events, now, key, change.condition, change.message, change.cleared_message)
 
     def _memory(
         self,
@@ -175,7 +193,7 @@ class AlertMonitor:
         if used is None or not total:
             return
         percent = 100.0 * used / total
-        key: AlertKey = ("memory", gpu_index, mig_index)
+        key: AlertKey = ("memory", gpu_index, mig_index, None)
         raise_at = self.thresholds.memory_percent
         condition = (
             percent >= raise_at
@@ -203,7 +221,7 @@ class AlertMonitor:
     ) -> None:
         if temperature is None or slowdown is None:
             return
-        key: AlertKey = ("thermal", gpu_index, None)
+        key: AlertKey = ("thermal", gpu_index, None, None)
         raise_at = slowdown - self.thresholds.thermal_margin_c
         condition = (
             temperature >= raise_at
@@ -231,7 +249,7 @@ class AlertMonitor:
         mig_index: int | None,
         forecast: Forecast | None,
     ) -> None:
-        key: AlertKey = ("forecast", gpu_index, mig_index)
+        key: AlertKey = ("forecast", gpu_index, mig_index, None)
         limit = self.thresholds.forecast_seconds
         seconds = None if forecast is None else forecast.seconds_to_full
         device = _device(gpu_index, mig_index)

@@ -19,8 +19,9 @@ from prometheus_client.exposition import start_http_server
 from prometheus_client.registry import CollectorRegistry
 
 from gputop import __version__
-from gputop.core.forecast import forecast_device
-from gputop.core.history import History
+from gputop.core.diagnosis import NO_DIAGNOSES, Diagnoses
+from gputop.core.diagnosis.metrics import XidCounter, diagnosis_families
+from gputop.core.foresight import Watcher
 from gputop.core.metric_names import (
     EXPORTER_INFO,
     GPU_ANSWERING,
@@ -30,12 +31,14 @@ from gputop.core.metric_names import (
     GPU_SECONDS_TO_FULL,
     LAST_SAMPLE_TIMESTAMP,
     PROCESS_GPU_MEMORY,
+    PROCESS_IDLE_SECONDS,
     PROCESS_LABELS,
     SAMPLE_ERRORS,
     UP,
 )
 from gputop.core.model import GpuSample, Snapshot
 from gputop.core.sampler import Sampler, SamplerThread
+from gputop.core.settings import Thresholds
 
 
 class ListenError(ValueError):
@@ -54,13 +57,22 @@ class SnapshotCollector:
         self._lock = threading.Lock()
         self._snapshot: Snapshot | None = None
         self._seconds_to_full: Mapping[int, float | None] = {}
+        self._diagnoses = NO_DIAGNOSES
+        self._xids = XidCounter()
         self._errors = 0
 
-    def update(self, snapshot: Snapshot, seconds_to_full: Mapping[int, float | None] | None = None) -> None:
+    def update(
+        self,
+        snapshot: Snapshot,
+        seconds_to_full: Mapping[int, float | None] | None = None,
+        diagnoses: Diagnoses | None = None,
+    ) -> None:
         """Serve this snapshot from now on; ``seconds_to_full`` maps GPU index to the OOM forecast."""
         with self._lock:
             self._snapshot = snapshot
             self._seconds_to_full = dict(seconds_to_full or {})
+            self._diagnoses = NO_DIAGNOSES if diagnoses is None else diagnoses
+            self._xids.update(snapshot)
 
     def fail(self, error: BaseException) -> None:
         """The latest sample failed: serve no GPU figures until one succeeds (never stale ones)."""
@@ -73,6 +85,8 @@ class SnapshotCollector:
         with self._lock:
             snapshot = self._snapshot
             seconds_to_full = self._seconds_to_full
+            diagnoses = self._diagnoses
+            xid_counts = dict(self._xids.counts)
             errors = self._errors
         hostname = self._hostname or (snapshot.hostname if snapshot else socket.gethostname())
 
@@ -111,7 +125,10 @@ class SnapshotCollector:
         yield timestamp
 
         yield from _gpu_families(hostname, snapshot, seconds_to_full)
-        yield _process_family(hostname, snapshot)
+        yield from diagnosis_families(
+            snapshot, diagnoses, xid_counts, lambda gpu: _gpu_labels(hostname, gpu), GPU_LABELS
+        )
+        yield from _process_families(hostname, snapshot, diagnoses)
 
 
 def _gpu_labels(hostname: str, gpu: GpuSample) -> list[str]:
@@ -152,28 +169,42 @@ def _gpu_families(
     yield answering
 
 
-def _process_family(hostname: str, snapshot: Snapshot) -> Metric:
+def _process_families(hostname: str, snapshot: Snapshot, diagnoses: Diagnoses) -> Iterator[Metric]:
     # NVML can list one process twice on a GPU (compute and graphics lists);
     # one label set must be one series, so their memory is added up.
-    memory: dict[tuple[str, str, str, str, str, str], float] = {}
+    memory: dict[tuple[str, ...], float] = {}
+    idle: dict[tuple[str, ...], float] = {}
     for process in snapshot.processes():
-        if process.gpu_memory is None or process.stale:
+        if process.stale:
             continue
-        labels = (
+        labels: tuple[str, ...] = (
             hostname,
             str(process.gpu_index),
             str(process.pid),
             process.user or "",
             process.name or "",
             process.container or "",
+            process.container_name or "",
         )
-        memory[labels] = memory.get(labels, 0.0) + process.gpu_memory
+        found = diagnoses.processes.get(process.identity)
+        if found is not None and found.idle_seconds is not None:
+            idle[labels] = found.idle_seconds
+        if process.gpu_memory is not None:
+            memory[labels] = memory.get(labels, 0.0) + process.gpu_memory
     family = GaugeMetricFamily(
         PROCESS_GPU_MEMORY, "GPU memory used by one process on one GPU.", labels=PROCESS_LABELS
     )
     for labels, value in memory.items():
         family.add_metric(list(labels), value)
-    return family
+    yield family
+    family = GaugeMetricFamily(
+        PROCESS_IDLE_SECONDS,
+        "Seconds since the process last used the GPU's SMs (absent where unknown).",
+        labels=PROCESS_LABELS,
+    )
+    for labels, value in idle.items():
+        family.add_metric(list(labels), value)
+    yield family
 
 
 def make_registry(collector: SnapshotCollector) -> CollectorRegistry:
@@ -217,11 +248,17 @@ def describe_bind_error(host: str, port: int, error: OSError) -> str:
 
 
 class Exporter:
-    """Samples on its own thread and serves the latest snapshot on ``/metrics``."""
+    """Samples on its own thread and serves the latest snapshot on ``/metrics``.
 
-    def __init__(self, sampler: Sampler, interval_s: float, hostname: str | None = None) -> None:
+    Its forecasts come from the same Watcher as the TUI's, with the settings' thresholds
+    (``horizon_s`` included), so both say the same "full in" for a GPU.
+    """
+
+    def __init__(
+        self, sampler: Sampler, interval_s: float, hostname: str | None = None, thresholds: Thresholds | None = None
+    ) -> None:
         self.collector = SnapshotCollector(hostname)
-        self._history = History()
+        self._watcher = Watcher(thresholds)
         self._thread = SamplerThread(sampler, interval_s, self._on_snapshot, self.collector.fail)
         self._server: WSGIServer | None = None
 
@@ -239,10 +276,6 @@ class Exporter:
             self._server.server_close()
 
     def _on_snapshot(self, snapshot: Snapshot) -> None:
-        self._history.add(snapshot)
-        seconds_to_full: dict[int, float | None] = {}
-        for gpu in snapshot.gpus:
-            series = self._history.gpus.get(gpu.index)
-            if series is not None:
-                seconds_to_full[gpu.index] = forecast_device(series, gpu.memory_total).seconds_to_full
-        self.collector.update(snapshot, seconds_to_full)
+        foresight = self._watcher.update(snapshot)
+        seconds_to_full = {index: forecast.seconds_to_full for index, forecast in foresight.forecasts.gpus.items()}
+        self.collector.update(snapshot, seconds_to_full, foresight.diagnoses)

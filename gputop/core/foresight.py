@@ -1,8 +1,9 @@
-"""History, forecasts and alerts fed together, one snapshot at a time.
+"""History, forecasts, diagnoses and alerts fed together, one snapshot at a time.
 
 The TUI, ``gputop record`` and ``--json`` all look ahead the same way: the
-snapshot goes into the history, the forecaster reads the history, and the
-alert monitor reads both.
+snapshot goes into the history, the forecaster reads the history, the
+diagnoser reads the snapshot against what it kept, and the alert monitor
+reads all of them.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gputop.core.alerts import AlertEvent, AlertMonitor
+from gputop.core.diagnosis import Diagnoser, Diagnoses
 from gputop.core.forecast import Forecaster, ForecastParams, Forecasts
 from gputop.core.history import History
 from gputop.core.model import Snapshot
@@ -21,6 +23,7 @@ class Foresight:
     """What one snapshot says about trouble coming."""
 
     forecasts: Forecasts
+    diagnoses: Diagnoses
     events: tuple[AlertEvent, ...]  # alerts raised or cleared by this snapshot
 
 
@@ -31,17 +34,20 @@ class Watcher:
         self.thresholds = Thresholds() if thresholds is None else thresholds
         self.history = History() if history is None else history
         self.forecaster = Forecaster(ForecastParams(horizon_s=self.thresholds.horizon_s))
+        self.diagnoser = Diagnoser(self.thresholds)
         self.monitor = AlertMonitor(self.thresholds)
 
     def update(self, snapshot: Snapshot) -> Foresight:
         """Add ``snapshot`` and return its forecasts and alert events."""
         self.history.add(snapshot)
         forecasts = self.forecaster.update(self.history, snapshot)
-        events = self.monitor.update(snapshot, forecasts)
-        return Foresight(forecasts, tuple(events))
+        diagnoses = self.diagnoser.update(snapshot)
+        events = self.monitor.update(snapshot, forecasts, diagnoses)
+        return Foresight(forecasts, diagnoses, tuple(events))
 
     def reset(self) -> None:
         """Forget everything seen (a replay jumped): history, fits and alerts."""
         self.history.clear()
         self.forecaster = Forecaster(self.forecaster.params)
+        self.diagnoser = Diagnoser(self.thresholds)
         self.monitor = AlertMonitor(self.thresholds)

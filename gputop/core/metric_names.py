@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 HOSTNAME_LABEL = "hostname"
 GPU_LABELS = (HOSTNAME_LABEL, "gpu", "uuid", "name")
-PROCESS_LABELS = (HOSTNAME_LABEL, "gpu", "pid", "user", "command", "container")
+PROCESS_LABELS = (HOSTNAME_LABEL, "gpu", "pid", "user", "command", "container", "container_name")
 
 UP = "gputop_up"
 SAMPLE_ERRORS = "gputop_sample_errors"  # a counter: served as gputop_sample_errors_total
@@ -20,6 +20,13 @@ GPU_SECONDS_TO_FULL = "gputop_gpu_seconds_to_full"
 GPU_LOST = "gputop_gpu_lost"
 GPU_ANSWERING = "gputop_gpu_answering"
 PROCESS_GPU_MEMORY = "gputop_process_gpu_memory_bytes"
+# The diagnoses (core.diagnosis.metrics).
+GPU_MEMORY_UNATTRIBUTED = "gputop_gpu_memory_unattributed_bytes"
+GPU_CLOCK_EVENT_REASONS = "gputop_gpu_clock_event_reasons"  # label "reason", 0/1
+GPU_ECC_UNCORRECTED = "gputop_gpu_ecc_errors_uncorrected"  # a counter, label "scope": volatile/aggregate
+GPU_REMAPPED_ROWS = "gputop_gpu_remapped_rows"  # label "kind": corrected/uncorrected/pending/failure
+GPU_XID_ERRORS = "gputop_gpu_xid_errors"  # a counter, label "xid"
+PROCESS_IDLE_SECONDS = "gputop_process_idle_seconds"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,5 +82,6 @@ GPU_FIGURES = (
     ),
     GpuFigure("gputop_gpu_sm_clock_hertz", "clock_sm", "SM clock.", multiply=_HERTZ),
     GpuFigure("gputop_gpu_memory_clock_hertz", "clock_memory", "Memory clock.", multiply=_HERTZ),
+    GpuFigure("gputop_gpu_sm_clock_max_hertz", "clock_sm_max", "Maximum SM clock.", multiply=_HERTZ),
 )
 GPU_FIGURE_BY_NAME = {figure.name: figure for figure in GPU_FIGURES}

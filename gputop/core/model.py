@@ -8,7 +8,7 @@ seconds since the epoch for times. A value the hardware does not provide is
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # (pid, create_time): the identity of a process everywhere, so a reused PID
 # is never mistaken for the process the user saw.
@@ -46,6 +46,8 @@ class ProcessSample:
     gpu_memory: int | None = None
     sm_utilization: float | None = None
     mig_index: int | None = None
+    # When the source last saw it use SM time (seconds since the epoch); None when it cannot say.
+    sm_last_active: float | None = None
     # Host facts (psutil); None when the process is not visible from here.
     started: float | None = None
     user: str | None = None
@@ -54,6 +56,8 @@ class ProcessSample:
     cpu_percent: float | None = None
     host_memory: int | None = None
     container: str | None = None
+    # The container's name (Docker) or pod (Kubernetes ``namespace/name``).
+    container_name: str | None = None
     visible: bool = False
     # Listed as last seen: its GPU has stopped answering, so this may be out of date.
     stale: bool = False
@@ -76,6 +80,39 @@ class MigSample:
     memory_used: int | None = None
     memory_free: int | None = None
     processes: tuple[ProcessSample, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RemappedRows:
+    """Row remapping (``nvmlDeviceGetRemappedRows``): rows remapped, and whether a remap waits."""
+
+    corrected: int
+    uncorrected: int
+    pending: bool
+    failure: bool
+
+
+@dataclass(frozen=True, slots=True)
+class XidEvent:
+    """One critical XID error the driver reported for a GPU."""
+
+    code: int
+    time: float
+
+
+@dataclass(frozen=True, slots=True)
+class GpuHealth:
+    """Error counters of one GPU; each None where the GPU does not support it."""
+
+    ecc_uncorrected_volatile: int | None = None
+    ecc_uncorrected_aggregate: int | None = None
+    remapped_rows: RemappedRows | None = None
+    retired_pages_pending: bool | None = None
+    # The most recent XID events since gputop started, oldest first; None without event support.
+    xid_events: tuple[XidEvent, ...] | None = None
+
+
+NO_HEALTH = GpuHealth()
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +145,15 @@ class GpuSample:
     power_limit: float | None = None
     clock_sm: int | None = None
     clock_memory: int | None = None
+    clock_sm_max: int | None = None
+    clock_memory_max: int | None = None
+    # Why the clocks are held down, by name (see core.diagnosis.reasons); () when nothing holds them.
+    clock_event_reasons: tuple[str, ...] | None = None
     pstate: int | None = None
     pcie_rx: float | None = None
     pcie_tx: float | None = None
     mig_mode: bool | None = None
+    health: GpuHealth = NO_HEALTH
     mig_devices: tuple[MigSample, ...] = ()
     # Processes not inside a MIG device; see all_processes().
     processes: tuple[ProcessSample, ...] = ()
@@ -138,7 +180,6 @@ class Snapshot:
     driver_version: str | None = None
     cuda_driver_version: str | None = None
     source: str = "nvml"
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
     def processes(self) -> Iterator[ProcessSample]:
         """Every GPU process on the machine, GPU by GPU."""

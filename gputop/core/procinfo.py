@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import psutil
 
+from gputop.core.containers import ContainerNames
 from gputop.core.model import ProcessSample
 
 _DOCKER = re.compile(r"docker[-/]([0-9a-f]{64})")
@@ -64,6 +65,7 @@ class _StaticFacts:
     name: str | None
     command: str | None
     container: str | None
+    container_name: str | None
 
 
 class _Tracked:
@@ -162,7 +164,7 @@ def _boot_time() -> float:
     return _BOOT_TIME
 
 
-def _first_look_in_proc(pid: int, users: _Users) -> tuple[_Tracked, int] | None:
+def _first_look_in_proc(pid: int, users: _Users, containers: ContainerNames) -> tuple[_Tracked, int] | None:
     """What psutil's first look finds, read straight from /proc: a third of the files, no password lookups.
 
     Returns the tracked process and its RSS; None if it is gone or not visible.
@@ -193,7 +195,9 @@ def _first_look_in_proc(pid: int, users: _Users) -> tuple[_Tracked, int] | None:
                 name = full
         command = " ".join(arguments) or name
     user = None if uid is None else users.name(uid)
-    return _Tracked(_StaticFacts(started, user, name, command, read_container(pid)), start_ticks, cpu_ticks), rss
+    container = read_container(pid)
+    static = _StaticFacts(started, user, name, command, container, containers.name(container))
+    return _Tracked(static, start_ticks, cpu_ticks), rss
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +219,7 @@ class HostFacts:
             process.gpu_memory,
             process.sm_utilization,
             process.mig_index,
+            process.sm_last_active,
             static.started,
             static.user,
             static.name,
@@ -222,6 +227,7 @@ class HostFacts:
             self.cpu_percent,
             self.host_memory,
             static.container,
+            static.container_name,
             True,
             process.stale,
         )
@@ -230,9 +236,10 @@ class HostFacts:
 class ProcessInfo:
     """Joins NVML's GPU processes with what the host knows about them."""
 
-    def __init__(self) -> None:
+    def __init__(self, containers: ContainerNames | None = None) -> None:
         self._tracked: dict[int, _Tracked] = {}
         self._users = _Users()
+        self.containers = ContainerNames() if containers is None else containers
         self._ahead: dict[int, HostFacts | None] = {}
 
     def __len__(self) -> int:
@@ -254,7 +261,7 @@ class ProcessInfo:
     def _look(self, pid: int) -> HostFacts | None:
         tracked = self._tracked.get(pid)
         if tracked is None:
-            found = _first_look_in_proc(pid, self._users)
+            found = _first_look_in_proc(pid, self._users, self.containers)
             if found is None:
                 return None
             self._tracked[pid] = found[0]

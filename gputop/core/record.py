@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from gputop.core.alerts import AlertEvent
+from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import Forecasts
 from gputop.core.model import Snapshot
 from gputop.core.snapshot_json import dumps, snapshot_from_dict, snapshot_to_dict
@@ -46,9 +47,10 @@ class Recorder:
         *,
         forecasts: Forecasts | None = None,
         alerts: Iterable[AlertEvent] | None = None,
+        diagnoses: Diagnoses | None = None,
     ) -> None:
-        """One line: the snapshot, its forecasts and the alert events of its tick (see the README)."""
-        document = snapshot_to_dict(snapshot, forecasts, alerts)
+        """One line: the snapshot, its forecasts, diagnoses and the alert events of its tick (see the README)."""
+        document = snapshot_to_dict(snapshot, forecasts, alerts, diagnoses)
         if extra:
             document.update(extra)
         try:

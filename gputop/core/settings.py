@@ -12,10 +12,16 @@ The file lives at ``$XDG_CONFIG_HOME/gputop/settings.toml`` (by default
     thermal_margin_c = 5.0
     forecast_seconds = 300.0
     horizon_s = 1800.0
+    idle_min_memory_gib = 1.0
+    idle_after_s = 600.0
+    unattributed_min_gib = 1.0
+    unattributed_percent = 5.0
+    stall_utilization_percent = 95.0
+    stall_power_percent = 30.0
+    stall_after_s = 120.0
 
     [processes]
-    columns = ["gpu", "pid", "user", "type", "gpu_memory", "share", "growth", "sm", "cpu",
-               "host_memory", "time", "container", "command"]
+    columns = ["gpu", "pid", "user", "gpu_memory", "cpu", "command"]  # default: every column
     sort_column = "gpu_memory"
     sort_descending = true
 
@@ -49,24 +55,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
-# Every column of the process panel, in its order.
-DEFAULT_COLUMNS: tuple[str, ...] = (
-    "gpu",
-    "pid",
-    "user",
-    "type",
-    "gpu_memory",
-    "share",
-    "growth",
-    "sm",
-    "cpu",
-    "host_memory",
-    "time",
-    "container",
-    "command",
-)
-
-
 @dataclass(frozen=True, slots=True)
 class Thresholds:
     """When alerts fire and how far ahead the forecast looks."""
@@ -75,6 +63,13 @@ class Thresholds:
     thermal_margin_c: float = 5.0  # thermal alert within this of the slowdown temperature
     forecast_seconds: float = 300.0  # forecast alert when full within this
     horizon_s: float = 1800.0  # no forecast further ahead than this
+    idle_min_memory_gib: float = 1.0  # a process holding at least this much GPU memory ...
+    idle_after_s: float = 600.0  # ... and using no SM time for this long is idle
+    unattributed_min_gib: float = 1.0  # memory no process accounts for is shown above the
+    unattributed_percent: float = 5.0  # larger of these two (the second, of the GPU's total)
+    stall_utilization_percent: float = 95.0  # utilization at or above this ...
+    stall_power_percent: float = 30.0  # ... with power at or below this share of the limit ...
+    stall_after_s: float = 120.0  # ... and memory flat for this long: STALLED?
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +81,8 @@ class Settings:
     # How long a GPU's driver calls may take before it is shown as not answering.
     driver_deadline_s: float = 2.0
     thresholds: Thresholds = field(default_factory=Thresholds)
-    columns: tuple[str, ...] = DEFAULT_COLUMNS
+    # The panel's columns to show (None: every column; the panel's column table has their names).
+    columns: tuple[str, ...] | None = None
     sort_column: str = "gpu_memory"
     sort_descending: bool = True
     compact: bool = False
@@ -160,6 +156,13 @@ _SCHEMA: dict[str, dict[str, tuple[str, _Check]]] = {
         "thermal_margin_c": ("thermal_margin_c", _number(0.0, 100.0)),
         "forecast_seconds": ("forecast_seconds", _number(1.0, 86400.0)),
         "horizon_s": ("horizon_s", _number(1.0, 7 * 86400.0)),
+        "idle_min_memory_gib": ("idle_min_memory_gib", _number(0.0, 1024.0)),
+        "idle_after_s": ("idle_after_s", _number(1.0, 7 * 86400.0)),
+        "unattributed_min_gib": ("unattributed_min_gib", _number(0.0, 1024.0)),
+        "unattributed_percent": ("unattributed_percent", _number(0.0, 100.0)),
+        "stall_utilization_percent": ("stall_utilization_percent", _number(1.0, 100.0)),
+        "stall_power_percent": ("stall_power_percent", _number(1.0, 100.0)),
+        "stall_after_s": ("stall_after_s", _number(1.0, 86400.0)),
     },
     "processes": {
         "columns": ("columns", _string_list),
@@ -289,7 +292,8 @@ def settings_to_toml(settings: Settings) -> str:
             lines += ["", f"[{table}]"]
         source = threshold_values if table == "thresholds" else values
         for key, (name, _check) in keys.items():
-            lines.append(f"{key} = {_toml_value(source[name])}")
+            if source[name] is not None:  # None is the default that TOML cannot write: left out
+                lines.append(f"{key} = {_toml_value(source[name])}")
     return "\n".join(lines) + "\n"
 
 

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from gputop.core.alerts import AlertEvent
+from gputop.core.diagnosis import Diagnoses
+from gputop.core.diagnosis.codec import add_diagnoses, health_from_dict, health_to_dict
 from gputop.core.forecast import NO_FORECAST, NOT_GROWING, Forecast, Forecasts
 from gputop.core.format import safe_json
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
@@ -24,6 +26,7 @@ def process_to_dict(process: ProcessSample) -> dict[str, Any]:
         "type": process.type,
         "gpu_memory": process.gpu_memory,
         "sm_utilization": process.sm_utilization,
+        "sm_last_active": process.sm_last_active,
         "mig_device": process.mig_index,
         "user": process.user,
         "name": process.name,
@@ -32,6 +35,7 @@ def process_to_dict(process: ProcessSample) -> dict[str, Any]:
         "host_memory": process.host_memory,
         "started": process.started,
         "container": process.container,
+        "container_name": process.container_name,
         "visible": process.visible,
         "stale": process.stale,
     }
@@ -78,7 +82,14 @@ def gpu_to_dict(gpu: GpuSample) -> dict[str, Any]:
         },
         "fan": gpu.fan_speed,
         "power": {"draw": gpu.power_draw, "limit": gpu.power_limit},
-        "clocks": {"sm": gpu.clock_sm, "memory": gpu.clock_memory},
+        "clocks": {
+            "sm": gpu.clock_sm,
+            "memory": gpu.clock_memory,
+            "sm_max": gpu.clock_sm_max,
+            "memory_max": gpu.clock_memory_max,
+        },
+        "clock_event_reasons": None if gpu.clock_event_reasons is None else list(gpu.clock_event_reasons),
+        "health": health_to_dict(gpu.health),
         "pstate": gpu.pstate,
         "pcie": {"rx": gpu.pcie_rx, "tx": gpu.pcie_tx},
         "mig_mode": gpu.mig_mode,
@@ -99,6 +110,7 @@ def alert_to_dict(event: AlertEvent) -> dict[str, Any]:
         "kind": event.kind,
         "message": event.message,
         "cleared": event.cleared,
+        "subject": event.subject,
     }
 
 
@@ -121,15 +133,20 @@ def snapshot_to_dict(
     snapshot: Snapshot,
     forecasts: Forecasts | None = None,
     alerts: Iterable[AlertEvent] | None = None,
+    diagnoses: Diagnoses | None = None,
 ) -> dict[str, Any]:
     """The ``--json`` document (see the README for the schema).
 
     With ``forecasts``, every GPU and MIG device gets a ``forecast`` and every
-    process a ``growth_rate``; with ``alerts``, the document lists them.
+    process a ``growth_rate``; with ``diagnoses``, every GPU a ``verdict``, GPUs
+    and MIG devices ``unattributed_memory`` and processes ``idle_seconds``;
+    with ``alerts``, the document lists them.
     """
     document = _snapshot_document(snapshot)
     if forecasts is not None:
         _add_forecasts(document, snapshot, forecasts)
+    if diagnoses is not None:
+        add_diagnoses(document, snapshot, diagnoses)
     if alerts is not None:
         document["alerts"] = [alert_to_dict(event) for event in alerts]
     return document
@@ -175,6 +192,7 @@ def _process(data: dict[str, Any], gpu_index: int) -> ProcessSample:
         gpu_memory=data["gpu_memory"],
         sm_utilization=data["sm_utilization"],
         mig_index=data.get("mig_device"),
+        sm_last_active=data.get("sm_last_active"),
         started=data["started"],
         user=data["user"],
         name=data["name"],
@@ -182,6 +200,7 @@ def _process(data: dict[str, Any], gpu_index: int) -> ProcessSample:
         cpu_percent=data["cpu_percent"],
         host_memory=data["host_memory"],
         container=data["container"],
+        container_name=data.get("container_name"),
         visible=bool(data["visible"]),
         stale=bool(data.get("stale", False)),
     )
@@ -206,6 +225,7 @@ def _gpu(data: dict[str, Any]) -> GpuSample:
     index = int(data["index"])
     memory, utilization = data["memory"], data["utilization"]
     temperature, power, clocks, pcie = data["temperature"], data["power"], data["clocks"], data["pcie"]
+    reasons = data.get("clock_event_reasons")
     return GpuSample(
         index=index,
         name=data["name"],
@@ -231,10 +251,14 @@ def _gpu(data: dict[str, Any]) -> GpuSample:
         power_limit=power["limit"],
         clock_sm=clocks["sm"],
         clock_memory=clocks["memory"],
+        clock_sm_max=clocks.get("sm_max"),
+        clock_memory_max=clocks.get("memory_max"),
+        clock_event_reasons=None if reasons is None else tuple(str(name) for name in reasons),
         pstate=data["pstate"],
         pcie_rx=pcie["rx"],
         pcie_tx=pcie["tx"],
         mig_mode=data["mig_mode"],
+        health=health_from_dict(data.get("health")),
         mig_devices=tuple(_mig(m, index) for m in data["mig_devices"]),
         # MIG processes are listed under their MIG device; the GPU keeps the others.
         processes=tuple(_process(p, index) for p in data["processes"] if p.get("mig_device") is None),

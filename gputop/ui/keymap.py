@@ -53,6 +53,7 @@ BINDINGS: list[BindingType] = [
     Binding("plus", "interval(1)", "Slower refresh", show=False),
     Binding("minus", "interval(-1)", "Faster refresh", show=False),
     Binding("G", "sort_by('growth')", "Sort by memory growth", show=False),
+    Binding("D", "sort_by('idle')", "Sort by idle time", show=False),
     Binding("exclamation_mark", "alert_log", "Alerts", key_display="!"),
     Binding("S", "save_settings", "Save settings", show=False),
     Binding("ctrl+l", "redraw", "Redraw the screen", show=False),

@@ -27,13 +27,13 @@ class KillControl:
         return focused if isinstance(focused, ProcessTable) else self.app.processes
 
     def targets(self) -> list[ProcessRow]:
-        """The tagged processes, or else the selected one."""
+        """The tagged processes, or else the selected one (a ``(no process)`` row is none)."""
         table = self.active_table()
         tagged = table.tagged_rows()
         if tagged:
             return tagged
         row = table.cursor_row
-        return [] if row is None else [row]
+        return [] if row is None or row.unattributed else [row]
 
     def ask(self) -> None:
         """Ask which signal to send to the targets (none selected: say so), then send it."""

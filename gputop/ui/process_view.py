@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from rich.text import Text
 
+from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import ProcessGrowth
 from gputop.core.model import ProcessIdentity, Snapshot
 from gputop.ui.state import FilterError, ProcessFilter, ProcessRow, SortOrder, snapshot_rows
@@ -13,7 +14,7 @@ from gputop.ui.widgets.process_table import ProcessTable
 
 
 def sort_for_key(column: str) -> SortOrder:
-    """The order a sort key (``M``, ``P``, ``T``, ``N``, ``G``) picks: largest first, but PIDs ascending."""
+    """The order a sort key (``M``, ``P``, ``T``, ``N``, ``G``, ``D``) picks: largest first, but PIDs ascending."""
     return SortOrder("pid", False) if column == "pid" else SortOrder(column, True)
 
 
@@ -37,11 +38,17 @@ class ProcessView:
         self.filter = ProcessFilter()
         self._snapshot: Snapshot | None = None
         self._growth: Mapping[ProcessIdentity, ProcessGrowth] | None = None
+        self._diagnoses: Diagnoses | None = None
         self._title: Text | None = None
 
-    def show(self, snapshot: Snapshot, growth: Mapping[ProcessIdentity, ProcessGrowth] | None) -> None:
-        """Show a snapshot's processes (with their memory growth) in the chosen order, filtered."""
-        self._snapshot, self._growth = snapshot, growth
+    def show(
+        self,
+        snapshot: Snapshot,
+        growth: Mapping[ProcessIdentity, ProcessGrowth] | None,
+        diagnoses: Diagnoses | None = None,
+    ) -> None:
+        """Show a snapshot's processes (with their memory growth and idleness) in the chosen order, filtered."""
+        self._snapshot, self._growth, self._diagnoses = snapshot, growth, diagnoses
         self.refresh()
 
     def refresh(self) -> None:
@@ -50,7 +57,7 @@ class ProcessView:
         if snapshot is None:
             return
         table = self.table
-        every = snapshot_rows(snapshot, self._growth)
+        every = snapshot_rows(snapshot, self._growth, self._diagnoses)
         rows: list[ProcessRow] = [row for row in every if self.filter.matches(row)]
         table.empty_message = "no process matches the filter" if self.filter.active else "no GPU processes"
         table.set_rows(rows, self.sort)

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
+from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import ProcessGrowth
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_growth, safe_text
 from gputop.core.model import ProcessIdentity, ProcessSample, Snapshot
@@ -30,6 +31,11 @@ class ProcessRow:
     # whether it is fast enough to flag as a leak (see core.forecast).
     growth_rate: float = 0.0
     growing: bool = False
+    # Seconds since it last used the GPU's SMs (None: unknown) and whether that makes it an idle hog.
+    idle_seconds: float | None = None
+    idle: bool = False
+    # Not a process: the memory of a GPU or MIG device that no listed process accounts for (PID 0).
+    unattributed: bool = False
 
     @property
     def key(self) -> RowKey:
@@ -47,6 +53,13 @@ class ProcessRow:
         if used is None or not self.gpu_memory_total:
             return None
         return 100.0 * used / self.gpu_memory_total
+
+    @property
+    def hidden_text(self) -> str:
+        """What the row says across the host columns when the host cannot see the process."""
+        if self.unattributed:
+            return f"(no process) {fmt_bytes(self.process.gpu_memory)}: used, but no listed process holds it"
+        return NOT_VISIBLE
 
     @property
     def run_time(self) -> float | None:
@@ -85,6 +98,15 @@ def _command(row: ProcessRow) -> str:
     return STALE_MARK + command if p.stale else command
 
 
+def idle_text(seconds: float | None) -> str:
+    """``idle 25m``, ``idle 6h18m``: how long an idle process has not run."""
+    if seconds is None:
+        return ""
+    if seconds < 3600:
+        return f"idle {int(seconds // 60)}m"
+    return f"idle {fmt_duration(seconds)}"
+
+
 def _gpu_order(row: ProcessRow) -> int:
     mig = row.process.mig_index
     return row.process.gpu_index * 1000 + (-1 if mig is None else mig)
@@ -96,7 +118,8 @@ def _lower(text: str | None) -> str | None:
 
 COLUMNS: tuple[Column, ...] = (
     Column("gpu", "GPU", 4, lambda r: r.gpu_label, lambda r: _gpu_order(r), right=True, descending_first=False),
-    Column("pid", "PID", 7, lambda r: str(r.process.pid), lambda r: r.process.pid, right=True, descending_first=False),
+    Column("pid", "PID", 7, lambda r: "-" if r.unattributed else str(r.process.pid), lambda r: r.process.pid,
+           right=True, descending_first=False),
     Column("user", "USER", 9, lambda r: _host(r, safe_text(r.process.user, 9)), lambda r: _lower(r.process.user),
            descending_first=False),
     Column("type", "T", 3, lambda r: r.process.type, lambda r: r.process.type, descending_first=False, drop_priority=3),
@@ -105,6 +128,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("share", "MEM%", 5, lambda r: _num(r.memory_share), lambda r: r.memory_share, right=True, drop_priority=2),
     Column("growth", "GROWTH", 13, lambda r: fmt_growth(r.growth_rate) if r.growing else "",
            lambda r: r.growth_rate, right=True, drop_priority=1),
+    Column("idle", "IDLE", 10, lambda r: idle_text(r.idle_seconds) if r.idle else "", lambda r: r.idle_seconds,
+           right=True, drop_priority=1),
     Column("sm", "SM%", 4, lambda r: _num(r.process.sm_utilization), lambda r: r.process.sm_utilization, right=True),
     Column("cpu", "CPU%", 6, lambda r: _host(r, _num(r.process.cpu_percent, "{:.1f}")),
            lambda r: r.process.cpu_percent, right=True),
@@ -164,6 +189,10 @@ def sort_rows(rows: Iterable[ProcessRow], order: SortOrder) -> list[ProcessRow]:
     return present + missing
 
 
+# The filter text that shows only idle processes (see core.diagnosis).
+IDLE_FILTER = "is:idle"
+
+
 class FilterError(ValueError):
     """The filter text is not usable; the message says why."""
 
@@ -180,7 +209,7 @@ class ProcessFilter:
     @staticmethod
     def compile(text: str) -> re.Pattern[str] | None:
         """The pattern for filter text; raises FilterError for an invalid ``re:`` expression."""
-        if not text:
+        if not text or text.lower() == IDLE_FILTER:
             return None
         if text.startswith("re:"):
             try:
@@ -206,11 +235,16 @@ class ProcessFilter:
         p = row.process
         if self.gpu is not None and p.gpu_index != self.gpu:
             return False
+        if row.unattributed:
+            # Not a process: it shows unless the filter asks for processes by what they are.
+            return not self.text and self.user is None
         if self.user is not None and p.user != self.user:
             return False
+        if self.text.lower() == IDLE_FILTER:
+            return row.idle
         if self.pattern is None:
             return True
-        fields = (p.command, p.name, p.user, str(p.pid), p.container)
+        fields = (p.command, p.name, p.user, str(p.pid), p.container, p.container_name)
         return any(self.pattern.search(field) for field in fields if field)
 
     def describe(self) -> str:
@@ -225,24 +259,46 @@ class ProcessFilter:
 
 
 def snapshot_rows(
-    snapshot: Snapshot, growth: Mapping[ProcessIdentity, ProcessGrowth] | None = None
+    snapshot: Snapshot,
+    growth: Mapping[ProcessIdentity, ProcessGrowth] | None = None,
+    diagnoses: Diagnoses | None = None,
 ) -> list[ProcessRow]:
-    """Every process row of a snapshot, each with its GPU's (or MIG device's) memory total and growth."""
+    """Every process row of a snapshot, each with its device's memory total, growth and idleness,
+    and one ``(no process)`` row per device whose unattributed memory is above the tolerance."""
     growth = growth or {}
+    idle = {} if diagnoses is None else diagnoses.processes
+    now = snapshot.timestamp
 
     def row(process: ProcessSample, total: int | None) -> ProcessRow:
         found = growth.get(process.identity)
-        if found is None:
-            return ProcessRow(process, total, snapshot.timestamp)
-        return ProcessRow(process, total, snapshot.timestamp, found.growth_rate, found.is_growing)
+        diagnosis = idle.get(process.identity)
+        return ProcessRow(
+            process,
+            total,
+            now,
+            0.0 if found is None else found.growth_rate,
+            False if found is None else found.is_growing,
+            None if diagnosis is None else diagnosis.idle_seconds,
+            False if diagnosis is None else diagnosis.idle,
+        )
+
+    def unattributed(gpu_index: int, mig_index: int | None, memory: int | None, total: int | None) -> ProcessRow:
+        sample = ProcessSample(pid=0, gpu_index=gpu_index, type="", gpu_memory=memory, mig_index=mig_index)
+        return ProcessRow(sample, total, now, unattributed=True)
 
     rows = []
     for gpu in snapshot.gpus:
         for process in gpu.processes:
             rows.append(row(process, gpu.memory_total))
+        gpu_diagnosis = None if diagnoses is None else diagnoses.gpus.get(gpu.index)
+        if gpu_diagnosis is not None and gpu_diagnosis.unattributed.shown:
+            rows.append(unattributed(gpu.index, None, gpu_diagnosis.unattributed.memory, gpu.memory_total))
         for mig in gpu.mig_devices:
             for process in mig.processes:
                 rows.append(row(process, mig.memory_total))
+            mig_unattributed = None if diagnoses is None else diagnoses.migs.get((gpu.index, mig.index))
+            if mig_unattributed is not None and mig_unattributed.shown:
+                rows.append(unattributed(gpu.index, mig.index, mig_unattributed.memory, mig.memory_total))
     return rows
 
 

@@ -29,6 +29,12 @@
  *                                     kind letters: C compute, G graphics,
  *                                     M MPS compute; used=na reports
  *                                     NVML_VALUE_NOT_AVAILABLE
+ *   gpu ... clock_sm_max=MHz clock_mem_max=MHz clocks_event_reasons=BITS
+ *       ecc_volatile=N ecc_aggregate=N (uncorrected) remap_corrected=N
+ *       remap_uncorrected=N remap_pending=0|1 remap_failure=0|1
+ *       retired_pending=0|1           health: see "diagnosis" below
+ *   xid gpu=I code=N                  one critical XID event, delivered once
+ *                                     to an event set registered for it
  *   error fn=NAME|* code=N [gpu=I] [mig=S]
  *                                     NAME (an exported symbol, or its name
  *                                     without _v2/_v3 to match every
@@ -45,7 +51,9 @@
  *                                     allowed; either may be left out)
  *                                     first sleeps N ms, or without ms=
  *                                     until T=until: a slow or hung driver.
- *                                     The first matching delay line counts.
+ *                                     The first matching delay line counts;
+ *                                     a scenario rewritten without it ends
+ *                                     the calls asleep in it.
  *
  * A device field left out of its line makes its getter return
  * NVML_ERROR_NOT_SUPPORTED. Memory: the v2 call returns the fields as
@@ -129,7 +137,16 @@ enum {
     X(nvmlDeviceGetMaxClockInfo) X(nvmlDeviceGetHandleByUUID)                      \
     X(nvmlDeviceGetHandleByPciBusId_v2) X(nvmlDeviceGetCudaComputeCapability)      \
     X(nvmlDeviceGetSerial) X(nvmlDeviceGetFieldValues)                             \
-    X(nvmlDeviceGetDriverModel) X(nvmlDeviceGetDriverModel_v2)
+    X(nvmlDeviceGetDriverModel) X(nvmlDeviceGetDriverModel_v2)                   \
+    DIAGNOSIS_FUNCTIONS(X)
+
+/* The diagnosis section's entry points (see the end of this file). */
+#define DIAGNOSIS_FUNCTIONS(X)                                                     \
+    X(nvmlDeviceGetCurrentClocksEventReasons)                                      \
+    X(nvmlDeviceGetCurrentClocksThrottleReasons)                                   \
+    X(nvmlDeviceGetRemappedRows) X(nvmlDeviceGetRetiredPagesPendingStatus)         \
+    X(nvmlEventSetCreate) X(nvmlDeviceRegisterEvents) X(nvmlEventSetWait_v2)       \
+    X(nvmlEventSetWait) X(nvmlEventSetFree)
 
 #define AS_ENUM(name) FN_##name,
 enum { FAKE_FUNCTIONS(AS_ENUM) FN_COUNT };
@@ -151,6 +168,11 @@ typedef struct device {
     long long power_mw, power_limit_mw, clock_sm, clock_mem, pstate;
     long long pcie_rx_kbs, pcie_tx_kbs, mig_mode, max_mig;
     long long gpu_instance_id, compute_instance_id;
+    /* diagnosis */
+    long long clock_sm_max, clock_mem_max, clocks_event_reasons;
+    long long ecc_volatile, ecc_aggregate;
+    long long remap_corrected, remap_uncorrected, remap_pending, remap_failure;
+    long long retired_pending;
 } device_t;
 
 typedef struct process {
@@ -194,15 +216,21 @@ static char loaded_path[4096];
 static struct stat loaded_stat;
 static int loaded;
 
-/* Every numeric field, memory_total .. compute_instance_id, is a long long in a row. */
+/* Every numeric field, memory_total .. retired_pending, is a long long in a row. */
 static void reset_device(device_t *d) {
     memset(d, 0, sizeof(*d));
     long long *first = &d->memory_total;
-    long long *last = &d->compute_instance_id;
+    long long *last = &d->retired_pending;
     for (long long *f = first; f <= last; f++) *f = UNSET;
 }
 
+/* XID records, in scenario order; the n-th is delivered once, however often the file is re-read. */
+#define MAX_XIDS 256
+static struct { int gpu; unsigned long long code; } xids[MAX_XIDS];
+static int xid_count, xid_delivered;
+
 static void reset_scenario(void) {
+    xid_count = 0;
     for (int i = 0; i < MAX_GPUS; i++) {
         reset_device(&gpus[i]);
         for (int s = 0; s < MAX_MIGS; s++) reset_device(&migs[i][s]);
@@ -264,6 +292,10 @@ static void set_device_field(device_t *d, const char *key, const char *value) {
         FIELD(power_mw), FIELD(power_limit_mw), FIELD(clock_sm), FIELD(clock_mem),
         FIELD(pstate), FIELD(pcie_rx_kbs), FIELD(pcie_tx_kbs), FIELD(mig_mode),
         FIELD(max_mig), FIELD(gpu_instance_id), FIELD(compute_instance_id),
+        FIELD(clock_sm_max), FIELD(clock_mem_max), FIELD(clocks_event_reasons),
+        FIELD(ecc_volatile), FIELD(ecc_aggregate), FIELD(remap_corrected),
+        FIELD(remap_uncorrected), FIELD(remap_pending), FIELD(remap_failure),
+        FIELD(retired_pending),
 #undef FIELD
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
@@ -281,6 +313,8 @@ static int rule_matches_symbol(const char *rule, size_t n, const char *symbol) {
     return strncmp(rule, symbol, n) == 0 &&
            (strcmp(symbol + n, "_v2") == 0 || strcmp(symbol + n, "_v3") == 0);
 }
+
+static int parse_xid(char *cursor);
 
 /* Mark in `fns` every function a comma-separated list of rule names matches. */
 static void match_functions(unsigned char *fns, const char *names) {
@@ -368,6 +402,10 @@ static void parse_record(char *line) {
         }
         return;
     }
+    if (strcmp(kind, "xid") == 0) {
+        parse_xid(cursor);
+        return;
+    }
     if (strcmp(kind, "error") == 0) {
         if (rule_count >= MAX_RULES) return;
         rule_t *r = &rules[rule_count++];
@@ -453,10 +491,10 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* When a call of `fn` on GPU `gpu` (-1: not about a GPU) that begins now
-   should go on, per the first delay line matching it; 0 when at once. */
-static double delay_until(int fn, int gpu) {
-    double now = now_s();
+/* When a call of `fn` on GPU `gpu` (-1: not about a GPU) that began at
+   `begun` should go on, per the first delay line matching it; 0 when at once. */
+static double delay_until(int fn, int gpu, double begun) {
+    double now = begun;
     for (int i = 0; i < delay_count; i++) {
         const delay_t *r = &delays[i];
         if (!r->fns[fn]) continue;
@@ -498,15 +536,20 @@ static void begin_call(call_t *call, int fn, const device_t *d, int gpu, int for
     call_counts[fn]++;
     maybe_reload(force_reload);
     if (d) gpu = handle_valid(d) ? d->gpu : -1;
-    double wake = delay_until(fn, gpu);
-    if (wake > 0) {
-        sleeping_calls++;
+    double begun = now_s();
+    double wake = delay_until(fn, gpu, begun);
+    if (wake <= 0) return;
+    sleeping_calls++;
+    /* Asleep in steps, so that a scenario without the delay any more ends it. */
+    while (wake > 0 && now_s() < wake) {
         pthread_mutex_unlock(&state_lock);
-        sleep_until(wake);
+        double step = now_s() + 0.02;
+        sleep_until(step < wake ? step : wake);
         pthread_mutex_lock(&state_lock);
-        sleeping_calls--;
-        maybe_reload(0); /* the scenario may have changed meanwhile */
+        maybe_reload(0);
+        wake = delay_until(fn, gpu, begun);
     }
+    sleeping_calls--;
 }
 
 #define CALL(fn_id, dev, gpu, force)                                  \
@@ -547,6 +590,7 @@ static nvmlReturn_t copy_string(char *dest, unsigned length, const char *text) {
 static nvmlReturn_t do_init(int fn) {
     CALL(fn, NULL, -1, 1);
     if (init_error) return init_error;
+    if (init_refcount == 0) xid_delivered = 0; /* a fresh start delivers the scenario's XIDs again */
     init_refcount++;
     return NVML_SUCCESS;
 }
@@ -799,9 +843,12 @@ CONSTANT_INT_GETTER(nvmlDeviceGetDisplayActive, 0)
 CONSTANT_INT_GETTER(nvmlDeviceGetDisplayMode, 0)
 
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter, unsigned long long *count) {
-    (void)type, (void)counter, (void)count;
     ENTER(nvmlDeviceGetTotalEccErrors, d);
-    return NVML_ERROR_NOT_SUPPORTED;
+    /* Only uncorrected counts (type 1): volatile (counter 0) and aggregate (1). */
+    long long value = type != 1 ? UNSET : counter == 0 ? d->ecc_volatile : counter == 1 ? d->ecc_aggregate : UNSET;
+    REQUIRE(value);
+    *count = (unsigned long long)value;
+    return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t d, unsigned long long *bar1) {
@@ -814,7 +861,7 @@ nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t d, unsigned long long *bar
 
 nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d, int type, unsigned *clock) {
     ENTER(nvmlDeviceGetMaxClockInfo, d);
-    long long value = (type == 0 || type == 1) ? d->clock_sm : type == 2 ? d->clock_mem : UNSET;
+    long long value = (type == 0 || type == 1) ? d->clock_sm_max : type == 2 ? d->clock_mem_max : UNSET;
     REQUIRE(value);
     *clock = (unsigned)value;
     return NVML_SUCCESS;
@@ -1041,6 +1088,139 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d,
     }
     *count = n;
     return NVML_SUCCESS;
+}
+
+/* ---- diagnosis: clock event reasons, row remapping, retired pages, XID events ---- */
+
+#define NVML_ERROR_TIMEOUT 10
+#define EVENT_XID_CRITICAL 0x8ULL
+#define MAX_EVENT_SETS 8
+
+static nvmlReturn_t clock_reasons(nvmlDevice_t d, unsigned long long *reasons) {
+    REQUIRE(d->clocks_event_reasons);
+    *reasons = (unsigned long long)d->clocks_event_reasons;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long *reasons) {
+    ENTER(nvmlDeviceGetCurrentClocksEventReasons, d);
+    return clock_reasons(d, reasons);
+}
+
+nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long *reasons) {
+    ENTER(nvmlDeviceGetCurrentClocksThrottleReasons, d);
+    return clock_reasons(d, reasons);
+}
+
+nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned *corrected, unsigned *uncorrected,
+                                       unsigned *pending, unsigned *failure) {
+    ENTER(nvmlDeviceGetRemappedRows, d);
+    REQUIRE(d->remap_corrected);
+    *corrected = (unsigned)d->remap_corrected;
+    *uncorrected = (unsigned)(d->remap_uncorrected == UNSET ? 0 : d->remap_uncorrected);
+    *pending = d->remap_pending > 0;
+    *failure = d->remap_failure > 0;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t d, int *pending) {
+    ENTER(nvmlDeviceGetRetiredPagesPendingStatus, d);
+    REQUIRE(d->retired_pending);
+    *pending = d->retired_pending > 0;
+    return NVML_SUCCESS;
+}
+
+static int parse_xid(char *cursor) {
+    char *key, *value;
+    if (xid_count >= MAX_XIDS) return 0;
+    xids[xid_count].gpu = -1;
+    xids[xid_count].code = 0;
+    while (next_pair(&cursor, &key, &value)) {
+        if (strcmp(key, "gpu") == 0) xids[xid_count].gpu = (int)number(value);
+        else if (strcmp(key, "code") == 0) xids[xid_count].code = (unsigned long long)number(value);
+    }
+    xid_count++;
+    return 1;
+}
+
+typedef struct event_set {
+    int used;
+    unsigned long long masks[MAX_GPUS];
+} event_set_t;
+
+static event_set_t event_sets[MAX_EVENT_SETS];
+
+typedef struct {
+    nvmlDevice_t device;
+    unsigned long long eventType, eventData;
+    unsigned gpuInstanceId, computeInstanceId;
+} nvmlEventData_t;
+
+nvmlReturn_t nvmlEventSetCreate(event_set_t **set) {
+    ENTER(nvmlEventSetCreate, NULL);
+    for (int i = 0; i < MAX_EVENT_SETS; i++) {
+        if (!event_sets[i].used) {
+            memset(&event_sets[i], 0, sizeof event_sets[i]);
+            event_sets[i].used = 1;
+            *set = &event_sets[i];
+            return NVML_SUCCESS;
+        }
+    }
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+}
+
+nvmlReturn_t nvmlEventSetFree(event_set_t *set) {
+    ENTER(nvmlEventSetFree, NULL);
+    set->used = 0;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, event_set_t *set) {
+    ENTER(nvmlDeviceRegisterEvents, d);
+    if (d->is_mig || !set) return NVML_ERROR_INVALID_ARGUMENT;
+    set->masks[d->gpu] |= types;
+    return NVML_SUCCESS;
+}
+
+/* The next undelivered XID for a GPU the set listens to, or -1; with state_lock held. */
+static int next_xid(const event_set_t *set) {
+    while (xid_delivered < xid_count) {
+        int gpu = xids[xid_delivered].gpu;
+        int index = xid_delivered++;
+        if (gpu >= 0 && gpu < MAX_GPUS && (set->masks[gpu] & EVENT_XID_CRITICAL)) return index;
+    }
+    return -1;
+}
+
+/* Waits without the lock, like a real wait, so the sampler's calls go on meanwhile. */
+static nvmlReturn_t event_wait(int fn, event_set_t *set, nvmlEventData_t *data, unsigned timeout_ms) {
+    for (unsigned waited = 0;; waited += 50) {
+        pthread_mutex_lock(&state_lock);
+        if (waited == 0) call_counts[fn]++;
+        maybe_reload(0);
+        nvmlReturn_t result = init_refcount == 0 ? NVML_ERROR_UNINITIALIZED : rule_error(fn, -1, -1);
+        int index = result == NVML_SUCCESS ? next_xid(set) : -1;
+        if (index >= 0) {
+            memset(data, 0, sizeof *data);
+            data->device = &gpus[xids[index].gpu];
+            data->eventType = EVENT_XID_CRITICAL;
+            data->eventData = xids[index].code;
+            data->gpuInstanceId = data->computeInstanceId = 0xFFFFFFFFu;
+        }
+        pthread_mutex_unlock(&state_lock);
+        if (result != NVML_SUCCESS || index >= 0) return result;
+        if (waited >= timeout_ms) return NVML_ERROR_TIMEOUT;
+        struct timespec tick = {0, 50 * 1000 * 1000};
+        nanosleep(&tick, NULL);
+    }
+}
+
+nvmlReturn_t nvmlEventSetWait_v2(event_set_t *set, nvmlEventData_t *data, unsigned timeout_ms) {
+    return event_wait(FN_nvmlEventSetWait_v2, set, data, timeout_ms);
+}
+
+nvmlReturn_t nvmlEventSetWait(event_set_t *set, nvmlEventData_t *data, unsigned timeout_ms) {
+    return event_wait(FN_nvmlEventSetWait, set, data, timeout_ms);
 }
 
 /* ---- test hooks (not part of NVML) -------------------------------------- */

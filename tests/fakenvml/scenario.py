@@ -56,6 +56,18 @@ class GpuSpec:
     pcie_tx_kbs: int | None = 0
     mig_mode: int | None = 0
     max_mig: int | None = 7
+    # diagnosis: max clocks, the clock event reason bitmask, uncorrected ECC counts,
+    # row remapping (None: the GPU retires pages instead), retired pages pending.
+    clock_sm_max: int | None = 1980
+    clock_mem_max: int | None = 2619
+    clocks_event_reasons: int | None = 0x1
+    ecc_volatile: int | None = 0
+    ecc_aggregate: int | None = 0
+    remap_corrected: int | None = 0
+    remap_uncorrected: int | None = 0
+    remap_pending: int | None = 0
+    remap_failure: int | None = 0
+    retired_pending: int | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +97,14 @@ class ProcessSpec:
     sm: int | None = None
     mem: int | None = None
     sm_time: int | None = None
+
+
+@dataclass(frozen=True)
+class XidSpec:
+    """One critical XID event on GPU `gpu`, delivered once to an event set registered for it."""
+
+    gpu: int
+    code: int
 
 
 @dataclass(frozen=True)
@@ -131,6 +151,7 @@ class Scenario:
     processes: list[ProcessSpec] = field(default_factory=list)
     errors: list[ErrorRule] = field(default_factory=list)
     delays: list[DelayRule] = field(default_factory=list)
+    xids: list[XidSpec] = field(default_factory=list)
 
     def gpu(self, spec: GpuSpec | None = None, **fields: object) -> Scenario:
         """Add the next GPU: GpuSpec defaults, changed by `fields`."""
@@ -179,6 +200,11 @@ class Scenario:
     ) -> Scenario:
         """Make `fn` fail with `code` (int or name like "NOT_SUPPORTED") on one GPU or all."""
         self.errors.append(ErrorRule(fn, error_code(code), gpu, mig))
+        return self
+
+    def xid(self, gpu: int, code: int) -> Scenario:
+        """Add an XID event; keep earlier ones in the list, the fake delivers each only once."""
+        self.xids.append(XidSpec(gpu, code))
         return self
 
     def delay(
@@ -230,6 +256,7 @@ class Scenario:
         lines += [_record("process", asdict(process)) for process in self.processes]
         lines += [_record("error", asdict(rule)) for rule in self.errors]
         lines += [_record("delay", asdict(rule)) for rule in self.delays]
+        lines += [_record("xid", asdict(xid)) for xid in self.xids]
         return "\n".join(lines) + "\n"
 
     def write(self, path: Path | str) -> Path:

@@ -16,7 +16,16 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from gputop.core.actions import Outcome, SignalResult, signal_name
-from gputop.core.model import GpuSample, HostSample, MigSample, ProcessIdentity, ProcessSample
+from gputop.core.model import (
+    GpuHealth,
+    GpuSample,
+    HostSample,
+    MigSample,
+    ProcessIdentity,
+    ProcessSample,
+    RemappedRows,
+    XidEvent,
+)
 
 GIB = 1024**3
 MIB = 1024**2
@@ -45,6 +54,26 @@ _MODELS = (
     _Model("NVIDIA H200", 141 * GIB, 700.0, 87.0, 92.0, 1980, 3201, False),
 )
 
+# What the demo shows of each diagnosis: GPU 1's job hangs in a collective (STALLED?), GPU 2
+# had an uncorrectable memory error (health), GPU 3 holds memory no listed process accounts
+# for (a container without --pid=host) and dave's notebook on it sits idle; GPU 0 hits its
+# power cap when busy (THROTTLED · power cap).
+_STALLED_GPU = 1
+_SICK_GPU = 2
+_UNATTRIBUTED = {3: int(4.5 * GIB)}
+_HEALTHY = GpuHealth(0, 0, RemappedRows(0, 0, False, False), None, ())
+# Power at or above this share of the limit holds the clocks down: the power cap.
+_POWER_CAP_SHARE = 0.85
+
+
+def _reasons(busy: bool, stalled: bool, power: float, limit: float) -> tuple[str, ...]:
+    if not busy:
+        return ("gpu_idle",)
+    if not stalled and power >= _POWER_CAP_SHARE * limit:
+        return ("sw_power_cap",)
+    return ()
+
+
 # MIG devices of the A100 (GPU 2): profile name, memory.
 _MIG_PROFILES = (("3g.20gb", 20 * GIB), ("2g.10gb", 10 * GIB), ("1g.5gb", 5 * GIB))
 
@@ -57,6 +86,7 @@ class _Workload(NamedTuple):
     base_gib: float
     growth_mib_per_step: float
     lifetime_steps: int  # 0: runs for ever
+    idle_for_s: float = 0.0  # > 0: holds its memory without running, since this long before the start
 
 
 _POD = "k8s:3f2a9c1e-7b4d-4c55-9e1a-0d6b2f8a7c31"
@@ -72,7 +102,7 @@ _WORKLOADS = (
         0,
     ),
     _Workload("carol", "python finetune.py --lora r=16", None, "C", 9.0, 24.0, 0),
-    _Workload("dave", "jupyter-lab --no-browser --port 8888", None, "C", 3.2, 0.0, 0),
+    _Workload("dave", "jupyter-lab --no-browser --port 8888", None, "C", 3.2, 0.0, 0, 25 * 60.0),
     _Workload("root", "/usr/lib/xorg/Xorg vt1 -displayfd 3", None, "G", 0.4, 0.0, 0),
     _Workload("erin", "blender -b scene.blend -a", None, "C+G", 6.5, 0.0, 0),
     _Workload("alice", "torchrun --nproc-per-node 2 pretrain.py", _POD, "C", 35.0, 0.0, 0),
@@ -98,6 +128,7 @@ class _SimProcess:
     rss: int
     exiting: bool = False
     jitter: float = 0.0
+    last_active: float | None = None  # set for a process that sits idle: when it last ran
 
     @property
     def shown_memory(self) -> int:
@@ -127,6 +158,7 @@ class DemoSource:
         self._lost: set[int] = set()
         self._phase = [self._random.uniform(0, math.tau) for _ in range(gpu_count)]
         self._temperature: dict[int, float] = {}
+        self._opened = 0.0
 
     @property
     def driver_version(self) -> str | None:
@@ -137,7 +169,7 @@ class DemoSource:
         return "12.6"
 
     def open(self) -> None:
-        now = self._clock()
+        now = self._opened = self._clock()
         for slot, workload in enumerate(_WORKLOADS):
             gpu = slot % self._gpu_count
             self._spawn(workload, gpu, now - 3600 * (slot + 1) * 0.7)
@@ -152,7 +184,7 @@ class DemoSource:
         return index == 2
 
     def _spawn(self, workload: _Workload, gpu: int, started: float) -> None:
-        user, command, container, kind, base_gib, growth_mib, lifetime = workload
+        user, command, container, kind, base_gib, growth_mib, lifetime, idle_for_s = workload
         mig = None
         if self._is_mig(gpu):
             mig = sum(1 for p in self._processes.values() if p.gpu == gpu) % len(_MIG_PROFILES)
@@ -172,6 +204,7 @@ class DemoSource:
             ends_at=self._step + lifetime if lifetime else None,
             cpu=self._random.uniform(20, 180) if kind != "G" else 2.0,
             rss=int(self._random.uniform(1.5, 24) * GIB),
+            last_active=self._clock() - idle_for_s if idle_for_s else None,
         )
         self._next_pid += self._random.randint(3, 97)
 
@@ -184,12 +217,16 @@ class DemoSource:
                 continue
             capacity = self._capacity(process)
             process.memory = min(capacity * 0.97, process.memory + process.growth)
-            # Allocator noise around the working set, not a random walk: a flat job stays flat.
-            process.jitter = self._random.uniform(-32, 32) * MIB
+            # Allocator noise around the working set, not a random walk: a flat job stays flat,
+            # and a hung one (on the stalled GPU) does not move at all.
+            jitter = self._random.uniform(-32, 32) * MIB
+            process.jitter = 0.0 if process.gpu == _STALLED_GPU else jitter
             process.cpu = max(0.0, min(400.0, process.cpu + self._random.uniform(-8, 8)))
         # Every so often a short job starts somewhere.
         if self._step % 15 == 0:
             gpu = self._random.randrange(self._gpu_count)
+            if gpu == _STALLED_GPU:
+                gpu = (gpu + 1) % self._gpu_count
             self._spawn(
                 _Workload("frank", f"python sweep.py --trial {17 + self._step // 15}", None, "C", 4.0, 6.0, 30),
                 gpu,
@@ -202,13 +239,15 @@ class DemoSource:
         return float(self._model(process.gpu).memory_total)
 
     def _process_sample(self, process: _SimProcess, utilization: float) -> ProcessSample:
+        idle = process.last_active is not None
         return ProcessSample(
             pid=process.pid,
             gpu_index=process.gpu,
             type=process.type,
             gpu_memory=process.shown_memory,
-            sm_utilization=None if process.type == "G" else round(utilization * 0.8, 0),
+            sm_utilization=None if process.type == "G" else 0.0 if idle else round(utilization * 0.8, 0),
             mig_index=process.mig,
+            sm_last_active=process.last_active,
             started=process.started,
             user=process.user,
             name=process.command.split()[0].rsplit("/", 1)[-1],
@@ -235,14 +274,20 @@ class DemoSource:
         utilization = round(utilization + (self._random.uniform(-3, 3) if busy else 0), 0)
         utilization = max(0.0, min(100.0, utilization))
         power = round(60 + (model.power_limit - 90) * utilization / 100 + self._random.uniform(-5, 5), 1)
+        stalled = index == _STALLED_GPU and busy
+        if stalled:
+            # A job spinning in a collective: the GPU is "busy" but draws next to nothing.
+            utilization, power = 100.0, round(model.power_limit * 0.2 + power / 100, 1)
         # A card's temperature follows its load slowly, as its heat sink does.
-        settled = 34 + (model.slowdown - 38) * utilization / 100
+        heat = 20.0 if stalled else utilization
+        settled = 34 + (model.slowdown - 38) * heat / 100
         previous = self._temperature.get(index, settled)
         self._temperature[index] = previous + 0.08 * (settled - previous)
         temperature = round(self._temperature[index], 0)
         used_by_processes = sum(p.shown_memory for p in processes)
         reserved = 512 * MIB
-        used = min(model.memory_total - reserved, used_by_processes + 600 * MIB)
+        ghost = _UNATTRIBUTED.get(index, 0)
+        used = min(model.memory_total - reserved, used_by_processes + 600 * MIB + ghost)
         mig_devices: tuple[MigSample, ...] = ()
         plain = processes
         if self._is_mig(index):
@@ -272,13 +317,23 @@ class DemoSource:
             power_limit=model.power_limit,
             clock_sm=int(model.sm_clock_max * (0.5 + utilization / 200)) if busy else 210,
             clock_memory=model.memory_clock,
+            clock_sm_max=model.sm_clock_max,
+            clock_memory_max=model.memory_clock,
+            clock_event_reasons=_reasons(busy, stalled, power, model.power_limit),
             pstate=0 if busy else 8,
             pcie_rx=round(utilization * 1.3e8, 0),
             pcie_tx=round(utilization * 4.1e7, 0),
             mig_mode=self._is_mig(index),
+            health=self._health(index),
             mig_devices=mig_devices,
             processes=tuple(self._process_sample(p, utilization) for p in plain),
         )
+
+    def _health(self, index: int) -> GpuHealth:
+        if index != _SICK_GPU:
+            return _HEALTHY
+        # An uncorrectable error an hour ago: a row remap waits for a reset, XID 94 stopped a job.
+        return GpuHealth(1, 1, RemappedRows(0, 1, True, False), None, (XidEvent(94, self._opened - 600.0),))
 
     def _mig(self, gpu: int, slot: int, processes: list[_SimProcess], utilization: float) -> MigSample:
         profile, total = _MIG_PROFILES[slot]

@@ -27,6 +27,7 @@ from gputop.core.model import GpuSample, HostSample, ProcessIdentity
 from gputop.core.sources.base import SourceUnavailable
 from gputop.core.sources.lanes import Lane, Ticket
 from gputop.core.sources.nvml_device import STATIC_RETRY_SAMPLES, NvmlDevice
+from gputop.core.sources.nvml_events import WAIT_MS, XidEvents
 from gputop.core.sources.nvml_gateway import CUDA_VERSIONS, DeviceLost, Gateway, unavailable
 
 __all__ = ["DEFAULT_DEADLINE_S", "STATIC_RETRY_SAMPLES", "NvmlSource", "cuda_version_text"]
@@ -83,6 +84,7 @@ class NvmlSource:
         self._closing = False
         self._system: Lane | None = None
         self._gpus: list[_Gpu] = []
+        self._xids: XidEvents | None = None
         self._open = False
         self._driver_version: str | None = None
         self._cuda_driver_version: str | None = None
@@ -133,8 +135,13 @@ class NvmlSource:
             self._closing = True
             self._answered.notify_all()
         system = self._system
+        xids, self._xids = self._xids, None
+        if xids is not None:
+            xids.stop()
+            xids.join(timeout=2 * WAIT_MS / 1000)
         # nvmlShutdown under a call that has not come back could hang or crash: leave it then.
-        if system is not None and not any(gpu.busy for gpu in self._gpus):
+        busy = any(gpu.busy for gpu in self._gpus) or (xids is not None and xids.is_alive())
+        if system is not None and not busy:
             ticket = system.submit(self._gateway.shutdown)
             if ticket is not None:
                 self._wait([ticket], time.monotonic() + min(self._deadline_s, SHUTDOWN_WAIT_S), closing=True)
@@ -150,10 +157,13 @@ class NvmlSource:
         reads = [_read(gpu) for gpu in gpus]
         if count_ticket is not None and self._wait([count_ticket], until):
             count = count_ticket.outcome()
+            if self._xids is None and count:
+                self._xids = XidEvents(self._gateway, count)
+                self._xids.start()
             while count is not None and len(self._gpus) < count:
                 index = len(self._gpus)
                 gpu = _Gpu(
-                    NvmlDevice(index, self._gateway),
+                    NvmlDevice(index, self._gateway, xid_events=self._xids),
                     Lane(f"gputop-gpu{index}", self._notify),
                     Lane(f"gputop-gpu{index}-pcie", self._notify),
                 )

@@ -16,6 +16,8 @@ from typing import Any
 import pynvml
 
 from gputop.core.model import GpuSample, MigSample, ProcessSample
+from gputop.core.sources import nvml_health
+from gputop.core.sources.nvml_events import XidEvents
 from gputop.core.sources.nvml_gateway import (
     MEMORY_VERSIONS,
     PROCESS_LISTS,
@@ -58,6 +60,8 @@ class _StaticFacts:
     temperature_shutdown: float | None
     power_limit: float | None
     max_mig: int | None
+    clock_sm_max: int | None
+    clock_memory_max: int | None
 
 
 @dataclass(slots=True)
@@ -91,6 +95,7 @@ class NvmlDevice:
     utilization_seen: int = 0  # last process-utilization timestamp (us)
     mig_facts: dict[str, _MigFacts] = field(default_factory=dict)
     last: GpuSample | None = None  # the newest sample it answered with
+    xid_events: XidEvents | None = None  # the source's XID event thread
 
     def sample(self) -> GpuSample:
         """Read the GPU; a GPU that answers as lost is listed as lost and tried again next time."""
@@ -185,6 +190,7 @@ class NvmlDevice:
         pci = call(pynvml.nvmlDeviceGetPciInfo_v3, handle)
         limit_mw = call(pynvml.nvmlDeviceGetEnforcedPowerLimit, handle)
         threshold = pynvml.nvmlDeviceGetTemperatureThreshold
+        clock_sm_max, clock_memory_max = nvml_health.max_clocks(self.gateway, handle)
         return _StaticFacts(
             name=_text(call(pynvml.nvmlDeviceGetName, handle)),
             uuid=_text(call(pynvml.nvmlDeviceGetUUID, handle)),
@@ -197,6 +203,8 @@ class NvmlDevice:
             ),
             power_limit=None if limit_mw is None else int(limit_mw) / 1000.0,
             max_mig=_integer(call(pynvml.nvmlDeviceGetMaxMigDeviceCount, handle)),
+            clock_sm_max=clock_sm_max,
+            clock_memory_max=clock_memory_max,
         )
 
     def _read(self, handle: Handle, facts: _StaticFacts) -> GpuSample:
@@ -211,8 +219,9 @@ class NvmlDevice:
         mig_mode = call(pynvml.nvmlDeviceGetMigMode, handle)
         in_mig = mig_mode is not None and int(mig_mode[0]) == pynvml.NVML_DEVICE_MIG_ENABLE
 
-        sm_utilization = self._sm_utilization(handle)
-        migs = self._migs(handle, facts.max_mig or 0, sm_utilization) if in_mig else ()
+        # In MIG mode NVML keeps no per-process samples: SM use (and idleness) is unknown there.
+        sm_utilization = None if in_mig else self._sm_utilization(handle)
+        migs = self._migs(handle, facts.max_mig or 0) if in_mig else ()
         in_migs = {process.pid for mig in migs for process in mig.processes}
         processes = self._processes(None, handle, sm_utilization, skip=in_migs)
         return GpuSample(
@@ -238,32 +247,30 @@ class NvmlDevice:
             clock_memory=_integer(
                 call(pynvml.nvmlDeviceGetClockInfo, handle, pynvml.NVML_CLOCK_MEM)
             ),
+            clock_sm_max=facts.clock_sm_max,
+            clock_memory_max=facts.clock_memory_max,
+            clock_event_reasons=nvml_health.clock_event_reasons(gateway, handle),
             pstate=None if pstate is None or int(pstate) == PSTATE_UNKNOWN else int(pstate),
             mig_mode=None if mig_mode is None else in_mig,
+            health=nvml_health.health(
+                gateway, handle, None if self.xid_events is None else self.xid_events.events(self.index)
+            ),
             mig_devices=migs,
             processes=processes,
         )
 
-    def _sm_utilization(self, handle: Handle) -> dict[int, float]:
-        """Per-PID SM utilization from the samples newer than the last ones seen."""
-        samples = self.gateway.call(
-            pynvml.nvmlDeviceGetProcessUtilization, handle, self.utilization_seen
-        )
-        if not samples:
-            return {}
-        latest: dict[int, tuple[int, float]] = {}
-        for sample in samples:
-            pid, stamp = int(sample.pid), int(sample.timeStamp)
-            if pid not in latest or stamp >= latest[pid][0]:
-                latest[pid] = (stamp, float(sample.smUtil))
-        self.utilization_seen = max(stamp for stamp, _ in latest.values())
-        return {pid: util for pid, (_, util) in latest.items()}
+    def _sm_utilization(self, handle: Handle) -> nvml_health.SmSamples | None:
+        """The per-process samples newer than the last ones seen; None when the GPU keeps none."""
+        found = nvml_health.sm_samples(self.gateway, handle, self.utilization_seen)
+        if found is not None:
+            self.utilization_seen = found.seen
+        return found
 
     def _processes(
         self,
         mig_index: int | None,
         handle: Handle,
-        sm_utilization: dict[int, float],
+        sm_samples: nvml_health.SmSamples | None,
         skip: set[int] | frozenset[int] = frozenset(),
     ) -> tuple[ProcessSample, ...]:
         listed: dict[int, _Listed] = {}
@@ -284,15 +291,15 @@ class NvmlDevice:
                 gpu_index=self.index,
                 type=entry.type,
                 gpu_memory=entry.memory,
-                sm_utilization=sm_utilization.get(pid),
+                # Absent from the samples: it did not run since the last ones, SM 0.
+                sm_utilization=None if sm_samples is None else sm_samples.utilization.get(pid, 0.0),
+                sm_last_active=None if sm_samples is None else sm_samples.last_active.get(pid),
                 mig_index=mig_index,
             )
             for pid, entry in listed.items()
         )
 
-    def _migs(
-        self, handle: Handle, max_mig: int, sm_utilization: dict[int, float]
-    ) -> tuple[MigSample, ...]:
+    def _migs(self, handle: Handle, max_mig: int) -> tuple[MigSample, ...]:
         call = self.gateway.call
         migs = []
         for slot in range(max_mig):
@@ -320,7 +327,7 @@ class NvmlDevice:
                     memory_total=None if memory is None else memory.total,
                     memory_used=None if memory is None else memory.used,
                     memory_free=None if memory is None else memory.free,
-                    processes=self._processes(slot, mig, sm_utilization),
+                    processes=self._processes(slot, mig, None),
                 )
             )
         return tuple(migs)

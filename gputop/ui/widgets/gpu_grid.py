@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from textual.containers import Grid
 
+from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import Forecasts
+from gputop.core.history import History
 from gputop.core.model import Snapshot
 from gputop.ui.layout import CardLayout
 from gputop.ui.widgets.gpu_card import GpuCard
-from gputop.ui.widgets.sparkline import GpuTrend
 
 
 class GpuGrid(Grid):
@@ -24,11 +25,12 @@ class GpuGrid(Grid):
         self,
         snapshot: Snapshot,
         layout: CardLayout,
-        trends: Mapping[int, GpuTrend],
+        history: History,
         forecasts: Forecasts | None,
         alert_kinds: Callable[[int], tuple[str, ...]],
+        diagnoses: Diagnoses | None = None,
     ) -> None:
-        """Show each GPU of ``snapshot`` on its card, with its trend, forecasts and alerts."""
+        """Show each GPU of ``snapshot`` on its card, with its history, forecasts, alerts and diagnosis."""
         if layout.columns != self._columns:
             self._columns = layout.columns
             self.styles.grid_size_columns = layout.columns
@@ -43,7 +45,7 @@ class GpuGrid(Grid):
             # Cards side by side share their row's height, so borders line up.
             cards[gpu.index].show(
                 gpu,
-                trends[gpu.index],
+                history.gpus.get(gpu.index),
                 layout.compact,
                 layout.height_of(position),
                 forecast=None if forecasts is None else forecasts.gpus.get(gpu.index),
@@ -52,6 +54,7 @@ class GpuGrid(Grid):
                 else {mig: f for (index, mig), f in forecasts.migs.items() if index == gpu.index},
                 alert_kinds=alert_kinds(gpu.index),
                 now=snapshot.timestamp,
+                diagnosis=None if diagnoses is None else diagnoses.gpus.get(gpu.index),
             )
         if new_cards:
             self.mount_all(new_cards)

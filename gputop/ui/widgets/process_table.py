@@ -19,7 +19,6 @@ from textual.strip import Strip
 
 from gputop.ui.state import (
     COLUMN_BY_NAME,
-    NOT_VISIBLE,
     Column,
     ProcessRow,
     RowKey,
@@ -149,11 +148,14 @@ class ProcessTable(ScrollView, can_focus=True):
         self._refresh_changed_lines()
 
     def toggle_tag(self) -> None:
-        """Tag or untag the row under the cursor, then move down (htop's space)."""
+        """Tag or untag the row under the cursor, then move down (htop's space); a ``(no process)`` row is
+        not a process and is never tagged."""
         key = self.cursor_key
-        if key is None:
+        row = self.cursor_row
+        if key is None or row is None:
             return
-        self.tagged ^= {key}
+        if not row.unattributed:
+            self.tagged ^= {key}
         self.action_cursor(1)
         self._refresh_changed_lines()
 
@@ -306,10 +308,10 @@ class ProcessTable(ScrollView, can_focus=True):
         for column, column_width, cell in zip(self._columns, self._column_widths(), cells, strict=True):
             if not row.process.visible and column.name in _HOST_COLUMNS:
                 # Nothing is known from the CPU column on: say why across the rest of the line.
-                segments.append(Segment(_fit(NOT_VISIBLE, width - used, False), style))
+                segments.append(Segment(_fit(row.hidden_text, width - used, False), style))
                 break
             cell_style = memory_style if column.name == "gpu_memory" else style
-            if column.name == "growth" and row.growing:
+            if (column.name == "growth" and row.growing) or (column.name == "idle" and row.idle):
                 cell_style = style + self.get_component_rich_style("process-table--growing")
             segments.append(Segment(_fit(cell, column_width, column.right), cell_style))
             segments.append(Segment(" ", style))

@@ -1,0 +1,126 @@
+"""Alert changes the diagnoses call for: idle hogs, throttling, stalls, health.
+
+The alert monitor applies them like its own: an alert is raised once when its
+condition starts and cleared once when it ends.
+
+- ``idle``: per process, while it is idle (see the diagnoser); cleared when it
+  runs again or exits. Unknown idleness leaves the alert as it is.
+- ``throttle``: while HW slowdown, HW or SW thermal slowdown, or HW power
+  brake holds the clocks down (a power cap alone is the GPU working as set).
+- ``stall``: while the verdict is ``stalled``.
+- ``health``: per outstanding problem; new uncorrected ECC errors raise it
+  again with the new count. An XID alert leaves the active set without a
+  cleared event when it stops being outstanding: it was an event, not a state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Literal
+
+from gputop.core.diagnosis.diagnoser import Diagnoses
+from gputop.core.diagnosis.reasons import ALERTING, reason_words
+from gputop.core.format import fmt_bytes, fmt_duration, fmt_percent, safe_text
+from gputop.core.model import ProcessSample, Snapshot, percent
+
+DiagnosisKind = Literal["idle", "throttle", "stall", "health"]
+# (kind, gpu index, MIG device index or None, subject: a process or a health problem)
+DiagnosisKey = tuple[DiagnosisKind, int, "int | None", "str | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """Raise (condition True) or clear (False) the alert ``key``; None leaves it."""
+
+    key: DiagnosisKey
+    condition: bool | None
+    message: str = ""
+    cleared_message: str = ""
+    renew: bool = False  # raise again even though it is raised
+    silent: bool = False  # clear without an event
+
+
+def _subject(process: ProcessSample) -> str:
+    return f"{process.pid}@{process.started}"
+
+
+def _who(process: ProcessSample) -> str:
+    name = safe_text(process.name) if process.name else "?"
+    user = safe_text(process.user) if process.user else "unknown user"
+    return f"PID {process.pid} ({name}, {user})"
+
+
+def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collection[DiagnosisKey]) -> list[Change]:
+    """What the diagnoses of ``snapshot`` raise and clear, given the alerts ``active`` now."""
+    changes: list[Change] = []
+    present: set[DiagnosisKey] = set()
+    for gpu in snapshot.gpus:
+        diagnosis = diagnoses.gpus.get(gpu.index)
+        if diagnosis is None or gpu.lost or not gpu.answering:
+            present |= {key for key in active if key[1] == gpu.index and key[0] != "idle"}
+            continue
+        reasons = gpu.clock_event_reasons
+        alerting = [name for name in reasons or () if name in ALERTING]
+        words = ", ".join(reason_words(name) for name in alerting)
+        key: DiagnosisKey = ("throttle", gpu.index, None, None)
+        present.add(key)
+        changes.append(
+            Change(
+                key,
+                None if reasons is None else bool(alerting),
+                f"GPU {gpu.index} throttled: {words}",
+                f"GPU {gpu.index} no longer throttled",
+            )
+        )
+        key = ("stall", gpu.index, None, None)
+        present.add(key)
+        power = fmt_percent(percent(gpu.power_draw, gpu.power_limit))
+        changes.append(
+            Change(
+                key,
+                diagnosis.verdict == "stalled",
+                f"GPU {gpu.index} may be stalled: {fmt_percent(gpu.utilization_gpu)} busy at {power} of its"
+                " power limit with memory flat (a job spinning in a collective?)",
+                f"GPU {gpu.index} no longer looks stalled",
+            )
+        )
+        for problem in diagnosis.health:
+            key = ("health", gpu.index, None, problem.key)
+            present.add(key)
+            changes.append(
+                Change(
+                    key,
+                    True,
+                    f"GPU {gpu.index} health: {problem.text}",
+                    renew=problem.key == "ecc" and diagnosis.new_ecc_errors,
+                )
+            )
+        for process in gpu.all_processes():
+            process_diagnosis = diagnoses.processes.get(process.identity)
+            if process_diagnosis is None:
+                continue
+            key = ("idle", gpu.index, process.mig_index, _subject(process))
+            if key in present:
+                continue
+            present.add(key)
+            idle = None if process_diagnosis.idle_seconds is None else process_diagnosis.idle
+            changes.append(
+                Change(
+                    key,
+                    idle,
+                    f"{_who(process)} idle {fmt_duration(process_diagnosis.idle_seconds)} on GPU {gpu.index},"
+                    f" holding {fmt_bytes(process_diagnosis.memory)}",
+                    f"{_who(process)} on GPU {gpu.index} is no longer idle",
+                )
+            )
+    for key in active:
+        if key not in present:
+            kind, gpu_index, _mig, subject = key
+            gone = {
+                "idle": f"PID {(subject or '').split('@')[0]} on GPU {gpu_index} has exited",
+                "health": f"GPU {gpu_index} health problem resolved",
+            }.get(kind, f"GPU {gpu_index} {kind} alert ended")
+            is_xid = kind == "health" and (subject or "").startswith("xid ")
+            changes.append(Change(key, False, cleared_message=gone, silent=is_xid))
+    return changes

@@ -1,0 +1,194 @@
+"""The diagnoses of one tick: idle processes, unattributed memory, throttling, stalls, health.
+
+Like the forecaster, the diagnoser reads each snapshot once, after it joined
+the history, and keeps what it needs between ticks:
+
+- **idle**: a process that has not used SM time for ``idle_after_s`` while
+  holding at least ``idle_min_memory_gib``. Its ``idle_seconds`` count from the
+  last tick its SM utilization was above 0, or from when it was first seen
+  (a lower bound). A tick where its SM use is unknown (no per-process
+  samples: NOT_SUPPORTED, MIG) makes it unknown and starts the count over;
+  idleness is never guessed. Where the source says when a process last used
+  SM time (``sm_last_active``, from the samples' own timestamps), that time is
+  used, even from before gputop first saw the process.
+- **verdict**: ``"stalled"`` when utilization stays at or above
+  ``stall_utilization_percent`` with power at or below
+  ``stall_power_percent`` of the limit and memory flat for ``stall_after_s``
+  (a job spinning in a collective); else ``"throttled"`` when a reason that
+  limits performance holds the clocks down; else None.
+- **unattributed memory** and **health**: see ``memory`` and ``health``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Literal
+
+from gputop.core.diagnosis.health import HealthProblem, HealthTracker
+from gputop.core.diagnosis.memory import GIB, Unattributed, gpu_unattributed, mig_unattributed
+from gputop.core.diagnosis.reasons import limiting_reasons
+from gputop.core.history import MigKey
+from gputop.core.model import GpuSample, ProcessIdentity, Snapshot, percent
+from gputop.core.settings import Thresholds
+
+Verdict = Literal["throttled", "stalled"]
+MIB = 1024 * 1024
+# Memory counts as flat for the stall verdict while it stays this close to where it was.
+STALL_MEMORY_SLACK = 64 * MIB
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessDiagnosis:
+    idle_seconds: float | None  # since it last ran on the GPU; None when unknown
+    idle: bool  # idle long enough, holding enough memory
+    memory: int | None  # GPU memory held, over every GPU it uses
+
+
+@dataclass(frozen=True, slots=True)
+class GpuDiagnosis:
+    verdict: Verdict | None
+    limiting: tuple[str, ...]  # reasons holding the clocks down that cost performance
+    unattributed: Unattributed
+    health: tuple[HealthProblem, ...]
+    new_ecc_errors: bool  # the uncorrected ECC count rose this tick
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnoses:
+    """Every diagnosis for one snapshot."""
+
+    gpus: Mapping[int, GpuDiagnosis]
+    migs: Mapping[MigKey, Unattributed]
+    processes: Mapping[ProcessIdentity, ProcessDiagnosis]
+
+    def problem_count(self, gpu_index: int) -> int:
+        """Problems of one GPU: idle hogs on it, unattributed memory, a verdict, health problems."""
+        diagnosis = self.gpus.get(gpu_index)
+        if diagnosis is None:
+            return 0
+        count = len(diagnosis.health) + (diagnosis.verdict is not None) + diagnosis.unattributed.shown
+        count += sum(unattributed.shown for (index, _mig), unattributed in self.migs.items() if index == gpu_index)
+        return count
+
+
+NO_DIAGNOSES = Diagnoses(MappingProxyType({}), MappingProxyType({}), MappingProxyType({}))
+
+
+@dataclass(slots=True)
+class _Activity:
+    since: float  # first seen (or seen again after an unknown tick)
+    last_ran: float | None = None
+
+
+@dataclass(slots=True)
+class _Stall:
+    since: float
+    memory: int
+
+
+class Diagnoser:
+    """Diagnoses tick after tick; one per stream of snapshots."""
+
+    def __init__(self, thresholds: Thresholds | None = None) -> None:
+        self.thresholds = Thresholds() if thresholds is None else thresholds
+        self._activity: dict[ProcessIdentity, _Activity] = {}
+        self._stalls: dict[int, _Stall] = {}
+        self._health: dict[int, HealthTracker] = {}
+
+    def update(self, snapshot: Snapshot) -> Diagnoses:
+        now = snapshot.timestamp
+        limits = self.thresholds
+        gpus: dict[int, GpuDiagnosis] = {}
+        migs: dict[MigKey, Unattributed] = {}
+        for gpu in snapshot.gpus:
+            gpus[gpu.index] = self._gpu(gpu, now)
+            for mig in gpu.mig_devices:
+                migs[(gpu.index, mig.index)] = mig_unattributed(
+                    mig, limits.unattributed_min_gib, limits.unattributed_percent
+                )
+        self._health = {index: tracker for index, tracker in self._health.items() if index in gpus}
+        return Diagnoses(
+            gpus=MappingProxyType(gpus),
+            migs=MappingProxyType(migs),
+            processes=MappingProxyType(self._processes(snapshot, now)),
+        )
+
+    def _gpu(self, gpu: GpuSample, now: float) -> GpuDiagnosis:
+        limits = self.thresholds
+        unattributed = gpu_unattributed(gpu, limits.unattributed_min_gib, limits.unattributed_percent)
+        tracker = self._health.setdefault(gpu.index, HealthTracker())
+        if gpu.lost or not gpu.answering:
+            # Its counters are not known now: what was outstanding stays so.
+            health, new_ecc = tracker.problems, False
+        else:
+            health, new_ecc = tracker.update(gpu.health, now)
+        if gpu.lost or not gpu.answering:
+            self._stalls.pop(gpu.index, None)
+            return GpuDiagnosis(None, (), unattributed, health, new_ecc)
+        limiting = limiting_reasons(gpu.clock_event_reasons)
+        verdict: Verdict | None = None
+        if self._stalled(gpu, now):
+            verdict = "stalled"
+        elif limiting:
+            verdict = "throttled"
+        return GpuDiagnosis(verdict, limiting, unattributed, health, new_ecc)
+
+    def _stalled(self, gpu: GpuSample, now: float) -> bool:
+        limits = self.thresholds
+        power = percent(gpu.power_draw, gpu.power_limit)
+        memory = gpu.memory_used
+        if (
+            gpu.utilization_gpu is None
+            or power is None
+            or memory is None
+            or gpu.utilization_gpu < limits.stall_utilization_percent
+            or power > limits.stall_power_percent
+        ):
+            self._stalls.pop(gpu.index, None)
+            return False
+        stall = self._stalls.get(gpu.index)
+        if stall is None or abs(memory - stall.memory) > STALL_MEMORY_SLACK:
+            self._stalls[gpu.index] = stall = _Stall(now, memory)
+        return now - stall.since >= limits.stall_after_s
+
+    def _processes(self, snapshot: Snapshot, now: float) -> dict[ProcessIdentity, ProcessDiagnosis]:
+        # One identity may have a row on several GPUs: it ran if it ran on any of them.
+        states: dict[ProcessIdentity, list[bool | None]] = {}
+        memory: dict[ProcessIdentity, int | None] = {}
+        reported: dict[ProcessIdentity, float] = {}
+        for process in snapshot.processes():
+            identity = process.identity
+            util = process.sm_utilization
+            # A stale row (its GPU not answering) says nothing about now.
+            states.setdefault(identity, []).append(None if util is None or process.stale else util > 0)
+            if process.sm_last_active is not None:
+                reported[identity] = max(reported.get(identity, process.sm_last_active), process.sm_last_active)
+            held = memory.get(identity, 0)
+            memory[identity] = None if held is None or process.gpu_memory is None else held + process.gpu_memory
+        ran = {identity: True if True in rows else None if None in rows else False for identity, rows in states.items()}
+
+        idle_after, idle_memory = self.thresholds.idle_after_s, self.thresholds.idle_min_memory_gib * GIB
+        activity: dict[ProcessIdentity, _Activity] = {}
+        diagnoses: dict[ProcessIdentity, ProcessDiagnosis] = {}
+        for identity, running in ran.items():
+            seen = self._activity.get(identity)
+            if running is None or seen is None:
+                seen = _Activity(since=now)
+            if identity in reported:
+                # The source's own time of the last SM use: exact, and maybe from before it was first seen.
+                seen.last_ran = max(seen.last_ran or reported[identity], reported[identity])
+            elif running:
+                seen.last_ran = now
+            activity[identity] = seen
+            held = memory[identity]
+            if running is None:
+                diagnoses[identity] = ProcessDiagnosis(None, False, held)
+                continue
+            # Never below 0: the driver's sample clock may run a little ahead of the snapshot's.
+            idle_seconds = max(0.0, now - (seen.since if seen.last_ran is None else seen.last_ran))
+            idle = idle_seconds >= idle_after and held is not None and held >= idle_memory
+            diagnoses[identity] = ProcessDiagnosis(idle_seconds, idle, held)
+        self._activity = activity
+        return diagnoses

@@ -1,0 +1,96 @@
+"""NVML reads for the diagnoses: clock event reasons, max clocks, ECC, row remapping, process samples.
+
+Functions of the gateway and a device handle, called from the NVML source's
+per-GPU sampling; every call goes through the gateway, so NOT_SUPPORTED is
+None and a lost GPU raises ``DeviceLost`` like every other read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pynvml
+
+from gputop.core.diagnosis.reasons import decode_reasons
+from gputop.core.model import GpuHealth, RemappedRows, XidEvent
+from gputop.core.sources.nvml_gateway import Gateway, Handle
+
+# The newer name first; drivers before 535 only have ...ThrottleReasons.
+CLOCK_REASON_VERSIONS = (
+    pynvml.nvmlDeviceGetCurrentClocksEventReasons,
+    pynvml.nvmlDeviceGetCurrentClocksThrottleReasons,
+)
+
+
+def clock_event_reasons(gateway: Gateway, handle: Handle) -> tuple[str, ...] | None:
+    """The reasons the clocks are held down, by name; None when the GPU does not say."""
+    mask = gateway.call_versions("clock_reasons", CLOCK_REASON_VERSIONS, handle)
+    return None if mask is None else decode_reasons(int(mask))
+
+
+def max_clocks(gateway: Gateway, handle: Handle) -> tuple[int | None, int | None]:
+    """The maximum SM and memory clocks, in MHz."""
+    sm = gateway.call(pynvml.nvmlDeviceGetMaxClockInfo, handle, pynvml.NVML_CLOCK_SM)
+    memory = gateway.call(pynvml.nvmlDeviceGetMaxClockInfo, handle, pynvml.NVML_CLOCK_MEM)
+    return (None if sm is None else int(sm)), (None if memory is None else int(memory))
+
+
+def _ecc(gateway: Gateway, handle: Handle, counter: int) -> int | None:
+    count = gateway.call(pynvml.nvmlDeviceGetTotalEccErrors, handle, pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, counter)
+    return None if count is None else int(count)
+
+
+def health(gateway: Gateway, handle: Handle, xid_events: tuple[XidEvent, ...] | None) -> GpuHealth:
+    """ECC counts, row remapping and retired pages of one GPU, with the XID events seen for it."""
+    rows = gateway.call(pynvml.nvmlDeviceGetRemappedRows, handle)
+    pending = gateway.call(pynvml.nvmlDeviceGetRetiredPagesPendingStatus, handle)
+    return GpuHealth(
+        ecc_uncorrected_volatile=_ecc(gateway, handle, pynvml.NVML_VOLATILE_ECC),
+        ecc_uncorrected_aggregate=_ecc(gateway, handle, pynvml.NVML_AGGREGATE_ECC),
+        remapped_rows=None if rows is None else RemappedRows(int(rows[0]), int(rows[1]), bool(rows[2]), bool(rows[3])),
+        retired_pages_pending=None if pending is None else pending == pynvml.NVML_FEATURE_ENABLED,
+        xid_events=xid_events,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SmSamples:
+    """What the per-process utilization samples newer than ``since`` say."""
+
+    utilization: dict[int, float]  # PID -> SM % of its newest sample; absent: it did not run
+    last_active: dict[int, float]  # PID -> time of its newest sample with SM use (s since the epoch)
+    seen: int  # the newest sample's timestamp (us), to ask from next time
+
+
+def sm_samples(gateway: Gateway, handle: Handle, since: int) -> SmSamples | None:
+    """The samples newer than ``since`` (us); None when the GPU keeps none (NOT_SUPPORTED, MIG)."""
+    samples = gateway.call(process_utilization, handle, since)
+    if samples is None:
+        return None
+    latest: dict[int, tuple[int, float]] = {}
+    active: dict[int, int] = {}
+    for sample in samples:
+        pid, stamp, util = int(sample.pid), int(sample.timeStamp), float(sample.smUtil)
+        if pid not in latest or stamp >= latest[pid][0]:
+            latest[pid] = (stamp, util)
+        if util > 0 and stamp > active.get(pid, -1):
+            active[pid] = stamp
+    return SmSamples(
+        utilization={pid: util for pid, (_, util) in latest.items()},
+        last_active={pid: stamp / 1e6 for pid, stamp in active.items()},
+        seen=max((stamp for stamp, _ in latest.values()), default=since),
+    )
+
+
+def process_utilization(handle: Handle, since: int) -> list[Any]:
+    """pynvml's per-process samples; NOT_FOUND (no process ran since ``since``) is an empty list."""
+    try:
+        return list(pynvml.nvmlDeviceGetProcessUtilization(handle, since))
+    except pynvml.NVMLError as error:
+        if error.value == pynvml.NVML_ERROR_NOT_FOUND:
+            return []
+        raise
+
+
+process_utilization.__name__ = "nvmlDeviceGetProcessUtilization"

@@ -1,0 +1,110 @@
+"""Throttling, the stall verdict, unattributed memory, and no false alarms on healthy GPUs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gputop.core.diagnosis.reasons import decode_reasons, limiting_reasons
+from gputop.core.model import MigSample
+from gputop.core.settings import Thresholds
+from tests.diagnosis.helpers import GIB, TOTAL, cleared, gpu, process, raised, run
+
+
+def test_the_reason_bitmask_decodes_to_names_in_nvml_order() -> None:
+    assert decode_reasons(0x1) == ("gpu_idle",)
+    assert decode_reasons(0x4 | 0x40 | 0x8000) == ("sw_power_cap", "hw_thermal")
+    assert limiting_reasons(("gpu_idle", "sw_power_cap", "hw_slowdown")) == ("hw_slowdown", "sw_power_cap")
+
+
+def test_a_power_cap_is_throttled_but_raises_no_alert() -> None:
+    busy = gpu(utilization_gpu=100.0, power_draw=700.0, clock_event_reasons=("sw_power_cap",))
+    _, ticks = run([(0.0, busy), (1.0, busy)])
+    assert [f.diagnoses.gpus[0].verdict for f in ticks] == ["throttled", "throttled"]
+    assert ticks[0].diagnoses.gpus[0].limiting == ("sw_power_cap",)
+    assert raised(ticks, "throttle") == []
+
+
+def test_hw_thermal_slowdown_raises_a_throttle_alert_once_and_clears_once() -> None:
+    hot = gpu(utilization_gpu=100.0, power_draw=500.0, clock_event_reasons=("hw_thermal", "sw_thermal"))
+    fine = gpu(utilization_gpu=100.0, power_draw=500.0, clock_event_reasons=())
+    _, ticks = run([(0.0, fine), (1.0, hot), (2.0, hot), (3.0, fine), (4.0, fine)])
+    assert [f.diagnoses.gpus[0].verdict for f in ticks] == [None, "throttled", "throttled", None, None]
+    assert [(e.time, e.message) for e in raised(ticks, "throttle")] == [
+        (1.0, "GPU 0 throttled: HW thermal, SW thermal")
+    ]
+    assert [(e.time, e.message) for e in cleared(ticks, "throttle")] == [(3.0, "GPU 0 no longer throttled")]
+
+
+def test_stalled_after_two_minutes_busy_at_low_power_with_flat_memory() -> None:
+    spinning = gpu(used=40 * GIB, utilization_gpu=100.0, power_draw=150.0, clock_event_reasons=())
+    working = replace(spinning, power_draw=600.0)
+    frames = [(t * 10.0, spinning) for t in range(14)] + [(140.0, working), (150.0, working)]
+    _, ticks = run(frames)
+    verdicts = [f.diagnoses.gpus[0].verdict for f in ticks]
+    assert verdicts.index("stalled") == 12  # 120 s after the first tick at 0 s
+    assert verdicts[12:] == ["stalled", "stalled", None, None]
+    assert [(e.time, e.message) for e in raised(ticks, "stall")] == [
+        (
+            120.0,
+            "GPU 0 may be stalled: 100% busy at 21% of its power limit with memory flat"
+            " (a job spinning in a collective?)",
+        )
+    ]
+    assert [e.time for e in cleared(ticks, "stall")] == [140.0]
+
+
+def test_memory_on_the_move_is_not_a_stall() -> None:
+    frames = [
+        (t * 10.0, gpu(used=(10 + t) * GIB, utilization_gpu=100.0, power_draw=150.0, clock_event_reasons=()))
+        for t in range(30)
+    ]
+    _, ticks = run(frames)
+    assert {f.diagnoses.gpus[0].verdict for f in ticks} == {None}
+    assert raised(ticks, "stall") == []
+
+
+def test_no_false_alarms_on_flat_busy_or_idle_but_empty_gpus() -> None:
+    idle_empty = gpu(used=0)
+    flat = gpu(used=20 * GIB, utilization_gpu=40.0, power_draw=300.0, clock_event_reasons=())
+    busy = gpu(
+        used=70 * GIB,
+        utilization_gpu=100.0,
+        power_draw=650.0,
+        clock_event_reasons=(),
+        processes=(process(memory=70 * GIB - 300 * 1024 * 1024, sm=97.0),),
+    )
+    for sample in (idle_empty, flat, busy):
+        _, ticks = run([(t * 30.0, replace(sample, processes=sample.processes)) for t in range(60)])
+        diagnosis = ticks[-1].diagnoses.gpus[0]
+        assert diagnosis.verdict is None
+        assert diagnosis.health == ()
+        assert diagnosis.unattributed.shown is (sample is flat)  # 20 GiB used and no process listed
+        assert [e.kind for f in ticks for e in f.events] == []
+
+
+def test_memory_no_process_accounts_for_is_shown_above_the_tolerance() -> None:
+    listed = (process(memory=30 * GIB), process(pid=77, memory=2 * GIB, visible=False))
+    _, ticks = run([(0.0, gpu(used=70 * GIB, processes=listed)), (1.0, gpu(used=34 * GIB, processes=listed))])
+    first, second = (f.diagnoses.gpus[0].unattributed for f in ticks)
+    assert (first.memory, first.shown, first.hidden_processes) == (38 * GIB, True, 1)
+    # 2 GiB is within max(1 GiB, 5 % of 80 GiB = 4 GiB).
+    assert (second.memory, second.shown) == (2 * GIB, False)
+
+
+def test_unattributed_memory_is_unknown_when_a_process_memory_is() -> None:
+    _, ticks = run([(0.0, gpu(used=70 * GIB, processes=(process(memory=None),)))])
+    assert ticks[0].diagnoses.gpus[0].unattributed.memory is None
+    assert ticks[0].diagnoses.gpus[0].unattributed.shown is False
+
+
+def test_unattributed_memory_per_mig_device_and_outside_them() -> None:
+    mig = MigSample(
+        index=1, memory_total=20 * GIB, memory_used=12 * GIB, processes=(process(memory=2 * GIB, mig_index=1),)
+    )
+    sample = gpu(used=14 * GIB, mig_mode=True, mig_devices=(mig,))
+    _, ticks = run([(0.0, sample)], Thresholds(unattributed_min_gib=1.0))
+    assert ticks[0].diagnoses.migs[(0, 1)].memory == 10 * GIB
+    assert ticks[0].diagnoses.migs[(0, 1)].shown is True
+    assert ticks[0].diagnoses.gpus[0].unattributed.memory == 2 * GIB
+    assert ticks[0].diagnoses.gpus[0].unattributed.shown is False
+    assert TOTAL == 80 * GIB
