@@ -13,8 +13,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gputop import __version__
+from gputop.core.model import Snapshot
 from gputop.core.run_config import DEFAULT_INTERVAL_S, RunConfig
-from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S, Sampler
+from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S, Sampler, TickLoop
 from gputop.core.settings import Settings, load_settings
 from gputop.core.sources.base import GpuSource, SourceUnavailable
 from gputop.serve.command import add_serve_command, parse_command_line
@@ -127,7 +128,9 @@ def _run_export(args: argparse.Namespace) -> int:
         sampler.open()
     except (ListenError, SourceUnavailable) as error:
         return _fail(str(error))
-    exporter = Exporter(sampler, args.export_interval or args.interval, hostname=args.hostname)
+    exporter = Exporter(
+        sampler, args.export_interval or args.interval, hostname=args.hostname, thresholds=args.settings.thresholds
+    )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
@@ -362,21 +365,16 @@ def _record(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> i
         recorder = Recorder(args.file)
     except RecordingError as error:
         return _fail(str(error))
-    started = time.monotonic()
-    due = started
+
+    def write(snapshot: Snapshot) -> None:
+        foresight = watcher.update(snapshot)
+        recorder.write(snapshot, forecasts=foresight.forecasts, alerts=foresight.events, diagnoses=foresight.diagnoses)
+
+    def fail(error: BaseException) -> None:
+        raise error
+
     try:
-        while args.duration is None or time.monotonic() - started < args.duration:
-            snapshot = sampler.sample()
-            foresight = watcher.update(snapshot)
-            recorder.write(
-                snapshot, forecasts=foresight.forecasts, alerts=foresight.events, diagnoses=foresight.diagnoses
-            )
-            due = max(due + interval_s, time.monotonic())
-            remaining = due - time.monotonic()
-            if args.duration is not None:
-                remaining = min(remaining, started + args.duration - time.monotonic())
-            if remaining > 0:
-                time.sleep(remaining)
+        TickLoop(sampler, interval_s, write, fail, duration_s=args.duration).run()
     except KeyboardInterrupt:
         pass
     except RecordingError as error:

@@ -56,7 +56,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             prometheus.stop()
 
 
-async def until(pilot: Pilot[int], what: str, condition: Callable[[], bool], timeout_s: float = 20.0) -> None:
+async def until(pilot: Pilot[int], what: str, condition: Callable[[], bool], timeout_s: float = 60.0) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
@@ -127,7 +127,7 @@ async def test_every_host_is_summed_up_by_prometheus_with_the_exporters_figures(
         assert summary.startswith("Hosts 50 live · 0 stale · 0 down   GPUs 382   memory ")
         # alpha's demo GPUs run cool (below 80 °C), DCGM's hottest is 71 °C: the hot ones are the fleet's.
         assert summary.endswith(
-            f"filling 5 [f]   hot {hot} [h]   lost 1 [l]   idle-hogged N/A [i]   unhealthy N/A [u]"
+            f"filling 5 [f]   hot {hot} [h]   lost 1 [l]   idle-hogged N/A [i]   unhealthy 0 [u]"
         )
         # Sorting by memory: the fullest GPU first, answered from what is already here.
         await pilot.press("M")
@@ -222,5 +222,5 @@ async def test_while_prometheus_is_down_every_row_shows_its_age_and_it_comes_bac
             cluster.work, static_configs=(cluster.work / "prometheus.yml").read_text().split("static_configs:\n")[1],
             port=cluster.prometheus.port,
         )
-        await until(pilot, "Prometheus back", lambda: "answered in" in str(status.render()), 40)
-        await until(pilot, "live rows", lambda: status_of(app, "node-0000") == "live", 20)
+        await until(pilot, "Prometheus back", lambda: "answered in" in str(status.render()))
+        await until(pilot, "live rows", lambda: status_of(app, "node-0000") == "live")
