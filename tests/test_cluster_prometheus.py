@@ -177,9 +177,16 @@ async def test_enter_opens_the_host_with_its_gpus_and_processes_without_waiting_
 
 
 async def test_a_stuck_host_goes_stale_a_dead_one_down_both_with_their_age_and_last_figures(cluster: Cluster) -> None:
+    # node-0006 died before the view started: its last figures come from what Prometheus kept.
+    cluster.fleet.set_mode("node-0006", "dead")
+    wait_for("node-0006 down", lambda: cluster.prometheus.query('up{instance="node-0006:9400"} == 0') or None, 30)
     app = make_app(cluster)
     async with app.run_test(size=(150, 40)) as pilot:
         await until(pilot, "the hosts", lambda: len(app.host_list.hosts) == 50)
+        gone = listed(app, "node-0006")
+        assert (gone.state, gone.gpus) == ("down", 8)
+        assert gone.memory_used == sum(gpu_sample(6, i, 4).memory_used or 0 for i in range(8))
+        cluster.fleet.set_mode("node-0006", "live")
         before = listed(app, "node-0005")
         cluster.fleet.set_mode("node-0004", "frozen")
         cluster.fleet.set_mode("node-0005", "dead")
@@ -196,6 +203,7 @@ async def test_a_stuck_host_goes_stale_a_dead_one_down_both_with_their_age_and_l
             )
             age = dead.age_s(time.time())
             assert age is not None and 0 < age < 15
+            await until(pilot, "node-0006 back", lambda: listed(app, "node-0006").state == "live")
             summary = str(app.query_one("#summary").render())
             assert summary.startswith("Hosts 48 live · 1 stale · 1 down ")
         finally:
