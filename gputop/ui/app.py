@@ -155,8 +155,13 @@ class GpuTopApp(ChangedCellsApp[int]):
         if self.start_sampler:
             self.sampling.start()
             # Sampling can fall behind (a driver that hangs): the title then says how old the data is.
-            self.set_interval(0.5, self.update_title)
+            self.set_interval(0.5, self._say_lateness)
         self.update_title()
+
+    def _say_lateness(self) -> None:
+        """Twice a second: the title says how old the newest sample is when sampling is late."""
+        if self.query(TitleBar):  # not while the screen is being taken down
+            self.update_title()
 
     def _redraw(self) -> None:
         self.forget_screen()
