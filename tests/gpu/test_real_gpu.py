@@ -94,3 +94,18 @@ def test_gputop_json_sees_the_gpus_and_a_process_allocating_memory(
     assert len(listed) == 1, f"pid {allocating_process.pid} not listed once: {gpus}"
     # The CUDA context adds a few hundred MiB on top of the allocation.
     assert ALLOCATION <= listed[0]["gpu_memory"] <= ALLOCATION + GiB
+
+
+def test_the_process_screen_lists_the_nvidia_devices_a_process_holds(real_gpus: list[tuple[str, int]]) -> None:
+    """A process that has opened NVML holds /dev/nvidiactl: the process screen's facts say so."""
+    code = (
+        "import os, pynvml, psutil\n"
+        "from gputop.core.procdetail import read_process_detail\n"
+        "pynvml.nvmlInit()\n"
+        "pynvml.nvmlDeviceGetHandleByIndex(0)\n"
+        "detail = read_process_detail((os.getpid(), psutil.Process().create_time()))\n"
+        "print(' '.join(detail.devices.value or ()))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "/dev/nvidiactl" in result.stdout.split()
