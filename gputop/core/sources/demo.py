@@ -195,8 +195,10 @@ class DemoSource:
             return
         launcher = self._next_pid
         self._next_pid += 1
+        user, command, container, kind, base_gib, growth_mib, lifetime, idle_for_s, _workers = workload
         for rank in range(workload.workers):
-            worker = workload._replace(command=f"python -u {workload.command.split()[-1]} --local-rank {rank}")
+            script = f"python -u {command.split()[-1]} --local-rank {rank}"
+            worker = _Workload(user, script, container, kind, base_gib, growth_mib, lifetime, idle_for_s)
             self._spawn_process(
                 worker, (gpu + rank) % self._gpu_count, started + 2.0, (launcher, workload.command, rank)
             )
