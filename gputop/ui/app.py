@@ -29,6 +29,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from gputop.core.alerts import AlertEvent
+from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import Forecasts
 from gputop.core.foresight import Foresight, Watcher
 from gputop.core.history import History
@@ -111,6 +112,11 @@ class GpuTopApp(ChangedCellsApp[int]):
     def forecasts(self) -> Forecasts | None:
         """The forecasts made from the newest snapshot."""
         return self.feed.forecasts
+
+    @property
+    def diagnoses(self) -> Diagnoses | None:
+        """The diagnoses of the newest snapshot."""
+        return self.feed.diagnoses
 
     @property
     def sort(self) -> SortOrder:

@@ -23,7 +23,14 @@ REPLAY_ACTIONS = frozenset({"replay_pause", "replay_step", "replay_speed", "repl
 BINDINGS: list[BindingType] = [
     Binding("f1,question_mark,h", "help", "Help", key_display="F1"),
     # A priority binding runs as the key arrives, so the keys typed after it reach the box.
-    Binding("slash,f4", "filter", "Filter", key_display="/", priority=True),
+    Binding(
+        "slash,f4",
+        "filter",
+        "Filter",
+        key_display="/",
+        priority=True,
+        tooltip="Filter: text (command, user, PID, container), re:REGEX, or is:idle for idle processes",
+    ),
     Binding("less_than_sign", "sort_move(-1)", "Sort column left", show=False),
     Binding("greater_than_sign", "sort_move(1)", "Sort", key_display="<>", tooltip="Sort column right"),
     Binding("I", "sort_invert", "Invert sort order", show=False),

@@ -16,11 +16,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
 
+from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import Forecasts
 from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_temperature, fmt_watts
 from gputop.core.history import GpuHistory, History
 from gputop.core.model import GpuSample, Snapshot
 from gputop.ui.state import snapshot_rows
+from gputop.ui.widgets.diagnosis_panel import DiagnosisPanel
 from gputop.ui.widgets.gpu_card import silence_text
 from gputop.ui.widgets.process_table import ProcessTable
 
@@ -57,6 +59,7 @@ class DetailScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="detail-title")
+        yield DiagnosisPanel(id="detail-diagnosis")
         with Grid(id="detail-charts"):
             for name, _title, _colour in self._CHARTS:
                 yield PlotextPlot(id=f"chart-{name}")
@@ -74,7 +77,10 @@ class DetailScreen(Screen[None]):
         self.query_one("#detail-title", Static).update(self._title(gpu, snapshot.timestamp))
         forecasts = getattr(self.app, "forecasts", None)
         growth = forecasts.processes if isinstance(forecasts, Forecasts) else None
-        rows = [row for row in snapshot_rows(snapshot, growth) if row.process.gpu_index == self.index]
+        diagnoses = getattr(self.app, "diagnoses", None)
+        diagnoses = diagnoses if isinstance(diagnoses, Diagnoses) else None
+        self.query_one(DiagnosisPanel).show(snapshot, diagnoses, self.index)
+        rows = [row for row in snapshot_rows(snapshot, growth, diagnoses) if row.process.gpu_index == self.index]
         table = self.query_one(ProcessTable)
         table.set_rows(rows, getattr(self.app, "sort", table.sort))
         table.border_title = Text.assemble(("Processes", "bold"), f" {len(rows)}")
