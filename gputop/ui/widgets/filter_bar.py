@@ -42,7 +42,9 @@ class FilterBar(Horizontal):
         super().__init__(id="filter-bar")
         self.apply_text = apply_text
         self.on_done = on_done
-        self.field = FilterInput(self.submit, placeholder="text, PID, user, container; re:REGEX; is:idle", id="filter-input")
+        self.field = FilterInput(
+            self.submit, placeholder="text, PID, user, container; re:REGEX; is:idle", id="filter-input"
+        )
 
     def compose(self) -> ComposeResult:
         yield self.field
