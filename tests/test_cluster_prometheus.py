@@ -126,9 +126,14 @@ async def test_every_host_is_summed_up_by_prometheus_with_the_exporters_figures(
         summary = str(app.query_one("#summary").render())
         assert summary.startswith("Hosts 50 live · 0 stale · 0 down   GPUs 382   memory ")
         # alpha's demo GPUs run cool (below 80 °C), DCGM's hottest is 71 °C: the hot ones are the fleet's.
+        # alpha's demo (two GPUs) holds a notebook idle for 25 minutes, and its GPUs report no ECC errors.
         assert summary.endswith(
-            f"filling 5 [f]   hot {hot} [h]   lost 1 [l]   idle-hogged N/A [i]   unhealthy N/A [u]"
+            f"filling 5 [f]   hot {hot} [h]   lost 1 [l]   idle-hogged 1 [i]   unhealthy 0 [u]"
         )
+        # Its problems column counts what its exporter's diagnoses found (the idle notebook at least);
+        # the simulated fleet serves no diagnoses, so theirs is not known rather than 0.
+        assert alpha.problems is not None and alpha.problems >= 1
+        assert listed(app, "node-0003").problems is None
         # Sorting by memory: the fullest GPU first, answered from what is already here.
         await pilot.press("M")
         percents = [h.memory_percent for h in app.host_list.hosts]

@@ -32,6 +32,7 @@ class _Gpu:
     figures: dict[str, float] = field(default_factory=dict)
     seconds_to_full: float | None = None
     lost: bool = False
+    problems: dict[str, int] = field(default_factory=dict)
 
 
 def read_detail(client: PrometheusClient, hostname: str, now: float, lookback_s: float) -> HostDetail:
@@ -70,6 +71,8 @@ def parse_detail(hostname: str, samples: list[Sample], live: bool) -> HostDetail
             gpu.figures[figure.field] = figure.read_back(sample.value)
         elif name == metric_names.GPU_LOST:
             gpu.lost = sample.value == 1.0
+        elif name == metric_names.GPU_PROBLEMS and live and sample.value > 0:
+            gpu.problems[labels.get("kind", "?")] = int(sample.value)
         elif name == metric_names.GPU_SECONDS_TO_FULL:
             # A forecast is about now: one Prometheus merely kept is not shown.
             gpu.seconds_to_full = sample.value if live else None
@@ -107,7 +110,13 @@ def _finish(index: int, gpu: _Gpu) -> ClusterGpu:
     if "memory_total" not in figures and "memory_used" in figures and "memory_free" in figures:
         figures["memory_total"] = figures["memory_used"] + figures["memory_free"] + figures.get("memory_reserved", 0.0)
     return ClusterGpu(
-        index=index, uuid=gpu.uuid, name=gpu.name, figures=figures, seconds_to_full=gpu.seconds_to_full, lost=gpu.lost
+        index=index,
+        uuid=gpu.uuid,
+        name=gpu.name,
+        figures=figures,
+        seconds_to_full=gpu.seconds_to_full,
+        lost=gpu.lost,
+        problems=gpu.problems,
     )
 
 

@@ -109,6 +109,8 @@ def diagnosis_families(
     )
     counts = problem_counts(snapshot, diagnoses)
     for gpu in gpus:
+        if gpu.index not in diagnoses.gpus:
+            continue  # not diagnosed: no count, rather than a count of 0
         for kind in PROBLEM_KINDS:
             counted.add_metric([*gpu_labels(gpu), kind], float(counts[gpu.index].get(kind, 0)))
     yield from (unattributed, reasons, ecc, rows, counted)

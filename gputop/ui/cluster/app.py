@@ -47,6 +47,7 @@ class ClusterApp(App[int]):
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("M", "sort('memory')", "Memory"),
         Binding("T", "sort('temperature')", "Temp"),
+        Binding("P", "sort('problems')", "Problems", show=False),
         Binding("less_than_sign", "sort_step(-1)", "Sort <"),
         Binding("greater_than_sign", "sort_step(1)", "Sort >"),
         Binding("I", "invert", "Invert"),
