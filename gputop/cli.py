@@ -9,12 +9,13 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gputop import __version__
+from gputop.core.model import Snapshot
 from gputop.core.run_config import DEFAULT_INTERVAL_S, RunConfig
-from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S, Sampler
+from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S, Sampler, TickLoop
 from gputop.core.settings import Settings, load_settings
 from gputop.core.sources.base import GpuSource, SourceUnavailable
 from gputop.serve.command import add_serve_command, parse_command_line
@@ -127,7 +128,9 @@ def _run_export(args: argparse.Namespace) -> int:
         sampler.open()
     except (ListenError, SourceUnavailable) as error:
         return _fail(str(error))
-    exporter = Exporter(sampler, args.export_interval or args.interval, hostname=args.hostname)
+    exporter = Exporter(
+        sampler, args.export_interval or args.interval, hostname=args.hostname, thresholds=args.settings.thresholds
+    )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
@@ -251,26 +254,63 @@ def tui_config(args: argparse.Namespace, settings: Settings) -> RunConfig:
 
 
 def _tui(sampler: Sampler, args: argparse.Namespace, settings: Settings, warnings: list[str]) -> int:
-    from gputop.core.record import Recorder, RecordingError
-    from gputop.ui.app import run_tui
-
     config = tui_config(args, settings)
     recorder = None
     if config.record_path is not None:
+        from gputop.core.record import Recorder, RecordingError
+
         try:
             recorder = Recorder(config.record_path)
         except RecordingError as error:
             return _fail(str(error))
-    return run_tui(
-        sampler, config, settings=settings, settings_path=args.config, settings_warnings=warnings, recorder=recorder
-    )
+    drawn = _first_frame(sampler)
+    try:
+        return _load_tui()(
+            sampler, config, settings=settings, settings_path=args.config, settings_warnings=warnings, recorder=recorder
+        )
+    except BaseException:
+        if drawn:  # the full screen never took over the terminal: give it back as it was
+            from gputop.ui.first_frame import LEAVE
+
+            sys.stdout.write(LEAVE)
+            sys.stdout.flush()
+        raise
+
+
+def _load_tui() -> Callable[..., int]:
+    """Import the TUI (Textual), without the ssl module asyncio imports for TLS the TUI never speaks.
+
+    ssl loads OpenSSL: 4 MiB of the TUI's memory. asyncio then runs as on a Python built without
+    ssl; an ``import ssl`` after this (nothing in the TUI makes one) still works.
+    """
+    blocked = "ssl" not in sys.modules
+    if blocked:
+        sys.modules["ssl"] = None  # type: ignore[assignment]
+    try:
+        from gputop.ui.app import run_tui
+    finally:
+        if blocked and "ssl" in sys.modules and sys.modules["ssl"] is None:
+            del sys.modules["ssl"]
+    return run_tui
+
+
+def _first_frame(sampler: Sampler) -> bool:
+    """Show the GPUs at once, while the full screen loads; True when a frame was drawn."""
+    if not sys.stdout.isatty():
+        return False
+    from gputop.ui.first_frame import draw_first_frame
+
+    try:
+        snapshot = sampler.first_look()
+    except Exception:  # noqa: BLE001 - the full screen's first sample reports it
+        return False
+    return draw_first_frame(snapshot, sys.stdout)
 
 
 def _replay(args: argparse.Namespace, settings: Settings, warnings: list[str]) -> int:
     from gputop.core.record import RecordingError, read_recording
     from gputop.core.replay import Replay
     from gputop.core.sources.recorded import ReplaySource
-    from gputop.ui.app import run_tui
 
     try:
         recording = read_recording(args.file)
@@ -280,7 +320,7 @@ def _replay(args: argparse.Namespace, settings: Settings, warnings: list[str]) -
         return _fail(f"nothing to replay: {recording.damage}")
     replay = Replay(recording)
     config = tui_config(args, settings)
-    return run_tui(
+    return _load_tui()(
         Sampler(ReplaySource(replay)),
         config,
         settings=settings,
@@ -325,21 +365,16 @@ def _record(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> i
         recorder = Recorder(args.file)
     except RecordingError as error:
         return _fail(str(error))
-    started = time.monotonic()
-    due = started
+
+    def write(snapshot: Snapshot) -> None:
+        foresight = watcher.update(snapshot)
+        recorder.write(snapshot, forecasts=foresight.forecasts, alerts=foresight.events, diagnoses=foresight.diagnoses)
+
+    def fail(error: BaseException) -> None:
+        raise error
+
     try:
-        while args.duration is None or time.monotonic() - started < args.duration:
-            snapshot = sampler.sample()
-            foresight = watcher.update(snapshot)
-            recorder.write(
-                snapshot, forecasts=foresight.forecasts, alerts=foresight.events, diagnoses=foresight.diagnoses
-            )
-            due = max(due + interval_s, time.monotonic())
-            remaining = due - time.monotonic()
-            if args.duration is not None:
-                remaining = min(remaining, started + args.duration - time.monotonic())
-            if remaining > 0:
-                time.sleep(remaining)
+        TickLoop(sampler, interval_s, write, fail, duration_s=args.duration).run()
     except KeyboardInterrupt:
         pass
     except RecordingError as error:

@@ -82,6 +82,8 @@ def read_back(detail: HostDetail, sample: Sample) -> object:
     assert (gpu.uuid, gpu.name) == (labels["uuid"], labels["name"])
     if name == metric_names.GPU_LOST:
         return 1.0 if gpu.lost else 0.0
+    if name == metric_names.GPU_ANSWERING:
+        return 1.0 if gpu.answering else 0.0
     if name == metric_names.GPU_SECONDS_TO_FULL:
         return gpu.seconds_to_full
     figure = metric_names.GPU_FIGURE_BY_NAME.get(name)

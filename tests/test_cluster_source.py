@@ -18,7 +18,7 @@ import pytest
 
 from gputop.core.cluster.client import PrometheusClient, PrometheusError, promql_string
 from gputop.core.cluster.model import ClusterOptions, ConfigError
-from gputop.core.cluster.reader import ClusterReader
+from gputop.core.cluster.reader import QUERY_WAYS, ClusterReader
 
 NOW = 1_700_000_100.0
 
@@ -127,24 +127,29 @@ def test_prometheus_own_query_timeout_is_slow(canned: CannedPrometheus) -> None:
     assert (raised.value.kind, str(raised.value)) == ("slow", "timeout: query timed out in expression evaluation")
 
 
-def test_a_refresh_is_one_query_history_only_for_hosts_on_screen_processes_only_for_the_open_host(
+def test_a_refresh_asks_for_every_host_at_once_history_only_on_screen_processes_only_for_the_open_host(
     canned: CannedPrometheus,
 ) -> None:
     reader = ClusterReader(ClusterOptions.create(canned.url, hosts='dgx-"1"\\d'), clock=lambda: NOW)
     reader.fetch()
-    assert len(canned.queries) == 1
+    # The fleet's summaries in QUERY_WAYS instant queries sent side by side, and nothing else.
+    assert len(canned.queries) == QUERY_WAYS and all(q.startswith("label_replace(") for q in canned.queries)
+    fleet = " or ".join(canned.queries)
     # Which count metrics exist is asked of the index, not by reading their series.
     assert len(canned.lookups) == 1 and canned.lookups[0].startswith("/api/v1/label/__name__/values?match")
     # --hosts reaches Prometheus as an escaped label matcher, for gputop's label and DCGM's.
-    assert 'gputop_gpu_lost{hostname=~"dgx-\\"1\\"\\\\d"}' in canned.queries[0]
-    assert 'DCGM_FI_DEV_FB_USED{GPU_I_ID="",Hostname=~"dgx-\\"1\\"\\\\d"}' in canned.queries[0]
-    assert "gputop_process_gpu_memory_bytes" not in canned.queries[0]
+    assert 'gputop_gpu_lost{hostname=~"dgx-\\"1\\"\\\\d"}' in fleet
+    assert 'DCGM_FI_DEV_FB_USED{GPU_I_ID="",Hostname=~"dgx-\\"1\\"\\\\d"}' in fleet
+    assert "gputop_process_gpu_memory_bytes" not in fleet and "[15m:" not in fleet
+    canned.queries.clear()
     reader.fetch(history_for=["a-1", "b.2"], detail_for='we"ird')
-    history, detail = canned.queries[2], canned.queries[3]
-    assert 'gputop_gpu_memory_used_bytes{hostname=~"a\\\\-1|b\\\\.2"}' in history
-    assert detail.startswith('{__name__=~"gputop_.+",hostname="we\\"ird"}')
-    # No GPU in the answer: the detail asks once more for what Prometheus kept, and that is all.
-    assert len(canned.queries) == 5 and canned.queries[4].startswith("last_over_time(")
+    others = [q for q in canned.queries if not q.startswith("label_replace(")]
+    history = [q for q in others if "gputop_gpu_memory_used_bytes" in q]
+    detail = [q for q in others if q.startswith('{__name__=~"gputop_.+",hostname="we\\"ird"}')]
+    kept = [q for q in others if q.startswith("last_over_time(")]
+    assert len(history) == 1 and 'gputop_gpu_memory_used_bytes{hostname=~"a\\\\-1|b\\\\.2"}' in history[0]
+    # No GPU in the detail's answer: it asks once more for what Prometheus kept, and that is all.
+    assert len(detail) == 1 and len(kept) == 1 and len(others) == 3
 
 
 def test_promql_strings_escape_quotes_backslashes_and_newlines() -> None:

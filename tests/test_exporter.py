@@ -13,11 +13,13 @@ from collections.abc import Iterator
 
 import pytest
 from prometheus_client.exposition import generate_latest
+from ui.factory import StaticSource
 
 from gputop import __version__
 from gputop.core.exporter import Exporter, ListenError, SnapshotCollector, make_registry, parse_listen
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
 from gputop.core.sampler import Sampler
+from gputop.core.settings import Thresholds
 from gputop.core.snapshot_json import dumps, snapshot_from_dict, snapshot_to_dict
 from gputop.core.sources.demo import DemoSource
 
@@ -304,3 +306,43 @@ def test_exporter_serves_the_sampler_s_snapshots_over_http() -> None:
     finally:
         exporter.stop()
         sampler.close()
+
+
+class FillingSource(StaticSource):
+    """One 80 GiB GPU whose memory grows by 1 GiB every sample (10 s apart on the sampler's clock)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.samples = 0
+
+    def sample(self) -> tuple[GpuSample, ...]:
+        self.samples += 1
+        used = (20 + self.samples) * GIB
+        return (GpuSample(index=0, name="NVIDIA H100 80GB HBM3", memory_total=80 * GIB, memory_used=used),)
+
+
+def scrape_until(host: str, port: int, wanted: str) -> str:
+    deadline = time.monotonic() + 20
+    text = ""
+    while wanted not in text and time.monotonic() < deadline:
+        time.sleep(0.05)
+        with urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=5) as response:
+            text = response.read().decode()
+    return text
+
+
+LABELS = 'gpu="0",hostname="alpha",name="NVIDIA H100 80GB HBM3",uuid=""'
+
+
+@pytest.mark.parametrize(("horizon_s", "forecast_served"), [(3600.0, True), (300.0, False)])
+def test_the_forecast_served_follows_the_settings_horizon(horizon_s: float, forecast_served: bool) -> None:
+    clock = iter(1_700_000_000.0 + 10 * n for n in range(100_000))
+    sampler = Sampler(FillingSource(), clock=lambda: next(clock))
+    exporter = Exporter(sampler, interval_s=0.1, hostname="alpha", thresholds=Thresholds(horizon_s=horizon_s))
+    host, port = exporter.start("127.0.0.1", 0)
+    try:
+        # Served once 38 GiB are in use (170 s of history): the rest fills at 0.1 GiB/s in 420 s.
+        text = scrape_until(host, port, f"gputop_gpu_memory_used_bytes{{{LABELS}}} 4.")
+        assert ("gputop_gpu_seconds_to_full{" in text) is forecast_served
+    finally:
+        exporter.stop()

@@ -90,3 +90,22 @@ def test_nvml_init_can_hang(fake_nvml: FakeNvml) -> None:
 
     assert timed(pynvml.nvmlInit) >= 0.4
     pynvml.nvmlShutdown()
+
+
+def test_a_scenario_without_the_stall_ends_it(fake_nvml: FakeNvml) -> None:
+    fake_nvml.write(Scenario().gpu().stall(0, 30.0, "nvmlDeviceGetMemoryInfo"))
+    fake_nvml.load()
+    pynvml.nvmlInit()
+    try:
+        handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+        stuck = threading.Thread(target=pynvml.nvmlDeviceGetMemoryInfo, args=(handle,), daemon=True)
+        stuck.start()
+        while fake_nvml.sleeping() == 0:
+            time.sleep(0.01)
+
+        fake_nvml.write(Scenario().gpu())  # the driver recovers
+        stuck.join(2)
+
+        assert not stuck.is_alive()
+    finally:
+        pynvml.nvmlShutdown()

@@ -13,7 +13,6 @@ from gputop.core.forecast import (
     Forecaster,
     ForecastParams,
     fit_trend,
-    forecast_all,
     forecast_memory,
     process_growth,
 )
@@ -200,7 +199,7 @@ def make_snapshot(t: float, gpus: int, processes_per_gpu: int, rng: random.Rando
     return Snapshot(timestamp=t, hostname="h", host=HostSample(), gpus=tuple(samples))
 
 
-def test_forecast_all_covers_every_gpu_mig_and_process() -> None:
+def test_a_forecast_covers_every_gpu_mig_and_process() -> None:
     history = History()
     for k in range(60):
         mig = MigSample(index=0, memory_total=10 * GIB, memory_used=GIB + 50 * MIB * k)
@@ -213,7 +212,7 @@ def test_forecast_all_covers_every_gpu_mig_and_process() -> None:
         )
         snapshot = Snapshot(timestamp=float(k), hostname="h", host=HostSample(), gpus=(gpu,))
         history.add(snapshot)
-    forecasts = forecast_all(history, snapshot)
+    forecasts = Forecaster(process_stride=1).update(history, snapshot)
     assert forecasts.gpus == {3: NO_FORECAST}
     mig_forecast = forecasts.migs[(3, 0)]
     assert mig_forecast.growth_rate == pytest.approx(50 * MIB)
@@ -233,7 +232,7 @@ def test_the_staggered_forecaster_agrees_with_a_full_refit_at_8_gpus_and_1024_pr
         forecasts = forecaster.update(history, snapshot)
     assert len(forecasts.processes) == 1024
     assert sum(g.is_growing for g in forecasts.processes.values()) == 768
-    fresh = forecast_all(history, snapshots[-1])
+    fresh = Forecaster(process_stride=1).update(history, snapshots[-1])  # every process fitted afresh
     assert forecasts.gpus == fresh.gpus
     assert {i: g.is_growing for i, g in forecasts.processes.items()} == {
         i: g.is_growing for i, g in fresh.processes.items()

@@ -47,9 +47,10 @@ def test_the_table_lists_gpus_then_processes_in_80_columns() -> None:
     assert text.splitlines() == [
         f"node7  {when}".ljust(80 - len(versions)) + versions,
         "[0] NVIDIA H100 80GB HBM3             61°C  350W/700W  util  93%",
-        "    " + "█" * 46 + "░" * 5 + "   72.0GiB / 80.0GiB  90%",
+        # The same bar as the cards draw, to an eighth of a cell: 90 % of 51 cells is 45.9.
+        "    " + "█" * 45 + "▉" + "░" * 5 + "   72.0GiB / 80.0GiB  90%",
         "[1] NVIDIA A100-SXM4-40GB              N/A   N/A       util  N/A",
-        "    " + "█" * 3 + "░" * 48 + "    2.0GiB / 40.0GiB   5%",
+        "    " + "█" * 2 + "▌" + "░" * 48 + "    2.0GiB / 40.0GiB   5%",
         "    └ MIG 0 3g.20gb      2.0GiB / 20.0GiB 10%",
         "[2] NVIDIA L4  GPU LOST: not answering",
         "",

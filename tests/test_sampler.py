@@ -81,6 +81,25 @@ def test_gpu_processes_are_joined_with_host_facts(sleeper: subprocess.Popen[byte
     assert (hidden.visible, hidden.gpu_memory, hidden.user, hidden.started) == (False, 2 << 30, None, None)
 
 
+def test_the_first_look_has_no_host_facts_and_the_next_sample_completes_the_same_readings(
+    sleeper: subprocess.Popen[bytes],
+) -> None:
+    source = ListedProcesses([sleeper.pid])
+    sampler = Sampler(source, clock=lambda: 1000.0)
+    first = sampler.first_look()
+    process = next(first.processes())
+    assert (process.pid, process.gpu_memory, process.user, process.command, process.visible) == (
+        sleeper.pid, 2 << 30, None, None, False
+    )
+    assert first.host == HostSample() and first.driver_version == "550.1"
+    source.pids = []  # what the GPU lists a moment later
+    joined = sampler.sample()
+    assert source.calls == 1, "the GPUs were read again instead of completing the first look"
+    assert [(p.pid, p.command, p.visible) for p in joined.processes()] == [(sleeper.pid, "sleep 600", True)]
+    assert joined.host == HostSample(cpu_percent=1.0)
+    assert list(sampler.sample().processes()) == [] and source.calls == 2
+
+
 def test_a_slow_sample_delays_the_next_one_instead_of_overlapping_it() -> None:
     source = ListedProcesses([], delay_s=0.15)
     snapshots: list[Snapshot] = []

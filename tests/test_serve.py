@@ -41,6 +41,12 @@ def tab_words(*argv: str) -> list[str]:
     return tab_arguments(parser, parse_command_line(parser, argv), Settings())
 
 
+def test_it_listens_on_loopback_port_8000_unless_told_otherwise() -> None:
+    parser = build_parser()
+    assert parse_command_line(parser, ["serve"]).listen == "127.0.0.1:8000"
+    assert parse_command_line(parser, ["serve", "--listen", ":80"]).listen == ":80"
+
+
 def test_each_tab_runs_gputop_read_only_with_the_options_given_before_or_after_serve(recording: str) -> None:
     assert tab_words("--demo", "--demo-gpus", "2", "serve", "--listen", ":0", "-i", "0.5") == [
         "--readonly", "--demo", "--demo-gpus", "2", "-i", "0.5",
@@ -232,7 +238,9 @@ async def test_replay_and_cluster_are_served_and_ctrl_c_ends_every_tab(
         assert cluster.wait_tabs(1)[0].cmdline() == [
             *GPUTOP, "--readonly", "cluster", "--prometheus", "http://127.0.0.1:9",
         ]
+        await session.ws_connect(f"{replay.base}/ws")
+        replay.wait_tabs(2)
     finally:
-        assert replay.stop() == 0  # Ctrl+C with a tab running
+        assert replay.stop() == 0  # Ctrl+C with one tab running and one starting
         assert cluster.stop() == 0
     assert replay.orphans() == [] and cluster.orphans() == []

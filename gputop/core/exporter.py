@@ -19,12 +19,12 @@ from prometheus_client.exposition import start_http_server
 from prometheus_client.registry import CollectorRegistry
 
 from gputop import __version__
-from gputop.core.diagnosis import NO_DIAGNOSES, Diagnoser, Diagnoses
+from gputop.core.diagnosis import NO_DIAGNOSES, Diagnoses
 from gputop.core.diagnosis.metrics import XidCounter, diagnosis_families
-from gputop.core.forecast import forecast_device
-from gputop.core.history import History
+from gputop.core.foresight import Watcher
 from gputop.core.metric_names import (
     EXPORTER_INFO,
+    GPU_ANSWERING,
     GPU_FIGURES,
     GPU_LABELS,
     GPU_LOST,
@@ -38,6 +38,7 @@ from gputop.core.metric_names import (
 )
 from gputop.core.model import GpuSample, Snapshot
 from gputop.core.sampler import Sampler, SamplerThread
+from gputop.core.settings import Thresholds
 
 
 class ListenError(ValueError):
@@ -159,7 +160,7 @@ def _gpu_families(
         lost.add_metric(_gpu_labels(hostname, gpu), 1.0 if gpu.lost else 0.0)
     yield lost
     answering = GaugeMetricFamily(
-        "gputop_gpu_answering",
+        GPU_ANSWERING,
         "0 while a driver call to the GPU has not come back within the deadline (its figures are then left out).",
         labels=GPU_LABELS,
     )
@@ -247,12 +248,17 @@ def describe_bind_error(host: str, port: int, error: OSError) -> str:
 
 
 class Exporter:
-    """Samples on its own thread and serves the latest snapshot on ``/metrics``."""
+    """Samples on its own thread and serves the latest snapshot on ``/metrics``.
 
-    def __init__(self, sampler: Sampler, interval_s: float, hostname: str | None = None) -> None:
+    Its forecasts come from the same Watcher as the TUI's, with the settings' thresholds
+    (``horizon_s`` included), so both say the same "full in" for a GPU.
+    """
+
+    def __init__(
+        self, sampler: Sampler, interval_s: float, hostname: str | None = None, thresholds: Thresholds | None = None
+    ) -> None:
         self.collector = SnapshotCollector(hostname)
-        self._history = History()
-        self._diagnoser = Diagnoser()
+        self._watcher = Watcher(thresholds)
         self._thread = SamplerThread(sampler, interval_s, self._on_snapshot, self.collector.fail)
         self._server: WSGIServer | None = None
 
@@ -270,10 +276,6 @@ class Exporter:
             self._server.server_close()
 
     def _on_snapshot(self, snapshot: Snapshot) -> None:
-        self._history.add(snapshot)
-        seconds_to_full: dict[int, float | None] = {}
-        for gpu in snapshot.gpus:
-            series = self._history.gpus.get(gpu.index)
-            if series is not None:
-                seconds_to_full[gpu.index] = forecast_device(series, gpu.memory_total).seconds_to_full
-        self.collector.update(snapshot, seconds_to_full, self._diagnoser.update(snapshot))
+        foresight = self._watcher.update(snapshot)
+        seconds_to_full = {index: forecast.seconds_to_full for index, forecast in foresight.forecasts.gpus.items()}
+        self.collector.update(snapshot, seconds_to_full, foresight.diagnoses)

@@ -278,10 +278,3 @@ class Forecaster:
             migs=MappingProxyType(migs),
             processes=MappingProxyType(processes),
         )
-
-
-def forecast_all(
-    history: History, snapshot: Snapshot, params: ForecastParams = DEFAULT_PARAMS
-) -> Forecasts:
-    """Every forecast for ``snapshot``, each process fitted afresh (for one-shot reports)."""
-    return Forecaster(params, process_stride=1).update(history, snapshot)

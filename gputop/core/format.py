@@ -111,3 +111,19 @@ def safe_json(text: str) -> str:
     the same characters, so a recording loses nothing.
     """
     return _JSON_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def bar_cells(percent: float | None, width: int) -> tuple[str, str] | None:
+    """A bar ``width`` cells wide for ``percent`` (0-100): the filled cells, to eighth-cell precision,
+    and the empty ones; None when the figure is not known (each output shows that its own way)."""
+    if percent is None:
+        return None
+    if width <= 0:
+        return "", ""
+    eighths = round(min(100.0, max(0.0, percent)) / 100 * width * 8)
+    full, part = divmod(eighths, 8)
+    filled = "█" * full + (_EIGHTHS[part] if part and full < width else "")
+    return filled, "░" * (width - len(filled))

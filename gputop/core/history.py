@@ -64,13 +64,15 @@ class MigHistory(MemorySeries):
 class GpuHistory(MemorySeries):
     """One GPU: (timestamp, memory_used, temperature, utilization, power)."""
 
-    __slots__ = ("_temperature", "_utilization", "_power")
+    __slots__ = ("_temperature", "_utilization", "_power", "memory_total")
 
     def __init__(self, maxlen: int) -> None:
         super().__init__(maxlen)
         self._temperature: deque[float | None] = deque(maxlen=maxlen)
         self._utilization: deque[float | None] = deque(maxlen=maxlen)
         self._power: deque[float | None] = deque(maxlen=maxlen)
+        # The GPU's memory size as last reported: the memory sparkline's scale through a gap.
+        self.memory_total: int | None = None
 
     @property
     def memory_used(self) -> Sequence[int | None]:
@@ -149,6 +151,8 @@ class History:
             gpu_history._temperature.append(gpu.temperature)
             gpu_history._utilization.append(gpu.utilization_gpu)
             gpu_history._power.append(gpu.power_draw)
+            if gpu.memory_total is not None:
+                gpu_history.memory_total = gpu.memory_total
             gpus[gpu.index] = gpu_history
             for mig in gpu.mig_devices:
                 key = (gpu.index, mig.index)

@@ -18,6 +18,7 @@ EXPORTER_INFO = "gputop_exporter"  # an info metric: served as gputop_exporter_i
 LAST_SAMPLE_TIMESTAMP = "gputop_last_sample_timestamp_seconds"
 GPU_SECONDS_TO_FULL = "gputop_gpu_seconds_to_full"
 GPU_LOST = "gputop_gpu_lost"
+GPU_ANSWERING = "gputop_gpu_answering"
 PROCESS_GPU_MEMORY = "gputop_process_gpu_memory_bytes"
 # The diagnoses (core.diagnosis.metrics).
 GPU_MEMORY_UNATTRIBUTED = "gputop_gpu_memory_unattributed_bytes"

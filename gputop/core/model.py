@@ -8,7 +8,7 @@ seconds since the epoch for times. A value the hardware does not provide is
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # (pid, create_time): the identity of a process everywhere, so a reused PID
 # is never mistaken for the process the user saw.
@@ -180,7 +180,6 @@ class Snapshot:
     driver_version: str | None = None
     cuda_driver_version: str | None = None
     source: str = "nvml"
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
     def processes(self) -> Iterator[ProcessSample]:
         """Every GPU process on the machine, GPU by GPU."""

@@ -9,6 +9,7 @@ from gputop.core.diagnosis import Diagnoses
 from gputop.core.diagnosis.problems import problems
 from gputop.core.format import (
     NA,
+    bar_cells,
     fmt_bytes,
     fmt_duration,
     fmt_percent,
@@ -16,6 +17,7 @@ from gputop.core.format import (
     fmt_watts,
     safe_text,
 )
+from gputop.core.levels import Level, load_level, temperature_level
 from gputop.core.model import GpuSample, Snapshot, percent
 
 _RESET = "\x1b[0m"
@@ -27,22 +29,13 @@ _GREEN = "\x1b[32m"
 _CYAN = "\x1b[36m"
 
 
-def _level_colour(level: float | None) -> str:
-    """Colour for a percentage of a limit."""
-    if level is None:
-        return _DIM
-    if level >= 90:
-        return _RED
-    if level >= 70:
-        return _YELLOW
-    return _GREEN
+# How each level looks in the table (the cut-offs are in core.levels, shared with the cards).
+_LEVEL_COLOURS = {None: _DIM, Level.OK: _GREEN, Level.WARN: _YELLOW, Level.ALARM: _RED}
 
 
 def _bar(level: float | None, width: int) -> str:
-    if level is None:
-        return NA.center(width)
-    filled = round(max(0.0, min(100.0, level)) / 100 * width)
-    return "█" * filled + "░" * (width - filled)
+    cells = bar_cells(level, width)
+    return NA.center(width) if cells is None else "".join(cells)
 
 
 def render_text(snapshot: Snapshot, colour: bool, width: int = 80, diagnoses: Diagnoses | None = None) -> str:
@@ -86,22 +79,21 @@ def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:
             f"    {gpu.last_error or NA}"[:width],
         ]
     memory = gpu.memory_percent
-    # Temperature against the card's own slowdown threshold (100 = at slowdown).
-    temperature = percent(gpu.temperature, gpu.temperature_slowdown or 90.0)
-    power = percent(gpu.power_draw, gpu.power_limit)
+    temperature_colour = _LEVEL_COLOURS[temperature_level(gpu.temperature, gpu.temperature_slowdown)]
+    power_colour = _LEVEL_COLOURS[load_level(percent(gpu.power_draw, gpu.power_limit))]
     title = f"[{gpu.index}] {name}"[:36]
     power_text = fmt_watts(gpu.power_draw).rjust(5)
     limit_text = f"/{fmt_watts(gpu.power_limit)}" if gpu.power_limit is not None else ""
     stats = (
-        f"{paint(_level_colour(temperature), fmt_temperature(gpu.temperature).rjust(5))} "
-        f"{paint(_level_colour(power), power_text)}{limit_text:<6} "
+        f"{paint(temperature_colour, fmt_temperature(gpu.temperature).rjust(5))} "
+        f"{paint(power_colour, power_text)}{limit_text:<6} "
         f"util {fmt_percent(gpu.utilization_gpu).rjust(4)}"
     )
     line1 = f"{title:<37}{stats}"
     memory_text = f"{fmt_bytes(gpu.memory_used)} / {fmt_bytes(gpu.memory_total)}".rjust(19)
     bar_width = max(10, width - 4 - 1 - len(memory_text) - 1 - 4)
     line2 = (
-        f"    {paint(_level_colour(memory), _bar(memory, bar_width))} "
+        f"    {paint(_LEVEL_COLOURS[load_level(memory)], _bar(memory, bar_width))} "
         f"{memory_text} {fmt_percent(memory).rjust(4)}".rstrip()
     )
     lines = [line1, line2]

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from gputop.core.host import HostReader
-from gputop.core.model import GpuSample, MigSample, ProcessSample, Snapshot
+from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
 from gputop.core.procinfo import HostFacts, ProcessInfo
 from gputop.core.sources.base import GpuSource
 from gputop.core.sources.lanes import Lane
@@ -37,6 +37,8 @@ class Sampler:
         self._gpu_reader: Lane | None = None
         self._gpus_read = threading.Event()
         self._pids: list[int] = []  # the GPU processes of the last sample
+        # GPU readings taken by first_look() that the next sample() joins instead of reading again.
+        self._first_gpus: tuple[GpuSample, ...] | None = None
 
     def open(self) -> None:
         """Open the source; raises SourceUnavailable."""
@@ -47,10 +49,23 @@ class Sampler:
         if self._gpu_reader is not None:
             self._gpu_reader.stop()
 
+    def first_look(self) -> Snapshot:
+        """What the source gives at once, without host facts: enough for a first frame.
+
+        The next sample() completes these same readings with the host facts instead of reading
+        the GPUs again.
+        """
+        self._first_gpus = self.source.sample()
+        return self._snapshot(HostSample(), self._first_gpus)
+
     def sample(self) -> Snapshot:
+        first, self._first_gpus = self._first_gpus, None
         if self.source.simulated:
-            gpus = self.source.sample()
+            gpus = first or self.source.sample()
             host = self.source.sample_host() or self._host.sample()
+        elif first is not None:
+            host = self.source.sample_host() or self._host.sample()
+            gpus = self._join_host_facts(first)
         else:
             # A driver's calls take milliseconds each: the host is read meanwhile, and the facts
             # of the processes the GPUs listed last time.
@@ -58,12 +73,17 @@ class Sampler:
                 self._gpu_reader = Lane("gputop-gpus", self._gpus_read.set)
             self._gpus_read.clear()
             ticket = self._gpu_reader.submit(self.source.sample)
-            host = self.source.sample_host() or self._host.sample()
-            self.process_info.read_ahead(self._pids)
-            self._gpus_read.wait()
+            try:
+                host = self.source.sample_host() or self._host.sample()
+                self.process_info.read_ahead(self._pids)
+            finally:
+                self._gpus_read.wait()  # never leave a read behind to refuse the next tick's
             if ticket is None:
                 raise RuntimeError("the GPUs are still being read")
             gpus = self._join_host_facts(ticket.outcome())
+        return self._snapshot(host, gpus)
+
+    def _snapshot(self, host: HostSample, gpus: tuple[GpuSample, ...]) -> Snapshot:
         return Snapshot(
             timestamp=self._clock(),
             hostname=self._hostname,
@@ -100,11 +120,14 @@ def _with_facts(process: ProcessSample, facts: HostFacts | None) -> ProcessSampl
     return facts.apply(process)
 
 
-class SamplerThread(threading.Thread):
-    """Samples on its own thread, one tick after another, never overlapping.
+class TickLoop:
+    """One sample per tick, one tick after another, never overlapping: the loop of the TUI's sampler
+    thread, the exporter's, and ``gputop record`` (which runs it on the main thread).
 
-    The next tick is due ``interval_s`` after the previous one was due; a slow
-    sample delays the next one instead of piling up behind it.
+    The next tick is due ``interval_s`` after the previous one was due; a slow sample delays the
+    next one instead of piling up behind it. With ``duration_s`` the loop ends that long after it
+    started. An error from the sampler goes to ``on_error`` and the loop goes on; one raised by
+    ``on_snapshot`` or ``on_error`` ends the loop and reaches the caller of ``run``.
     """
 
     def __init__(
@@ -113,12 +136,13 @@ class SamplerThread(threading.Thread):
         interval_s: float,
         on_snapshot: Callable[[Snapshot], None],
         on_error: Callable[[BaseException], None],
+        duration_s: float | None = None,
     ) -> None:
-        super().__init__(name="gputop-sampler", daemon=True)
         self._sampler = sampler
         self._interval_s = interval_s
         self._on_snapshot = on_snapshot
         self._on_error = on_error
+        self._duration_s = duration_s
         self._wake = threading.Event()
         self._stopped = threading.Event()
 
@@ -136,18 +160,19 @@ class SamplerThread(threading.Thread):
         self._wake.set()
 
     def run(self) -> None:
-        due = time.monotonic()
-        while not self._stopped.is_set():
+        started = due = time.monotonic()
+        end = None if self._duration_s is None else started + self._duration_s
+        while not self._stopped.is_set() and (end is None or time.monotonic() < end):
             try:
                 snapshot = self._sampler.sample()
-            except Exception as error:  # noqa: BLE001 - reported to the UI, the loop goes on
+            except Exception as error:  # noqa: BLE001 - reported, the loop goes on
                 self._on_error(error)
             else:
                 if not self._stopped.is_set():
                     self._on_snapshot(snapshot)
             due = max(due + self._interval_s, time.monotonic())
             while not self._stopped.is_set():
-                remaining = due - time.monotonic()
+                remaining = (due if end is None else min(due, end)) - time.monotonic()
                 if remaining <= 0:
                     break
                 self._wake.wait(remaining)
@@ -155,6 +180,23 @@ class SamplerThread(threading.Thread):
                     self._wake.clear()
                     # The interval changed: the next tick is due one new interval after now.
                     due = min(due, time.monotonic() + self._interval_s)
+
+
+class SamplerThread(TickLoop):
+    """The tick loop on its own (daemon) thread: for the TUI and the exporter."""
+
+    _thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self.run, name="gputop-sampler", daemon=True)
+        self._thread.start()
+
+    def join(self, timeout_s: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+
+    def is_alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
 
 
 def clamp_interval(value: float) -> float:

@@ -21,8 +21,7 @@ The file lives at ``$XDG_CONFIG_HOME/gputop/settings.toml`` (by default
     stall_after_s = 120.0
 
     [processes]
-    columns = ["gpu", "pid", "user", "type", "gpu_memory", "share", "growth", "idle", "sm", "cpu",
-               "host_memory", "time", "container", "command"]
+    columns = ["gpu", "pid", "user", "gpu_memory", "cpu", "command"]  # default: every column
     sort_column = "gpu_memory"
     sort_descending = true
 
@@ -56,25 +55,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
-# Every column of the process panel, in its order.
-DEFAULT_COLUMNS: tuple[str, ...] = (
-    "gpu",
-    "pid",
-    "user",
-    "type",
-    "gpu_memory",
-    "share",
-    "growth",
-    "idle",
-    "sm",
-    "cpu",
-    "host_memory",
-    "time",
-    "container",
-    "command",
-)
-
-
 @dataclass(frozen=True, slots=True)
 class Thresholds:
     """When alerts fire and how far ahead the forecast looks."""
@@ -101,7 +81,8 @@ class Settings:
     # How long a GPU's driver calls may take before it is shown as not answering.
     driver_deadline_s: float = 2.0
     thresholds: Thresholds = field(default_factory=Thresholds)
-    columns: tuple[str, ...] = DEFAULT_COLUMNS
+    # The panel's columns to show (None: every column; the panel's column table has their names).
+    columns: tuple[str, ...] | None = None
     sort_column: str = "gpu_memory"
     sort_descending: bool = True
     compact: bool = False
@@ -311,7 +292,8 @@ def settings_to_toml(settings: Settings) -> str:
             lines += ["", f"[{table}]"]
         source = threshold_values if table == "thresholds" else values
         for key, (name, _check) in keys.items():
-            lines.append(f"{key} = {_toml_value(source[name])}")
+            if source[name] is not None:  # None is the default that TOML cannot write: left out
+                lines.append(f"{key} = {_toml_value(source[name])}")
     return "\n".join(lines) + "\n"
 
 

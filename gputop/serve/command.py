@@ -63,7 +63,7 @@ def top_level_options(parser: argparse.ArgumentParser, args: argparse.Namespace)
         if not action.option_strings:
             continue
         value = getattr(args, action.dest, action.default)
-        if value is None or value is False or value == action.default:
+        if value is None or value == action.default:
             continue
         words += [action.option_strings[-1]] if action.nargs == 0 else [action.option_strings[-1], str(value)]
     return words
@@ -125,6 +125,7 @@ def run_serve(args: argparse.Namespace) -> int:
     """``gputop serve``: check, listen, print the URL to open, serve until Ctrl+C; 2 when it cannot."""
     from gputop.cli import _fail, build_parser
     from gputop.core.exporter import ListenError, describe_bind_error, parse_listen
+
     settings: Settings = args.settings  # main has read them and printed their warnings
     if args.interval == settings.interval_s:
         # main filled in the settings' interval; each tab reads the same settings, so it need not be told.
@@ -155,8 +156,8 @@ def run_serve(args: argparse.Namespace) -> int:
         shown = f"[{shown}]" if ":" in shown else shown
         query = f"?token={token}" if token is not None else ""
         access = "signals allowed" if args.allow_signals else "read-only"
-        print(f"gputop: serving on http://{shown}:{bound_port}/{query} ({access}; Ctrl+C stops)", file=sys.stderr,
-              flush=True)
+        url = f"http://{shown}:{bound_port}/{query}"
+        print(f"gputop: serving on {url} ({access}; Ctrl+C stops)", file=sys.stderr, flush=True)
 
     try:
         asyncio.run(server.run(started))

@@ -66,10 +66,6 @@ class Tab(AppService):
         self.running = False  # the app has drawn something, so it can be asked to quit
         self._ending: asyncio.Future[None] | None = None
 
-    @property
-    def process(self) -> Process | None:
-        return self._process
-
     async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
         # Its own session: a Ctrl+C in the server's terminal reaches the server, which ends the tabs.
         process = await asyncio.create_subprocess_exec(
@@ -82,6 +78,8 @@ class Tab(AppService):
         )
         self._process = process
         self._stdin = process.stdin
+        if self._ending is not None:
+            process.kill()  # stopped while it was starting: the stop found nothing to end
         return process
 
     async def on_data(self, payload: bytes) -> None:
@@ -124,6 +122,7 @@ class GputopServer(Server):
         self.max_tabs = max_tabs
         self.cookie = "gputop_token"  # then named after the bound port: tabs on two servers keep their own
         self.tabs: dict[Tab, web.WebSocketResponse] = {}
+        self.stopping = False
 
     async def _make_app(self) -> web.Application:
         app = await super()._make_app()
@@ -162,7 +161,10 @@ class GputopServer(Server):
             return page(403, "other site", "Only gputop's own page may connect here.")
         return None
 
-    def full(self) -> web.Response | None:
+    def unavailable(self) -> web.Response | None:
+        """The 503 page when no tab can start now (the cap, or the server stopping); None if one can."""
+        if self.stopping:
+            return page(503, "stopping", "This gputop server is stopping.")
         if len(self.tabs) < self.max_tabs:
             return None
         return page(
@@ -175,7 +177,7 @@ class GputopServer(Server):
         """Quiet: ``serve`` prints the one line that matters."""
 
     async def handle_index(self, request: web.Request) -> web.Response:
-        refusal = self.full()
+        refusal = self.unavailable()
         if refusal is not None:
             return refusal
         websocket_scheme = "wss" if request.secure else "ws"
@@ -192,7 +194,7 @@ class GputopServer(Server):
         return response
 
     async def handle_websocket(self, request: web.Request) -> web.StreamResponse:  # type: ignore[override]
-        refusal = self.full()
+        refusal = self.unavailable()
         if refusal is not None:
             return refusal
         websocket = web.WebSocketResponse(heartbeat=15)
@@ -232,6 +234,7 @@ class GputopServer(Server):
             self.cookie = f"gputop_token_{runner.addresses[0][1]}"
             started(runner.addresses)
             await stop.wait()
+            self.stopping = True
             await asyncio.gather(*(tab.stop() for tab in list(self.tabs)))
             await asyncio.gather(*(websocket.close() for websocket in list(self.tabs.values())))
         finally:

@@ -4,7 +4,7 @@ The app composes small parts, each in its own module:
 
 - ``keymap``: every key (BINDINGS), and what help, the palette and ``check_action`` make of it;
 - ``messages``: what the sampler thread posts; ``sampling_control``: that thread and its interval;
-- ``feed``: what each snapshot feeds (trends, the Watcher's history/forecasts/alerts, recording);
+- ``feed``: what each snapshot feeds (the Watcher's history, forecasts and alerts; the recording);
 - ``layout``: the size arithmetic (columns, compact cards), plain functions;
 - ``process_view``: sort and filter; ``kill_control``: tag and signal; ``replay_control``: replay;
 - ``settings_control``: the settings file applied and saved;
@@ -210,7 +210,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         ``quiet`` (a replay catching up after a jump) neither announces alerts nor draws.
         """
         self.latest = snapshot
-        foresight, recording_failure = self.feed.take(snapshot, max(self.size.width, 40))
+        foresight, recording_failure = self.feed.take(snapshot)
         if recording_failure is not None:
             self.notify(f"{recording_failure}; gputop goes on without recording", title="Recording stopped",
                         severity="error", timeout=15, markup=False)
@@ -265,7 +265,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         plan = self._card_layout(snapshot, self.compact_choice)
         self.query_one("#gpu-area").set_class(plan.compact, "-compact")
         self.query_one(GpuGrid).show(
-            snapshot, plan, self.feed.trends, self.forecasts, self.feed.alert_kinds, self.feed.diagnoses
+            snapshot, plan, self.history, self.forecasts, self.feed.alert_kinds, self.feed.diagnoses
         )
 
     def update_title(self) -> None:
@@ -281,6 +281,9 @@ class GpuTopApp(ChangedCellsApp[int]):
         else:
             self.sub_title = f"every {self.interval_s:g}s" + (" · FROZEN" if self.frozen else "")
         self.query_one(TitleBar).show(bar)
+        screen = self.screen
+        if hasattr(screen, "update_title"):
+            screen.update_title()
 
     def _late_s(self) -> float | None:
         """The age of the newest sample when live sampling is late (older than two intervals)."""

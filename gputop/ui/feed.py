@@ -1,5 +1,5 @@
-"""What each tick's snapshot feeds before it is shown: the sparklines, the Watcher (history,
-forecasts, alerts) and the recording. No widgets: the app shows what this yields."""
+"""What each tick's snapshot feeds before it is shown: the Watcher (the history the sparklines and
+charts draw, forecasts, alerts) and the recording. No widgets: the app shows what this yields."""
 
 from __future__ import annotations
 
@@ -10,34 +10,22 @@ from gputop.core.forecast import Forecasts
 from gputop.core.foresight import Foresight, Watcher
 from gputop.core.model import Snapshot
 from gputop.core.record import Recorder, RecordingError
-from gputop.ui.widgets.sparkline import GpuTrend
 
 # Alert kinds in the order a card's title names them.
 ALERT_ORDER = ("lost", "memory", "forecast", "thermal")
 
 
 class SnapshotFeed:
-    """Takes each snapshot into the GPU trends, the Watcher and (while recording) the recording."""
+    """Takes each snapshot into the Watcher and (while recording) the recording."""
 
     def __init__(self, watcher: Watcher, recorder: Recorder | None = None) -> None:
         self.watcher = watcher
         self.recorder = recorder
-        self.trends: dict[int, GpuTrend] = {}
         self.forecasts: Forecasts | None = None
         self.diagnoses: Diagnoses | None = None
 
-    def take(self, snapshot: Snapshot, points: int) -> tuple[Foresight, RecordingError | None]:
-        """Feed one snapshot; trends keep at least ``points`` samples (the screen's width).
-
-        A recording that cannot be written is stopped, and its error returned so it can be told.
-        """
-        for gpu in snapshot.gpus:
-            trend = self.trends.get(gpu.index)
-            if trend is None:
-                trend = self.trends[gpu.index] = GpuTrend(points)
-            elif trend.points < points:
-                trend = self.trends[gpu.index] = trend.resized(points)
-            trend.add(gpu)
+    def take(self, snapshot: Snapshot) -> tuple[Foresight, RecordingError | None]:
+        """Feed one snapshot. A recording that cannot be written is stopped, and its error returned."""
         foresight = self.watcher.update(snapshot)
         self.forecasts = foresight.forecasts
         self.diagnoses = foresight.diagnoses
@@ -53,9 +41,8 @@ class SnapshotFeed:
         return foresight, failure
 
     def forget_past(self) -> None:
-        """Drop history, forecasts, alerts and trends (a replay jumping rebuilds them)."""
+        """Drop history, forecasts and alerts (a replay jumping rebuilds them)."""
         self.watcher.reset()
-        self.trends = {}
 
     def stop_recording(self) -> None:
         recorder, self.recorder = self.recorder, None

@@ -30,7 +30,7 @@ class SettingsControl:
             app.view.sort = SortOrder(settings.sort_column, settings.sort_descending)
         else:
             self.warnings.append(f"unknown sort column '{settings.sort_column}'; sorting by GPU memory")
-        unknown = [name for name in settings.columns if name not in COLUMN_BY_NAME]
+        unknown = [name for name in settings.columns or () if name not in COLUMN_BY_NAME]
         if unknown:
             plural = "s" if len(unknown) > 1 else ""
             self.warnings.append(f"unknown column{plural} ignored: {', '.join(unknown)}")

@@ -6,7 +6,7 @@ long-lived processes, and every second a handful of new real ``sleep``
 processes (each living 1 to 4 s) while the scenario is rewritten to list the
 ones alive, as a driver would. Every so often it reports RSS and the size of
 everything that could pile up: the psutil cache, the history, the process
-table, the sparkline trends, the reported errors, and the threads.
+table, the reported errors (the sparklines draw from the history), and the threads.
 
 With --stall-every S, one GPU's driver calls hang for --stall-for seconds
 (default 10) every S seconds, half-way through each period: the GPU is shown
@@ -40,6 +40,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[n]) for n in (1, 2)]  # fak
 
 from fakenvml import FakeNvml, GiB, MiB, Scenario  # noqa: E402
 
+from gputop.core.model import Snapshot  # noqa: E402
 from gputop.core.run_config import RunConfig  # noqa: E402
 from gputop.core.sampler import Sampler  # noqa: E402
 from gputop.core.sources.nvml import NvmlSource  # noqa: E402
@@ -60,12 +61,12 @@ class Reading:
     history_process_points: int
     table_rows: int
     table_cells: int
-    trend_points: int
     errors_reported: int
     notifications: int
     children_alive: int
     threads: int
-    not_answering: int  # GPUs not answering in the newest snapshot
+    stalls: int  # times a GPU went from answering to not answering
+    stalled_ticks: int  # ticks with a GPU not answering
 
     def line(self) -> str:
         return (
@@ -73,9 +74,9 @@ class Reading:
             f"psutil cache {self.cached_processes:3d}  history: {self.history_snapshots} snapshots, "
             f"{self.history_gpu_points} GPU points, {self.history_processes} processes "
             f"({self.history_process_points} points)  table {self.table_rows} rows/{self.table_cells} cells  "
-            f"trends {self.trend_points} points  errors {self.errors_reported}  "
+            f"errors {self.errors_reported}  "
             f"notifications {self.notifications}  children {self.children_alive}  "
-            f"threads {self.threads}  not answering {self.not_answering}"
+            f"threads {self.threads}  stalls {self.stalls} ({self.stalled_ticks} ticks)"
         )
 
 
@@ -129,14 +130,31 @@ class Churn:
             process.wait()
 
 
-def reading(app: GpuTopApp, started: float, ticks: int, churn: Churn) -> Reading:
+@dataclass
+class Ticks:
+    """What the ticks brought: how many, and how many times and for how long a GPU did not answer."""
+
+    count: int = 0
+    stalls: int = 0
+    stalled: int = 0
+    silent: bool = False
+
+    def add(self, snapshot: Snapshot) -> None:
+        self.count += 1
+        silent = any(not gpu.answering for gpu in snapshot.gpus)
+        self.stalls += silent and not self.silent
+        self.stalled += silent
+        self.silent = silent
+
+
+def reading(app: GpuTopApp, started: float, ticks: Ticks, churn: Churn) -> Reading:
     gc.collect()
     history = app.history
     table = app.processes
     return Reading(
         elapsed_s=time.monotonic() - started,
         rss=psutil.Process().memory_info().rss,
-        ticks=ticks,
+        ticks=ticks.count,
         cached_processes=len(app.sampler.process_info),
         history_snapshots=len(history),
         history_gpu_points=sum(len(h) for h in history.gpus.values()) + sum(len(h) for h in history.migs.values()),
@@ -144,14 +162,12 @@ def reading(app: GpuTopApp, started: float, ticks: int, churn: Churn) -> Reading
         history_process_points=sum(len(h) for h in history.processes.values()),
         table_rows=len(table.rows),
         table_cells=len(table._cells) + len(table._sort_values) + len(table._line_state),
-        trend_points=sum(
-            len(t.memory_used) + len(t.temperature) + len(t.utilization) for t in app.feed.trends.values()
-        ),
         errors_reported=len(app.sampling.errors_reported),
         notifications=len(app._notifications),
         children_alive=churn.alive(),
         threads=threading.active_count(),
-        not_answering=0 if app.latest is None else sum(not gpu.answering for gpu in app.latest.gpus),
+        stalls=ticks.stalls,
+        stalled_ticks=ticks.stalled,
     )
 
 
@@ -162,13 +178,12 @@ async def soak(args: argparse.Namespace, fake: FakeNvml) -> tuple[Reading, Readi
     sampler = Sampler(NvmlSource())
     sampler.open()
     app = GpuTopApp(sampler, RunConfig(interval_s=args.interval))
-    ticks = 0
+    ticks = Ticks()
     original = app.apply_snapshot
 
-    def counted(snapshot: object) -> None:
-        nonlocal ticks
-        ticks += 1
-        original(snapshot)  # type: ignore[arg-type]
+    def counted(snapshot: Snapshot) -> None:
+        ticks.add(snapshot)
+        original(snapshot)
 
     app.apply_snapshot = counted  # type: ignore[method-assign]
     readings: list[Reading] = []
@@ -224,9 +239,8 @@ def main() -> int:
         f"{last.ticks} ticks"
     )
     threads = [r.threads for r in readings]
-    stalled = sum(1 for r in readings if r.not_answering)
     print(f"threads: {first.threads} after the warm-up, {min(threads)}-{max(threads)} over the run, "
-          f"{last.threads} at the end; {stalled} of {len(readings)} reports caught a GPU not answering")
+          f"{last.threads} at the end; a GPU stopped answering {last.stalls} times, for {last.stalled_ticks} ticks")
     return 0 if growth < args.max_growth_mib and last.threads <= first.threads else 1
 
 

@@ -105,10 +105,14 @@ def run_in_pty(
     warmup_s: float = 3.0,
     quit_keys: bytes = b"q",
     keep_output: bool = False,
+    keys: Sequence[tuple[float, bytes]] = (),
+    until_seen: bool = False,
 ) -> PtyRun:
     """Run ``command`` for ``seconds`` in a ``columns`` x ``rows`` pty; measure it, then quit it.
 
     ``watch`` maps a label to strings: ``first_seen[label]`` is when the first of them was written.
+    ``keys`` are typed at the given seconds after the start. ``until_seen``: stop as soon as every
+    label of ``watch`` was seen (``seconds`` is then the most to wait).
     """
     wanted = watch or {}
     screen = pyte.Screen(columns, rows)
@@ -125,8 +129,11 @@ def run_in_pty(
     start = time.monotonic()
     cpu_by_pid: dict[int, float] = {}
     last_poll = 0.0
+    to_type = sorted(keys)
     try:
         while (now := time.monotonic()) - start < seconds:
+            while to_type and now - start >= to_type[0][0]:
+                os.write(master, to_type.pop(0)[1])
             ready, _, _ = select.select([master], [], [], 0.05)
             if ready:
                 try:
@@ -148,6 +155,8 @@ def run_in_pty(
                     for label, texts in wanted.items():
                         if label not in result.first_seen and any(text in shown for text in texts):
                             result.first_seen[label] = time.monotonic() - start
+                    if until_seen and len(result.first_seen) == len(wanted):
+                        break
             if now - last_poll >= 0.2:
                 last_poll = now
                 for member in _tree(process):

@@ -72,7 +72,8 @@ def main() -> int:
         for step in steps:
             if (status := _run(step)) != 0:
                 return status
-        _run([python, "-c", "import textual, rich; print('textual', textual.__version__, '/ rich', rich.__version__)"])
+        versions = "from importlib.metadata import version as v; print('textual', v('textual'), '/ rich', v('rich'))"
+        _run([python, "-c", versions])
         # From the copy, never from site-packages: gputop is not installed in the venv.
         env = dict(os.environ, PYTHONPATH=str(checkout))
         env.pop("PYTHONHOME", None)

@@ -117,3 +117,18 @@ class PtyTerminal:
             os.waitpid(self.pid, 0)
         with contextlib.suppress(OSError):
             os.close(self.master)
+
+
+def output_until(
+    command: Sequence[str], env: dict[str, str], what: str, check: Callable[[str], bool], columns: int = 100,
+    rows: int = 30,
+) -> bytes:
+    """Run ``command`` until its screen satisfies ``check``, quit it with ``q``; every byte it wrote."""
+    terminal = PtyTerminal(command, env, columns, rows)
+    try:
+        terminal.wait_for(what, check)
+        terminal.type(b"q")
+        assert terminal.wait_exit() == 0
+        return bytes(terminal.raw)
+    finally:
+        terminal.close()

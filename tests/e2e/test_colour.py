@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 
 import pytest
-from bench.ptyrun import run_in_pty
+
+pytest.importorskip("pyte", reason="needs pyte (pip install -e '.[test]')")
+
+from .ptyterm import output_until  # noqa: E402 - needs pyte
 
 TRUECOLOUR = re.compile(rb"\x1b\[[0-9;]*[34]8;2;")
 PALETTE_256 = re.compile(rb"\x1b\[[0-9;]*[34]8;5;")
@@ -15,13 +19,8 @@ ANY_COLOUR = re.compile(rb"\x1b\[[0-9;]*(?:3[0-7]|9[0-7]|4[0-7]|10[0-7]|[34]8;)"
 
 
 def run_demo(**env: str) -> bytes:
-    result = run_in_pty(
-        [sys.executable, "-m", "gputop", "--demo"], seconds=4, columns=100, rows=30, env=env,
-        watch={"processes": ["python train.py"]}, keep_output=True,
-    )
-    assert "processes" in result.first_seen, result.last_screen
-    assert result.exit_status == 0
-    return bytes(result.output)
+    command = [sys.executable, "-m", "gputop", "--demo"]
+    return output_until(command, dict(os.environ) | env, "the processes", lambda screen: "python train.py" in screen)
 
 
 @pytest.mark.parametrize(

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
-from bench.ptyrun import run_in_pty
+import pytest
+
+pytest.importorskip("pyte", reason="needs pyte (pip install -e '.[test]')")
+
+from .ptyterm import output_until  # noqa: E402 - needs pyte
 
 MOUSE_REPORTING = (b"\x1b[?1000h", b"\x1b[?1003h", b"\x1b[?1006h")
 
 
 def terminal_output(*args: str) -> bytes:
-    result = run_in_pty(
-        [sys.executable, "-m", "gputop", "--demo", *args], seconds=3, columns=100, rows=30,
-        watch={"processes": ["python train.py"]}, keep_output=True,
-    )
-    assert "processes" in result.first_seen, result.last_screen
-    assert result.exit_status == 0
-    return bytes(result.output)
+    command = [sys.executable, "-m", "gputop", "--demo", *args]
+    return output_until(command, dict(os.environ), "the processes", lambda screen: "python train.py" in screen)
 
 
 def test_the_mouse_is_reported_by_default_and_never_with_no_mouse() -> None:

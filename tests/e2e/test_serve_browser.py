@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from e2e.webserve import Browser, ServedGputop, chromium_paths
+from e2e.webserve import Browser, ServedGputop, chromium_paths, wait_until
 
 PATHS = chromium_paths()
 pytestmark = pytest.mark.skipif(isinstance(PATHS, str), reason=str(PATHS))
@@ -27,7 +27,9 @@ def browser() -> Iterator[Browser]:
 
 
 def shows_gputop(screen: str) -> bool:
-    return "0 NVIDIA H100 80GB HBM3" in screen and "Processes 9" in screen
+    """A GPU card, the process panel and the footer are drawn."""
+    rows = screen.splitlines()
+    return "0 NVIDIA H100 80GB HBM3" in screen and "Processes 9" in screen and "F1 Help" in rows[-1]
 
 
 def test_the_page_is_gputop_read_only_and_takes_keys(browser: Browser) -> None:
@@ -43,7 +45,7 @@ def test_the_page_is_gputop_read_only_and_takes_keys(browser: Browser) -> None:
         screen = browser.wait_screen(lambda s: "PID▲" in s or "PID▼" in s, "the panel sorted by PID")
         pids = [int(pid) for pid in PID_CELL.findall(screen)]
         assert len(pids) == 9
-        assert pids in (sorted(pids), sorted(pids, reverse=True))
+        assert pids == sorted(pids, reverse="PID▼" in screen)
 
         browser.press("k", "?")  # the kill key does nothing; the help that follows proves it was read
         screen = browser.wait_screen(lambda s: "gputop keys" in s, "the help")
@@ -55,6 +57,8 @@ def test_the_page_is_gputop_read_only_and_takes_keys(browser: Browser) -> None:
 
 
 def test_allow_signals_lets_the_kill_dialog_open(browser: Browser) -> None:
+    from selenium.webdriver.common.keys import Keys
+
     served = ServedGputop("--demo", "serve", "--listen", "127.0.0.1:0", "--allow-signals")
     try:
         browser.open(served.url)
@@ -63,13 +67,22 @@ def test_allow_signals_lets_the_kill_dialog_open(browser: Browser) -> None:
         browser.press("k")
         screen = browser.wait_screen(lambda s: "Send a signal to 1 process?" in s, "the kill dialog")
         assert "SIGTERM" in screen and "SIGKILL" in screen
+        browser.press(Keys.ESCAPE)
+        browser.wait_screen(lambda s: "Send a signal" not in s, "the dialog to close")
+        browser.press("q")  # gputop quits: its process ends and the page says the session ended
+        served.wait_tabs(0)
+        wait_until(lambda: "Session ended." in browser.page_text(), what="the page to say so")
     finally:
         assert served.stop() == 0
     assert served.orphans() == []
 
 
-def test_beyond_loopback_the_page_needs_the_token(browser: Browser) -> None:
-    served = ServedGputop("--demo", "serve", "--listen", "0.0.0.0:0")
+def test_beyond_loopback_the_token_is_needed_and_the_tab_cap_answers_with_a_page(
+    browser: Browser, tmp_path: Path
+) -> None:
+    settings = tmp_path / "settings.toml"
+    settings.write_text("[serve]\nmax_tabs = 1\n")
+    served = ServedGputop("--demo", "--config", str(settings), "serve", "--listen", "0.0.0.0:0")
     try:
         assert served.query.startswith("?token=")
         browser.open(f"{served.base}/")
@@ -77,21 +90,10 @@ def test_beyond_loopback_the_page_needs_the_token(browser: Browser) -> None:
         browser.open(f"{served.base}/?token=not-{served.query[7:]}")
         assert "gputop: token needed" in browser.page_text()
         assert served.tabs() == []
+
         browser.open(served.url)
         browser.wait_screen(shows_gputop, "gputop with the token")
         assert len(served.tabs()) == 1
-    finally:
-        assert served.stop() == 0
-    assert served.orphans() == []
-
-
-def test_the_tab_cap_answers_with_a_page_and_a_closed_tab_frees_its_place(browser: Browser, tmp_path: Path) -> None:
-    settings = tmp_path / "settings.toml"
-    settings.write_text("[serve]\nmax_tabs = 1\n")
-    served = ServedGputop("--demo", "--config", str(settings), "serve", "--listen", "127.0.0.1:0")
-    try:
-        browser.open(served.url)
-        browser.wait_screen(shows_gputop, "the first tab")
         first = browser.new_tab()
         browser.open(served.url)
         assert "gputop: all tabs in use" in browser.page_text()
@@ -99,8 +101,10 @@ def test_the_tab_cap_answers_with_a_page_and_a_closed_tab_frees_its_place(browse
         browser.close_tab(then=first)
         browser.open("about:blank")  # the first tab's page goes: its gputop ends
         served.wait_tabs(0)
-        browser.open(served.url)
-        browser.wait_screen(shows_gputop, "a tab again")
+
+        browser.open(f"{served.base}/")  # the cookie from the first visit carries the token
+        browser.wait_screen(shows_gputop, "gputop again")
+        assert len(served.tabs()) == 1
     finally:
         assert served.stop() == 0
     assert served.orphans() == []

@@ -48,6 +48,7 @@ class ServedGputop:
             stderr=subprocess.PIPE,
             text=True,
             env=env,
+            start_new_session=True,  # its own process group, as in a terminal
         )
         self.banner = self.next_line(60)
         match = URL.search(self.banner)
@@ -81,9 +82,9 @@ class ServedGputop:
         return self.tabs()
 
     def stop(self) -> int:
-        """Ctrl+C, as a terminal sends it; returns the exit status."""
+        """Ctrl+C, as a terminal sends it (to the whole foreground process group); returns the exit status."""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
+            os.killpg(self.process.pid, signal.SIGINT)
         try:
             return self.process.wait(timeout=30)
         finally:

@@ -51,7 +51,9 @@
  *                                     allowed; either may be left out)
  *                                     first sleeps N ms, or without ms=
  *                                     until T=until: a slow or hung driver.
- *                                     The first matching delay line counts.
+ *                                     The first matching delay line counts;
+ *                                     a scenario rewritten without it ends
+ *                                     the calls asleep in it.
  *
  * A device field left out of its line makes its getter return
  * NVML_ERROR_NOT_SUPPORTED. Memory: the v2 call returns the fields as
@@ -489,10 +491,10 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* When a call of `fn` on GPU `gpu` (-1: not about a GPU) that begins now
-   should go on, per the first delay line matching it; 0 when at once. */
-static double delay_until(int fn, int gpu) {
-    double now = now_s();
+/* When a call of `fn` on GPU `gpu` (-1: not about a GPU) that began at
+   `begun` should go on, per the first delay line matching it; 0 when at once. */
+static double delay_until(int fn, int gpu, double begun) {
+    double now = begun;
     for (int i = 0; i < delay_count; i++) {
         const delay_t *r = &delays[i];
         if (!r->fns[fn]) continue;
@@ -534,15 +536,20 @@ static void begin_call(call_t *call, int fn, const device_t *d, int gpu, int for
     call_counts[fn]++;
     maybe_reload(force_reload);
     if (d) gpu = handle_valid(d) ? d->gpu : -1;
-    double wake = delay_until(fn, gpu);
-    if (wake > 0) {
-        sleeping_calls++;
+    double begun = now_s();
+    double wake = delay_until(fn, gpu, begun);
+    if (wake <= 0) return;
+    sleeping_calls++;
+    /* Asleep in steps, so that a scenario without the delay any more ends it. */
+    while (wake > 0 && now_s() < wake) {
         pthread_mutex_unlock(&state_lock);
-        sleep_until(wake);
+        double step = now_s() + 0.02;
+        sleep_until(step < wake ? step : wake);
         pthread_mutex_lock(&state_lock);
-        sleeping_calls--;
-        maybe_reload(0); /* the scenario may have changed meanwhile */
+        maybe_reload(0);
+        wake = delay_until(fn, gpu, begun);
     }
+    sleeping_calls--;
 }
 
 #define CALL(fn_id, dev, gpu, force)                                  \

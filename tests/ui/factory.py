@@ -5,6 +5,8 @@ from __future__ import annotations
 import signal as signal_module
 from collections.abc import Iterable
 
+from textual.widgets import Static
+
 from gputop.core.actions import Outcome, SignalResult, signal_name
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessIdentity, ProcessSample, Snapshot
 from gputop.core.run_config import RunConfig
@@ -211,3 +213,8 @@ def notices(app: GpuTopApp) -> list[str]:
 
 SIGTERM = int(signal_module.SIGTERM)
 SIGKILL = int(signal_module.SIGKILL)
+
+
+def kill_targets(app: GpuTopApp) -> str:
+    """The processes the kill dialog on screen lists, as the user reads them."""
+    return str(app.screen.query_one("#kill-targets", Static).content)

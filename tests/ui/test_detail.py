@@ -11,7 +11,7 @@ from gputop.ui.screens.detail import DetailScreen
 from gputop.ui.screens.kill import KillScreen
 from gputop.ui.widgets.process_table import ProcessTable
 
-from .factory import NOW, RecordingSource, make_app, two_gpu_snapshot
+from .factory import NOW, RecordingSource, kill_targets, make_app, two_gpu_snapshot
 
 SIZE = (120, 40)
 
@@ -72,7 +72,7 @@ async def test_kill_on_the_detail_screen_targets_its_selected_process() -> None:
         await pilot.click("#gpu-1")
         await pilot.press("down", "k")  # the detail table lists 204, 203, 305: 203 is selected
         assert isinstance(app.screen, KillScreen)
-        assert app.screen.target_text().split()[:2] == ["PID", "203"]
+        assert kill_targets(app).split()[:2] == ["PID", "203"]
         await pilot.press("enter")
         await app.workers.wait_for_complete()
         assert [identity[0] for identity, _signal in source.sent] == [203]

@@ -20,6 +20,7 @@ from .factory import (
     RecordingSource,
     StaticSource,
     gpu,
+    kill_targets,
     make_app,
     notices,
     proc,
@@ -39,7 +40,7 @@ async def test_k_names_the_selected_process_and_enter_sends_sigterm() -> None:
         await pilot.press("k")
         screen = app.screen
         assert isinstance(screen, KillScreen)
-        text = screen.target_text()
+        text = kill_targets(app)
         assert text.split() == ["PID", "101", "alice", "GPU", "0", "40.0GiB", "python", "train.py", "--bs", "16"]
         await pilot.press("enter")
         await app.workers.wait_for_complete()
@@ -79,7 +80,7 @@ async def test_space_tags_and_kill_targets_every_tagged_process_with_sigkill() -
         await pilot.press("k")
         screen = app.screen
         assert isinstance(screen, KillScreen)
-        listed = screen.target_text().splitlines()
+        listed = kill_targets(app).splitlines()
         assert [entry.split()[1] for entry in listed] == ["101", "204"]
         await pilot.press("down", "enter")  # SIGKILL
         await app.workers.wait_for_complete()
@@ -105,7 +106,7 @@ async def test_dialog_shows_hostile_command_lines_as_plain_escaped_text() -> Non
         await pilot.pause()
         await pilot.press("k")
         assert isinstance(app.screen, KillScreen)
-        text = app.screen.target_text()
+        text = kill_targets(app)
         assert "evil\\x1b[2J [bold red]boom[/] \\x07" in text
         assert "m[i]a" in text
         row_text = "".join(s.text for s in app.processes.render_line(1))

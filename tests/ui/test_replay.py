@@ -26,8 +26,8 @@ from .factory import NOW, demo_snapshots, make_app, notices
 SIZE = (120, 40)
 
 
-def replay_app(path: Path, paused: bool = True) -> GpuTopApp:
-    replay = Replay(read_recording(str(path)), paused=paused)
+def replay_app(path: Path, paused: bool = True, speed: float = 1.0) -> GpuTopApp:
+    replay = Replay(read_recording(str(path)), speed=speed, paused=paused)
     return GpuTopApp(Sampler(ReplaySource(replay)), RunConfig(), replay=replay)
 
 
@@ -74,20 +74,22 @@ async def test_gputop_demo_record_then_replay_shows_what_was_recorded(tmp_path: 
 
 
 async def test_step_keys_move_one_snapshot_and_pause(ten: Path) -> None:
-    app = replay_app(ten, paused=False)
+    # Playing at a quarter of the recorded pace (a tick every 4 s); on a loaded machine one may
+    # still come before the key does.
+    app = replay_app(ten, paused=False, speed=0.25)
     async with app.run_test(size=SIZE) as pilot:
         assert app.replay is not None
-        # Playing at 1x: on a loaded machine the first step may already have played.
-        start = app.replay.position
+        before = app.replay.position
         await pilot.press("full_stop")
-        assert app.replay.position == start + 1 and app.replay.paused
-        assert f"{start + 2}/10 {clock_text(NOW + start + 1)} +{start + 1}s 1x paused" in title(app)
+        at = app.replay.position
+        assert at == before + 1 and app.replay.paused
+        assert f"{at + 1}/10 {clock_text(NOW + at)} +{at}s 0.25x paused" in title(app)
         await pilot.press("full_stop", "right", "right")
-        assert app.replay.position == start + 4
+        assert app.replay.position == at + 3
         await pilot.press("comma", "left")
-        assert app.replay.position == start + 2
-        assert app.snapshot is not None and app.snapshot.timestamp == NOW + start + 2
-        await pilot.press(*["left"] * (start + 3))
+        assert app.replay.position == at + 1
+        assert app.snapshot is not None and app.snapshot.timestamp == NOW + at + 1
+        await pilot.press(*["left"] * (at + 2))
         assert app.replay.position == 0
 
 

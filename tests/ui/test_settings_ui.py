@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from gputop.cli import build_parser, tui_config
@@ -9,7 +10,7 @@ from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings, load_settings
 from gputop.ui.app import GpuTopApp
-from gputop.ui.state import SortOrder
+from gputop.ui.state import COLUMNS, SortOrder
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.host_strip import HostStrip
 
@@ -109,3 +110,11 @@ async def test_a_settings_write_error_is_notified_not_a_crash(tmp_path: Path) ->
             f"cannot save settings to {path}: File exists",
         ]
         assert app.is_running
+
+
+
+def test_the_readme_names_every_column_of_the_panel_in_its_order() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    found = re.search(r"The names: ([\w,\s#]+)\.", readme)
+    assert found is not None
+    assert [name.strip("# \n") for name in found.group(1).split(",")] == [column.name for column in COLUMNS]

@@ -93,10 +93,13 @@ async def test_a_hung_gpu_says_so_the_rest_goes_on_and_it_recovers_with_the_gap_
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, "GPU 0 at 10%", lambda: "10%" in card_text(app, 0)[1])
         hang = time.time()
-        fake_nvml.write(machine(sleeper_pid, util=60).stall(1, 4.0, "nvmlDeviceGetMemoryInfo", start=hang))
+        fake_nvml.write(machine(sleeper_pid, util=60).stall(1, 60.0, "nvmlDeviceGetMemoryInfo", start=hang))
 
-        took = await until(pilot, "GPU 1 not answering", lambda: "not answering" in title(app, 1))
-        assert took < DEADLINE_S + INTERVAL_S + 0.5
+        await until(pilot, "GPU 1 not answering", lambda: "not answering" in title(app, 1))
+        # The first snapshot to mark it was taken within the deadline plus one interval (and the tick's own time).
+        history = app.history.gpu(1)
+        marked = next(t for t, m in zip(history.timestamps, history.memory_used, strict=True) if m is None)
+        assert marked - hang < DEADLINE_S + INTERVAL_S + 0.3
         assert re.fullmatch(r" 1 NVIDIA L4 not answering \d+\.\ds ", title(app, 1))
         assert card(app, 1).has_class("-silent")
         memory, util, temperature = card_text(app, 1)
@@ -119,7 +122,7 @@ async def test_a_hung_gpu_says_so_the_rest_goes_on_and_it_recovers_with_the_gap_
         seen = app.latest.timestamp
         later = seen + 2.5 * INTERVAL_S
         await until(pilot, "three more ticks", lambda: app.latest is not None and app.latest.timestamp > later)
-        assert app.feed.trends[1].memory_used[-1] is None
+        assert app.history.gpu(1).memory_used[-1] is None
         # Its process keeps its row, marked as last seen; signalling it, the dialog says the data is old.
         assert "(as last seen) sleep 600" in row_text(app, sleeper_pid)
         app.processes.cursor_key = app.processes.rows[app.processes.pids().index(sleeper_pid)].key
@@ -131,14 +134,15 @@ async def test_a_hung_gpu_says_so_the_rest_goes_on_and_it_recovers_with_the_gap_
         )
         await pilot.press("escape")
 
-        await until(pilot, "GPU 1 back", lambda: "not answering" not in title(app, 1), timeout_s=10)
+        fake_nvml.write(machine(sleeper_pid, util=60))  # the driver recovers
+        await until(pilot, "GPU 1 back", lambda: "not answering" not in title(app, 1))
         await until(pilot, "its memory back", lambda: "5.0/80.0GiB" in card_text(app, 1)[0])
         assert not card(app, 1).has_class("-silent")
         assert "(as last seen)" not in row_text(app, sleeper_pid)
-        trend = list(app.feed.trends[1].memory_used)
-        gap = trend.index(None)
-        assert trend[gap - 1] == 5 * GiB and trend[-1] == 5 * GiB
-        assert None in app.history.gpu(1).memory_used
+        # The memory sparkline (drawn from the history) has the gap, and memory on each side of it.
+        memory = list(app.history.gpu(1).memory_used)
+        gap = memory.index(None)
+        assert memory[gap - 1] == 5 * GiB and memory[-1] == 5 * GiB
 
 
 async def test_quitting_while_every_gpu_hangs_takes_under_a_second(
@@ -193,7 +197,6 @@ async def test_the_title_says_how_old_the_newest_sample_is_when_sampling_is_late
         bar = app.query_one(TitleBar)
         latest = app.latest
         assert isinstance(latest, Snapshot)
-        assert "last sample" not in str(bar.render())
         await until(pilot, "the title to say late", lambda: "last sample" in str(bar.render()))
         age = float(re.search(r"last sample (\d+\.\d)s ago", str(bar.render())).group(1))  # type: ignore[union-attr]
         assert 2 * INTERVAL_S <= age <= time.time() - latest.timestamp

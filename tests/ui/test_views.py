@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
@@ -14,7 +15,7 @@ from gputop.ui.screens.help import HelpScreen
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.host_strip import HostStrip
 
-from .factory import HOST, StaticSource, gpu, make_app, notices, proc, snapshot, two_gpu_snapshot
+from .factory import HOST, NOW, StaticSource, gpu, make_app, notices, proc, snapshot, two_gpu_snapshot
 
 SIZE = (120, 40)
 
@@ -157,8 +158,8 @@ async def test_lost_gpu_stays_on_screen_marked_lost() -> None:
 async def test_card_shows_memory_utilisation_temperature_power() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        for n in range(3):
-            app.apply_snapshot(two_gpu_snapshot(m101=30 + 10 * n))
+        for n in range(3):  # a tick a second: the sparklines draw from the history, one point a tick
+            app.apply_snapshot(replace(two_gpu_snapshot(m101=30 + 10 * n), timestamp=NOW + n))
         await pilot.pause()
         text = card_text(app.query_one("#gpu-0", GpuCard))
         assert "MEM" in text and "70.5/80.0GiB  88%" in text

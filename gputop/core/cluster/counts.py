@@ -65,8 +65,9 @@ COUNTS = (
     FleetCount(
         "u",
         "unhealthy",
-        'gputop_gpu_ecc_errors_uncorrected_total{%H} > 0 or gputop_gpu_remapped_rows{kind=~"pending|failure",%H} > 0',
-        ("gputop_gpu_ecc_errors_uncorrected_total", "gputop_gpu_remapped_rows"),
+        f"{metric_names.GPU_ANSWERING}{{%H}} == 0 or gputop_gpu_ecc_errors_uncorrected_total{{%H}} > 0"
+        ' or gputop_gpu_remapped_rows{kind=~"pending|failure",%H} > 0',
+        (metric_names.GPU_ANSWERING, "gputop_gpu_ecc_errors_uncorrected_total", "gputop_gpu_remapped_rows"),
     ),
 )
 COUNT_BY_KEY = {count.key: count for count in COUNTS}

@@ -32,6 +32,7 @@ class _Gpu:
     figures: dict[str, float] = field(default_factory=dict)
     seconds_to_full: float | None = None
     lost: bool = False
+    answering: bool | None = None
     problems: dict[str, int] = field(default_factory=dict)
 
 
@@ -71,6 +72,8 @@ def parse_detail(hostname: str, samples: list[Sample], live: bool) -> HostDetail
             gpu.figures[figure.field] = figure.read_back(sample.value)
         elif name == metric_names.GPU_LOST:
             gpu.lost = sample.value == 1.0
+        elif name == metric_names.GPU_ANSWERING:
+            gpu.answering = sample.value == 1.0
         elif name == metric_names.GPU_PROBLEMS and live and sample.value > 0:
             gpu.problems[labels.get("kind", "?")] = int(sample.value)
         elif name == metric_names.GPU_SECONDS_TO_FULL:
@@ -116,6 +119,7 @@ def _finish(index: int, gpu: _Gpu) -> ClusterGpu:
         figures=figures,
         seconds_to_full=gpu.seconds_to_full,
         lost=gpu.lost,
+        answering=gpu.answering,
         problems=gpu.problems,
     )
 

@@ -85,10 +85,6 @@ class ClusterHost:
     last_sample: float | None = None  # when its newest figures were taken
     instance: str | None = None  # its scrape target
 
-    @property
-    def memory_used_percent(self) -> float | None:
-        return percent(self.memory_used, self.memory_total)
-
     def age_s(self, now: float) -> float | None:
         return None if self.last_sample is None else max(0.0, now - self.last_sample)
 
@@ -103,6 +99,7 @@ class ClusterGpu:
     figures: Mapping[str, float] = field(default_factory=dict)
     seconds_to_full: float | None = None
     lost: bool = False
+    answering: bool | None = None  # False while a driver call to it has not come back in time
     problems: Mapping[str, int] = field(default_factory=dict)  # kind -> how many (metric_names.PROBLEM_KINDS)
 
     def figure(self, name: str) -> float | None:

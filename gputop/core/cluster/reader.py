@@ -1,8 +1,9 @@
 """A cluster's GPUs read from Prometheus: gputop's own metrics and, with fewer fields, DCGM exporter's.
 
-A refresh is one instant query (``queries.fleet_query``: every host's summary, when each
-host last sampled, the targets that are down, the fleet's counts) and one range query
-for the memory history of the hosts on screen. A host's GPUs and processes are read only
+A refresh is a few instant queries sent side by side (``queries.fleet_queries``: every
+host's summary, when each host last sampled, the targets that are down, the fleet's
+counts), one look at the label index, and one range query for the memory history of
+the hosts on screen. A host's GPUs and processes are read only
 while its screen is open. Hosts that went away keep the last figures seen of them (from
 an earlier refresh, or once from what Prometheus kept), marked with their age.
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Collection, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from gputop.core.cluster import queries
@@ -33,6 +35,8 @@ from gputop.core.cluster.model import (
 )
 
 HISTORY_POINTS = 60
+# The fleet's summaries go out as this many queries side by side.
+QUERY_WAYS = 4
 GPU_LIST_LIMIT = 500
 # A count is known when one of the metrics it needs has had a series this recently.
 PRESENT_WITHIN_S = 300.0
@@ -63,21 +67,40 @@ class ClusterReader:
         # The last summary seen of each host, so one that goes away keeps its figures.
         self._known: dict[str, ClusterHost] = {}
         self._backfilled: set[str] = set()
+        self._pool = ThreadPoolExecutor(max_workers=QUERY_WAYS + 3, thread_name_prefix="prometheus")
 
-    def fetch(self, history_for: Collection[str] = (), detail_for: str | None = None) -> ClusterState:
+    def fetch(
+        self, history_for: Collection[str] = (), detail_for: str | None = None, timeout_s: float | None = None
+    ) -> ClusterState:
         """One refresh: every host, the history of ``history_for``, the detail of ``detail_for``.
 
+        ``timeout_s`` limits each query from now on (the options' limit until told otherwise).
         Raises PrometheusError.
         """
+        if timeout_s is not None:
+            self.client.timeout_s = timeout_s
         started = time.monotonic()
         now = self._clock()
-        answer = self.client.query(queries.fleet_query(self.options.hosts, self.options.lookback_s), now)
-        present = set(self.client.label_values("__name__", queries.required_names(), now - PRESENT_WITHIN_S, now))
-        drafts, down, counts = _sort_answer(answer, present)
+        # Every request of a refresh at once: Prometheus answers them on as many cores as it has.
+        fleet = [
+            self._pool.submit(self.client.query, promql, now)
+            for promql in queries.fleet_queries(self.options.hosts, self.options.lookback_s, QUERY_WAYS)
+        ]
+        names = self._pool.submit(
+            self.client.label_values, "__name__", queries.required_names(), now - PRESENT_WITHIN_S, now
+        )
+        history_job = self._pool.submit(self._history, history_for, now) if history_for else None
+        detail_job = (
+            self._pool.submit(read_detail, self.client, detail_for, now, self.options.lookback_s)
+            if detail_for
+            else None
+        )
+        answer = [sample for job in fleet for sample in job.result()]
+        drafts, down, counts = _sort_answer(answer, set(names.result()))
+        history = history_job.result() if history_job is not None else {}
+        detail = detail_job.result() if detail_job is not None else None
         self._backfill(drafts, down, now)
         hosts = self._hosts(drafts, down, now)
-        history = self._history(history_for, now) if history_for else {}
-        detail = read_detail(self.client, detail_for, now, self.options.lookback_s) if detail_for else None
         return ClusterState(
             url=self.options.url,
             at=now,

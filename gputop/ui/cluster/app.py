@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 
 from rich.text import Text
 from textual import on, work
@@ -48,15 +49,19 @@ class ClusterApp(App[int]):
         Binding("M", "sort('memory')", "Memory"),
         Binding("T", "sort('temperature')", "Temp"),
         Binding("P", "sort('problems')", "Problems", show=False),
-        Binding("less_than_sign", "sort_step(-1)", "Sort <"),
-        Binding("greater_than_sign", "sort_step(1)", "Sort >"),
+        Binding("less_than_sign", "sort_step(-1)", "Sort <", show=False),
+        Binding("greater_than_sign", "sort_step(1)", "Sort >", show=False),
         Binding("I", "invert", "Invert"),
-        *(Binding(count.key, f"list_gpus('{count.key}')", count.label.capitalize()) for count in COUNTS),
+        # Shown on the summary line, next to their counts, rather than in the footer.
+        *(Binding(count.key, f"list_gpus('{count.key}')", count.label.capitalize(), show=False) for count in COUNTS),
     ]
 
-    def __init__(self, options: ClusterOptions, reader: ClusterFetcher | None = None) -> None:
+    def __init__(
+        self, options: ClusterOptions, reader: ClusterFetcher | None = None, clock: Callable[[], float] = time.time
+    ) -> None:
         super().__init__()
         self.options = options
+        self.clock = clock  # what the ages of figures are counted against
         self.reader: ClusterFetcher = reader or ClusterReader(options)
         self.state: ClusterState | None = None
         self.error: tuple[str, ErrorKind] | None = None
@@ -64,19 +69,23 @@ class ClusterApp(App[int]):
         self.inverted = False
         self.host_filter: re.Pattern[str] | None = None
         self.filter_text = ""
-        self.pacer = Pacer(options.interval_s)
+        self.pacer = Pacer(options.interval_s, options.timeout_s)
         self.next_delay_s = options.interval_s
         self._timer: Timer | None = None
         self._fetching = False
         self._fetch_again = False
         self._history_wanted = False
+        # Held, not looked up: a worker's answer may land while another screen is on top, or at exit.
+        self._status = Static(id="status")
+        self._summary = Static(id="summary")
+        self._hosts = HostList(id="hosts")
 
     def compose(self) -> ComposeResult:
-        yield Static(id="status")
-        yield Static(id="summary")
+        yield self._status
+        yield self._summary
         yield Input(placeholder="filter hostnames: text, or re:REGEX", id="filter")
         yield Static(id="filter-error")
-        yield HostList(id="hosts")
+        yield self._hosts
         yield Footer()
 
     def on_mount(self) -> None:
@@ -87,7 +96,7 @@ class ClusterApp(App[int]):
 
     @property
     def host_list(self) -> HostList:
-        return self.query_one("#hosts", HostList)
+        return self._hosts
 
     # Fetching: one refresh at a time; the next is armed when the last one is done, and later
     # when Prometheus is slow or failing, so it is never piled on.
@@ -101,12 +110,12 @@ class ClusterApp(App[int]):
             self._timer.stop()
             self._timer = None
         self._fetching = True
-        self._fetch(self.host_list.on_screen(), self._detail_host())
+        self._fetch(self.host_list.on_screen(), self._detail_host(), self.pacer.timeout_s)
 
     @work(thread=True, exit_on_error=False, group="fetch")
-    def _fetch(self, history_for: list[str], detail_for: str | None) -> None:
+    def _fetch(self, history_for: list[str], detail_for: str | None, timeout_s: float) -> None:
         try:
-            state = self.reader.fetch(history_for, detail_for)
+            state = self.reader.fetch(history_for, detail_for, timeout_s)
         except PrometheusError as error:
             self.post_message(FetchFailed(str(error), error.kind))
         except Exception as error:  # noqa: BLE001 - shown in the UI; the view keeps retrying
@@ -132,14 +141,14 @@ class ClusterApp(App[int]):
         detail = message.state.detail
         screen = self._top_screen()
         if isinstance(screen, HostScreen) and detail is not None and detail.hostname == screen.hostname:
-            screen.show(detail, message.state.host(screen.hostname), time.time())
+            screen.show(detail, message.state.host(screen.hostname), self.clock())
         self._fetch_done(delay)
         self._show_status()
-        self.query_one("#summary", Static).update(fleet_line(message.state), layout=False)
+        self._summary.update(fleet_line(message.state), layout=False)
 
     def on_fetch_failed(self, message: FetchFailed) -> None:
         self.error = (safe_text(message.reason, 300), message.kind)
-        self._fetch_done(self.pacer.failed())
+        self._fetch_done(self.pacer.failed(message.kind == "slow"))
         self._show_status()
         self.host_list.answering = False
         self.host_list.refresh()
@@ -156,7 +165,7 @@ class ClusterApp(App[int]):
 
     def _tick(self) -> None:
         """Every second: ages move on, and rows scrolled into view get their history."""
-        self.host_list.now = time.time()
+        self.host_list.now = self.clock()
         self.host_list.refresh()
         self._fill_history()
 
@@ -198,7 +207,7 @@ class ClusterApp(App[int]):
         selected = host_list.selected
         if self.state is not None:
             host_list.history = self.state.history
-            host_list.now = time.time()
+            host_list.now = self.clock()
             host_list.answering = True
         if self.state is not None and not self.state.hosts:
             host_list.empty_message = "No GPU metrics found (looked for gputop_gpu_* and DCGM_FI_DEV_*)"
@@ -216,7 +225,7 @@ class ClusterApp(App[int]):
         line.append("\n")
         line.append_text(prometheus_line(self.options.url, self.pacer, self.error, self.next_delay_s))
         # A fixed height: updating the line repaints it alone, not the whole screen.
-        self.query_one("#status", Static).update(line, layout=False)
+        self._status.update(line, layout=False)
 
     # Actions.
 
@@ -299,7 +308,7 @@ class ClusterApp(App[int]):
         screen = self._top_screen()
         if isinstance(screen, HostScreen) and screen.hostname == message.detail.hostname:
             host = self.state.host(screen.hostname) if self.state is not None else None
-            screen.show(message.detail, host, time.time())
+            screen.show(message.detail, host, self.clock())
 
     def action_list_gpus(self, key: str) -> None:
         """The GPUs behind one count of the summary line."""

@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from gputop.core.cluster.counts import FleetCount
 from gputop.core.cluster.model import GpuFinding
@@ -35,7 +35,8 @@ class GpuListScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(self._title, id="gpus-title")
         yield DataTable(id="gpu-list", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        # A line of keys, not a Footer: a Footer of every app key costs this screen most of its first second.
+        yield Static("Enter: open the host · Esc back · q quit", classes="keys")
 
     def on_mount(self) -> None:
         table: DataTable[str] = self.query_one("#gpu-list", DataTable)

@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from gputop.core.cluster.model import ClusterGpu, ClusterHost, HostDetail
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, fmt_temperature, fmt_watts, safe_text
@@ -26,10 +26,18 @@ def _power(gpu: ClusterGpu) -> str:
     return fmt_watts(gpu.figure("power_draw")) + ("" if limit is None else f"/{fmt_watts(limit)}")
 
 
+def _gpu_label(gpu: ClusterGpu) -> Text | str:
+    if gpu.lost:
+        return Text(f"{gpu.index} LOST", style="bold red")
+    if gpu.answering is False:
+        return Text(f"{gpu.index} NOT ANSWERING", style="bold red")
+    return str(gpu.index)
+
+
 def gpu_cells(gpu: ClusterGpu) -> tuple[Text | str, ...]:
     """One cell per GPU_COLUMNS."""
     return (
-        Text(f"{gpu.index} LOST", style="bold red") if gpu.lost else str(gpu.index),
+        _gpu_label(gpu),
         safe_text(gpu.name),
         safe_text(gpu.uuid),
         memory_bar(gpu),
@@ -61,7 +69,8 @@ class HostScreen(Screen[None]):
         yield DataTable(id="gpus", cursor_type="row")
         yield Static("Processes", id="processes-title")
         yield DataTable(id="processes", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        # A line of keys, not a Footer: a Footer of every app key costs this screen most of its first second.
+        yield Static("Esc back · q quit", classes="keys")
 
     def on_mount(self) -> None:
         self.query_one("#gpus", DataTable).add_columns(*GPU_COLUMNS)

@@ -10,13 +10,14 @@ from rich.text import Text
 
 from gputop.core.cluster.model import ClusterGpu, ClusterHost
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, fmt_temperature, fmt_watts, safe_text
+from gputop.core.levels import ALARM_PERCENT, WARN_PERCENT
 
 BAR_WIDTH = 10
 SPARK_WIDTH = 20
 _SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
 
 
-def level_style(percent: float | None, warn: float = 70.0, alarm: float = 90.0) -> str:
+def level_style(percent: float | None, warn: float = WARN_PERCENT, alarm: float = ALARM_PERCENT) -> str:
     if percent is None:
         return "dim"
     if percent >= alarm:

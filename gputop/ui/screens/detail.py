@@ -1,12 +1,11 @@
-"""One GPU in detail: memory, temperature, utilisation and power over the session, and its processes.
+"""One GPU in detail: every figure of it, its MIG devices, charts over the session, and its processes.
 
 Imported lazily (plotext is not needed for the first frame).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,33 +13,116 @@ from textual.binding import Binding
 from textual.containers import Grid
 from textual.screen import Screen
 from textual.widgets import Footer, Static
-from textual_plotext import PlotextPlot
 
-from gputop.core.diagnosis import Diagnoses
-from gputop.core.forecast import Forecasts
-from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_temperature, fmt_watts
-from gputop.core.history import GpuHistory, History
-from gputop.core.model import GpuSample, Snapshot
+from gputop.core.forecast import Forecast, Forecasts
+from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_rate, fmt_temperature, fmt_watts, safe_text
+from gputop.core.history import GpuHistory
+from gputop.core.model import GpuSample, MigSample, Snapshot, percent
+from gputop.ui.replay_control import replay_title
 from gputop.ui.state import snapshot_rows
 from gputop.ui.widgets.diagnosis_panel import DiagnosisPanel
-from gputop.ui.widgets.gpu_card import silence_text
+from gputop.ui.widgets.gpu_card import forecast_text, mig_profile, silence_text
+from gputop.ui.widgets.history_chart import HistoryChart
 from gputop.ui.widgets.process_table import ProcessTable
 
+if TYPE_CHECKING:
+    from gputop.ui.app import GpuTopApp
+
 _GIB = 1024**3
+_GAP = "  "
 
 
-def _time_ticks(timestamps: Sequence[float], count: int = 4) -> tuple[list[float], list[str]]:
-    if not timestamps:
-        return [], []
-    first, last = timestamps[0], timestamps[-1]
-    if last <= first:
-        return [first], [time.strftime("%H:%M:%S", time.localtime(first))]
-    positions = [first + (last - first) * n / (count - 1) for n in range(count)]
-    return positions, [time.strftime("%H:%M:%S", time.localtime(p)) for p in positions]
+def _clock(label: str, now: int | None, most: int | None) -> str:
+    """'SM 1410/1980MHz' against the maximum where it is known."""
+    if now is None:
+        return f"{label} {NA}"
+    return f"{label} {now}MHz" if most is None else f"{label} {now}/{most}MHz"
+
+
+def _mig_field(mig: MigSample, forecast: Forecast | None) -> Text:
+    share = percent(mig.memory_used, mig.memory_total)
+    text = Text(
+        f"MIG {mig.index} {mig_profile(mig)} {fmt_bytes(mig.memory_used)}/{fmt_bytes(mig.memory_total)}"
+        f" {fmt_percent(share)}"
+    )
+    filling = forecast_text(forecast)
+    if filling:
+        text.append(f" {filling}", style="bold yellow")
+    return text
+
+
+def header_fields(gpu: GpuSample, forecasts: Forecasts | None, now: float | None) -> list[list[Text]]:
+    """What the header says about ``gpu`` (as of ``now``), as groups of fields; each group starts a line."""
+    identity = [Text.assemble((f" GPU {gpu.index} ", "bold reverse"), (f" {safe_text(gpu.name or NA)}", "bold"))]
+    if gpu.lost:
+        return [[*identity, Text("LOST", style="bold red")]]
+    if not gpu.answering:
+        identity.append(Text(silence_text(gpu, now), style="bold red"))
+    memory = Text(
+        f"memory {fmt_bytes(gpu.memory_used)}/{fmt_bytes(gpu.memory_total)} {fmt_percent(gpu.memory_percent)}"
+    )
+    filling = forecast_text(None if forecasts is None else forecasts.gpus.get(gpu.index))
+    if filling:
+        memory.append(f" {filling}", style="bold yellow")
+    pcie = f"PCIe rx {fmt_rate(gpu.pcie_rx)} tx {fmt_rate(gpu.pcie_tx)}"
+    figures = [
+        memory,
+        Text(f"util {fmt_percent(gpu.utilization_gpu)}"),
+        Text(f"temp {fmt_temperature(gpu.temperature)} (slowdown {fmt_temperature(gpu.temperature_slowdown)})"),
+        Text(f"power {fmt_watts(gpu.power_draw)}/{fmt_watts(gpu.power_limit)}"),
+        Text(f"fan {fmt_percent(gpu.fan_speed)}"),
+        Text(_clock("SM", gpu.clock_sm, gpu.clock_sm_max)),
+        Text(_clock("memory clock", gpu.clock_memory, gpu.clock_memory_max)),
+        Text(pcie),
+        Text(f"P{gpu.pstate}" if gpu.pstate is not None else f"P{NA}"),
+        Text(gpu.uuid or NA, style="dim"),
+        Text(f"bus {gpu.pci_bus_id or NA}", style="dim"),
+    ]
+    migs = forecasts.migs if forecasts is not None else {}
+    mig_fields = [_mig_field(mig, migs.get((gpu.index, mig.index))) for mig in gpu.mig_devices]
+    return [identity + figures] + ([mig_fields] if mig_fields else [])
+
+
+def flow(groups: list[list[Text]], width: int) -> list[Text]:
+    """The fields in lines of at most ``width`` cells, two spaces apart; a field wider than a line is cut."""
+    lines: list[Text] = []
+    for group in groups:
+        line = Text()
+        for field in group:
+            if line.cell_len and line.cell_len + len(_GAP) + field.cell_len > width:
+                lines.append(line)
+                line = Text()
+            if line.cell_len:
+                line.append(_GAP)
+            line.append_text(field)
+        lines.append(line)
+    for line in lines:
+        line.truncate(max(1, width), overflow="ellipsis")
+    return lines
+
+
+class DetailHeader(Static):
+    """The detail screen's header: as many lines as its fields need at this width."""
+
+    def __init__(self) -> None:
+        super().__init__(id="detail-title")
+        self._groups: list[list[Text]] = []
+
+    def show(self, groups: list[list[Text]]) -> None:
+        self._groups = groups
+        self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        lines = flow(self._groups, self.size.width or 80)
+        self.styles.height = max(1, len(lines))
+        self.update(Text("\n").join(lines))
 
 
 class DetailScreen(Screen[None]):
-    """Charts and processes of one GPU; Esc goes back."""
+    """Figures, charts and processes of one GPU; Esc goes back."""
 
     BINDINGS = [
         Binding("escape,q,backspace", "back", "Back"),
@@ -56,95 +138,75 @@ class DetailScreen(Screen[None]):
     def __init__(self, index: int) -> None:
         super().__init__(id="detail-screen")
         self.index = index
+        self._gpu: GpuSample | None = None
+        self._now: float | None = None
+
+    @property
+    def gpu_app(self) -> GpuTopApp:
+        return cast("GpuTopApp", self.app)
 
     def compose(self) -> ComposeResult:
-        yield Static(id="detail-title")
+        yield DetailHeader()
         yield DiagnosisPanel(id="detail-diagnosis")
         with Grid(id="detail-charts"):
-            for name, _title, _colour in self._CHARTS:
-                yield PlotextPlot(id=f"chart-{name}")
+            for name, title, colour in self._CHARTS:
+                chart = HistoryChart(colour, id=f"chart-{name}")
+                chart.border_title = title
+                yield chart
         yield ProcessTable(id="detail-processes")
         yield Footer()
 
     def on_mount(self) -> None:
-        snapshot = getattr(self.app, "snapshot", None)
-        if isinstance(snapshot, Snapshot):
-            self.show_snapshot(snapshot)
+        if self.gpu_app.snapshot is not None:
+            self.show_snapshot(self.gpu_app.snapshot)
         self.query_one(ProcessTable).focus()
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
-        gpu = next((g for g in snapshot.gpus if g.index == self.index), None)
-        self.query_one("#detail-title", Static).update(self._title(gpu, snapshot.timestamp))
-        forecasts = getattr(self.app, "forecasts", None)
-        growth = forecasts.processes if isinstance(forecasts, Forecasts) else None
-        diagnoses = getattr(self.app, "diagnoses", None)
-        diagnoses = diagnoses if isinstance(diagnoses, Diagnoses) else None
-        self.query_one(DiagnosisPanel).show(snapshot, diagnoses, self.index)
-        rows = [row for row in snapshot_rows(snapshot, growth, diagnoses) if row.process.gpu_index == self.index]
+        app = self.gpu_app
+        self._gpu = next((g for g in snapshot.gpus if g.index == self.index), None)
+        self._now = snapshot.timestamp
+        self.update_title()
+        growth = None if app.forecasts is None else app.forecasts.processes
+        self.query_one(DiagnosisPanel).show(snapshot, app.diagnoses, self.index)
+        rows = [row for row in snapshot_rows(snapshot, growth, app.diagnoses) if row.process.gpu_index == self.index]
         table = self.query_one(ProcessTable)
-        table.set_rows(rows, getattr(self.app, "sort", table.sort))
+        table.set_rows(rows, app.sort)
         table.border_title = Text.assemble(("Processes", "bold"), f" {len(rows)}")
-        history = getattr(self.app, "history", None)
-        gpu_history: GpuHistory | None = None
-        if isinstance(history, History):
-            try:
-                gpu_history = history.gpu(self.index)
-            except KeyError:  # the GPU is no longer reported
-                gpu_history = None
-        self._draw_charts(gpu_history, gpu)
+        try:
+            history: GpuHistory | None = app.history.gpu(self.index)
+        except KeyError:  # the GPU is no longer reported
+            history = None
+        self._draw_charts(history, self._gpu)
 
-    def _title(self, gpu: GpuSample | None, now: float) -> Text:
+    def update_title(self) -> None:
+        """The header: this GPU's figures, and where a replay is (it moves between snapshots too)."""
+        replay = self.gpu_app.replay
+        position = [replay_title(replay)[2:]] if replay is not None else []
+        gpu = self._gpu
         if gpu is None:
-            return Text(f" GPU {self.index}: no longer reported", style="bold red")
-        text = Text.assemble((f" GPU {gpu.index} ", "bold reverse"), (f" {gpu.name or NA}", "bold"))
-        if gpu.lost:
-            return text.append("  LOST", style="bold red")
-        if not gpu.answering:
-            text.append(f"  {silence_text(gpu, now)}", style="bold red")
-        text.append(f"  {gpu.uuid or ''}  bus {gpu.pci_bus_id or NA}\n", style="dim")
-        text.append(
-            f" memory {fmt_bytes(gpu.memory_used)}/{fmt_bytes(gpu.memory_total)} ({fmt_percent(gpu.memory_percent)})"
-            f"  util {fmt_percent(gpu.utilization_gpu)}"
-            f"  temp {fmt_temperature(gpu.temperature)} (slowdown {fmt_temperature(gpu.temperature_slowdown)})"
-            f"  power {fmt_watts(gpu.power_draw)}/{fmt_watts(gpu.power_limit)}"
-        )
-        return text
+            groups = [[Text(f" GPU {self.index}: no longer reported", style="bold red"), *position]]
+        else:
+            groups = header_fields(gpu, self.gpu_app.forecasts, self._now)
+            groups[0][1:1] = position
+        self.query_one(DetailHeader).show(groups)
 
     def _draw_charts(self, history: GpuHistory | None, gpu: GpuSample | None) -> None:
-        # Fixed scales where the card has them, so a flat line reads as flat, not as noise.
+        # Fixed scales where the GPU has them, so a flat line reads as flat, not as noise.
         limits: dict[str, float | None] = {
             "memory": None if gpu is None or gpu.memory_total is None else gpu.memory_total / _GIB,
             "utilization": 100.0,
             "power": None if gpu is None else gpu.power_limit,
             "temperature": None if gpu is None else gpu.temperature_shutdown,
         }
-        for name, title, colour in self._CHARTS:
-            plot = self.query_one(f"#chart-{name}", PlotextPlot)
-            plt = plot.plt
-            plt.clear_data()
-            plt.clear_figure()
-            plt.title(title)
+        for name, _title, _colour in self._CHARTS:
+            chart = self.query_one(f"#chart-{name}", HistoryChart)
             if history is None:
-                plt.title(f"{title}: no history")
-                plot.refresh()
+                chart.show([], [], None)
                 continue
-            times = list(history.timestamps)
             values: list[float | None] = list(getattr(history, "memory_used" if name == "memory" else name))
             if name == "memory":
                 values = [None if v is None else v / _GIB for v in values]
-            points = [(t, v) for t, v in zip(times, values, strict=False) if v is not None]
-            if points:
-                # One line per run of readings: a time the GPU did not answer stays a gap.
-                for run in _runs(times, values):
-                    plt.plot([t for t, _ in run], [v for _, v in run], color=colour, marker="braille")
-                # Time labels are 8 wide: as many as fit side by side (plotext overlaps them otherwise).
-                count = max(2, min(4, (plot.size.width - 8) // 10))
-                positions, labels = _time_ticks([t for t, _ in points], count)
-                plt.xticks(positions, labels)
-                high = limits[name]
-                if high is not None:
-                    plt.ylim(0, max(high, max(v for _, v in points)))
-            plot.refresh()
+            chart.show(history.timestamps, values, limits[name])
 
     def action_back(self) -> None:
         self.dismiss(None)

@@ -87,9 +87,5 @@ class KillScreen(ModalScreen[int | None]):
         numbers = dict(SIGNALS)
         self.dismiss(numbers[event.option.id or "SIGTERM"])
 
-    def target_text(self) -> str:
-        """The targets as shown, for tests."""
-        return str(self.query_one("#kill-targets", Static).content)
-
     def action_cancel(self) -> None:
         self.dismiss(None)

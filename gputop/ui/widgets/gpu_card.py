@@ -7,6 +7,8 @@ and its sparklines showing the gap.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 from textual.binding import Binding
 from textual.events import Click, Resize
@@ -18,31 +20,28 @@ from textual.widget import Widget
 from gputop.core.diagnosis import GpuDiagnosis
 from gputop.core.forecast import Forecast
 from gputop.core.format import NA, fmt_age, fmt_duration, fmt_percent, fmt_temperature
-from gputop.core.model import GpuSample, MigSample
+from gputop.core.history import GpuHistory
+from gputop.core.levels import Level, load_level, temperature_level
+from gputop.core.model import GpuSample, MigSample, percent
 from gputop.ui.layout import card_lines
 from gputop.ui.widgets.diagnosis_marks import card_marks
-from gputop.ui.widgets.sparkline import GpuTrend, bar, sparkline
+from gputop.ui.widgets.sparkline import bar, sparkline
 
 _GIB = 1024**3
 
 
+# How each level looks on screen (the cut-offs are in core.levels, shared with --once and the cluster view).
+LEVEL_STYLES = {None: "bright_black", Level.OK: "green", Level.WARN: "yellow", Level.ALARM: "bold red"}
+
+
 def level_style(percent: float | None) -> str:
-    """Green, yellow, red for a load figure."""
-    if percent is None:
-        return "bright_black"
-    if percent < 50:
-        return "green"
-    return "yellow" if percent < 85 else "bold red"
+    """Green, yellow, red for a load figure (a percent of its limit)."""
+    return LEVEL_STYLES[load_level(percent)]
 
 
 def temperature_style(gpu: GpuSample) -> str:
     """Colour a temperature against this card's own slowdown threshold."""
-    if gpu.temperature is None:
-        return "bright_black"
-    slowdown = gpu.temperature_slowdown if gpu.temperature_slowdown is not None else 85.0
-    if gpu.temperature >= slowdown - 5:
-        return "bold red"
-    return "yellow" if gpu.temperature >= slowdown - 15 else "green"
+    return LEVEL_STYLES[temperature_level(gpu.temperature, gpu.temperature_slowdown)]
 
 
 def memory_pair(used: int | None, total: int | None, short: bool = False) -> str:
@@ -79,6 +78,14 @@ def forecast_text(forecast: Forecast | None, short: bool = False) -> str:
     return f"{'full' if short else 'full in'} ~{fmt_duration(forecast.seconds_to_full)}"
 
 
+def _utilization_series(history: GpuHistory | None) -> Sequence[float | None]:
+    return () if history is None else history.utilization
+
+
+def _temperature_series(history: GpuHistory | None) -> Sequence[float | None]:
+    return () if history is None else history.temperature
+
+
 def silence_text(gpu: GpuSample, now: float | None) -> str:
     """'not answering 14s': how long the GPU's driver calls have not come back, as of ``now``."""
     since = gpu.not_answering_since
@@ -87,12 +94,14 @@ def silence_text(gpu: GpuSample, now: float | None) -> str:
     return f"not answering {fmt_age(now - since)}"
 
 
-def _memory_spark(gpu: GpuSample, trend: GpuTrend, width: int) -> str:
+def _memory_spark(gpu: GpuSample, history: GpuHistory | None, width: int) -> str:
     """Memory in use over time, against the GPU's size (the last one known through a gap)."""
-    return sparkline(trend.memory_used, width, 0, float(gpu.memory_total or trend.memory_total or 1))
+    if history is None:
+        return sparkline((), width, 0, 1.0)
+    return sparkline(history.memory_used, width, 0, float(gpu.memory_total or history.memory_total or 1))
 
 
-def _mig_profile(mig: MigSample) -> str:
+def mig_profile(mig: MigSample) -> str:
     if mig.name and " MIG " in mig.name:
         return mig.name.rsplit(" MIG ", 1)[1]
     return mig.name or NA
@@ -114,7 +123,7 @@ class GpuCard(Widget, can_focus=True):
         super().__init__(id=f"gpu-{index}", classes="gpu-card")
         self.index = index
         self.gpu: GpuSample | None = None
-        self.trend: GpuTrend | None = None
+        self.history: GpuHistory | None = None
         self.compact = False
         self.forecast: Forecast | None = None
         self.mig_forecasts: dict[int, Forecast] = {}
@@ -128,7 +137,7 @@ class GpuCard(Widget, can_focus=True):
     def show(
         self,
         gpu: GpuSample,
-        trend: GpuTrend,
+        history: GpuHistory | None,
         compact: bool,
         height: int | None = None,
         *,
@@ -141,7 +150,7 @@ class GpuCard(Widget, can_focus=True):
         """Show a new sample of this GPU (taken at ``now``), its memory forecasts and the kinds of alert raised."""
         self.gpu = gpu
         self.now = now
-        self.trend = trend
+        self.history = history
         self.forecast = forecast
         self.mig_forecasts = mig_forecasts or {}
         self.alert_kinds = alert_kinds
@@ -161,14 +170,14 @@ class GpuCard(Widget, can_focus=True):
         self._relayout()
 
     def _make_lines(self, width: int) -> list[Text]:
-        gpu, trend = self.gpu, self.trend
-        if gpu is None or trend is None:
+        gpu, history = self.gpu, self.history
+        if gpu is None:
             return []
         if self.compact:
-            lines = self._compact_lines(gpu, trend, width)
+            lines = self._compact_lines(gpu, history, width)
         else:
             self._set_titles(gpu)
-            lines = self._full_lines(gpu, trend, width)
+            lines = self._full_lines(gpu, history, width)
         if not gpu.answering:
             for line in lines:
                 line.stylize("dim")
@@ -176,7 +185,7 @@ class GpuCard(Widget, can_focus=True):
         return [_fit(line, width) for line in lines]
 
     def _relayout(self) -> None:
-        if self.gpu is None or self.trend is None:
+        if self.gpu is None:
             return
         width = self.content_size.width
         lines = self._make_lines(width)
@@ -214,7 +223,7 @@ class GpuCard(Widget, can_focus=True):
             self.border_title = title
             self.border_subtitle = subtitle
 
-    def _full_lines(self, gpu: GpuSample, trend: GpuTrend, width: int) -> list[Text]:
+    def _full_lines(self, gpu: GpuSample, history: GpuHistory | None, width: int) -> list[Text]:
         if gpu.lost:
             return [Text("✖ GPU lost: no longer answering (fallen off the bus?)", style="bold red")]
         bar_width = max(6, min(20, (width - 24) // 3))
@@ -238,18 +247,16 @@ class GpuCard(Widget, can_focus=True):
         temperature = Text.assemble((fmt_temperature(gpu.temperature), temp_style))
         if gpu.temperature_slowdown is not None:
             temperature.append(f"/{gpu.temperature_slowdown:.0f}°C", style="bright_black")
-        power_style = level_style(
-            None if gpu.power_draw is None or not gpu.power_limit else 100 * gpu.power_draw / gpu.power_limit
-        )
+        power_style = level_style(percent(gpu.power_draw, gpu.power_limit))
         power = Text(NA if gpu.power_draw is None else f"{gpu.power_draw:.0f}W", style=power_style)
         if gpu.power_limit is not None:
             power.append(f"/{gpu.power_limit:.0f}W", style="bright_black")
         filling = forecast_text(self.forecast)
         memory_line = line(
             "MEM  ",
-            bar(memory_percent / 100 if memory_percent is not None else None, bar_width, memory_style),
+            bar(memory_percent, bar_width, memory_style),
             memory_value,
-            _memory_spark(gpu, trend, max(0, spark_width - len(filling) - 1)),
+            _memory_spark(gpu, history, max(0, spark_width - len(filling) - 1)),
             "cyan",
         )
         if filling:
@@ -258,9 +265,9 @@ class GpuCard(Widget, can_focus=True):
             memory_line,
             line(
                 "UTIL ",
-                bar(None if gpu.utilization_gpu is None else gpu.utilization_gpu / 100, bar_width, util_style),
+                bar(gpu.utilization_gpu, bar_width, util_style),
                 util_value,
-                sparkline(trend.utilization, spark_width, 0, 100),
+                sparkline(_utilization_series(history), spark_width, 0, 100),
                 "green",
             ),
         ]
@@ -271,28 +278,28 @@ class GpuCard(Widget, can_focus=True):
                 ("TEMP ", "bold"),
                 _fit(left, bar_width + 1 + value_width),
                 " ",
-                (sparkline(trend.temperature, spark_width, 20.0, high), "magenta"),
+                (sparkline(_temperature_series(history), spark_width, 20.0, high), "magenta"),
             )
         )
         for mig in gpu.mig_devices:
-            percent = None
-            if mig.memory_used is not None and mig.memory_total:
-                percent = 100 * mig.memory_used / mig.memory_total
-            style = level_style(percent)
+            mig_percent = percent(mig.memory_used, mig.memory_total)
+            style = level_style(mig_percent)
             count = len(mig.processes)
             lines.append(
                 Text.assemble(
                     (f"MIG{mig.index:<2}", "bold cyan"),
-                    bar(None if percent is None else percent / 100, bar_width, style),
+                    bar(mig_percent, bar_width, style),
                     " ",
                     _fit(
                         Text.assemble(
-                            memory_pair(mig.memory_used, mig.memory_total), " ", (f"{fmt_percent(percent):>4}", style)
+                            memory_pair(mig.memory_used, mig.memory_total),
+                            " ",
+                            (f"{fmt_percent(mig_percent):>4}", style),
                         ),
                         value_width,
                     ),
                     " ",
-                    (f"{_mig_profile(mig)} · {count} proc", "bright_black"),
+                    (f"{mig_profile(mig)} · {count} proc", "bright_black"),
                 )
             )
             mig_filling = forecast_text(self.mig_forecasts.get(mig.index))
@@ -300,7 +307,7 @@ class GpuCard(Widget, can_focus=True):
                 lines[-1].append(f" · {mig_filling}", style="bold yellow")
         return lines
 
-    def _compact_lines(self, gpu: GpuSample, trend: GpuTrend, width: int) -> list[Text]:
+    def _compact_lines(self, gpu: GpuSample, history: GpuHistory | None, width: int) -> list[Text]:
         name_width = 20 if width >= 110 else 14
         head = Text.assemble((f"{gpu.index:>2} ", "bold"), _fit(Text(short_name(gpu.name)), name_width), " ")
         if gpu.lost:
@@ -308,7 +315,7 @@ class GpuCard(Widget, can_focus=True):
         if not gpu.answering:
             head.append(f"✖ {silence_text(gpu, self.now)} ", style="bold red")
             spark_width = max(0, width - head.cell_len)
-            return [head.append(_memory_spark(gpu, trend, spark_width), "cyan")]
+            return [head.append(_memory_spark(gpu, history, spark_width), "cyan")]
         bar_width = 12 if width >= 110 else 8
         memory_percent = gpu.memory_percent
         memory_style = level_style(memory_percent)
@@ -321,7 +328,7 @@ class GpuCard(Widget, can_focus=True):
         if gpu.power_limit is not None and width >= 100:
             tail.append(f"/{gpu.power_limit:.0f}W", style="bright_black")
         memory = Text.assemble(
-            bar(None if memory_percent is None else memory_percent / 100, bar_width, memory_style),
+            bar(memory_percent, bar_width, memory_style),
             f" {memory_pair(gpu.memory_used, gpu.memory_total, short=True):>11}",
             (f"{fmt_percent(memory_percent):>5}", memory_style),
             " ",
@@ -336,7 +343,7 @@ class GpuCard(Widget, can_focus=True):
         line = Text.assemble(
             head,
             memory,
-            (_memory_spark(gpu, trend, spark_width), "cyan"),
+            (_memory_spark(gpu, history, spark_width), "cyan"),
             " ",
             tail,
         )
@@ -346,7 +353,7 @@ class GpuCard(Widget, can_focus=True):
             for n, mig in enumerate(gpu.mig_devices):
                 if n:
                     migs.append(" · ", style="bright_black")
-                migs.append(f"{mig.index} {_mig_profile(mig)} ")
+                migs.append(f"{mig.index} {mig_profile(mig)} ")
                 migs.append(memory_pair(mig.memory_used, mig.memory_total, short=True), style="cyan")
                 mig_filling = forecast_text(self.mig_forecasts.get(mig.index), short=True)
                 if mig_filling:

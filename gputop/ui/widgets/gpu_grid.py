@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from textual.containers import Grid
 
 from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import Forecasts
+from gputop.core.history import History
 from gputop.core.model import Snapshot
 from gputop.ui.layout import CardLayout
 from gputop.ui.widgets.gpu_card import GpuCard
-from gputop.ui.widgets.sparkline import GpuTrend
 
 
 class GpuGrid(Grid):
@@ -25,12 +25,12 @@ class GpuGrid(Grid):
         self,
         snapshot: Snapshot,
         layout: CardLayout,
-        trends: Mapping[int, GpuTrend],
+        history: History,
         forecasts: Forecasts | None,
         alert_kinds: Callable[[int], tuple[str, ...]],
         diagnoses: Diagnoses | None = None,
     ) -> None:
-        """Show each GPU of ``snapshot`` on its card, with its trend, forecasts, alerts and diagnosis."""
+        """Show each GPU of ``snapshot`` on its card, with its history, forecasts, alerts and diagnosis."""
         if layout.columns != self._columns:
             self._columns = layout.columns
             self.styles.grid_size_columns = layout.columns
@@ -45,7 +45,7 @@ class GpuGrid(Grid):
             # Cards side by side share their row's height, so borders line up.
             cards[gpu.index].show(
                 gpu,
-                trends[gpu.index],
+                history.gpus.get(gpu.index),
                 layout.compact,
                 layout.height_of(position),
                 forecast=None if forecasts is None else forecasts.gpus.get(gpu.index),

@@ -6,13 +6,9 @@ from rich.text import Text
 from textual.widgets import Static
 
 from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_rate
-from gputop.core.model import HostSample
+from gputop.core.model import HostSample, percent
 from gputop.ui.widgets.gpu_card import level_style
 from gputop.ui.widgets.sparkline import bar
-
-
-def _percent(used: int | None, total: int | None) -> float | None:
-    return None if used is None or not total else 100.0 * used / total
 
 
 def host_text(host: HostSample, width: int) -> Text:
@@ -20,14 +16,14 @@ def host_text(host: HostSample, width: int) -> Text:
     if width < 110:
         return _short_host_text(host, width)
     bar_width = 10 if width >= 140 else 5
-    memory_percent = _percent(host.memory_used, host.memory_total)
-    swap_percent = _percent(host.swap_used, host.swap_total)
+    memory_percent = percent(host.memory_used, host.memory_total)
+    swap_percent = percent(host.swap_used, host.swap_total)
     text = Text.assemble(
         ("CPU ", "bold"),
-        bar(None if host.cpu_percent is None else host.cpu_percent / 100, bar_width, level_style(host.cpu_percent)),
+        bar(host.cpu_percent, bar_width, level_style(host.cpu_percent)),
         f" {fmt_percent(host.cpu_percent, 1):>6}  ",
         ("RAM ", "bold"),
-        bar(None if memory_percent is None else memory_percent / 100, bar_width, level_style(memory_percent)),
+        bar(memory_percent, bar_width, level_style(memory_percent)),
         f" {fmt_bytes(host.memory_used)}/{fmt_bytes(host.memory_total)}  ",
         ("SWP ", "bold"),
         (f"{fmt_bytes(host.swap_used)}/{fmt_bytes(host.swap_total)}", level_style(swap_percent)),
@@ -52,7 +48,7 @@ def _short_bytes(value: int | None) -> str:
 
 
 def _short_host_text(host: HostSample, width: int) -> Text:
-    memory_percent = _percent(host.memory_used, host.memory_total)
+    memory_percent = percent(host.memory_used, host.memory_total)
     text = Text.assemble(
         ("CPU ", "bold"),
         (fmt_percent(host.cpu_percent), level_style(host.cpu_percent)),

@@ -1,0 +1,139 @@
+"""The real ``gputop`` command in tmux on a fake driver that hangs: it says so, goes on, recovers, quits at once.
+
+Also: a hung nvmlInit at start is a message, not a blank screen; Ctrl+L redraws a garbled terminal.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fakenvml import INIT_FUNCTIONS, GiB, Scenario
+from fakenvml.fixture import FakeNvml
+
+from .test_tmux import TIMEOUT_S, Tmux
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (apt-get install -y tmux)")
+
+DEADLINE_S = 0.5
+# From q to the process gone. The app itself quits in under a second however NVML hangs
+# (tests/ui/test_stall_ui.py); a whole Python process exiting on a loaded 2-core machine takes
+# a second or two more, with or without a stall, while waiting on the hung call would take 20 s.
+QUIT_S = 5.0
+
+
+def machine(util: int = 80) -> Scenario:
+    return (
+        Scenario()
+        .gpu(name="NVIDIA H100 80GB HBM3", util_gpu=util, memory_used=30 * GiB)
+        .gpu(name="NVIDIA A100-SXM4-80GB", util_gpu=20, memory_used=8 * GiB)
+    )
+
+
+@pytest.fixture
+def tmux(tmp_path: Path, fake_nvml: FakeNvml) -> Iterator[Tmux]:
+    session = Tmux(tmp_path, fake_nvml.env() | {"TERM": "xterm-256color"})
+    yield session
+    session.kill_server()
+
+
+@pytest.fixture
+def command(tmp_path: Path) -> list[str]:
+    config = tmp_path / "settings.toml"
+    config.write_text(f"driver_deadline_s = {DEADLINE_S}\n")
+    return [sys.executable, "-m", "gputop", "--config", str(config), "--interval", "0.5"]
+
+
+def title_after(screen: str, name: str) -> str:
+    """What follows a card's name in its title line (cards may stand side by side)."""
+    line = next(line for line in screen.splitlines() if name in line)
+    return line.split(name, 1)[1].split("NVIDIA", 1)[0]
+
+
+def quit_and_wait(tmux: Tmux) -> tuple[float, float]:
+    """Press q; seconds until the screen is given back, and until the process is gone (exit status 0)."""
+    started = time.monotonic()
+    tmux.keys("q")
+    given_back = None
+    while tmux.pane("pane_dead") != "1":
+        if given_back is None and tmux.pane("alternate_on") != "1":
+            given_back = time.monotonic() - started
+        assert time.monotonic() - started < TIMEOUT_S, f"gputop did not quit; the screen was:\n{tmux.screen()}"
+        time.sleep(0.02)
+    gone = time.monotonic() - started
+    assert exit_status(tmux) == 0, f"the screen was:\n{tmux.screen()}"
+    return gone if given_back is None else given_back, gone
+
+
+def exit_status(tmux: Tmux) -> int:
+    """The wait status of the pane's command, from tmux or, while tmux has not reaped it, from its zombie."""
+    pid = tmux.pane("pane_pid")
+    deadline = time.monotonic() + TIMEOUT_S
+    while (status := tmux.pane("pane_dead_status")) == "" and tmux.pane("pane_dead_signal") == "":
+        try:
+            # Fields after the command name; the state is the first, the wait status the 50th.
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            fields = []
+        if fields and fields[0] == "Z":
+            return int(fields[49])
+        assert time.monotonic() < deadline, "no exit status"
+        time.sleep(0.05)
+    return int(status) if status else -1
+
+
+def test_a_hung_gpu_is_marked_the_other_goes_on_it_recovers_and_quitting_is_quick(
+    tmux: Tmux, fake_nvml: FakeNvml, command: list[str]
+) -> None:
+    fake_nvml.write(machine())
+    tmux.start(command)
+    tmux.wait_for("both GPUs", lambda s: "H100 80GB HBM3" in s and "A100-SXM4-80GB" in s and "80%" in s)
+
+    fake_nvml.write(machine(util=55).stall(1, 60.0, "nvmlDeviceGetMemoryInfo"))
+    screen = tmux.wait_for("GPU 1 not answering", lambda s: "not answering" in title_after(s, "A100-SXM4-80GB"))
+    assert "not answering" not in title_after(screen, "H100 80GB HBM3")
+    tmux.wait_for("GPU 0 going on", lambda s: "55%" in s)
+    fake_nvml.write(machine(util=55))  # the driver recovers
+    tmux.wait_for("GPU 1 back", lambda s: "not answering" not in s and "8.0/80.0GiB" in s)
+
+    fake_nvml.write(machine().stall(None, 20.0))
+    tmux.wait_for("both not answering", lambda s: s.count("not answering") == 2)
+    given_back, gone = quit_and_wait(tmux)
+    assert given_back < 1.0 and gone < QUIT_S
+
+
+def test_a_hung_nvml_init_says_so_then_the_screen_comes_up(
+    tmux: Tmux, fake_nvml: FakeNvml, command: list[str]
+) -> None:
+    fake_nvml.write(machine().delay(INIT_FUNCTIONS, 3.0))
+    tmux.start(command)
+
+    screen = tmux.wait_for("the message", lambda s: "nvmlInit has not answered" in s)
+    assert (
+        f"gputop: nvmlInit has not answered within {DEADLINE_S:g}s: the NVIDIA driver may be hung or still"
+        in " ".join(screen.split())
+    )
+    tmux.wait_for("the GPUs", lambda s: "H100 80GB HBM3" in s and "A100-SXM4-80GB" in s)
+    quit_and_wait(tmux)
+
+
+def test_ctrl_l_redraws_a_garbled_screen(tmux: Tmux, fake_nvml: FakeNvml, command: list[str]) -> None:
+    fake_nvml.write(machine())
+    tmux.start(command)
+    tmux.wait_for("both GPUs", lambda s: "H100 80GB HBM3" in s and "A100-SXM4-80GB" in s)
+
+    # Another program writes over gputop's screen: gputop cannot know, and leaves those cells be.
+    with open(tmux.pane("pane_tty"), "w") as terminal:
+        terminal.write("\x1b[3;3HGARBLED-GARBLED-GARBLED")
+    tmux.wait_for("the garbage", lambda s: "GARBLED-GARBLED" in s)
+    time.sleep(1.5)  # three ticks
+    assert "GARBLED-GARBLED" in tmux.screen()
+
+    tmux.keys("C-l")
+    screen = tmux.wait_for("a clean screen", lambda s: "GARBLED" not in s)
+    assert "H100 80GB HBM3" in screen
+    quit_and_wait(tmux)

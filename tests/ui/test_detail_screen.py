@@ -1,0 +1,162 @@
+"""What the GPU detail screen shows at 80x24 and 120x40: the whole header, MIG devices, the forecast,
+clocks against their maximum, charts tall enough to read on round axes that stay put, the replay position."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from gputop.core.model import MigSample, Snapshot
+from gputop.core.record import Recorder, read_recording
+from gputop.core.replay import Replay
+from gputop.core.run_config import RunConfig
+from gputop.core.sampler import Sampler
+from gputop.core.sources.recorded import ReplaySource
+from gputop.ui.app import GpuTopApp
+from gputop.ui.screens.detail import DetailScreen
+from gputop.ui.widgets.history_chart import HistoryChart, time_window, value_ticks
+
+from .factory import GIB, NOW, demo_snapshots, gpu, make_app, proc, snapshot
+from .test_terminal_sizes import rendered
+
+STEP_S = 8.0  # one tick every 8 s: growth of 1 GiB a tick is GIB/8 bytes/s
+
+
+def tick(n: int) -> Snapshot:
+    """GPU 0 climbs 1 GiB a tick (PID 101); GPU 1 has two MIG devices, the first climbing 1 GiB a tick."""
+    first = dataclasses.replace(
+        gpu(0, [proc(101, 0, 10 + n, command="python leak.py")]),
+        clock_sm_max=1980, clock_memory=2619, clock_memory_max=2619, fan_speed=45.0,
+        pcie_rx=1.5 * GIB, pcie_tx=300 * 1024**2,
+    )
+    migs = (
+        MigSample(index=0, name="NVIDIA A100-SXM4-80GB MIG 3g.40gb", memory_total=40 * GIB, memory_used=(10 + n) * GIB),
+        MigSample(index=1, name="NVIDIA A100-SXM4-80GB MIG 1g.10gb", memory_total=10 * GIB, memory_used=2 * GIB),
+    )
+    second = dataclasses.replace(
+        gpu(1, [proc(201, 1, 5, mig=0)], name="NVIDIA A100-SXM4-80GB"), mig_devices=migs, mig_mode=True
+    )
+    return snapshot(first, second, timestamp=NOW + n * STEP_S)
+
+
+def clock(seconds_after_now: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(NOW + seconds_after_now))
+
+
+def chart_lines(app: GpuTopApp, name: str) -> list[str]:
+    chart = app.screen.query_one(f"#chart-{name}", HistoryChart)
+    region = chart.content_region
+    lines = rendered(app).splitlines()[region.y : region.bottom]
+    return [line[region.x : region.right] for line in lines]
+
+
+def y_labels(lines: list[str]) -> list[str]:
+    return [line.split("┤")[0].strip() for line in lines if "┤" in line]
+
+
+async def opened(app: GpuTopApp, pilot: Pilot[int], index: int) -> None:
+    """64 s of history (9 ticks), then the detail screen of GPU ``index``."""
+    for n in range(9):
+        app.apply_snapshot(tick(n))
+    await pilot.pause()
+    app.open_detail(index)
+    await pilot.pause()
+
+
+async def test_at_80x24_the_header_says_everything_and_the_charts_have_six_rows_on_round_axes() -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opened(app, pilot, 0)  # 64 s of history; GPU 0 at 18.5 of 80 GiB, +1 GiB every 8 s
+        assert isinstance(app.screen, DetailScreen) and app.screen.index == 0
+        lines = rendered(app).splitlines()
+        assert [line.rstrip() for line in lines[:4]] == [
+            " GPU 0  NVIDIA H100 80GB HBM3  memory 18.5GiB/80.0GiB 23% full in ~8m12s",
+            "util 50%  temp 60°C (slowdown 87°C)  power 300W/700W  fan 45%  SM 1500/1980MHz",
+            "memory clock 2619/2619MHz  PCIe rx 1.5GiB/s tx 300.0MiB/s  P0  GPU-0000  bus N/A",
+            "───────────Memory used (GiB)────────────────────────Temperature (°C)────────────",
+        ]
+        memory = chart_lines(app, "memory")
+        # Six rows of chart above the time axis.
+        assert len(memory) == 7
+        assert y_labels(memory) == ["75", "50", "25", "0"]
+        assert y_labels(chart_lines(app, "utilization")) == ["100", "50", "0"]
+        assert y_labels(chart_lines(app, "power")) == ["600", "400", "200", "0"]
+        # 64 s of history in a 2-minute axis from a whole 20 s, labelled each minute.
+        assert memory[-1].split() == [clock(0), clock(60), clock(120)]
+        # The process panel keeps its header and the process.
+        assert "python leak.py" in lines[-3]
+
+
+async def test_at_120x40_mig_devices_show_their_memory_and_forecast() -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(app, pilot, 1)
+        lines = [line.rstrip() for line in rendered(app).splitlines()]
+        # MIG 0: (40 - 18) GiB at 1/8 GiB/s = 176 s.
+        assert lines[:3] == [
+            " GPU 1  NVIDIA A100-SXM4-80GB  memory 5.5GiB/80.0GiB 7%  util 50%  temp 60°C (slowdown 87°C)"
+            "  power 300W/700W  fan N/A",
+            "SM 1500MHz  memory clock N/A  PCIe rx N/A tx N/A  P0  GPU-0001  bus N/A",
+            "MIG 0 3g.40gb 18.0GiB/40.0GiB 45% full in ~2m56s  MIG 1 1g.10gb 2.0GiB/10.0GiB 20%",
+        ]
+        memory = chart_lines(app, "memory")
+        assert len(memory) == 11
+        assert y_labels(memory) == ["80", "60", "40", "20", "0"]
+        assert y_labels(chart_lines(app, "utilization")) == ["100", "80", "60", "40", "20", "0"]
+        assert memory[-1].split() == [clock(0), clock(30), clock(60), clock(90), clock(120)]
+
+
+async def test_a_tick_redraws_only_the_new_points_not_the_axes() -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(app, pilot, 0)
+        before = chart_lines(app, "memory")
+        app.apply_snapshot(tick(9))
+        await pilot.pause()
+        after = chart_lines(app, "memory")
+        changed = [
+            (row, column)
+            for row, (old, new) in enumerate(zip(before, after, strict=True))
+            for column, (a, b) in enumerate(zip(old, new, strict=True))
+            if a != b
+        ]
+        assert after[-1] == before[-1]
+        assert y_labels(after) == y_labels(before)
+        # 8 more seconds on a 2-minute axis 57 cells wide: the new segment's few cells, at the right end.
+        assert 0 < len(changed) <= 6
+        assert min(column for _, column in changed) > max(len(line.rstrip()) for line in before[:-1]) - 3
+
+
+async def test_in_a_replay_the_header_keeps_the_position_and_follows_a_step(tmp_path: Path) -> None:
+    path = tmp_path / "ten.jsonl"
+    recorder = Recorder(str(path))
+    for one in demo_snapshots(2, 10):
+        recorder.write(one)
+    recorder.close()
+    replay = Replay(read_recording(str(path)), paused=True)
+    app = GpuTopApp(Sampler(ReplaySource(replay)), RunConfig(), replay=replay)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        app.open_detail(0)
+        await pilot.pause()
+        header = rendered(app).splitlines()[0]
+        assert f"REPLAY  1/10 {clock(0)} +0s 1x paused" in header
+        await pilot.press("right")
+        await pilot.pause()
+        header = rendered(app).splitlines()[0]
+        assert f"REPLAY  2/10 {clock(1)} +1s 1x paused" in header
+        assert header.startswith(" GPU 0  NVIDIA H100 80GB HBM3  REPLAY")
+
+
+def test_over_a_long_session_the_time_axis_moves_in_steps_and_always_holds_the_newest_sample() -> None:
+    # An hour of history at 1 s, sliding for another hour: the axis moves once every step, not every tick.
+    seconds = range(3600, 7200)
+    windows = [time_window(NOW + t - 3600, NOW + t) for t in seconds]
+    assert all(start <= NOW + t <= start + span for t, (start, span) in zip(seconds, windows, strict=True))
+    assert {span for _, span in windows} == {5400.0}
+    moves = sum(1 for before, after in zip(windows, windows[1:], strict=False) if before != after)
+    assert moves == 6  # 600 s steps
+    assert value_ticks(80, 6) == [0, 25, 50, 75] and value_ticks(0.5, 6) == [0, 0.2, 0.4]
