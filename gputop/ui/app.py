@@ -231,7 +231,7 @@ class GpuTopApp(ChangedCellsApp[int]):
             if event.cleared:
                 continue
             raised = True
-            if event.kind in ("memory", "forecast"):
+            if event.kind in ("memory", "forecast", "idle"):
                 self.notify(event.message, title="Alert", severity="warning", timeout=10, markup=False)
             else:
                 self.notify(event.message, title="Alert", severity="error", timeout=10, markup=False)
