@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from textual.pilot import Pilot
+
 from gputop.core.model import GpuHealth, RemappedRows, XidEvent
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.detail import DetailScreen
@@ -37,6 +39,13 @@ def machine(tick: int):  # noqa: ANN201 - a Snapshot
     return snapshot(first, second, timestamp=NOW + tick * STEP_S)
 
 
+async def eleven_minutes(app: GpuTopApp, pilot: Pilot[int]) -> None:
+    """Twelve ticks a minute apart: the hog is idle (10 minutes), GPU 1 stalled (2 minutes)."""
+    for tick in range(12):
+        app.apply_snapshot(machine(tick))
+    await pilot.pause()
+
+
 def title_of(card: GpuCard) -> str:
     title = card.border_title
     return "" if title is None else str(getattr(title, "plain", title))
@@ -50,9 +59,7 @@ def rows(app: GpuTopApp) -> list[str]:
 async def test_cards_say_throttled_stalled_and_health_and_the_panel_shows_idle_and_unattributed() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        for tick in range(12):  # 11 minutes: the hog is idle (10 min), GPU 1 stalled (2 min)
-            app.apply_snapshot(machine(tick))
-        await pilot.pause()
+        await eleven_minutes(app, pilot)
         first, second = list(app.query(GpuCard))
         assert "THROTTLED · power cap" in title_of(first)
         assert "STALLED?" in title_of(second) and "✚ HEALTH" in title_of(second)
@@ -73,9 +80,7 @@ async def test_cards_say_throttled_stalled_and_health_and_the_panel_shows_idle_a
 async def test_d_sorts_by_idle_time_and_is_idle_filters_to_idle_processes() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        for tick in range(12):
-            app.apply_snapshot(machine(tick))
-        await pilot.pause()
+        await eleven_minutes(app, pilot)
         await pilot.press("D")
         assert app.sort.column == "idle" and app.sort.descending
         assert app.processes.pids()[0] == 101
@@ -104,9 +109,7 @@ async def test_the_no_process_row_is_never_tagged_or_signalled() -> None:
 async def test_the_detail_screen_explains_what_is_wrong() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        for tick in range(12):
-            app.apply_snapshot(machine(tick))
-        await pilot.pause()
+        await eleven_minutes(app, pilot)
         await pilot.press("g")
         await pilot.pause()
         assert isinstance(app.screen, DetailScreen)
