@@ -12,7 +12,6 @@ container costs anything.
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import socket
@@ -23,29 +22,25 @@ PODS_DIR = "/var/log/pods"
 TIMEOUT_S = 0.25
 
 
-class _UnixConnection(http.client.HTTPConnection):
-    """HTTP over a unix socket."""
-
-    def __init__(self, path: str, timeout_s: float) -> None:
-        super().__init__("localhost", timeout=timeout_s)
-        self._path = path
-
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(self._path)
-        except OSError:
-            sock.close()
-            raise
-        self.sock = sock
-
-
 def docker_name(container_id: str, socket_path: str = DOCKER_SOCKET, timeout_s: float = TIMEOUT_S) -> str | None:
     """The name of a Docker container, or None when the daemon cannot say."""
     if not container_id.isalnum() or not os.path.exists(socket_path):
         return None
-    connection = _UnixConnection(socket_path, timeout_s)
+    # Imported here: http.client loads ssl (4 MiB), which a machine without Docker never needs.
+    import http.client
+
+    class UnixConnection(http.client.HTTPConnection):
+        def connect(self) -> None:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self.timeout)
+            try:
+                sock.connect(socket_path)
+            except OSError:
+                sock.close()
+                raise
+            self.sock = sock
+
+    connection = UnixConnection("localhost", timeout=timeout_s)
     try:
         connection.request("GET", f"/containers/{container_id}/json")
         response = connection.getresponse()
