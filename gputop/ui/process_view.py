@@ -18,6 +18,11 @@ def sort_for_key(column: str) -> SortOrder:
     return SortOrder("pid", False) if column == "pid" else SortOrder(column, True)
 
 
+def process_count(rows: list[ProcessRow]) -> int:
+    """How many of ``rows`` are processes (not "(no process)" rows)."""
+    return sum(1 for row in rows if not row.unattributed)
+
+
 def panel_title(shown: int, total: int, process_filter: ProcessFilter, tagged: int) -> Text:
     """The panel's border title: how many processes are shown (of how many), the filter, the tags."""
     title = Text.assemble(("Processes", "bold"), f" {shown}")
@@ -61,7 +66,8 @@ class ProcessView:
         rows: list[ProcessRow] = [row for row in every if self.filter.matches(row)]
         table.empty_message = "no process matches the filter" if self.filter.active else "no GPU processes"
         table.set_rows(rows, self.sort)
-        title = panel_title(len(rows), len(every), self.filter, len(table.tagged))
+        # A "(no process)" row is not a process: the title counts processes.
+        title = panel_title(process_count(rows), process_count(every), self.filter, len(table.tagged))
         if title != self._title:
             # Setting a border title repaints the whole panel: only when it changed.
             self._title = title

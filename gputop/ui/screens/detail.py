@@ -18,6 +18,7 @@ from gputop.core.forecast import Forecast, Forecasts
 from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_rate, fmt_temperature, fmt_watts, safe_text
 from gputop.core.history import GpuHistory
 from gputop.core.model import GpuSample, MigSample, Snapshot, percent
+from gputop.ui.process_view import process_count
 from gputop.ui.replay_control import replay_title
 from gputop.ui.state import snapshot_rows
 from gputop.ui.widgets.diagnosis_panel import DiagnosisPanel
@@ -171,7 +172,7 @@ class DetailScreen(Screen[None]):
         rows = [row for row in snapshot_rows(snapshot, growth, app.diagnoses) if row.process.gpu_index == self.index]
         table = self.query_one(ProcessTable)
         table.set_rows(rows, app.sort)
-        table.border_title = Text.assemble(("Processes", "bold"), f" {len(rows)}")
+        table.border_title = Text.assemble(("Processes", "bold"), f" {process_count(rows)}")
         try:
             history: GpuHistory | None = app.history.gpu(self.index)
         except KeyError:  # the GPU is no longer reported
