@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -24,6 +25,20 @@ EXIT_USAGE = 2
 DEFAULT_LISTEN = "127.0.0.1:9400"
 # psutil's CPU figures and the network rates need two readings some time apart.
 _ONCE_SETTLE_S = 0.25
+
+
+MIN_ONCE_WIDTH = 60
+
+
+def width_value(text: str) -> int:
+    """argparse type for --width: a number of columns, at least MIN_ONCE_WIDTH."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of columns: {text!r}") from None
+    if value < MIN_ONCE_WIDTH:
+        raise argparse.ArgumentTypeError(f"must be at least {MIN_ONCE_WIDTH} columns, not {text}")
+    return value
 
 
 def interval_value(text: str) -> float:
@@ -62,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--readonly", action="store_true", help="no signal actions anywhere")
     parser.add_argument("--no-mouse", action="store_true", help="turn mouse reporting off (slow links)")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in --once")
+    parser.add_argument(
+        "--width", type=width_value, default=None, metavar="N", help="--once in N columns (default: the terminal's)"
+    )
     parser.add_argument("--record", metavar="FILE", help="record every tick of the TUI to FILE (JSON lines; .gz: gzip)")
     parser.add_argument("--bell", action="store_true", help="ring the terminal bell when an alert is raised")
     parser.add_argument("--config", type=Path, metavar="PATH", help="settings file (default: the XDG location)")
@@ -351,7 +369,9 @@ def _one_shot(sampler: Sampler, args: argparse.Namespace, settings: Settings) ->
         sys.stdout.write(dumps(document, indent=2) + "\n")
         return 0
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
-    sys.stdout.write(render_text(snapshot, colour=colour, width=80, diagnoses=foresight.diagnoses))
+    width = args.width or max(MIN_ONCE_WIDTH, shutil.get_terminal_size((80, 24)).columns)
+    alerts = list(watcher.monitor.active.values())
+    sys.stdout.write(render_text(snapshot, colour=colour, width=width, alerts=alerts, diagnoses=foresight.diagnoses))
     return 0
 
 

@@ -1,6 +1,6 @@
 """Regenerate the README screenshots: ``python screenshots/make.py``.
 
-Renders four views of the deterministic demo machine (fixed seed, fixed clock,
+Renders six views of the deterministic demo machine (fixed seed, fixed clock,
 fixed host name, 130 ticks so the sparklines and charts have shape and the stall verdict shows) at 120x40
 and 80x24, to SVG with Textual's own exporter, then to PNG with headless
 Chromium. The same input always gives the same SVG.
@@ -100,12 +100,35 @@ async def _help(app: GpuTopApp, pilot: Pilot[int]) -> None:
     await pilot.pause()
 
 
-VIEWS: dict[str, View] = {"main": _main, "detail": _detail, "kill": _kill, "help": _help}
+async def _process(app: GpuTopApp, pilot: Pilot[int]) -> None:
+    # The selected process (the largest) in full: its facts are read on a worker, then charted.
+    await pilot.press("enter")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    if app.snapshot is not None:
+        app.show_snapshot(app.snapshot)  # the charts are laid out now: draw them at their size
+    await pilot.pause()
+
+
+async def _tree(app: GpuTopApp, pilot: Pilot[int]) -> None:
+    await pilot.press("t")
+    await pilot.pause()
+
+
+VIEWS: dict[str, View] = {
+    "main": _main,
+    "detail": _detail,
+    "kill": _kill,
+    "help": _help,
+    "process": _process,
+    "tree": _tree,
+}
 
 
 async def render_svg(view: View, size: tuple[int, int], snapshots: list[Snapshot]) -> str:
     """One view at one terminal size, as Textual's SVG."""
     source = DemoSource(gpu_count=4, seed=7, clock=lambda: START)
+    source.open()  # the processes the snapshots show, for the process screen to read
     app = GpuTopApp(Sampler(source), RunConfig(interval_s=1.0), start_sampler=False)
     async with app.run_test(size=size) as pilot:
         for snapshot in snapshots:

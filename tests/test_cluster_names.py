@@ -5,6 +5,8 @@ No Prometheus here: the exporter's own text, parsed, stands in for the host's se
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from prometheus_client.exposition import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
@@ -38,6 +40,11 @@ FULL_GPU = GpuSample(
     clock_sm_max=1980,
     processes=(ProcessSample(pid=101, gpu_index=0, type="C", gpu_memory=40 * GIB, user="alice", name="python",
                              container="k8s:pod-1"),),
+)
+# Every figure of the table set, those added after this test was written included (made-up values).
+FULL_GPU = replace(
+    FULL_GPU,
+    **{f.field: 7 + n for n, f in enumerate(metric_names.GPU_FIGURES) if getattr(FULL_GPU, f.field) is None},
 )
 LOST_GPU = GpuSample(index=1, name="NVIDIA A100-SXM4-40GB", uuid="GPU-bbbb", lost=True)
 SNAPSHOT = Snapshot(

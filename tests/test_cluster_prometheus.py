@@ -126,9 +126,16 @@ async def test_every_host_is_summed_up_by_prometheus_with_the_exporters_figures(
         summary = str(app.query_one("#summary").render())
         assert summary.startswith("Hosts 50 live · 0 stale · 0 down   GPUs 382   memory ")
         # alpha's demo GPUs run cool (below 80 °C), DCGM's hottest is 71 °C: the hot ones are the fleet's.
-        # alpha's demo (two GPUs) holds a notebook idle for 25 minutes, and its GPUs report no ECC errors.
+        # Only alpha, a real exporter, says how long its processes have been idle.
+        idle = {
+            s.labels["gpu"]
+            for family in text_string_to_metric_families(cluster.alpha.metrics())
+            for s in family.samples
+            if s.name == "gputop_process_idle_seconds" and s.value >= 600
+        }
+        idle_text = str(len(idle)) if "gputop_process_idle_seconds" in cluster.alpha.metrics() else "N/A"
         assert summary.endswith(
-            f"filling 5 [f]   hot {hot} [h]   lost 1 [l]   idle-hogged 1 [i]   unhealthy 0 [u]"
+            f"filling 5 [f]   hot {hot} [h]   lost 1 [l]   idle-hogged {idle_text} [i]   unhealthy 0 [u]"
         )
         # Its problems column counts what its exporter's diagnoses found (the idle notebook at least);
         # the simulated fleet serves no diagnoses, so theirs is not known rather than 0.
@@ -182,9 +189,16 @@ async def test_enter_opens_the_host_with_its_gpus_and_processes_without_waiting_
 
 
 async def test_a_stuck_host_goes_stale_a_dead_one_down_both_with_their_age_and_last_figures(cluster: Cluster) -> None:
+    # node-0006 died before the view started: its last figures come from what Prometheus kept.
+    cluster.fleet.set_mode("node-0006", "dead")
+    wait_for("node-0006 down", lambda: cluster.prometheus.query('up{instance="node-0006:9400"} == 0') or None, 30)
     app = make_app(cluster)
     async with app.run_test(size=(150, 40)) as pilot:
         await until(pilot, "the hosts", lambda: len(app.host_list.hosts) == 50)
+        gone = listed(app, "node-0006")
+        assert (gone.state, gone.gpus) == ("down", 8)
+        assert gone.memory_used == sum(gpu_sample(6, i, 4).memory_used or 0 for i in range(8))
+        cluster.fleet.set_mode("node-0006", "live")
         before = listed(app, "node-0005")
         cluster.fleet.set_mode("node-0004", "frozen")
         cluster.fleet.set_mode("node-0005", "dead")
@@ -201,6 +215,7 @@ async def test_a_stuck_host_goes_stale_a_dead_one_down_both_with_their_age_and_l
             )
             age = dead.age_s(time.time())
             assert age is not None and 0 < age < 15
+            await until(pilot, "node-0006 back", lambda: listed(app, "node-0006").state == "live")
             summary = str(app.query_one("#summary").render())
             assert summary.startswith("Hosts 48 live · 1 stale · 1 down ")
         finally:

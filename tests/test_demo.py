@@ -3,6 +3,7 @@
 import signal
 
 from gputop.core.actions import Outcome
+from gputop.core.sampler import Sampler
 from gputop.core.sources.demo import DemoSource
 
 
@@ -62,3 +63,25 @@ def test_a_simulated_pid_with_another_start_time_is_refused() -> None:
     result = source.signal((target.pid, target.started + 10), signal.SIGTERM)
     assert result is not None and result.outcome is Outcome.REUSED
     assert target.pid in {p.pid for gpu in source.sample() for p in gpu.all_processes()}
+
+
+def test_torchrun_is_a_launcher_with_two_workers_whose_detail_the_demo_simulates() -> None:
+    source = DemoSource(gpu_count=4, clock=lambda: 5000.0)
+    gpus = run(source, 1)[-1]
+    workers = [p for gpu in gpus for p in gpu.all_processes() if p.parent_command is not None]
+    assert [(p.gpu_index, p.command) for p in workers] == [
+        (2, "python -u pretrain.py --local-rank 0"),
+        (3, "python -u pretrain.py --local-rank 1"),
+    ]
+    assert {p.parent_command for p in workers} == {"torchrun --nproc-per-node 2 pretrain.py"}
+    assert len({p.parent_pid for p in workers}) == 1
+    detail = Sampler(source).process_detail(workers[1].identity)
+    assert detail.gone is None
+    assert detail.arguments == ("python", "-u", "pretrain.py", "--local-rank", "1")
+    assert detail.ancestors[0].pid == workers[1].parent_pid
+    assert [a.pid for a in detail.ancestors][-1] == 1
+    assert detail.environment.value is not None
+    assert "CUDA_VISIBLE_DEVICES=3" in detail.environment.value and "LOCAL_RANK=1" in detail.environment.value
+    assert detail.devices.value == ("/dev/nvidia-uvm", "/dev/nvidia3", "/dev/nvidiactl")
+    gone = Sampler(source).process_detail((workers[1].pid, 1.0))
+    assert gone.gone == f"PID {workers[1].pid} now belongs to another process: the one shown has exited"

@@ -23,6 +23,8 @@ GIB = 1 << 30
 MIB = 1 << 20
 TOTAL = 80 * GIB
 SEEDS = [0, 1, 2, 3, 4]
+RATE = 50 * MIB  # a climb of 50 MiB/s with 320 MiB of noise: the bare estimator flickers on it
+SIGMA = 320 * MIB
 
 
 def noisy(rng: random.Random, value: float, sigma: float) -> int:
@@ -262,3 +264,45 @@ def test_the_forecaster_refits_each_process_every_stride_ticks() -> None:
 def test_a_fit_needs_at_least_two_points() -> None:
     with pytest.raises(ValueError):
         ForecastParams(process_max_points=1)
+
+
+def climb_then_plateau(seed: int, mig: bool) -> tuple[list[float | None], list[float | None]]:
+    """A GPU (or MIG device) climbing at RATE with SIGMA of noise for 400 s, then flat with the
+    same noise: the forecast after each tick from the Forecaster, and from the bare estimator."""
+    rng = random.Random(seed)
+    history = History()
+    forecaster = Forecaster()
+    held: list[float | None] = []
+    bare: list[float | None] = []
+    for k in range(600):
+        memory = int(20 * GIB + RATE * min(k, 400) + rng.gauss(0.0, SIGMA))
+        if mig:
+            device = MigSample(index=1, memory_total=TOTAL, memory_used=memory)
+            gpu = GpuSample(index=0, memory_total=2 * TOTAL, memory_used=TOTAL, mig_devices=(device,))
+        else:
+            gpu = GpuSample(index=0, memory_total=TOTAL, memory_used=memory)
+        snapshot = Snapshot(timestamp=1_000_000.0 + k, hostname="h", host=HostSample(), gpus=(gpu,))
+        history.add(snapshot)
+        forecasts = forecaster.update(history, snapshot)
+        held.append((forecasts.migs[(0, 1)] if mig else forecasts.gpus[0]).seconds_to_full)
+        series = history.mig(0, 1) if mig else history.gpu(0)
+        bare.append(forecast_memory(series.timestamps, series.memory, TOTAL).seconds_to_full)
+    return held, bare
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("mig", [False, True])
+def test_on_a_noisy_climb_a_forecast_once_shown_stays_until_the_growth_stops(seed: int, mig: bool) -> None:
+    held, bare = climb_then_plateau(seed, mig)
+    first = next(k for k, seconds in enumerate(held) if seconds is not None)
+    assert first < 60
+    # The bare estimator comes and goes on this noise; the held forecast does not.
+    assert any(seconds is None for seconds in bare[first:400])
+    assert all(seconds is not None for seconds in held[first:400])
+    for k in range(90, 400):  # once a minute and a half of the climb is in the window
+        truth = (TOTAL - (20 * GIB + RATE * k)) / RATE
+        assert abs(held[k] - truth) <= 0.25 * truth, (k, held[k], truth)  # type: ignore[operator]
+    # Growth stopped at 400 s: the forecast goes within the two-minute window, and stays gone.
+    gone = next(k for k in range(400, 600) if held[k] is None)
+    assert gone <= 520
+    assert held[gone:] == [None] * (600 - gone)

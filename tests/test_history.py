@@ -170,3 +170,19 @@ def test_the_data_side_modules_do_not_import_textual() -> None:
         "assert 'textual' not in sys.modules, 'textual imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_process_history_keeps_its_busiest_gpus_sm_its_cpu_and_host_memory() -> None:
+    history = History()
+    for k, (sm0, sm1) in enumerate([(10.0, 70.0), (None, 40.0), (None, None)]):
+        shared = {"pid": 9, "type": "C", "started": 1.0, "cpu_percent": 100.0 + k, "host_memory": (k + 1) * GIB}
+        gpus = tuple(
+            GpuSample(index=i, processes=(ProcessSample(gpu_index=i, gpu_memory=GIB, sm_utilization=sm, **shared),))
+            for i, sm in enumerate((sm0, sm1))
+        )
+        history.add(Snapshot(timestamp=float(k), hostname="h", host=HostSample(), gpus=gpus))
+    process = history.process((9, 1.0))
+    assert list(process.gpu_memory) == [2 * GIB] * 3
+    assert list(process.sm_utilization) == [70.0, 40.0, None]
+    assert list(process.cpu_percent) == [100.0, 101.0, 102.0]
+    assert list(process.host_memory) == [GIB, 2 * GIB, 3 * GIB]

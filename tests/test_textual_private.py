@@ -74,20 +74,33 @@ def private_uses(source: str) -> list[str]:
                 for alias in node.names
                 if alias.name.split(".")[0] in FOREIGN and any(map(_private, alias.name.split(".")))
             ]
-        elif isinstance(node, ast.Attribute) and _private(node.attr):
-            value = node.value
-            is_super = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super"
+        elif (
+            isinstance(node, ast.Attribute)
+            and _private(node.attr)
+            and not _is_own(node.value)
+            and node.attr not in _own_private_names()
+            and node.attr in _library_private_names()
+        ):
             # x._name that gputop does not define but Textual or Rich does: theirs.
-            if is_super or (node.attr not in _own_private_names() and node.attr in _library_private_names()):
-                found.append(f"{node.lineno}: .{node.attr}")
+            found.append(f"{node.lineno}: .{node.attr}")
     return found
 
 
+def _is_super(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
+def _is_own(node: ast.expr) -> bool:
+    """``self``, ``cls`` or ``super()``: judged with the class's real bases, in the override test."""
+    return _is_super(node) or (isinstance(node, ast.Name) and node.id in ("self", "cls"))
+
+
 def _names_set_by(class_source: str) -> set[str]:
-    """The private methods, class attributes and ``self._x`` attributes a class's own source defines or uses."""
+    """The private methods, class attributes, ``self._x`` and ``super()._x`` a class's own source defines or uses."""
     (node,) = ast.parse(textwrap.dedent(class_source)).body
     assert isinstance(node, ast.ClassDef)
     names = set(SELF_ATTRIBUTE.findall(class_source))
+    names.update(n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute) and _is_super(n.value))
     for statement in node.body:
         if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
             names.add(statement.name)
@@ -126,8 +139,8 @@ def test_the_check_finds_private_imports_reads_and_overrides() -> None:
         "4: textual.app._private_thing",
         "6: ._link",
         "6: ._color_system",
-        "9: ._on_key",
     ]
+    assert _names_set_by(source.split("\n", 6)[-1]) == {"_on_key"}
 
 
 def test_no_module_but_textual_private_uses_a_private_textual_or_rich_name() -> None:

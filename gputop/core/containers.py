@@ -12,35 +12,52 @@ container costs anything.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import http.client
 
 DOCKER_SOCKET = "/var/run/docker.sock"
 PODS_DIR = "/var/log/pods"
 TIMEOUT_S = 0.25
 
 
-def docker_name(container_id: str, socket_path: str = DOCKER_SOCKET, timeout_s: float = TIMEOUT_S) -> str | None:
-    """The name of a Docker container, or None when the daemon cannot say."""
-    if not container_id.isalnum() or not os.path.exists(socket_path):
-        return None
-    # Imported here: http.client loads ssl (4 MiB), which a machine without Docker never needs.
+@functools.cache
+def _unix_connection() -> Callable[[str, float], http.client.HTTPConnection]:
+    """HTTP over a unix socket. Made on first use: http.client imports ssl, which loads OpenSSL
+    (4 MiB), and only a machine with Docker containers needs it."""
     import http.client
 
     class UnixConnection(http.client.HTTPConnection):
+        def __init__(self, path: str, timeout_s: float) -> None:
+            super().__init__("localhost", timeout=timeout_s)
+            self._path = path
+
         def connect(self) -> None:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.settimeout(self.timeout)
             try:
-                sock.connect(socket_path)
+                sock.connect(self._path)
             except OSError:
                 sock.close()
                 raise
             self.sock = sock
 
-    connection = UnixConnection("localhost", timeout=timeout_s)
+    return UnixConnection
+
+
+def docker_name(container_id: str, socket_path: str = DOCKER_SOCKET, timeout_s: float = TIMEOUT_S) -> str | None:
+    """The name of a Docker container, or None when the daemon cannot say."""
+    if not container_id.isalnum() or not os.path.exists(socket_path):
+        return None
+    import http.client
+
+    connection = _unix_connection()(socket_path, timeout_s)
     try:
         connection.request("GET", f"/containers/{container_id}/json")
         response = connection.getresponse()

@@ -18,6 +18,12 @@ The estimator is the same for GPUs, MIG devices and processes:
 5. ``seconds_to_full = (total - value_now) / slope``, given only when the
    growth is steady and positive and the result is within ``horizon_s``
    (30 min).
+6. Hysteresis: once a device's forecast is shown, it stays while memory still
+   climbs: the fit then only needs to pass a looser gate
+   (``hold_residual_ratio``, 40 %) and a longer horizon (``hold_horizon_ratio``
+   times ``horizon_s``). Noise on a real climb no longer makes the forecast
+   come and go between ticks; it goes when the slope is no longer positive,
+   the fit no longer explains the data, or memory stops changing.
 
 Cost is bounded by ``max_points`` (pairs grow as its square; 24 for devices,
 8 for processes), and a series whose memory has not changed within the
@@ -29,7 +35,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from types import MappingProxyType
 
@@ -48,6 +54,8 @@ class ForecastParams:
     horizon_s: float = 1800.0
     max_points: int = 24
     max_residual_ratio: float = 0.1
+    hold_residual_ratio: float = 0.4
+    hold_horizon_ratio: float = 1.25
     process_window_s: float = 120.0
     process_max_points: int = 8
     # 1 MiB/s is 3.5 GiB an hour: below that a leak takes most of a day to
@@ -191,12 +199,23 @@ def forecast_memory(
 
 
 def forecast_device(
-    series: MemorySeries, memory_total: int | None, params: ForecastParams = DEFAULT_PARAMS
+    series: MemorySeries,
+    memory_total: int | None,
+    params: ForecastParams = DEFAULT_PARAMS,
+    shown: bool = False,
 ) -> Forecast:
-    """Forecast for a GPU or MIG history."""
+    """Forecast for a GPU or MIG history; ``shown``: its last forecast gave a time to full (hysteresis)."""
     if _flat(series, params.window_s):
         return NO_FORECAST
-    return forecast_memory(series.timestamps, series.memory, memory_total, params)
+    forecast = forecast_memory(series.timestamps, series.memory, memory_total, params)
+    if forecast.seconds_to_full is not None or not shown:
+        return forecast
+    held = replace(
+        params,
+        horizon_s=params.horizon_s * params.hold_horizon_ratio,
+        max_residual_ratio=params.hold_residual_ratio,
+    )
+    return forecast_memory(series.timestamps, series.memory, memory_total, held)
 
 
 def process_growth(
@@ -239,6 +258,9 @@ class Forecaster:
         self.process_stride = process_stride
         self._tick = 0
         self._fitted: dict[ProcessIdentity, ProcessGrowth] = {}
+        # Devices whose forecast gave a time to full last tick: they are held (see the docstring).
+        self._shown_gpus: set[int] = set()
+        self._shown_migs: set[MigKey] = set()
 
     def update(self, history: History, snapshot: Snapshot) -> Forecasts:
         """Every forecast for ``snapshot``, which must be the one last added to ``history``."""
@@ -248,13 +270,16 @@ class Forecaster:
         for gpu in snapshot.gpus:
             gpu_history = history.gpus.get(gpu.index)
             if gpu_history is not None:
-                gpus[gpu.index] = forecast_device(gpu_history, gpu.memory_total, params)
+                gpus[gpu.index] = forecast_device(
+                    gpu_history, gpu.memory_total, params, gpu.index in self._shown_gpus
+                )
             for mig in gpu.mig_devices:
-                mig_history = history.migs.get((gpu.index, mig.index))
+                key = (gpu.index, mig.index)
+                mig_history = history.migs.get(key)
                 if mig_history is not None:
-                    migs[(gpu.index, mig.index)] = forecast_device(
-                        mig_history, mig.memory_total, params
-                    )
+                    migs[key] = forecast_device(mig_history, mig.memory_total, params, key in self._shown_migs)
+        self._shown_gpus = {index for index, f in gpus.items() if f.seconds_to_full is not None}
+        self._shown_migs = {key for key, f in migs.items() if f.seconds_to_full is not None}
 
         self._tick += 1
         tick, stride = self._tick, self.process_stride

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-from gputop.core.model import ProcessIdentity, Snapshot
+from gputop.core.model import ProcessIdentity, ProcessSample, Snapshot
 
 DEFAULT_GPU_MAXLEN = 3600
 DEFAULT_PROCESS_MAXLEN = 300
@@ -92,13 +92,32 @@ class GpuHistory(MemorySeries):
 
 
 class ProcessHistory(MemorySeries):
-    """One process: (timestamp, GPU memory summed over every GPU it uses)."""
+    """One process: (timestamp, GPU memory summed over every GPU it uses, its highest SM %, CPU %,
+    host memory)."""
 
-    __slots__ = ()
+    __slots__ = ("_sm_utilization", "_cpu_percent", "_host_memory")
+
+    def __init__(self, maxlen: int) -> None:
+        super().__init__(maxlen)
+        self._sm_utilization: deque[float | None] = deque(maxlen=maxlen)
+        self._cpu_percent: deque[float | None] = deque(maxlen=maxlen)
+        self._host_memory: deque[int | None] = deque(maxlen=maxlen)
 
     @property
     def gpu_memory(self) -> Sequence[int | None]:
         return self._memory
+
+    @property
+    def sm_utilization(self) -> Sequence[float | None]:
+        return self._sm_utilization
+
+    @property
+    def cpu_percent(self) -> Sequence[float | None]:
+        return self._cpu_percent
+
+    @property
+    def host_memory(self) -> Sequence[int | None]:
+        return self._host_memory
 
 
 class History:
@@ -145,6 +164,9 @@ class History:
         migs: dict[MigKey, MigHistory] = {}
         # Summed per identity: one process may hold memory on several GPUs.
         process_memory: dict[ProcessIdentity, int | None] = {}
+        # Its busiest GPU's SM %, and the host's figures (the same on every GPU it uses).
+        process_sm: dict[ProcessIdentity, float | None] = {}
+        process_host: dict[ProcessIdentity, ProcessSample] = {}
         for gpu in snapshot.gpus:
             gpu_history = old_gpus.get(gpu.index) or GpuHistory(self.gpu_maxlen)
             gpu_history._add_memory(now, gpu.memory_used)
@@ -168,6 +190,12 @@ class History:
                         memory = held
                     elif held is not None:
                         memory += held
+                    busiest = process_sm[identity]
+                    sm = process.sm_utilization
+                    process_sm[identity] = busiest if sm is None or (busiest is not None and busiest >= sm) else sm
+                else:
+                    process_sm[identity] = process.sm_utilization
+                    process_host[identity] = process
                 process_memory[identity] = memory
         self._gpus, self._migs = gpus, migs
 
@@ -178,6 +206,10 @@ class History:
             if process_history is None:
                 process_history = ProcessHistory(self.process_maxlen)
             process_history._add_memory(now, memory)
+            host = process_host[identity]
+            process_history._sm_utilization.append(process_sm[identity])
+            process_history._cpu_percent.append(host.cpu_percent)
+            process_history._host_memory.append(host.host_memory)
             processes[identity] = process_history
         self._processes = processes
 

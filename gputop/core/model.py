@@ -60,6 +60,9 @@ class ProcessSample:
     # The container's name (Docker) or pod (Kubernetes ``namespace/name``).
     container_name: str | None = None
     visible: bool = False
+    # The parent process (a launcher such as torchrun, or a GPU process itself); None when unknown.
+    parent_pid: int | None = None
+    parent_command: str | None = None
     # Listed as last seen: its GPU has stopped answering, so this may be out of date.
     stale: bool = False
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
+from gputop.core.alerts import AlertEvent
 from gputop.core.diagnosis import Diagnoses
 from gputop.core.diagnosis.problems import problems
 from gputop.core.format import (
@@ -38,8 +40,22 @@ def _bar(level: float | None, width: int) -> str:
     return NA.center(width) if cells is None else "".join(cells)
 
 
-def render_text(snapshot: Snapshot, colour: bool, width: int = 80, diagnoses: Diagnoses | None = None) -> str:
-    """The ``--once`` table: GPUs, then processes, then the problems found, in ``width`` columns."""
+def cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters; a cut is marked with "…"."""
+    if len(text) <= width:
+        return text
+    return text[: max(0, width - 1)] + "…"
+
+
+def render_text(
+    snapshot: Snapshot,
+    colour: bool,
+    width: int = 80,
+    alerts: Sequence[AlertEvent] = (),
+    diagnoses: Diagnoses | None = None,
+) -> str:
+    """The ``--once`` table: GPUs, then processes, the problems found and the alerts active now, in
+    ``width`` columns."""
 
     def paint(code: str, text: str) -> str:
         return f"{code}{text}{_RESET}" if colour else text
@@ -47,13 +63,20 @@ def render_text(snapshot: Snapshot, colour: bool, width: int = 80, diagnoses: Di
     lines: list[str] = []
     header = f"{snapshot.hostname}  {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(snapshot.timestamp))}"
     versions = f"driver {snapshot.driver_version or NA}  CUDA {snapshot.cuda_driver_version or NA}"
-    lines.append(paint(_BOLD, header.ljust(width - len(versions)) + versions)[: width + 16])
+    lines.append(paint(_BOLD, cut(header.ljust(width - len(versions)) + versions, width)))
     for gpu in snapshot.gpus:
         lines.extend(_gpu_lines(gpu, width, paint))
     lines.append("")
     lines.extend(_process_lines(snapshot, width, paint))
     if diagnoses is not None:
         lines.extend(_problem_lines(snapshot, diagnoses, width, paint))
+    if alerts:
+        lines.append("")
+        lines.append(paint(_BOLD, "Alerts"))
+        for alert in alerts:
+            lines.append(
+                paint(_YELLOW if alert.kind in ("memory", "forecast") else _RED, cut(f"  ⚠ {alert.message}", width))
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -64,7 +87,7 @@ def _problem_lines(snapshot: Snapshot, diagnoses: Diagnoses, width: int, paint: 
     lines = ["", paint(_BOLD, "Problems")]
     for problem in found:
         colour = _YELLOW if problem.kind in ("idle", "unattributed") else _RED
-        text = safe_text(problem.text)[: max(0, width - len(problem.device) - 4)]
+        text = cut(safe_text(problem.text), max(0, width - len(problem.device) - 4))
         lines.append(f"  {paint(colour, problem.device)}  {text}")
     return lines
 
@@ -72,16 +95,16 @@ def _problem_lines(snapshot: Snapshot, diagnoses: Diagnoses, width: int, paint: 
 def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:
     name = safe_text(gpu.name or NA)
     if gpu.lost:
-        return [paint(_RED, f"[{gpu.index}] {name}  GPU LOST: not answering"[:width])]
+        return [paint(_RED, cut(f"[{gpu.index}] {name}  GPU LOST: not answering", width))]
     if not gpu.answering:
         return [
-            paint(_RED, f"[{gpu.index}] {name}  NOT ANSWERING"[:width]),
-            f"    {gpu.last_error or NA}"[:width],
+            paint(_RED, cut(f"[{gpu.index}] {name}  NOT ANSWERING", width)),
+            cut(f"    {gpu.last_error or NA}", width),
         ]
     memory = gpu.memory_percent
     temperature_colour = _LEVEL_COLOURS[temperature_level(gpu.temperature, gpu.temperature_slowdown)]
     power_colour = _LEVEL_COLOURS[load_level(percent(gpu.power_draw, gpu.power_limit))]
-    title = f"[{gpu.index}] {name}"[:36]
+    title = cut(f"[{gpu.index}] {name}", 36)
     power_text = fmt_watts(gpu.power_draw).rjust(5)
     limit_text = f"/{fmt_watts(gpu.power_limit)}" if gpu.power_limit is not None else ""
     stats = (
@@ -100,9 +123,12 @@ def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:
     for mig in gpu.mig_devices:
         profile = safe_text(mig.name).rsplit(" MIG ", 1)[-1] if mig.name else ""
         lines.append(
-            f"    └ MIG {mig.index} {profile[:12]:<12} "
-            f"{fmt_bytes(mig.memory_used)} / {fmt_bytes(mig.memory_total)} "
-            f"{fmt_percent(percent(mig.memory_used, mig.memory_total))}"
+            cut(
+                f"    └ MIG {mig.index} {cut(profile, 12):<12} "
+                f"{fmt_bytes(mig.memory_used)} / {fmt_bytes(mig.memory_total)} "
+                f"{fmt_percent(percent(mig.memory_used, mig.memory_total))}",
+                width,
+            )
         )
     return lines
 
@@ -114,7 +140,7 @@ def _process_lines(snapshot: Snapshot, width: int, paint: Any) -> list[str]:
     processes = sorted(snapshot.processes(), key=lambda p: (p.gpu_index, -(p.gpu_memory or 0), p.pid))
     if not processes:
         return [paint(_DIM, "No GPU processes.")]
-    lines = [paint(_BOLD, _PROCESS_HEADER[:width])]
+    lines = [paint(_BOLD, cut(_PROCESS_HEADER, width))]
     for process in processes:
         gpu = f"{process.gpu_index}" + (f".{process.mig_index}" if process.mig_index is not None else "")
         age = None if process.started is None else snapshot.timestamp - process.started
@@ -123,9 +149,9 @@ def _process_lines(snapshot: Snapshot, width: int, paint: Any) -> list[str]:
         if process.stale:
             command = "(as last seen) " + command
         row = (
-            f"{gpu:>4} {process.pid:>7} {safe_text(process.user or NA)[:9]:<9} {process.type:<3} "
+            f"{gpu:>4} {process.pid:>7} {cut(safe_text(process.user or NA), 9):<9} {process.type:<3} "
             f"{fmt_bytes(process.gpu_memory):>8} {fmt_percent(process.sm_utilization):>4} {cpu:>5} "
             f"{fmt_duration(age):>6}  "
         )
-        lines.append(row + command[: max(0, width - len(row))])
+        lines.append(row + cut(command, max(0, width - len(row))))
     return lines

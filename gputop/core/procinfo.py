@@ -66,6 +66,8 @@ class _StaticFacts:
     command: str | None
     container: str | None
     container_name: str | None
+    parent_pid: int | None
+    parent_command: str | None
 
 
 class _Tracked:
@@ -196,8 +198,28 @@ def _first_look_in_proc(pid: int, users: _Users, containers: ContainerNames) -> 
         command = " ".join(arguments) or name
     user = None if uid is None else users.name(uid)
     container = read_container(pid)
-    static = _StaticFacts(started, user, name, command, container, containers.name(container))
+    parent_pid = int(stat[stat.rfind(b")") + 2 :].split()[1])
+    static = _StaticFacts(
+        started,
+        user,
+        name,
+        command,
+        container,
+        containers.name(container),
+        parent_pid or None,
+        _parent_command(parent_pid),
+    )
     return _Tracked(static, start_ticks, cpu_ticks), rss
+
+
+def _parent_command(pid: int) -> str | None:
+    """The command line of a process's parent (read once, for the process tree); None when unreadable."""
+    if pid <= 0:
+        return None
+    try:
+        return " ".join(_command_line(_read_proc(pid, "cmdline", 1 << 16))) or None
+    except OSError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +251,8 @@ class HostFacts:
             static.container,
             static.container_name,
             True,
+            static.parent_pid,
+            static.parent_command,
             process.stale,
         )
 

@@ -9,7 +9,8 @@ import time
 from collections.abc import Callable
 
 from gputop.core.host import HostReader
-from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
+from gputop.core.model import GpuSample, HostSample, MigSample, ProcessIdentity, ProcessSample, Snapshot
+from gputop.core.procdetail import ProcessDetail, read_process_detail
 from gputop.core.procinfo import HostFacts, ProcessInfo
 from gputop.core.sources.base import GpuSource
 from gputop.core.sources.lanes import Lane
@@ -93,6 +94,11 @@ class Sampler:
             cuda_driver_version=self.source.cuda_driver_version,
             source=self.source.name,
         )
+
+    def process_detail(self, identity: ProcessIdentity) -> ProcessDetail:
+        """Everything known about one process: from the source when simulated, else from /proc (on demand)."""
+        detail = self.source.process_detail(identity)
+        return read_process_detail(identity) if detail is None else detail
 
     def _join_host_facts(self, gpus: tuple[GpuSample, ...]) -> tuple[GpuSample, ...]:
         self._pids = [p.pid for gpu in gpus for p in gpu.all_processes()]

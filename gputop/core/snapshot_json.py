@@ -37,6 +37,8 @@ def process_to_dict(process: ProcessSample) -> dict[str, Any]:
         "container": process.container,
         "container_name": process.container_name,
         "visible": process.visible,
+        "parent_pid": process.parent_pid,
+        "parent_command": process.parent_command,
         "stale": process.stale,
     }
 
@@ -203,6 +205,9 @@ def _process(data: dict[str, Any], gpu_index: int) -> ProcessSample:
         container_name=data.get("container_name"),
         visible=bool(data["visible"]),
         stale=bool(data.get("stale", False)),
+        # Recordings made before the process tree have no parent.
+        parent_pid=data.get("parent_pid"),
+        parent_command=data.get("parent_command"),
     )
 
 

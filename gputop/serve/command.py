@@ -9,8 +9,6 @@ recording, no driver) fails here once, with one line and status 2.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import secrets
 import socket
 import sys
 from collections.abc import Sequence
@@ -123,6 +121,10 @@ def check_served(served: argparse.Namespace, settings: Settings) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     """``gputop serve``: check, listen, print the URL to open, serve until Ctrl+C; 2 when it cannot."""
+    # Here, not at the top: asyncio imports ssl (OpenSSL, 4 MiB), which the TUI does without (cli._load_tui).
+    import asyncio
+    import secrets
+
     from gputop.cli import _fail, build_parser
     from gputop.core.exporter import ListenError, describe_bind_error, parse_listen
 

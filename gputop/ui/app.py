@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import ClassVar
 
 from textual.app import ComposeResult, SystemCommand
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.events import Resize
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Static
 
 from gputop.core.alerts import AlertEvent
@@ -42,12 +42,13 @@ from gputop.core.settings import Settings
 from gputop.ui import keymap, layout
 from gputop.ui.feed import SnapshotFeed
 from gputop.ui.kill_control import KillControl
+from gputop.ui.layout import gpu_range
 from gputop.ui.messages import SamplerFailed, SnapshotReady
 from gputop.ui.process_view import ProcessView, sort_for_key
 from gputop.ui.replay_control import ReplayControl, replay_status, replay_title
 from gputop.ui.sampling_control import SamplingControl
 from gputop.ui.settings_control import SettingsControl
-from gputop.ui.state import ProcessFilter, SortOrder, users_with_processes
+from gputop.ui.state import ProcessFilter, SortOrder, launcher_note, users_with_processes
 from gputop.ui.textual_private import ChangedCellsApp
 from gputop.ui.widgets.filter_bar import FilterBar, FilterInput
 from gputop.ui.widgets.gpu_card import GpuCard
@@ -134,7 +135,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         with Vertical(id="main"):
             yield TitleBar(id="title-bar")
             yield HostStrip()
-            with VerticalScroll(id="gpu-area"):
+            with VerticalScroll(id="gpu-area", can_focus=False):
                 yield GpuGrid(id="gpu-grid")
             yield self.processes
             yield self.filter_bar
@@ -160,8 +161,13 @@ class GpuTopApp(ChangedCellsApp[int]):
         if self.start_sampler:
             self.sampling.start()
             # Sampling can fall behind (a driver that hangs): the title then says how old the data is.
-            self.set_interval(0.5, self.update_title)
+            self.set_interval(0.5, self._say_lateness)
         self.update_title()
+
+    def _say_lateness(self) -> None:
+        """Twice a second: the title says how old the newest sample is when sampling is late."""
+        if self.query(TitleBar):  # not while the screen is being taken down
+            self.update_title()
 
     def _redraw(self) -> None:
         self.forget_screen()
@@ -263,7 +269,12 @@ class GpuTopApp(ChangedCellsApp[int]):
 
     def _show_gpus(self, snapshot: Snapshot) -> None:
         plan = self._card_layout(snapshot, self.compact_choice)
-        self.query_one("#gpu-area").set_class(plan.compact, "-compact")
+        area = self.query_one("#gpu-area")
+        area.set_class(plan.compact, "-compact")
+        panel_shown, host_shown = bool(self.processes.display), bool(self.query_one(HostStrip).display)
+        room = layout.cards_room(self.size.height, panel_shown=panel_shown, host_shown=host_shown)
+        if area.styles.max_height is None or area.styles.max_height.value != room:
+            area.styles.max_height = room
         self.query_one(GpuGrid).show(
             snapshot, plan, self.history, self.forecasts, self.feed.alert_kinds, self.feed.diagnoses
         )
@@ -305,11 +316,14 @@ class GpuTopApp(ChangedCellsApp[int]):
     def action_toggle_processes(self) -> None:
         table = self.processes
         table.display = not table.display
-        self.query_one("#gpu-area").set_class(not table.display, "-alone")
+        if self.snapshot is not None:
+            self._show_gpus(self.snapshot)  # the cards take the room (full cards if they now fit)
 
     def action_toggle_host(self) -> None:
         strip = self.query_one(HostStrip)
         strip.display = not strip.display
+        if self.snapshot is not None:
+            self._show_gpus(self.snapshot)
 
     def action_freeze(self) -> None:
         self.frozen = not self.frozen
@@ -343,7 +357,7 @@ class GpuTopApp(ChangedCellsApp[int]):
     # -- actions: sort and filter (process_view, filter_bar) ---------------------------
 
     def action_sort_move(self, step: int) -> None:
-        self.view.set_sort(self.sort.moved(step))
+        self.view.set_sort(self.sort.moved(step, self.processes.shown_columns))
 
     def action_sort_invert(self) -> None:
         self.view.set_sort(self.sort.inverted())
@@ -351,8 +365,20 @@ class GpuTopApp(ChangedCellsApp[int]):
     def action_sort_by(self, column: str) -> None:
         self.view.set_sort(sort_for_key(column))
 
+    def action_sort_menu(self) -> None:
+        from gputop.ui.screens.sort_pick import SortPickScreen
+
+        def picked(column: str | None) -> None:
+            if column is not None:
+                self.view.set_sort(self.sort.by(column) if column != self.sort.column else self.sort)
+
+        self.push_screen(SortPickScreen(self.sort, self.processes.shown_columns), picked)
+
     def on_process_table_header_clicked(self, message: ProcessTable.HeaderClicked) -> None:
         self.view.set_sort(self.sort.by(message.column))
+
+    def action_toggle_tree(self) -> None:
+        self.view.set_tree(not self.view.tree)
 
     def action_filter(self) -> None:
         self.filter_bar.open(self.filter.text)
@@ -366,13 +392,33 @@ class GpuTopApp(ChangedCellsApp[int]):
         """Esc: leave the filter box and clear the filter (text, user and GPU)."""
         self.filter_bar.clear()
         self.view.set_filter(ProcessFilter())
+        self.query_one(GpuGrid).mark_filtered(None)
         self.screen.set_focus(self.processes)
 
-    def action_only_gpu(self, index: int) -> None:
+    def _filter_gpu(self, index: int | None) -> None:
         self.view.set_filter(self.filter.with_gpu(index))
+        self.query_one(GpuGrid).mark_filtered(index)
+
+    def action_only_gpu(self, index: int) -> None:
+        """0-9: only that GPU's processes; a GPU this machine does not have is refused, in words."""
+        indices = [gpu.index for gpu in self.snapshot.gpus] if self.snapshot else []
+        if index not in indices:
+            self.notify(f"there is no GPU {index}: this machine has {gpu_range(indices)} (# lists them)",
+                        severity="warning")
+            return
+        self._filter_gpu(index)
 
     def action_all_gpus(self) -> None:
-        self.view.set_filter(self.filter.with_gpu(None))
+        self._filter_gpu(None)
+
+    def action_pick_gpu(self) -> None:
+        from gputop.ui.screens.gpu_pick import GpuPickScreen
+
+        def picked(choice: str | None) -> None:
+            if choice is not None:
+                self._filter_gpu(None if choice == GpuPickScreen.ALL else int(choice))
+
+        self.push_screen(GpuPickScreen(self.snapshot.gpus if self.snapshot else (), self.filter.gpu), picked)
 
     def action_pick_user(self) -> None:
         from gputop.ui.screens.user_pick import UserPickScreen
@@ -395,6 +441,17 @@ class GpuTopApp(ChangedCellsApp[int]):
         self.kill_control.active_table().untag_all()
         self.view.refresh()
 
+    def action_kill_refused(self) -> None:
+        why = "a recording" if self.replay is not None else "read-only (--readonly)"
+        self.notify(f"{why}: gputop sends no signals", title="Not sent", severity="warning")
+
+    def action_next_match(self) -> None:
+        """n / F3: the next process (after the cursor, wrapping) that the filter's text matches."""
+        if not self.filter.text:
+            self.notify("no filter: / types one, then n goes from match to match", severity="warning")
+            return
+        self.processes.select_next(self.filter.matches)
+
     def action_kill(self) -> None:
         if not self.readonly:
             self.kill_control.ask()
@@ -403,6 +460,15 @@ class GpuTopApp(ChangedCellsApp[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if not keymap.mode_allows(action, readonly=self.readonly, replaying=self.replay is not None):
+            return False
+        # The footer shows what acts on the thing that has the focus: a dialog's own keys, the filter
+        # box's Enter and Esc, the process screen's keys; the main screen's only where they act.
+        screen = self.screen
+        if isinstance(screen, ModalScreen):
+            return action == "quit"
+        if screen.id == "process-screen" and action not in keymap.PROCESS_SCREEN_ACTIONS:
+            return False
+        if isinstance(self.focused, FilterInput) and action not in keymap.FILTER_BOX_ACTIONS:
             return False
         if action == "clear_filter":
             return self.filter.active or self.filter_bar.display
@@ -415,8 +481,12 @@ class GpuTopApp(ChangedCellsApp[int]):
         return self.check_action(action, ()) is not False
 
     def help_entries(self) -> list[tuple[str, str]]:
-        """(keys, description) for every key binding that is available now."""
-        return keymap.help_entries(keymap.key_bindings(self.BINDINGS), self._allowed)
+        """(keys, description) for every key binding that is available now, and the keys that move."""
+        return [*keymap.help_entries(keymap.key_bindings(self.BINDINGS), self._allowed), *keymap.NAVIGATION_HELP]
+
+    def get_key_display(self, binding: Binding) -> str:
+        """Keys named alike everywhere, footers included: "Esc", "F10", "Enter"."""
+        return binding.key_display or keymap.key_name(binding.key)
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -441,6 +511,18 @@ class GpuTopApp(ChangedCellsApp[int]):
             self.notify("no process selected", severity="warning")
             return
         self.open_detail(row.process.gpu_index)
+
+    def action_open_process(self) -> None:
+        """Enter: the selected process in full (in the table the user looks at)."""
+        from gputop.ui.screens.process import ProcessScreen
+
+        row = self.kill_control.active_table().cursor_row
+        if row is None:
+            self.notify("no process selected", severity="warning")
+        elif row.launcher:
+            self.notify(launcher_note(row), severity="warning")
+        else:
+            self.push_screen(ProcessScreen(row.process.identity))
 
     def on_gpu_card_selected(self, message: GpuCard.Selected) -> None:
         self.open_detail(message.index)

@@ -19,6 +19,18 @@ SIGNAL_ACTIONS = frozenset({"kill", "tag", "untag_all"})
 LIVE_ACTIONS = SIGNAL_ACTIONS | {"freeze", "interval"}
 # Actions that move a replay: only there.
 REPLAY_ACTIONS = frozenset({"replay_pause", "replay_step", "replay_speed", "replay_jump"})
+# Says why a key does nothing here (k in read-only mode or a replay): never listed in help or the palette.
+REFUSALS = frozenset({"kill_refused"})
+# What the main screen's keys may do while the filter box has the focus: the footer shows only these.
+FILTER_BOX_ACTIONS = frozenset({"clear_filter", "quit"})
+# What they may do over the process screen (its own keys do the rest).
+PROCESS_SCREEN_ACTIONS = frozenset({"help", "alert_log", "quit", "freeze", "interval"}) | REPLAY_ACTIONS
+# Keys that are not bindings of the app, listed in help all the same.
+NAVIGATION_HELP: tuple[tuple[str, str], ...] = (
+    ("Tab, Shift+Tab", "Move the focus between the process panel and the GPU cards"),
+    ("↑ ↓, PgUp PgDn, Home End", "Move the process cursor (choose a card while the cards have the focus; ← → too)"),
+    ("Enter (on the cards)", "The chosen card's GPU detail; Esc goes back to the panel"),
+)
 
 BINDINGS: list[BindingType] = [
     Binding("f1,question_mark,h", "help", "Help", key_display="F1"),
@@ -31,16 +43,21 @@ BINDINGS: list[BindingType] = [
         priority=True,
         tooltip="Filter: text (command, user, PID, container), re:REGEX, or is:idle for idle processes",
     ),
+    Binding("n,f3", "next_match", "Next match of the filter", show=False),
     Binding("less_than_sign", "sort_move(-1)", "Sort column left", show=False),
     Binding("greater_than_sign", "sort_move(1)", "Sort", key_display="<>", tooltip="Sort column right"),
     Binding("I", "sort_invert", "Invert sort order", show=False),
+    Binding("f6", "sort_menu", "Sort by…", show=False),
     Binding("M", "sort_by('gpu_memory')", "Sort by GPU memory", show=False),
     Binding("P", "sort_by('cpu')", "Sort by CPU %", show=False),
     Binding("T", "sort_by('time')", "Sort by run time", show=False),
     Binding("N", "sort_by('pid')", "Sort by PID", show=False),
-    Binding("u", "pick_user", "User"),
+    Binding("u", "pick_user", "User", show=False),  # in help and the palette: the footer must fit 80 columns
+    Binding("t,f5", "toggle_tree", "Tree", show=False, tooltip="Tree: workers under their launcher, "
+            "GPU memory summed on the parent"),
     *(Binding(str(n), f"only_gpu({n})", f"Only GPU {n}", show=False) for n in range(10)),
     Binding("a", "all_gpus", "All GPUs", show=False),
+    Binding("number_sign", "pick_gpu", "Only one GPU's processes (a list: GPUs 10 and up too)", show=False),
     Binding("escape", "clear_filter", "Clear filter", key_display="Esc"),
     Binding("space", "tag", "Tag process", show=False),
     Binding("space", "replay_pause", "Pause/play", key_display="Space"),
@@ -51,8 +68,10 @@ BINDINGS: list[BindingType] = [
     Binding("j", "replay_jump", "Jump to a time"),
     Binding("U", "untag_all", "Untag all", show=False),
     Binding("k,f9", "kill", "Kill", key_display="k"),
+    Binding("k,f9", "kill_refused", "Kill", show=False),
     Binding("g", "detail_selected", "GPU detail", show=False),
-    Binding("enter", "detail_selected", "GPU detail", show=False),
+    Binding("enter", "open_process", "Process", key_display="Enter", tooltip="The process in full: command, parents, "
+            "environment, devices, charts"),
     Binding("c", "toggle_compact", "Compact", show=False),
     Binding("p", "toggle_processes", "Show/hide processes", show=False),
     Binding("s", "toggle_host", "Show/hide host strip", show=False),
@@ -64,13 +83,16 @@ BINDINGS: list[BindingType] = [
     Binding("exclamation_mark", "alert_log", "Alerts", key_display="!"),
     Binding("S", "save_settings", "Save settings", show=False),
     Binding("ctrl+l", "redraw", "Redraw the screen", show=False),
-    Binding("q,f10", "quit", "Quit"),
+    # F10: the footer shows it in the filter box too, where q is typed, not obeyed.
+    Binding("q,f10", "quit", "Quit", key_display="F10", show=False),
     Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
 ]
 
 
 def mode_allows(action: str, *, readonly: bool, replaying: bool) -> bool:
     """Whether an action exists in this mode (read-only, replay or live)."""
+    if action in REFUSALS:
+        return readonly or replaying
     if readonly and action in SIGNAL_ACTIONS:
         return False
     if replaying:
@@ -92,7 +114,7 @@ def help_entries(bindings: Iterable[Binding], allowed: Callable[[str], bool]) ->
     """(keys, description) for every binding whose action is ``allowed`` now, one line per action."""
     by_action: dict[str, tuple[list[str], str]] = {}
     for binding in bindings:
-        if not allowed(action_name(binding)):
+        if not allowed(action_name(binding)) or action_name(binding) in REFUSALS:
             continue
         # The footer's short word, or the longer words help has room for.
         action, description = binding.action, binding.tooltip or binding.description
@@ -113,7 +135,7 @@ def palette_entries(bindings: Iterable[Binding], allowed: Callable[[str], bool])
     entries = []
     for binding in bindings:
         name = action_name(binding)
-        if binding.action in seen or not allowed(name) or name == "clear_filter":
+        if binding.action in seen or not allowed(name) or name == "clear_filter" or name in REFUSALS:
             continue
         seen.add(binding.action)
         keys = ", ".join(key_name(key) for key in binding.key.split(","))
@@ -142,5 +164,8 @@ def key_name(key: str) -> str:
         return _KEY_NAMES[key]
     if key.startswith("f") and key[1:].isdigit():
         return key.upper()
+    if key.startswith(("ctrl+", "shift+")):
+        modifier, _plus, rest = key.partition("+")
+        return f"{modifier.capitalize()}+{key_name(rest).upper() if len(rest) == 1 else key_name(rest)}"
     character = key_to_character(key)
     return character if character and character.isprintable() and not character.isspace() else key

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from gputop.core.actions import Outcome, SignalResult, send_signal
 from gputop.core.format import safe_text
 from gputop.core.model import ProcessIdentity
-from gputop.ui.state import ProcessRow
+from gputop.ui.state import ProcessRow, launcher_note
 from gputop.ui.widgets.process_table import ProcessTable
 
 if TYPE_CHECKING:
@@ -42,6 +42,9 @@ class KillControl:
         targets = self.targets()
         if not targets:
             self.app.notify("no process selected", severity="warning")
+            return
+        if targets[0].launcher:
+            self.app.notify(launcher_note(targets[0]), severity="warning")
             return
 
         def chosen(signal_number: int | None) -> None:

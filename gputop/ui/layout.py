@@ -18,6 +18,10 @@ CHROME_LINES = 3
 PANEL_ROWS_KEPT = 12
 # Lines of a panel with no rows (borders, header, the "no GPU processes" line).
 PANEL_MIN_LINES = 6
+# The process panel always keeps room for this many rows: the cards scroll when they need more.
+PANEL_ROWS_MIN = 5
+# Lines of the panel besides its rows: two borders and the header.
+PANEL_CHROME = 3
 # Two columns of cards from this terminal width (full cards, compact cards).
 TWO_COLUMNS_FROM = {False: 100, True: 170}
 
@@ -54,6 +58,15 @@ def needs_compact(gpus: Sequence[GpuSample], width: int, height: int, *, process
     return needed + max(panel, PANEL_MIN_LINES if panel_shown else 0) > height - CHROME_LINES
 
 
+def cards_room(height: int, *, panel_shown: bool, host_shown: bool) -> int:
+    """Lines the GPU area may take: all but the title, host strip, footer and, when shown, a panel
+    with room for PANEL_ROWS_MIN rows (the cards scroll beyond that)."""
+    room = height - 2 - (1 if host_shown else 0)  # the title bar and the footer
+    if panel_shown:
+        room -= PANEL_ROWS_MIN + PANEL_CHROME
+    return max(1, room)
+
+
 @dataclass(frozen=True, slots=True)
 class CardLayout:
     """How the GPU cards are laid out: compact or full, how many columns, each row's height."""
@@ -84,3 +97,10 @@ def plan_cards(
     columns = card_columns(len(gpus), compact, width)
     heights = row_heights([card_lines(gpu, compact) for gpu in gpus], columns)
     return CardLayout(compact, columns, tuple(heights))
+
+
+def gpu_range(indices: Sequence[int]) -> str:
+    """How many GPUs a machine has, in words: "GPUs 0-3", "GPU 0", "no GPU"."""
+    if not indices:
+        return "no GPU"
+    return f"GPUs {indices[0]}-{indices[-1]}" if len(indices) > 1 else f"GPU {indices[0]}"

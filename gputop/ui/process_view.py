@@ -9,7 +9,7 @@ from rich.text import Text
 from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import ProcessGrowth
 from gputop.core.model import ProcessIdentity, Snapshot
-from gputop.ui.state import FilterError, ProcessFilter, ProcessRow, SortOrder, snapshot_rows
+from gputop.ui.state import COLUMN_BY_NAME, FilterError, ProcessFilter, ProcessRow, SortOrder, snapshot_rows, tree_rows
 from gputop.ui.widgets.process_table import ProcessTable
 
 
@@ -23,9 +23,23 @@ def process_count(rows: list[ProcessRow]) -> int:
     return sum(1 for row in rows if not row.unattributed)
 
 
-def panel_title(shown: int, total: int, process_filter: ProcessFilter, tagged: int) -> Text:
-    """The panel's border title: how many processes are shown (of how many), the filter, the tags."""
+def panel_title(
+    shown: int,
+    total: int,
+    process_filter: ProcessFilter,
+    tagged: int,
+    *,
+    tree: bool = False,
+    hidden_sort: SortOrder | None = None,
+) -> Text:
+    """The panel's border title: how many processes are shown (of how many), the tree, the sort
+    when its column is not on screen, the filter, the tags."""
     title = Text.assemble(("Processes", "bold"), f" {shown}")
+    if tree:
+        title.append("  tree", style="bold cyan")
+    if hidden_sort is not None:
+        arrow = "▼" if hidden_sort.descending else "▲"
+        title.append(f"  sort: {COLUMN_BY_NAME[hidden_sort.column].title}{arrow}", style="bold")
     if process_filter.active:
         title.append(f" of {total}")
         title.append(f"  filter: {process_filter.describe()}", style="bold yellow")
@@ -45,6 +59,7 @@ class ProcessView:
         self._growth: Mapping[ProcessIdentity, ProcessGrowth] | None = None
         self._diagnoses: Diagnoses | None = None
         self._title: Text | None = None
+        self.tree = False
 
     def show(
         self,
@@ -65,9 +80,14 @@ class ProcessView:
         every = snapshot_rows(snapshot, self._growth, self._diagnoses)
         rows: list[ProcessRow] = [row for row in every if self.filter.matches(row)]
         table.empty_message = "no process matches the filter" if self.filter.active else "no GPU processes"
-        table.set_rows(rows, self.sort)
+        if self.tree:
+            table.set_rows(tree_rows(rows, self.sort), self.sort, in_order=True)
+        else:
+            table.set_rows(rows, self.sort)
+        hidden_sort = None if self.sort.column in table.shown_columns else self.sort
         # A "(no process)" row is not a process: the title counts processes.
-        title = panel_title(process_count(rows), process_count(every), self.filter, len(table.tagged))
+        title = panel_title(process_count(rows), process_count(every), self.filter, len(table.tagged), tree=self.tree,
+                            hidden_sort=hidden_sort)
         if title != self._title:
             # Setting a border title repaints the whole panel: only when it changed.
             self._title = title
@@ -75,6 +95,11 @@ class ProcessView:
 
     def set_sort(self, order: SortOrder) -> None:
         self.sort = order
+        self.refresh()
+
+    def set_tree(self, tree: bool) -> None:
+        """Show the processes as a tree (workers under their launcher) or as a flat list."""
+        self.tree = tree
         self.refresh()
 
     def set_filter(self, process_filter: ProcessFilter) -> None:

@@ -37,7 +37,6 @@ class SettingsControl:
         app.processes.show_columns(settings.columns)
         app.compact_choice = True if settings.compact else None
         app.processes.display = settings.show_processes
-        app.query_one("#gpu-area").set_class(not settings.show_processes, "-alone")
         app.query_one(HostStrip).display = settings.show_host
         if settings.theme in app.available_themes:
             if settings.theme != app.theme:  # setting a theme restyles everything: only when it changes

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import ProcessGrowth
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_growth, safe_text
 from gputop.core.model import ProcessIdentity, ProcessSample, Snapshot
+from gputop.core.tree import build_tree
 
 # A process appears once per GPU (or MIG device) it uses, so a row is keyed by
 # the process identity (pid, create_time) plus where it runs.
@@ -36,15 +37,24 @@ class ProcessRow:
     idle: bool = False
     # Not a process: the memory of a GPU or MIG device that no listed process accounts for (PID 0).
     unattributed: bool = False
+    # In the tree (``t``): the branches before the command, the GPU memory of the process and
+    # everything under it (None: nothing under it), and whether it is a launcher not on any GPU.
+    guide: str = ""
+    subtree_memory: int | None = None
+    launcher: bool = False
 
     @property
     def key(self) -> RowKey:
         p = self.process
+        if self.launcher:
+            return (p.pid, None, -1, None)
         return (p.pid, p.started, p.gpu_index, p.mig_index)
 
     @property
     def gpu_label(self) -> str:
         p = self.process
+        if self.launcher:
+            return ""
         return str(p.gpu_index) if p.mig_index is None else f"{p.gpu_index}.{p.mig_index}"
 
     @property
@@ -93,9 +103,17 @@ def _num(value: float | None, fmt: str = "{:.0f}") -> str:
 def _command(row: ProcessRow) -> str:
     p = row.process
     if not p.visible:
-        return NOT_VISIBLE
+        return row.guide + NOT_VISIBLE
     command = safe_text(p.command or p.name)
-    return STALE_MARK + command if p.stale else command
+    return row.guide + (STALE_MARK + command if p.stale else command)
+
+
+def _gpu_memory(row: ProcessRow) -> str:
+    """A process's GPU memory; in the tree, a parent's is its subtree's, marked Σ where it fits."""
+    if row.subtree_memory is None:
+        return fmt_bytes(row.process.gpu_memory)
+    total = fmt_bytes(row.subtree_memory)
+    return "Σ" + total if len(total) < COLUMN_BY_NAME["gpu_memory"].width else total
 
 
 def idle_text(seconds: float | None) -> str:
@@ -123,8 +141,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("user", "USER", 9, lambda r: _host(r, safe_text(r.process.user, 9)), lambda r: _lower(r.process.user),
            descending_first=False),
     Column("type", "T", 3, lambda r: r.process.type, lambda r: r.process.type, descending_first=False, drop_priority=3),
-    Column("gpu_memory", "GPU-MEM", 8, lambda r: fmt_bytes(r.process.gpu_memory), lambda r: r.process.gpu_memory,
-           right=True),
+    Column("gpu_memory", "GPU-MEM", 8, _gpu_memory, lambda r: r.process.gpu_memory, right=True),
     Column("share", "MEM%", 5, lambda r: _num(r.memory_share), lambda r: r.memory_share, right=True, drop_priority=2),
     Column("growth", "GROWTH", 13, lambda r: fmt_growth(r.growth_rate) if r.growing else "",
            lambda r: r.growth_rate, right=True, drop_priority=1),
@@ -145,12 +162,17 @@ COLUMN_BY_NAME = {column.name: column for column in COLUMNS}
 COMMAND_MIN_WIDTH = 24
 
 
-def visible_columns(width: int, names: Collection[str] | None = None) -> tuple[Column, ...]:
+def visible_columns(
+    width: int, names: Collection[str] | None = None, empty: Collection[str] = ()
+) -> tuple[Column, ...]:
     """The columns that fit in ``width`` cells, leaving the command at least a little room.
 
     ``names`` (from the settings) limits the columns to those named; the command always shows.
+    ``empty`` columns have nothing to show in any row: they leave their width to the command.
     """
-    shown = [c for c in COLUMNS if names is None or c.name in names or c.name == "command"]
+    shown = [
+        c for c in COLUMNS if (names is None or c.name in names or c.name == "command") and c.name not in empty
+    ]
     for priority in (5, 4, 3, 2, 1):
         fixed = sum(c.width + 1 for c in shown if c.width) + 1
         if fixed + COMMAND_MIN_WIDTH <= width:
@@ -164,9 +186,10 @@ class SortOrder:
     column: str = "gpu_memory"
     descending: bool = True
 
-    def moved(self, step: int) -> SortOrder:
-        """The next (step=1) or previous (step=-1) column, in its natural direction."""
-        names = [c.name for c in COLUMNS]
+    def moved(self, step: int, shown: Collection[str] | None = None) -> SortOrder:
+        """The next (step=1) or previous (step=-1) column on screen (``shown``; None: all), in its
+        natural direction."""
+        names = [c.name for c in COLUMNS if shown is None or c.name in shown or c.name == self.column]
         name = names[(names.index(self.column) + step) % len(names)]
         return SortOrder(name, COLUMN_BY_NAME[name].descending_first)
 
@@ -178,6 +201,19 @@ class SortOrder:
 
     def inverted(self) -> SortOrder:
         return SortOrder(self.column, not self.descending)
+
+
+def empty_columns(rows: Iterable[ProcessRow]) -> frozenset[str]:
+    """The columns with nothing to show in any of ``rows``: no growth, no container."""
+    empty = {"growth", "container"}
+    for row in rows:
+        if row.growing:
+            empty.discard("growth")
+        if row.process.container:
+            empty.discard("container")
+        if not empty:
+            break
+    return frozenset(empty)
 
 
 def sort_rows(rows: Iterable[ProcessRow], order: SortOrder) -> list[ProcessRow]:
@@ -306,3 +342,36 @@ def snapshot_rows(
 def users_with_processes(snapshot: Snapshot) -> list[str]:
     """The users that own GPU processes, sorted."""
     return sorted({p.user for p in snapshot.processes() if p.user is not None})
+
+
+def tree_rows(rows: list[ProcessRow], order: SortOrder) -> list[ProcessRow]:
+    """The rows as a tree (see core.tree), sorted within it: launchers get a row of their own."""
+    ordered = sort_rows(rows, order)
+    lines = build_tree([row.process for row in ordered])
+    out = []
+    for position, line in enumerate(lines):
+        subtree = line.subtree_memory if line.descendants or line.index is None else None
+        if line.index is not None:
+            out.append(replace(ordered[line.index], guide=line.guide, subtree_memory=subtree))
+            continue
+        # A launcher: what its workers say of it (the command line read with theirs), nothing of its own.
+        worker = lines[position + 1].index  # a launcher line is followed by its first worker's
+        first = ordered[worker if worker is not None else 0]
+        users = {row.process.user for row in ordered if row.process.parent_pid == line.pid}
+        launcher = ProcessSample(
+            pid=line.pid,
+            gpu_index=first.process.gpu_index,
+            type="",
+            user=users.pop() if len(users) == 1 else None,
+            name=(line.launcher_command or "").split(" ", 1)[0] or None,
+            command=line.launcher_command,
+            container=first.process.container,
+            visible=True,
+        )
+        out.append(ProcessRow(launcher, None, first.now, guide=line.guide, subtree_memory=subtree, launcher=True))
+    return out
+
+
+def launcher_note(row: ProcessRow) -> str:
+    """What Enter or k on a launcher's row says: it is not a GPU process itself."""
+    return f"PID {row.process.pid} ({safe_text(row.process.name)}) holds no GPU memory: select one of its workers"

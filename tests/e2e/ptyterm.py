@@ -36,10 +36,15 @@ class PtyTerminal:
         self.raw = bytearray()
         self.exit_status: int | None = None
         pid, master = pty.fork()
-        if pid == 0:  # the child
-            os.execvpe(command[0], list(command), env | {"TERM": "xterm-256color"})
+        if pid == 0:  # the child: its terminal has the size before the program can ask for it
+            try:
+                fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+                # COLUMNS and LINES would win over the terminal's size.
+                kept = {name: value for name, value in env.items() if name not in ("COLUMNS", "LINES")}
+                os.execvpe(command[0], list(command), kept | {"TERM": "xterm-256color"})
+            finally:
+                os._exit(127)
         self.pid, self.master = pid, master
-        self._set_size(columns, rows)
 
     def _set_size(self, columns: int, rows: int) -> None:
         fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))

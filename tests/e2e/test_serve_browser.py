@@ -16,6 +16,7 @@ PATHS = chromium_paths()
 pytestmark = pytest.mark.skipif(isinstance(PATHS, str), reason=str(PATHS))
 
 PID_CELL = re.compile(r"^│\s+\S+\s+(\d+)\s", re.MULTILINE)
+PANEL = re.compile(r"Processes \d+")
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +30,7 @@ def browser() -> Iterator[Browser]:
 def shows_gputop(screen: str) -> bool:
     """A GPU card, the process panel and the footer are drawn."""
     rows = screen.splitlines()
-    return "0 NVIDIA H100 80GB HBM3" in screen and "Processes 9" in screen and "F1 Help" in rows[-1]
+    return "NVIDIA H100 80GB HBM3" in screen and PANEL.search(screen) is not None and "F1 Help" in rows[-1]
 
 
 def test_the_page_is_gputop_read_only_and_takes_keys(browser: Browser) -> None:
@@ -38,18 +39,18 @@ def test_the_page_is_gputop_read_only_and_takes_keys(browser: Browser) -> None:
         browser.open(served.url)
         screen = browser.wait_screen(shows_gputop, "a GPU card and the process panel")
         footer = screen.splitlines()[-1]
-        assert "F1 Help" in footer and "q Quit" in footer and "Kill" not in footer
+        assert "F1 Help" in footer and "/ Filter" in footer and "Kill" not in footer
         assert "read-only" in screen.splitlines()[0]
 
         browser.press("N")  # sort by PID: the panel's header and its rows follow
         screen = browser.wait_screen(lambda s: "PID▲" in s or "PID▼" in s, "the panel sorted by PID")
         pids = [int(pid) for pid in PID_CELL.findall(screen)]
-        assert len(pids) == 9
+        assert len(pids) >= 8  # the demo's processes come and go
         assert pids == sorted(pids, reverse="PID▼" in screen)
 
-        browser.press("k", "?")  # the kill key does nothing; the help that follows proves it was read
+        browser.press("k", "?")  # the kill key only says why; the help that follows proves it was read
         screen = browser.wait_screen(lambda s: "gputop keys" in s, "the help")
-        assert "Send a signal" not in screen
+        assert "Send a signal" not in screen and "read-only (--readonly): gputop sends no signals" in screen
         assert "Kill" not in screen and "Sort by PID" in screen
     finally:
         assert served.stop() == 0

@@ -5,6 +5,7 @@ Also: a hung nvmlInit at start is a message, not a blank screen; Ctrl+L redraws 
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import time
@@ -48,10 +49,10 @@ def command(tmp_path: Path) -> list[str]:
     return [sys.executable, "-m", "gputop", "--config", str(config), "--interval", "0.5"]
 
 
-def title_after(screen: str, name: str) -> str:
-    """What follows a card's name in its title line (cards may stand side by side)."""
+def card_title(screen: str, name: str) -> str:
+    """The title of the card named ``name`` (cards may stand side by side on its line)."""
     line = next(line for line in screen.splitlines() if name in line)
-    return line.split(name, 1)[1].split("NVIDIA", 1)[0]
+    return next(title for title in re.split("[╮┓]", line) if name in title)
 
 
 def quit_and_wait(tmux: Tmux) -> tuple[float, float]:
@@ -94,8 +95,8 @@ def test_a_hung_gpu_is_marked_the_other_goes_on_it_recovers_and_quitting_is_quic
     tmux.wait_for("both GPUs", lambda s: "H100 80GB HBM3" in s and "A100-SXM4-80GB" in s and "80%" in s)
 
     fake_nvml.write(machine(util=55).stall(1, 60.0, "nvmlDeviceGetMemoryInfo"))
-    screen = tmux.wait_for("GPU 1 not answering", lambda s: "not answering" in title_after(s, "A100-SXM4-80GB"))
-    assert "not answering" not in title_after(screen, "H100 80GB HBM3")
+    screen = tmux.wait_for("GPU 1 not answering", lambda s: "not answering" in card_title(s, "A100-SXM4-80GB"))
+    assert "not answering" not in card_title(screen, "H100 80GB HBM3")
     tmux.wait_for("GPU 0 going on", lambda s: "55%" in s)
     fake_nvml.write(machine(util=55))  # the driver recovers
     tmux.wait_for("GPU 1 back", lambda s: "not answering" not in s and "8.0/80.0GiB" in s)

@@ -9,6 +9,7 @@ from textual.widgets import Static
 
 from gputop.core.actions import Outcome, SignalResult, signal_name
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessIdentity, ProcessSample, Snapshot
+from gputop.core.procdetail import ProcessDetail
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.sources.demo import DemoSource
@@ -148,6 +149,8 @@ class StaticSource:
     def __init__(self, gpus: tuple[GpuSample, ...] = (), host: HostSample = HOST) -> None:
         self.gpus = gpus
         self.host = host
+        # What the process screen reads for each process; the rest read as gone.
+        self.details: dict[ProcessIdentity, ProcessDetail] = {}
 
     def open(self) -> None:
         pass
@@ -163,6 +166,9 @@ class StaticSource:
 
     def signal(self, identity: ProcessIdentity, signal_number: int) -> SignalResult | None:
         return None
+
+    def process_detail(self, identity: ProcessIdentity) -> ProcessDetail | None:
+        return self.details.get(identity, ProcessDetail(identity[0], gone=f"PID {identity[0]} has exited"))
 
 
 class RecordingSource(StaticSource):
@@ -213,6 +219,12 @@ def notices(app: GpuTopApp) -> list[str]:
 
 SIGTERM = int(signal_module.SIGTERM)
 SIGKILL = int(signal_module.SIGKILL)
+
+
+def screen_text(app: GpuTopApp) -> str:
+    """What the terminal shows now, line by line."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join("".join(segment.text for segment in strip) for strip in strips)
 
 
 def kill_targets(app: GpuTopApp) -> str:

@@ -54,9 +54,8 @@ async def test_enter_on_a_focused_card_opens_its_detail() -> None:
     async with app.run_test(size=SIZE) as pilot:
         app.apply_snapshot(_at(0))
         await pilot.pause()
-        app.query_one("#gpu-0").focus()
-        await pilot.press("enter")
-        assert isinstance(app.screen, DetailScreen) and app.screen.index == 0
+        await pilot.press("tab", "right", "enter")  # the cards, the second one, open it
+        assert isinstance(app.screen, DetailScreen) and app.screen.index == 1
 
 
 def _at(step: int, **changes: float) -> Snapshot:

@@ -193,7 +193,7 @@ async def test_readonly_has_no_kill_anywhere() -> None:
         assert not isinstance(app.screen, KillScreen)
         assert app.processes.tagged == set()
         footer_keys = [key.description for key in app.query("FooterKey")]
-        assert "Kill" not in footer_keys and "Quit" in footer_keys
+        assert "Kill" not in footer_keys and "Filter" in footer_keys
         palette = [command.title for command in app.get_system_commands(app.screen)]
         assert "Kill" not in palette and "Tag process" not in palette and "Freeze" in palette
         await pilot.press("f1")

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from gputop.core.model import GpuSample, MigSample
-from gputop.ui.layout import CardLayout, card_columns, card_lines, needs_compact, plan_cards, row_heights, too_small
+from gputop.ui.layout import (
+    CardLayout,
+    card_columns,
+    card_lines,
+    cards_room,
+    needs_compact,
+    plan_cards,
+    row_heights,
+    too_small,
+)
 
 PLAIN = GpuSample(index=0)
 MIG = GpuSample(index=1, mig_devices=(MigSample(index=0), MigSample(index=1)))
@@ -57,3 +66,11 @@ def test_the_plan_follows_the_users_choice_else_the_room_left() -> None:
     )
     assert plan_cards(gpus, 120, 12, compact_choice=None, process_rows=2, panel_shown=True).compact is True
     assert CardLayout(compact=False, columns=2, heights=(7, 3)).height_of(2) == 3
+
+
+def test_the_cards_leave_the_panel_room_for_five_rows_and_take_it_all_when_it_is_hidden() -> None:
+    # 24 lines: title, host strip, footer, and a panel of 5 rows + borders and header.
+    assert cards_room(24, panel_shown=True, host_shown=True) == 24 - 3 - 8
+    assert cards_room(24, panel_shown=True, host_shown=False) == 24 - 2 - 8
+    assert cards_room(24, panel_shown=False, host_shown=True) == 24 - 3
+    assert cards_room(10, panel_shown=True, host_shown=True) == 1

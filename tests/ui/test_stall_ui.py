@@ -100,7 +100,7 @@ async def test_a_hung_gpu_says_so_the_rest_goes_on_and_it_recovers_with_the_gap_
         history = app.history.gpu(1)
         marked = next(t for t, m in zip(history.timestamps, history.memory_used, strict=True) if m is None)
         assert marked - hang < DEADLINE_S + INTERVAL_S + 0.3
-        assert re.fullmatch(r" 1 NVIDIA L4 not answering \d+\.\ds ", title(app, 1))
+        assert re.fullmatch(r" 1  not answering \d+\.\ds NVIDIA L4 ", title(app, 1))
         assert card(app, 1).has_class("-silent")
         memory, util, temperature = card_text(app, 1)
         assert memory.startswith("MEM  ╌") and "N/A" in memory

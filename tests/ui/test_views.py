@@ -133,7 +133,10 @@ async def test_help_lists_every_key() -> None:
     assert entries["Alerts"] == "!" and entries["Save settings"] == "S"
     assert entries["Only that GPU's processes"] == "0-9"
     assert entries["Quit"] == "q, F10, Ctrl+C"
-    assert entries["GPU detail"] == "g, Enter"
+    assert entries["GPU detail"] == "g"
+    assert entries["The process in full: command, parents, environment, devices, charts"] == "Enter"
+    assert entries["Tree: workers under their launcher, GPU memory summed on the parent"] == "t, F5"
+    assert entries["Sort by…"] == "F6"
     assert {"Tag process", "Untag all", "Invert sort order", "Freeze", "Compact", "User"} <= set(entries)
 
 

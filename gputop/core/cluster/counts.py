@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gputop.core import metric_names
+from gputop.core.levels import DEFAULT_SLOWDOWN_C, TEMPERATURE_ALARM_MARGIN_C
 
-# The cards' "hot": within 5 °C of the GPU's own slowdown temperature (DCGM exporter serves none:
-# there 85 °C stands for it). One subtraction per GPU keeps it to a single pass over both metrics.
-HOT_MARGIN_C = 5.0
-DEFAULT_SLOWDOWN_C = 85.0
+# The cards' "hot" (core.levels' alarm): within 5 °C of the GPU's own slowdown temperature (DCGM
+# exporter serves none: there the default stands for it). One subtraction per GPU keeps it to a
+# single pass over both metrics.
+HOT_MARGIN_C = TEMPERATURE_ALARM_MARGIN_C
 # issue 10's defaults: idle for 10 minutes.
 IDLE_AFTER_S = 600.0
 

@@ -64,6 +64,7 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
     """What the diagnoses of ``snapshot`` raise and clear, given the alerts ``active`` now."""
     changes: list[Change] = []
     present: set[DiagnosisKey] = set()
+    active = set(active)
     for gpu in snapshot.gpus:
         diagnosis = diagnoses.gpus.get(gpu.index)
         if diagnosis is None or gpu.lost or not gpu.answering:
@@ -114,6 +115,8 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
                 continue
             present.add(key)
             idle = None if process_diagnosis.idle_seconds is None else process_diagnosis.idle
+            if idle is None or idle == (key in active):
+                continue  # nothing to raise or clear: no message to write (thousands of processes a tick)
             changes.append(
                 Change(
                     key,

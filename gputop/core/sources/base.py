@@ -6,6 +6,7 @@ from typing import Protocol
 
 from gputop.core.actions import SignalResult
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity
+from gputop.core.procdetail import ProcessDetail
 
 
 class SourceUnavailable(Exception):
@@ -46,4 +47,8 @@ class GpuSource(Protocol):
 
     def signal(self, identity: ProcessIdentity, signal_number: int) -> SignalResult | None:
         """Signal a simulated process; None when the source's processes are real ones."""
+        ...
+
+    def process_detail(self, identity: ProcessIdentity) -> ProcessDetail | None:
+        """The whole of a simulated process; None when the source's processes are real ones (read /proc)."""
         ...

@@ -26,6 +26,8 @@ from gputop.core.model import (
     RemappedRows,
     XidEvent,
 )
+from gputop.core.procdetail import ProcessDetail
+from gputop.core.sources.demo_detail import SimulatedProcess, simulated_detail
 
 GIB = 1024**3
 MIB = 1024**2
@@ -87,6 +89,7 @@ class _Workload(NamedTuple):
     growth_mib_per_step: float
     lifetime_steps: int  # 0: runs for ever
     idle_for_s: float = 0.0  # > 0: holds its memory without running, since this long before the start
+    workers: int = 0  # a launcher (torchrun) that holds no GPU memory, with this many workers on GPUs
 
 
 _POD = "k8s:3f2a9c1e-7b4d-4c55-9e1a-0d6b2f8a7c31"
@@ -105,7 +108,7 @@ _WORKLOADS = (
     _Workload("dave", "jupyter-lab --no-browser --port 8888", None, "C", 3.2, 0.0, 0, 25 * 60.0),
     _Workload("root", "/usr/lib/xorg/Xorg vt1 -displayfd 3", None, "G", 0.4, 0.0, 0),
     _Workload("erin", "blender -b scene.blend -a", None, "C+G", 6.5, 0.0, 0),
-    _Workload("alice", "torchrun --nproc-per-node 2 pretrain.py", _POD, "C", 35.0, 0.0, 0),
+    _Workload("alice", "torchrun --nproc-per-node 2 pretrain.py", _POD, "C", 1.0, 0.0, 0, workers=2),
     _Workload("bob", "python eval.py --suite mmlu", "docker:8c1d2e3f4a5b", "C", 12.0, 0.0, 40),
     _Workload("frank", "python sweep.py --trial 17", None, "C", 5.0, 4.0, 25),
 )
@@ -129,6 +132,9 @@ class _SimProcess:
     exiting: bool = False
     jitter: float = 0.0
     last_active: float | None = None  # set for a process that sits idle: when it last ran
+    parent_pid: int | None = None
+    parent_command: str | None = None
+    rank: int | None = None  # a launcher's worker: its rank
 
     @property
     def shown_memory(self) -> int:
@@ -184,7 +190,21 @@ class DemoSource:
         return index == 2
 
     def _spawn(self, workload: _Workload, gpu: int, started: float) -> None:
-        user, command, container, kind, base_gib, growth_mib, lifetime, idle_for_s = workload
+        if not workload.workers:
+            self._spawn_process(workload, gpu, started)
+            return
+        launcher = self._next_pid
+        self._next_pid += 1
+        for rank in range(workload.workers):
+            worker = workload._replace(command=f"python -u {workload.command.split()[-1]} --local-rank {rank}")
+            self._spawn_process(
+                worker, (gpu + rank) % self._gpu_count, started + 2.0, (launcher, workload.command, rank)
+            )
+
+    def _spawn_process(
+        self, workload: _Workload, gpu: int, started: float, parent: tuple[int, str, int] | None = None
+    ) -> None:
+        user, command, container, kind, base_gib, growth_mib, lifetime, idle_for_s, _workers = workload
         mig = None
         if self._is_mig(gpu):
             mig = sum(1 for p in self._processes.values() if p.gpu == gpu) % len(_MIG_PROFILES)
@@ -206,6 +226,9 @@ class DemoSource:
             rss=int(self._random.uniform(1.5, 24) * GIB),
             last_active=self._clock() - idle_for_s if idle_for_s else None,
         )
+        if parent is not None:
+            simulated = self._processes[self._next_pid]
+            simulated.parent_pid, simulated.parent_command, simulated.rank = parent
         self._next_pid += self._random.randint(3, 97)
 
     def _advance(self) -> None:
@@ -256,6 +279,8 @@ class DemoSource:
             host_memory=process.rss,
             container=process.container,
             visible=True,
+            parent_pid=process.parent_pid,
+            parent_command=process.parent_command,
         )
 
     def sample(self) -> tuple[GpuSample, ...]:
@@ -376,3 +401,29 @@ class DemoSource:
         if signal_number in (signal_module.SIGTERM, signal_module.SIGINT, signal_module.SIGKILL):
             process.exiting = True
         return SignalResult(identity, name, Outcome.SENT, f"{name} sent to PID {pid} (simulated)")
+
+    def process_detail(self, identity: ProcessIdentity) -> ProcessDetail | None:
+        """What /proc would say about a simulated process."""
+        pid, started = identity
+        process = self._processes.get(pid)
+        if process is None or process.exiting:
+            return ProcessDetail(pid, gone=f"PID {pid} has exited")
+        if started is not None and abs(process.started - started) > 0.05:
+            return ProcessDetail(pid, gone=f"PID {pid} now belongs to another process: the one shown has exited")
+        device = str(process.gpu)
+        if process.mig is not None:
+            device = f"MIG-{process.gpu:04x}{process.mig:04x}-d3m0-5000-8000-{0xBEEF00 + process.mig:012x}"
+        return simulated_detail(
+            SimulatedProcess(
+                pid,
+                process.user,
+                process.command,
+                process.container,
+                process.gpu,
+                device,
+                process.type,
+                process.parent_pid,
+                process.parent_command,
+                process.rank,
+            )
+        )

@@ -24,6 +24,7 @@ import pynvml
 
 from gputop.core.actions import SignalResult
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity
+from gputop.core.procdetail import ProcessDetail
 from gputop.core.sources.base import SourceUnavailable
 from gputop.core.sources.lanes import Lane, Ticket
 from gputop.core.sources.nvml_device import STATIC_RETRY_SAMPLES, NvmlDevice
@@ -178,6 +179,10 @@ class NvmlSource:
 
     def signal(self, identity: ProcessIdentity, signal_number: int) -> SignalResult | None:
         """NVML's processes are real: the caller signals them itself."""
+        return None
+
+    def process_detail(self, identity: ProcessIdentity) -> ProcessDetail | None:
+        """NVML's processes are real: the caller reads /proc itself."""
         return None
 
     def _result(self, gpu: _Gpu, reads: _Reads) -> GpuSample:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gputop.core.actions import Outcome, SignalResult, signal_name
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity
+from gputop.core.procdetail import ProcessDetail
 from gputop.core.replay import Replay
 
 
@@ -39,3 +40,6 @@ class ReplaySource:
     def signal(self, identity: ProcessIdentity, signal_number: int) -> SignalResult | None:
         message = f"PID {identity[0]} is in a recording: nothing was signalled"
         return SignalResult(identity, signal_name(signal_number), Outcome.FAILED, message)
+
+    def process_detail(self, identity: ProcessIdentity) -> ProcessDetail | None:
+        return ProcessDetail(identity[0], gone="a recording: only what was recorded is known, /proc is not read")

@@ -165,8 +165,10 @@ class ClusterApp(App[int]):
 
     def _tick(self) -> None:
         """Every second: ages move on, and rows scrolled into view get their history."""
-        self.host_list.now = self.clock()
-        self.host_list.refresh()
+        host_list = self.host_list
+        host_list.now = self.clock()
+        if host_list.shows_ages():
+            host_list.refresh()
         self._fill_history()
 
     def _fill_history(self) -> None:

@@ -9,8 +9,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from gputop.core.cluster.model import ClusterGpu, ClusterHost, HostDetail
-from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, fmt_temperature, fmt_watts, safe_text
-from gputop.ui.cluster.render import host_status, memory_bar, problems_text
+from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, fmt_watts, safe_text
+from gputop.ui.cluster.render import host_status, memory_bar, problems_text, temperature_text
 
 GPU_COLUMNS = ("GPU", "Model", "UUID", "Memory", "Used/Total", "Util", "Mem util", "Temp", "Power", "Fan", "SM clock",
                "Full in", "Problems")
@@ -44,7 +44,7 @@ def gpu_cells(gpu: ClusterGpu) -> tuple[Text | str, ...]:
         f"{fmt_bytes(gpu.figure('memory_used'))}/{fmt_bytes(gpu.figure('memory_total'))}",
         fmt_percent(gpu.figure("utilization_gpu")),
         fmt_percent(gpu.figure("utilization_memory")),
-        fmt_temperature(gpu.figure("temperature")),
+        temperature_text(gpu.figure("temperature"), gpu.figure("temperature_slowdown")),
         _power(gpu),
         fmt_percent(gpu.figure("fan_speed")),
         _mhz(gpu.figure("clock_sm")),

@@ -10,21 +10,24 @@ from rich.text import Text
 
 from gputop.core.cluster.model import ClusterGpu, ClusterHost
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, fmt_temperature, fmt_watts, safe_text
-from gputop.core.levels import ALARM_PERCENT, WARN_PERCENT
+from gputop.core.levels import Level, load_level, temperature_level
 
 BAR_WIDTH = 10
 SPARK_WIDTH = 20
 _SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
 
 
-def level_style(percent: float | None, warn: float = WARN_PERCENT, alarm: float = ALARM_PERCENT) -> str:
-    if percent is None:
-        return "dim"
-    if percent >= alarm:
-        return "bold red"
-    if percent >= warn:
-        return "yellow"
-    return "green"
+# The cards' colours for core.levels' cut-offs; "not available" is dim.
+LEVEL_STYLES = {None: "dim", Level.OK: "green", Level.WARN: "yellow", Level.ALARM: "bold red"}
+
+
+def level_style(percent: float | None) -> str:
+    return LEVEL_STYLES[load_level(percent)]
+
+
+def temperature_text(temperature: float | None, slowdown: float | None) -> Text:
+    """'71°C' coloured against the GPU's slowdown temperature (core.levels' default when unknown)."""
+    return Text(fmt_temperature(temperature), style=LEVEL_STYLES[temperature_level(temperature, slowdown)])
 
 
 def percent_bar(percent: float | None, width: int = BAR_WIDTH) -> Text:
@@ -136,7 +139,7 @@ def host_cells(
         percent_bar(host.memory_percent),
         Text(_used_total(host.memory_used, host.memory_total)),
         Text(fmt_percent(host.utilization)),
-        Text(fmt_temperature(host.temperature)),
+        temperature_text(host.temperature, None),
         Text(fmt_watts(host.power_draw)),
         problems_cell(host.problems),
         Text(sparkline(history or (), host.memory_total), style="cyan"),

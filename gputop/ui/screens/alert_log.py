@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
 from gputop.core.alerts import AlertEvent
 
@@ -24,7 +24,7 @@ def event_line(event: AlertEvent) -> Text:
 class AlertLogScreen(ModalScreen[None]):
     """The alert log; Esc closes."""
 
-    BINDINGS = [Binding("escape,q,exclamation_mark", "close", "Close")]
+    BINDINGS = [Binding("escape,q,exclamation_mark", "close", "Close", key_display="Esc")]
 
     def __init__(self, events: tuple[AlertEvent, ...]) -> None:
         super().__init__(id="alert-log-screen")
@@ -38,6 +38,7 @@ class AlertLogScreen(ModalScreen[None]):
         with VerticalScroll(id="alert-log-dialog"):
             yield Static(Text(f"Alerts ({len(self.events)})", style="bold"), id="alert-log-title")
             yield Static(body, id="alert-log-events")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#alert-log-dialog").scroll_end(animate=False)

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
 _NOTES = (
     "Filter: plain text matches command, user, PID or container (any case); re: takes a regular expression.",
@@ -18,7 +18,7 @@ _NOTES = (
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,f1,question_mark,h", "close", "Close")]
+    BINDINGS = [Binding("escape,q,f1,question_mark,h", "close", "Close", key_display="Esc")]
 
     def __init__(self, entries: list[tuple[str, str]]) -> None:
         super().__init__(id="help-screen")
@@ -34,6 +34,7 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Text("gputop keys", style="bold"), id="help-title")
             yield Static(table, id="help-keys")
             yield Static(Text("\n".join(_NOTES), style="dim"), id="help-notes")
+        yield Footer()
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -7,13 +7,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Static
+from textual.widgets import Footer, Input, Static
 
 
 class JumpScreen(ModalScreen[str | None]):
     """Returns the text typed (``HH:MM:SS``, ``+90s``, ``-2m``), or None when cancelled."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel", key_display="Esc")]
 
     def __init__(self, now: str) -> None:
         super().__init__(id="jump-screen")
@@ -24,6 +24,7 @@ class JumpScreen(ModalScreen[str | None]):
             yield Static(Text.assemble(("Jump to", "bold"), f"  (now {self.now})"))
             yield Input(placeholder="HH:MM:SS, +90s, -2m, +1m30s", id="jump-input")
             yield Static(Text("Enter jumps · Esc cancels", style="dim"))
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

@@ -7,12 +7,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import OptionList, Static
+from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from gputop.core.actions import SIGNALS
 from gputop.core.format import fmt_bytes, safe_text
 from gputop.ui.state import NOT_VISIBLE, ProcessRow
+from gputop.ui.widgets.choice_list import ChoiceList
 
 _SIGNAL_HELP = {
     "SIGTERM": "ask it to exit",
@@ -38,7 +39,7 @@ def target_line(row: ProcessRow) -> Text:
 class KillScreen(ModalScreen[int | None]):
     """Returns the chosen signal number, or None when cancelled."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel", key_display="Esc")]
 
     def __init__(self, targets: list[ProcessRow]) -> None:
         super().__init__(id="kill-screen")
@@ -65,7 +66,7 @@ class KillScreen(ModalScreen[int | None]):
                     ),
                     id="kill-stale",
                 )
-            yield OptionList(
+            yield ChoiceList(
                 *(
                     Option(Text.assemble((f"{name:<8}", "bold"), f" ({number:>2})  {_SIGNAL_HELP[name]}"), id=name)
                     for name, number in SIGNALS
@@ -76,6 +77,7 @@ class KillScreen(ModalScreen[int | None]):
                 Text("Enter sends · Esc cancels · each PID is re-checked by its start time first", style="dim"),
                 id="kill-hint",
             )
+        yield Footer()
 
     def on_mount(self) -> None:
         signals = self.query_one(OptionList)

@@ -1,44 +1,22 @@
-"""Pick one user among those with GPU processes ("all" first)."""
+"""u: pick one user among those with GPU processes ("all" first)."""
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Vertical
-from textual.screen import ModalScreen
-from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from gputop.core.format import safe_text
+from gputop.ui.screens.pick import PickScreen
 
 
-class UserPickScreen(ModalScreen[str | None]):
+class UserPickScreen(PickScreen):
     """Returns the chosen user, ALL for every user, or None when cancelled."""
 
     ALL = "\x00all"
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, users: list[str], current: str | None) -> None:
-        super().__init__(id="user-screen")
         self.users = users
-        self.current = current
-
-    def compose(self) -> ComposeResult:
         options = [Option(Text("all", style="bold"), id=self.ALL)]
-        options += [Option(Text(safe_text(user)), id=user) for user in self.users]
-        with Vertical(id="user-dialog"):
-            yield Static(Text("Show processes of", style="bold"))
-            yield OptionList(*options, id="user-list")
-
-    def on_mount(self) -> None:
-        user_list = self.query_one(OptionList)
-        user_list.highlighted = 1 + self.users.index(self.current) if self.current in self.users else 0
-        user_list.focus()
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        self.dismiss(event.option.id)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+        options += [Option(Text(safe_text(user)), id=user) for user in users]
+        highlighted = 1 + users.index(current) if current in users else 0
+        super().__init__("Show processes of", options, highlighted, id="user-screen")

@@ -7,13 +7,17 @@ from collections.abc import Callable
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
-from textual.containers import Horizontal
+from textual.binding import Binding
+from textual.containers import Vertical
 from textual.widgets import Input, Static
 
 
 class FilterInput(Input):
     """The filter box. Keys typed ahead over a slow link arrive together: Enter applies the
     filter at once, and keys that were queued here after the focus moved on follow the focus."""
+
+    # Enter is handled in on_key, before any binding: this one puts it in the footer, beside Esc.
+    BINDINGS = [Binding("enter", "apply", "Apply", key_display="Enter")]
 
     def __init__(self, on_enter: Callable[[FilterInput], None], *, placeholder: str, id: str) -> None:
         super().__init__(placeholder=placeholder, id=id)
@@ -30,9 +34,13 @@ class FilterInput(Input):
             event.prevent_default()
             self.on_enter(self)
 
+    def action_apply(self) -> None:
+        self.on_enter(self)
 
-class FilterBar(Horizontal):
-    """The filter box and its error line; hidden until ``/`` opens it.
+
+class FilterBar(Vertical):
+    """The filter box and, under it, why its text is invalid (the whole message, wrapped); hidden
+    until ``/`` opens it.
 
     ``apply_text`` filters by the box's text as it is typed and returns why the text is invalid
     (``None`` when it is fine); Enter applies it, hides the box and calls ``on_done``.
@@ -72,6 +80,7 @@ class FilterBar(Horizontal):
     def _show_problem(self, problem: str | None) -> None:
         error = self.query_one("#filter-error", Static)
         error.update("" if problem is None else Text(problem, style="bold red"))
+        error.display = problem is not None
         self.field.set_class(problem is not None, "-bad-filter")
 
     def clear(self) -> None:

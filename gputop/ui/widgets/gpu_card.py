@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.text import Text
-from textual.binding import Binding
 from textual.events import Click, Resize
 from textual.geometry import Region
 from textual.message import Message
@@ -107,10 +106,11 @@ def mig_profile(mig: MigSample) -> str:
     return mig.name or NA
 
 
-class GpuCard(Widget, can_focus=True):
-    """A card for one GPU; ``compact`` folds it into one line (two with MIG devices)."""
+class GpuCard(Widget):
+    """A card for one GPU; ``compact`` folds it into one line (two with MIG devices).
 
-    BINDINGS = [Binding("enter", "open_detail", "GPU detail", show=False)]
+    Not focusable itself: the grid it sits in takes the focus and marks the chosen card.
+    """
 
     class Selected(Message):
         """The user asked for this GPU's detail screen."""
@@ -128,6 +128,7 @@ class GpuCard(Widget, can_focus=True):
         self.forecast: Forecast | None = None
         self.mig_forecasts: dict[int, Forecast] = {}
         self.alert_kinds: tuple[str, ...] = ()
+        self.filtered = False
         self.diagnosis: GpuDiagnosis | None = None
         self.now: float | None = None  # when the sample was taken
         self._lines: list[Text] = []
@@ -198,8 +199,21 @@ class GpuCard(Widget, can_focus=True):
             if before != after:
                 self.refresh(Region(0, y, width, 1))
 
+    def set_filtered(self, filtered: bool) -> None:
+        """Mark the card whose GPU the process panel is filtered to (0-9, #)."""
+        if filtered != self.filtered:
+            self.filtered = filtered
+            self.set_class(filtered, "-filtered")
+            self._relayout()
+
+    def _index_text(self, text: str) -> Text:
+        """The GPU's index, reversed on the card the panel is filtered to."""
+        return Text.assemble((text, "bold reverse" if self.filtered else "bold"))
+
     def _set_titles(self, gpu: GpuSample) -> None:
-        title = Text.assemble((f" {gpu.index} ", "bold"), (gpu.name or NA, ""), " ")
+        # What is wrong comes first, the name last: a title too long for the card loses the name's end.
+        title = self._index_text(f" {gpu.index} ")
+        title.append(" ")
         if gpu.lost:
             title.append_text(Text("LOST ", style="bold red"))
         elif not gpu.answering:
@@ -209,6 +223,7 @@ class GpuCard(Widget, can_focus=True):
             title.append_text(Text(f"⚠ {' '.join(labels)} ", style="bold yellow"))
         if not gpu.lost:
             title.append_text(card_marks(self.diagnosis))
+        title.append(f"{gpu.name or NA} ")
         facts = []
         if gpu.pstate is not None:
             facts.append(f"P{gpu.pstate}")
@@ -285,31 +300,31 @@ class GpuCard(Widget, can_focus=True):
             mig_percent = percent(mig.memory_used, mig.memory_total)
             style = level_style(mig_percent)
             count = len(mig.processes)
-            lines.append(
-                Text.assemble(
-                    (f"MIG{mig.index:<2}", "bold cyan"),
-                    bar(mig_percent, bar_width, style),
-                    " ",
-                    _fit(
-                        Text.assemble(
-                            memory_pair(mig.memory_used, mig.memory_total),
-                            " ",
-                            (f"{fmt_percent(mig_percent):>4}", style),
-                        ),
-                        value_width,
+            mig_line = Text.assemble(
+                (f"MIG{mig.index:<2}", "bold cyan"),
+                bar(mig_percent, bar_width, style),
+                " ",
+                _fit(
+                    Text.assemble(
+                        memory_pair(mig.memory_used, mig.memory_total),
+                        " ",
+                        (f"{fmt_percent(mig_percent):>4}", style),
                     ),
-                    " ",
-                    (f"{mig_profile(mig)} · {count} proc", "bright_black"),
-                )
+                    value_width,
+                ),
+                " ",
             )
+            # The forecast before the profile: a line too long for the card loses the profile, not the warning.
             mig_filling = forecast_text(self.mig_forecasts.get(mig.index))
             if mig_filling:
-                lines[-1].append(f" · {mig_filling}", style="bold yellow")
+                mig_line.append(f"{mig_filling} · ", style="bold yellow")
+            lines.append(mig_line.append(f"{mig_profile(mig)} · {count} proc", style="bright_black"))
         return lines
 
     def _compact_lines(self, gpu: GpuSample, history: GpuHistory | None, width: int) -> list[Text]:
         name_width = 20 if width >= 110 else 14
-        head = Text.assemble((f"{gpu.index:>2} ", "bold"), _fit(Text(short_name(gpu.name)), name_width), " ")
+        name = _fit(Text(short_name(gpu.name)), name_width)
+        head = Text.assemble(self._index_text(f"{gpu.index:>2}"), " ", name, " ")
         if gpu.lost:
             return [head.append("✖ LOST: no longer answering", style="bold red")]
         if not gpu.answering:
@@ -333,12 +348,16 @@ class GpuCard(Widget, can_focus=True):
             (f"{fmt_percent(memory_percent):>5}", memory_style),
             " ",
         )
-        if self.alert_kinds:
-            memory.append("⚠ ", style="bold yellow")
-        memory.append_text(card_marks(self.diagnosis, short=True))
+        # What is wrong, in words, and when it fills: the sparkline and then the tail give way to them.
+        # The forecast comes first and says FILLING by itself.
         filling = forecast_text(self.forecast, short=True)
+        labels = [ALERT_LABELS[kind] for kind in self.alert_kinds if kind in ALERT_LABELS]
         if filling:
-            memory.append(f"{filling} ", style="bold yellow")
+            labels = [label for label in labels if label != ALERT_LABELS["forecast"]]
+            memory.append(f"⚠ {filling} ", style="bold yellow")
+        if labels:
+            memory.append(f"{'' if filling else '⚠ '}{' '.join(labels)} ", style="bold yellow")
+        memory.append_text(card_marks(self.diagnosis, short=True))
         spark_width = max(0, width - head.cell_len - memory.cell_len - tail.cell_len - 1)
         line = Text.assemble(
             head,
@@ -349,17 +368,23 @@ class GpuCard(Widget, can_focus=True):
         )
         lines = [line]
         if gpu.mig_devices:
-            migs = Text("   └ MIG ", style="bright_black")
-            for n, mig in enumerate(gpu.mig_devices):
-                if n:
-                    migs.append(" · ", style="bright_black")
-                migs.append(f"{mig.index} {mig_profile(mig)} ")
-                migs.append(memory_pair(mig.memory_used, mig.memory_total, short=True), style="cyan")
-                mig_filling = forecast_text(self.mig_forecasts.get(mig.index), short=True)
-                if mig_filling:
-                    migs.append(f" {mig_filling}", style="bold yellow")
+            migs = self._compact_migs(gpu, profiles=True)
+            if migs.cell_len > width:  # the profiles give way to the forecasts
+                migs = self._compact_migs(gpu, profiles=False)
             lines.append(migs)
         return lines
+
+    def _compact_migs(self, gpu: GpuSample, profiles: bool) -> Text:
+        migs = Text("   └ MIG ", style="bright_black")
+        for n, mig in enumerate(gpu.mig_devices):
+            if n:
+                migs.append(" · ", style="bright_black")
+            migs.append(f"{mig.index} {mig_profile(mig)} " if profiles else f"{mig.index} ")
+            migs.append(memory_pair(mig.memory_used, mig.memory_total, short=True), style="cyan")
+            mig_filling = forecast_text(self.mig_forecasts.get(mig.index), short=True)
+            if mig_filling:
+                migs.append(f" {mig_filling}", style="bold yellow")
+        return migs
 
     def render_line(self, y: int) -> Strip:
         width = self.content_size.width
@@ -374,7 +399,4 @@ class GpuCard(Widget, can_focus=True):
 
     def on_click(self, event: Click) -> None:
         event.stop()
-        self.post_message(self.Selected(self.index))
-
-    def action_open_detail(self) -> None:
         self.post_message(self.Selected(self.index))

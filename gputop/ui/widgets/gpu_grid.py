@@ -1,9 +1,15 @@
-"""The grid of GPU cards: one card per GPU, laid out as the layout plan says."""
+"""The grid of GPU cards: one card per GPU, laid out as the layout plan says.
+
+The grid, not each card, takes the focus (Tab): one stop however many GPUs there are. While it
+has the focus, the arrows choose a card (marked), Enter opens its GPU's detail, Esc goes back
+to the process panel.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from textual.binding import Binding
 from textual.containers import Grid
 
 from gputop.core.diagnosis import Diagnoses
@@ -14,12 +20,71 @@ from gputop.ui.layout import CardLayout
 from gputop.ui.widgets.gpu_card import GpuCard
 
 
-class GpuGrid(Grid):
+class GpuGrid(Grid, can_focus=True):
     """Cards for the GPUs of the last snapshot: new GPUs get a card, gone ones lose theirs."""
+
+    BINDINGS = [
+        Binding("left", "choose(-1)", "Card", key_display="←→↑↓", show=False),
+        Binding("right", "choose(1)", "Card", show=False),
+        Binding("up", "choose_row(-1)", "Card above", show=False),
+        Binding("down", "choose_row(1)", "Card below", show=False),
+        Binding("home", "choose(-1000)", "First card", show=False),
+        Binding("end", "choose(1000)", "Last card", show=False),
+        Binding("enter", "open_detail", "GPU detail", key_display="Enter"),
+        Binding("escape", "leave", "Processes", key_display="Esc"),
+    ]
 
     def __init__(self, id: str) -> None:
         super().__init__(id=id)
         self._columns = 1
+        self.chosen: int | None = None  # the GPU index of the chosen card
+        self.filtered: int | None = None  # the GPU the process panel is filtered to
+
+    def mark_filtered(self, index: int | None) -> None:
+        """Mark the card of the GPU the process panel shows alone (None: no GPU filter)."""
+        self.filtered = index
+        for card in self.cards:
+            card.set_filtered(card.index == index)
+
+    @property
+    def cards(self) -> list[GpuCard]:
+        """The cards, in order."""
+        return list(self.query(GpuCard))
+
+    def _mark(self) -> None:
+        focused = self.screen.focused is self  # has_focus lags behind the Focus and Blur events
+        for card in self.cards:
+            card.set_class(focused and card.index == self.chosen, "-chosen")
+
+    def on_focus(self) -> None:
+        cards = self.cards
+        if cards and self.chosen not in {card.index for card in cards}:
+            self.chosen = cards[0].index
+        self._mark()
+
+    def on_blur(self) -> None:
+        self._mark()
+
+    def action_choose(self, step: int) -> None:
+        cards = self.cards
+        if not cards:
+            return
+        indices = [card.index for card in cards]
+        position = indices.index(self.chosen) if self.chosen in indices else 0
+        self.chosen = indices[max(0, min(len(indices) - 1, position + step))]
+        self._mark()
+        chosen = next(card for card in cards if card.index == self.chosen)
+        chosen.scroll_visible(animate=False)
+
+    def action_choose_row(self, step: int) -> None:
+        self.action_choose(step * self._columns)
+
+    def action_open_detail(self) -> None:
+        if self.chosen is not None:
+            self.post_message(GpuCard.Selected(self.chosen))
+
+    def action_leave(self) -> None:
+        self.screen.focus_next()
 
     def show(
         self,
@@ -56,7 +121,11 @@ class GpuGrid(Grid):
                 now=snapshot.timestamp,
                 diagnosis=None if diagnoses is None else diagnoses.gpus.get(gpu.index),
             )
+        for card in new_cards:
+            card.filtered = card.index == self.filtered
+            card.set_class(card.filtered, "-filtered")
         if new_cards:
             self.mount_all(new_cards)
+            self.call_after_refresh(self._mark)
         self.styles.grid_rows = " ".join(str(h) for h in layout.heights) or "1"
         self.styles.height = sum(layout.heights)

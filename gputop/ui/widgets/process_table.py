@@ -7,6 +7,8 @@ new ones appear, and only lines whose text changed are redrawn.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
@@ -23,12 +25,15 @@ from gputop.ui.state import (
     ProcessRow,
     RowKey,
     SortOrder,
+    empty_columns,
     sort_rows,
     visible_columns,
 )
 
 _TAG_MARK = "●"
 _HOST_COLUMNS = frozenset({"cpu", "host_memory", "time", "container", "command"})
+# What a launcher's row (in the tree) shows: it holds no GPU of its own.
+_LAUNCHER_COLUMNS = frozenset({"pid", "user", "gpu_memory", "container", "command"})
 
 
 def _fit(text: str, width: int, right: bool) -> str:
@@ -79,8 +84,10 @@ class ProcessTable(ScrollView, can_focus=True):
         self._line_state: list[object] = []  # the visible lines' signatures, from _line_top down
         self._line_top = 0
         self._sort_values: dict[RowKey, float | str | None] = {}
+        self._in_order = False
         self.column_names: tuple[str, ...] | None = None  # None: every column that fits
         self._columns: tuple[Column, ...] = visible_columns(120)
+        self._empty: frozenset[str] = frozenset()  # columns with nothing to show, the sort column aside
 
     # -- what tests and the app read -------------------------------------------------
 
@@ -111,19 +118,28 @@ class ProcessTable(ScrollView, can_focus=True):
 
     # -- updating --------------------------------------------------------------------
 
-    def set_rows(self, rows: list[ProcessRow], sort: SortOrder) -> None:
-        """Show these rows in this order; keeps the cursor on the same process."""
+    def set_rows(self, rows: list[ProcessRow], sort: SortOrder, *, in_order: bool = False) -> None:
+        """Show these rows sorted by ``sort`` (``in_order``: as given, already sorted, as a tree is);
+        keeps the cursor on the same process."""
         old_index = self.cursor_index
         old_screen_line = None if old_index is None else old_index - self.scroll_offset.y
         by_key = {row.key: row for row in rows}
         sort_column = COLUMN_BY_NAME[sort.column]
         sort_values = {key: sort_column.sort_key(row) for key, row in by_key.items()}
-        if sort != self.sort or sort_values != self._sort_values:
+        if in_order:
+            ordered = rows
+        elif sort != self.sort or sort_values != self._sort_values or self._in_order:
             ordered = sort_rows(rows, sort)
         else:
             ordered = [by_key[row.key] for row in self.rows if row.key in by_key]
         self.sort = sort
         self._sort_values = sort_values
+        self._in_order = in_order
+        empty = empty_columns(ordered) - {sort.column}
+        if empty != self._empty:
+            self._empty = empty
+            self._columns = visible_columns(self.size.width or 120, self.column_names, empty)
+            self._line_state = []  # every line is drawn again with the new columns
         self.rows = ordered
         self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
         self.tagged &= set(by_key)
@@ -147,6 +163,18 @@ class ProcessTable(ScrollView, can_focus=True):
         self.scroll_to(y=0, animate=False, immediate=True)
         self._refresh_changed_lines()
 
+    def select_next(self, matches: Callable[[ProcessRow], bool]) -> None:
+        """Move the cursor to the next row (wrapping) that ``matches``; launchers never match."""
+        start = self.cursor_index
+        count = len(self.rows)
+        for step in range(1, count + 1):
+            row = self.rows[((-1 if start is None else start) + step) % count]
+            if not row.launcher and matches(row):
+                self.cursor_key = row.key
+                self._ensure_cursor_visible()
+                self._refresh_changed_lines()
+                return
+
     def toggle_tag(self) -> None:
         """Tag or untag the row under the cursor, then move down (htop's space); a ``(no process)`` row is
         not a process and is never tagged."""
@@ -154,7 +182,7 @@ class ProcessTable(ScrollView, can_focus=True):
         row = self.cursor_row
         if key is None or row is None:
             return
-        if not row.unattributed:
+        if not row.unattributed and not row.launcher:  # a launcher is not a GPU process: its workers are
             self.tagged ^= {key}
         self.action_cursor(1)
         self._refresh_changed_lines()
@@ -166,7 +194,10 @@ class ProcessTable(ScrollView, can_focus=True):
     def _row_cells(self, row: ProcessRow) -> tuple[str, ...]:
         cells = self._cells.get(row.key)
         if cells is None:
-            cells = self._cells[row.key] = tuple(column.cell(row) for column in self._columns)
+            cells = self._cells[row.key] = tuple(
+                column.cell(row) if not row.launcher or column.name in _LAUNCHER_COLUMNS else ""
+                for column in self._columns
+            )
         return cells
 
     def _line_signature(self, row: ProcessRow) -> object:
@@ -192,16 +223,21 @@ class ProcessTable(ScrollView, can_focus=True):
             if before != after:
                 self.refresh(Region(0, 1 + line, width, 1))
 
+    @property
+    def shown_columns(self) -> tuple[str, ...]:
+        """The names of the columns on screen, left to right."""
+        return tuple(column.name for column in self._columns)
+
     def show_columns(self, names: tuple[str, ...] | None) -> None:
         """Limit the columns to ``names`` (None: every column that fits)."""
         self.column_names = names
-        self._columns = visible_columns(self.size.width or 120, names)
+        self._columns = visible_columns(self.size.width or 120, names, self._empty)
         self._cells = {}
         self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
         self.refresh()
 
     def on_resize(self, event: Resize) -> None:
-        self._columns = visible_columns(event.size.width, self.column_names)
+        self._columns = visible_columns(event.size.width, self.column_names, self._empty)
         self._cells = {}
         self.virtual_size = Size(event.size.width, len(self.rows) + 1)
         self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y

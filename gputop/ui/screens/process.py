@@ -1,0 +1,250 @@
+"""One process in full: its whole command line, user, container, directory, parents and children,
+GPU variables and device files, and charts of its GPU memory, SM %, CPU % and host memory.
+
+The host facts are read once when the screen opens (on a worker thread, through the sampler,
+which asks the source or /proc), and again with `r`; the figures and charts follow each tick.
+Imported lazily (plotext is not needed for the first frame).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, cast
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, safe_text
+from gputop.core.history import ProcessHistory
+from gputop.core.model import ProcessIdentity, Snapshot
+from gputop.core.procdetail import ProcessDetail, Readable, Relative
+from gputop.ui.state import ProcessRow, snapshot_rows
+from gputop.ui.widgets.history_chart import HistoryChart
+
+if TYPE_CHECKING:
+    from gputop.ui.app import GpuTopApp
+
+_GIB = 1024**3
+
+
+def _relative(relative: Relative) -> str:
+    command = relative.command or relative.name or NA
+    user = f" ({relative.user})" if relative.user else ""
+    return f"{relative.pid}{user} {safe_text(command)}"
+
+
+def _readable(readable: Readable, empty: str) -> Text:
+    if readable.value is None:
+        return Text(readable.reason or NA, style="italic yellow")
+    return Text("\n".join(safe_text(item) for item in readable.value) or empty)
+
+
+def facts_table(rows: list[ProcessRow], detail: ProcessDetail | None, now: float) -> Table:
+    """The facts as label / value lines; values wrap (a command line is never cut)."""
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column(overflow="fold")
+    process = rows[0].process if rows else None
+    command = None
+    if detail is not None and detail.arguments:
+        command = detail.command
+    elif process is not None:
+        command = process.command or process.name
+    table.add_row("Command", Text(safe_text(command)))
+    user = detail.user if detail is not None and detail.user else (process.user if process else None)
+    table.add_row("User", Text(safe_text(user)))
+    for row in rows:
+        p = row.process
+        table.add_row(
+            f"GPU {row.gpu_label}",
+            Text(
+                f"{fmt_bytes(p.gpu_memory)} of {fmt_bytes(row.gpu_memory_total)} ({fmt_percent(row.memory_share)})"
+                f" · SM {fmt_percent(p.sm_utilization)} · type {p.type}"
+            ),
+        )
+    if process is not None:
+        host = Text(
+            f"CPU {NA if process.cpu_percent is None else f'{process.cpu_percent:.1f}%'}"
+            f" · memory {fmt_bytes(process.host_memory)}"
+        )
+        if process.started is not None:
+            started = time.strftime("%H:%M:%S", time.localtime(process.started))
+            host.append(f" · started {started} ({fmt_duration(now - process.started)} ago)")
+        table.add_row("Host", host)
+        container = Text(safe_text(process.container or "none"))
+        if process.container_name:
+            container.append(f" · {safe_text(process.container_name)}")
+        elif process.container:
+            # Read with the sample, from Docker's socket or the kubelet's pod folders.
+            container.append(" · its name is not known here (Docker's socket or the kubelet's pods unreadable)",
+                             style="italic yellow")
+        table.add_row("Container", container)
+    if detail is None:
+        table.add_row("", Text("reading /proc…", style="italic"))
+        return table
+    if detail.gone is not None:
+        table.add_row("", Text(detail.gone, style="italic yellow"))
+        return table
+    table.add_row("Directory", _readable(detail.cwd, NA))
+    table.add_row("Parents", Text("\n".join(_relative(r) for r in detail.ancestors) or "none"))
+    table.add_row("Children", Text("\n".join(_relative(r) for r in detail.children) or "none"))
+    table.add_row("Environment", _readable(detail.environment, "no CUDA or NCCL variables"))
+    table.add_row("Devices", _readable(detail.devices, "no /dev/nvidia* open"))
+    return table
+
+
+class ProcessScreen(Screen[None]):
+    """One process in full; Esc goes back."""
+
+    BINDINGS = [
+        Binding("escape,q,backspace", "back", "Back", key_display="Esc"),
+        Binding("k,f9", "kill", "Kill", key_display="k"),
+        Binding("k,f9", "kill_refused", "Kill", show=False),
+        Binding("g", "gpu_detail", "GPU detail", key_display="g"),
+        Binding("r", "reload", "Read again", key_display="r"),
+    ]
+
+    _CHARTS = (
+        ("gpu_memory", "GPU memory (GiB)", "cyan"),
+        ("sm", "SM (%)", "green"),
+        ("cpu", "CPU (%)", "yellow"),
+        ("host_memory", "Host memory (GiB)", "magenta"),
+    )
+
+    def __init__(self, identity: ProcessIdentity) -> None:
+        super().__init__(id="process-screen")
+        self.identity = identity
+        self.rows: list[ProcessRow] = []
+        self.detail: ProcessDetail | None = None
+        self.exited = False
+        self._history: ProcessHistory | None = None
+        self._now = 0.0
+
+    @property
+    def gputop(self) -> GpuTopApp:
+        return cast("GpuTopApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="process-title")
+        with VerticalScroll(id="process-facts"):
+            yield Static(id="process-info")
+        with Grid(id="process-charts"):
+            for name, title, colour in self._CHARTS:
+                chart = HistoryChart(colour, id=f"process-chart-{name}")
+                chart.border_title = title
+                yield chart
+        yield Footer()
+
+    def on_mount(self) -> None:
+        snapshot = self.gputop.snapshot
+        if snapshot is not None:
+            self.show_snapshot(snapshot)
+        self.query_one("#process-facts").focus()
+        self.action_reload()
+
+    @work(thread=True, exclusive=True, group="process-detail")
+    def _read_detail(self) -> None:
+        detail = self.gputop.sampler.process_detail(self.identity)
+        self.app.call_from_thread(self._show_detail, detail)
+
+    def _show_detail(self, detail: ProcessDetail) -> None:
+        self.detail = detail
+        self._show_facts()
+
+    def action_reload(self) -> None:
+        """Read the host facts again (they are read once, not every tick)."""
+        self.detail = None
+        self._show_facts()
+        self._read_detail()
+
+    def show_snapshot(self, snapshot: Snapshot) -> None:
+        """A new tick: the process's figures now, and its history so far."""
+        app = self.gputop
+        growth = None if app.forecasts is None else app.forecasts.processes
+        rows = [row for row in snapshot_rows(snapshot, growth) if row.process.identity == self.identity]
+        self._now = snapshot.timestamp
+        if rows:
+            self.rows, self.exited = rows, False
+            self._history = app.history.processes.get(self.identity, self._history)
+        else:
+            self.exited = True  # the last figures and history stay on screen
+        self._show_title()
+        self._show_facts()
+        self._draw_charts()
+
+    def _show_title(self) -> None:
+        pid = self.identity[0]
+        title = Text.assemble((f" PID {pid} ", "bold reverse"))
+        process = self.rows[0].process if self.rows else None
+        if process is not None:
+            title.append(f" {safe_text(process.name or process.command, 40)}", style="bold")
+            title.append(f"  {safe_text(process.user)}")
+            title.append("  GPU " + ", ".join(row.gpu_label for row in self.rows))
+        if self.exited:
+            title.append("  exited: gone from the GPU lists", style="bold red")
+        self.query_one("#process-title", Static).update(title)
+
+    def _show_facts(self) -> None:
+        if not self.is_mounted:
+            return
+        self.query_one("#process-info", Static).update(Group(facts_table(self.rows, self.detail, self._now)))
+
+    def _draw_charts(self) -> None:
+        history = self._history
+        if history is None:
+            return
+        times = list(history.timestamps)
+        gpu_memory = [None if v is None else v / _GIB for v in history.gpu_memory]
+        host_memory = [None if v is None else v / _GIB for v in history.host_memory]
+        # GPU memory on its own scale: a process's growth shows, however small beside the GPU.
+        series: dict[str, tuple[list[float | None], float | None]] = {
+            "gpu_memory": (gpu_memory, None),
+            "sm": (list(history.sm_utilization), 100.0),
+            "cpu": (list(history.cpu_percent), 100.0),
+            "host_memory": (host_memory, None),
+        }
+        for name, _title, _colour in self._CHARTS:
+            values, limit = series[name]
+            self.query_one(f"#process-chart-{name}", HistoryChart).show(times, values, limit)
+
+    # -- actions ---------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        app = self.gputop
+        cannot_signal = app.readonly or app.replay is not None
+        if action == "kill":
+            return not cannot_signal
+        if action == "kill_refused":
+            return cannot_signal
+        return True
+
+    def action_kill(self) -> None:
+        from gputop.ui.screens.kill import KillScreen
+
+        if self.exited or not self.rows:
+            self.notify(f"PID {self.identity[0]} has exited: nothing to signal", severity="warning")
+            return
+        identity = self.identity
+
+        def chosen(signal_number: int | None) -> None:
+            if signal_number is not None:
+                self.gputop.kill_control.send([identity], signal_number)
+
+        self.app.push_screen(KillScreen(self.rows[:1]), chosen)
+
+    def action_kill_refused(self) -> None:
+        self.gputop.action_kill_refused()
+
+    def action_gpu_detail(self) -> None:
+        if self.rows:
+            self.gputop.open_detail(self.rows[0].process.gpu_index)
+
+    def action_back(self) -> None:
+        self.dismiss(None)
