@@ -29,6 +29,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Static
 
 from gputop.core.alerts import AlertEvent
+from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import Forecasts
 from gputop.core.foresight import Foresight, Watcher
 from gputop.core.history import History
@@ -113,6 +114,11 @@ class GpuTopApp(ChangedCellsApp[int]):
     def forecasts(self) -> Forecasts | None:
         """The forecasts made from the newest snapshot."""
         return self.feed.forecasts
+
+    @property
+    def diagnoses(self) -> Diagnoses | None:
+        """The diagnoses of the newest snapshot."""
+        return self.feed.diagnoses
 
     @property
     def sort(self) -> SortOrder:
@@ -232,7 +238,7 @@ class GpuTopApp(ChangedCellsApp[int]):
             if event.cleared:
                 continue
             raised = True
-            if event.kind in ("memory", "forecast"):
+            if event.kind in ("memory", "forecast", "idle"):
                 self.notify(event.message, title="Alert", severity="warning", timeout=10, markup=False)
             else:
                 self.notify(event.message, title="Alert", severity="error", timeout=10, markup=False)
