@@ -92,6 +92,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         self.settings_control = SettingsControl(self, settings, settings_path, list(settings_warnings))
         self.replay = replay
         self.replay_control = None if replay is None else ReplayControl(self, replay)
+        self.title_bar = TitleBar(id="title-bar")
         self.processes = ProcessTable(id="processes")
         self.view = ProcessView(self.processes)
         self.kill_control = KillControl(self)
@@ -133,7 +134,7 @@ class GpuTopApp(ChangedCellsApp[int]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="main"):
-            yield TitleBar(id="title-bar")
+            yield self.title_bar
             yield HostStrip()
             with VerticalScroll(id="gpu-area", can_focus=False):
                 yield GpuGrid(id="gpu-grid")
@@ -291,7 +292,9 @@ class GpuTopApp(ChangedCellsApp[int]):
             self.sub_title = replay_status(control.replay)
         else:
             self.sub_title = f"every {self.interval_s:g}s" + (" · FROZEN" if self.frozen else "")
-        self.query_one(TitleBar).show(bar)
+        # The late-sample timer may fire while the app is closing: the bar is gone by then.
+        if self.title_bar.is_mounted:
+            self.title_bar.show(bar)
         screen = self.screen
         if hasattr(screen, "update_title"):
             screen.update_title()

@@ -45,8 +45,13 @@ class Tmux:
             raise AssertionError(f"tmux {' '.join(args)} failed: {result.stderr}")
         return result.stdout
 
-    def start(self, command: list[str]) -> None:
-        self.run("new-session", "-d", "-s", "e2e", "-x", str(COLUMNS), "-y", str(ROWS), shlex.join(command))
+    @staticmethod
+    def available() -> bool:
+        return shutil.which("tmux") is not None
+
+    def start(self, command: list[str], size: tuple[int, int] = (COLUMNS, ROWS)) -> None:
+        columns, rows = size
+        self.run("new-session", "-d", "-s", "e2e", "-x", str(columns), "-y", str(rows), shlex.join(command))
 
     def screen(self) -> str:
         return self.run("capture-pane", "-p", "-t", "e2e")
