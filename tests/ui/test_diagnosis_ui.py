@@ -115,12 +115,12 @@ async def test_the_detail_screen_explains_what_is_wrong() -> None:
         assert isinstance(app.screen, DetailScreen)
         text = str(app.screen.query_one(DiagnosisPanel).render())
         assert "THROTTLED · power cap SM clock 1500 of 1980 MHz; clock event reasons: power cap" in text
-        assert "(no process) 38.6GiB of memory no listed process accounts for. Likely:" in text
+        assert "(no process) 38.6GiB of memory no listed process accounts for." in text
+        assert "Likely: processes in another PID namespace" in text
         assert "--pid=host" in text
         assert "PID 101 (jupyter-lab, alice) idle 11m00s, holding 30.0GiB" in text
         await pilot.press("escape")
-        app.screen.query(GpuCard).last().focus()
-        await pilot.press("enter")
+        await pilot.click("#gpu-1")
         await pilot.pause()
         text = str(app.screen.query_one(DiagnosisPanel).render())
         assert "STALLED?" in text and "NCCL" in text

@@ -19,11 +19,9 @@ from gputop.core.format import NA, safe_text
 from gputop.core.model import GpuSample, Snapshot
 
 UNATTRIBUTED_CAUSES = (
-    "processes in another PID namespace: gputop in a container without --pid=host sees none of the host's"
-    " processes (run it with --pid=host, or on the host; `nvidia-smi --query-compute-apps=pid,used_memory"
-    " --format=csv` there lists them)",
-    "a process that exited while its GPU context lingers (a zombie, or a child still holding it)",
-    "memory the driver itself holds",
+    "Likely: processes in another PID namespace (gputop in a container without --pid=host sees none of the"
+    " host's: run it with --pid=host, or `nvidia-smi --query-compute-apps=pid,used_memory --format=csv` on the"
+    " host); a process that exited while its GPU context lingers; memory the driver itself holds."
 )
 STALL_ADVICE = (
     "busy at low power with memory flat: the signature of a job spinning in a collective (an NCCL hang);"
@@ -48,15 +46,17 @@ def diagnosis_text(gpu: GpuSample, diagnosis: GpuDiagnosis | None, snapshot: Sna
         reasons = ", ".join(reason_words(name) for name in gpu.clock_event_reasons or ())
         text.append(f" {throttle_text(diagnosis.limiting)} ", style="bold yellow")
         text.append(f"{_clock_line(gpu)}; clock event reasons: {reasons}\n")
+    unattributed = False
     for problem in problems(snapshot, diagnoses):
         if problem.gpu_index != gpu.index:
             continue
         if problem.kind == "unattributed":
-            text.append(f" {problem.device} ", style="bold yellow").append(f"{safe_text(problem.text)}. Likely:\n")
-            for cause in UNATTRIBUTED_CAUSES:
-                text.append(f"   • {cause}\n", style="dim")
+            text.append(f" {problem.device} ", style="bold yellow").append(f"{safe_text(problem.text)}.\n")
+            unattributed = True
         elif problem.kind == "idle":
             text.append(" IDLE ", style="bold yellow").append(f"{safe_text(problem.text)}\n")
+    if unattributed:
+        text.append(f"   {UNATTRIBUTED_CAUSES}\n", style="dim")
     for health in diagnosis.health:
         since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(health.since))
         text.append(" HEALTH ", style="bold red").append(f"{since}  {health.text}\n")
@@ -68,7 +68,7 @@ class DiagnosisPanel(Static):
     """What is wrong with one GPU; hidden when nothing is."""
 
     DEFAULT_CSS = """
-    DiagnosisPanel { height: auto; max-height: 12; padding: 0 1; border: round $warning; display: none; }
+    DiagnosisPanel { height: auto; max-height: 10; padding: 0 1; border: round $warning; display: none; }
     """
 
     def show(self, snapshot: Snapshot, diagnoses: Diagnoses | None, index: int) -> None:
