@@ -1,7 +1,7 @@
 """Regenerate the README screenshots: ``python screenshots/make.py``.
 
-Renders four views of the deterministic demo machine (fixed seed, fixed clock,
-fixed host name, 120 ticks so the sparklines and charts have shape) at 120x40
+Renders six views of the deterministic demo machine (fixed seed, fixed clock,
+fixed host name, 130 ticks so the sparklines and charts have shape and the stall verdict shows) at 120x40
 and 80x24, to SVG with Textual's own exporter, then to PNG with headless
 Chromium. The same input always gives the same SVG.
 
@@ -39,7 +39,7 @@ from gputop.ui.screens.detail import DetailScreen
 
 HERE = Path(__file__).resolve().parent
 SIZES = ((120, 40), (80, 24))
-TICKS = 120
+TICKS = 130  # past two minutes, so the demo's stalled GPU says STALLED?
 START = 1_750_000_000.0  # a fixed clock: the demo's run times and the charts' time axis
 HOSTNAME = "gpu-node-07"
 # Chromium's pixel size per terminal cell, matching Textual's SVG geometry.
@@ -79,7 +79,8 @@ async def _main(app: GpuTopApp, pilot: Pilot[int]) -> None:
 
 
 async def _detail(app: GpuTopApp, pilot: Pilot[int]) -> None:
-    app.open_detail(0)
+    # GPU 3: memory no process accounts for and an idle notebook, so the explanations show.
+    app.open_detail(3)
     await pilot.pause()
     # The charts are laid out now: draw them again at their size, as the next tick would.
     screen = app.screen
@@ -99,12 +100,35 @@ async def _help(app: GpuTopApp, pilot: Pilot[int]) -> None:
     await pilot.pause()
 
 
-VIEWS: dict[str, View] = {"main": _main, "detail": _detail, "kill": _kill, "help": _help}
+async def _process(app: GpuTopApp, pilot: Pilot[int]) -> None:
+    # The selected process (the largest) in full: its facts are read on a worker, then charted.
+    await pilot.press("enter")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    if app.snapshot is not None:
+        app.show_snapshot(app.snapshot)  # the charts are laid out now: draw them at their size
+    await pilot.pause()
+
+
+async def _tree(app: GpuTopApp, pilot: Pilot[int]) -> None:
+    await pilot.press("t")
+    await pilot.pause()
+
+
+VIEWS: dict[str, View] = {
+    "main": _main,
+    "detail": _detail,
+    "kill": _kill,
+    "help": _help,
+    "process": _process,
+    "tree": _tree,
+}
 
 
 async def render_svg(view: View, size: tuple[int, int], snapshots: list[Snapshot]) -> str:
     """One view at one terminal size, as Textual's SVG."""
     source = DemoSource(gpu_count=4, seed=7, clock=lambda: START)
+    source.open()  # the processes the snapshots show, for the process screen to read
     app = GpuTopApp(Sampler(source), RunConfig(interval_s=1.0), start_sampler=False)
     async with app.run_test(size=size) as pilot:
         for snapshot in snapshots:

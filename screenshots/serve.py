@@ -29,7 +29,7 @@ def main() -> int:
     browser = Browser(paths, window=(1280, 760))
     try:
         browser.open(served.url)
-        browser.wait_screen(lambda screen: "Processes 9" in screen, "gputop in the page")
+        browser.wait_screen(lambda screen: "Processes " in screen and "F1 Help" in screen, "gputop in the page")
         # Let the sparklines gather a few samples and the start-up alert toast time out.
         wait_until(lambda: "memory at" not in browser.screen(), 30, "the alert toast to go")
         browser.screenshot(args.out)

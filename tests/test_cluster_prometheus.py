@@ -126,9 +126,21 @@ async def test_every_host_is_summed_up_by_prometheus_with_the_exporters_figures(
         summary = str(app.query_one("#summary").render())
         assert summary.startswith("Hosts 50 live · 0 stale · 0 down   GPUs 382   memory ")
         # alpha's demo GPUs run cool (below 80 °C), DCGM's hottest is 71 °C: the hot ones are the fleet's.
+        # Only alpha, a real exporter, says how long its processes have been idle.
+        idle = {
+            s.labels["gpu"]
+            for family in text_string_to_metric_families(cluster.alpha.metrics())
+            for s in family.samples
+            if s.name == "gputop_process_idle_seconds" and s.value >= 600
+        }
+        idle_text = str(len(idle)) if "gputop_process_idle_seconds" in cluster.alpha.metrics() else "N/A"
         assert summary.endswith(
-            f"filling 5 [f]   hot {hot} [h]   lost 1 [l]   idle-hogged N/A [i]   unhealthy 0 [u]"
+            f"filling 5 [f]   hot {hot} [h]   lost 1 [l]   idle-hogged {idle_text} [i]   unhealthy 0 [u]"
         )
+        # Its problems column counts what its exporter's diagnoses found (the idle notebook at least);
+        # the simulated fleet serves no diagnoses, so theirs is not known rather than 0.
+        assert alpha.problems is not None and alpha.problems >= 1
+        assert listed(app, "node-0003").problems is None
         # Sorting by memory: the fullest GPU first, answered from what is already here.
         await pilot.press("M")
         percents = [h.memory_percent for h in app.host_list.hosts]

@@ -1,13 +1,14 @@
-"""The web server of ``gputop serve``: textual-serve, guarded by a token and a tab cap, leaving no orphans.
+"""The web server of ``gputop serve``: textual-serve's page and protocol, a token, a tab cap, no orphans.
 
-textual-serve's ``Server`` builds the aiohttp application, the index page and
-the websocket handler in one piece, and its ``AppService`` keeps the child
-process to itself, started through a shell and stopped by asking it to quit
-and waiting as long as that takes. Checking every request, capping the tabs
-and ending every process for sure need hooks it does not offer, so this module
-subclasses both; it is the only place that touches their private names
-(``_make_app``, ``_process_messages``, ``_open_app_process``, ``_process``,
-``_stdin``, ``_task``), and keeps textual-serve's page, script and protocol.
+textual-serve's ``Server`` builds its aiohttp application, index page and
+websocket handler in one piece, with no place to check a request before it is
+served or to cap the tabs; so this server is gputop's own aiohttp application,
+serving textual-serve's page, script and styles. Each tab's process is driven
+by textual-serve's ``AppService``, which starts it through a shell and stops
+it by asking it to quit and waiting as long as that takes: ``Tab`` subclasses
+it to start it without a shell and end it for sure, and is the only place that
+touches its private names (``_open_app_process``, ``_build_environment``,
+``_process``, ``_stdin``, ``_task``).
 """
 
 from __future__ import annotations
@@ -17,23 +18,36 @@ import contextlib
 import hmac
 import html
 import ipaddress
+import json
 import signal
 import sys
 from asyncio.subprocess import PIPE, Process
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import aiohttp_jinja2
-from aiohttp import web
+import jinja2
+import textual_serve
+from aiohttp import WSMsgType, web
 from textual_serve.app_service import AppService
-from textual_serve.server import Server, to_int
+from textual_serve.download_manager import DownloadManager
 
 # A tab whose gputop is running gets this long to quit when asked, then SIGTERM, then SIGKILL.
 QUIT_GRACE_S = 3.0
 TERM_GRACE_S = 2.0
 _LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
 
+TEXTUAL_SERVE = Path(textual_serve.__file__).resolve().parent  # its page template, script and styles
+
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def whole_number(text: str, default: int) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        return default
 
 
 def is_loopback(host: str) -> bool:
@@ -112,21 +126,21 @@ class Tab(AppService):
             self._task = None
 
 
-class GputopServer(Server):
-    """textual-serve's server with a token (when set), a same-origin check, a tab cap and clean exits."""
+class GputopServer:
+    """Serves gputop to browsers: a token (when set), same-origin websockets, a tab cap and clean exits."""
 
     def __init__(self, argv: list[str], *, host: str, port: int, token: str | None, max_tabs: int) -> None:
-        super().__init__(" ".join(argv), host=host, port=port, title="gputop")
         self.argv = argv
+        self.host = host
+        self.port = port
         self.token = token
         self.max_tabs = max_tabs
         self.cookie = "gputop_token"  # then named after the bound port: tabs on two servers keep their own
         self.tabs: dict[Tab, web.WebSocketResponse] = {}
         self.stopping = False
+        self.downloads = DownloadManager()  # AppService wants one; gputop delivers no files
 
-    async def _make_app(self) -> web.Application:
-        app = await super()._make_app()
-
+    def make_app(self) -> web.Application:
         @web.middleware
         async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
             refusal = self.refusal(request)
@@ -138,7 +152,15 @@ class GputopServer(Server):
                 response.set_cookie(self.cookie, self.token, httponly=True, samesite="Strict")
             return response
 
-        app.middlewares.append(guard)
+        app = web.Application(middlewares=[guard])
+        aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(TEXTUAL_SERVE / "templates"))
+        app.add_routes(
+            [
+                web.get("/", self.handle_index),
+                web.get("/ws", self.handle_websocket),
+                web.static("/static", TEXTUAL_SERVE / "static"),
+            ]
+        )
         return app
 
     def refusal(self, request: web.Request) -> web.Response | None:
@@ -173,27 +195,24 @@ class GputopServer(Server):
             "settings file). Close one of them and reload this page.",
         )
 
-    async def on_startup(self, app: web.Application) -> None:
-        """Quiet: ``serve`` prints the one line that matters."""
-
     async def handle_index(self, request: web.Request) -> web.Response:
         refusal = self.unavailable()
         if refusal is not None:
             return refusal
         websocket_scheme = "wss" if request.secure else "ws"
         context = {
-            "font_size": to_int(request.query.get("fontsize", "16"), 16),
+            "font_size": whole_number(request.query.get("fontsize", "16"), 16),
             # Built from the address the browser used, so a tunnel or another name works.
             "app_websocket_url": f"{websocket_scheme}://{request.host}/ws",
             "config": {"static": {"url": f"{request.scheme}://{request.host}/static/"}},
-            "application": {"name": self.title},
+            "application": {"name": "gputop"},
         }
         response = aiohttp_jinja2.render_template("app_index.html", request, context)
         # Not kept in the back/forward cache either, where a page left open would hold its tab's gputop.
         response.headers["Cache-Control"] = "no-store"
         return response
 
-    async def handle_websocket(self, request: web.Request) -> web.StreamResponse:  # type: ignore[override]
+    async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
         refusal = self.unavailable()
         if refusal is not None:
             return refusal
@@ -203,13 +222,14 @@ class GputopServer(Server):
             write_bytes=websocket.send_bytes,
             write_str=websocket.send_str,
             close=websocket.close,
-            download_manager=self.download_manager,
+            download_manager=self.downloads,
         )
         self.tabs[tab] = websocket  # counted before the first await, so the cap holds under a rush
         try:
             await websocket.prepare(request)
-            await tab.start(to_int(request.query.get("width", "80"), 80), to_int(request.query.get("height", "24"), 24))
-            await self._process_messages(websocket, tab)
+            width = whole_number(request.query.get("width", "80"), 80)
+            await tab.start(width, whole_number(request.query.get("height", "24"), 24))
+            await self.relay(websocket, tab)
         except ConnectionError:
             pass  # the browser went away
         except Exception as error:
@@ -220,9 +240,27 @@ class GputopServer(Server):
             del self.tabs[tab]
         return websocket
 
+    @staticmethod
+    async def relay(websocket: web.WebSocketResponse, tab: Tab) -> None:
+        """From the page to its gputop: typed keys and the mouse, the size, focus; pings are answered."""
+        async for message in websocket:
+            if message.type != WSMsgType.TEXT:
+                continue
+            kind, *rest = json.loads(message.data)
+            if kind == "stdin":
+                await tab.send_bytes(str(rest[0]).encode("utf-8"))
+            elif kind == "resize":
+                await tab.set_terminal_size(int(rest[0]["width"]), int(rest[0]["height"]))
+            elif kind == "ping":
+                await websocket.send_json(["pong", rest[0]])
+            elif kind == "focus":
+                await tab.focus()
+            elif kind == "blur":
+                await tab.blur()
+
     async def run(self, started: Callable[[list[Any]], None]) -> None:
         """Serve until SIGINT or SIGTERM, then end every tab; raises OSError when it cannot listen."""
-        runner = web.AppRunner(await self._make_app(), access_log=None, shutdown_timeout=TERM_GRACE_S)
+        runner = web.AppRunner(self.make_app(), access_log=None, shutdown_timeout=TERM_GRACE_S)
         await runner.setup()
         try:
             site = web.TCPSite(runner, self.host, self.port)

@@ -48,6 +48,7 @@ class ClusterApp(App[int]):
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("M", "sort('memory')", "Memory"),
         Binding("T", "sort('temperature')", "Temp"),
+        Binding("P", "sort('problems')", "Problems", show=False),
         Binding("less_than_sign", "sort_step(-1)", "Sort <", show=False),
         Binding("greater_than_sign", "sort_step(1)", "Sort >", show=False),
         Binding("I", "invert", "Invert"),
@@ -164,8 +165,10 @@ class ClusterApp(App[int]):
 
     def _tick(self) -> None:
         """Every second: ages move on, and rows scrolled into view get their history."""
-        self.host_list.now = self.clock()
-        self.host_list.refresh()
+        host_list = self.host_list
+        host_list.now = self.clock()
+        if host_list.shows_ages():
+            host_list.refresh()
         self._fill_history()
 
     def _fill_history(self) -> None:

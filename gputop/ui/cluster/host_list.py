@@ -59,10 +59,17 @@ class HostList(ScrollView, can_focus=True):
     def selected(self) -> ClusterHost | None:
         return self.hosts[self.cursor] if 0 <= self.cursor < len(self.hosts) else None
 
+    def _visible(self) -> Sequence[ClusterHost]:
+        top = int(self.scroll_offset.y)
+        return self.hosts[top : top + max(1, self.size.height - 1)]
+
     def on_screen(self) -> list[str]:
         """The hostnames of the lines now visible."""
-        top = int(self.scroll_offset.y)
-        return [h.hostname for h in self.hosts[top : top + max(1, self.size.height - 1)]]
+        return [h.hostname for h in self._visible()]
+
+    def shows_ages(self) -> bool:
+        """Whether a line on screen shows an age (which changes every second): only those need repainting."""
+        return not self.answering or any(h.state != "live" for h in self._visible())
 
     def line_text(self, index: int) -> str:
         """Row ``index`` as plain text, as drawn."""

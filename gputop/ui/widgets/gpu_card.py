@@ -348,14 +348,16 @@ class GpuCard(Widget):
             (f"{fmt_percent(memory_percent):>5}", memory_style),
             " ",
         )
-        labels = [ALERT_LABELS[kind] for kind in self.alert_kinds if kind in ALERT_LABELS]
-        if labels:
-            # What is wrong, in words: the sparkline and then the tail give way to it.
-            memory.append(f"⚠ {' '.join(labels)} ", style="bold yellow")
-        memory.append_text(card_marks(self.diagnosis, short=True))
+        # What is wrong, in words, and when it fills: the sparkline and then the tail give way to them.
+        # The forecast comes first and says FILLING by itself.
         filling = forecast_text(self.forecast, short=True)
+        labels = [ALERT_LABELS[kind] for kind in self.alert_kinds if kind in ALERT_LABELS]
         if filling:
-            memory.append(f"{filling} ", style="bold yellow")
+            labels = [label for label in labels if label != ALERT_LABELS["forecast"]]
+            memory.append(f"⚠ {filling} ", style="bold yellow")
+        if labels:
+            memory.append(f"{'' if filling else '⚠ '}{' '.join(labels)} ", style="bold yellow")
+        memory.append_text(card_marks(self.diagnosis, short=True))
         spark_width = max(0, width - head.cell_len - memory.cell_len - tail.cell_len - 1)
         line = Text.assemble(
             head,
