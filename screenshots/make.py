@@ -1,7 +1,7 @@
 """Regenerate the README screenshots: ``python screenshots/make.py``.
 
 Renders six views of the deterministic demo machine (fixed seed, fixed clock,
-fixed host name, 120 ticks so the sparklines and charts have shape) at 120x40
+fixed host name, 130 ticks so the sparklines and charts have shape and the stall verdict shows) at 120x40
 and 80x24, to SVG with Textual's own exporter, then to PNG with headless
 Chromium. The same input always gives the same SVG.
 
@@ -39,7 +39,7 @@ from gputop.ui.screens.detail import DetailScreen
 
 HERE = Path(__file__).resolve().parent
 SIZES = ((120, 40), (80, 24))
-TICKS = 120
+TICKS = 130  # past two minutes, so the demo's stalled GPU says STALLED?
 START = 1_750_000_000.0  # a fixed clock: the demo's run times and the charts' time axis
 HOSTNAME = "gpu-node-07"
 # Chromium's pixel size per terminal cell, matching Textual's SVG geometry.
@@ -79,7 +79,8 @@ async def _main(app: GpuTopApp, pilot: Pilot[int]) -> None:
 
 
 async def _detail(app: GpuTopApp, pilot: Pilot[int]) -> None:
-    app.open_detail(0)
+    # GPU 3: memory no process accounts for and an idle notebook, so the explanations show.
+    app.open_detail(3)
     await pilot.pause()
     # The charts are laid out now: draw them again at their size, as the next tick would.
     screen = app.screen

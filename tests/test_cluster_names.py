@@ -37,6 +37,7 @@ FULL_GPU = GpuSample(
     power_limit=700.0,
     clock_sm=1980,
     clock_memory=2619,
+    clock_sm_max=1980,
     processes=(ProcessSample(pid=101, gpu_index=0, type="C", gpu_memory=40 * GIB, user="alice", name="python",
                              container="k8s:pod-1"),),
 )

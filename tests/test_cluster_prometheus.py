@@ -137,6 +137,10 @@ async def test_every_host_is_summed_up_by_prometheus_with_the_exporters_figures(
         assert summary.endswith(
             f"filling 5 [f]   hot {hot} [h]   lost 1 [l]   idle-hogged {idle_text} [i]   unhealthy 0 [u]"
         )
+        # Its problems column counts what its exporter's diagnoses found (the idle notebook at least);
+        # the simulated fleet serves no diagnoses, so theirs is not known rather than 0.
+        assert alpha.problems is not None and alpha.problems >= 1
+        assert listed(app, "node-0003").problems is None
         # Sorting by memory: the fullest GPU first, answered from what is already here.
         await pilot.press("M")
         percents = [h.memory_percent for h in app.host_list.hosts]

@@ -33,7 +33,13 @@ NOW = 1_700_000_000.0  # the view's clock: ages are counted against it
 
 
 def host(
-    name: str, percent: float, temperature: float, utilization: float, state: str = "live", age_s: float = 1.0
+    name: str,
+    percent: float,
+    temperature: float,
+    utilization: float,
+    state: str = "live",
+    age_s: float = 1.0,
+    problems: int | None = 0,
 ) -> ClusterHost:
     return ClusterHost(
         hostname=name,
@@ -47,6 +53,7 @@ def host(
         utilization=utilization,
         temperature=temperature,
         power_draw=600.0,
+        problems=problems,
         last_sample=NOW - age_s,
     )
 
@@ -55,8 +62,8 @@ def three_hosts() -> tuple[ClusterHost, ...]:
     """Hosts whose figures were taken 1 s (42 s for the stale one) before now."""
     return (
         host("gpu-a", 25, 55, 30),
-        host("gpu-b", 90, 40, 90),
-        host("node-c", 50, 81, 60, state="stale", age_s=42),
+        host("gpu-b", 90, 40, 90, problems=3),
+        host("node-c", 50, 81, 60, state="stale", age_s=42, problems=None),
     )
 COUNTS = (
     CountValue("f", "filling", 1),
@@ -69,7 +76,13 @@ DETAIL = HostDetail(
     hostname="gpu-b",
     live=True,
     gpus=(
-        ClusterGpu(0, "GPU-b0", "NVIDIA H100 80GB HBM3", {"memory_used": 72 * GIB, "memory_total": 80 * GIB}),
+        ClusterGpu(
+            0,
+            "GPU-b0",
+            "NVIDIA H100 80GB HBM3",
+            {"memory_used": 72 * GIB, "memory_total": 80 * GIB},
+            problems={"idle": 1, "health": 2},
+        ),
         ClusterGpu(1, "GPU-b1", "NVIDIA H100 80GB HBM3", lost=True),
         ClusterGpu(2, "GPU-b2", "NVIDIA H100 80GB HBM3", answering=False),
     ),
@@ -151,11 +164,11 @@ async def test_a_line_per_host_with_its_summary_and_the_fleet_line_above() -> No
         await until(pilot, lambda: len(app.host_list.history) == 3)
         assert rows(app) == [
             " gpu-a                live          2 NVIDIA H100 80GB HB… ██░░░░░░░░  25%  20.0GiB/160.0GiB  30%  55°C"
-            "   600W ▁ █",
+            "   600W        0 ▁ █",
             " gpu-b                live          2 NVIDIA H100 80GB HB… █████████░  90%  72.0GiB/160.0GiB  90%  40°C"
-            "   600W ▁ █",
+            "   600W        3 ▁ █",
             " node-c               stale 42s     2 NVIDIA H100 80GB HB… █████░░░░░  50%  40.0GiB/160.0GiB  60%  81°C"
-            "   600W ▁ █",
+            "   600W      N/A ▁ █",
         ]
         assert text_of(app, "#summary") == (
             "Hosts 2 live · 1 stale · 0 down   GPUs 6   memory 132.0GiB/480.0GiB   filling 1 [f]   hot 0 [h]"
@@ -187,6 +200,15 @@ async def test_t_sorts_hottest_first_and_angle_brackets_step_through_the_columns
         assert "sort: utilization ↓" in text_of(app, "#status")
         await pilot.press("less_than_sign", "less_than_sign")  # -> memory -> host
         assert row_order(app) == ["gpu-a", "gpu-b", "node-c"]
+
+
+async def test_pressing_p_sorts_by_problems_most_first_hosts_that_do_not_say_last() -> None:
+    app = make_app(FakeReader())
+    async with app.run_test(size=(160, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("P")
+        assert row_order(app) == ["gpu-b", "gpu-a", "node-c"]
+        assert "sort: problems ↓" in text_of(app, "#status")
 
 
 async def test_the_cursor_stays_on_its_host_when_the_order_changes() -> None:
@@ -243,7 +265,9 @@ async def test_enter_opens_the_host_at_once_with_its_gpus_and_processes() -> Non
         ]
         gpus: DataTable[str] = screen.query_one("#gpus", DataTable)
         assert [str(c) for c in gpus.get_row_at(0)][4:6] == ["72.0GiB/80.0GiB", "N/A"]
+        assert str(gpus.get_row_at(0)[-1]) == "idle 1 · health 2"
         assert [str(gpus.get_row_at(row)[0]) for row in (1, 2)] == ["1 LOST", "2 NOT ANSWERING"]
+        assert str(gpus.get_row_at(1)[-1]) == "-"
         await pilot.press("escape")
         assert not isinstance(app.screen, HostScreen)
 

@@ -152,6 +152,9 @@ over the GPU's life (aggregate).
 # HELP gputop_gpu_remapped_rows Rows remapped (corrected, uncorrected errors) and whether a remap is pending or \
 failed (0/1).
 # TYPE gputop_gpu_remapped_rows gauge
+# HELP gputop_gpu_problems Problems the diagnoses found on the GPU, by kind: idle processes, devices with memory \
+no process accounts for, throttled, stalled (0/1), health problems.
+# TYPE gputop_gpu_problems gauge
 # HELP gputop_gpu_xid_errors_total Critical XID errors since the exporter started, by XID.
 # TYPE gputop_gpu_xid_errors_total counter
 # HELP gputop_process_gpu_memory_bytes GPU memory used by one process on one GPU.

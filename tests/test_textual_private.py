@@ -24,10 +24,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gputop"
 ALLOWED = PACKAGE / "ui" / "textual_private.py"
 FOREIGN = ("textual", "rich")
 SELF_ATTRIBUTE = re.compile(r"self\.(_\w+)")
+# Public despite the underscore: a namedtuple's own API.
+NAMEDTUPLE_API = frozenset({"_replace", "_asdict", "_fields", "_field_defaults", "_make"})
 
 
 def _private(name: str) -> bool:
-    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+    dunder = name.startswith("__") and name.endswith("__")
+    return name.startswith("_") and not dunder and name not in NAMEDTUPLE_API
 
 
 def _modules() -> list[Path]:

@@ -27,6 +27,8 @@ GPU_ECC_UNCORRECTED = "gputop_gpu_ecc_errors_uncorrected"  # a counter, label "s
 GPU_REMAPPED_ROWS = "gputop_gpu_remapped_rows"  # label "kind": corrected/uncorrected/pending/failure
 GPU_XID_ERRORS = "gputop_gpu_xid_errors"  # a counter, label "xid"
 PROCESS_IDLE_SECONDS = "gputop_process_idle_seconds"
+GPU_PROBLEMS = "gputop_gpu_problems"  # label "kind" (PROBLEM_KINDS): how many the diagnoses found
+PROBLEM_KINDS = ("idle", "unattributed", "throttled", "stalled", "health")
 
 
 @dataclass(frozen=True, slots=True)

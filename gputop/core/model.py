@@ -46,7 +46,8 @@ class ProcessSample:
     gpu_memory: int | None = None
     sm_utilization: float | None = None
     mig_index: int | None = None
-    # When the source last saw it use SM time (seconds since the epoch); None when it cannot say.
+    # When it last used SM time (seconds since the epoch), for a source that knows from before its
+    # first tick (the demo's simulated past, a recording); None when the source cannot say (NVML).
     sm_last_active: float | None = None
     # Host facts (psutil); None when the process is not visible from here.
     started: float | None = None

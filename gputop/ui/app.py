@@ -29,6 +29,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Static
 
 from gputop.core.alerts import AlertEvent
+from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import Forecasts
 from gputop.core.foresight import Foresight, Watcher
 from gputop.core.history import History
@@ -91,6 +92,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         self.settings_control = SettingsControl(self, settings, settings_path, list(settings_warnings))
         self.replay = replay
         self.replay_control = None if replay is None else ReplayControl(self, replay)
+        self.title_bar = TitleBar(id="title-bar")
         self.processes = ProcessTable(id="processes")
         self.view = ProcessView(self.processes)
         self.kill_control = KillControl(self)
@@ -114,6 +116,11 @@ class GpuTopApp(ChangedCellsApp[int]):
         return self.feed.forecasts
 
     @property
+    def diagnoses(self) -> Diagnoses | None:
+        """The diagnoses of the newest snapshot."""
+        return self.feed.diagnoses
+
+    @property
     def sort(self) -> SortOrder:
         """The process panel's sort order."""
         return self.view.sort
@@ -127,7 +134,7 @@ class GpuTopApp(ChangedCellsApp[int]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="main"):
-            yield TitleBar(id="title-bar")
+            yield self.title_bar
             yield HostStrip()
             with VerticalScroll(id="gpu-area", can_focus=False):
                 yield GpuGrid(id="gpu-grid")
@@ -231,7 +238,7 @@ class GpuTopApp(ChangedCellsApp[int]):
             if event.cleared:
                 continue
             raised = True
-            if event.kind in ("memory", "forecast"):
+            if event.kind in ("memory", "forecast", "idle"):
                 self.notify(event.message, title="Alert", severity="warning", timeout=10, markup=False)
             else:
                 self.notify(event.message, title="Alert", severity="error", timeout=10, markup=False)
@@ -285,7 +292,9 @@ class GpuTopApp(ChangedCellsApp[int]):
             self.sub_title = replay_status(control.replay)
         else:
             self.sub_title = f"every {self.interval_s:g}s" + (" · FROZEN" if self.frozen else "")
-        self.query_one(TitleBar).show(bar)
+        # The late-sample timer may fire while the app is closing: the bar is gone by then.
+        if self.title_bar.is_mounted:
+            self.title_bar.show(bar)
         screen = self.screen
         if hasattr(screen, "update_title"):
             screen.update_title()

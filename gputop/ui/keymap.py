@@ -35,7 +35,14 @@ NAVIGATION_HELP: tuple[tuple[str, str], ...] = (
 BINDINGS: list[BindingType] = [
     Binding("f1,question_mark,h", "help", "Help", key_display="F1"),
     # A priority binding runs as the key arrives, so the keys typed after it reach the box.
-    Binding("slash,f4", "filter", "Filter", key_display="/", priority=True),
+    Binding(
+        "slash,f4",
+        "filter",
+        "Filter",
+        key_display="/",
+        priority=True,
+        tooltip="Filter: text (command, user, PID, container), re:REGEX, or is:idle for idle processes",
+    ),
     Binding("n,f3", "next_match", "Next match of the filter", show=False),
     Binding("less_than_sign", "sort_move(-1)", "Sort column left", show=False),
     Binding("greater_than_sign", "sort_move(1)", "Sort", key_display="<>", tooltip="Sort column right"),

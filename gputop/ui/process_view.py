@@ -18,6 +18,11 @@ def sort_for_key(column: str) -> SortOrder:
     return SortOrder("pid", False) if column == "pid" else SortOrder(column, True)
 
 
+def process_count(rows: list[ProcessRow]) -> int:
+    """How many of ``rows`` are processes (not "(no process)" rows)."""
+    return sum(1 for row in rows if not row.unattributed)
+
+
 def panel_title(
     shown: int,
     total: int,
@@ -80,7 +85,8 @@ class ProcessView:
         else:
             table.set_rows(rows, self.sort)
         hidden_sort = None if self.sort.column in table.shown_columns else self.sort
-        title = panel_title(len(rows), len(every), self.filter, len(table.tagged), tree=self.tree,
+        # A "(no process)" row is not a process: the title counts processes.
+        title = panel_title(process_count(rows), process_count(every), self.filter, len(table.tagged), tree=self.tree,
                             hidden_sort=hidden_sort)
         if title != self._title:
             # Setting a border title repaints the whole panel: only when it changed.

@@ -68,7 +68,7 @@ class ProcessRow:
     def hidden_text(self) -> str:
         """What the row says across the host columns when the host cannot see the process."""
         if self.unattributed:
-            return f"(no process) {fmt_bytes(self.process.gpu_memory)}: used, but no listed process holds it"
+            return f"(no process) {fmt_bytes(self.process.gpu_memory)} · no listed process holds it"
         return NOT_VISIBLE
 
     @property
@@ -147,7 +147,8 @@ COLUMNS: tuple[Column, ...] = (
            lambda r: r.growth_rate, right=True, drop_priority=1),
     Column("idle", "IDLE", 10, lambda r: idle_text(r.idle_seconds) if r.idle else "", lambda r: r.idle_seconds,
            right=True, drop_priority=1),
-    Column("sm", "SM%", 4, lambda r: _num(r.process.sm_utilization), lambda r: r.process.sm_utilization, right=True),
+    Column("sm", "SM%", 4, lambda r: "" if r.unattributed else _num(r.process.sm_utilization),
+           lambda r: r.process.sm_utilization, right=True),
     Column("cpu", "CPU%", 6, lambda r: _host(r, _num(r.process.cpu_percent, "{:.1f}")),
            lambda r: r.process.cpu_percent, right=True),
     Column("host_memory", "HOST-MEM", 9, lambda r: _host(r, fmt_bytes(r.process.host_memory)),

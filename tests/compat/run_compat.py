@@ -61,7 +61,8 @@ def main() -> int:
         skip = shutil.ignore_patterns("__pycache__", "_build", ".mypy_cache", ".ruff_cache")
         for part in ("gputop", "tests"):
             shutil.copytree(ROOT / part, checkout / part, ignore=skip)
-        shutil.copy(ROOT / "pyproject.toml", checkout / "pyproject.toml")
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy(ROOT / name, checkout / name)
         venv = Path(directory) / "venv"
         python = str(venv / "bin" / "python")
         steps = [

@@ -76,3 +76,10 @@ def test_a_gpu_that_stops_answering_keeps_its_problems_and_raises_nothing_new() 
     _, ticks = run([(0.0, sick), (1.0, silent), (2.0, silent), (3.0, sick)])
     assert [len(f.diagnoses.gpus[0].health) for f in ticks] == [1, 1, 1, 1]
     assert [(e.time, e.cleared) for f in ticks for e in f.events if e.kind == "health"] == [(0.0, False)]
+
+
+def test_a_resolved_problem_says_what_changed() -> None:
+    pending = RemappedRows(corrected=0, uncorrected=1, pending=True, failure=False)
+    frames = [(0.0, gpu(health=healthy(remapped_rows=pending))), (1.0, gpu(health=healthy(remapped_rows=ROWS)))]
+    _, ticks = run(frames)
+    assert [e.message for e in cleared(ticks, "health")] == ["GPU 0 health: the pending row remap was applied"]

@@ -130,18 +130,3 @@ def test_without_per_process_samples_nvml_idleness_is_unknown(fake_nvml: FakeNvm
     assert foresight.diagnoses.processes[(4_000_002, None)].idle_seconds is None
     assert [e for e in watcher.monitor.log if e.kind == "idle"] == []
 
-
-def test_the_samples_own_timestamps_say_when_a_process_last_ran(fake_nvml: FakeNvml, source: NvmlSource) -> None:
-    fake_nvml.write(
-        Scenario()
-        .gpu()
-        .process(gpu=0, pid=4_000_003, used=GiB, sm=40, sm_time=1_700_000_000_250_000)
-        .process(gpu=0, pid=4_000_004, used=GiB, sm=0, sm_time=1_700_000_000_500_000)
-        .process(gpu=0, pid=4_000_005, used=GiB)
-    )
-    processes = {p.pid: p for p in source.sample()[0].processes}
-    assert [(processes[pid].sm_utilization, processes[pid].sm_last_active) for pid in sorted(processes)] == [
-        (40.0, 1_700_000_000.25),
-        (0.0, None),
-        (0.0, None),
-    ]

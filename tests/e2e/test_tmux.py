@@ -174,3 +174,28 @@ def test_sort_filter_and_kill_a_real_process_then_quit(
         time.sleep(0.1)
     assert tmux.pane("pane_dead") == "1"
     assert status == ("0", ""), f"exit status, signal: {status}; the screen was:\n{tmux.screen()}"
+
+
+def test_an_idle_hog_gets_its_badge_and_alert_and_loses_the_badge_when_it_runs(
+    tmux: Tmux, fake_nvml: FakeNvml, sleepers: list[subprocess.Popen[bytes]], tmp_path: Path
+) -> None:
+    hog = sleepers[0].pid
+    settings = tmp_path / "settings.toml"
+    settings.write_text("[thresholds]\nidle_after_s = 2.0\n")
+
+    def scenario(sm: int | None) -> Scenario:
+        return Scenario().gpu(memory_used=31 * GiB).process(gpu=0, pid=hog, used=30 * GiB, sm=sm)
+
+    fake_nvml.write(scenario(None))  # holds 30 GiB, absent from the utilization samples: not running
+    tmux.start([sys.executable, "-m", "gputop", "--interval", "0.5", "--config", str(settings)])
+
+    def hog_row(screen: str) -> str:
+        return next((line for line in screen.splitlines() if re.search(rf"\s{hog}\s.*\bsleep 600", line)), "")
+
+    screen = tmux.wait_for("the idle badge", lambda s: "idle 0m" in hog_row(s))
+    screen = tmux.wait_for("the idle alert", lambda s: f"PID {hog} (sleep, " in s)
+    assert re.search(r"idle \ds on GPU 0, holding", screen.replace("\n", " ").replace("│", " ")), screen
+
+    fake_nvml.write(scenario(60))
+    screen = tmux.wait_for("the badge to go", lambda s: hog_row(s) != "" and "idle" not in hog_row(s))
+    tmux.keys("q")

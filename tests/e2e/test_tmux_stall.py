@@ -129,7 +129,7 @@ def test_ctrl_l_redraws_a_garbled_screen(tmux: Tmux, fake_nvml: FakeNvml, comman
 
     # Another program writes over gputop's screen: gputop cannot know, and leaves those cells be.
     with open(tmux.pane("pane_tty"), "w") as terminal:
-        terminal.write("\x1b[3;3HGARBLED-GARBLED-GARBLED")
+        terminal.write("\x1b[30;10HGARBLED-GARBLED-GARBLED")  # the empty process panel: nothing redraws it
     tmux.wait_for("the garbage", lambda s: "GARBLED-GARBLED" in s)
     time.sleep(1.5)  # three ticks
     assert "GARBLED-GARBLED" in tmux.screen()

@@ -96,10 +96,11 @@ async def test_a_hung_gpu_says_so_the_rest_goes_on_and_it_recovers_with_the_gap_
         fake_nvml.write(machine(sleeper_pid, util=60).stall(1, 60.0, "nvmlDeviceGetMemoryInfo", start=hang))
 
         await until(pilot, "GPU 1 not answering", lambda: "not answering" in title(app, 1))
-        # The first snapshot to mark it was taken within the deadline plus one interval (and the tick's own time).
+        # Marked by the first tick that began after the hang (one interval, then the deadline): at most the
+        # tick already under way when it began came between.
         history = app.history.gpu(1)
-        marked = next(t for t, m in zip(history.timestamps, history.memory_used, strict=True) if m is None)
-        assert marked - hang < DEADLINE_S + INTERVAL_S + 0.3
+        after = [m for t, m in zip(history.timestamps, history.memory_used, strict=True) if t > hang]
+        assert None in after[:2]
         assert re.fullmatch(r" 1  not answering \d+\.\ds NVIDIA L4 ", title(app, 1))
         assert card(app, 1).has_class("-silent")
         memory, util, temperature = card_text(app, 1)
@@ -195,10 +196,9 @@ async def test_the_title_says_how_old_the_newest_sample_is_when_sampling_is_late
     app = GpuTopApp(sampler, RunConfig(interval_s=INTERVAL_S))
     async with app.run_test(size=SIZE) as pilot:
         bar = app.query_one(TitleBar)
-        latest = app.latest
-        assert isinstance(latest, Snapshot)
+        assert isinstance(app.latest, Snapshot)
         await until(pilot, "the title to say late", lambda: "last sample" in str(bar.render()))
         age = float(re.search(r"last sample (\d+\.\d)s ago", str(bar.render())).group(1))  # type: ignore[union-attr]
-        assert 2 * INTERVAL_S <= age <= time.time() - latest.timestamp
+        assert 2 * INTERVAL_S <= age < 10
         source.release = True
         await until(pilot, "the title to be on time again", lambda: "last sample" not in str(bar.render()))

@@ -126,7 +126,8 @@ async def test_help_lists_every_key() -> None:
             assert not isinstance(app.screen, HelpScreen)
     entries = {description: keys for keys, description in screen.entries}
     assert entries["Help"] == "F1, ?, h"
-    assert entries["Filter"] == "/, F4"
+    assert entries["Filter: text (command, user, PID, container), re:REGEX, or is:idle for idle processes"] == "/, F4"
+    assert entries["Sort by idle time"] == "D"
     assert entries["Kill"] == "k, F9"
     assert entries["Sort column left"] == "<" and entries["Sort column right"] == ">"
     assert entries["Alerts"] == "!" and entries["Save settings"] == "S"

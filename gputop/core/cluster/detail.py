@@ -33,6 +33,7 @@ class _Gpu:
     seconds_to_full: float | None = None
     lost: bool = False
     answering: bool | None = None
+    problems: dict[str, int] = field(default_factory=dict)
 
 
 def read_detail(client: PrometheusClient, hostname: str, now: float, lookback_s: float) -> HostDetail:
@@ -73,6 +74,8 @@ def parse_detail(hostname: str, samples: list[Sample], live: bool) -> HostDetail
             gpu.lost = sample.value == 1.0
         elif name == metric_names.GPU_ANSWERING:
             gpu.answering = sample.value == 1.0
+        elif name == metric_names.GPU_PROBLEMS and live and sample.value > 0:
+            gpu.problems[labels.get("kind", "?")] = int(sample.value)
         elif name == metric_names.GPU_SECONDS_TO_FULL:
             # A forecast is about now: one Prometheus merely kept is not shown.
             gpu.seconds_to_full = sample.value if live else None
@@ -117,6 +120,7 @@ def _finish(index: int, gpu: _Gpu) -> ClusterGpu:
         seconds_to_full=gpu.seconds_to_full,
         lost=gpu.lost,
         answering=gpu.answering,
+        problems=gpu.problems,
     )
 
 

@@ -81,6 +81,7 @@ class ClusterHost:
     utilization: float | None = None  # the mean over its GPUs
     temperature: float | None = None  # the hottest GPU
     power_draw: float | None = None  # all GPUs together
+    problems: int | None = None  # what the diagnoses found on its GPUs; None: its exporter does not say
     last_sample: float | None = None  # when its newest figures were taken
     instance: str | None = None  # its scrape target
 
@@ -99,6 +100,7 @@ class ClusterGpu:
     seconds_to_full: float | None = None
     lost: bool = False
     answering: bool | None = None  # False while a driver call to it has not come back in time
+    problems: Mapping[str, int] = field(default_factory=dict)  # kind -> how many (metric_names.PROBLEM_KINDS)
 
     def figure(self, name: str) -> float | None:
         return self.figures.get(name)

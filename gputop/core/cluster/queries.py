@@ -59,6 +59,7 @@ class FlavourQueries:
         }
         if self.name == "gputop":
             figures["exporter_up"] = f"min {by} ({select(metric_names.UP)})"
+            figures["problems"] = f"sum {by} ({select(metric_names.GPU_PROBLEMS)})"
         return figures
 
     def selector(self, host_matcher: str) -> Select:

@@ -259,6 +259,7 @@ def _host(name: str, draft: _Draft, down: set[str], now: float, stale_after_s: f
         utilization=figures.get("utilization"),
         temperature=figures.get("temperature"),
         power_draw=figures.get("power_draw"),
+        problems=None if "problems" not in figures else int(figures["problems"]),
         last_sample=draft.last_sample,
         instance=draft.instance,
     )

@@ -41,6 +41,15 @@ class Change:
     silent: bool = False  # clear without an event
 
 
+# What it means when a health problem is no longer reported.
+_RESOLVED = {
+    "ecc": "no uncorrected ECC errors since the driver loaded (it was reloaded)",
+    "remap_pending": "the pending row remap was applied",
+    "remap_failure": "no row remap failure reported any more",
+    "retired_pending": "the pending page retirement was applied",
+}
+
+
 def _subject(process: ProcessSample) -> str:
     return f"{process.pid}@{process.started}"
 
@@ -122,7 +131,7 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
             kind, gpu_index, _mig, subject = key
             gone = {
                 "idle": f"PID {(subject or '').split('@')[0]} on GPU {gpu_index} has exited",
-                "health": f"GPU {gpu_index} health problem resolved",
+                "health": f"GPU {gpu_index} health: {_RESOLVED.get(subject or '', 'resolved')}",
             }.get(kind, f"GPU {gpu_index} {kind} alert ended")
             is_xid = kind == "health" and (subject or "").startswith("xid ")
             changes.append(Change(key, False, cleared_message=gone, silent=is_xid))

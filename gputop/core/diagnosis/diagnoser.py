@@ -9,8 +9,8 @@ the history, and keeps what it needs between ticks:
   (a lower bound). A tick where its SM use is unknown (no per-process
   samples: NOT_SUPPORTED, MIG) makes it unknown and starts the count over;
   idleness is never guessed. Where the source says when a process last used
-  SM time (``sm_last_active``, from the samples' own timestamps), that time is
-  used, even from before gputop first saw the process.
+  SM time (``sm_last_active``), that time is used, even from before gputop
+  first saw the process.
 - **verdict**: ``"stalled"`` when utilization stays at or above
   ``stall_utilization_percent`` with power at or below
   ``stall_power_percent`` of the limit and memory flat for ``stall_after_s``

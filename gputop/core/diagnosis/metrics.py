@@ -12,13 +12,16 @@ from collections.abc import Callable, Iterator, Mapping
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from gputop.core.diagnosis.diagnoser import Diagnoses
+from gputop.core.diagnosis.problems import problem_counts
 from gputop.core.diagnosis.reasons import REASON_NAMES
 from gputop.core.metric_names import (
     GPU_CLOCK_EVENT_REASONS,
     GPU_ECC_UNCORRECTED,
     GPU_MEMORY_UNATTRIBUTED,
+    GPU_PROBLEMS,
     GPU_REMAPPED_ROWS,
     GPU_XID_ERRORS,
+    PROBLEM_KINDS,
 )
 from gputop.core.model import GpuSample, Snapshot
 
@@ -49,8 +52,10 @@ def diagnosis_families(
     gpu_labels: GpuLabels,
     label_names: tuple[str, ...],
 ) -> Iterator[Metric]:
-    """Unattributed memory, clock event reasons, ECC, remapped rows and XID counts (the max SM clock is a
-    ``GpuFigure`` of ``core.metric_names``)."""
+    """Unattributed memory, clock event reasons, ECC, remapped rows, problem counts and XID counts.
+
+    (The max SM clock is a ``GpuFigure`` of ``core.metric_names``.)
+    """
     gpus = [gpu for gpu in snapshot.gpus if not gpu.lost]
     unattributed = GaugeMetricFamily(
         GPU_MEMORY_UNATTRIBUTED,
@@ -96,7 +101,19 @@ def diagnosis_families(
                 ("failure", int(remapped.failure)),
             ):
                 rows.add_metric([*labels, kind], float(value))
-    yield from (unattributed, reasons, ecc, rows)
+    counted = GaugeMetricFamily(
+        GPU_PROBLEMS,
+        "Problems the diagnoses found on the GPU, by kind: idle processes, devices with memory no process"
+        " accounts for, throttled, stalled (0/1), health problems.",
+        labels=(*label_names, "kind"),
+    )
+    counts = problem_counts(snapshot, diagnoses)
+    for gpu in gpus:
+        if gpu.index not in diagnoses.gpus:
+            continue  # not diagnosed: no count, rather than a count of 0
+        for kind in PROBLEM_KINDS:
+            counted.add_metric([*gpu_labels(gpu), kind], float(counts[gpu.index].get(kind, 0)))
+    yield from (unattributed, reasons, ecc, rows, counted)
     xids = CounterMetricFamily(
         GPU_XID_ERRORS, "Critical XID errors since the exporter started, by XID.", labels=(*label_names, "xid")
     )

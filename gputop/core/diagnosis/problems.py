@@ -40,6 +40,15 @@ def _unattributed_text(memory: int | None, hidden: int) -> str:
     return text
 
 
+def problem_counts(snapshot: Snapshot, diagnoses: Diagnoses) -> dict[int, dict[str, int]]:
+    """GPU index -> problem kind -> how many (idle processes, unattributed devices, verdict, health problems)."""
+    counts: dict[int, dict[str, int]] = {gpu.index: {} for gpu in snapshot.gpus}
+    for problem in problems(snapshot, diagnoses):
+        kinds = counts[problem.gpu_index]
+        kinds[problem.kind] = kinds.get(problem.kind, 0) + 1
+    return counts
+
+
 def problems(snapshot: Snapshot, diagnoses: Diagnoses) -> list[Problem]:
     """Every problem the diagnoses found, GPU by GPU."""
     found: list[Problem] = []

@@ -293,7 +293,6 @@ class NvmlDevice:
                 gpu_memory=entry.memory,
                 # Absent from the samples: it did not run since the last ones, SM 0.
                 sm_utilization=None if sm_samples is None else sm_samples.utilization.get(pid, 0.0),
-                sm_last_active=None if sm_samples is None else sm_samples.last_active.get(pid),
                 mig_index=mig_index,
             )
             for pid, entry in listed.items()

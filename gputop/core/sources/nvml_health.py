@@ -59,7 +59,6 @@ class SmSamples:
     """What the per-process utilization samples newer than ``since`` say."""
 
     utilization: dict[int, float]  # PID -> SM % of its newest sample; absent: it did not run
-    last_active: dict[int, float]  # PID -> time of its newest sample with SM use (s since the epoch)
     seen: int  # the newest sample's timestamp (us), to ask from next time
 
 
@@ -69,16 +68,12 @@ def sm_samples(gateway: Gateway, handle: Handle, since: int) -> SmSamples | None
     if samples is None:
         return None
     latest: dict[int, tuple[int, float]] = {}
-    active: dict[int, int] = {}
     for sample in samples:
-        pid, stamp, util = int(sample.pid), int(sample.timeStamp), float(sample.smUtil)
+        pid, stamp = int(sample.pid), int(sample.timeStamp)
         if pid not in latest or stamp >= latest[pid][0]:
-            latest[pid] = (stamp, util)
-        if util > 0 and stamp > active.get(pid, -1):
-            active[pid] = stamp
+            latest[pid] = (stamp, float(sample.smUtil))
     return SmSamples(
         utilization={pid: util for pid, (_, util) in latest.items()},
-        last_active={pid: stamp / 1e6 for pid, stamp in active.items()},
         seen=max((stamp for stamp, _ in latest.values()), default=since),
     )
 

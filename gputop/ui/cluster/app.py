@@ -48,6 +48,7 @@ class ClusterApp(App[int]):
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("M", "sort('memory')", "Memory"),
         Binding("T", "sort('temperature')", "Temp"),
+        Binding("P", "sort('problems')", "Problems", show=False),
         Binding("less_than_sign", "sort_step(-1)", "Sort <", show=False),
         Binding("greater_than_sign", "sort_step(1)", "Sort >", show=False),
         Binding("I", "invert", "Invert"),

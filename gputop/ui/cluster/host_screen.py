@@ -10,10 +10,10 @@ from textual.widgets import DataTable, Static
 
 from gputop.core.cluster.model import ClusterGpu, ClusterHost, HostDetail
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, fmt_watts, safe_text
-from gputop.ui.cluster.render import host_status, memory_bar, temperature_text
+from gputop.ui.cluster.render import host_status, memory_bar, problems_text, temperature_text
 
 GPU_COLUMNS = ("GPU", "Model", "UUID", "Memory", "Used/Total", "Util", "Mem util", "Temp", "Power", "Fan", "SM clock",
-               "Full in")
+               "Full in", "Problems")
 PROCESS_COLUMNS = ("GPU", "PID", "User", "Command", "Container", "GPU memory")
 
 
@@ -49,6 +49,7 @@ def gpu_cells(gpu: ClusterGpu) -> tuple[Text | str, ...]:
         fmt_percent(gpu.figure("fan_speed")),
         _mhz(gpu.figure("clock_sm")),
         NA if gpu.seconds_to_full is None else fmt_duration(gpu.seconds_to_full),
+        problems_text(gpu.problems),
     )
 
 

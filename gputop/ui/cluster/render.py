@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -94,6 +94,7 @@ HOST_COLUMNS = (
     Column("Util", 4, right=True),
     Column("Temp", 5, right=True),
     Column("Power", 6, right=True),
+    Column("Problems", 8, right=True),
     Column("Memory history", SPARK_WIDTH),
 )
 
@@ -102,6 +103,20 @@ def _used_total(used: float | None, total: float | None) -> str:
     if used is None and total is None:
         return NA
     return f"{fmt_bytes(used)}/{fmt_bytes(total)}"
+
+
+def problems_cell(count: int | None) -> Text:
+    """How many problems the diagnoses found on a host's GPUs: red when any, N/A when its exporter does not say."""
+    if count is None:
+        return Text(NA, style="dim")
+    return Text(str(count), style="bold red" if count else "green")
+
+
+def problems_text(problems: Mapping[str, int]) -> Text:
+    """One GPU's problems by kind, ``idle 1 · health 2``; ``-`` when none."""
+    if not problems:
+        return Text("-", style="green")
+    return Text(" · ".join(f"{kind} {count}" for kind, count in problems.items()), style="bold red")
 
 
 def _gpus(host: ClusterHost) -> Text:
@@ -126,6 +141,7 @@ def host_cells(
         Text(fmt_percent(host.utilization)),
         temperature_text(host.temperature, None),
         Text(fmt_watts(host.power_draw)),
+        problems_cell(host.problems),
         Text(sparkline(history or (), host.memory_total), style="cyan"),
     )
 
@@ -169,6 +185,7 @@ SORT_ORDERS = (
     SortOrder("utilization", lambda h: h.utilization, True),
     SortOrder("temperature", lambda h: h.temperature, True),
     SortOrder("power", lambda h: h.power_draw, True),
+    SortOrder("problems", lambda h: h.problems, True),
 )
 
 

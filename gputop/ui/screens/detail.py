@@ -18,8 +18,10 @@ from gputop.core.forecast import Forecast, Forecasts
 from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_rate, fmt_temperature, fmt_watts, safe_text
 from gputop.core.history import GpuHistory
 from gputop.core.model import GpuSample, MigSample, Snapshot, percent
+from gputop.ui.process_view import process_count
 from gputop.ui.replay_control import replay_title
 from gputop.ui.state import snapshot_rows
+from gputop.ui.widgets.diagnosis_panel import DiagnosisPanel
 from gputop.ui.widgets.gpu_card import forecast_text, mig_profile, silence_text
 from gputop.ui.widgets.history_chart import HistoryChart
 from gputop.ui.widgets.process_table import ProcessTable
@@ -146,6 +148,7 @@ class DetailScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield DetailHeader()
+        yield DiagnosisPanel(id="detail-diagnosis")
         with Grid(id="detail-charts"):
             for name, title, colour in self._CHARTS:
                 chart = HistoryChart(colour, id=f"chart-{name}")
@@ -165,10 +168,11 @@ class DetailScreen(Screen[None]):
         self._now = snapshot.timestamp
         self.update_title()
         growth = None if app.forecasts is None else app.forecasts.processes
-        rows = [row for row in snapshot_rows(snapshot, growth) if row.process.gpu_index == self.index]
+        self.query_one(DiagnosisPanel).show(snapshot, app.diagnoses, self.index)
+        rows = [row for row in snapshot_rows(snapshot, growth, app.diagnoses) if row.process.gpu_index == self.index]
         table = self.query_one(ProcessTable)
         table.set_rows(rows, app.sort)
-        table.border_title = Text.assemble(("Processes", "bold"), f" {len(rows)}")
+        table.border_title = Text.assemble(("Processes", "bold"), f" {process_count(rows)}")
         try:
             history: GpuHistory | None = app.history.gpu(self.index)
         except KeyError:  # the GPU is no longer reported

@@ -50,7 +50,9 @@ class FilterBar(Vertical):
         super().__init__(id="filter-bar")
         self.apply_text = apply_text
         self.on_done = on_done
-        self.field = FilterInput(self.submit, placeholder="text, PID, user, container; re:REGEX", id="filter-input")
+        self.field = FilterInput(
+            self.submit, placeholder="text, PID, user, container; re:REGEX; is:idle", id="filter-input"
+        )
 
     def compose(self) -> ComposeResult:
         yield self.field

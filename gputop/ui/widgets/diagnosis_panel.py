@@ -1,0 +1,83 @@
+"""The detail screen's account of what is wrong with one GPU, and what to do about it.
+
+Hidden while nothing is wrong. Each problem says what gputop saw and its likely causes:
+throttle reasons in words with the SM clock against its maximum, the stall verdict, memory
+no process accounts for, health problems with their times, idle processes.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from textual.widgets import Static
+
+from gputop.core.diagnosis import Diagnoses, GpuDiagnosis
+from gputop.core.diagnosis.problems import problems, throttle_text
+from gputop.core.diagnosis.reasons import reason_words
+from gputop.core.format import NA, safe_text
+from gputop.core.model import GpuSample, Snapshot
+
+UNATTRIBUTED_CAUSES = (
+    "Likely: processes in another PID namespace (gputop in a container without --pid=host sees none of the"
+    " host's: run it with --pid=host, or `nvidia-smi --query-compute-apps=pid,used_memory --format=csv` on the"
+    " host); a process that exited while its GPU context lingers; memory the driver itself holds."
+)
+STALL_ADVICE = (
+    "busy at low power with memory flat: the signature of a job spinning in a collective (an NCCL hang);"
+    " look at its other ranks"
+)
+
+
+def _clock_line(gpu: GpuSample) -> str:
+    sm = NA if gpu.clock_sm is None else f"{gpu.clock_sm}"
+    top = NA if gpu.clock_sm_max is None else f"{gpu.clock_sm_max}"
+    return f"SM clock {sm} of {top} MHz"
+
+
+def diagnosis_text(gpu: GpuSample, diagnosis: GpuDiagnosis | None, snapshot: Snapshot, diagnoses: Diagnoses) -> Text:
+    """What is wrong with ``gpu``, in words; empty when nothing is."""
+    text = Text()
+    if diagnosis is None:
+        return text
+    if diagnosis.verdict == "stalled":
+        text.append(" STALLED? ", style="bold red").append(f"{STALL_ADVICE}\n")
+    if diagnosis.limiting:
+        reasons = ", ".join(reason_words(name) for name in gpu.clock_event_reasons or ())
+        text.append(f" {throttle_text(diagnosis.limiting)} ", style="bold yellow")
+        text.append(f"{_clock_line(gpu)}; clock event reasons: {reasons}\n")
+    unattributed = False
+    for problem in problems(snapshot, diagnoses):
+        if problem.gpu_index != gpu.index:
+            continue
+        if problem.kind == "unattributed":
+            text.append(f" {problem.device} ", style="bold yellow").append(f"{safe_text(problem.text)}.\n")
+            unattributed = True
+        elif problem.kind == "idle":
+            text.append(" IDLE ", style="bold yellow").append(f"{safe_text(problem.text)}\n")
+    if unattributed:
+        text.append(f"   {UNATTRIBUTED_CAUSES}\n", style="dim")
+    for health in diagnosis.health:
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(health.since))
+        text.append(" HEALTH ", style="bold red").append(f"{since}  {health.text}\n")
+    text.rstrip()
+    return text
+
+
+class DiagnosisPanel(Static):
+    """What is wrong with one GPU; hidden when nothing is."""
+
+    DEFAULT_CSS = """
+    DiagnosisPanel { height: auto; max-height: 10; padding: 0 1; border: round $warning; display: none; }
+    """
+
+    def show(self, snapshot: Snapshot, diagnoses: Diagnoses | None, index: int) -> None:
+        gpu = next((g for g in snapshot.gpus if g.index == index), None)
+        text = (
+            Text()
+            if gpu is None or diagnoses is None
+            else diagnosis_text(gpu, diagnoses.gpus.get(index), snapshot, diagnoses)
+        )
+        self.display = bool(text.plain)
+        self.border_title = f"What is wrong with GPU {index}"
+        self.update(text)

@@ -1,0 +1,128 @@
+"""The diagnoses on screen: card marks, the IDLE column and its key and filter, the (no process) row,
+and the detail screen's explanations, driven as a user would with Pilot."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from textual.pilot import Pilot
+
+from gputop.core.model import GpuHealth, RemappedRows, XidEvent
+from gputop.ui.app import GpuTopApp
+from gputop.ui.screens.detail import DetailScreen
+from gputop.ui.widgets.diagnosis_panel import DiagnosisPanel
+from gputop.ui.widgets.gpu_card import GpuCard
+
+from .factory import GIB, NOW, gpu, make_app, notices, proc, snapshot
+
+SIZE = (140, 40)
+STEP_S = 60.0
+
+
+def machine(tick: int):  # noqa: ANN201 - a Snapshot
+    """GPU 0: a hog idle since the start, a busy job, 38.6 GiB nobody holds, at the power cap.
+    GPU 1: spinning at 100 % on 20 % power, memory flat; an uncorrected ECC error and XID 79."""
+    hog = proc(101, 0, 30, "alice", "jupyter-lab --port 8888", sm=0.0)
+    busy = proc(102, 0, 10, "bob", "python train.py", sm=90.0)
+    first = replace(
+        gpu(0, [hog, busy]),
+        memory_used=int((40 + 38.6) * GIB),
+        clock_sm_max=1980,
+        clock_event_reasons=("sw_power_cap",),
+    )
+    second = replace(
+        gpu(1, [proc(201, 1, 20, "carol", "torchrun train.py", sm=100.0)], utilization=100.0),
+        power_draw=140.0,
+        clock_event_reasons=(),
+        health=GpuHealth(1, 1, RemappedRows(0, 1, False, False), None, (XidEvent(79, NOW + 30),)),
+    )
+    return snapshot(first, second, timestamp=NOW + tick * STEP_S)
+
+
+async def eleven_minutes(app: GpuTopApp, pilot: Pilot[int]) -> None:
+    """Twelve ticks a minute apart: the hog is idle (10 minutes), GPU 1 stalled (2 minutes)."""
+    for tick in range(12):
+        app.apply_snapshot(machine(tick))
+    await pilot.pause()
+
+
+def title_of(card: GpuCard) -> str:
+    title = card.border_title
+    return "" if title is None else str(getattr(title, "plain", title))
+
+
+def rows(app: GpuTopApp) -> list[str]:
+    table = app.processes
+    return ["".join(s.text for s in table.render_line(1 + n)).rstrip() for n in range(len(table.rows))]
+
+
+async def test_cards_say_throttled_stalled_and_health_and_the_panel_shows_idle_and_unattributed() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await eleven_minutes(app, pilot)
+        first, second = list(app.query(GpuCard))
+        assert "THROTTLED · power cap" in title_of(first)
+        assert "STALLED?" in title_of(second) and "✚ HEALTH" in title_of(second)
+        assert "STALLED?" not in title_of(first) and "HEALTH" not in title_of(first)
+        lines = rows(app)
+        hog = next(line for line in lines if " 101 " in line)
+        assert "idle 11m" in hog
+        assert not any("idle" in line for line in lines if " 102 " in line or " 201 " in line)
+        unattributed = next(line for line in lines if "(no process)" in line)
+        assert "(no process) 38.6GiB · no listed process holds it" in unattributed
+        diagnosed = ("idle", "throttle", "stall", "health")
+        log = app.feed.watcher.monitor.log
+        kinds = [(event.gpu_index, event.kind) for event in log if not event.cleared and event.kind in diagnosed]
+        assert sorted(kinds) == [(0, "idle"), (1, "health"), (1, "health"), (1, "stall")]
+        assert "PID 101 (jupyter-lab, alice) idle 10m00s on GPU 0, holding 30.0GiB" in notices(app)
+
+
+async def test_d_sorts_by_idle_time_and_is_idle_filters_to_idle_processes() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await eleven_minutes(app, pilot)
+        await pilot.press("D")
+        assert app.sort.column == "idle" and app.sort.descending
+        assert app.processes.pids()[0] == 101
+        await pilot.press("slash", *"is:idle", "enter")
+        await pilot.pause()
+        assert app.processes.pids() == [101]
+
+
+async def test_the_no_process_row_is_never_tagged_or_signalled() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_snapshot(machine(0))
+        await pilot.pause()
+        table = app.processes
+        position = next(n for n, row in enumerate(table.rows) if row.unattributed)
+        for _ in range(position):
+            await pilot.press("down")
+        assert table.cursor_row is not None and table.cursor_row.unattributed
+        await pilot.press("space")
+        assert table.tagged == set()
+        await pilot.press("up", "k")
+        await pilot.pause()
+        assert "no process selected" in notices(app)
+
+
+async def test_the_detail_screen_explains_what_is_wrong() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await eleven_minutes(app, pilot)
+        await pilot.press("g")
+        await pilot.pause()
+        assert isinstance(app.screen, DetailScreen)
+        text = str(app.screen.query_one(DiagnosisPanel).render())
+        assert "THROTTLED · power cap SM clock 1500 of 1980 MHz; clock event reasons: power cap" in text
+        assert "(no process) 38.6GiB of memory no listed process accounts for." in text
+        assert "Likely: processes in another PID namespace" in text
+        assert "--pid=host" in text
+        assert "PID 101 (jupyter-lab, alice) idle 11m00s, holding 30.0GiB" in text
+        await pilot.press("escape")
+        await pilot.click("#gpu-1")
+        await pilot.pause()
+        text = str(app.screen.query_one(DiagnosisPanel).render())
+        assert "STALLED?" in text and "NCCL" in text
+        assert "XID 79: GPU has fallen off the bus" in text
+        assert "1 uncorrected ECC error since the driver loaded" in text
