@@ -36,7 +36,8 @@ def launcher(tmp_path: Path) -> Iterator[psutil.Process]:
     }
     process = subprocess.Popen(["sh", "-c", "sleep 600 & wait"], cwd=tmp_path, env=environment)
     shell = psutil.Process(process.pid)
-    wait_for(lambda: shell.children(), "the shell never started its child")
+    # Until the child has exec'd sleep: forked, it is still a copy of sh for a moment.
+    wait_for(lambda: [c.name() for c in shell.children()] == ["sleep"], "the shell never started sleep")
     yield shell
     for child in shell.children():
         child.kill()
