@@ -126,6 +126,7 @@ def test_ctrl_l_redraws_a_garbled_screen(tmux: Tmux, fake_nvml: FakeNvml, comman
     fake_nvml.write(machine())
     tmux.start(command)
     tmux.wait_for("both GPUs", lambda s: "H100 80GB HBM3" in s and "A100-SXM4-80GB" in s)
+    time.sleep(1.5)  # the start-up redraws (plain first frame, then the full screen) are over
 
     # Another program writes over gputop's screen: gputop cannot know, and leaves those cells be.
     with open(tmux.pane("pane_tty"), "w") as terminal:
