@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,5 +41,25 @@ def sleeper() -> Iterator[subprocess.Popen[bytes]]:
     """A real idle process (`sleep 600`), ended after the test."""
     process = subprocess.Popen(["sleep", "600"])
     yield process
+    process.kill()
+    process.wait()
+
+
+THREADED = (
+    "import threading, time\n"
+    "thread = threading.Thread(target=time.sleep, args=(600,), daemon=True)\n"
+    "thread.start()\n"
+    "print(thread.native_id, flush=True)\n"
+    "time.sleep(600)\n"
+)
+
+
+@pytest.fixture
+def threaded_process() -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """A real idle process with a second thread, and that thread's ID (which /proc answers for too)."""
+    process = subprocess.Popen([sys.executable, "-c", THREADED], stdout=subprocess.PIPE)
+    assert process.stdout is not None
+    thread_id = int(process.stdout.readline())
+    yield process, thread_id
     process.kill()
     process.wait()

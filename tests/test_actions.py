@@ -32,6 +32,19 @@ def test_a_reused_pid_is_refused_and_the_process_lives_on(sleeper: subprocess.Po
     assert sleeper.poll() is None
 
 
+def test_a_thread_id_is_refused_and_its_process_lives_on(
+    threaded_process: tuple[subprocess.Popen[bytes], int],
+) -> None:
+    # kill() on a thread's ID signals its whole process: a PID from another namespace must never reach it.
+    process, thread_id = threaded_process
+    started = psutil.Process(thread_id).create_time()  # psutil answers for a thread's ID as for a process
+    result = send_signal((thread_id, started), signal.SIGKILL)
+    assert result.outcome is Outcome.REUSED
+    assert result.message == f"PID {thread_id} now belongs to another process: not signalled"
+    time.sleep(0.2)
+    assert process.poll() is None
+
+
 def test_a_process_already_gone_is_reported(sleeper: subprocess.Popen[bytes]) -> None:
     target = identity(sleeper)
     sleeper.kill()

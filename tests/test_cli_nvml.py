@@ -10,7 +10,7 @@ import sys
 
 import psutil
 import pytest
-from fakenvml import GiB, MiB, Scenario
+from fakenvml import NO_SUCH_PID, GiB, MiB, Scenario
 from fakenvml.fixture import FakeNvml
 
 
@@ -27,7 +27,7 @@ def machine(pid: int) -> Scenario:
              util_gpu=87, temperature=71, power_mw=412_300, power_limit_mw=700_000, pcie_rx_kbs=1000)
         .gpu(name="NVIDIA L4", memory_total=24 * GiB, memory_used=1 * GiB, fan=None, power_mw=None)
         .process(gpu=0, pid=pid, used=30 * GiB, kind="C", sm=55)
-        .process(gpu=1, pid=4_000_000, used=2 * GiB, kind="CG")
+        .process(gpu=1, pid=NO_SUCH_PID, used=2 * GiB, kind="CG")
     )
 
 
@@ -57,7 +57,7 @@ def test_json_reports_the_drivers_gpus_and_processes_in_base_units(
     assert process["started"] == psutil.Process(sleeper.pid).create_time()
     [hidden] = second["processes"]
     assert (hidden["pid"], hidden["type"], hidden["gpu_memory"], hidden["visible"], hidden["user"]) == (
-        4_000_000, "C+G", 2 * GiB, False, None,
+        NO_SUCH_PID, "C+G", 2 * GiB, False, None,
     )
 
 
@@ -73,7 +73,7 @@ def test_once_prints_the_gpus_then_the_processes(fake_nvml: FakeNvml, sleeper: s
     process_rows = lines[lines.index(" GPU     PID USER      T    GPU-MEM   SM   CPU   TIME  COMMAND") + 1 : -3]
     assert [row.split()[:5] for row in process_rows] == [
         ["0", str(sleeper.pid), "root", "C", "30.0GiB"],
-        ["1", "4000000", "N/A", "C+G", "2.0GiB"],
+        ["1", str(NO_SUCH_PID), "N/A", "C+G", "2.0GiB"],
     ]
     assert process_rows[0].endswith("sleep 600")
     assert process_rows[1].endswith("(not visible from here)")

@@ -7,10 +7,10 @@ everything comes back when the error stops.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
-from fakenvml import GiB, Scenario
+from fakenvml import NO_SUCH_PID, GiB, Scenario
 from fakenvml.fixture import FakeNvml
 
 from gputop.core.model import GpuSample
@@ -27,8 +27,11 @@ def pids(kind: str) -> Getter:
     return lambda gpu: tuple(sorted(p.pid for p in gpu.all_processes() if kind in p.type))
 
 
+MPS_PID = NO_SUCH_PID + 3  # the scenario's MPS process (made-up PIDs: no real process answers for them)
+
 # NVML function -> (the GPU it is injected on, what it feeds). GPU 1 is a plain GPU with
 # compute, graphics and MPS processes; GPU 2 is in MIG mode.
+
 FUNCTIONS: dict[str, tuple[int, Getter]] = {
     "nvmlDeviceGetName": (1, lambda g: g.name),
     "nvmlDeviceGetUUID": (1, lambda g: g.uuid),
@@ -48,7 +51,7 @@ FUNCTIONS: dict[str, tuple[int, Getter]] = {
     "nvmlDeviceGetMigMode": (2, lambda g: (g.mig_mode, len(g.mig_devices))),
     "nvmlDeviceGetComputeRunningProcesses": (1, pids("C")),
     "nvmlDeviceGetGraphicsRunningProcesses": (1, pids("G")),
-    "nvmlDeviceGetMPSComputeRunningProcesses": (1, lambda g: tuple(p.pid for p in g.processes if p.pid == 5003)),
+    "nvmlDeviceGetMPSComputeRunningProcesses": (1, lambda g: tuple(p.pid for p in g.processes if p.pid == MPS_PID)),
     "nvmlDeviceGetProcessUtilization": (1, lambda g: tuple(p.sm_utilization for p in g.processes)),
     "nvmlDeviceGetMaxMigDeviceCount": (2, lambda g: len(g.mig_devices)),
     "nvmlDeviceGetMigDeviceHandleByIndex": (2, lambda g: len(g.mig_devices)),
@@ -69,7 +72,7 @@ EMPTY: dict[str, object] = {
     "nvmlDeviceGetClockInfo": (None, None),
     "nvmlDeviceGetPcieThroughput": (None, None),
     "nvmlDeviceGetMigMode": (None, 0),
-    "nvmlDeviceGetComputeRunningProcesses": (5003,),  # the MPS list still names the MPS process
+    "nvmlDeviceGetComputeRunningProcesses": (MPS_PID,),  # the MPS list still names the MPS process
     "nvmlDeviceGetGraphicsRunningProcesses": (),  # the C+G process is still listed, as C
     "nvmlDeviceGetMPSComputeRunningProcesses": (),
     "nvmlDeviceGetProcessUtilization": (None, None, None, None),
@@ -88,12 +91,12 @@ def machine() -> Scenario:
         .gpu(name="NVIDIA A100-SXM4-40GB", memory_total=40 * GiB, mig_mode=1, max_mig=2)
         .mig(2, 0, name="NVIDIA A100-SXM4-40GB MIG 3g.20gb", memory_total=20 * GiB, memory_used=GiB,
              gpu_instance_id=1)
-        .process(gpu=0, pid=5000, used=2 * GiB, sm=10)
-        .process(gpu=1, pid=5001, used=3 * GiB, sm=20)
-        .process(gpu=1, pid=5002, used=GiB, kind="G")
-        .process(gpu=1, pid=5003, used=GiB, kind="M", sm=30)
-        .process(gpu=1, pid=5004, used=GiB, kind="CG", sm=40)
-        .process(gpu=2, mig=0, pid=5005, used=GiB)
+        .process(gpu=0, pid=NO_SUCH_PID + 0, used=2 * GiB, sm=10)
+        .process(gpu=1, pid=NO_SUCH_PID + 1, used=3 * GiB, sm=20)
+        .process(gpu=1, pid=NO_SUCH_PID + 2, used=GiB, kind="G")
+        .process(gpu=1, pid=MPS_PID, used=GiB, kind="M", sm=30)
+        .process(gpu=1, pid=NO_SUCH_PID + 4, used=GiB, kind="CG", sm=40)
+        .process(gpu=2, mig=0, pid=NO_SUCH_PID + 5, used=GiB)
     )
 
 
@@ -102,22 +105,36 @@ def faulty(function: str, code: str) -> Scenario:
     return machine().error(function, code, gpu=gpu)
 
 
+@pytest.fixture
+def open_sampler() -> Iterator[Callable[[], Sampler]]:
+    """Open Samplers on the loaded fake driver; each is closed after the test, passed or failed."""
+    opened: list[Sampler] = []
+
+    def start() -> Sampler:
+        sampler = Sampler(NvmlSource(), clock=lambda: 1000.0)
+        sampler.open()
+        opened.append(sampler)
+        return sampler
+
+    yield start
+    for sampler in opened:
+        sampler.close()
+
+
 @pytest.mark.parametrize("code", CODES)
 @pytest.mark.parametrize("function", sorted(FUNCTIONS))
 @pytest.mark.parametrize("when", ["at start", "mid-run"])
 def test_a_failing_call_shows_na_or_lost_leaves_other_gpus_alone_and_recovers(
-    fake_nvml: FakeNvml, function: str, code: str, when: str
+    fake_nvml: FakeNvml, open_sampler: Callable[[], Sampler], function: str, code: str, when: str
 ) -> None:
     target, getter = FUNCTIONS[function]
     fake_nvml.write(machine())
     fake_nvml.load()
-    healthy_source = Sampler(NvmlSource(), clock=lambda: 1000.0)
-    healthy_source.open()
+    healthy_source = open_sampler()
     healthy = healthy_source.sample().gpus
     healthy_source.close()
 
-    sampler = Sampler(NvmlSource(), clock=lambda: 1000.0)
-    sampler.open()
+    sampler = open_sampler()
     if when == "mid-run":
         assert sampler.sample().gpus == healthy
     fake_nvml.write(faulty(function, code))
@@ -143,4 +160,3 @@ def test_a_failing_call_shows_na_or_lost_leaves_other_gpus_alone_and_recovers(
     for _ in range(STATIC_RETRY_SAMPLES + 1):
         recovered = sampler.sample().gpus
     assert recovered == healthy
-    sampler.close()

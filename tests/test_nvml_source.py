@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from fakenvml import (
     MEMORY_V2,
+    NO_SUCH_PID,
     NOT_AVAILABLE,
     OLD_DRIVER,
     PROCESS_V3,
@@ -265,7 +266,7 @@ def test_memory_not_available_is_none(open_source: OpenSource) -> None:
 def test_real_processes_and_pids_from_another_namespace_are_both_listed(
     open_source: OpenSource,
 ) -> None:
-    absent = next(pid for pid in range(4_000_000, 4_100_000) if not Path(f"/proc/{pid}").exists())
+    absent = NO_SUCH_PID
     with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"]) as child:
         try:
             scenario = (
@@ -455,6 +456,21 @@ def test_scenario_changes_are_seen_by_the_next_sample(
         (0.0, [20]),
     ]
     assert gpus[0].processes[0].gpu_memory == 2 * GiB
+
+
+def test_closing_the_source_frees_its_xid_event_set(open_source: OpenSource, fake_nvml: FakeNvml) -> None:
+    source = open_source(Scenario().gpu().gpu())
+    before = fake_nvml.event_sets_in_use()
+    source.sample()
+    deadline = time.monotonic() + 10.0
+    while fake_nvml.call_count("nvmlDeviceRegisterEvents") < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert fake_nvml.event_sets_in_use() == before + 1
+    source.close()
+    # The event thread frees its set as it ends, within one wait on the set.
+    while fake_nvml.event_sets_in_use() > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert fake_nvml.event_sets_in_use() == before
 
 
 def test_static_facts_are_read_once_and_changing_values_every_sample(

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from fakenvml import NO_SUCH_PID
 
 from gputop.core.procinfo import ProcessInfo, container_from_cgroup
 
@@ -88,9 +89,23 @@ def test_a_process_that_died_or_was_never_visible_is_none(settled_process: subpr
     info.lookup([settled_process.pid])
     settled_process.kill()
     settled_process.wait()
-    missing_pid = 4_000_000  # above pid_max: never a process here
+    missing_pid = NO_SUCH_PID
     assert info.lookup([settled_process.pid, missing_pid]) == {settled_process.pid: None, missing_pid: None}
     assert len(info) == 0
+
+
+def test_a_pid_that_is_a_thread_of_another_process_is_not_that_process(
+    threaded_process: tuple[subprocess.Popen[bytes], int],
+) -> None:
+    # /proc/TID answers as the thread's process does: NVML's PID from another namespace can be one.
+    process, thread_id = threaded_process
+    assert Path(f"/proc/{thread_id}/stat").exists()
+    info = ProcessInfo()
+    found = info.lookup([thread_id, process.pid])
+    assert found[thread_id] is None
+    facts = found[process.pid]
+    assert facts is not None and facts.static.command is not None and "threading" in facts.static.command
+    assert len(info) == 1
 
 
 def test_a_zombie_is_listed_as_defunct() -> None:

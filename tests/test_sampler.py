@@ -8,12 +8,13 @@ import time
 
 import psutil
 import pytest
+from fakenvml import NO_SUCH_PID
 
 from gputop.core.actions import SignalResult
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessIdentity, ProcessSample, Snapshot
 from gputop.core.sampler import Sampler, SamplerThread, clamp_interval
 
-MISSING_PID = 4_000_000
+MISSING_PID = NO_SUCH_PID
 
 
 class ListedProcesses:

@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from fakenvml import INIT_FUNCTIONS, FakeNvml, GiB, Scenario
+from fakenvml import INIT_FUNCTIONS, NO_SUCH_PID, FakeNvml, GiB, Scenario
 
 from gputop.core.model import Snapshot
 from gputop.core.sampler import Sampler, SamplerThread
@@ -23,7 +23,7 @@ def machine(util: int = 10) -> Scenario:
         Scenario()
         .gpu(util_gpu=util, memory_used=3 * GiB)
         .gpu(util_gpu=util + 1, memory_used=5 * GiB)
-        .process(gpu=1, pid=4321, used=2 * GiB)
+        .process(gpu=1, pid=NO_SUCH_PID, used=2 * GiB)
     )
 
 
@@ -57,7 +57,7 @@ def test_a_hung_gpu_is_listed_as_not_answering_and_the_other_goes_on(
         "NVIDIA H100 80GB HBM3", None, None, None
     )
     # Its processes as last seen, marked stale.
-    assert [(p.pid, p.gpu_memory, p.stale) for p in second.processes] == [(4321, 2 * GiB, True)]
+    assert [(p.pid, p.gpu_memory, p.stale) for p in second.processes] == [(NO_SUCH_PID, 2 * GiB, True)]
     assert not second.lost
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import psutil
 
 from gputop.core.model import ProcessIdentity
+from gputop.core.procinfo import is_thread_of_another_process
 
 # A start time read twice can differ by rounding; anything more is another process.
 _START_TOLERANCE_S = 0.05
@@ -57,7 +58,7 @@ def send_signal(identity: ProcessIdentity, signal_number: int) -> SignalResult:
         return result(Outcome.FAILED, f"PID {pid}: not visible from here, its identity is unknown")
     try:
         process = psutil.Process(pid)
-        if abs(process.create_time() - started) > _START_TOLERANCE_S:
+        if is_thread_of_another_process(pid) or abs(process.create_time() - started) > _START_TOLERANCE_S:
             return result(
                 Outcome.REUSED,
                 f"PID {pid} now belongs to another process: not signalled",

@@ -129,12 +129,30 @@ def _command_line(raw: bytes) -> list[str]:
     return arguments
 
 
-def _real_uid(status: bytes) -> int | None:
-    start = status.find(b"\nUid:")
+def _status_number(status: bytes, key: bytes) -> int | None:
+    """The first number of a /proc/PID/status line (``Uid:``, ``Tgid:``); None when absent."""
+    start = status.find(b"\n" + key)
     if start < 0:
         return None
-    fields = status[start + 5 : status.find(b"\n", start + 5)].split()
+    start += len(key) + 1
+    fields = status[start : status.find(b"\n", start)].split()
     return int(fields[0]) if fields else None
+
+
+def is_thread_of_another_process(pid: int, status: bytes | None = None) -> bool:
+    """Whether /proc/PID is a thread of some other process rather than a process of its own.
+
+    /proc answers for a thread's ID too, though it lists only processes: a PID that NVML reports
+    from another PID namespace can be a thread here, and its facts (and its signals) are another
+    process's. ``status`` is /proc/PID/status when already read.
+    """
+    if status is None:
+        try:
+            status = _read_proc(pid, "status", 4096)
+        except OSError:
+            return False
+    group = _status_number(status, b"Tgid:")
+    return group is not None and group != pid
 
 
 class _Users:
@@ -176,8 +194,10 @@ def _first_look_in_proc(pid: int, users: _Users, containers: ContainerNames) -> 
         status = _read_proc(pid, "status", 4096)
     except OSError:
         return None
+    if is_thread_of_another_process(pid, status):
+        return None
     state, cpu_ticks, start_ticks, rss = _parse_stat(stat)
-    uid = _real_uid(status)
+    uid = _status_number(status, b"Uid:")
     # The same arithmetic as psutil's create_time(), so (pid, started) matches what the kill path reads.
     started = start_ticks / _CLOCK_TICKS + _boot_time()
     name = _decode(stat[stat.find(b"(") + 1 : stat.rfind(b")")])

@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from fakenvml import FakeNvml, Scenario
+from fakenvml import NO_SUCH_PID, FakeNvml, Scenario
 from fakenvml.scenario import GiB
 
 from gputop.core.foresight import Watcher
@@ -96,12 +96,12 @@ def test_an_idle_hog_through_nvml_is_idle_raises_its_alert_and_clears_when_it_ru
     now = [1000.0]
     sampler = Sampler(source, clock=lambda: now[0])
     watcher = Watcher(Thresholds(idle_after_s=20.0))
-    fake_nvml.write(Scenario().gpu(memory_used=40 * GiB).process(gpu=0, pid=4_000_001, used=30 * GiB))
+    fake_nvml.write(Scenario().gpu(memory_used=40 * GiB).process(gpu=0, pid=NO_SUCH_PID + 1, used=30 * GiB))
     kinds = []
     idle_seconds = []
     for _ in range(4):
         foresight = watcher.update(sampler.sample())
-        idle_seconds.append(foresight.diagnoses.processes[(4_000_001, None)].idle_seconds)
+        idle_seconds.append(foresight.diagnoses.processes[(NO_SUCH_PID + 1, None)].idle_seconds)
         kinds += [(e.kind, e.cleared) for e in foresight.events]
         now[0] += 10.0
     assert idle_seconds == [0.0, 10.0, 20.0, 30.0]
@@ -109,9 +109,9 @@ def test_an_idle_hog_through_nvml_is_idle_raises_its_alert_and_clears_when_it_ru
     # The unattributed 10 GiB is above max(1 GiB, 4 GiB): shown.
     assert foresight.diagnoses.gpus[0].unattributed.memory == 10 * GiB
     assert foresight.diagnoses.gpus[0].unattributed.shown is True
-    fake_nvml.write(Scenario().gpu(memory_used=40 * GiB).process(gpu=0, pid=4_000_001, used=30 * GiB, sm=40))
+    fake_nvml.write(Scenario().gpu(memory_used=40 * GiB).process(gpu=0, pid=NO_SUCH_PID + 1, used=30 * GiB, sm=40))
     foresight = watcher.update(sampler.sample())
-    assert foresight.diagnoses.processes[(4_000_001, None)].idle_seconds == 0.0
+    assert foresight.diagnoses.processes[(NO_SUCH_PID + 1, None)].idle_seconds == 0.0
     assert [(e.kind, e.cleared) for e in foresight.events] == [("idle", True)]
 
 
@@ -119,7 +119,7 @@ def test_without_per_process_samples_nvml_idleness_is_unknown(fake_nvml: FakeNvm
     fake_nvml.write(
         Scenario()
         .gpu()
-        .process(gpu=0, pid=4_000_002, used=30 * GiB)
+        .process(gpu=0, pid=NO_SUCH_PID + 2, used=30 * GiB)
         .error("nvmlDeviceGetProcessUtilization", "NOT_SUPPORTED")
     )
     watcher = Watcher(Thresholds(idle_after_s=1.0))
@@ -127,6 +127,6 @@ def test_without_per_process_samples_nvml_idleness_is_unknown(fake_nvml: FakeNvm
     for _ in range(3):
         foresight = watcher.update(sampler.sample())
         time.sleep(0.6)
-    assert foresight.diagnoses.processes[(4_000_002, None)].idle_seconds is None
+    assert foresight.diagnoses.processes[(NO_SUCH_PID + 2, None)].idle_seconds is None
     assert [e for e in watcher.monitor.log if e.kind == "idle"] == []
 

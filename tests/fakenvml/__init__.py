@@ -12,6 +12,7 @@ from .build import MEMORY_V2, OLD_DRIVER, PROCESS_V2, PROCESS_V3, build_library
 from .fixture import SCENARIO_ENV, FakeNvml, loaded, reset_pynvml
 from .scenario import (
     INIT_FUNCTIONS,
+    NO_SUCH_PID,
     NOT_AVAILABLE,
     DelayRule,
     ErrorRule,
@@ -31,6 +32,7 @@ __all__ = [
     "DelayRule",
     "MEMORY_V2",
     "NOT_AVAILABLE",
+    "NO_SUCH_PID",
     "OLD_DRIVER",
     "PROCESS_V2",
     "PROCESS_V3",

@@ -1237,6 +1237,14 @@ void fake_nvml_reset_counts(void) {
     pthread_mutex_unlock(&state_lock);
 }
 
+int fake_nvml_event_sets_in_use(void) {
+    pthread_mutex_lock(&state_lock);
+    int in_use = 0;
+    for (int i = 0; i < MAX_EVENT_SETS; i++) in_use += event_sets[i].used;
+    pthread_mutex_unlock(&state_lock);
+    return in_use;
+}
+
 int fake_nvml_sleeping(void) {
     pthread_mutex_lock(&state_lock);
     int sleeping = sleeping_calls;

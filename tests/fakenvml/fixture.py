@@ -72,6 +72,10 @@ class FakeNvml:
         """How many calls into the loaded library are asleep in a delay right now."""
         return int(self._hook("fake_nvml_sleeping")())
 
+    def event_sets_in_use(self) -> int:
+        """How many event sets the loaded library has handed out and not had freed."""
+        return int(self._hook("fake_nvml_event_sets_in_use")())
+
     def reset_counts(self) -> None:
         """Zero the call counters."""
         self._hook("fake_nvml_reset_counts")()

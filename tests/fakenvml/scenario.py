@@ -26,6 +26,9 @@ KiB = 1024
 MiB = 1024 * KiB
 GiB = 1024 * MiB
 NOT_AVAILABLE = "na"  # used= value that NVML reports as NVML_VALUE_NOT_AVAILABLE
+# Linux never hands out a PID at or above PID_MAX_LIMIT (2**22 on 64-bit), whatever pid_max is set
+# to: made-up processes start here, so no real process or thread on the test machine answers for them.
+NO_SUCH_PID = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -277,7 +280,7 @@ def build_scenario(gpus: int, procs_per_gpu: int, pids: Sequence[int] | None = N
     for _ in range(gpus):
         scenario.gpu(util_gpu=90, memory_used=60 * GiB, power_mw=550_000, pcie_rx_kbs=800_000)
     for number in range(gpus * procs_per_gpu):
-        pid = pids[number % len(pids)] if pids else 200_000 + number
+        pid = pids[number % len(pids)] if pids else NO_SUCH_PID + number
         kind = "CG" if number % 16 == 0 else "C"
         scenario.process(
             gpu=number // procs_per_gpu,

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import psutil
 import pytest
-from fakenvml import GiB, Scenario
+from fakenvml import NO_SUCH_PID, GiB, Scenario
 from fakenvml.fixture import FakeNvml
 
 from gputop.core.run_config import RunConfig
@@ -28,7 +28,7 @@ from gputop.ui.state import NOT_VISIBLE
 from .factory import notices
 
 SIZE = (120, 40)
-ELSEWHERE = 4_000_000  # above pid_max: a PID of another namespace, never one here
+ELSEWHERE = NO_SUCH_PID  # a PID of another namespace, never one here
 
 
 @pytest.fixture
