@@ -224,6 +224,25 @@ async def test_the_cap_refuses_one_tab_too_many_and_twenty_open_close_cycles_lea
     assert local.orphans() == []
 
 
+async def test_a_tab_closed_at_the_cap_makes_room_for_the_next_at_once(
+    local: ServedGputop, session: aiohttp.ClientSession
+) -> None:
+    ws_url = f"{local.base}/ws?width=80&height=24"
+    tabs = [await session.ws_connect(ws_url) for _ in range(2)]
+    for websocket in tabs:
+        await drawn(websocket, b"Processes")  # running: asked to quit, it takes a moment to end
+    await tabs[0].close()
+    # Reopened straight away, while the closed tab's gputop may still be ending: served, not 503.
+    assert await status(session, local.base + "/") == 200
+    replacement = await session.ws_connect(ws_url)
+    await drawn(replacement, b"Processes")
+    assert await websocket_status(session, ws_url) == 503  # the cap still holds: two tabs are open
+    for websocket in (tabs[1], replacement):
+        await websocket.close()
+    local.wait_tabs(0)
+    assert local.orphans() == []
+
+
 async def test_replay_and_cluster_are_served_and_ctrl_c_ends_every_tab(
     recording: str, session: aiohttp.ClientSession
 ) -> None:

@@ -36,6 +36,9 @@ from textual_serve.download_manager import DownloadManager
 # A tab whose gputop is running gets this long to quit when asked, then SIGTERM, then SIGKILL.
 QUIT_GRACE_S = 3.0
 TERM_GRACE_S = 2.0
+# At the cap, a new tab waits this long for a tab that is closing (its websocket's close may still be
+# on its way) before it is refused: closing one tab and opening another is not "all tabs in use".
+SLOT_WAIT_S = 1.0
 _LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
 
 TEXTUAL_SERVE = Path(textual_serve.__file__).resolve().parent  # its page template, script and styles
@@ -95,6 +98,11 @@ class Tab(AppService):
         if self._ending is not None:
             process.kill()  # stopped while it was starting: the stop found nothing to end
         return process
+
+    @property
+    def ending(self) -> bool:
+        """Its gputop is being ended: the tab no longer counts against the cap."""
+        return self._ending is not None
 
     async def on_data(self, payload: bytes) -> None:
         self.running = True
@@ -183,20 +191,30 @@ class GputopServer:
             return page(403, "other site", "Only gputop's own page may connect here.")
         return None
 
-    def unavailable(self) -> web.Response | None:
-        """The 503 page when no tab can start now (the cap, or the server stopping); None if one can."""
-        if self.stopping:
-            return page(503, "stopping", "This gputop server is stopping.")
-        if len(self.tabs) < self.max_tabs:
-            return None
-        return page(
-            503, "all tabs in use",
-            f"This server already runs {len(self.tabs)} gputop tab(s), its limit ([serve] max_tabs in the "
-            "settings file). Close one of them and reload this page.",
-        )
+    async def unavailable(self) -> web.Response | None:
+        """The 503 page when no tab can start now (the cap, or the server stopping); None if one can.
+
+        Returns None without awaiting after its last look, so the caller counts its tab before any
+        other request is looked at.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SLOT_WAIT_S
+        while True:
+            if self.stopping:
+                return page(503, "stopping", "This gputop server is stopping.")
+            open_tabs = sum(1 for tab in self.tabs if not tab.ending)
+            if open_tabs < self.max_tabs:
+                return None
+            if loop.time() >= deadline:
+                return page(
+                    503, "all tabs in use",
+                    f"This server already runs {open_tabs} gputop tab(s), its limit ([serve] max_tabs in the "
+                    "settings file). Close one of them and reload this page.",
+                )
+            await asyncio.sleep(0.05)
 
     async def handle_index(self, request: web.Request) -> web.Response:
-        refusal = self.unavailable()
+        refusal = await self.unavailable()
         if refusal is not None:
             return refusal
         websocket_scheme = "wss" if request.secure else "ws"
@@ -213,7 +231,7 @@ class GputopServer:
         return response
 
     async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
-        refusal = self.unavailable()
+        refusal = await self.unavailable()
         if refusal is not None:
             return refusal
         websocket = web.WebSocketResponse(heartbeat=15)

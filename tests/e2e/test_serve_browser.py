@@ -49,8 +49,10 @@ def test_the_page_is_gputop_read_only_and_takes_keys(browser: Browser) -> None:
         assert pids == sorted(pids, reverse="PID▼" in screen)
 
         browser.press("k", "?")  # the kill key only says why; the help that follows proves it was read
-        screen = browser.wait_screen(lambda s: "gputop keys" in s, "the help")
-        assert "Send a signal" not in screen and "read-only (--readonly): gputop sends no signals" in screen
+        refusal = "read-only (--readonly): gputop sends no signals"
+        # The refusal's toast and the help come in separate frames: wait for both.
+        screen = browser.wait_screen(lambda s: "gputop keys" in s and refusal in s, "the refusal and the help")
+        assert "Send a signal" not in screen
         assert "Kill" not in screen and "Sort by PID" in screen
     finally:
         assert served.stop() == 0
