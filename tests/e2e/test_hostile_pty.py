@@ -61,11 +61,17 @@ def shown_everywhere(screen: str) -> bool:
 def test_hostile_names_show_as_escaped_text_in_the_panel_dialog_and_detail(
     terminal: PtyTerminal, hostile_processes: list[subprocess.Popen[bytes]]
 ) -> None:
-    screen = terminal.wait_for("every hostile process in the panel", shown_everywhere)
+    def rows(screen: str) -> list[str]:
+        return [line for line in screen.splitlines() if any(f" {p.pid} " in line for p in hostile_processes)]
+
+    # Until the full screen is written whole, a read can catch it half over the plain first frame.
+    screen = terminal.wait_for(
+        "every hostile process in the panel, once each",
+        lambda s: shown_everywhere(s) and len(rows(s)) == len(CASES),
+    )
     # Rows stay aligned: every process row ends at the panel's right border.
-    rows = [line for line in screen.splitlines() if any(f" {p.pid} " in line for p in hostile_processes)]
-    assert len(rows) == len(CASES)
-    assert all(line.rstrip().endswith("│") and cell_len(line.rstrip()) == COLUMNS for line in rows), rows
+    shown = rows(screen)
+    assert all(line.rstrip().endswith("│") and cell_len(line.rstrip()) == COLUMNS for line in shown), shown
 
     terminal.type(b" " * len(CASES))  # tag every process
     terminal.type(b"k")
