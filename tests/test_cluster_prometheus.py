@@ -42,18 +42,19 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     work: Path = tmp_path_factory.mktemp("cluster")
     fleet = FleetProcess(FLEET_HOSTS, work, dcgm=2)
     alpha = Exporter("alpha", 2, work, interval_s=1)  # sampling all the time, as deployed: it stays live
-    prometheus = None
+    cluster = None
     try:
         alpha.metrics()
         targets = fleet.static_configs() + f'      - targets: ["127.0.0.1:{alpha.port}"]\n'
         prometheus = PrometheusServer(work, static_configs=targets)
+        cluster = Cluster(fleet, alpha, prometheus, work)
         wait_for("every host scraped", lambda: prometheus.query("count(up == 1) == 50") or None, 60)
-        yield Cluster(fleet, alpha, prometheus, work)
+        yield cluster
     finally:
         fleet.stop()
         alpha.stop()
-        if prometheus is not None:
-            prometheus.stop()
+        if cluster is not None:
+            cluster.prometheus.stop()  # a test may have started it again: the one running now
 
 
 async def until(pilot: Pilot[int], what: str, condition: Callable[[], bool], timeout_s: float = 60.0) -> None:
