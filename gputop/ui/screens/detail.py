@@ -11,7 +11,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from gputop.core.forecast import Forecast, Forecasts
@@ -20,6 +19,7 @@ from gputop.core.history import GpuHistory
 from gputop.core.model import GpuSample, MigSample, Snapshot, percent
 from gputop.ui.process_view import process_count
 from gputop.ui.replay_control import replay_title
+from gputop.ui.screens.live import LiveScreen
 from gputop.ui.state import snapshot_rows
 from gputop.ui.widgets.diagnosis_panel import DiagnosisPanel
 from gputop.ui.widgets.gpu_card import forecast_text, mig_profile, silence_text
@@ -122,7 +122,7 @@ class DetailHeader(Static):
         self.update(Text("\n").join(lines))
 
 
-class DetailScreen(Screen[None]):
+class DetailScreen(LiveScreen):
     """Figures, charts and processes of one GPU; Esc goes back."""
 
     BINDINGS = [
