@@ -19,7 +19,8 @@ from gputop.ui.sampling_control import next_interval
 from gputop.ui.sort_control import picked_order
 from gputop.ui.state import ProcessFilter, SortOrder
 from gputop.ui.title_control import late_s, sub_title
-from tests.ui.factory import NOW, gpu, snapshot
+
+from .factory import NOW, gpu, snapshot
 
 LIVE = partial(mode_allows, readonly=False, replaying=False)
 READ_ONLY = partial(mode_allows, readonly=True, replaying=False)
