@@ -21,8 +21,8 @@ from gputop.ui.process_view import process_count
 from gputop.ui.replay_control import replay_title
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.state import snapshot_rows
+from gputop.ui.widgets.card_text import forecast_text, mig_profile, silence_text
 from gputop.ui.widgets.diagnosis_panel import DiagnosisPanel
-from gputop.ui.widgets.gpu_card import forecast_text, mig_profile, silence_text
 from gputop.ui.widgets.history_chart import HistoryChart
 from gputop.ui.widgets.process_table import ProcessTable
 
