@@ -14,7 +14,8 @@ import aiohttp
 import pytest
 from e2e.webserve import ServedGputop
 
-from gputop.cli import build_parser, main
+from gputop.cli import main
+from gputop.cli_args import build_parser
 from gputop.core.record import Recorder
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings
