@@ -140,8 +140,12 @@ def run_serve(args: argparse.Namespace) -> int:
         return fail("--token must not be empty")
     try:
         from gputop.serve.server import GputopServer, is_loopback
+        from gputop.serve.textual_serve_private import check_internals
     except ImportError as error:
         return fail(f"serve needs textual-serve ({error}): pip install 'gputop-monitor[serve]'")
+    problem = check_internals()
+    if problem is not None:
+        return fail(f"serve cannot drive this textual-serve ({problem}): pip install 'gputop-monitor[serve]'")
     token = args.token if args.token or is_loopback(host) else secrets.token_urlsafe(18)
     server = GputopServer(
         [sys.executable, "-m", "gputop", *words],
