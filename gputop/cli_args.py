@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from gputop import __version__
 from gputop.core.run_config import DEFAULT_INTERVAL_S
@@ -16,6 +18,7 @@ from gputop.serve.command import add_serve_command
 EXIT_USAGE = 2
 DEFAULT_LISTEN = "127.0.0.1:9400"
 MIN_ONCE_WIDTH = 60
+N = TypeVar("N", int, float)
 
 
 def fail(message: str) -> int:
@@ -24,12 +27,17 @@ def fail(message: str) -> int:
     return EXIT_USAGE
 
 
+def _number(text: str, parse: Callable[[str], N], unit: str) -> N:
+    """``text`` read by ``parse`` (int or float), or argparse's error saying it is no number of ``unit``."""
+    try:
+        return parse(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of {unit}: {text!r}") from None
+
+
 def width_value(text: str) -> int:
     """argparse type for --width: a number of columns, at least MIN_ONCE_WIDTH."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of columns: {text!r}") from None
+    value = _number(text, int, "columns")
     if value < MIN_ONCE_WIDTH:
         raise argparse.ArgumentTypeError(f"must be at least {MIN_ONCE_WIDTH} columns, not {text}")
     return value
@@ -37,10 +45,7 @@ def width_value(text: str) -> int:
 
 def interval_value(text: str) -> float:
     """argparse type for an interval in seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    value = _number(text, float, "seconds")
     if not math.isfinite(value) or not MIN_INTERVAL_S <= value <= MAX_INTERVAL_S:
         raise argparse.ArgumentTypeError(
             f"must be between {MIN_INTERVAL_S:g} and {MAX_INTERVAL_S:g} seconds, not {text}"
@@ -50,10 +55,7 @@ def interval_value(text: str) -> float:
 
 def duration_value(text: str) -> float:
     """argparse type for a positive duration in seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    value = _number(text, float, "seconds")
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
     return value
