@@ -211,15 +211,3 @@ class DetailScreen(LiveScreen):
 
     def action_back(self) -> None:
         self.dismiss(None)
-
-
-def _runs(times: list[float], values: list[float | None]) -> list[list[tuple[float, float]]]:
-    """The (time, value) points split where a value is missing."""
-    runs: list[list[tuple[float, float]]] = [[]]
-    for time_, value in zip(times, values, strict=False):
-        if value is None:
-            if runs[-1]:
-                runs.append([])
-        else:
-            runs[-1].append((time_, value))
-    return [run for run in runs if run]
