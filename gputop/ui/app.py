@@ -228,6 +228,7 @@ class GpuTopApp(ChangedCellsApp[int]):
             screen.show_snapshot(snapshot)
 
     def update_title(self) -> None:
+        """Say again what is shown and how it moves (the parts call this when either changed)."""
         self.title_control.update()
 
     # -- keys: which act now (key_control), how they are named (keymap) -----------------
