@@ -67,7 +67,8 @@ async def test_gputop_demo_record_then_replay_shows_what_was_recorded(tmp_path: 
         )
         assert [(row.process.gpu_memory, row.process.pid) for row in app.processes.rows] == recorded
         cards = list(app.query(GpuCard))
-        assert [(c.gpu.memory_used, c.gpu.temperature) for c in cards if c.gpu] == [
+        shown = [c.content.gpu for c in cards if c.content]
+        assert [(gpu.memory_used, gpu.temperature) for gpu in shown] == [
             (g["memory"]["used"], g["temperature"]["current"]) for g in first["gpus"]
         ]
         assert "REPLAY" in title(app) and "paused" in title(app)
