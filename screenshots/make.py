@@ -80,7 +80,7 @@ async def _main(app: GpuTopApp, pilot: Pilot[int]) -> None:
 
 async def _detail(app: GpuTopApp, pilot: Pilot[int]) -> None:
     # GPU 3: memory no process accounts for and an idle notebook, so the explanations show.
-    app.open_detail(3)
+    app.navigation.detail(3)
     await pilot.pause()
     # The charts are laid out now: draw them again at their size, as the next tick would.
     screen = app.screen

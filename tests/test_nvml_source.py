@@ -347,25 +347,30 @@ EXPECTED_MIXED = {
     [((), 0), (PROCESS_V3, 1), (OLD_DRIVER, 2)],
     ids=["v3", "v2 driver", "v1 driver"],
 )
-def test_process_lists_fall_back_to_older_symbols_and_remember_it(
-    open_source: OpenSource, omit: tuple[str, ...], version: int
+def test_process_lists_are_read_through_the_newest_symbol_the_library_has_and_no_other(
+    open_source: OpenSource, fake_nvml: FakeNvml, omit: tuple[str, ...], version: int
 ) -> None:
     source = open_source(mixed_processes(), omit=omit)
 
     for _ in range(2):
+        fake_nvml.reset_counts()
         (gpu,) = source.sample()
         assert {(p.pid, p.type, p.gpu_memory) for p in gpu.processes} == EXPECTED_MIXED
-    for family in ("Compute", "Graphics", "MPSCompute"):
-        assert source.gateway.version_used(family) == version
+        # Each list is read through its newest symbol the library has, and through no other.
+        for family in ("Compute", "Graphics", "MPSCompute"):
+            symbols = [f"nvmlDeviceGet{family}RunningProcesses{suffix}" for suffix in ("_v3", "_v2", "")]
+            called = [name for name in symbols if fake_nvml.call_count(name)]
+            assert called == [symbols[version]]
 
 
 @pytest.mark.parametrize("omit", [MEMORY_V2, OLD_DRIVER], ids=["memory v1", "v1 driver"])
 def test_memory_info_falls_back_to_v1_where_used_includes_reserved(
-    open_source: OpenSource, omit: tuple[str, ...]
+    open_source: OpenSource, fake_nvml: FakeNvml, omit: tuple[str, ...]
 ) -> None:
     scenario = Scenario().gpu(memory_total=24 * GiB, memory_used=4 * GiB, memory_reserved=GiB)
     source = open_source(scenario, omit=omit)
 
+    fake_nvml.reset_counts()
     (gpu,) = source.sample()
     assert (gpu.memory_total, gpu.memory_used, gpu.memory_free, gpu.memory_reserved) == (
         24 * GiB,
@@ -373,7 +378,8 @@ def test_memory_info_falls_back_to_v1_where_used_includes_reserved(
         19 * GiB,
         None,
     )
-    assert source.gateway.version_used("memory") == 1
+    calls = [fake_nvml.call_count(name) for name in ("nvmlDeviceGetMemoryInfo", "nvmlDeviceGetMemoryInfo_v2")]
+    assert calls == [1, 0]
 
 
 def test_mig_devices_have_their_own_memory_ids_and_processes(open_source: OpenSource) -> None:

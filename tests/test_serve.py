@@ -14,12 +14,15 @@ import aiohttp
 import pytest
 from e2e.webserve import ServedGputop
 
-from gputop.cli import build_parser, main
+from gputop.cli import main
+from gputop.cli_args import build_parser
 from gputop.core.record import Recorder
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings
 from gputop.core.sources.demo import DemoSource
+from gputop.serve import textual_serve_private
 from gputop.serve.command import parse_command_line, tab_arguments
+from gputop.serve.server import GputopServer
 
 GPUTOP = [sys.executable, "-m", "gputop"]
 
@@ -79,6 +82,21 @@ def test_what_cannot_be_served_is_one_line_and_status_2(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("gputop: ") and message in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_textual_serve_whose_insides_changed_is_refused_in_one_line_before_listening(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def never(*_args: object) -> None:
+        raise AssertionError("gputop serve listened on a textual-serve it cannot drive")
+
+    monkeypatch.setattr(textual_serve_private, "check_internals", lambda: "AppService has no _task")
+    monkeypatch.setattr(GputopServer, "run", never)
+    assert main(["--demo", "serve", "--listen", "127.0.0.1:0"]) == 2
+    assert capsys.readouterr().err == (
+        "gputop: serve cannot drive this textual-serve (AppService has no _task):"
+        " pip install 'gputop-monitor[serve]'\n"
+    )
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""Textual's and Rich's private names are used in ``gputop/ui/textual_private.py`` only, and still exist there."""
+"""Textual's and Rich's private names are used in ``gputop/ui/textual_private.py`` only, textual-serve's in
+``gputop/serve/textual_serve_private.py`` only, and each still exists there with the shape it is used in."""
 
 from __future__ import annotations
 
@@ -16,13 +17,19 @@ import pytest
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.sources.demo import DemoSource
+from gputop.serve import textual_serve_private
 from gputop.ui import textual_private
 from gputop.ui.app import GpuTopApp
 from gputop.ui.textual_private import check_internals
 
 PACKAGE = Path(__file__).resolve().parent.parent / "gputop"
-ALLOWED = PACKAGE / "ui" / "textual_private.py"
-FOREIGN = ("textual", "rich")
+# The one module of gputop that may use each library's private names.
+ALLOWED = {
+    "textual": PACKAGE / "ui" / "textual_private.py",
+    "rich": PACKAGE / "ui" / "textual_private.py",
+    "textual_serve": PACKAGE / "serve" / "textual_serve_private.py",
+}
+FOREIGN = tuple(ALLOWED)
 SELF_ATTRIBUTE = re.compile(r"self\.(_\w+)")
 # Public despite the underscore: a namedtuple's own API.
 NAMEDTUPLE_API = frozenset({"_replace", "_asdict", "_fields", "_field_defaults", "_make"})
@@ -34,14 +41,20 @@ def _private(name: str) -> bool:
 
 
 def _modules() -> list[Path]:
-    return sorted(path for path in PACKAGE.rglob("*.py") if path != ALLOWED)
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def _forbidden(path: Path) -> tuple[str, ...]:
+    """The libraries whose private names the module at ``path`` may not use."""
+    return tuple(package for package, allowed in ALLOWED.items() if allowed != path)
 
 
 @functools.cache
 def _own_private_names() -> frozenset[str]:
-    """Every private name gputop itself defines (functions, classes, attributes, variables)."""
+    """Every private name gputop itself defines (functions, classes, attributes, variables) outside the
+    modules that may use a library's: a name set there (``self._process``) may be the library's."""
     names: set[str] = set()
-    for path in [*_modules(), ALLOWED]:
+    for path in [path for path in _modules() if path not in ALLOWED.values()]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.add(node.name)
@@ -53,21 +66,21 @@ def _own_private_names() -> frozenset[str]:
 
 
 @functools.cache
-def _library_private_names() -> frozenset[str]:
-    """Every private name Textual's and Rich's sources define or use as an attribute."""
+def _library_private_names(packages: tuple[str, ...]) -> frozenset[str]:
+    """Every private name the libraries' sources define or use as an attribute."""
     names: set[str] = set()
-    for package in FOREIGN:
+    for package in packages:
         root = Path(importlib.import_module(package).__file__ or "").parent
         for path in root.rglob("*.py"):
             names.update(re.findall(r"(?:\.|def |class |^\s*)(_[A-Za-z]\w*)", path.read_text(), re.M))
     return frozenset(name for name in names if _private(name))
 
 
-def private_uses(source: str) -> list[str]:
-    """Where ``source`` imports, reads or calls up to a private Textual or Rich name."""
+def private_uses(source: str, packages: tuple[str, ...] = FOREIGN) -> list[str]:
+    """Where ``source`` imports, reads or calls up to a private name of one of ``packages``."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in FOREIGN:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in packages:
             if any(map(_private, node.module.split("."))):
                 found.append(f"{node.lineno}: {node.module}")
             found += [f"{node.lineno}: {node.module}.{alias.name}" for alias in node.names if _private(alias.name)]
@@ -75,16 +88,16 @@ def private_uses(source: str) -> list[str]:
             found += [
                 f"{node.lineno}: {alias.name}"
                 for alias in node.names
-                if alias.name.split(".")[0] in FOREIGN and any(map(_private, alias.name.split(".")))
+                if alias.name.split(".")[0] in packages and any(map(_private, alias.name.split(".")))
             ]
         elif (
             isinstance(node, ast.Attribute)
             and _private(node.attr)
             and not _is_own(node.value)
             and node.attr not in _own_private_names()
-            and node.attr in _library_private_names()
+            and node.attr in _library_private_names(packages)
         ):
-            # x._name that gputop does not define but Textual or Rich does: theirs.
+            # x._name that gputop does not define but the library does: theirs.
             found.append(f"{node.lineno}: .{node.attr}")
     return found
 
@@ -116,7 +129,7 @@ def _names_set_by(class_source: str) -> set[str]:
 
 @functools.cache
 def _private_names_of(base: type) -> frozenset[str]:
-    """The private names a Textual or Rich class defines or sets on itself."""
+    """The private names a library's class defines or sets on itself."""
     names = {name for name in vars(base) if _private(name)}
     with contextlib.suppress(OSError, TypeError):  # no source to read: its class attributes must do
         names.update(SELF_ATTRIBUTE.findall(inspect.getsource(base)))
@@ -129,8 +142,9 @@ def test_the_check_finds_private_imports_reads_and_overrides() -> None:
         from textual._compositor import ChopsUpdate
         import rich._wrap
         from textual.app import _private_thing
-        def sgr(style, console):
-            return style._link or console._color_system
+        from textual_serve._binary_encode import load
+        def sgr(style, console, service):
+            return style._link or console._color_system or service._build_environment()
         class Box(Input):
             async def _on_key(self, event):
                 await super()._on_key(event)
@@ -140,26 +154,30 @@ def test_the_check_finds_private_imports_reads_and_overrides() -> None:
         "2: textual._compositor",
         "3: rich._wrap",
         "4: textual.app._private_thing",
-        "6: ._link",
-        "6: ._color_system",
+        "5: textual_serve._binary_encode",
+        "7: ._link",
+        "7: ._color_system",
+        "7: ._build_environment",
     ]
-    assert _names_set_by(source.split("\n", 6)[-1]) == {"_on_key"}
+    assert private_uses(source, ("textual_serve",)) == ["5: textual_serve._binary_encode", "7: ._build_environment"]
+    assert _names_set_by(source.split("\n", 7)[-1]) == {"_on_key"}
 
 
-def test_no_module_but_textual_private_uses_a_private_textual_or_rich_name() -> None:
-    found = [f"{path.name}:{use}" for path in _modules() for use in private_uses(path.read_text())]
+def test_no_module_uses_a_private_name_of_textual_rich_or_textual_serve_but_the_one_allowed() -> None:
+    found = [f"{path.name}:{use}" for path in _modules() for use in private_uses(path.read_text(), _forbidden(path))]
     assert found == []
 
 
-def test_no_class_but_textual_private_overrides_a_private_textual_or_rich_name() -> None:
+def test_no_class_overrides_a_private_name_of_textual_rich_or_textual_serve_but_in_the_one_allowed_module() -> None:
     found = []
     for path in _modules():
         if path.name == "__main__.py":  # importing it would run gputop
             continue
         module_name = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
         module = importlib.import_module(module_name)
+        forbidden = _forbidden(path)
         for _name, cls in inspect.getmembers(module, inspect.isclass):
-            bases = [base for base in cls.__mro__[1:] if base.__module__.split(".")[0] in FOREIGN]
+            bases = [base for base in cls.__mro__[1:] if base.__module__.split(".")[0] in forbidden]
             if cls.__module__ != module_name or not bases:
                 continue
             theirs = set().union(*(_private_names_of(base) for base in bases))
@@ -194,3 +212,18 @@ async def test_only_debug_says_at_start_that_textual_draws_the_screen(
         await pilot.pause()
         assert app.changed_cells_off == "textual._compositor cannot be imported"
         assert [n.message for n in app._notifications if n.title == "Full redraw"] == said
+
+
+def test_the_private_names_serve_needs_exist_in_this_textual_serve() -> None:
+    assert textual_serve_private.check_internals() is None
+
+
+def test_a_textual_serve_whose_private_names_changed_is_named_by_what_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Renamed(textual_serve_private.AppService):  # as a textual-serve that renamed a parameter would have it
+        def _build_environment(self, size: tuple[int, int] = (80, 24)) -> dict[str, str]:
+            return {}
+
+    monkeypatch.setattr(textual_serve_private, "AppService", Renamed)
+    assert textual_serve_private.check_internals() == (
+        "AppService._build_environment takes (self, size), expected (self, width, height)"
+    )

@@ -41,7 +41,6 @@ def add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     serve.add_argument(
         "--token", metavar="TOKEN", help="the token every request must carry (made up when listening beyond loopback)"
     )
-    serve.set_defaults(run=run_serve)
 
 
 def parse_command_line(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
@@ -125,7 +124,7 @@ def run_serve(args: argparse.Namespace) -> int:
     import asyncio
     import secrets
 
-    from gputop.cli import _fail, build_parser
+    from gputop.cli_args import build_parser, fail
     from gputop.core.exporter import ListenError, describe_bind_error, parse_listen
 
     settings: Settings = args.settings  # main has read them and printed their warnings
@@ -136,13 +135,17 @@ def run_serve(args: argparse.Namespace) -> int:
         host, port = parse_listen(args.listen)
         words = tab_arguments(build_parser(), args, settings)
     except (ListenError, ServeError) as error:
-        return _fail(str(error))
+        return fail(str(error))
     if args.token == "":
-        return _fail("--token must not be empty")
+        return fail("--token must not be empty")
     try:
         from gputop.serve.server import GputopServer, is_loopback
+        from gputop.serve.textual_serve_private import check_internals
     except ImportError as error:
-        return _fail(f"serve needs textual-serve ({error}): pip install 'gputop-monitor[serve]'")
+        return fail(f"serve needs textual-serve ({error}): pip install 'gputop-monitor[serve]'")
+    problem = check_internals()
+    if problem is not None:
+        return fail(f"serve cannot drive this textual-serve ({problem}): pip install 'gputop-monitor[serve]'")
     token = args.token if args.token or is_loopback(host) else secrets.token_urlsafe(18)
     server = GputopServer(
         [sys.executable, "-m", "gputop", *words],
@@ -164,7 +167,7 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         asyncio.run(server.run(started))
     except OSError as error:
-        return _fail(describe_bind_error(host, port, error))
+        return fail(describe_bind_error(host, port, error))
     except KeyboardInterrupt:
         pass
     return 0

@@ -4,44 +4,33 @@ textual-serve's ``Server`` builds its aiohttp application, index page and
 websocket handler in one piece, with no place to check a request before it is
 served or to cap the tabs; so this server is gputop's own aiohttp application,
 serving textual-serve's page, script and styles. Each tab's process is driven
-by textual-serve's ``AppService``, which starts it through a shell and stops
-it by asking it to quit and waiting as long as that takes: ``Tab`` subclasses
-it to start it without a shell and end it for sure, and is the only place that
-touches its private names (``_open_app_process``, ``_build_environment``,
-``_process``, ``_stdin``, ``_task``).
+by a ``Tab`` (``textual_serve_private``: the one module that touches
+textual-serve's private names).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hmac
 import html
 import ipaddress
 import json
 import signal
 import sys
-from asyncio.subprocess import PIPE, Process
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import aiohttp_jinja2
 import jinja2
-import textual_serve
 from aiohttp import WSMsgType, web
-from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 
-# A tab whose gputop is running gets this long to quit when asked, then SIGTERM, then SIGKILL.
-QUIT_GRACE_S = 3.0
-TERM_GRACE_S = 2.0
+from gputop.serve.textual_serve_private import PAGE_TEMPLATE, TERM_GRACE_S, TEXTUAL_SERVE, Tab
+
 # At the cap, a new tab waits this long for a tab that is closing (its websocket's close may still be
 # on its way) before it is refused: closing one tab and opening another is not "all tabs in use".
 SLOT_WAIT_S = 1.0
 _LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
-
-TEXTUAL_SERVE = Path(textual_serve.__file__).resolve().parent  # its page template, script and styles
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -72,66 +61,6 @@ def page(status: int, title: str, message: str) -> web.Response:
         f"<h1>gputop: {title}</h1><p>{message}</p></body></html>"
     )
     return web.Response(status=status, text=body, content_type="text/html")
-
-
-class Tab(AppService):
-    """One browser tab's gputop: started without a shell in its own session, always ended."""
-
-    def __init__(self, argv: list[str], **kwargs: Any) -> None:
-        super().__init__(" ".join(argv), **kwargs)
-        self.argv = argv
-        self.running = False  # the app has drawn something, so it can be asked to quit
-        self._ending: asyncio.Future[None] | None = None
-
-    async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
-        # Its own session: a Ctrl+C in the server's terminal reaches the server, which ends the tabs.
-        process = await asyncio.create_subprocess_exec(
-            *self.argv,
-            stdin=PIPE,
-            stdout=PIPE,
-            stderr=PIPE,
-            env=self._build_environment(width=width, height=height),
-            start_new_session=True,
-        )
-        self._process = process
-        self._stdin = process.stdin
-        if self._ending is not None:
-            process.kill()  # stopped while it was starting: the stop found nothing to end
-        return process
-
-    @property
-    def ending(self) -> bool:
-        """Its gputop is being ended: the tab no longer counts against the cap."""
-        return self._ending is not None
-
-    async def on_data(self, payload: bytes) -> None:
-        self.running = True
-        await super().on_data(payload)
-
-    async def stop(self) -> None:
-        """End the process (once, however often called, and even if the caller is cancelled)."""
-        if self._ending is None:
-            self._ending = asyncio.ensure_future(self._end())
-        await asyncio.shield(self._ending)
-
-    async def _end(self) -> None:
-        process = self._process
-        if process is None:
-            return
-        if self.running and process.returncode is None:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(super().stop(), QUIT_GRACE_S)
-        if process.returncode is None:
-            process.terminate()
-            try:
-                await asyncio.wait_for(process.wait(), TERM_GRACE_S)
-            except asyncio.TimeoutError:
-                process.kill()
-        await process.wait()
-        if self._task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task  # ends at the closed stdout
-            self._task = None
 
 
 class GputopServer:
@@ -225,7 +154,7 @@ class GputopServer:
             "config": {"static": {"url": f"{request.scheme}://{request.host}/static/"}},
             "application": {"name": "gputop"},
         }
-        response = aiohttp_jinja2.render_template("app_index.html", request, context)
+        response = aiohttp_jinja2.render_template(PAGE_TEMPLATE, request, context)
         # Not kept in the back/forward cache either, where a page left open would hold its tab's gputop.
         response.headers["Cache-Control"] = "no-store"
         return response

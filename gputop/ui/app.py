@@ -1,13 +1,14 @@
 """The gputop TUI: GPU cards, a host strip and a process panel, fed one Snapshot per tick.
 
-The app composes small parts, each in its own module:
+The app composes small parts, each in its own module, and hands each key to the part that owns it:
 
-- ``keymap``: every key (BINDINGS), and what help, the palette and ``check_action`` make of it;
+- ``keymap``: every key (BINDINGS); ``key_control``: which act now (``check_action``), help, the palette;
 - ``messages``: what the sampler thread posts; ``sampling_control``: that thread and its interval;
 - ``feed``: what each snapshot feeds (the Watcher's history, forecasts and alerts; the recording);
-- ``layout``: the size arithmetic (columns, compact cards), plain functions;
-- ``process_view``: sort and filter; ``kill_control``: tag and signal; ``replay_control``: replay;
-- ``settings_control``: the settings file applied and saved;
+- ``layout_control``: the room (too small, compact cards, panel and strip shown), by ``layout``'s arithmetic;
+- ``process_view``: the panel's rows; ``sort_control`` and ``filter_control``: the keys that sort and filter;
+- ``kill_control``: tag and signal; ``replay_control``: replay; ``navigation``: the screens over this one;
+- ``title_control``: the title; ``settings_control``: the settings file applied and saved;
 - widgets: ``title_bar``, ``filter_bar``, ``gpu_grid`` (of ``gpu_card``), ``host_strip``, ``process_table``.
 
 A snapshot comes in through ``apply_snapshot`` and goes out to the widgets once, in ``show_snapshot``.
@@ -15,7 +16,6 @@ A snapshot comes in through ``apply_snapshot`` and goes out to the widgets once,
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Sequence
 from functools import partial
 from pathlib import Path
@@ -25,10 +25,9 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.events import Resize
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from gputop.core.alerts import AlertEvent
 from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import Forecasts
 from gputop.core.foresight import Foresight, Watcher
@@ -40,22 +39,26 @@ from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings
 from gputop.ui import keymap, layout
-from gputop.ui.feed import SnapshotFeed
+from gputop.ui.feed import SnapshotFeed, alert_notices
+from gputop.ui.filter_control import FilterControl
+from gputop.ui.key_control import KeyControl
 from gputop.ui.kill_control import KillControl
-from gputop.ui.layout import gpu_range
+from gputop.ui.layout_control import LayoutControl
 from gputop.ui.messages import SamplerFailed, SnapshotReady
-from gputop.ui.process_view import ProcessView, sort_for_key
-from gputop.ui.replay_control import ReplayControl, replay_status, replay_title
+from gputop.ui.navigation import Navigation
+from gputop.ui.process_view import ProcessView
+from gputop.ui.replay_control import ReplayControl
 from gputop.ui.sampling_control import SamplingControl
+from gputop.ui.screens.live import LiveScreen
 from gputop.ui.settings_control import SettingsControl
-from gputop.ui.state import ProcessFilter, SortOrder, launcher_note, users_with_processes
+from gputop.ui.sort_control import SortControl
+from gputop.ui.state import ProcessFilter, SortOrder
 from gputop.ui.textual_private import ChangedCellsApp
-from gputop.ui.widgets.filter_bar import FilterBar, FilterInput
+from gputop.ui.title_control import TitleControl
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.gpu_grid import GpuGrid
 from gputop.ui.widgets.host_strip import HostStrip
 from gputop.ui.widgets.process_table import ProcessTable
-from gputop.ui.widgets.title_bar import TitleBar, interval_text, title_text
 
 
 class GpuTopApp(ChangedCellsApp[int]):
@@ -86,23 +89,26 @@ class GpuTopApp(ChangedCellsApp[int]):
         self.sampler = sampler
         self.config = config
         self.start_sampler = start_sampler and replay is None
-        self.sampling = SamplingControl(self, sampler, config.interval_s)
         self.readonly = config.readonly
-        settings = settings if settings is not None else Settings()
-        self.settings_control = SettingsControl(self, settings, settings_path, list(settings_warnings))
         self.replay = replay
-        self.replay_control = None if replay is None else ReplayControl(self, replay)
-        self.title_bar = TitleBar(id="title-bar")
-        self.processes = ProcessTable(id="processes")
-        self.view = ProcessView(self.processes)
-        self.kill_control = KillControl(self)
-        self.filter_bar = FilterBar(self.view.apply_filter_text, self._filter_done)
         self.frozen = False
-        self.compact_choice: bool | None = None
         self.snapshot: Snapshot | None = None  # shown on screen
         self.latest: Snapshot | None = None  # newest received (differs while frozen)
         self.history = history if history is not None else History()
+        settings = settings if settings is not None else Settings()
         self.feed = SnapshotFeed(Watcher(settings.thresholds, history=self.history), recorder)
+        self.processes = ProcessTable(id="processes")
+        self.view = ProcessView(self.processes)
+        self.sampling = SamplingControl(self, sampler, config.interval_s)
+        self.settings_control = SettingsControl(self, settings, settings_path, list(settings_warnings))
+        self.replay_control = None if replay is None else ReplayControl(self, replay)
+        self.layout_control = LayoutControl(self)
+        self.sort_control = SortControl(self)
+        self.filter_control = FilterControl(self)
+        self.kill_control = KillControl(self)
+        self.navigation = Navigation(self)
+        self.key_control = KeyControl(self)
+        self.title_control = TitleControl(self)
         self._mounted = False
 
     @property
@@ -130,16 +136,16 @@ class GpuTopApp(ChangedCellsApp[int]):
         """The process panel's filter."""
         return self.view.filter
 
-    # -- layout ------------------------------------------------------------------------
+    # -- the screen ----------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         with Vertical(id="main"):
-            yield self.title_bar
+            yield self.title_control.bar
             yield HostStrip()
             with VerticalScroll(id="gpu-area", can_focus=False):
                 yield GpuGrid(id="gpu-grid")
             yield self.processes
-            yield self.filter_bar
+            yield self.filter_control.bar
         yield Static(f"terminal too small (need {layout.MIN_WIDTH}x{layout.MIN_HEIGHT})", id="too-small")
         yield Footer()
 
@@ -148,9 +154,9 @@ class GpuTopApp(ChangedCellsApp[int]):
         self.settings_control.apply()
         # Suspended and resumed (Ctrl+Z, fg), the terminal was used by others: draw it all again.
         self.app_suspend_signal.subscribe(self, lambda _app: self.forget_screen())
-        self.app_resume_signal.subscribe(self, lambda _app: self._redraw())
+        self.app_resume_signal.subscribe(self, lambda _app: self.action_redraw())
         self.processes.focus()
-        self._update_size_mode(self.size.width, self.size.height)
+        self.layout_control.resized(self.size.width, self.size.height)
         if self.changed_cells_off is not None and not self.config.full_redraw:
             self.on_changed_cells_off(self.changed_cells_off)
         for warning in self.settings_control.warnings:
@@ -162,17 +168,8 @@ class GpuTopApp(ChangedCellsApp[int]):
         if self.start_sampler:
             self.sampling.start()
             # Sampling can fall behind (a driver that hangs): the title then says how old the data is.
-            self.set_interval(0.5, self._say_lateness)
+            self.title_control.watch_lateness()
         self.update_title()
-
-    def _say_lateness(self) -> None:
-        """Twice a second: the title says how old the newest sample is when sampling is late."""
-        if self.query(TitleBar):  # not while the screen is being taken down
-            self.update_title()
-
-    def _redraw(self) -> None:
-        self.forget_screen()
-        self.screen.refresh()
 
     def on_changed_cells_off(self, reason: str) -> None:
         """The changed-cell writer is off, Textual writes the screen: said under --debug only."""
@@ -180,28 +177,13 @@ class GpuTopApp(ChangedCellsApp[int]):
             self.notify(f"{reason}; Textual draws the screen itself", title="Full redraw",
                         severity="warning", timeout=15, markup=False)
 
-    def action_redraw(self) -> None:
-        """Ctrl+L: draw every cell again (a garbled terminal, a tmux reattach)."""
-        self._redraw()
-
     def on_unmount(self) -> None:
         self.sampling.stop()
         self.feed.stop_recording()
 
-    def action_save_settings(self) -> None:
-        self.settings_control.save()
-
     def on_resize(self, event: Resize) -> None:
         self.forget_screen()  # the terminal may have reflowed what it showed
-        self._update_size_mode(event.size.width, event.size.height)
-        if self.snapshot is not None:
-            self._show_gpus(self.snapshot)
-
-    def _update_size_mode(self, width: int, height: int) -> None:
-        too_small = layout.too_small(width, height)
-        self.query_one("#main").display = not too_small
-        self.query_one(Footer).display = not too_small
-        self.query_one("#too-small").display = too_small
+        self.layout_control.resized(event.size.width, event.size.height)
 
     # -- data in -----------------------------------------------------------------------
 
@@ -223,110 +205,64 @@ class GpuTopApp(ChangedCellsApp[int]):
                         severity="error", timeout=15, markup=False)
         if quiet:
             return foresight
-        self._announce(foresight.events)
+        notices = alert_notices(foresight.events)
+        for message, severity in notices:
+            self.notify(message, title="Alert", severity=severity, timeout=10, markup=False)
+        if notices and self.config.bell:
+            self.bell()  # once a tick, however many were raised
         if not self.frozen and self._mounted:
             self.show_snapshot(snapshot)
         return foresight
-
-    def _announce(self, events: Sequence[AlertEvent]) -> None:
-        """One notification per alert raised; the bell (with --bell) once a tick when one is.
-
-        An alert clearing is not announced: its card loses the mark, and the log (``!``) has it.
-        """
-        raised = False
-        for event in events:
-            if event.cleared:
-                continue
-            raised = True
-            if event.kind in ("memory", "forecast", "idle"):
-                self.notify(event.message, title="Alert", severity="warning", timeout=10, markup=False)
-            else:
-                self.notify(event.message, title="Alert", severity="error", timeout=10, markup=False)
-        if raised and self.config.bell:
-            self.bell()
 
     # -- data out ----------------------------------------------------------------------
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
         """Put a snapshot on screen: cards, host strip, process panel, title, and the open screen."""
         self.snapshot = snapshot
-        self._show_gpus(snapshot)
+        self.layout_control.show_gpus(snapshot)
         self.query_one(HostStrip).show(snapshot.host)
         self.view.show(snapshot, None if self.forecasts is None else self.forecasts.processes, self.feed.diagnoses)
         self.update_title()
         screen = self.screen
-        if hasattr(screen, "show_snapshot"):
+        if isinstance(screen, LiveScreen):
             screen.show_snapshot(snapshot)
 
-    def _card_layout(self, snapshot: Snapshot, compact_choice: bool | None) -> layout.CardLayout:
-        return layout.plan_cards(
-            snapshot.gpus,
-            self.size.width,
-            self.size.height,
-            compact_choice=compact_choice,
-            process_rows=sum(1 for gpu in snapshot.gpus for _ in gpu.all_processes()),
-            panel_shown=bool(self.processes.display),
-        )
-
-    def _show_gpus(self, snapshot: Snapshot) -> None:
-        plan = self._card_layout(snapshot, self.compact_choice)
-        area = self.query_one("#gpu-area")
-        area.set_class(plan.compact, "-compact")
-        panel_shown, host_shown = bool(self.processes.display), bool(self.query_one(HostStrip).display)
-        room = layout.cards_room(self.size.height, panel_shown=panel_shown, host_shown=host_shown)
-        if area.styles.max_height is None or area.styles.max_height.value != room:
-            area.styles.max_height = room
-        self.query_one(GpuGrid).show(
-            snapshot, plan, self.history, self.forecasts, self.feed.alert_kinds, self.feed.diagnoses
-        )
-
     def update_title(self) -> None:
-        """Say in the title bar (and the sub-title) what is shown and how it moves."""
-        control = self.replay_control
-        mode = interval_text(self.interval_s) if control is None else replay_title(control.replay)
-        recording = None if self.feed.recorder is None else self.feed.recorder.path
-        bar = title_text(
-            self.snapshot, mode, recording=recording, readonly=self.readonly, frozen=self.frozen, late_s=self._late_s()
-        )
-        if control is not None:
-            self.sub_title = replay_status(control.replay)
-        else:
-            self.sub_title = f"every {self.interval_s:g}s" + (" · FROZEN" if self.frozen else "")
-        # The late-sample timer may fire while the app is closing: the bar is gone by then.
-        if self.title_bar.is_mounted:
-            self.title_bar.show(bar)
-        screen = self.screen
-        if hasattr(screen, "update_title"):
-            screen.update_title()
+        """Say again what is shown and how it moves (the parts call this when either changed)."""
+        self.title_control.update()
 
-    def _late_s(self) -> float | None:
-        """The age of the newest sample when live sampling is late (older than two intervals)."""
-        latest = self.latest
-        if latest is None or not self.start_sampler or self.frozen:
-            return None
-        age = time.time() - latest.timestamp
-        return age if age > 2 * self.interval_s else None
+    # -- keys: which act now (key_control), how they are named (keymap) -----------------
 
-    # -- actions: views --------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.key_control.allows(action)
+
+    def get_key_display(self, binding: Binding) -> str:
+        """Keys named alike everywhere, footers included: "Esc", "F10", "Enter"."""
+        return binding.key_display or keymap.key_name(binding.key)
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for description, keys, action in self.key_control.palette_entries():
+            yield SystemCommand(description, keys, partial(self.run_action, action))
+
+    # -- actions: each handed to the part that owns it -----------------------------------
+
+    def action_redraw(self) -> None:
+        """Ctrl+L: draw every cell again (a garbled terminal, a tmux reattach)."""
+        self.forget_screen()
+        self.screen.refresh()
+
+    def action_save_settings(self) -> None:
+        self.settings_control.save()
 
     def action_toggle_compact(self) -> None:
-        snapshot = self.snapshot
-        current = self._card_layout(snapshot, self.compact_choice).compact if snapshot else False
-        self.compact_choice = not current
-        if snapshot is not None:
-            self._show_gpus(snapshot)
+        self.layout_control.toggle_compact()
 
     def action_toggle_processes(self) -> None:
-        table = self.processes
-        table.display = not table.display
-        if self.snapshot is not None:
-            self._show_gpus(self.snapshot)  # the cards take the room (full cards if they now fit)
+        self.layout_control.toggle_processes()
 
     def action_toggle_host(self) -> None:
-        strip = self.query_one(HostStrip)
-        strip.display = not strip.display
-        if self.snapshot is not None:
-            self._show_gpus(self.snapshot)
+        self.layout_control.toggle_host()
 
     def action_freeze(self) -> None:
         self.frozen = not self.frozen
@@ -338,8 +274,6 @@ class GpuTopApp(ChangedCellsApp[int]):
     def action_interval(self, direction: int) -> None:
         self.sampling.step_interval(direction)
         self.update_title()
-
-    # -- actions: replay (replay_control) ----------------------------------------------
 
     def action_replay_pause(self) -> None:
         if self.replay_control is not None:
@@ -357,183 +291,72 @@ class GpuTopApp(ChangedCellsApp[int]):
         if self.replay_control is not None:
             self.replay_control.ask_jump()
 
-    # -- actions: sort and filter (process_view, filter_bar) ---------------------------
-
     def action_sort_move(self, step: int) -> None:
-        self.view.set_sort(self.sort.moved(step, self.processes.shown_columns))
+        self.sort_control.move(step)
 
     def action_sort_invert(self) -> None:
-        self.view.set_sort(self.sort.inverted())
+        self.sort_control.invert()
 
     def action_sort_by(self, column: str) -> None:
-        self.view.set_sort(sort_for_key(column))
+        self.sort_control.by_key(column)
 
     def action_sort_menu(self) -> None:
-        from gputop.ui.screens.sort_pick import SortPickScreen
-
-        def picked(column: str | None) -> None:
-            if column is not None:
-                self.view.set_sort(self.sort.by(column) if column != self.sort.column else self.sort)
-
-        self.push_screen(SortPickScreen(self.sort, self.processes.shown_columns), picked)
+        self.sort_control.menu()
 
     def on_process_table_header_clicked(self, message: ProcessTable.HeaderClicked) -> None:
-        self.view.set_sort(self.sort.by(message.column))
+        self.sort_control.by_header(message.column)
 
     def action_toggle_tree(self) -> None:
         self.view.set_tree(not self.view.tree)
 
     def action_filter(self) -> None:
-        self.filter_bar.open(self.filter.text)
-
-    def _filter_done(self) -> None:
-        """Enter in the filter box: back to the panel, first match selected."""
-        self.processes.select_first()
-        self.screen.set_focus(self.processes)
+        self.filter_control.open()
 
     def action_clear_filter(self) -> None:
-        """Esc: leave the filter box and clear the filter (text, user and GPU)."""
-        self.filter_bar.clear()
-        self.view.set_filter(ProcessFilter())
-        self.query_one(GpuGrid).mark_filtered(None)
-        self.screen.set_focus(self.processes)
-
-    def _filter_gpu(self, index: int | None) -> None:
-        self.view.set_filter(self.filter.with_gpu(index))
-        self.query_one(GpuGrid).mark_filtered(index)
-
-    def action_only_gpu(self, index: int) -> None:
-        """0-9: only that GPU's processes; a GPU this machine does not have is refused, in words."""
-        indices = [gpu.index for gpu in self.snapshot.gpus] if self.snapshot else []
-        if index not in indices:
-            self.notify(f"there is no GPU {index}: this machine has {gpu_range(indices)} (# lists them)",
-                        severity="warning")
-            return
-        self._filter_gpu(index)
-
-    def action_all_gpus(self) -> None:
-        self._filter_gpu(None)
-
-    def action_pick_gpu(self) -> None:
-        from gputop.ui.screens.gpu_pick import GpuPickScreen
-
-        def picked(choice: str | None) -> None:
-            if choice is not None:
-                self._filter_gpu(None if choice == GpuPickScreen.ALL else int(choice))
-
-        self.push_screen(GpuPickScreen(self.snapshot.gpus if self.snapshot else (), self.filter.gpu), picked)
-
-    def action_pick_user(self) -> None:
-        from gputop.ui.screens.user_pick import UserPickScreen
-
-        users = users_with_processes(self.snapshot) if self.snapshot else []
-
-        def picked(user: str | None) -> None:
-            if user is not None:
-                self.view.set_filter(self.filter.with_user(None if user == UserPickScreen.ALL else user))
-
-        self.push_screen(UserPickScreen(users, self.filter.user), picked)
-
-    # -- actions: tag and kill (kill_control) ------------------------------------------
-
-    def action_tag(self) -> None:
-        self.kill_control.active_table().toggle_tag()
-        self.view.refresh()
-
-    def action_untag_all(self) -> None:
-        self.kill_control.active_table().untag_all()
-        self.view.refresh()
-
-    def action_kill_refused(self) -> None:
-        why = "a recording" if self.replay is not None else "read-only (--readonly)"
-        self.notify(f"{why}: gputop sends no signals", title="Not sent", severity="warning")
+        self.filter_control.clear()
 
     def action_next_match(self) -> None:
-        """n / F3: the next process (after the cursor, wrapping) that the filter's text matches."""
-        if not self.filter.text:
-            self.notify("no filter: / types one, then n goes from match to match", severity="warning")
-            return
-        self.processes.select_next(self.filter.matches)
+        self.filter_control.next_match()
+
+    def action_only_gpu(self, index: int) -> None:
+        self.filter_control.only_gpu(index)
+
+    def action_all_gpus(self) -> None:
+        self.filter_control.filter_gpu(None)
+
+    def action_pick_gpu(self) -> None:
+        self.filter_control.pick_gpu()
+
+    def action_pick_user(self) -> None:
+        self.filter_control.pick_user()
+
+    def action_tag(self) -> None:
+        self.kill_control.toggle_tag()
+
+    def action_untag_all(self) -> None:
+        self.kill_control.untag_all()
 
     def action_kill(self) -> None:
         if not self.readonly:
             self.kill_control.ask()
 
-    # -- keys: which apply now, help and palette (keymap) ------------------------------
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if not keymap.mode_allows(action, readonly=self.readonly, replaying=self.replay is not None):
-            return False
-        # The footer shows what acts on the thing that has the focus: a dialog's own keys, the filter
-        # box's Enter and Esc, the process screen's keys; the main screen's only where they act.
-        screen = self.screen
-        if isinstance(screen, ModalScreen):
-            return action == "quit"
-        if screen.id == "process-screen" and action not in keymap.PROCESS_SCREEN_ACTIONS:
-            return False
-        if isinstance(self.focused, FilterInput) and action not in keymap.FILTER_BOX_ACTIONS:
-            return False
-        if action == "clear_filter":
-            return self.filter.active or self.filter_bar.display
-        if action == "filter":
-            # Only on the main screen, and "/" typed into the box is text (a regex may hold one).
-            return len(self.screen_stack) == 1 and not isinstance(self.focused, FilterInput)
-        return True
-
-    def _allowed(self, action: str) -> bool:
-        return self.check_action(action, ()) is not False
-
-    def help_entries(self) -> list[tuple[str, str]]:
-        """(keys, description) for every key binding that is available now, and the keys that move."""
-        return [*keymap.help_entries(keymap.key_bindings(self.BINDINGS), self._allowed), *keymap.NAVIGATION_HELP]
-
-    def get_key_display(self, binding: Binding) -> str:
-        """Keys named alike everywhere, footers included: "Esc", "F10", "Enter"."""
-        return binding.key_display or keymap.key_name(binding.key)
-
-    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        for description, keys, action in keymap.palette_entries(keymap.key_bindings(self.BINDINGS), self._allowed):
-            yield SystemCommand(description, keys, partial(self.run_action, action))
-
-    # -- actions: screens ------------------------------------------------------------
+    def action_kill_refused(self) -> None:
+        self.kill_control.refuse()
 
     def action_help(self) -> None:
-        from gputop.ui.screens.help import HelpScreen
-
-        self.push_screen(HelpScreen(self.help_entries()))
+        self.navigation.help()
 
     def action_alert_log(self) -> None:
-        from gputop.ui.screens.alert_log import AlertLogScreen
-
-        self.push_screen(AlertLogScreen(self.feed.watcher.monitor.log.events))
-
-    def action_detail_selected(self) -> None:
-        row = self.processes.cursor_row
-        if row is None:
-            self.notify("no process selected", severity="warning")
-            return
-        self.open_detail(row.process.gpu_index)
+        self.navigation.alert_log()
 
     def action_open_process(self) -> None:
-        """Enter: the selected process in full (in the table the user looks at)."""
-        from gputop.ui.screens.process import ProcessScreen
+        self.navigation.process()
 
-        row = self.kill_control.active_table().cursor_row
-        if row is None:
-            self.notify("no process selected", severity="warning")
-        elif row.launcher:
-            self.notify(launcher_note(row), severity="warning")
-        else:
-            self.push_screen(ProcessScreen(row.process.identity))
+    def action_detail_selected(self) -> None:
+        self.navigation.detail_of_selected()
 
     def on_gpu_card_selected(self, message: GpuCard.Selected) -> None:
-        self.open_detail(message.index)
-
-    def open_detail(self, index: int) -> None:
-        from gputop.ui.screens.detail import DetailScreen
-
-        self.push_screen(DetailScreen(index))
+        self.navigation.detail(message.index)
 
 
 def run_tui(

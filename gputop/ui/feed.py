@@ -4,7 +4,10 @@ charts draw, forecasts, alerts) and the recording. No widgets: the app shows wha
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
+from typing import Literal
 
+from gputop.core.alerts import AlertEvent
 from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import Forecasts
 from gputop.core.foresight import Foresight, Watcher
@@ -13,6 +16,16 @@ from gputop.core.record import Recorder, RecordingError
 
 # Alert kinds in the order a card's title names them.
 ALERT_ORDER = ("lost", "memory", "forecast", "thermal")
+# Alerts that warn of trouble coming (or of a GPU held idle); the others say it is here.
+WARNING_KINDS = frozenset({"memory", "forecast", "idle"})
+
+
+def alert_notices(events: Sequence[AlertEvent]) -> list[tuple[str, Literal["warning", "error"]]]:
+    """(message, severity) of each alert a tick raised. One clearing is not announced: its card
+    loses the mark, and the log (``!``) has it."""
+    return [
+        (event.message, "warning" if event.kind in WARNING_KINDS else "error") for event in events if not event.cleared
+    ]
 
 
 class SnapshotFeed:

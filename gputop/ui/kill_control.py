@@ -1,4 +1,5 @@
-"""Tagging and signalling processes: who the targets are, the confirmation, the signal, the outcome."""
+"""Tagging and signalling processes: the tags, who the targets are, the confirmation, the signal, the
+outcome, and the refusal where gputop sends no signals."""
 
 from __future__ import annotations
 
@@ -25,6 +26,20 @@ class KillControl:
         """The process table the user is looking at: the detail screen's, or the main one."""
         focused = self.app.focused
         return focused if isinstance(focused, ProcessTable) else self.app.processes
+
+    def toggle_tag(self) -> None:
+        """Space: tag the selected process, or untag it."""
+        self.active_table().toggle_tag()
+        self.app.view.refresh()
+
+    def untag_all(self) -> None:
+        self.active_table().untag_all()
+        self.app.view.refresh()
+
+    def refuse(self) -> None:
+        """k in read-only mode or a replay: say why nothing is sent."""
+        why = "a recording" if self.app.replay is not None else "read-only (--readonly)"
+        self.app.notify(f"{why}: gputop sends no signals", title="Not sent", severity="warning")
 
     def targets(self) -> list[ProcessRow]:
         """The tagged processes, or else the selected one (a ``(no process)`` row is none)."""

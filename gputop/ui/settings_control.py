@@ -35,7 +35,7 @@ class SettingsControl:
             plural = "s" if len(unknown) > 1 else ""
             self.warnings.append(f"unknown column{plural} ignored: {', '.join(unknown)}")
         app.processes.show_columns(settings.columns)
-        app.compact_choice = True if settings.compact else None
+        app.layout_control.compact_choice = True if settings.compact else None
         app.processes.display = settings.show_processes
         app.query_one(HostStrip).display = settings.show_host
         if settings.theme in app.available_themes:
@@ -53,7 +53,7 @@ class SettingsControl:
             theme=app.theme,
             sort_column=app.view.sort.column,
             sort_descending=app.view.sort.descending,
-            compact=app.compact_choice is True,
+            compact=app.layout_control.compact_choice is True,
             show_processes=bool(app.processes.display),
             show_host=bool(app.query_one(HostStrip).display),
         )

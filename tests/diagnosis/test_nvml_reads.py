@@ -50,8 +50,9 @@ def test_an_older_driver_answers_through_the_throttle_reasons_name(fake_nvml: Fa
     source = NvmlSource()
     source.open()
     try:
+        fake_nvml.reset_counts()
         assert source.sample()[0].clock_event_reasons == ("hw_slowdown",)
-        assert source.gateway.version_used("clock_reasons") == 1
+        assert fake_nvml.call_count("nvmlDeviceGetCurrentClocksThrottleReasons") == 1
     finally:
         source.close()
 

@@ -1,4 +1,5 @@
-"""The app's parts without an app: the key table in each mode, sort keys, the panel title, interval steps."""
+"""The app's parts without an app: the key table in each mode, sort keys and the sort menu, the panel title,
+interval steps, the GPU filter's refusal, the title's lateness, and what alerts are announced."""
 
 from __future__ import annotations
 
@@ -6,10 +7,20 @@ from functools import partial
 
 from textual.binding import Binding
 
+from gputop.core.alerts import AlertEvent
+from gputop.core.record import Recording
+from gputop.core.replay import Replay
+from gputop.ui.feed import alert_notices
+from gputop.ui.filter_control import no_such_gpu
 from gputop.ui.keymap import BINDINGS, help_entries, key_bindings, key_name, mode_allows, palette_entries
 from gputop.ui.process_view import panel_title, sort_for_key
+from gputop.ui.replay_control import replay_status
 from gputop.ui.sampling_control import next_interval
+from gputop.ui.sort_control import picked_order
 from gputop.ui.state import ProcessFilter, SortOrder
+from gputop.ui.title_control import late_s, sub_title
+
+from .factory import NOW, gpu, snapshot
 
 LIVE = partial(mode_allows, readonly=False, replaying=False)
 READ_ONLY = partial(mode_allows, readonly=True, replaying=False)
@@ -55,3 +66,46 @@ def test_plus_and_minus_step_the_interval_and_stop_at_the_ends() -> None:
         2.0, 0.5, 1.0, 0.5
     ]
     assert (next_interval(60.0, 1), next_interval(0.1, -1)) == (60.0, 0.1)
+
+
+def test_the_sort_menu_keeps_the_direction_of_the_current_column_and_picks_another_in_its_own() -> None:
+    assert picked_order(SortOrder("cpu", False), "cpu") == SortOrder("cpu", False)
+    assert picked_order(SortOrder("cpu", False), "pid") == SortOrder("pid", False)
+    assert picked_order(SortOrder("pid", False), "gpu_memory") == SortOrder("gpu_memory", True)
+
+
+def test_only_a_gpu_the_machine_has_can_be_filtered_to_and_the_refusal_says_which_it_has() -> None:
+    assert no_such_gpu(2, [0, 1, 2, 3]) is None
+    assert no_such_gpu(7, [0, 1, 2, 3]) == "there is no GPU 7: this machine has GPUs 0-3 (# lists them)"
+    assert no_such_gpu(1, [0]) == "there is no GPU 1: this machine has GPU 0 (# lists them)"
+    assert no_such_gpu(0, []) == "there is no GPU 0: this machine has no GPU (# lists them)"
+
+
+def test_the_title_says_how_old_the_newest_sample_is_only_past_two_intervals() -> None:
+    newest = snapshot(gpu(0), timestamp=NOW)
+    assert late_s(newest, NOW + 2.0, 1.0) is None
+    assert late_s(newest, NOW + 2.5, 1.0) == 2.5
+    assert late_s(newest, NOW + 2.5, 2.0) is None
+    assert late_s(None, NOW, 1.0) is None
+
+
+def test_the_sub_title_says_the_interval_and_frozen_or_where_the_replay_is() -> None:
+    assert sub_title(1.0, frozen=False, replay=None) == "every 1s"
+    assert sub_title(0.5, frozen=True, replay=None) == "every 0.5s · FROZEN"
+    replay = Replay(Recording([snapshot(gpu(0)), snapshot(gpu(0), timestamp=NOW + 1)]))
+    assert sub_title(1.0, frozen=True, replay=replay) == replay_status(replay)
+    assert replay_status(replay).startswith("1/2 ")
+
+
+def test_each_alert_raised_is_announced_a_warning_or_an_error_and_one_clearing_is_not() -> None:
+    events = [
+        AlertEvent(NOW, 0, None, "memory", "GPU 0 memory 95%"),
+        AlertEvent(NOW, 1, None, "thermal", "GPU 1 at 90°C"),
+        AlertEvent(NOW, 0, None, "forecast", "GPU 0 full in ~2m", cleared=True),
+        AlertEvent(NOW, 2, None, "idle", "PID 5 idle for 20m"),
+    ]
+    assert alert_notices(events) == [
+        ("GPU 0 memory 95%", "warning"),
+        ("GPU 1 at 90°C", "error"),
+        ("PID 5 idle for 20m", "warning"),
+    ]

@@ -62,7 +62,7 @@ async def opened(app: GpuTopApp, pilot: Pilot[int], index: int) -> None:
     for n in range(9):
         app.apply_snapshot(tick(n))
     await pilot.pause()
-    app.open_detail(index)
+    app.navigation.detail(index)
     await pilot.pause()
 
 
@@ -142,7 +142,7 @@ async def test_in_a_replay_the_header_keeps_the_position_and_follows_a_step(tmp_
     app = GpuTopApp(Sampler(ReplaySource(replay)), RunConfig(), replay=replay)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        app.open_detail(0)
+        app.navigation.detail(0)
         await pilot.pause()
         header = rendered(app).splitlines()[0]
         assert f"REPLAY  1/10 {clock(0)} +0s 1x paused" in header

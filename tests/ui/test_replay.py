@@ -67,7 +67,8 @@ async def test_gputop_demo_record_then_replay_shows_what_was_recorded(tmp_path: 
         )
         assert [(row.process.gpu_memory, row.process.pid) for row in app.processes.rows] == recorded
         cards = list(app.query(GpuCard))
-        assert [(c.gpu.memory_used, c.gpu.temperature) for c in cards if c.gpu] == [
+        shown = [c.content.gpu for c in cards if c.content]
+        assert [(gpu.memory_used, gpu.temperature) for gpu in shown] == [
             (g["memory"]["used"], g["temperature"]["current"]) for g in first["gpus"]
         ]
         assert "REPLAY" in title(app) and "paused" in title(app)
@@ -182,7 +183,7 @@ async def test_kill_tag_freeze_and_interval_are_gone_in_a_replay(ten: Path) -> N
         assert app.replay is not None and not app.replay.paused
         await pilot.press("space", "f", "plus")
         assert not app.frozen and app.interval_s == 1.0
-        described = [description for _keys, description in app.help_entries()]
+        described = [description for _keys, description in app.key_control.help_entries()]
         assert "Kill" not in described and "Tag process" not in described and "Freeze" not in described
         assert {"Pause/play", "Step forward", "Step back", "Faster", "Slower", "Jump to a time"} <= set(described)
         palette = [command.title for command in app.get_system_commands(app.screen)]
@@ -194,7 +195,7 @@ async def test_kill_tag_freeze_and_interval_are_gone_in_a_replay(ten: Path) -> N
 async def test_replay_keys_are_absent_from_the_live_app() -> None:
     app = make_app()
     async with app.run_test(size=SIZE):
-        described = [description for _keys, description in app.help_entries()]
+        described = [description for _keys, description in app.key_control.help_entries()]
         assert "Pause/play" not in described and "Jump to a time" not in described
         assert "Kill" in described
 

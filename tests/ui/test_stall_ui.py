@@ -111,7 +111,7 @@ async def test_a_hung_gpu_says_so_the_rest_goes_on_and_it_recovers_with_the_gap_
             for line in card(app, 1)._lines
             for offset in range(len(line.plain.rstrip()))
         )
-        app.open_detail(1)
+        app.navigation.detail(1)
         await pilot.pause()
         assert isinstance(app.screen, DetailScreen)
         detail_title = app.screen.query_one("#detail-title", Static).content

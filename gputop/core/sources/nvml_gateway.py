@@ -94,10 +94,6 @@ class Gateway:
             return result
         return None
 
-    def version_used(self, family: str) -> int:
-        """Index in its `versions` of the call a family now uses (0: the newest)."""
-        return self._version.get(family, 0)
-
     def last_call(self, thread: int | None) -> str | None:
         """The NVML call thread `thread` made last: the one it is stuck in, when it is."""
         return None if thread is None else self._calling.get(thread)

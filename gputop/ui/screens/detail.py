@@ -11,7 +11,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from gputop.core.forecast import Forecast, Forecasts
@@ -20,9 +19,10 @@ from gputop.core.history import GpuHistory
 from gputop.core.model import GpuSample, MigSample, Snapshot, percent
 from gputop.ui.process_view import process_count
 from gputop.ui.replay_control import replay_title
+from gputop.ui.screens.live import LiveScreen
 from gputop.ui.state import snapshot_rows
+from gputop.ui.widgets.card_text import forecast_text, mig_profile, silence_text
 from gputop.ui.widgets.diagnosis_panel import DiagnosisPanel
-from gputop.ui.widgets.gpu_card import forecast_text, mig_profile, silence_text
 from gputop.ui.widgets.history_chart import HistoryChart
 from gputop.ui.widgets.process_table import ProcessTable
 
@@ -122,7 +122,7 @@ class DetailHeader(Static):
         self.update(Text("\n").join(lines))
 
 
-class DetailScreen(Screen[None]):
+class DetailScreen(LiveScreen):
     """Figures, charts and processes of one GPU; Esc goes back."""
 
     BINDINGS = [
@@ -211,15 +211,3 @@ class DetailScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.dismiss(None)
-
-
-def _runs(times: list[float], values: list[float | None]) -> list[list[tuple[float, float]]]:
-    """The (time, value) points split where a value is missing."""
-    runs: list[list[tuple[float, float]]] = [[]]
-    for time_, value in zip(times, values, strict=False):
-        if value is None:
-            if runs[-1]:
-                runs.append([])
-        else:
-            runs[-1].append((time_, value))
-    return [run for run in runs if run]

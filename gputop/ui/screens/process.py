@@ -18,13 +18,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, safe_text
 from gputop.core.history import ProcessHistory
 from gputop.core.model import ProcessIdentity, Snapshot
 from gputop.core.procdetail import ProcessDetail, Readable, Relative
+from gputop.ui.screens.live import LiveScreen
 from gputop.ui.state import ProcessRow, snapshot_rows
 from gputop.ui.widgets.history_chart import HistoryChart
 
@@ -100,7 +100,7 @@ def facts_table(rows: list[ProcessRow], detail: ProcessDetail | None, now: float
     return table
 
 
-class ProcessScreen(Screen[None]):
+class ProcessScreen(LiveScreen):
     """One process in full; Esc goes back."""
 
     BINDINGS = [
@@ -240,11 +240,11 @@ class ProcessScreen(Screen[None]):
         self.app.push_screen(KillScreen(self.rows[:1]), chosen)
 
     def action_kill_refused(self) -> None:
-        self.gputop.action_kill_refused()
+        self.gputop.kill_control.refuse()
 
     def action_gpu_detail(self) -> None:
         if self.rows:
-            self.gputop.open_detail(self.rows[0].process.gpu_index)
+            self.gputop.navigation.detail(self.rows[0].process.gpu_index)
 
     def action_back(self) -> None:
         self.dismiss(None)

@@ -7,7 +7,7 @@ from textual.widgets import Static
 
 from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_rate
 from gputop.core.model import HostSample, percent
-from gputop.ui.widgets.gpu_card import level_style
+from gputop.ui.widgets.card_text import level_style
 from gputop.ui.widgets.sparkline import bar
 
 

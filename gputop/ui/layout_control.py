@@ -1,0 +1,81 @@
+"""The main screen's room, seen from the app: the terminal too small, compact or full cards, the
+process panel and the host strip shown or hidden. The arithmetic is ``layout``'s; this applies it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.widgets import Footer
+
+from gputop.core.model import Snapshot
+from gputop.ui import layout
+from gputop.ui.widgets.gpu_grid import GpuGrid
+from gputop.ui.widgets.host_strip import HostStrip
+
+if TYPE_CHECKING:
+    from gputop.ui.app import GpuTopApp
+
+
+class LayoutControl:
+    """Lays the cards out for the terminal's size and the parts shown, and toggles those parts."""
+
+    def __init__(self, app: GpuTopApp) -> None:
+        self.app = app
+        # True or False: the user chose compact or full cards (c, the settings); None: whatever fits.
+        self.compact_choice: bool | None = None
+
+    def resized(self, width: int, height: int) -> None:
+        """A terminal of this size: "too small" below the minimum, else the cards laid out again."""
+        app = self.app
+        too_small = layout.too_small(width, height)
+        app.query_one("#main").display = not too_small
+        app.query_one(Footer).display = not too_small
+        app.query_one("#too-small").display = too_small
+        if app.snapshot is not None:
+            self.show_gpus(app.snapshot)
+
+    def plan(self, snapshot: Snapshot) -> layout.CardLayout:
+        app = self.app
+        return layout.plan_cards(
+            snapshot.gpus,
+            app.size.width,
+            app.size.height,
+            compact_choice=self.compact_choice,
+            process_rows=sum(1 for gpu in snapshot.gpus for _ in gpu.all_processes()),
+            panel_shown=bool(app.processes.display),
+        )
+
+    def show_gpus(self, snapshot: Snapshot) -> None:
+        """The cards of ``snapshot``, in the room the panel and the host strip leave them."""
+        app = self.app
+        plan = self.plan(snapshot)
+        area = app.query_one("#gpu-area")
+        area.set_class(plan.compact, "-compact")
+        panel_shown, host_shown = bool(app.processes.display), bool(app.query_one(HostStrip).display)
+        room = layout.cards_room(app.size.height, panel_shown=panel_shown, host_shown=host_shown)
+        if area.styles.max_height is None or area.styles.max_height.value != room:
+            area.styles.max_height = room
+        app.query_one(GpuGrid).show(snapshot, plan, app.history, app.forecasts, app.feed.alert_kinds, app.diagnoses)
+
+    def toggle_compact(self) -> None:
+        """c: compact cards if they are full now, full ones if compact."""
+        snapshot = self.app.snapshot
+        self.compact_choice = not self.plan(snapshot).compact if snapshot else True
+        if snapshot is not None:
+            self.show_gpus(snapshot)
+
+    def toggle_processes(self) -> None:
+        """p: hide or show the process panel; the cards take its room (full cards if they now fit)."""
+        table = self.app.processes
+        table.display = not table.display
+        self._again()
+
+    def toggle_host(self) -> None:
+        """s: hide or show the host strip."""
+        strip = self.app.query_one(HostStrip)
+        strip.display = not strip.display
+        self._again()
+
+    def _again(self) -> None:
+        if self.app.snapshot is not None:
+            self.show_gpus(self.app.snapshot)

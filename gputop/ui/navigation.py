@@ -1,0 +1,54 @@
+"""Which screen opens over the main one: help, the alert log, a process in full, a GPU in detail.
+
+The screens are imported when first opened: none of them is needed for the first frame.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gputop.ui.state import launcher_note
+
+if TYPE_CHECKING:
+    from gputop.ui.app import GpuTopApp
+
+
+class Navigation:
+    """Opens the screens the keys (and a click on a card) ask for."""
+
+    def __init__(self, app: GpuTopApp) -> None:
+        self.app = app
+
+    def help(self) -> None:
+        from gputop.ui.screens.help import HelpScreen
+
+        self.app.push_screen(HelpScreen(self.app.key_control.help_entries()))
+
+    def alert_log(self) -> None:
+        from gputop.ui.screens.alert_log import AlertLogScreen
+
+        self.app.push_screen(AlertLogScreen(self.app.feed.watcher.monitor.log.events))
+
+    def process(self) -> None:
+        """Enter: the selected process in full (in the table the user looks at)."""
+        from gputop.ui.screens.process import ProcessScreen
+
+        row = self.app.kill_control.active_table().cursor_row
+        if row is None or row.launcher:
+            self.app.notify("no process selected" if row is None else launcher_note(row), severity="warning")
+            return
+        self.app.push_screen(ProcessScreen(row.process.identity))
+
+    def detail_of_selected(self) -> None:
+        """g: the detail screen of the selected process's GPU."""
+        row = self.app.processes.cursor_row
+        if row is None:
+            self.app.notify("no process selected", severity="warning")
+            return
+        self.detail(row.process.gpu_index)
+
+    def detail(self, index: int) -> None:
+        """GPU ``index`` in detail."""
+        from gputop.ui.screens.detail import DetailScreen
+
+        self.app.push_screen(DetailScreen(index))

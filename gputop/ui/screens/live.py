@@ -1,0 +1,17 @@
+"""The base of a screen over the main one that follows the data: the app hands it each snapshot."""
+
+from __future__ import annotations
+
+from textual.screen import Screen
+
+from gputop.core.model import Snapshot
+
+
+class LiveScreen(Screen[None]):
+    """A screen the app shows each new snapshot, and tells when the title changes."""
+
+    def show_snapshot(self, snapshot: Snapshot) -> None:
+        """A new tick's snapshot (the display is not frozen)."""
+
+    def update_title(self) -> None:
+        """The title changed (the interval, a replay's position): a screen that shows it says it again."""

@@ -1,0 +1,250 @@
+"""The lines of a GPU's card, full or compact, and its border titles: plain functions of what the card
+shows (``CardContent``) and its width, so the widget only decides which lines to repaint."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from rich.text import Text
+
+from gputop.core.diagnosis import GpuDiagnosis
+from gputop.core.forecast import Forecast
+from gputop.core.format import NA, fmt_percent, fmt_temperature
+from gputop.core.history import GpuHistory
+from gputop.core.model import GpuSample, percent
+from gputop.ui.widgets.card_text import (
+    fit,
+    forecast_text,
+    level_style,
+    memory_pair,
+    mig_profile,
+    short_name,
+    silence_text,
+    temperature_style,
+)
+from gputop.ui.widgets.diagnosis_marks import card_marks
+from gputop.ui.widgets.sparkline import bar, sparkline
+
+# Short names of the alerts raised on a card, shown in its title (a lost GPU already says LOST).
+ALERT_LABELS = {"memory": "MEMORY", "thermal": "HOT", "forecast": "FILLING"}
+
+
+@dataclass(frozen=True)
+class CardContent:
+    """What a card shows: a GPU's sample (taken at ``now``), its history, its memory forecasts
+    (the GPU's and each MIG device's), the kinds of alert raised on it, and its diagnosis."""
+
+    gpu: GpuSample
+    history: GpuHistory | None = None
+    forecast: Forecast | None = None
+    mig_forecasts: Mapping[int, Forecast] = field(default_factory=dict)
+    alert_kinds: tuple[str, ...] = ()
+    diagnosis: GpuDiagnosis | None = None
+    now: float | None = None
+
+    @property
+    def alert_labels(self) -> list[str]:
+        return [ALERT_LABELS[kind] for kind in self.alert_kinds if kind in ALERT_LABELS]
+
+
+def index_text(text: str, filtered: bool) -> Text:
+    """The GPU's index, reversed on the card the panel is filtered to."""
+    return Text.assemble((text, "bold reverse" if filtered else "bold"))
+
+
+def _utilization_series(history: GpuHistory | None) -> Sequence[float | None]:
+    return () if history is None else history.utilization
+
+
+def _temperature_series(history: GpuHistory | None) -> Sequence[float | None]:
+    return () if history is None else history.temperature
+
+
+def _memory_spark(gpu: GpuSample, history: GpuHistory | None, width: int) -> str:
+    """Memory in use over time, against the GPU's size (the last one known through a gap)."""
+    if history is None:
+        return sparkline((), width, 0, 1.0)
+    return sparkline(history.memory_used, width, 0, float(gpu.memory_total or history.memory_total or 1))
+
+
+def card_titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None]:
+    """The full card's border title and subtitle (None: no subtitle)."""
+    gpu = content.gpu
+    # What is wrong comes first, the name last: a title too long for the card loses the name's end.
+    title = index_text(f" {gpu.index} ", filtered)
+    title.append(" ")
+    if gpu.lost:
+        title.append_text(Text("LOST ", style="bold red"))
+    elif not gpu.answering:
+        title.append_text(Text(f"{silence_text(gpu, content.now)} ", style="bold red"))
+    labels = content.alert_labels
+    if labels and not gpu.lost:
+        title.append_text(Text(f"⚠ {' '.join(labels)} ", style="bold yellow"))
+    if not gpu.lost:
+        title.append_text(card_marks(content.diagnosis))
+    title.append(f"{gpu.name or NA} ")
+    facts = []
+    if gpu.pstate is not None:
+        facts.append(f"P{gpu.pstate}")
+    if gpu.clock_sm is not None:
+        facts.append(f"{gpu.clock_sm}MHz")
+    if gpu.fan_speed is not None:
+        facts.append(f"fan {gpu.fan_speed:.0f}%")
+    subtitle = Text(" " + " · ".join(facts) + " ") if facts and not gpu.lost else None
+    return title, subtitle
+
+
+def full_lines(content: CardContent, width: int) -> list[Text]:
+    """The full card's lines: memory, utilisation, temperature and power, one line per MIG device."""
+    gpu, history = content.gpu, content.history
+    if gpu.lost:
+        return [Text("✖ GPU lost: no longer answering (fallen off the bus?)", style="bold red")]
+    bar_width = max(6, min(20, (width - 24) // 3))
+    value_width = 19
+    spark_width = max(0, width - 5 - bar_width - 1 - value_width - 1)
+    memory_percent = gpu.memory_percent
+    memory_style = level_style(memory_percent)
+    util_style = level_style(gpu.utilization_gpu)
+    temp_style = temperature_style(gpu)
+
+    def line(label: str, gauge: Text, value: Text, spark: str, spark_style: str) -> Text:
+        value = fit(value, value_width)
+        return Text.assemble((label, "bold"), gauge, " ", value, " ", (spark, spark_style))
+
+    memory_value = Text.assemble(
+        memory_pair(gpu.memory_used, gpu.memory_total), " ", (f"{fmt_percent(memory_percent):>4}", memory_style)
+    )
+    util_value = Text(f"{fmt_percent(gpu.utilization_gpu):>4}", style=util_style)
+    if gpu.utilization_memory is not None:
+        util_value.append(f"  bw {fmt_percent(gpu.utilization_memory)}", style="bright_black")
+    temperature = Text.assemble((fmt_temperature(gpu.temperature), temp_style))
+    if gpu.temperature_slowdown is not None:
+        temperature.append(f"/{gpu.temperature_slowdown:.0f}°C", style="bright_black")
+    power_style = level_style(percent(gpu.power_draw, gpu.power_limit))
+    power = Text(NA if gpu.power_draw is None else f"{gpu.power_draw:.0f}W", style=power_style)
+    if gpu.power_limit is not None:
+        power.append(f"/{gpu.power_limit:.0f}W", style="bright_black")
+    filling = forecast_text(content.forecast)
+    memory_line = line(
+        "MEM  ",
+        bar(memory_percent, bar_width, memory_style),
+        memory_value,
+        _memory_spark(gpu, history, max(0, spark_width - len(filling) - 1)),
+        "cyan",
+    )
+    if filling:
+        memory_line.append(f" {filling}", style="bold yellow")
+    lines = [
+        memory_line,
+        line(
+            "UTIL ",
+            bar(gpu.utilization_gpu, bar_width, util_style),
+            util_value,
+            sparkline(_utilization_series(history), spark_width, 0, 100),
+            "green",
+        ),
+    ]
+    high = gpu.temperature_shutdown or 100.0
+    left = Text.assemble(temperature, "  ", power)
+    lines.append(
+        Text.assemble(
+            ("TEMP ", "bold"),
+            fit(left, bar_width + 1 + value_width),
+            " ",
+            (sparkline(_temperature_series(history), spark_width, 20.0, high), "magenta"),
+        )
+    )
+    for mig in gpu.mig_devices:
+        mig_percent = percent(mig.memory_used, mig.memory_total)
+        style = level_style(mig_percent)
+        count = len(mig.processes)
+        mig_line = Text.assemble(
+            (f"MIG{mig.index:<2}", "bold cyan"),
+            bar(mig_percent, bar_width, style),
+            " ",
+            fit(
+                Text.assemble(
+                    memory_pair(mig.memory_used, mig.memory_total),
+                    " ",
+                    (f"{fmt_percent(mig_percent):>4}", style),
+                ),
+                value_width,
+            ),
+            " ",
+        )
+        # The forecast before the profile: a line too long for the card loses the profile, not the warning.
+        mig_filling = forecast_text(content.mig_forecasts.get(mig.index))
+        if mig_filling:
+            mig_line.append(f"{mig_filling} · ", style="bold yellow")
+        lines.append(mig_line.append(f"{mig_profile(mig)} · {count} proc", style="bright_black"))
+    return lines
+
+
+def compact_lines(content: CardContent, width: int, filtered: bool) -> list[Text]:
+    """The compact card: one line (a second one for MIG devices)."""
+    gpu, history = content.gpu, content.history
+    name_width = 20 if width >= 110 else 14
+    name = fit(Text(short_name(gpu.name)), name_width)
+    head = Text.assemble(index_text(f"{gpu.index:>2}", filtered), " ", name, " ")
+    if gpu.lost:
+        return [head.append("✖ LOST: no longer answering", style="bold red")]
+    if not gpu.answering:
+        head.append(f"✖ {silence_text(gpu, content.now)} ", style="bold red")
+        spark_width = max(0, width - head.cell_len)
+        return [head.append(_memory_spark(gpu, history, spark_width), "cyan")]
+    bar_width = 12 if width >= 110 else 8
+    memory_percent = gpu.memory_percent
+    memory_style = level_style(memory_percent)
+    temp_style = temperature_style(gpu)
+    tail = Text.assemble(
+        (f"{fmt_percent(gpu.utilization_gpu):>5}", level_style(gpu.utilization_gpu)),
+        (f"{fmt_temperature(gpu.temperature):>6}", temp_style),
+        (f"{'N/A' if gpu.power_draw is None else f'{gpu.power_draw:.0f}W':>6}", ""),
+    )
+    if gpu.power_limit is not None and width >= 100:
+        tail.append(f"/{gpu.power_limit:.0f}W", style="bright_black")
+    memory = Text.assemble(
+        bar(memory_percent, bar_width, memory_style),
+        f" {memory_pair(gpu.memory_used, gpu.memory_total, short=True):>11}",
+        (f"{fmt_percent(memory_percent):>5}", memory_style),
+        " ",
+    )
+    # What is wrong, in words, and when it fills: the sparkline and then the tail give way to them.
+    # The forecast comes first and says FILLING by itself.
+    filling = forecast_text(content.forecast, short=True)
+    labels = content.alert_labels
+    if filling:
+        labels = [label for label in labels if label != ALERT_LABELS["forecast"]]
+        memory.append(f"⚠ {filling} ", style="bold yellow")
+    if labels:
+        memory.append(f"{'' if filling else '⚠ '}{' '.join(labels)} ", style="bold yellow")
+    memory.append_text(card_marks(content.diagnosis, short=True))
+    spark_width = max(0, width - head.cell_len - memory.cell_len - tail.cell_len - 1)
+    line = Text.assemble(
+        head,
+        memory,
+        (_memory_spark(gpu, history, spark_width), "cyan"),
+        " ",
+        tail,
+    )
+    lines = [line]
+    if gpu.mig_devices:
+        migs = _compact_migs(content, profiles=True)
+        if migs.cell_len > width:  # the profiles give way to the forecasts
+            migs = _compact_migs(content, profiles=False)
+        lines.append(migs)
+    return lines
+
+
+def _compact_migs(content: CardContent, profiles: bool) -> Text:
+    migs = Text("   └ MIG ", style="bright_black")
+    for n, mig in enumerate(content.gpu.mig_devices):
+        if n:
+            migs.append(" · ", style="bright_black")
+        migs.append(f"{mig.index} {mig_profile(mig)} " if profiles else f"{mig.index} ")
+        migs.append(memory_pair(mig.memory_used, mig.memory_total, short=True), style="cyan")
+        mig_filling = forecast_text(content.mig_forecasts.get(mig.index), short=True)
+        if mig_filling:
+            migs.append(f" {mig_filling}", style="bold yellow")
+    return migs

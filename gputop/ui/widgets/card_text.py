@@ -1,0 +1,71 @@
+"""The small texts a GPU's card is made of, shared with the detail screen and the host strip:
+the colour of a level, memory as used/total, a short model name, "full in ~3m", "not answering 14s"."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from gputop.core.forecast import Forecast
+from gputop.core.format import NA, fmt_age, fmt_duration
+from gputop.core.levels import Level, load_level, temperature_level
+from gputop.core.model import GpuSample, MigSample
+
+GIB = 1024**3
+
+# How each level looks on screen (the cut-offs are in core.levels, shared with --once and the cluster view).
+LEVEL_STYLES = {None: "bright_black", Level.OK: "green", Level.WARN: "yellow", Level.ALARM: "bold red"}
+
+
+def level_style(percent: float | None) -> str:
+    """Green, yellow, red for a load figure (a percent of its limit)."""
+    return LEVEL_STYLES[load_level(percent)]
+
+
+def temperature_style(gpu: GpuSample) -> str:
+    """Colour a temperature against this card's own slowdown threshold."""
+    return LEVEL_STYLES[temperature_level(gpu.temperature, gpu.temperature_slowdown)]
+
+
+def memory_pair(used: int | None, total: int | None, short: bool = False) -> str:
+    """'61.8/80.0GiB' in the unit of the total."""
+    if used is None or total is None:
+        return f"{NA}" if used is None else f"{used / GIB:.1f}GiB/{NA}"
+    unit, scale = ("GiB", GIB) if total >= GIB else ("MiB", 1024**2)
+    return f"{used / scale:.1f}/{total / scale:.1f}{unit[0] if short else unit}"
+
+
+def short_name(name: str | None) -> str:
+    if name is None:
+        return NA
+    for prefix in ("NVIDIA GeForce ", "NVIDIA ", "Tesla "):
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name
+
+
+def fit(text: Text, width: int) -> Text:
+    """A copy of ``text`` cut (with an ellipsis) or padded to ``width`` cells."""
+    text = text.copy()
+    text.truncate(max(0, width), overflow="ellipsis", pad=True)
+    return text
+
+
+def forecast_text(forecast: Forecast | None, short: bool = False) -> str:
+    """'full in ~3m10s' when the memory is forecast to fill; '' when flat, falling or far off."""
+    if forecast is None or forecast.seconds_to_full is None:
+        return ""
+    return f"{'full' if short else 'full in'} ~{fmt_duration(forecast.seconds_to_full)}"
+
+
+def silence_text(gpu: GpuSample, now: float | None) -> str:
+    """'not answering 14s': how long the GPU's driver calls have not come back, as of ``now``."""
+    since = gpu.not_answering_since
+    if now is None or since is None:
+        return "not answering"
+    return f"not answering {fmt_age(now - since)}"
+
+
+def mig_profile(mig: MigSample) -> str:
+    if mig.name and " MIG " in mig.name:
+        return mig.name.rsplit(" MIG ", 1)[1]
+    return mig.name or NA
