@@ -1,6 +1,7 @@
 """The gputop TUI: GPU cards, a host strip and a process panel, fed one Snapshot per tick.
 
-The app composes small parts, each in its own module, and hands each key to the part that owns it:
+The app composes small parts, each in its own module; its key actions (``app_actions``) hand each key to the
+part that owns it:
 
 - ``keymap``: every key (BINDINGS); ``key_control``: which act now (``check_action``), help, the palette;
 - ``messages``: what the sampler thread posts; ``sampling_control``: that thread and its interval;
@@ -39,6 +40,7 @@ from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings
 from gputop.ui import keymap, layout
+from gputop.ui.app_actions import AppActions
 from gputop.ui.feed import SnapshotFeed, alert_notices
 from gputop.ui.filter_control import FilterControl
 from gputop.ui.key_control import KeyControl
@@ -55,13 +57,12 @@ from gputop.ui.sort_control import SortControl
 from gputop.ui.state import ProcessFilter, SortOrder
 from gputop.ui.textual_private import ChangedCellsApp
 from gputop.ui.title_control import TitleControl
-from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.gpu_grid import GpuGrid
 from gputop.ui.widgets.host_strip import HostStrip
 from gputop.ui.widgets.process_table import ProcessTable
 
 
-class GpuTopApp(ChangedCellsApp[int]):
+class GpuTopApp(ChangedCellsApp[int], AppActions):
     """Live GPUs and their processes."""
 
     CSS_PATH = "gputop.tcss"
@@ -240,123 +241,15 @@ class GpuTopApp(ChangedCellsApp[int]):
         """Keys named alike everywhere, footers included: "Esc", "F10", "Enter"."""
         return binding.key_display or keymap.key_name(binding.key)
 
-    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        for description, keys, action in self.key_control.palette_entries():
-            yield SystemCommand(description, keys, partial(self.run_action, action))
-
-    # -- actions: each handed to the part that owns it -----------------------------------
-
     def action_redraw(self) -> None:
         """Ctrl+L: draw every cell again (a garbled terminal, a tmux reattach)."""
         self.forget_screen()
         self.screen.refresh()
 
-    def action_save_settings(self) -> None:
-        self.settings_control.save()
-
-    def action_toggle_compact(self) -> None:
-        self.layout_control.toggle_compact()
-
-    def action_toggle_processes(self) -> None:
-        self.layout_control.toggle_processes()
-
-    def action_toggle_host(self) -> None:
-        self.layout_control.toggle_host()
-
-    def action_freeze(self) -> None:
-        self.frozen = not self.frozen
-        if not self.frozen and self.latest is not None and self.latest is not self.snapshot:
-            self.show_snapshot(self.latest)
-        self.update_title()
-        self.notify("display frozen: press f to resume" if self.frozen else "display live again", timeout=2)
-
-    def action_interval(self, direction: int) -> None:
-        self.sampling.step_interval(direction)
-        self.update_title()
-
-    def action_replay_pause(self) -> None:
-        if self.replay_control is not None:
-            self.replay_control.toggle_pause()
-
-    def action_replay_step(self, count: int) -> None:
-        if self.replay_control is not None:
-            self.replay_control.step(count)
-
-    def action_replay_speed(self, direction: int) -> None:
-        if self.replay_control is not None:
-            self.replay_control.change_speed(direction)
-
-    def action_replay_jump(self) -> None:
-        if self.replay_control is not None:
-            self.replay_control.ask_jump()
-
-    def action_sort_move(self, step: int) -> None:
-        self.sort_control.move(step)
-
-    def action_sort_invert(self) -> None:
-        self.sort_control.invert()
-
-    def action_sort_by(self, column: str) -> None:
-        self.sort_control.by_key(column)
-
-    def action_sort_menu(self) -> None:
-        self.sort_control.menu()
-
-    def on_process_table_header_clicked(self, message: ProcessTable.HeaderClicked) -> None:
-        self.sort_control.by_header(message.column)
-
-    def action_toggle_tree(self) -> None:
-        self.view.set_tree(not self.view.tree)
-
-    def action_filter(self) -> None:
-        self.filter_control.open()
-
-    def action_clear_filter(self) -> None:
-        self.filter_control.clear()
-
-    def action_next_match(self) -> None:
-        self.filter_control.next_match()
-
-    def action_only_gpu(self, index: int) -> None:
-        self.filter_control.only_gpu(index)
-
-    def action_all_gpus(self) -> None:
-        self.filter_control.filter_gpu(None)
-
-    def action_pick_gpu(self) -> None:
-        self.filter_control.pick_gpu()
-
-    def action_pick_user(self) -> None:
-        self.filter_control.pick_user()
-
-    def action_tag(self) -> None:
-        self.kill_control.toggle_tag()
-
-    def action_untag_all(self) -> None:
-        self.kill_control.untag_all()
-
-    def action_kill(self) -> None:
-        if not self.readonly:
-            self.kill_control.ask()
-
-    def action_kill_refused(self) -> None:
-        self.kill_control.refuse()
-
-    def action_help(self) -> None:
-        self.navigation.help()
-
-    def action_alert_log(self) -> None:
-        self.navigation.alert_log()
-
-    def action_open_process(self) -> None:
-        self.navigation.process()
-
-    def action_detail_selected(self) -> None:
-        self.navigation.detail_of_selected()
-
-    def on_gpu_card_selected(self, message: GpuCard.Selected) -> None:
-        self.navigation.detail(message.index)
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for description, keys, action in self.key_control.palette_entries():
+            yield SystemCommand(description, keys, partial(self.run_action, action))
 
 
 def run_tui(
