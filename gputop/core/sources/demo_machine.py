@@ -87,5 +87,5 @@ def health(index: int, opened: float) -> GpuHealth:
     """GPU ``index``'s memory and driver health; the machine was opened at ``opened``."""
     if index != SICK_GPU:
         return HEALTHY
-    # An uncorrectable error an hour ago: a row remap waits for a reset, XID 94 stopped a job.
+    # An uncorrectable error 10 minutes before the demo opened: a row remap waits for a reset, XID 94 stopped a job.
     return GpuHealth(1, 1, RemappedRows(0, 1, True, False), None, (XidEvent(94, opened - 600.0),))
