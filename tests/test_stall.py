@@ -12,7 +12,7 @@ from fakenvml import INIT_FUNCTIONS, NO_SUCH_PID, FakeNvml, GiB, Scenario
 from gputop.core.model import Snapshot
 from gputop.core.sampler import Sampler, SamplerThread
 from gputop.core.sources.base import SourceUnavailable
-from gputop.core.sources.nvml import NvmlSource
+from gputop.core.sources.nvml import CLOSE_WAIT_S, NvmlSource
 
 DEADLINE_S = 0.4
 INTERVAL_S = 0.1
@@ -148,6 +148,16 @@ def test_quitting_during_a_stall_is_quick(source: NvmlSource, fake_nvml: FakeNvm
     source.close()
 
     assert time.monotonic() - started < 0.2
+
+
+def test_a_hung_nvml_shutdown_holds_closing_no_longer_than_its_wait(source: NvmlSource, fake_nvml: FakeNvml) -> None:
+    source.sample()
+    fake_nvml.write(machine().stall(None, 5.0, "nvmlShutdown"))
+
+    started = time.monotonic()
+    source.close()
+
+    assert time.monotonic() - started < CLOSE_WAIT_S + 0.1
 
 
 def test_a_hung_nvml_init_gives_up_with_one_line(fake_nvml: FakeNvml) -> None:
