@@ -160,6 +160,21 @@ def test_a_hung_nvml_shutdown_holds_closing_no_longer_than_its_wait(source: Nvml
     assert time.monotonic() - started < CLOSE_WAIT_S + 0.1
 
 
+def test_a_sample_at_once_never_asks_a_driver_that_may_hang(source: NvmlSource, fake_nvml: FakeNvml) -> None:
+    sampler = Sampler(source)
+    fake_nvml.reset_counts()
+
+    assert sampler.sample_at_once() is None
+    assert fake_nvml.call_count("nvmlDeviceGetCount_v2") == 0
+    first = sampler.first_look()
+    counted = fake_nvml.call_count("nvmlDeviceGetCount_v2")
+    joined = sampler.sample_at_once()  # the first look's readings, with the host's facts
+
+    assert joined is not None and [gpu.memory_used for gpu in joined.gpus] == [3 * GiB, 5 * GiB]
+    assert [gpu.memory_used for gpu in first.gpus] == [3 * GiB, 5 * GiB]
+    assert fake_nvml.call_count("nvmlDeviceGetCount_v2") == counted == 1
+
+
 def test_a_hung_nvml_init_gives_up_with_one_line(fake_nvml: FakeNvml) -> None:
     fake_nvml.write(machine().delay(INIT_FUNCTIONS, 1.5))
     fake_nvml.load()
