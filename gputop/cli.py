@@ -20,6 +20,7 @@ from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S, Sampler, TickLoo
 from gputop.core.settings import Settings, load_settings
 from gputop.core.sources.base import GpuSource, SourceUnavailable
 from gputop.serve.command import add_serve_command, parse_command_line
+from gputop.ui.before_screen import watching
 
 EXIT_USAGE = 2
 DEFAULT_LISTEN = "127.0.0.1:9400"
@@ -201,7 +202,7 @@ def open_source(args: argparse.Namespace, settings: Settings, patient: bool = Fa
 def _say_init_is_slow(deadline_s: float) -> None:
     print(
         f"gputop: nvmlInit has not answered within {deadline_s:g}s: the NVIDIA driver may be hung"
-        " or still starting; waiting for it (Ctrl+C quits)",
+        " or still starting; waiting for it (q or Ctrl+C quits)",
         file=sys.stderr,
         flush=True,
     )
@@ -235,7 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         source = open_source(args, settings, patient=tui)
         sampler = Sampler(source)
-        sampler.open()
+        with watching(enabled=tui):  # q quits at once, even while nvmlInit hangs
+            sampler.open()
     except SourceUnavailable as error:
         return _fail(str(error))
     except KeyboardInterrupt:
@@ -281,17 +283,15 @@ def _tui(sampler: Sampler, args: argparse.Namespace, settings: Settings, warning
             recorder = Recorder(config.record_path)
         except RecordingError as error:
             return _fail(str(error))
-    drawn = _first_frame(sampler)
+    with watching() as terminal:  # until the full screen takes the terminal, q quits at once
+        terminal.first_frame(sampler)
+        run_tui = _load_tui()
     try:
-        return _load_tui()(
+        return run_tui(
             sampler, config, settings=settings, settings_path=args.config, settings_warnings=warnings, recorder=recorder
         )
     except BaseException:
-        if drawn:  # the full screen never took over the terminal: give it back as it was
-            from gputop.ui.first_frame import LEAVE
-
-            sys.stdout.write(LEAVE)
-            sys.stdout.flush()
+        terminal.give_back(leave_screen=True)  # the full screen may not have taken the terminal yet
         raise
 
 
@@ -310,19 +310,6 @@ def _load_tui() -> Callable[..., int]:
         if blocked and "ssl" in sys.modules and sys.modules["ssl"] is None:
             del sys.modules["ssl"]
     return run_tui
-
-
-def _first_frame(sampler: Sampler) -> bool:
-    """Show the GPUs at once, while the full screen loads; True when a frame was drawn."""
-    if not sys.stdout.isatty():
-        return False
-    from gputop.ui.first_frame import draw_first_frame
-
-    try:
-        snapshot = sampler.first_look()
-    except Exception:  # noqa: BLE001 - the full screen's first sample reports it
-        return False
-    return draw_first_frame(snapshot, sys.stdout)
 
 
 def _replay(args: argparse.Namespace, settings: Settings, warnings: list[str]) -> int:
