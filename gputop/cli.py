@@ -248,6 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.once or args.json:
             return _one_shot(sampler, args, settings)
         return _tui(sampler, args, settings, warnings)
+    except SourceUnavailable as error:  # the driver stopped answering before a GPU was counted
+        return _fail(str(error))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

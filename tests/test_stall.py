@@ -175,6 +175,25 @@ def test_a_sample_at_once_never_asks_a_driver_that_may_hang(source: NvmlSource, 
     assert fake_nvml.call_count("nvmlDeviceGetCount_v2") == counted == 1
 
 
+def test_gpus_that_cannot_be_counted_at_start_are_not_zero_gpus(fake_nvml: FakeNvml) -> None:
+    fake_nvml.write(machine().delay("nvmlDeviceGetCount", 5.0))
+    fake_nvml.load()
+    nvml = NvmlSource(deadline_s=DEADLINE_S)
+    nvml.open()
+    fake_nvml.reset_counts()
+    try:
+        for _ in range(2):  # the first sample waits out the deadline, the next one asks nothing
+            with pytest.raises(SourceUnavailable) as raised:
+                nvml.sample()
+            assert str(raised.value) == (
+                f"NVML is not available: nvmlDeviceGetCount did not answer within {DEADLINE_S:g}s"
+                " — run `gputop --demo` to try gputop without a GPU"
+            )
+        assert fake_nvml.call_count("nvmlDeviceGetCount_v2") == 1
+    finally:
+        nvml.close()
+
+
 def test_a_hung_nvml_init_gives_up_with_one_line(fake_nvml: FakeNvml) -> None:
     fake_nvml.write(machine().delay(INIT_FUNCTIONS, 1.5))
     fake_nvml.load()

@@ -159,7 +159,10 @@ class NvmlSource:
             self._gateway.shutdown()
 
     def sample(self) -> tuple[GpuSample, ...]:
-        """One sample of every GPU; a GPU that stops answering is listed as lost or not answering."""
+        """One sample of every GPU; a GPU that stops answering is listed as lost or not answering.
+
+        SourceUnavailable when the GPUs cannot be counted within the deadline and none is known yet.
+        """
         if not self._open or self._system is None:
             raise RuntimeError("NvmlSource.sample() before open()")
         until = time.monotonic() + self._deadline_s
@@ -181,6 +184,10 @@ class NvmlSource:
                 self._gpus.append(gpu)
                 gpus.append(gpu)
                 reads.append(_read(gpu))
+        elif not gpus and not self._closing:
+            # No GPU known yet and the driver does not say how many there are: not "0 GPUs".
+            call = self._gateway.last_call(self._system.thread_id) or "nvmlDeviceGetCount"
+            raise SourceUnavailable(unavailable(f"{call} did not answer within {self._deadline_s:g}s"))
         self._wait([ticket for pair in reads for ticket in pair if ticket is not None], until)
         return tuple(self._result(gpu, read) for gpu, read in zip(gpus, reads, strict=True))
 
