@@ -20,7 +20,7 @@ from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S, Sampler, TickLoo
 from gputop.core.settings import Settings, load_settings
 from gputop.core.sources.base import GpuSource, SourceUnavailable
 from gputop.serve.command import add_serve_command, parse_command_line
-from gputop.ui.before_screen import watching
+from gputop.ui.before_screen import quit_keys
 
 EXIT_USAGE = 2
 DEFAULT_LISTEN = "127.0.0.1:9400"
@@ -236,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         source = open_source(args, settings, patient=tui)
         sampler = Sampler(source)
-        with watching(enabled=tui):  # q quits at once, even while nvmlInit hangs
+        with quit_keys(enabled=tui):  # while nvmlInit hangs
             sampler.open()
     except SourceUnavailable as error:
         return _fail(str(error))
@@ -285,15 +285,17 @@ def _tui(sampler: Sampler, args: argparse.Namespace, settings: Settings, warning
             recorder = Recorder(config.record_path)
         except RecordingError as error:
             return _fail(str(error))
-    with watching() as terminal:  # until the full screen takes the terminal, q quits at once
-        terminal.first_frame(sampler)
-        run_tui = _load_tui()
+    drawn = _first_frame(sampler)
     try:
-        return run_tui(
+        return _load_tui()(
             sampler, config, settings=settings, settings_path=args.config, settings_warnings=warnings, recorder=recorder
         )
     except BaseException:
-        terminal.give_back(leave_screen=True)  # the full screen may not have taken the terminal yet
+        if drawn:  # the full screen never took over the terminal: give it back as it was
+            from gputop.ui.first_frame import LEAVE
+
+            sys.stdout.write(LEAVE)
+            sys.stdout.flush()
         raise
 
 
@@ -312,6 +314,20 @@ def _load_tui() -> Callable[..., int]:
         if blocked and "ssl" in sys.modules and sys.modules["ssl"] is None:
             del sys.modules["ssl"]
     return run_tui
+
+
+def _first_frame(sampler: Sampler) -> bool:
+    """Show the GPUs at once, while the full screen loads; True when a frame was drawn."""
+    if not sys.stdout.isatty():
+        return False
+    from gputop.ui.first_frame import draw_first_frame
+
+    try:
+        with quit_keys():  # while a GPU that hangs holds the first look, up to the deadline
+            snapshot = sampler.first_look()
+    except Exception:  # noqa: BLE001 - the full screen's first sample reports it
+        return False
+    return draw_first_frame(snapshot, sys.stdout)
 
 
 def _replay(args: argparse.Namespace, settings: Settings, warnings: list[str]) -> int:

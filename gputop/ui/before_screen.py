@@ -1,12 +1,13 @@
-"""The terminal from start until the full screen takes it: q quits at once, whatever the driver is doing.
+"""Before the full screen: q quits at once while gputop waits on a driver that may hang.
 
-Before Textual runs nothing reads the keyboard, and what comes first can wait on the driver: an
-nvmlInit that does not answer, the first look at a GPU that hangs (up to the deadline), then
-importing Textual. Within ``watching()`` a thread reads the keys, with the terminal's echo and line
-editing off: q (or F10, as on the full screen) gives the terminal back as it was and ends the
-process at once with status 0. Ctrl+C stays the terminal's interrupt (KeyboardInterrupt, status
-130); leaving the block, however, gives the terminal back. Other keys are dropped: the screen they
-are meant for is not up yet.
+Until Textual runs nothing reads the keyboard, and two steps before it wait on the driver:
+nvmlInit (for as long as it hangs) and the first look at the GPUs (up to the deadline).
+Within ``quit_keys()``, once the block has lasted ``GRACE_S`` (a driver that answers is done
+long before), a thread reads the keys with the terminal's echo and line editing off: q (or
+F10, as on the full screen) puts the terminal back as it was and ends the process at once with
+status 0. Ctrl+C stays the terminal's interrupt (KeyboardInterrupt, status 130). Other keys
+read then are dropped, as there is no screen for them yet; a block that ends within the grace
+leaves the terminal untouched, so keys typed ahead of a normal start reach the full screen.
 """
 
 from __future__ import annotations
@@ -18,78 +19,50 @@ import sys
 import termios
 import threading
 from collections.abc import Iterator
-from typing import Any, NoReturn, TextIO
+from typing import Any
 
-from gputop.core.sampler import Sampler
-from gputop.ui.first_frame import LEAVE, draw_first_frame
-
+GRACE_S = 0.2
 QUIT_KEYS = (b"q", b"\x1b[21~")  # q, F10
 QUIT_STATUS = 0
 _LFLAG, _CC = 3, 6  # indexes in termios.tcgetattr's list
 
 
-class Terminal:
-    """The terminal while it is gputop's and not yet the full screen's."""
+class _KeyReader:
+    """A thread that, after the grace, reads the terminal ``keys`` for q until stopped."""
 
-    def __init__(self, out: TextIO, keys: int | None) -> None:
-        """Draw on ``out``; read q from the terminal ``keys`` (a file descriptor; None: read nothing)."""
-        self._out = out
+    def __init__(self, keys: int) -> None:
         self._keys = keys
-        self._lock = threading.Lock()  # held while drawing, and while q gives the terminal back
-        self._alternate = False  # the first frame is on the alternate screen
-        self._saved: list[Any] | None = None
-        self._reader: threading.Thread | None = None
-        self._wake_read, self._wake_write = -1, -1
-        if keys is not None:
-            saved, quiet = termios.tcgetattr(keys), termios.tcgetattr(keys)
-            quiet[_LFLAG] &= ~(termios.ICANON | termios.ECHO)
-            quiet[_CC][termios.VMIN], quiet[_CC][termios.VTIME] = 1, 0
-            self._wake_read, self._wake_write = os.pipe()
+        self._lock = threading.Lock()  # between taking the terminal and stopping
+        self._stopping = threading.Event()
+        self._saved: list[Any] | None = None  # the terminal's modes, while they are ours
+        self._wake_read, self._wake_write = os.pipe()
+        self._thread = threading.Thread(target=self._run, name="gputop-keys", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """End the thread and put the terminal's modes back."""
+        with self._lock:
+            self._stopping.set()
+        os.write(self._wake_write, b"\0")
+        self._thread.join()
+        for descriptor in (self._wake_read, self._wake_write):
+            os.close(descriptor)
+        self._restore()
+
+    def _run(self) -> None:
+        if self._stopping.wait(GRACE_S):
+            return
+        with self._lock:
+            if self._stopping.is_set():
+                return
             try:
-                termios.tcsetattr(keys, termios.TCSANOW, quiet)
+                saved, quiet = termios.tcgetattr(self._keys), termios.tcgetattr(self._keys)
+                quiet[_LFLAG] &= ~(termios.ICANON | termios.ECHO)
+                quiet[_CC][termios.VMIN], quiet[_CC][termios.VTIME] = 1, 0
+                termios.tcsetattr(self._keys, termios.TCSANOW, quiet)
             except termios.error:
-                os.close(self._wake_read)
-                os.close(self._wake_write)
-                raise
+                return
             self._saved = saved
-            self._reader = threading.Thread(target=self._read_keys, name="gputop-keys", daemon=True)
-            self._reader.start()
-
-    def first_frame(self, sampler: Sampler) -> None:
-        """Show the GPUs at once, while the full screen loads (on a terminal only)."""
-        if not self._out.isatty():
-            return
-        try:
-            snapshot = sampler.first_look()
-        except Exception:  # noqa: BLE001 - the full screen's first sample reports it
-            return
-        with self._lock:
-            self._alternate = draw_first_frame(snapshot, self._out)
-
-    def give_back(self, leave_screen: bool) -> None:
-        """Stop reading keys, put the terminal's modes back; ``leave_screen``: the first frame's screen too."""
-        reader, self._reader = self._reader, None
-        if reader is not None:
-            # Not under the lock: a q read just now is quitting under it.
-            os.write(self._wake_write, b"\0")
-            reader.join()
-            for descriptor in (self._wake_read, self._wake_write):
-                os.close(descriptor)
-        with self._lock:
-            self._restore(leave_screen)
-
-    def _restore(self, leave_screen: bool) -> None:
-        if self._keys is not None and self._saved is not None:
-            with contextlib.suppress(termios.error):
-                termios.tcsetattr(self._keys, termios.TCSANOW, self._saved)
-            self._saved = None
-        if leave_screen and self._alternate:
-            self._alternate = False
-            with contextlib.suppress(OSError):
-                os.write(self._out.fileno(), LEAVE.encode())
-
-    def _read_keys(self) -> None:
-        assert self._keys is not None
         recent = b""
         while True:
             ready, _, _ = select.select([self._keys, self._wake_read], [], [])
@@ -103,28 +76,24 @@ class Terminal:
                 return
             recent = (recent + data)[-8:]  # F10 may come in two reads
             if any(key in recent for key in QUIT_KEYS):
-                self._quit()
+                # From this thread: the main one is waiting on the driver, for as long as it hangs.
+                self._restore()
+                os._exit(QUIT_STATUS)
 
-    def _quit(self) -> NoReturn:
-        # Not through the main thread: it may be waiting on the driver, for as long as the driver hangs.
-        with self._lock:
-            self._restore(leave_screen=True)
-            os._exit(QUIT_STATUS)
+    def _restore(self) -> None:
+        saved, self._saved = self._saved, None
+        if saved is not None:
+            with contextlib.suppress(termios.error):
+                termios.tcsetattr(self._keys, termios.TCSANOW, saved)
 
 
 @contextlib.contextmanager
-def watching(enabled: bool = True) -> Iterator[Terminal]:
-    """Within the block q quits at once; after it, the terminal is as it was, but for the first frame
-    (left on the alternate screen for the full screen to draw over, unless the block raised)."""
+def quit_keys(enabled: bool = True) -> Iterator[None]:
+    """Within the block, q quits at once (once the block has lasted GRACE_S); the terminal is as it was after it."""
     stdin = sys.stdin
-    keys = stdin.fileno() if enabled and stdin is not None and stdin.isatty() else None
+    reader = _KeyReader(stdin.fileno()) if enabled and stdin is not None and stdin.isatty() else None
     try:
-        terminal = Terminal(sys.stdout, keys)
-    except (OSError, termios.error):  # not a terminal after all: nothing to watch
-        terminal = Terminal(sys.stdout, None)
-    try:
-        yield terminal
-    except BaseException:
-        terminal.give_back(leave_screen=True)
-        raise
-    terminal.give_back(leave_screen=False)
+        yield
+    finally:
+        if reader is not None:
+            reader.stop()
