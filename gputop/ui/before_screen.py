@@ -65,12 +65,12 @@ class _KeyReader:
             self._saved = saved
         recent = b""
         while True:
-            ready, _, _ = select.select([self._keys, self._wake_read], [], [])
-            if self._wake_read in ready:
-                return
             try:
+                ready, _, _ = select.select([self._keys, self._wake_read], [], [])
+                if self._wake_read in ready:
+                    return
                 data = os.read(self._keys, 64)
-            except OSError:
+            except OSError:  # the terminal went away: nothing more to read
                 return
             if not data:
                 return
@@ -90,10 +90,18 @@ class _KeyReader:
 @contextlib.contextmanager
 def quit_keys(enabled: bool = True) -> Iterator[None]:
     """Within the block, q quits at once (once the block has lasted GRACE_S); the terminal is as it was after it."""
-    stdin = sys.stdin
-    reader = _KeyReader(stdin.fileno()) if enabled and stdin is not None and stdin.isatty() else None
+    keys = _terminal_keys() if enabled else None
+    reader = None if keys is None else _KeyReader(keys)
     try:
         yield
     finally:
         if reader is not None:
             reader.stop()
+
+
+def _terminal_keys() -> int | None:
+    """The file descriptor of standard input when it is a terminal."""
+    try:
+        return sys.stdin.fileno() if sys.stdin is not None and sys.stdin.isatty() else None
+    except (OSError, ValueError):  # closed, or not a real file
+        return None
