@@ -63,6 +63,14 @@ def start(terminals: list[PtyTerminal], fake: FakeNvml, argv: list[str]) -> PtyT
     return terminal
 
 
+def on_first_frame(terminals: list[PtyTerminal], fake: FakeNvml, tmp_path: Path, scenario: Scenario) -> PtyTerminal:
+    """gputop started on ``scenario``, once its first frame is on the terminal."""
+    fake.write(scenario)
+    terminal = start(terminals, fake, command(tmp_path))
+    terminal.wait_for("the first frame", lambda _: END_OF_FIRST_FRAME in terminal.raw)
+    return terminal
+
+
 def press_and_wait_for_exit(terminal: PtyTerminal, key: bytes) -> tuple[int, float]:
     """Type ``key``; the exit status, and the seconds from the keystroke to it."""
     pressed = time.monotonic()
@@ -149,9 +157,7 @@ def test_q_quits_within_a_second_while_the_first_look_waits_on_a_hung_gpu(
 def test_ctrl_c_in_the_first_frame_gives_the_terminal_back_as_it_was(
     run: list[PtyTerminal], fake_nvml: FakeNvml, tmp_path: Path
 ) -> None:
-    fake_nvml.write(machine())
-    terminal = start(run, fake_nvml, command(tmp_path))
-    terminal.wait_for("the first frame", lambda _: END_OF_FIRST_FRAME in terminal.raw)
+    terminal = on_first_frame(run, fake_nvml, tmp_path, machine())
 
     # Pressed while the full screen (Textual) is still being imported.
     status, took = press_and_wait_for_exit(terminal, CTRL_C)
@@ -166,9 +172,7 @@ def test_ctrl_c_in_the_first_frame_gives_the_terminal_back_as_it_was(
 def test_a_key_typed_on_the_first_frame_reaches_the_full_screen(
     run: list[PtyTerminal], fake_nvml: FakeNvml, tmp_path: Path
 ) -> None:
-    fake_nvml.write(machine())
-    terminal = start(run, fake_nvml, command(tmp_path))
-    terminal.wait_for("the first frame", lambda _: END_OF_FIRST_FRAME in terminal.raw)
+    terminal = on_first_frame(run, fake_nvml, tmp_path, machine())
 
     terminal.type(b"N")  # sort by PID, before the full screen is there to take it
 
@@ -180,10 +184,8 @@ def test_a_key_typed_on_the_first_frame_reaches_the_full_screen(
 def test_a_gpu_hung_at_start_is_marked_in_the_first_frame_and_the_full_screen_takes_keys_at_once(
     run: list[PtyTerminal], fake_nvml: FakeNvml, tmp_path: Path
 ) -> None:
-    fake_nvml.write(machine().stall(1, 60.0, "nvmlDeviceGetMemoryInfo"))
-    terminal = start(run, fake_nvml, command(tmp_path))
+    terminal = on_first_frame(run, fake_nvml, tmp_path, machine().stall(1, 60.0, "nvmlDeviceGetMemoryInfo"))
 
-    terminal.wait_for("the first frame", lambda _: END_OF_FIRST_FRAME in terminal.raw)
     first = pyte.Screen(120, 40)
     pyte.ByteStream(first).feed(bytes(terminal.raw[: terminal.raw.index(END_OF_FIRST_FRAME) + 13]))
     lines = [line.rstrip() for line in first.display[1:4]]
