@@ -16,6 +16,7 @@ from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings, load_settings
 from gputop.core.sources.base import GpuSource, SourceUnavailable
 from gputop.serve.command import parse_command_line, run_serve
+from gputop.ui.before_screen import quit_keys
 
 # The commands that run on their own, given the parsed arguments (and the settings in ``args.settings``).
 SERVICES: dict[str | None, Callable[[argparse.Namespace], int]] = {
@@ -41,7 +42,7 @@ def open_source(args: argparse.Namespace, settings: Settings, patient: bool = Fa
 def _say_init_is_slow(deadline_s: float) -> None:
     print(
         f"gputop: nvmlInit has not answered within {deadline_s:g}s: the NVIDIA driver may be hung"
-        " or still starting; waiting for it (Ctrl+C quits)",
+        " or still starting; waiting for it (q or Ctrl+C quits)",
         file=sys.stderr,
         flush=True,
     )
@@ -71,7 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         source = open_source(args, settings, patient=tui)
         sampler = Sampler(source)
-        sampler.open()
+        with quit_keys(enabled=tui):  # while nvmlInit hangs
+            sampler.open()
     except SourceUnavailable as error:
         return _fail(str(error))
     except KeyboardInterrupt:
@@ -82,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.once or args.json:
             return run_once(sampler, args, settings)
         return _tui(sampler, args, settings, warnings)
+    except SourceUnavailable as error:  # the driver stopped answering before a GPU was counted
+        return _fail(str(error))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -155,7 +159,8 @@ def _first_frame(sampler: Sampler) -> bool:
     from gputop.ui.first_frame import draw_first_frame
 
     try:
-        snapshot = sampler.first_look()
+        with quit_keys():  # while a GPU that hangs holds the first look, up to the deadline
+            snapshot = sampler.first_look()
     except Exception:  # noqa: BLE001 - the full screen's first sample reports it
         return False
     return draw_first_frame(snapshot, sys.stdout)

@@ -79,6 +79,18 @@ def test_when_no_gpu_answers_it_exits_2_with_one_line(fake_nvml: FakeNvml, confi
     assert result.stderr == f"gputop: no GPU answered: {STUCK}\n"
 
 
+def test_gpus_that_cannot_be_counted_exit_2_with_one_line(fake_nvml: FakeNvml, config: Path) -> None:
+    fake_nvml.write(machine().delay("nvmlDeviceGetCount", 10.0))
+
+    result, _ = gputop(fake_nvml, config, "--json")
+
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"gputop: NVML is not available: nvmlDeviceGetCount did not answer within {DEADLINE_S:g}s"
+        " — run `gputop --demo` to try gputop without a GPU\n"
+    )
+
+
 def test_a_hung_nvml_init_exits_2_with_one_line(fake_nvml: FakeNvml, config: Path) -> None:
     fake_nvml.write(machine())
     _, usual = gputop(fake_nvml, config, "--json")

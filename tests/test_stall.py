@@ -12,7 +12,7 @@ from fakenvml import INIT_FUNCTIONS, NO_SUCH_PID, FakeNvml, GiB, Scenario
 from gputop.core.model import Snapshot
 from gputop.core.sampler import Sampler, SamplerThread
 from gputop.core.sources.base import SourceUnavailable
-from gputop.core.sources.nvml import NvmlSource
+from gputop.core.sources.nvml import CLOSE_WAIT_S, NvmlSource
 
 DEADLINE_S = 0.4
 INTERVAL_S = 0.1
@@ -148,6 +148,50 @@ def test_quitting_during_a_stall_is_quick(source: NvmlSource, fake_nvml: FakeNvm
     source.close()
 
     assert time.monotonic() - started < 0.2
+
+
+def test_a_hung_nvml_shutdown_holds_closing_no_longer_than_its_wait(source: NvmlSource, fake_nvml: FakeNvml) -> None:
+    source.sample()
+    fake_nvml.write(machine().stall(None, 5.0, "nvmlShutdown"))
+
+    started = time.monotonic()
+    source.close()
+
+    assert time.monotonic() - started < CLOSE_WAIT_S + 0.1
+
+
+def test_a_sample_at_once_never_asks_a_driver_that_may_hang(source: NvmlSource, fake_nvml: FakeNvml) -> None:
+    sampler = Sampler(source)
+    fake_nvml.reset_counts()
+
+    assert sampler.sample_at_once() is None
+    assert fake_nvml.call_count("nvmlDeviceGetCount_v2") == 0
+    first = sampler.first_look()
+    counted = fake_nvml.call_count("nvmlDeviceGetCount_v2")
+    joined = sampler.sample_at_once()  # the first look's readings, with the host's facts
+
+    assert joined is not None and [gpu.memory_used for gpu in joined.gpus] == [3 * GiB, 5 * GiB]
+    assert [gpu.memory_used for gpu in first.gpus] == [3 * GiB, 5 * GiB]
+    assert fake_nvml.call_count("nvmlDeviceGetCount_v2") == counted == 1
+
+
+def test_gpus_that_cannot_be_counted_at_start_are_not_zero_gpus(fake_nvml: FakeNvml) -> None:
+    fake_nvml.write(machine().delay("nvmlDeviceGetCount", 5.0))
+    fake_nvml.load()
+    nvml = NvmlSource(deadline_s=DEADLINE_S)
+    nvml.open()
+    fake_nvml.reset_counts()
+    try:
+        for _ in range(2):  # the first sample waits out the deadline, the next one asks nothing
+            with pytest.raises(SourceUnavailable) as raised:
+                nvml.sample()
+            assert str(raised.value) == (
+                f"NVML is not available: nvmlDeviceGetCount did not answer within {DEADLINE_S:g}s"
+                " — run `gputop --demo` to try gputop without a GPU"
+            )
+        assert fake_nvml.call_count("nvmlDeviceGetCount_v2") == 1
+    finally:
+        nvml.close()
 
 
 def test_a_hung_nvml_init_gives_up_with_one_line(fake_nvml: FakeNvml) -> None:

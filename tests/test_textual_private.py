@@ -94,12 +94,18 @@ def private_uses(source: str, packages: tuple[str, ...] = FOREIGN) -> list[str]:
             isinstance(node, ast.Attribute)
             and _private(node.attr)
             and not _is_own(node.value)
+            and not _is_os(node.value)
             and node.attr not in _own_private_names()
             and node.attr in _library_private_names(packages)
         ):
             # x._name that gputop does not define but the library does: theirs.
             found.append(f"{node.lineno}: .{node.attr}")
     return found
+
+
+def _is_os(node: ast.expr) -> bool:
+    """The ``os`` module: its ``_exit`` is the standard library's, whatever Textual names ``_exit``."""
+    return isinstance(node, ast.Name) and node.id == "os"
 
 
 def _is_super(node: ast.expr) -> bool:

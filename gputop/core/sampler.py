@@ -59,6 +59,13 @@ class Sampler:
         self._first_gpus = self.source.sample()
         return self._snapshot(HostSample(), self._first_gpus)
 
+    def sample_at_once(self) -> Snapshot | None:
+        """A sample, when one can be had without waiting on the driver (after first_look(), or from a
+        simulated source); else None: the driver may be hung, and the caller must not wait on it."""
+        if self._first_gpus is None and not self.source.simulated:
+            return None
+        return self.sample()
+
     def sample(self) -> Snapshot:
         first, self._first_gpus = self._first_gpus, None
         if self.source.simulated:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import TextIO
 
-from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_temperature, fmt_watts, safe_text
+from gputop.core.format import NA, fmt_age, fmt_bytes, fmt_percent, fmt_temperature, fmt_watts, safe_text
 from gputop.core.model import Snapshot
 
 ENTER = "\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J"  # alternate screen, cursor hidden, cleared
@@ -25,6 +25,11 @@ def first_frame_lines(snapshot: Snapshot, columns: int, rows: int) -> list[str]:
         name = safe_text(gpu.name or NA)
         if gpu.lost:
             lines.append(f"[{gpu.index}] {name}  LOST"[:columns])
+            continue
+        if not gpu.answering:  # as its card will say: since when its call has not come back
+            since = gpu.not_answering_since
+            silent = "not answering" + ("" if since is None else f" {fmt_age(snapshot.timestamp - since)}")
+            lines.append(f"[{gpu.index}] {name}  {silent}"[:columns])
             continue
         line = (
             f"[{gpu.index}] {name[:24]:<24} {fmt_temperature(gpu.temperature):>5} {fmt_watts(gpu.power_draw):>5}"

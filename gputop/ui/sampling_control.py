@@ -26,7 +26,7 @@ def next_interval(current_s: float, direction: int) -> float:
 
 
 class SamplingControl:
-    """Starts the sampler thread (after one sample for the first frame), retimes it, stops it."""
+    """Starts the sampler thread, retimes it, stops it."""
 
     def __init__(self, app: GpuTopApp, sampler: Sampler, interval_s: float) -> None:
         self.app = app
@@ -36,9 +36,12 @@ class SamplingControl:
         self.errors_reported: set[str] = set()
 
     def start(self) -> None:
-        """Sample once here, so the first frame already has data, then hand over to the thread."""
+        """Start the sampler thread, after one sample here (so the first frame already has data) when
+        that does not wait on the driver: the UI thread never does, the driver may be hung."""
         try:
-            self.app.apply_snapshot(self.sampler.sample())
+            snapshot = self.sampler.sample_at_once()
+            if snapshot is not None:
+                self.app.apply_snapshot(snapshot)
         except Exception as error:  # noqa: BLE001 - shown, and the thread tries again
             self.report_error(error)
         self.thread = SamplerThread(

@@ -91,7 +91,8 @@ async def test_a_hung_gpu_says_so_the_rest_goes_on_and_it_recovers_with_the_gap_
 ) -> None:
     app = GpuTopApp(sampler, RunConfig(interval_s=INTERVAL_S))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, "GPU 0 at 10%", lambda: "10%" in card_text(app, 0)[1])
+        # The first sample comes from the sampler thread: the UI thread never waits on the driver.
+        await until(pilot, "GPU 0 at 10%", lambda: bool(app.query("#gpu-0")) and "10%" in card_text(app, 0)[1])
         hang = time.time()
         fake_nvml.write(machine(sleeper_pid, util=60).stall(1, 60.0, "nvmlDeviceGetMemoryInfo", start=hang))
 
@@ -158,6 +159,28 @@ async def test_quitting_while_every_gpu_hangs_takes_under_a_second(
         await pilot.press("q")
     sampler.close()
     assert time.monotonic() - started < 1.0
+
+
+async def test_a_driver_hung_at_start_never_holds_the_screen_nor_its_keys(
+    fake_nvml: FakeNvml, sampler: Sampler, sleeper_pid: int
+) -> None:
+    # Every GPU hangs before the first sample, with the usual deadline (2 s): the screen comes up, without data.
+    fake_nvml.write(machine(sleeper_pid).stall(None, 60.0, "nvmlDeviceGetMemoryInfo"))
+    hung = Sampler(NvmlSource())
+    hung.open()
+    app = GpuTopApp(hung, RunConfig(interval_s=INTERVAL_S))
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            assert app.latest is None and not app.query(GpuCard)
+            await pilot.press("+")
+            assert app.interval_s == 0.5  # the step after 0.2 s: keys work while the first sample waits
+            await until(pilot, "both GPUs not answering", lambda: len(app.query(GpuCard)) == 2 and all(
+                re.fullmatch(r" \d  not answering \d+\.\ds NVIDIA .* ", title(app, i)) for i in (0, 1)
+            ))
+            await pilot.press("q")
+        assert app.return_code == 0
+    finally:
+        hung.close()
 
 
 class Stuck:

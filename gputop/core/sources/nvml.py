@@ -28,7 +28,7 @@ from gputop.core.procdetail import ProcessDetail
 from gputop.core.sources.base import SourceUnavailable
 from gputop.core.sources.lanes import Lane, Ticket
 from gputop.core.sources.nvml_device import STATIC_RETRY_SAMPLES, NvmlDevice
-from gputop.core.sources.nvml_events import WAIT_MS, XidEvents
+from gputop.core.sources.nvml_events import XidEvents
 from gputop.core.sources.nvml_gateway import CUDA_VERSIONS, DeviceLost, Gateway, unavailable
 
 __all__ = ["DEFAULT_DEADLINE_S", "STATIC_RETRY_SAMPLES", "NvmlSource", "cuda_version_text"]
@@ -36,8 +36,9 @@ __all__ = ["DEFAULT_DEADLINE_S", "STATIC_RETRY_SAMPLES", "NvmlSource", "cuda_ver
 T = TypeVar("T")
 
 DEFAULT_DEADLINE_S = 2.0
-# Quitting never waits longer than this for nvmlShutdown.
-SHUTDOWN_WAIT_S = 0.5
+# Closing (quitting) never waits longer than this for the event thread to end and nvmlShutdown to
+# answer; the event thread ends within one of its waits on the driver (nvml_events.WAIT_MS).
+CLOSE_WAIT_S = 0.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,28 +129,40 @@ class NvmlSource:
         self._cuda_driver_version = None if cuda is None else cuda_version_text(int(cuda))
 
     def close(self) -> None:
-        """Shut NVML down; safe to call twice, and quick whatever the driver is doing."""
+        """Shut NVML down; safe to call twice, and never longer than CLOSE_WAIT_S whatever the driver is doing.
+
+        The event thread is stopped and NVML shut down on the system lane; past the wait that goes
+        on there without us (a process that is ending does not need nvmlShutdown).
+        """
         if not self._open:
             return
         self._open = False
         with self._answered:
             self._closing = True
             self._answered.notify_all()
-        system = self._system
+        until = time.monotonic() + CLOSE_WAIT_S
         xids, self._xids = self._xids, None
         if xids is not None:
             xids.stop()
-            xids.join(timeout=2 * WAIT_MS / 1000)
-        # nvmlShutdown under a call that has not come back could hang or crash: leave it then.
-        busy = any(gpu.busy for gpu in self._gpus) or (xids is not None and xids.is_alive())
-        if system is not None and not busy:
-            ticket = system.submit(self._gateway.shutdown)
+        gpus = self._gpus
+        if self._system is not None and not any(gpu.busy for gpu in gpus):
+            ticket = self._system.submit(lambda: self._shut_down(xids, gpus, until))
             if ticket is not None:
-                self._wait([ticket], time.monotonic() + min(self._deadline_s, SHUTDOWN_WAIT_S), closing=True)
+                self._wait([ticket], until, closing=True)
         self._stop_lanes()
 
+    def _shut_down(self, xids: XidEvents | None, gpus: Sequence[_Gpu], until: float) -> None:
+        """nvmlShutdown once the event thread has ended, unless a call is still out (it could hang or crash)."""
+        if xids is not None:
+            xids.join(timeout=max(0.0, until - time.monotonic()))
+        if not any(gpu.busy for gpu in gpus) and (xids is None or not xids.is_alive()):
+            self._gateway.shutdown()
+
     def sample(self) -> tuple[GpuSample, ...]:
-        """One sample of every GPU; a GPU that stops answering is listed as lost or not answering."""
+        """One sample of every GPU; a GPU that stops answering is listed as lost or not answering.
+
+        SourceUnavailable when the GPUs cannot be counted within the deadline and none is known yet.
+        """
         if not self._open or self._system is None:
             raise RuntimeError("NvmlSource.sample() before open()")
         until = time.monotonic() + self._deadline_s
@@ -171,6 +184,10 @@ class NvmlSource:
                 self._gpus.append(gpu)
                 gpus.append(gpu)
                 reads.append(_read(gpu))
+        elif not gpus and not self._closing:
+            # No GPU known yet and the driver does not say how many there are: not "0 GPUs".
+            call = self._gateway.last_call(self._system.thread_id) or "nvmlDeviceGetCount"
+            raise SourceUnavailable(unavailable(f"{call} did not answer within {self._deadline_s:g}s"))
         self._wait([ticket for pair in reads for ticket in pair if ticket is not None], until)
         return tuple(self._result(gpu, read) for gpu, read in zip(gpus, reads, strict=True))
 

@@ -1,0 +1,107 @@
+"""Before the full screen: q quits at once while gputop waits on a driver that may hang.
+
+Until Textual runs nothing reads the keyboard, and two steps before it wait on the driver:
+nvmlInit (for as long as it hangs) and the first look at the GPUs (up to the deadline).
+Within ``quit_keys()``, once the block has lasted ``GRACE_S`` (a driver that answers is done
+long before), a thread reads the keys with the terminal's echo and line editing off: q (or
+F10, as on the full screen) puts the terminal back as it was and ends the process at once with
+status 0. Ctrl+C stays the terminal's interrupt (KeyboardInterrupt, status 130). Other keys
+read then are dropped, as there is no screen for them yet; a block that ends within the grace
+leaves the terminal untouched, so keys typed ahead of a normal start reach the full screen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import sys
+import termios
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+GRACE_S = 0.2
+QUIT_KEYS = (b"q", b"\x1b[21~")  # q, F10
+QUIT_STATUS = 0
+_LFLAG, _CC = 3, 6  # indexes in termios.tcgetattr's list
+
+
+class _KeyReader:
+    """A thread that, after the grace, reads the terminal ``keys`` for q until stopped."""
+
+    def __init__(self, keys: int) -> None:
+        self._keys = keys
+        self._lock = threading.Lock()  # between taking the terminal and stopping
+        self._stopping = threading.Event()
+        self._saved: list[Any] | None = None  # the terminal's modes, while they are ours
+        self._wake_read, self._wake_write = os.pipe()
+        self._thread = threading.Thread(target=self._run, name="gputop-keys", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """End the thread and put the terminal's modes back."""
+        with self._lock:
+            self._stopping.set()
+        os.write(self._wake_write, b"\0")
+        self._thread.join()
+        for descriptor in (self._wake_read, self._wake_write):
+            os.close(descriptor)
+        self._restore()
+
+    def _run(self) -> None:
+        if self._stopping.wait(GRACE_S):
+            return
+        with self._lock:
+            if self._stopping.is_set():
+                return
+            try:
+                saved, quiet = termios.tcgetattr(self._keys), termios.tcgetattr(self._keys)
+                quiet[_LFLAG] &= ~(termios.ICANON | termios.ECHO)
+                quiet[_CC][termios.VMIN], quiet[_CC][termios.VTIME] = 1, 0
+                termios.tcsetattr(self._keys, termios.TCSANOW, quiet)
+            except termios.error:
+                return
+            self._saved = saved
+        recent = b""
+        while True:
+            try:
+                ready, _, _ = select.select([self._keys, self._wake_read], [], [])
+                if self._wake_read in ready:
+                    return
+                data = os.read(self._keys, 64)
+            except OSError:  # the terminal went away: nothing more to read
+                return
+            if not data:
+                return
+            recent = (recent + data)[-8:]  # F10 may come in two reads
+            if any(key in recent for key in QUIT_KEYS):
+                # From this thread: the main one is waiting on the driver, for as long as it hangs.
+                self._restore()
+                os._exit(QUIT_STATUS)
+
+    def _restore(self) -> None:
+        saved, self._saved = self._saved, None
+        if saved is not None:
+            with contextlib.suppress(termios.error):
+                termios.tcsetattr(self._keys, termios.TCSANOW, saved)
+
+
+@contextlib.contextmanager
+def quit_keys(enabled: bool = True) -> Iterator[None]:
+    """Within the block, q quits at once (once the block has lasted GRACE_S); the terminal is as it was after it."""
+    keys = _terminal_keys() if enabled else None
+    reader = None if keys is None else _KeyReader(keys)
+    try:
+        yield
+    finally:
+        if reader is not None:
+            reader.stop()
+
+
+def _terminal_keys() -> int | None:
+    """The file descriptor of standard input when it is a terminal."""
+    try:
+        return sys.stdin.fileno() if sys.stdin is not None and sys.stdin.isatty() else None
+    except (OSError, ValueError):  # closed, or not a real file
+        return None
