@@ -70,25 +70,8 @@ def quit_and_wait(tmux: Tmux) -> tuple[float, float]:
         assert time.monotonic() - started < TIMEOUT_S, f"gputop did not quit; the screen was:\n{tmux.screen()}"
         time.sleep(0.02)
     gone = time.monotonic() - started
-    assert exit_status(tmux) == 0, f"the screen was:\n{tmux.screen()}"
+    assert tmux.exit_status() == 0, f"the screen was:\n{tmux.screen()}"
     return gone if given_back is None else given_back, gone
-
-
-def exit_status(tmux: Tmux) -> int:
-    """The wait status of the pane's command, from tmux or, while tmux has not reaped it, from its zombie."""
-    pid = tmux.pane("pane_pid")
-    deadline = time.monotonic() + TIMEOUT_S
-    while (status := tmux.pane("pane_dead_status")) == "" and tmux.pane("pane_dead_signal") == "":
-        try:
-            # Fields after the command name; the state is the first, the wait status the 50th.
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
-            fields = []
-        if fields and fields[0] == "Z":
-            return int(fields[49])
-        assert time.monotonic() < deadline, "no exit status"
-        time.sleep(0.05)
-    return int(status) if status else -1
 
 
 def test_a_hung_gpu_is_marked_the_other_goes_on_it_recovers_and_quitting_is_quick(
