@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from gputop.core.format import safe_text
@@ -34,10 +35,12 @@ class SamplingControl:
         self.interval_s = clamp_interval(interval_s)
         self.thread: SamplerThread | None = None
         self.errors_reported: set[str] = set()
+        self.started_at: float | None = None  # when live sampling started (epoch seconds)
 
     def start(self) -> None:
         """Start the sampler thread, after one sample here (so the first frame already has data) when
         that does not wait on the driver: the UI thread never does, the driver may be hung."""
+        self.started_at = time.time()
         try:
             snapshot = self.sampler.sample_at_once()
             if snapshot is not None:

@@ -19,11 +19,15 @@ if TYPE_CHECKING:
 LATENESS_CHECK_S = 0.5
 
 
-def late_s(latest: Snapshot | None, now: float, interval_s: float) -> float | None:
-    """The age of the newest sample when sampling is late (older than two intervals), else None."""
-    if latest is None:
+def late_s(latest: Snapshot | None, now: float, interval_s: float, started_at: float | None = None) -> float | None:
+    """The age of the newest sample when sampling is late (older than two intervals), else None.
+
+    Before any sample, how long sampling (started at ``started_at``) has waited for the first one.
+    """
+    since = latest.timestamp if latest is not None else started_at
+    if since is None:
         return None
-    age = now - latest.timestamp
+    age = now - since
     return age if age > 2 * interval_s else None
 
 
@@ -56,7 +60,7 @@ class TitleControl:
         mode = interval_text(app.interval_s) if replay is None else replay_title(replay)
         recording = None if app.feed.recorder is None else app.feed.recorder.path
         live = app.start_sampler and not app.frozen
-        late = late_s(app.latest, time.time(), app.interval_s) if live else None
+        late = late_s(app.latest, time.time(), app.interval_s, app.sampling.started_at) if live else None
         bar = title_text(app.snapshot, mode, recording=recording, readonly=app.readonly, frozen=app.frozen, late_s=late)
         app.sub_title = sub_title(app.interval_s, frozen=app.frozen, replay=replay)
         # The late-sample timer may fire while the app is closing: the bar is gone by then.

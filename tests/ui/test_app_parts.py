@@ -87,6 +87,9 @@ def test_the_title_says_how_old_the_newest_sample_is_only_past_two_intervals() -
     assert late_s(newest, NOW + 2.5, 1.0) == 2.5
     assert late_s(newest, NOW + 2.5, 2.0) is None
     assert late_s(None, NOW, 1.0) is None
+    # No sample yet: how long since sampling started, past two intervals too.
+    assert late_s(None, NOW + 2.0, 1.0, started_at=NOW) is None
+    assert late_s(None, NOW + 3.0, 1.0, started_at=NOW) == 3.0
 
 
 def test_the_sub_title_says_the_interval_and_frozen_or_where_the_replay_is() -> None:

@@ -183,6 +183,27 @@ async def test_a_driver_hung_at_start_never_holds_the_screen_nor_its_keys(
         hung.close()
 
 
+async def test_before_any_sample_the_title_says_how_long_it_has_waited(
+    fake_nvml: FakeNvml, sampler: Sampler, sleeper_pid: int
+) -> None:
+    # The driver cannot even count its GPUs: no sample ever comes, and the title says so, with the wait.
+    fake_nvml.write(machine(sleeper_pid).stall(None, 60.0, "nvmlDeviceGetCount"))
+    hung = Sampler(NvmlSource(deadline_s=DEADLINE_S))
+    hung.open()
+    app = GpuTopApp(hung, RunConfig(interval_s=INTERVAL_S))
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            bar = app.query_one(TitleBar)
+            await until(pilot, "the title to say it waits", lambda: "no sample yet after" in str(bar.render()))
+            waited = re.search(r"no sample yet after (\d+\.\d)s", str(bar.render()))
+            assert waited is not None and 2 * INTERVAL_S <= float(waited.group(1)) < 10
+            assert app.latest is None and not app.query(GpuCard)
+            await pilot.press("q")
+        assert app.return_code == 0
+    finally:
+        hung.close()
+
+
 class Stuck:
     """A source that answers once, then hangs until released (a driver with no deadline)."""
 

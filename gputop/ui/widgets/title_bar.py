@@ -20,7 +20,8 @@ def title_text(
 ) -> Text:
     """One line about what is on screen; ``mode`` says how it moves (every N s, or the replay).
 
-    ``late_s``: the age of the newest sample, when sampling is late (it is shown).
+    ``late_s``: the age of the newest sample, when sampling is late (it is shown); with no snapshot
+    yet, how long the first one has been waited for.
     """
     bar = Text(no_wrap=True, overflow="ellipsis")
     bar.append(" gputop ", style="bold reverse")
@@ -35,7 +36,8 @@ def title_text(
             bar.append(f"  [{snapshot.source}]", style="italic")
     bar.append_text(mode)
     if late_s is not None:
-        bar.append(f"  last sample {fmt_age(late_s)} ago ", style="bold reverse yellow")
+        waited = f"no sample yet after {fmt_age(late_s)}" if snapshot is None else f"last sample {fmt_age(late_s)} ago"
+        bar.append(f"  {waited} ", style="bold reverse yellow")
     if recording is not None:
         bar.append(f"  ● REC {recording}", style="bold red")
     if readonly:
