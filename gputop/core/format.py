@@ -10,14 +10,18 @@ _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 
 
 def fmt_bytes(value: float | None, precision: int = 1) -> str:
-    """1536 -> '1.5KiB'; None -> 'N/A'."""
+    """1536 -> '1.5KiB'; None -> 'N/A'.
+
+    At 1000 of a unit the next one is used (1000 MiB -> '1.0GiB'), so a figure never needs more
+    than three digits before the point: '999.9MiB' is as wide as it gets below a TiB.
+    """
     if value is None:
         return NA
     size = float(value)
     sign = "-" if size < 0 else ""
     size = abs(size)
     for unit in _BINARY_UNITS:
-        if size < 1024 or unit == _BINARY_UNITS[-1]:
+        if round(size, precision if unit != "B" else 0) < 1000 or unit == _BINARY_UNITS[-1]:
             if unit == "B":
                 return f"{sign}{int(size)}B"
             return f"{sign}{size:.{precision}f}{unit}"
