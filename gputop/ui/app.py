@@ -17,6 +17,7 @@ A snapshot comes in through ``apply_snapshot`` and goes out to the widgets once,
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from functools import partial
 from pathlib import Path
@@ -41,7 +42,7 @@ from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings
 from gputop.ui import keymap, layout
 from gputop.ui.app_actions import AppActions
-from gputop.ui.feed import SnapshotFeed, alert_notices
+from gputop.ui.feed import NOTICE_S, AlertAnnouncer, SnapshotFeed, alert_notices
 from gputop.ui.filter_control import FilterControl
 from gputop.ui.key_control import KeyControl
 from gputop.ui.kill_control import KillControl
@@ -97,6 +98,7 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         self.latest: Snapshot | None = None  # newest received (differs while frozen)
         self.history = history if history is not None else History()
         settings = settings if settings is not None else Settings()
+        self.announcer = AlertAnnouncer()
         self.feed = SnapshotFeed(Watcher(settings.thresholds, history=self.history), recorder)
         self.processes = ProcessTable(id="processes")
         self.view = ProcessView(self.processes)
@@ -206,10 +208,10 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
                         severity="error", timeout=15, markup=False)
         if quiet:
             return foresight
-        notices = alert_notices(foresight.events)
-        for message, severity in notices:
-            self.notify(message, title="Alert", severity=severity, timeout=10, markup=False)
-        if notices and self.config.bell:
+        notices = self.announcer.announce(foresight.events, time.monotonic())
+        for title, message, severity in notices:
+            self.notify(message, title=title, severity=severity, timeout=NOTICE_S, markup=False)
+        if alert_notices(foresight.events) and self.config.bell:
             self.bell()  # once a tick, however many were raised
         if not self.frozen and self._mounted:
             self.show_snapshot(snapshot)
