@@ -40,8 +40,10 @@ class Sampler:
         self._pids: list[int] = []  # the GPU processes of the last sample
         # GPU readings taken by first_look() that the next sample() joins instead of reading again.
         self._first_gpus: tuple[GpuSample, ...] | None = None
-        # Last tick's joined processes, by what NVML said of them: kept while that and the host facts are unchanged.
-        self._joined: dict[_NvmlFields, tuple[HostFacts | None, ProcessSample]] = {}
+        # Last tick's joined processes, by what NVML said of them, and the host facts they were joined
+        # with: a joined process is kept while both are unchanged.
+        self._joined: dict[_NvmlFields, ProcessSample] = {}
+        self._facts: dict[int, HostFacts | None] = {}
 
     def open(self) -> None:
         """Open the source; raises SourceUnavailable."""
@@ -106,7 +108,7 @@ class Sampler:
         self._pids = [p.pid for gpu in gpus for p in gpu.all_processes()]
         facts = self.process_info.lookup(self._pids)
         before, self._joined = self._joined, {}
-        kept = self._joined
+        kept, facts_before, self._facts = self._joined, self._facts, facts
 
         def joined(processes: tuple[ProcessSample, ...]) -> tuple[ProcessSample, ...]:
             # A process joined afresh costs a new ProcessSample (about 5 us); thousands of them are
@@ -125,9 +127,10 @@ class Sampler:
                     process.stale,
                     process.visible,
                 )
-                last = before.get(fields)
-                result = last[1] if last is not None and last[0] is found else _with_facts(process, found)
-                kept[fields] = (found, result)
+                result = before.get(fields)
+                if result is None or facts_before.get(process.pid) is not found:
+                    result = _with_facts(process, found)
+                kept[fields] = result
                 out.append(result)
             return tuple(out)
 

@@ -80,6 +80,9 @@ NO_DIAGNOSES = Diagnoses(MappingProxyType({}), MappingProxyType({}), MappingProx
 class _Activity:
     since: float  # first seen (or seen again after an unknown tick)
     last_ran: float | None = None
+    # The diagnosis given last tick: given again while it holds (a running process's does, tick after
+    # tick), so thousands of processes do not make thousands of new objects each tick.
+    diagnosis: ProcessDiagnosis | None = None
 
 
 @dataclass(slots=True)
@@ -185,8 +188,10 @@ class Diagnoser:
         diagnoses: dict[ProcessIdentity, ProcessDiagnosis] = {}
         for identity, running in ran.items():
             seen = previous.get(identity)
-            if running is None or seen is None:
+            if seen is None:
                 seen = _Activity(since=now)
+            elif running is None:
+                seen.since, seen.last_ran = now, None  # unknown now: the count starts over
             if identity in reported:
                 # The source's own time of the last SM use: exact, and maybe from before it was first seen.
                 seen.last_ran = max(seen.last_ran or reported[identity], reported[identity])
@@ -195,13 +200,14 @@ class Diagnoser:
             activity[identity] = seen
             held = memory[identity]
             if running is None:
-                diagnosis = ProcessDiagnosis(None, False, held)
+                idle_seconds, idle = None, False
             else:
                 # Never below 0: the driver's sample clock may run a little ahead of the snapshot's.
                 idle_seconds = max(0.0, now - (seen.since if seen.last_ran is None else seen.last_ran))
-                diagnosis = ProcessDiagnosis(
-                    idle_seconds, idle_seconds >= idle_after and held is not None and held >= idle_memory, held
-                )
-            diagnoses[identity] = diagnosis
+                idle = idle_seconds >= idle_after and held is not None and held >= idle_memory
+            last = seen.diagnosis
+            if last is None or last.idle_seconds != idle_seconds or last.idle != idle or last.memory != held:
+                seen.diagnosis = last = ProcessDiagnosis(idle_seconds, idle, held)
+            diagnoses[identity] = last
         self._activity = activity
         return diagnoses
