@@ -186,3 +186,18 @@ def test_a_process_history_keeps_its_busiest_gpus_sm_its_cpu_and_host_memory() -
     assert list(process.sm_utilization) == [70.0, 40.0, None]
     assert list(process.cpu_percent) == [100.0, 101.0, 102.0]
     assert list(process.host_memory) == [GIB, 2 * GIB, 3 * GIB]
+
+
+def test_a_process_memory_change_is_dated_and_unknown_memory_staying_unknown_is_no_change() -> None:
+    history = History()
+    for t, memory in [(1.0, None), (2.0, None), (3.0, GIB), (4.0, GIB), (5.0, None), (6.0, None)]:
+        history.add(snapshot(t, GpuSample(index=0, processes=(process(3, 0, memory),))))
+        if t == 2.0:
+            assert history.process((3, 100.0)).last_memory_change is None
+        if t == 4.0:
+            assert history.process((3, 100.0)).last_memory_change == 3.0
+    series = history.process((3, 100.0))
+    assert series.last_memory_change == 5.0
+    assert list(series.gpu_memory) == [None, None, GIB, GIB, None, None]
+    assert series.gpu_memory[2] == GIB and isinstance(series.gpu_memory[2], int)
+    assert series.gpu_memory[-2:] == [None, None]

@@ -15,7 +15,7 @@ import psutil
 import pytest
 from fakenvml import NO_SUCH_PID
 
-from gputop.core.procinfo import ProcessInfo, container_from_cgroup
+from gputop.core.procinfo import QUIET_READ_EVERY, QUIET_READINGS, ProcessInfo, container_from_cgroup
 
 DOCKER_ID = "4f1c2b3a" * 8
 POD_UID = "3f2a9c1e-7b4d-4c55-9e1a-0d6b2f8a7c31"
@@ -143,3 +143,55 @@ def test_a_long_name_is_read_whole_as_psutil_reads_it(tmp_path: Path) -> None:
     finally:
         child.kill()
         child.wait()
+
+
+# Waits on stdin, then uses the CPU until killed.
+WAKES = "import sys; print('ready', flush=True); sys.stdin.readline()\nwhile True: pass"
+
+
+def _quiet_for(info: ProcessInfo, pid: int) -> None:
+    """Look at ``pid`` until it counts as quiet: its first look, its first CPU reading, then
+    QUIET_READINGS readings that find it idle."""
+    for _ in range(QUIET_READINGS + 2):
+        time.sleep(0.02)
+        facts = info.lookup([pid])[pid]
+        assert facts is not None
+    assert facts.cpu_percent == 0.0
+
+
+def test_a_process_idle_on_the_cpu_is_read_every_few_ticks_and_shows_its_work_once_it_wakes() -> None:
+    child = subprocess.Popen([sys.executable, "-c", WAKES], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert child.stdin is not None and child.stdout is not None and child.stdout.readline() == b"ready\n"
+    try:
+        info = ProcessInfo()
+        _quiet_for(info, child.pid)
+        child.stdin.write(b"go\n")
+        child.stdin.flush()
+        shown = []
+        for _ in range(QUIET_READ_EVERY):
+            time.sleep(0.2)
+            facts = info.lookup([child.pid])[child.pid]
+            assert facts is not None
+            shown.append(facts.cpu_percent)
+        # Its work shows at its next reading (its tick comes at most QUIET_READ_EVERY ticks on).
+        busy = [index for index, cpu in enumerate(shown) if cpu]
+        assert busy, f"no CPU use shown in {QUIET_READ_EVERY} ticks: {shown}"
+        assert shown[: busy[0]] == [0.0] * busy[0]
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_quiet_process_that_exits_is_gone_by_its_next_reading() -> None:
+    child = subprocess.Popen([sys.executable, "-c", READY], stdout=subprocess.PIPE)
+    assert child.stdout is not None and child.stdout.readline() == b"ready\n"
+    info = ProcessInfo()
+    _quiet_for(info, child.pid)
+    last = info.lookup([child.pid])[child.pid]
+    child.kill()
+    child.wait()
+    # Between its readings it keeps the facts it was last read with; its next reading finds it gone.
+    seen = [info.lookup([child.pid])[child.pid] for _ in range(QUIET_READ_EVERY)]
+    assert None in seen
+    gone = seen.index(None)
+    assert seen[:gone] == [last] * gone and gone < QUIET_READ_EVERY

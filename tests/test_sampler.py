@@ -101,6 +101,38 @@ def test_the_first_look_has_no_host_facts_and_the_next_sample_completes_the_same
     assert list(sampler.sample().processes()) == [] and source.calls == 2
 
 
+class ChangingMemory(ListedProcesses):
+    """Lists one process whose GPU memory (and then its type) the test changes between ticks."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__([pid])
+        self.memory = 1 << 30
+        self.kind = "C"
+
+    def sample(self) -> tuple[GpuSample, ...]:
+        self.calls += 1
+        return (GpuSample(index=0, processes=(ProcessSample(self.pids[0], 0, self.kind, self.memory),)),)
+
+
+def test_what_nvml_says_of_an_idle_process_shows_every_tick(sleeper: subprocess.Popen[bytes]) -> None:
+    # The host facts of a sleeping process stay the same tick after tick: its joined row may be kept,
+    # but never when what the GPU says of it changed.
+    source = ChangingMemory(sleeper.pid)
+    sampler = Sampler(source)
+    seen = []
+    for memory, kind in [(1 << 30, "C"), (1 << 30, "C"), (1 << 30, "C"), (3 << 30, "C"), (3 << 30, "C+G")]:
+        source.memory, source.kind = memory, kind
+        process = next(sampler.sample().processes())
+        seen.append((process.gpu_memory, process.type, process.command, process.cpu_percent))
+    assert seen == [
+        (1 << 30, "C", "sleep 600", None),
+        (1 << 30, "C", "sleep 600", 0.0),
+        (1 << 30, "C", "sleep 600", 0.0),
+        (3 << 30, "C", "sleep 600", 0.0),
+        (3 << 30, "C+G", "sleep 600", 0.0),
+    ]
+
+
 def test_a_slow_sample_delays_the_next_one_instead_of_overlapping_it() -> None:
     source = ListedProcesses([], delay_s=0.15)
     snapshots: list[Snapshot] = []

@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from types import MappingProxyType
 
-from gputop.core.history import History, MemorySeries, MigKey
+from gputop.core.history import History, MemorySeries, MigKey, ProcessHistory
 from gputop.core.model import ProcessIdentity, Snapshot
 
 MIB = 1024 * 1024
@@ -170,7 +170,7 @@ def fit_trend(
     return Trend(slope=slope, value_now=value_now, span_s=span_s, steady=steady)
 
 
-def _flat(series: MemorySeries, window_s: float) -> bool:
+def _flat(series: MemorySeries | ProcessHistory, window_s: float) -> bool:
     """True when memory has not changed within the window, so the fit is known to be flat."""
     changed = series.last_memory_change
     timestamps = series.timestamps

@@ -8,9 +8,11 @@ second does not grow the history.
 
 from __future__ import annotations
 
+from array import array
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
+from typing import TypeVar, overload
 
 from gputop.core.model import ProcessIdentity, ProcessSample, Snapshot
 
@@ -18,6 +20,7 @@ DEFAULT_GPU_MAXLEN = 3600
 DEFAULT_PROCESS_MAXLEN = 300
 
 MigKey = tuple[int, int]  # (gpu index, MIG device index)
+_T = TypeVar("_T")
 
 
 class MemorySeries:
@@ -91,33 +94,105 @@ class GpuHistory(MemorySeries):
         return self._power
 
 
-class ProcessHistory(MemorySeries):
-    """One process: (timestamp, GPU memory summed over every GPU it uses, its highest SM %, CPU %,
-    host memory)."""
+class _Series(Sequence["_T | None"]):
+    """A read-only view of one figure of a process's history, None where NaN is stored."""
 
-    __slots__ = ("_sm_utilization", "_cpu_percent", "_host_memory")
+    __slots__ = ("_values", "_convert")
+
+    def __init__(self, values: array[float], convert: Callable[[float], _T]) -> None:
+        self._values = values
+        self._convert = convert
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    @overload
+    def __getitem__(self, index: int) -> _T | None: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[_T | None]: ...
+
+    def __getitem__(self, index: int | slice) -> _T | None | list[_T | None]:
+        if isinstance(index, slice):
+            return [None if v != v else self._convert(v) for v in self._values[index]]
+        value = self._values[index]
+        return None if value != value else self._convert(value)
+
+    def __iter__(self) -> Iterator[_T | None]:
+        convert = self._convert
+        return iter([None if v != v else convert(v) for v in self._values])
+
+
+_NAN = float("nan")
+
+
+class ProcessHistory:
+    """One process: (timestamp, GPU memory summed over every GPU it uses, its highest SM %, CPU %,
+    host memory).
+
+    Kept as arrays of floats (NaN for None), not deques of objects: there is one of these per GPU
+    process, thousands on a big machine, and a deque costs 760 bytes before its first value and each
+    value an object of its own (24-32 bytes), where an array holds 8 bytes a value.
+    """
+
+    __slots__ = ("_maxlen", "_timestamps", "_memory", "_sm_utilization", "_cpu_percent", "_host_memory",
+                 "last_memory_change")
 
     def __init__(self, maxlen: int) -> None:
-        super().__init__(maxlen)
-        self._sm_utilization: deque[float | None] = deque(maxlen=maxlen)
-        self._cpu_percent: deque[float | None] = deque(maxlen=maxlen)
-        self._host_memory: deque[int | None] = deque(maxlen=maxlen)
+        self._maxlen = maxlen
+        self._timestamps = array("d")
+        self._memory = array("d")
+        self._sm_utilization = array("d")
+        self._cpu_percent = array("d")
+        self._host_memory = array("d")
+        # As in MemorySeries: the time of the newest sample whose memory differed from the one before.
+        self.last_memory_change: float | None = None
+
+    def _add(
+        self, timestamp: float, memory: int | None, sm: float | None, cpu: float | None, host: int | None
+    ) -> None:
+        stored = _NAN if memory is None else memory
+        memories = self._memory
+        if memories:
+            last = memories[-1]
+            if last != stored and not (last != last and stored != stored):  # NaN to NaN: unknown still
+                self.last_memory_change = timestamp
+        self._timestamps.append(timestamp)
+        memories.append(stored)
+        self._sm_utilization.append(_NAN if sm is None else sm)
+        self._cpu_percent.append(_NAN if cpu is None else cpu)
+        self._host_memory.append(_NAN if host is None else host)
+        if len(memories) > self._maxlen:
+            for values in (self._timestamps, memories, self._sm_utilization, self._cpu_percent, self._host_memory):
+                del values[0]
+
+    def __len__(self) -> int:
+        return len(self._timestamps)
+
+    @property
+    def timestamps(self) -> Sequence[float]:
+        return self._timestamps
+
+    @property
+    def memory(self) -> Sequence[int | None]:
+        """GPU memory, as ``MemorySeries.memory`` is for a device."""
+        return _Series(self._memory, int)
 
     @property
     def gpu_memory(self) -> Sequence[int | None]:
-        return self._memory
+        return _Series(self._memory, int)
 
     @property
     def sm_utilization(self) -> Sequence[float | None]:
-        return self._sm_utilization
+        return _Series(self._sm_utilization, float)
 
     @property
     def cpu_percent(self) -> Sequence[float | None]:
-        return self._cpu_percent
+        return _Series(self._cpu_percent, float)
 
     @property
     def host_memory(self) -> Sequence[int | None]:
-        return self._host_memory
+        return _Series(self._host_memory, int)
 
 
 class History:
@@ -162,11 +237,10 @@ class History:
         old_gpus, old_migs = self._gpus, self._migs
         gpus: dict[int, GpuHistory] = {}
         migs: dict[MigKey, MigHistory] = {}
-        # Summed per identity: one process may hold memory on several GPUs.
-        process_memory: dict[ProcessIdentity, int | None] = {}
-        # Its busiest GPU's SM %, and the host's figures (the same on every GPU it uses).
-        process_sm: dict[ProcessIdentity, float | None] = {}
-        process_host: dict[ProcessIdentity, ProcessSample] = {}
+        # A process may have a row on several GPUs: its memory is summed over them (None where unknown
+        # everywhere), its SM % is its busiest GPU's, its host figures the same on every one.
+        first_rows: dict[ProcessIdentity, ProcessSample] = {}
+        merged: dict[ProcessIdentity, tuple[int | None, float | None]] = {}
         for gpu in snapshot.gpus:
             gpu_history = old_gpus.get(gpu.index) or GpuHistory(self.gpu_maxlen)
             gpu_history._add_memory(now, gpu.memory_used)
@@ -183,33 +257,28 @@ class History:
                 migs[key] = mig_history
             for process in gpu.all_processes():
                 identity = (process.pid, process.started)
-                memory = process.gpu_memory
-                if identity in process_memory:
-                    held = process_memory[identity]
-                    if memory is None:
-                        memory = held
-                    elif held is not None:
-                        memory += held
-                    busiest = process_sm[identity]
-                    sm = process.sm_utilization
-                    process_sm[identity] = busiest if sm is None or (busiest is not None and busiest >= sm) else sm
-                else:
-                    process_sm[identity] = process.sm_utilization
-                    process_host[identity] = process
-                process_memory[identity] = memory
+                first = first_rows.setdefault(identity, process)
+                if first is not process:
+                    memory, busiest = merged.get(identity, (first.gpu_memory, first.sm_utilization))
+                    more, sm = process.gpu_memory, process.sm_utilization
+                    if more is not None:
+                        memory = more if memory is None else memory + more
+                    if sm is not None and (busiest is None or sm > busiest):
+                        busiest = sm
+                    merged[identity] = (memory, busiest)
         self._gpus, self._migs = gpus, migs
 
         old_processes = self._processes
         processes: dict[ProcessIdentity, ProcessHistory] = {}
-        for identity, memory in process_memory.items():
+        for identity, process in first_rows.items():
             process_history = old_processes.get(identity)
             if process_history is None:
                 process_history = ProcessHistory(self.process_maxlen)
-            process_history._add_memory(now, memory)
-            host = process_host[identity]
-            process_history._sm_utilization.append(process_sm[identity])
-            process_history._cpu_percent.append(host.cpu_percent)
-            process_history._host_memory.append(host.host_memory)
+            if merged and identity in merged:
+                memory, sm = merged[identity]
+            else:
+                memory, sm = process.gpu_memory, process.sm_utilization
+            process_history._add(now, memory, sm, process.cpu_percent, process.host_memory)
             processes[identity] = process_history
         self._processes = processes
 

@@ -4,6 +4,13 @@ Facts that never change for a process (user, command line, start time,
 container) are cached per ``(pid, create_time)``; only CPU % and RSS are read
 each tick, from one read of /proc/PID/stat. A PID that leaves the GPU lists
 leaves the cache.
+
+A process found idle on the CPU (no CPU time used, the same RSS) at its last
+``QUIET_READINGS`` readings is read only every ``QUIET_READ_EVERY``-th tick
+(staggered by PID) until a reading finds it busy again: on a machine with
+thousands of GPU processes most wait, and each read of /proc costs about
+10 us of kernel time. Its CPU % then covers the whole time since its last
+reading.
 """
 
 from __future__ import annotations
@@ -44,18 +51,10 @@ def container_from_cgroup(text: str) -> str | None:
 
 def read_container(pid: int) -> str | None:
     try:
-        fd = os.open(f"/proc/{pid}/cgroup", os.O_RDONLY)
+        text = _read_all(pid, "cgroup")
     except OSError:
         return None
-    try:
-        chunks = []
-        while chunk := os.read(fd, 65536):
-            chunks.append(chunk)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return container_from_cgroup(b"".join(chunks).decode("utf-8", "replace"))
+    return container_from_cgroup(text.decode("utf-8", "replace"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +70,19 @@ class _StaticFacts:
 
 
 class _Tracked:
-    __slots__ = ("facts", "start_ticks", "cpu_ticks", "read_at")
+    __slots__ = ("facts", "start_ticks", "cpu_ticks", "read_at", "last", "quiet")
 
     def __init__(self, facts: _StaticFacts, start_ticks: int, cpu_ticks: int) -> None:
         self.facts = facts
         self.start_ticks = start_ticks
         self.cpu_ticks = cpu_ticks
         self.read_at = time.monotonic()
+        self.last: HostFacts | None = None  # what the last reading gave
+        self.quiet = 0  # readings in a row that found it idle
 
+
+QUIET_READINGS = 2
+QUIET_READ_EVERY = 4
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
@@ -91,6 +95,27 @@ def _read_proc(pid: int, name: str, size: int = 2048) -> bytes:
         return os.read(fd, size)
     finally:
         os.close(fd)
+
+
+_CHUNK = 4096
+
+
+def _read_all(pid: int, name: str, limit: int = 1 << 20) -> bytes:
+    """/proc/PID/NAME up to ``limit`` bytes; raises OSError.
+
+    Read a page at a time: asking os.read for the whole limit at once allocates that much for each
+    of thousands of processes at start (a command line is rarely over a page).
+    """
+    fd = os.open(f"/proc/{pid}/{name}", os.O_RDONLY)
+    try:
+        chunks = [os.read(fd, _CHUNK)]
+        size = len(chunks[0])
+        while len(chunks[-1]) == _CHUNK and size < limit:
+            chunks.append(os.read(fd, min(_CHUNK, limit - size)))
+            size += len(chunks[-1])
+    finally:
+        os.close(fd)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _read_stat(pid: int) -> tuple[bytes, int, int, int] | None:
@@ -106,7 +131,7 @@ def _read_stat(pid: int) -> tuple[bytes, int, int, int] | None:
 
 
 def _parse_stat(data: bytes) -> tuple[bytes, int, int, int]:
-    fields = data[data.rfind(b")") + 2 :].split()
+    fields = data[data.rfind(b")") + 2 :].split(None, 22)  # no further than rss: this runs for every process
     # Fields after the command: state(3) ... utime(14) stime(15) ... starttime(22) vsize(23) rss(24)
     return fields[0], int(fields[11]) + int(fields[12]), int(fields[19]), int(fields[21]) * _PAGE_SIZE
 
@@ -184,7 +209,9 @@ def _boot_time() -> float:
     return _BOOT_TIME
 
 
-def _first_look_in_proc(pid: int, users: _Users, containers: ContainerNames) -> tuple[_Tracked, int] | None:
+def _first_look_in_proc(
+    pid: int, users: _Users, containers: ContainerNames, parents: dict[int, str | None]
+) -> tuple[_Tracked, int] | None:
     """What psutil's first look finds, read straight from /proc: a third of the files, no password lookups.
 
     Returns the tracked process and its RSS; None if it is gone or not visible.
@@ -205,7 +232,7 @@ def _first_look_in_proc(pid: int, users: _Users, containers: ContainerNames) -> 
         name = command = f"{name} <defunct>"
     else:
         try:
-            arguments = _command_line(_read_proc(pid, "cmdline", 1 << 20))
+            arguments = _command_line(_read_all(pid, "cmdline"))
         except PermissionError:
             arguments = []
         except OSError:
@@ -219,6 +246,8 @@ def _first_look_in_proc(pid: int, users: _Users, containers: ContainerNames) -> 
     user = None if uid is None else users.name(uid)
     container = read_container(pid)
     parent_pid = int(stat[stat.rfind(b")") + 2 :].split()[1])
+    if parent_pid not in parents:
+        parents[parent_pid] = _parent_command(parent_pid)
     static = _StaticFacts(
         started,
         user,
@@ -227,7 +256,7 @@ def _first_look_in_proc(pid: int, users: _Users, containers: ContainerNames) -> 
         container,
         containers.name(container),
         parent_pid or None,
-        _parent_command(parent_pid),
+        parents[parent_pid],
     )
     return _Tracked(static, start_ticks, cpu_ticks), rss
 
@@ -237,7 +266,7 @@ def _parent_command(pid: int) -> str | None:
     if pid <= 0:
         return None
     try:
-        return " ".join(_command_line(_read_proc(pid, "cmdline", 1 << 16))) or None
+        return " ".join(_command_line(_read_all(pid, "cmdline", 1 << 16))) or None
     except OSError:
         return None
 
@@ -285,6 +314,9 @@ class ProcessInfo:
         self._users = _Users()
         self.containers = ContainerNames() if containers is None else containers
         self._ahead: dict[int, HostFacts | None] = {}
+        self._tick = 0  # lookups so far: which quiet processes are read this tick
+        # Parents' command lines read this tick: a launcher's workers are often first seen together.
+        self._parents: dict[int, str | None] = {}
 
     def __len__(self) -> int:
         """How many processes are cached."""
@@ -300,16 +332,22 @@ class ProcessInfo:
         ahead, self._ahead = self._ahead, {}
         for gone in self._tracked.keys() - wanted:
             del self._tracked[gone]
-        return {pid: ahead[pid] if pid in ahead else self._look(pid) for pid in wanted}
+        found = {pid: ahead[pid] if pid in ahead else self._look(pid) for pid in wanted}
+        self._tick += 1
+        self._parents = {}
+        return found
 
     def _look(self, pid: int) -> HostFacts | None:
         tracked = self._tracked.get(pid)
         if tracked is None:
-            found = _first_look_in_proc(pid, self._users, self.containers)
+            found = _first_look_in_proc(pid, self._users, self.containers, self._parents)
             if found is None:
                 return None
             self._tracked[pid] = found[0]
-            return HostFacts(found[0].facts, None, found[1])  # CPU % needs a second reading
+            found[0].last = facts = HostFacts(found[0].facts, None, found[1])  # CPU % needs a second reading
+            return facts
+        if tracked.quiet >= QUIET_READINGS and (self._tick + pid) % QUIET_READ_EVERY and tracked.last is not None:
+            return tracked.last
         stat = _read_stat(pid)
         if stat is None or stat[2] != tracked.start_ticks:
             # Gone, or the PID now belongs to another process: look again from scratch.
@@ -318,8 +356,23 @@ class ProcessInfo:
         state, cpu_ticks, _, rss = stat
         now = time.monotonic()
         elapsed = now - tracked.read_at
+        last = tracked.last
+        if (
+            last is not None
+            and cpu_ticks == tracked.cpu_ticks
+            and last.cpu_percent == 0.0
+            and last.host_memory == rss
+            and elapsed > 0
+            and state != b"Z"
+        ):
+            # Idle as at the last reading: the same facts, so whatever was built from them can be kept.
+            tracked.read_at = now
+            tracked.quiet += 1
+            return last
+        tracked.quiet = 0
         cpu_percent = None
         if elapsed > 0 and state != b"Z":
             cpu_percent = round(100.0 * (cpu_ticks - tracked.cpu_ticks) / _CLOCK_TICKS / elapsed, 1)
         tracked.cpu_ticks, tracked.read_at = cpu_ticks, now
-        return HostFacts(tracked.facts, cpu_percent, rss if state != b"Z" else None)
+        tracked.last = facts = HostFacts(tracked.facts, cpu_percent, rss if state != b"Z" else None)
+        return facts

@@ -78,7 +78,7 @@ class ProcessView:
             return
         table = self.table
         every = snapshot_rows(snapshot, self._growth, self._diagnoses)
-        rows: list[ProcessRow] = [row for row in every if self.filter.matches(row)]
+        rows = [row for row in every if self.filter.matches(row)] if self.filter.active else every
         table.empty_message = "no process matches the filter" if self.filter.active else "no GPU processes"
         if self.tree:
             table.set_rows(tree_rows(rows, self.sort), self.sort, in_order=True)
@@ -86,8 +86,9 @@ class ProcessView:
             table.set_rows(rows, self.sort)
         hidden_sort = None if self.sort.column in table.shown_columns else self.sort
         # A "(no process)" row is not a process: the title counts processes.
-        title = panel_title(process_count(rows), process_count(every), self.filter, len(table.tagged), tree=self.tree,
-                            hidden_sort=hidden_sort)
+        total = process_count(every)
+        shown = total if rows is every else process_count(rows)
+        title = panel_title(shown, total, self.filter, len(table.tagged), tree=self.tree, hidden_sort=hidden_sort)
         if title != self._title:
             # Setting a border title repaints the whole panel: only when it changed.
             self._title = title

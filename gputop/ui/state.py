@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import ProcessGrowth
@@ -21,9 +21,13 @@ NOT_VISIBLE = "(not visible: other PID namespace)"
 STALE_MARK = "(as last seen) "
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ProcessRow:
-    """One process on one GPU, with what the panel needs to show it."""
+    """One process on one GPU, with what the panel needs to show it.
+
+    Not frozen, though nothing changes one once made: one is made for every process every tick, and a
+    frozen dataclass takes four times as long to make.
+    """
 
     process: ProcessSample
     gpu_memory_total: int | None
@@ -42,13 +46,12 @@ class ProcessRow:
     guide: str = ""
     subtree_memory: int | None = None
     launcher: bool = False
+    # Made once: the table reads it several times per row each tick.
+    key: RowKey = field(init=False, repr=False, compare=False)
 
-    @property
-    def key(self) -> RowKey:
+    def __post_init__(self) -> None:
         p = self.process
-        if self.launcher:
-            return (p.pid, None, -1, None)
-        return (p.pid, p.started, p.gpu_index, p.mig_index)
+        self.key = (p.pid, None, -1, None) if self.launcher else (p.pid, p.started, p.gpu_index, p.mig_index)
 
     @property
     def gpu_label(self) -> str:
@@ -307,8 +310,9 @@ def snapshot_rows(
     now = snapshot.timestamp
 
     def row(process: ProcessSample, total: int | None) -> ProcessRow:
-        found = growth.get(process.identity)
-        diagnosis = idle.get(process.identity)
+        identity = (process.pid, process.started)
+        found = growth.get(identity)
+        diagnosis = idle.get(identity)
         return ProcessRow(
             process,
             total,

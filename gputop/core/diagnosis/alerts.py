@@ -65,6 +65,8 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
     changes: list[Change] = []
     present: set[DiagnosisKey] = set()
     active = set(active)
+    gpus_with_idle_alerts = {key[1] for key in active if key[0] == "idle"}
+    process_diagnoses = diagnoses.processes
     for gpu in snapshot.gpus:
         diagnosis = diagnoses.gpus.get(gpu.index)
         if diagnosis is None or gpu.lost or not gpu.answering:
@@ -106,10 +108,11 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
                     renew=problem.key == "ecc" and diagnosis.new_ecc_errors,
                 )
             )
+        alerts_to_clear = gpu.index in gpus_with_idle_alerts
         for process in gpu.all_processes():
-            process_diagnosis = diagnoses.processes.get(process.identity)
-            if process_diagnosis is None:
-                continue
+            process_diagnosis = process_diagnoses.get((process.pid, process.started))
+            if process_diagnosis is None or not (process_diagnosis.idle or alerts_to_clear):
+                continue  # not idle, and no idle alert on this GPU that it could end: nothing to do
             key = ("idle", gpu.index, process.mig_index, _subject(process))
             if key in present:
                 continue

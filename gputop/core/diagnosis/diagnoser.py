@@ -80,6 +80,9 @@ NO_DIAGNOSES = Diagnoses(MappingProxyType({}), MappingProxyType({}), MappingProx
 class _Activity:
     since: float  # first seen (or seen again after an unknown tick)
     last_ran: float | None = None
+    # The diagnosis given last tick: given again while it holds (a running process's does, tick after
+    # tick), so thousands of processes do not make thousands of new objects each tick.
+    diagnosis: ProcessDiagnosis | None = None
 
 
 @dataclass(slots=True)
@@ -154,28 +157,41 @@ class Diagnoser:
         return now - stall.since >= limits.stall_after_s
 
     def _processes(self, snapshot: Snapshot, now: float) -> dict[ProcessIdentity, ProcessDiagnosis]:
-        # One identity may have a row on several GPUs: it ran if it ran on any of them.
-        states: dict[ProcessIdentity, list[bool | None]] = {}
+        # One identity may have a row on several GPUs: it ran if it ran on any of them, and it is
+        # unknown if it is unknown on one and ran on none. This runs for every process every tick.
+        ran: dict[ProcessIdentity, bool | None] = {}
         memory: dict[ProcessIdentity, int | None] = {}
         reported: dict[ProcessIdentity, float] = {}
-        for process in snapshot.processes():
-            identity = process.identity
-            util = process.sm_utilization
-            # A stale row (its GPU not answering) says nothing about now.
-            states.setdefault(identity, []).append(None if util is None or process.stale else util > 0)
-            if process.sm_last_active is not None:
-                reported[identity] = max(reported.get(identity, process.sm_last_active), process.sm_last_active)
-            held = memory.get(identity, 0)
-            memory[identity] = None if held is None or process.gpu_memory is None else held + process.gpu_memory
-        ran = {identity: True if True in rows else None if None in rows else False for identity, rows in states.items()}
+        for gpu in snapshot.gpus:
+            for process in gpu.all_processes():
+                identity = (process.pid, process.started)
+                util = process.sm_utilization
+                # A stale row (its GPU not answering) says nothing about now.
+                running = None if util is None or process.stale else util > 0
+                held = process.gpu_memory
+                if identity in ran:
+                    before = ran[identity]
+                    if before is not True:
+                        ran[identity] = True if running else None if running is None or before is None else False
+                    total = memory[identity]
+                    memory[identity] = None if total is None or held is None else total + held
+                else:
+                    ran[identity] = running
+                    memory[identity] = held
+                last_active = process.sm_last_active
+                if last_active is not None:
+                    reported[identity] = max(reported.get(identity, last_active), last_active)
 
         idle_after, idle_memory = self.thresholds.idle_after_s, self.thresholds.idle_min_memory_gib * GIB
+        previous = self._activity
         activity: dict[ProcessIdentity, _Activity] = {}
         diagnoses: dict[ProcessIdentity, ProcessDiagnosis] = {}
         for identity, running in ran.items():
-            seen = self._activity.get(identity)
-            if running is None or seen is None:
+            seen = previous.get(identity)
+            if seen is None:
                 seen = _Activity(since=now)
+            elif running is None:
+                seen.since, seen.last_ran = now, None  # unknown now: the count starts over
             if identity in reported:
                 # The source's own time of the last SM use: exact, and maybe from before it was first seen.
                 seen.last_ran = max(seen.last_ran or reported[identity], reported[identity])
@@ -184,11 +200,14 @@ class Diagnoser:
             activity[identity] = seen
             held = memory[identity]
             if running is None:
-                diagnoses[identity] = ProcessDiagnosis(None, False, held)
-                continue
-            # Never below 0: the driver's sample clock may run a little ahead of the snapshot's.
-            idle_seconds = max(0.0, now - (seen.since if seen.last_ran is None else seen.last_ran))
-            idle = idle_seconds >= idle_after and held is not None and held >= idle_memory
-            diagnoses[identity] = ProcessDiagnosis(idle_seconds, idle, held)
+                idle_seconds, idle = None, False
+            else:
+                # Never below 0: the driver's sample clock may run a little ahead of the snapshot's.
+                idle_seconds = max(0.0, now - (seen.since if seen.last_ran is None else seen.last_ran))
+                idle = idle_seconds >= idle_after and held is not None and held >= idle_memory
+            last = seen.diagnosis
+            if last is None or last.idle_seconds != idle_seconds or last.idle != idle or last.memory != held:
+                seen.diagnosis = last = ProcessDiagnosis(idle_seconds, idle, held)
+            diagnoses[identity] = last
         self._activity = activity
         return diagnoses

@@ -124,14 +124,14 @@ class ProcessTable(ScrollView, can_focus=True):
         old_index = self.cursor_index
         old_screen_line = None if old_index is None else old_index - self.scroll_offset.y
         by_key = {row.key: row for row in rows}
-        sort_column = COLUMN_BY_NAME[sort.column]
-        sort_values = {key: sort_column.sort_key(row) for key, row in by_key.items()}
+        sort_key = COLUMN_BY_NAME[sort.column].sort_key
+        sort_values = {row.key: sort_key(row) for row in rows}
         if in_order:
             ordered = rows
         elif sort != self.sort or sort_values != self._sort_values or self._in_order:
             ordered = sort_rows(rows, sort)
         else:
-            ordered = [by_key[row.key] for row in self.rows if row.key in by_key]
+            ordered = [row for old in self.rows if (row := by_key.get(old.key)) is not None]
         self.sort = sort
         self._sort_values = sort_values
         self._in_order = in_order
@@ -142,7 +142,8 @@ class ProcessTable(ScrollView, can_focus=True):
             self._line_state = []  # every line is drawn again with the new columns
         self.rows = ordered
         self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
-        self.tagged &= set(by_key)
+        if self.tagged:
+            self.tagged.intersection_update(by_key)
         if self.cursor_key not in by_key:
             if ordered:
                 index = 0 if old_index is None else min(old_index, len(ordered) - 1)
