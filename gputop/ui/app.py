@@ -28,7 +28,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.events import Resize
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import Forecasts
@@ -60,6 +60,7 @@ from gputop.ui.textual_private import ChangedCellsApp
 from gputop.ui.title_control import TitleControl
 from gputop.ui.widgets.gpu_grid import GpuGrid
 from gputop.ui.widgets.host_strip import HostStrip
+from gputop.ui.widgets.key_footer import KeyFooter
 from gputop.ui.widgets.process_table import ProcessTable
 
 
@@ -150,7 +151,7 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
             yield self.processes
             yield self.filter_control.bar
         yield Static(f"terminal too small (need {layout.MIN_WIDTH}x{layout.MIN_HEIGHT})", id="too-small")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._mounted = True
