@@ -48,8 +48,8 @@ from ptyrun import run_in_pty  # noqa: E402
 
 from gputop.core.cluster.model import ClusterOptions  # noqa: E402
 from gputop.core.cluster.reader import ClusterReader  # noqa: E402
-from gputop.ui.cluster.app import ClusterApp  # noqa: E402
 from gputop.ui.cluster.host_screen import HostScreen  # noqa: E402
+from gputop.ui.cluster.view import ClusterApp  # noqa: E402
 
 SCREENFUL = 35  # hosts on a 40-line terminal
 

@@ -34,6 +34,9 @@ from gputop.core.model import GpuSample, HostSample, ProcessSample, Snapshot
 GIB = 1024**3
 MODEL = "NVIDIA H100 80GB HBM3"
 SLOWDOWN_C = 87.0
+SMALL_MODEL = "NVIDIA A100-SXM4-40GB"
+SMALL_GIB = 40
+SMALL_SLOWDOWN_C = 80.0
 PLACEHOLDER_TIME = 1234.5
 
 
@@ -42,21 +45,26 @@ def hostname(index: int) -> str:
 
 
 def gpu_sample(host: int, index: int, processes: int) -> GpuSample:
-    """GPU ``index`` of host ``host``: figures spread over the fleet so sorts and counts have something to find."""
+    """GPU ``index`` of host ``host``: figures spread over the fleet so sorts and counts have something to find.
+
+    One host in 25 has lost its GPU 7; one in 25 has a smaller, cooler-throttling GPU 6 among its H100s.
+    """
     if host % 25 == 24 and index == 7:
         return GpuSample(index=index, name=MODEL, uuid=f"GPU-{host:04d}-{index}", lost=True)
-    used_gib = (host * 7 + index * 13) % 80
+    mixed = host % 25 == 11 and index == 6
+    total_gib = SMALL_GIB if mixed else 80
+    used_gib = (host * 7 + index * 13) % total_gib
     return GpuSample(
         index=index,
-        name=MODEL,
+        name=SMALL_MODEL if mixed else MODEL,
         uuid=f"GPU-{host:04d}-{index}",
-        memory_total=80 * GIB,
+        memory_total=total_gib * GIB,
         memory_used=used_gib * GIB,
-        memory_free=(80 - used_gib) * GIB,
+        memory_free=(total_gib - used_gib) * GIB,
         utilization_gpu=float((host * 3 + index * 11) % 101),
         utilization_memory=float((host + index) % 50),
         temperature=float(30 + (host * 5 + index * 7) % 60),
-        temperature_slowdown=SLOWDOWN_C,
+        temperature_slowdown=SMALL_SLOWDOWN_C if mixed else SLOWDOWN_C,
         temperature_shutdown=92.0,
         power_draw=float(100 + (host + index * 37) % 500),
         power_limit=700.0,

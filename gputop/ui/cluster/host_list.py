@@ -6,7 +6,7 @@ repaints the screenful that shows.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from rich.segment import Segment
 from rich.style import Style
@@ -51,6 +51,7 @@ class HostList(ScrollView, can_focus=True):
         self.cursor = 0
         self.now = 0.0
         self.answering = True
+        self.pending: Collection[str] = ()  # figures the first refresh has not brought yet
         self.empty_message = "waiting for Prometheus…"
 
     # -- what the app and tests read ------------------------------------------------------
@@ -71,9 +72,13 @@ class HostList(ScrollView, can_focus=True):
         """Whether a line on screen shows an age (which changes every second): only those need repainting."""
         return not self.answering or any(h.state != "live" for h in self._visible())
 
+    def line(self, index: int) -> Text:
+        """Row ``index`` as drawn (without the cursor)."""
+        return self._row(self.hosts[index])
+
     def line_text(self, index: int) -> str:
         """Row ``index`` as plain text, as drawn."""
-        return self._row(self.hosts[index]).plain
+        return self.line(index).plain
 
     # -- updating ---------------------------------------------------------------------------
 
@@ -125,7 +130,7 @@ class HostList(ScrollView, can_focus=True):
     # -- drawing --------------------------------------------------------------------------
 
     def _row(self, host: ClusterHost) -> Text:
-        return row_text(host_cells(host, self.history.get(host.hostname), self.now, self.answering))
+        return row_text(host_cells(host, self.history.get(host.hostname), self.now, self.answering, self.pending))
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width

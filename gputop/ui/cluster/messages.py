@@ -9,6 +9,7 @@ from typing import Protocol
 from textual.message import Message
 
 from gputop.core.cluster.client import ErrorKind
+from gputop.core.cluster.first import Partial
 from gputop.core.cluster.model import ClusterState, GpuFinding, HostDetail
 
 
@@ -16,7 +17,11 @@ class ClusterFetcher(Protocol):
     """What the app reads the cluster through (a ClusterReader; a fake in tests)."""
 
     def fetch(
-        self, history_for: Collection[str] = (), detail_for: str | None = None, timeout_s: float | None = None
+        self,
+        history_for: Collection[str] = (),
+        detail_for: str | None = None,
+        timeout_s: float | None = None,
+        partial: Partial | None = None,
     ) -> ClusterState: ...
     def history(self, hostnames: Collection[str]) -> dict[str, tuple[float | None, ...]]: ...
     def detail(self, hostname: str) -> HostDetail: ...
@@ -26,6 +31,13 @@ class ClusterFetcher(Protocol):
 @dataclass
 class Fetched(Message):
     """One refresh arrived from the worker thread."""
+
+    state: ClusterState
+
+
+@dataclass
+class PartFetched(Message):
+    """Part of the first refresh: the hosts, and what else has answered so far."""
 
     state: ClusterState
 
