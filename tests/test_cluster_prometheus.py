@@ -105,6 +105,16 @@ async def test_every_host_is_summed_up_by_prometheus_with_the_exporters_figures(
         assert percents == sorted(percents, key=lambda p: -(p or 0)) and None not in percents
 
 
+def idle_gpus(metrics: str) -> set[str]:
+    """The GPUs on which an exporter's diagnoses found an idle process."""
+    return {
+        s.labels["gpu"]
+        for family in text_string_to_metric_families(metrics)
+        for s in family.samples
+        if s.name == "gputop_gpu_problems" and s.labels["kind"] == "idle" and s.value > 0
+    }
+
+
 def check_figures(app: ClusterApp, cluster: Cluster) -> None:
     names = [h.hostname for h in app.host_list.hosts]
     assert names[:3] == ["alpha", "dgx-00", "dgx-01"] and names[3:] == [f"node-{i:04d}" for i in range(47)]
@@ -146,14 +156,11 @@ def check_figures(app: ClusterApp, cluster: Cluster) -> None:
     summary = str(app.query_one("#summary").render())
     assert summary.startswith("Hosts 50 live · 0 stale · 0 down   GPUs 382   memory ")
     # alpha's demo GPUs run cool (below 80 °C), DCGM's hottest is 71 °C: the hot ones are the fleet's.
-    # Only alpha, a real exporter, says how long its processes have been idle.
-    idle = {
-        s.labels["gpu"]
-        for family in text_string_to_metric_families(cluster.alpha.metrics())
-        for s in family.samples
-        if s.name == "gputop_process_idle_seconds" and s.value >= 600
-    }
-    idle_text = str(len(idle)) if "gputop_process_idle_seconds" in cluster.alpha.metrics() else "N/A"
+    # Only alpha, a real exporter, says how long its processes have been idle; its diagnoses say which
+    # GPUs an idle process holds memory on (and count none unhealthy).
+    alpha_text = cluster.alpha.metrics()
+    idle = idle_gpus(alpha_text)
+    idle_text = str(len(idle)) if "gputop_process_idle_seconds" in alpha_text else "N/A"
     assert summary.endswith(
         f"filling 5 [f]   hot {hot} [h]   lost 1 [l]   idle-hogged {idle_text} [i]   unhealthy 0 [u]"
     )
@@ -177,6 +184,14 @@ async def test_a_count_key_lists_its_gpus_and_enter_opens_the_host(cluster: Clus
         await pilot.press("down", "enter")
         await until(pilot, "node-0010's screen", lambda: isinstance(app.screen, HostScreen))
         assert isinstance(app.screen, HostScreen) and app.screen.hostname == "node-0010"
+        await pilot.press("escape", "i")
+        screen = app.screen
+        assert isinstance(screen, GpuListScreen)
+        # The GPUs alpha's diagnoses call idle-hogged, each with its longest idle process's time.
+        idle = idle_gpus(cluster.alpha.metrics())
+        await until(pilot, "the idle-hogged GPUs", lambda: len(screen.gpus) == len(idle) and bool(idle))
+        assert {(g.hostname, str(g.index)) for g in screen.gpus} == {("alpha", gpu) for gpu in idle}
+        assert all(g.value >= 600 for g in screen.gpus)
 
 
 async def test_enter_opens_the_host_with_its_gpus_and_processes_without_waiting_for_a_refresh(

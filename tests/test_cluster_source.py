@@ -137,9 +137,9 @@ def test_a_refresh_asks_for_every_host_at_once_history_only_on_screen_processes_
 ) -> None:
     reader = ClusterReader(ClusterOptions.create(canned.url, hosts='dgx-"1"\\d'), clock=lambda: NOW)
     reader.fetch()
-    # The fleet's summaries in five instant queries sent side by side (the hosts, memory, load, heat,
-    # the counts), what the hosts' GPUs are (a sixth, the first time), and nothing else.
-    assert len(canned.queries) == 6 and all(q.startswith("label_replace(") for q in canned.queries)
+    # The fleet's summaries in six instant queries sent side by side (the hosts, memory, load, heat,
+    # problems, the counts), what the hosts' GPUs are (a seventh, the first time), and nothing else.
+    assert len(canned.queries) == 7 and all(q.startswith("label_replace(") for q in canned.queries)
     fleet = " or ".join(canned.queries)
     assert sum("count_values by (hostname) (\"total\"" in q for q in canned.queries) == 1
     # Which count metrics exist is asked of the index, not by reading their series.

@@ -7,7 +7,7 @@ exporter serves one of its ``requires`` metrics; until then it is shown as absen
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from gputop.core import metric_names
@@ -16,8 +16,6 @@ from gputop.core.levels import DEFAULT_SLOWDOWN_C, TEMPERATURE_ALARM_MARGIN_C
 # The cards' "hot" (core.levels' alarm): within 5 °C of the GPU's own slowdown temperature (DCGM
 # exporter serves none, nor do some GPUs: there core.levels' default stands for it).
 HOT_MARGIN_C = TEMPERATURE_ALARM_MARGIN_C
-# issue 10's defaults: idle for 10 minutes.
-IDLE_AFTER_S = 600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +29,15 @@ class FleetCount:
     worst: Literal["topk", "bottomk"] = "topk"
     unit: Literal["seconds", "celsius", "none"] = "none"
     from_hosts: bool = False  # counted from the hosts' summaries rather than by a query of its own
+    listed: str | None = None  # what its GPU list shows, where not ``select``'s value
+
+    def lister(self) -> FleetCount:
+        """The count as its GPU list selects them."""
+        return self if self.listed is None else replace(self, select=self.listed, listed=None)
 
 
 _HOT_FALLBACK = DEFAULT_SLOWDOWN_C - HOT_MARGIN_C
+_PROBLEMS = metric_names.GPU_PROBLEMS
 
 
 def hot_gpus(matchers: str) -> str:
@@ -66,19 +70,22 @@ COUNTS = (
     ),
     # Every host's summary counts its lost GPUs: the fleet's count is their sum, not a query of its own.
     FleetCount("l", "lost", f"{metric_names.GPU_LOST}{{%H}} == 1", (metric_names.GPU_LOST,), from_hosts=True),
+    # The exporter's own diagnoses judge idleness (its thresholds; a process that holds memory) and
+    # health: the count reads their verdict per GPU rather than every process or error counter again.
     FleetCount(
         "i",
         "idle-hogged",
-        f"gputop_process_idle_seconds{{%H}} >= {IDLE_AFTER_S:g}",
-        ("gputop_process_idle_seconds",),
+        f"{_PROBLEMS}{{kind=\"idle\",%H}} > 0",
+        (metric_names.PROCESS_IDLE_SECONDS,),
         unit="seconds",
+        listed=f"max by (hostname, gpu) ({metric_names.PROCESS_IDLE_SECONDS}{{%H}})"
+        f" and on (hostname, gpu) {_PROBLEMS}{{kind=\"idle\",%H}} > 0",
     ),
     FleetCount(
         "u",
         "unhealthy",
-        f"{metric_names.GPU_ANSWERING}{{%H}} == 0 or gputop_gpu_ecc_errors_uncorrected_total{{%H}} > 0"
-        ' or gputop_gpu_remapped_rows{kind=~"pending|failure",%H} > 0',
-        (metric_names.GPU_ANSWERING, "gputop_gpu_ecc_errors_uncorrected_total", "gputop_gpu_remapped_rows"),
+        f"{metric_names.GPU_ANSWERING}{{%H}} == 0 or {_PROBLEMS}{{kind=\"health\",%H}} > 0",
+        (metric_names.GPU_ANSWERING, _PROBLEMS),
     ),
 )
 COUNT_BY_KEY = {count.key: count for count in COUNTS}

@@ -3,7 +3,7 @@
 Prometheus does the work: every figure is aggregated per host on the server. A refresh is
 a few instant queries, each answering a group of figures (tagged with a ``figure`` label)
 for every host, sent side by side: the hosts themselves first (cheap, so rows show at
-once), then memory, load, heat, and the counts. What a host's GPUs are (their memory sizes
+once), then memory, load, heat, problems and the counts. What a host's GPUs are (their memory sizes
 and slowdown temperatures) does not change while it runs, so it is asked once a minute
 (``fixed_query``) rather than read again with every refresh: the fullest GPU is then its
 most memory in use over its GPUs' size, and a hot GPU one above its host's threshold,
@@ -185,7 +185,8 @@ GROUP_FIGURES: Mapping[str, frozenset[str]] = {
     "memory": frozenset(("memory_used", "memory_total", "memory_percent")),
     "load": frozenset(("utilization", "power_draw")),
     "heat": frozenset(("temperature",)),
-    "counts": frozenset(("problems",)),
+    "problems": frozenset(("problems",)),  # five series a GPU, one per kind: the costliest figure
+    "counts": frozenset(),
 }
 
 
@@ -215,7 +216,7 @@ def refresh_queries(hosts: str | None, lookback_s: float, fixed: Mapping[str, Fi
     hosts whose GPUs differ in size get their fullest GPU as a ratio per GPU, the others from
     their memory in use alone; the hot count compares each GPU with its host's threshold.
     """
-    groups: dict[str, list[tuple[str, str]]] = {name: [] for name in ("hosts", "memory", "load", "heat", "counts")}
+    groups: dict[str, list[tuple[str, str]]] = {name: [] for name in GROUP_FIGURES}
     for flavour in FLAVOURS:
         select = flavour.selector(flavour.host_matcher(hosts))
         tag = flavour.name
@@ -240,7 +241,7 @@ def refresh_queries(hosts: str | None, lookback_s: float, fixed: Mapping[str, Fi
     dcgm = DCGM.selector(DCGM.host_matcher(hosts))
     groups["hosts"].append(("dcgm:sampled", f"max by (Hostname, instance) (timestamp({dcgm(DCGM.sampled)}))"))
     groups["hosts"].append(("down", "up == 0"))
-    groups["counts"].append(("gputop:problems", f"sum by (hostname) ({gputop(metric_names.GPU_PROBLEMS)})"))
+    groups["problems"].append(("gputop:problems", f"sum by (hostname) ({gputop(metric_names.GPU_PROBLEMS)})"))
     gputop_hosts, dcgm_hosts = GPUTOP.host_matcher(hosts), DCGM.host_matcher(hosts)
     for count in COUNTS:
         if count.from_hosts:

@@ -1,7 +1,7 @@
 """A cluster's GPUs read from Prometheus: gputop's own metrics and, with fewer fields, DCGM exporter's.
 
 A refresh is a few instant queries sent side by side (``queries.refresh_queries``: the
-hosts, their memory, load and heat, the counts; once a minute what their GPUs are), one
+hosts, their memory, load, heat and problems, the counts; once a minute what their GPUs are), one
 look at the label index, and one range query for the memory history of the hosts on
 screen. The hosts' answer is the cheapest: a first refresh shows them as soon as it is
 in, and the other figures as theirs come. A host's GPUs and processes are read only
@@ -183,7 +183,7 @@ class ClusterReader:
         """The GPUs behind one count of the summary, the worst first (at most GPU_LIST_LIMIT)."""
         count = COUNT_BY_KEY[key]
         hosts = self.options.hosts
-        select = per_gpu(count, queries.GPUTOP.host_matcher(hosts), queries.DCGM.host_matcher(hosts))
+        select = per_gpu(count.lister(), queries.GPUTOP.host_matcher(hosts), queries.DCGM.host_matcher(hosts))
         answer = self.client.query(f"{count.worst}({GPU_LIST_LIMIT}, {select})", self._clock())
         found = []
         for sample in answer:

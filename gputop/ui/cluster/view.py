@@ -365,7 +365,11 @@ class ClusterApp(App[int]):
         count = next(c for c in COUNTS if c.key == key)
         screen = GpuListScreen(count)
         self.push_screen(screen)
-        known = self.state is not None and any(v.key == key and v.value is not None for v in self.state.counts)
+        state = self.state
+        # While the first refresh is still coming in, whether any exporter serves it is not known yet: ask.
+        known = state is not None and (
+            f"count:{key}" in state.pending or any(v.key == key and v.value is not None for v in state.counts)
+        )
         if known:
             self._fetch_gpus(key)
         else:
