@@ -16,7 +16,7 @@ Prometheus in the same run, one after the other:
   series and bytes;
 * ``gputop cluster --interval 5`` in a 120x40 pty: when the first host's row showed, and when
   its figures did; how long each key took to change the screen (``M``, ``T``, ``/``, a filter
-  key, Esc, Enter until the host's processes show, Esc back; each 3 times: until the bytes
+  key, Esc, Enter, and from Enter until the host's processes show, Esc back; each 3 times: until the bytes
   that made the change were written, not counting the emulator's own parsing); CPU and peak
   RSS over ``--app-seconds``.
 
@@ -249,10 +249,12 @@ def _row(text: str, hostname: str) -> str:
 KEYS: list[tuple[str, bytes, Callable[[str], bool]]] = [
     ("M", b"M", lambda t: "sort: memory" in t),
     ("T", b"T", lambda t: "sort: temperature" in t),
-    ("/", b"/", lambda t: "filter hostnames" in t),
+    # The old view opened an input box, the new one says the filter's keys.
+    ("/", b"/", lambda t: "Esc clear it" in t or ("filter hostnames" in t and "/ filter hostnames" not in t)),
     ("filter key", b"7", lambda t: "filter: 7" in t),
-    ("Esc", b"\x1b", lambda t: "filter" not in t.splitlines()[0]),
-    ("Enter", b"\r", lambda t: "Processes (" in t),
+    ("Esc", b"\x1b", lambda t: "filter: 7" not in t),
+    ("Enter", b"\r", lambda t: "Host node-" in t),
+    ("host read", b"", lambda t: "Processes (" in t),  # from Enter until its GPUs and processes show
     ("Esc back", b"\x1b", lambda t: "Fullest GPU" in t),
 ]
 
@@ -271,8 +273,13 @@ def run_view(tree: Path, url: str, seconds: float, first_host: str) -> dict[str,
         keys: dict[str, list[float | None]] = {name: [] for name, _, _ in KEYS}
         for _ in range(3):
             for name, data, condition in KEYS:
-                terminal.idle(1.0)
-                keys[name].append(terminal.key(data, condition))
+                if data:
+                    terminal.idle(1.0)
+                    pressed = time.monotonic()
+                    keys[name].append(terminal.key(data, condition))
+                else:
+                    waited = terminal.wait(condition, 30)
+                    keys[name].append(None if waited is None else terminal.last_read - pressed)
         figures["keys"] = keys
         cpu = cpu_seconds(terminal.pid)
         start = time.monotonic()

@@ -1,8 +1,7 @@
-"""What the cluster view shows of a host: its row's cells, the status word, sparklines, sort orders, the filter."""
+"""What the cluster view shows of a host: its row's cells, the status word, sparklines, sort orders."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -192,16 +191,3 @@ def sort_hosts(hosts: Sequence[ClusterHost], order: SortOrder, inverted: bool = 
     unknown = [h for h in hosts if key(h) is None]
     known.sort(key=key, reverse=order.descending != inverted)  # type: ignore[arg-type]
     return known + unknown
-
-
-def parse_filter(text: str) -> re.Pattern[str] | None:
-    """The hostname filter: plain text matches anywhere, case-insensitively; ``re:`` starts a regex.
-
-    Raises ``re.error`` for an invalid regex; None means no filter.
-    """
-    if text.startswith("re:"):
-        expression = text[3:]
-        return re.compile(expression) if expression else None
-    if not text:
-        return None
-    return re.compile(re.escape(text), re.IGNORECASE)

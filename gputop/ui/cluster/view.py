@@ -14,9 +14,10 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.events import Key
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from gputop.core.cluster.client import ErrorKind, PrometheusError
 from gputop.core.cluster.counts import COUNTS
@@ -25,6 +26,7 @@ from gputop.core.cluster.model import ClusterHost, ClusterOptions, ClusterState
 from gputop.core.cluster.pacing import Pacer
 from gputop.core.cluster.reader import ClusterReader
 from gputop.core.format import safe_text
+from gputop.ui.cluster.filter_bar import FilterBar
 from gputop.ui.cluster.gpu_list import GpuListScreen
 from gputop.ui.cluster.host_list import HostList
 from gputop.ui.cluster.host_screen import HostScreen
@@ -38,23 +40,18 @@ from gputop.ui.cluster.messages import (
     LookupFailed,
     PartFetched,
 )
-from gputop.ui.cluster.render import SORT_ORDERS, parse_filter, sort_hosts
+from gputop.ui.cluster.render import SORT_ORDERS, sort_hosts
 from gputop.ui.cluster.summary import fleet_line, prometheus_line
 
-KEYS_LINE = Text.assemble(
-    *(
-        part
-        for key, what in (
-            ("Enter", "host"),
-            ("/", "filter"),
-            ("M T P", "sort"),
-            ("< >", "column"),
-            ("I", "invert"),
-            ("q", "quit"),
-        )
-        for part in ((key, "bold"), f" {what}  ")
-    )
+
+def keys_line(*keys: tuple[str, str]) -> Text:
+    return Text.assemble(*(part for key, what in keys for part in ((key, "bold"), f" {what}  ")))
+
+
+KEYS_LINE = keys_line(
+    ("Enter", "host"), ("/", "filter"), ("M T P", "sort"), ("< >", "column"), ("I", "invert"), ("q", "quit")
 )
+FILTER_KEYS_LINE = keys_line(("Enter", "keep the filter"), ("Esc", "clear it"), ("re:", "starts a regex"))
 
 
 class ClusterApp(App[int]):
@@ -66,7 +63,7 @@ class ClusterApp(App[int]):
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("slash", "filter", "Filter"),
-        Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("escape", "clear_filter", "Clear filter", show=False),  # a filter kept with Enter
         Binding("M", "sort('memory')", "Memory"),
         Binding("T", "sort('temperature')", "Temp"),
         Binding("P", "sort('problems')", "Problems", show=False),
@@ -93,8 +90,6 @@ class ClusterApp(App[int]):
         self.error: tuple[str, ErrorKind] | None = None
         self.sort_index = 0
         self.inverted = False
-        self.host_filter: re.Pattern[str] | None = None
-        self.filter_text = ""
         self.pacer = Pacer(options.interval_s, options.timeout_s)
         self.next_delay_s = options.interval_s
         self._timer: Timer | None = None
@@ -106,15 +101,16 @@ class ClusterApp(App[int]):
         self._status = Static(id="status")
         self._summary = Static(id="summary")
         self._hosts = HostList(id="hosts")
+        self._keys = Static(KEYS_LINE, classes="keys")
+        self._filter = FilterBar(id="filter")
 
     def compose(self) -> ComposeResult:
         yield self._status
         yield self._summary
-        yield Input(placeholder="filter hostnames: text, or re:REGEX", id="filter")
-        yield Static(id="filter-error")
+        yield self._filter
         yield self._hosts
         # A line of keys, not a Footer: a Footer's widget per key is restyled whenever this screen comes back.
-        yield Static(KEYS_LINE, classes="keys")
+        yield self._keys
 
     def on_mount(self) -> None:
         self.host_list.focus()
@@ -258,7 +254,7 @@ class ClusterApp(App[int]):
             host_list.history = self.state.history
             host_list.now = self.clock()
             host_list.answering = True
-            host_list.pending = self.state.pending
+            host_list.pending = frozenset(self.state.pending)
         if self.state is not None and not self.state.hosts:
             host_list.empty_message = "No GPU metrics found (looked for gputop_gpu_* and DCGM_FI_DEV_*)"
         host_list.show(self.visible_hosts(), None if selected is None else selected.hostname)
@@ -270,8 +266,6 @@ class ClusterApp(App[int]):
         if self.state is not None:
             line.append(f"  {len(self.host_list.hosts)} hosts listed")
         line.append(f"  sort: {order.name} {arrow}")
-        if self.filter_text:
-            line.append(f"  filter: {safe_text(self.filter_text, 40)}")
         line.append("\n")
         line.append_text(prometheus_line(self.options.url, self.pacer, self.error, self.next_delay_s))
         # A fixed height: updating the line repaints it alone, not the whole screen.
@@ -297,42 +291,34 @@ class ClusterApp(App[int]):
         self._show_hosts()
         self._show_status()
 
+    @property
+    def host_filter(self) -> re.Pattern[str] | None:
+        return self._filter.pattern
+
+    @property
+    def filter_text(self) -> str:
+        return self._filter.text
+
     def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.display = True
-        box.focus()
+        self._filter.start()
+        self.host_list.typing_into = self._filter_key
+        self._keys.update(FILTER_KEYS_LINE, layout=False)
 
     def action_clear_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.value = ""
-        box.display = False
-        self._set_filter_error(None)
-        self.host_filter = None
-        self.filter_text = ""
-        self.host_list.focus()
-        self._resort()
+        if self._filter.text:
+            self._filter.clear()
+            self._resort()
 
-    @on(Input.Changed, "#filter")
-    def _filter_changed(self, event: Input.Changed) -> None:
-        try:
-            pattern = parse_filter(event.value)
-        except re.error as error:
-            # Keep the last good filter while the regex is being typed.
-            self._set_filter_error(f"invalid regex: {error}")
-            return
-        self._set_filter_error(None)
-        self.host_filter = pattern
-        self.filter_text = event.value
-        self._resort()
-
-    @on(Input.Submitted, "#filter")
-    def _filter_submitted(self) -> None:
-        self.host_list.focus()
-
-    def _set_filter_error(self, message: str | None) -> None:
-        error = self.query_one("#filter-error", Static)
-        error.display = message is not None
-        error.update(Text(message or "", style="bold red"))
+    def _filter_key(self, event: Key) -> bool:
+        taken, changed = self._filter.take(event)
+        if not self._filter.typing:
+            self.host_list.typing_into = None
+            self._keys.update(KEYS_LINE, layout=False)
+        if changed:
+            self._resort()
+        elif taken:
+            self._show_status()
+        return taken
 
     @on(HostList.Opened)
     def _host_opened(self, message: HostList.Opened) -> None:
