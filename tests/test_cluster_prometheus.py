@@ -17,6 +17,7 @@ from prom.fleet import DCGM_FIELDS, gpu_sample
 from prometheus_client.parser import text_string_to_metric_families
 from textual.pilot import Pilot
 
+from gputop.core.cluster.client import PrometheusClient
 from gputop.core.cluster.model import ClusterHost, ClusterOptions
 from gputop.ui.cluster.gpu_list import GpuListScreen
 from gputop.ui.cluster.host_screen import HostScreen
@@ -275,3 +276,10 @@ async def test_while_prometheus_is_down_every_row_shows_its_age_and_it_comes_bac
         )
         await until(pilot, "Prometheus back", lambda: "answered in" in str(status.render()))
         await until(pilot, "live rows", lambda: status_of(app, "node-0000") == "live")
+
+
+def test_a_query_limit_that_is_not_a_whole_number_of_seconds_is_accepted(cluster: Cluster) -> None:
+    # After a refresh that took 2.84 s the next limit is twice that: Prometheus' duration syntax has
+    # no "5.68s", so the limit goes as plain seconds.
+    client = PrometheusClient(cluster.prometheus.url, timeout_s=5.68091)
+    assert len(client.query("up", time.time())) == 50

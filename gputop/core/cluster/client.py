@@ -94,7 +94,8 @@ class PrometheusClient:
 
     def _call(self, endpoint: str, params: Mapping[str, str], post: bool = True) -> Any:
         # Prometheus stops evaluating at its own timeout too, so a slow query does not keep it busy.
-        form = urllib.parse.urlencode({**params, "timeout": f"{self.timeout_s:g}s"})
+        # In plain seconds: its duration syntax ("5s", "500ms") refuses fractions such as "5.68s".
+        form = urllib.parse.urlencode({**params, "timeout": f"{self.timeout_s:g}"})
         url = f"{self.url}/api/v1/{endpoint}"
         request = urllib.request.Request(
             url if post else f"{url}?{form}",
