@@ -4,9 +4,10 @@ Each size: the fleet simulator (``tests/prom/fleet.py``: 8 GPUs and 32 processes
 each host its own scrape target; ``--diagnoses`` adds what a real exporter's diagnoses serve)
 scraped by a real Prometheus every ``--scrape`` seconds. Each tree of ``--trees`` (``new=.``,
 and e.g. ``old=DIR`` from ``git archive main | tar -x -C DIR``) is measured against the same
-Prometheus in the same run, one after the other:
+Prometheus in the same run:
 
-* the reader (in a worker process with that tree first on ``sys.path``): the first refresh,
+* the reader (in a worker process with that tree first on ``sys.path``; the trees' workers run
+  at once and take turns, so old and new meet the same machine): the first refresh,
   then ``--refreshes`` refreshes one interval apart, as the view asks them (every host, the
   history of a screenful); per refresh: wall time, requests, bytes on the wire, CPU seconds
   of Prometheus (all of it, and what scraping alone would have used over the same time), of
@@ -60,6 +61,8 @@ sys.path[:0] = [str(ROOT / "tests")]
 from prom import FleetProcess, PrometheusServer, wait_for  # noqa: E402
 
 SCREENFUL = 35  # hosts on a 40-line terminal
+FIRST_SLOT_S = 12.0  # each tree's first refresh has this long to itself
+ALONE_SLOT_S = 30.0  # and this long for its queries one by one
 
 
 def cpu_seconds(pid: int) -> float:
@@ -114,12 +117,23 @@ def worker(args: argparse.Namespace) -> int:
         }), flush=True)
         return result
 
+    # The trees' workers run at once, each in its own slots of a shared timetable (``--slot`` of
+    # ``--slots``): their refreshes take turns, so each sees the same machine, never the other's load.
+    slots, slot = args.slots, args.slot
+
+    def at(start: float) -> None:
+        time.sleep(max(0.0, start - time.time()))
+
+    at(args.start + slot * FIRST_SLOT_S)
     state = measured("first", lambda: reader.fetch((), None, 600))
     assert len(state.hosts) == args.expect, (len(state.hosts), args.expect)
-    for _ in range(args.refreshes):
-        time.sleep(args.interval)
+    paced = args.start + slots * FIRST_SLOT_S
+    for n in range(args.refreshes):
+        at(paced + n * args.interval + slot * args.interval / slots)
         measured("refresh", lambda: reader.fetch(screenful, None, 600))
+    at(paced + args.refreshes * args.interval + slot * args.interval / slots)
     measured("host screen", lambda: reader.detail(screenful[1]))
+    at(paced + (args.refreshes + 1) * args.interval + slot * ALONE_SLOT_S)
     for name, promql in refresh_promql(reader):
         per_query(args, name, promql)
     return 0
@@ -155,18 +169,27 @@ def per_query(args: argparse.Namespace, name: str, promql: str) -> None:
                       "prep": preparation, "series": series, "bytes": size}), flush=True)
 
 
-def run_worker(tree: Path, url: str, prometheus: int, fleet: FleetProcess, scraping: float,
-               args: argparse.Namespace) -> list[dict[str, Any]]:
-    command = [
-        sys.executable, __file__, "--worker", "--tree", str(tree), "--url", url, "--interval", f"{args.interval:g}",
-        "--prometheus-pid", str(prometheus), "--fleet-pid", str(fleet.process.pid), "--scraping-rate", f"{scraping}",
-        "--refreshes", str(args.refreshes), "--expect", str(len(fleet.hostnames)),
-        "--hostnames", ",".join(fleet.hostnames),
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1800, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"the worker for {tree} failed:\n{done.stderr}")
-    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+def run_workers(url: str, prometheus: int, fleet: FleetProcess, scraping: float,
+                args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
+    """Every tree's reader at once, taking turns (see ``worker``); each one's JSON lines."""
+    start = time.time() + 5
+    running = {}
+    for slot, (name, tree) in enumerate(args.trees):
+        command = [
+            sys.executable, __file__, "--worker", "--tree", str(tree), "--url", url, "--interval", f"{args.interval:g}",
+            "--prometheus-pid", str(prometheus), "--fleet-pid", str(fleet.process.pid),
+            "--scraping-rate", f"{scraping}", "--refreshes", str(args.refreshes), "--expect", str(len(fleet.hostnames)),
+            "--hostnames", ",".join(fleet.hostnames), "--start", f"{start}", "--slot", str(slot),
+            "--slots", str(len(args.trees)),
+        ]
+        running[name] = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = {}
+    for name, process in running.items():
+        out, err = process.communicate(timeout=1800)
+        if process.returncode != 0:
+            raise SystemExit(f"the worker for {name} failed:\n{err}")
+        lines[name] = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return lines
 
 
 # -- the view, in a pty ------------------------------------------------------------------------
@@ -310,8 +333,9 @@ def bench_size(args: argparse.Namespace, hosts: int) -> None:
         scraping, serving = rate(prometheus.process.pid), rate(fleet.process.pid)
         print(f"# {hosts} hosts, {args.age:g}s of data; scraping alone: Prometheus {100 * scraping:.1f}% of a core,"
               f" the simulator {100 * serving:.1f}%; load average {os.getloadavg()[0]:.1f}", flush=True)
-        for name, tree in args.trees:
-            lines = run_worker(tree, prometheus.url, prometheus.process.pid, fleet, scraping, args)
+        answers = run_workers(prometheus.url, prometheus.process.pid, fleet, scraping, args)
+        for name, _ in args.trees:
+            lines = answers[name]
             for what in ("first", "refresh", "host screen"):
                 report(hosts, name, what, [line for line in lines if line["what"] == what])
             for line in lines:
@@ -388,6 +412,9 @@ def main() -> int:
     parser.add_argument("--scraping-rate", dest="scraping_rate", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--expect", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--hostnames", help=argparse.SUPPRESS)
+    parser.add_argument("--start", type=float, help=argparse.SUPPRESS)
+    parser.add_argument("--slot", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--slots", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         return worker(args)
