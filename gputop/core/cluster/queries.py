@@ -6,10 +6,8 @@ for every host, sent side by side: the hosts themselves first (cheap, so rows sh
 once), then memory, load, heat, problems and the counts. What a host's GPUs are (their memory sizes
 and slowdown temperatures) does not change while it runs, so it is asked once a minute
 (``fixed_query``) rather than read again with every refresh: the fullest GPU is then its
-most memory in use over its GPUs' size, and a hot GPU one above its host's threshold.
-Memory in use and temperatures come as how many GPUs of a host have each value
-(``count_values``): one pass over each metric tells the host's sum or hottest and how many
-are hot, where separate aggregations would each read every series again.
+most memory in use over its GPUs' size, and a hot GPU one above its host's threshold,
+each from one metric rather than a ratio of two.
 """
 
 from __future__ import annotations
@@ -22,12 +20,12 @@ from gputop.core import metric_names
 from gputop.core.cluster.client import promql_string
 from gputop.core.cluster.counts import COUNT_BY_KEY, COUNTS, HOT, hot_gpus, per_gpu
 from gputop.core.cluster.model import Flavour
+from gputop.core.levels import DEFAULT_SLOWDOWN_C, TEMPERATURE_ALARM_MARGIN_C
 
 MIB = 1024 * 1024
 FIGURE_LABEL = "figure"
 DCGM_FIELDS = ("FB_USED", "FB_FREE", "FB_RESERVED", "GPU_UTIL", "GPU_TEMP", "POWER_USAGE")
 TOTAL_LABEL = "total"
-VALUE_LABEL = "value"
 SLOWDOWN_LABEL = "slowdown"
 
 Select = Callable[[str], str]  # a metric name -> the selector for it, host matcher included
@@ -67,13 +65,8 @@ class FlavourQueries:
         by_model = f"by ({self.host_label}, {self.model_label})"
         return f'count_values {by_model} ("lost", {gpus})' if self.name == "gputop" else f"count {by_model} ({gpus})"
 
-    def used(self, select: Select) -> str:
-        return f"sum {self._by()} ({self.memory_used.format(s=_Subscript(select))})"
-
-    def distribution(self, select: Select, template: str) -> str:
-        """How many of a host's GPUs have each value of ``template`` (label ``value``): one pass over the
-        series gives their sum, their largest, and how many are above any threshold."""
-        return f'count_values {self._by()} ("{VALUE_LABEL}", {template.format(s=_Subscript(select))})'
+    def used(self, select: Select, how: str = "sum") -> str:
+        return f"{how} {self._by()} ({self.memory_used.format(s=_Subscript(select))})"
 
     def fullest_percent(self, select: Select) -> str:
         """The fullest GPU's memory, in percent: a ratio per GPU (for hosts whose GPUs differ in size)."""
@@ -101,7 +94,6 @@ class FlavourQueries:
 
     def hottest(self, select: Select) -> str:
         return f"max {self._by()} ({self.temperature.format(s=_Subscript(select))})"
-
 
     def summaries(self, select: Select) -> dict[str, str]:
         """Each figure per host, by the figure's name, all read from the series (for hosts seen only once)."""
@@ -222,18 +214,16 @@ def refresh_queries(hosts: str | None, lookback_s: float, fixed: Mapping[str, Fi
 
     ``fixed``: what each host's GPUs are, from the last ``fixed_query`` (None before the first):
     hosts whose GPUs differ in size get their fullest GPU as a ratio per GPU, the others from
-    their memory in use alone; hot GPUs are counted against their host's threshold, from the
-    spread of its temperatures, except on hosts whose GPUs' thresholds differ.
+    their memory in use alone; the hot count compares each GPU with its host's threshold.
     """
     groups: dict[str, list[tuple[str, str]]] = {name: [] for name in GROUP_FIGURES}
     for flavour in FLAVOURS:
         select = flavour.selector(flavour.host_matcher(hosts))
         tag = flavour.name
         groups["hosts"].append((f"{tag}:gpus", flavour.gpus(select)))
-        # Each GPU's memory in use and temperature as their spread over the host: one pass over each
-        # metric gives the host's sum and fullest GPU, its hottest and how many are hot.
-        groups["memory"].append((f"{tag}:used_values", flavour.distribution(select, flavour.memory_used)))
-        mixed = _mixed(flavour, fixed, "gpu_memory_total")
+        groups["memory"].append((f"{tag}:memory_used", flavour.used(select)))
+        groups["memory"].append((f"{tag}:memory_max", flavour.used(select, "max")))
+        mixed = _mixed_sizes(flavour, fixed)
         if mixed is None or mixed:
             # Sizes not known yet, or they differ within a host: the ratio, for those hosts only.
             ratio_select = select if mixed is None else flavour.selector(flavour.host_matcher(hosts), mixed)
@@ -241,7 +231,7 @@ def refresh_queries(hosts: str | None, lookback_s: float, fixed: Mapping[str, Fi
         if fixed is None:
             groups["memory"].append((f"{tag}:memory_total", flavour.total(select)))
         groups["load"].extend((f"{tag}:{figure}", promql) for figure, promql in flavour.load(select).items())
-        groups["heat"].append((f"{tag}:temperature_values", flavour.distribution(select, flavour.temperature)))
+        groups["heat"].append((f"{tag}:temperature", flavour.hottest(select)))
     gputop = GPUTOP.selector(GPUTOP.host_matcher(hosts))
     groups["hosts"].append(("gputop:exporter_up", f"min by (hostname) ({gputop(metric_names.UP)})"))
     # The exporter's own sample time, newest within the look-back: it dates a host that went
@@ -256,16 +246,11 @@ def refresh_queries(hosts: str | None, lookback_s: float, fixed: Mapping[str, Fi
     for count in COUNTS:
         if count.from_hosts:
             continue
-        if count is HOT:
-            # Counted from the temperatures' spread against each host's threshold; GPU by GPU only
-            # where that is not one number: before the slowdown temperatures are known, or where they differ.
-            mixed = _mixed(GPUTOP, fixed, "slowdown")
-            if mixed is None or mixed:
-                matchers = ",".join(m for m in (gputop_hosts, mixed) if m)
-                groups["heat"].append((f"count:{HOT.key}", f"count(max by (hostname, gpu) ({hot_gpus(matchers)}))"))
-            continue
-        promql = f"count({per_gpu(count, gputop_hosts, dcgm_hosts)})"
-        groups[count_group(count.key)].append((f"count:{count.key}", promql))
+        if count is HOT and fixed is not None:
+            groups["heat"].extend(_hot_by_threshold(hosts, fixed))
+        else:
+            promql = f"count({per_gpu(count, gputop_hosts, dcgm_hosts)})"
+            groups[count_group(count.key)].append((f"count:{count.key}", promql))
     return [Query(name, tagged(parts)) for name, parts in groups.items()]
 
 
@@ -280,12 +265,50 @@ def fixed_query(hosts: str | None) -> Query:
     return Query("fixed", tagged(parts))
 
 
-def _mixed(flavour: FlavourQueries, fixed: Mapping[str, Fixed] | None, figure: str) -> str | None:
-    """A matcher for the flavour's hosts whose GPUs differ in ``figure``; '' when none do; None when not known."""
+def _mixed_sizes(flavour: FlavourQueries, fixed: Mapping[str, Fixed] | None) -> str | None:
+    """A matcher for the flavour's hosts whose GPUs differ in size; '' when none do; None when not known."""
     if fixed is None:
         return None
-    mixed = [name for name, host in fixed.items() if host.flavour == flavour.name and getattr(host, figure) is None]
+    mixed = [name for name, host in fixed.items() if host.flavour == flavour.name and host.gpu_memory_total is None]
     return flavour.host_matcher(hosts_pattern(mixed)) if mixed else ""
+
+
+def _hot_by_threshold(hosts: str | None, fixed: Mapping[str, Fixed]) -> list[tuple[str, str]]:
+    """The hot count as GPUs above their host's threshold: one selection of temperatures per threshold.
+
+    The commonest threshold takes every host not listed under another (hosts that came since the
+    last ``fixed_query`` included); hosts whose GPUs differ are compared GPU by GPU.
+    """
+    by_slowdown: dict[float, list[str]] = {}
+    mixed: list[str] = []
+    for name, host in fixed.items():
+        if host.flavour != "gputop":
+            continue
+        if host.slowdown is None:
+            mixed.append(name)
+        else:
+            by_slowdown.setdefault(host.slowdown, []).append(name)
+    common = max(by_slowdown, key=lambda value: (len(by_slowdown[value]), value), default=DEFAULT_SLOWDOWN_C)
+    others = [name for value, names in by_slowdown.items() if value != common for name in names] + mixed
+    gputop_hosts = GPUTOP.host_matcher(hosts)
+    rest = GPUTOP.host_matcher(hosts_pattern(others), negate=True) if others else ""
+    groups = [(common, GPUTOP.selector(gputop_hosts, rest))] + [
+        (value, GPUTOP.selector(gputop_hosts, GPUTOP.host_matcher(hosts_pattern(names))))
+        for value, names in sorted(by_slowdown.items())
+        if value != common
+    ]
+    margin = TEMPERATURE_ALARM_MARGIN_C
+    counted = [
+        f"count(max by (hostname, gpu) ({select('gputop_gpu_temperature_celsius')} >= {value - margin:g}))"
+        for value, select in groups
+    ]
+    if mixed:
+        matchers = ",".join(m for m in (gputop_hosts, GPUTOP.host_matcher(hosts_pattern(mixed))) if m)
+        counted.append(f"count(max by (hostname, gpu) ({hot_gpus(matchers)}))")
+    dcgm = DCGM.selector(DCGM.host_matcher(hosts))("DCGM_FI_DEV_GPU_TEMP")
+    counted.append(f"count({dcgm} >= {DEFAULT_SLOWDOWN_C - margin:g})")
+    # Each part its own tag: series with the same labels would be dropped by ``or``.
+    return [(f"count:{HOT.key}#{index}", promql) for index, promql in enumerate(counted)]
 
 
 def required_names() -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from gputop.core.cluster import queries
 from gputop.core.cluster.client import PrometheusClient, Sample
-from gputop.core.cluster.counts import COUNT_BY_KEY, COUNTS, HOT, HOT_MARGIN_C, LOST, per_gpu
+from gputop.core.cluster.counts import COUNT_BY_KEY, COUNTS, LOST, per_gpu
 from gputop.core.cluster.detail import read_detail
 from gputop.core.cluster.model import (
     ClusterHost,
@@ -57,8 +57,6 @@ class _Draft:
     instance: str | None = None
     last_sample: float | None = None
     kept: bool = False  # figures from what Prometheus kept of a host that is gone
-    # How many of its GPUs have each value, by figure (memory in use, temperature).
-    spreads: dict[str, dict[float, float]] = field(default_factory=dict)
 
 
 class ClusterReader:
@@ -99,8 +97,8 @@ class ClusterReader:
             self.client.timeout_s = timeout_s
         started = time.monotonic()
         now = self._clock()
-        fixed = asked_with = self._fixed
-        batch = queries.refresh_queries(self.options.hosts, self.options.lookback_s, asked_with)
+        fixed = self._fixed
+        batch = queries.refresh_queries(self.options.hosts, self.options.lookback_s, fixed)
         ask_fixed = fixed is None or now - self._fixed_at >= FIXED_EVERY_S or self._gpus_changed()
         if ask_fixed:
             batch.append(queries.fixed_query(self.options.hosts))
@@ -133,7 +131,7 @@ class ClusterReader:
             fixed = self._fixed = _fixed_figures(answers["fixed"])
             self._fixed_at = now
         answer = [sample for group, samples in answers.items() if group != "fixed" for sample in samples]
-        drafts, down, counts = _sort_answer(answer, set(names.result()), fixed, asked_with)
+        drafts, down, counts = _sort_answer(answer, set(names.result()), fixed)
         if ask_fixed:
             self._fixed_gpus = _working_gpus(drafts)
         history = history_job.result() if history_job is not None else {}
@@ -160,7 +158,7 @@ class ClusterReader:
     ) -> ClusterState:
         """The hosts as far as the answers so far tell; the rest of their figures and the counts pending."""
         answer = [sample for group, samples in answers.items() if group != "fixed" for sample in samples]
-        drafts, down, _ = _sort_answer(answer, set(), fixed, fixed)
+        drafts, down, _ = _sort_answer(answer, set(), fixed)
         waiting = set(groups) - answers.keys()
         pending = {figure for group in waiting for figure in queries.GROUP_FIGURES.get(group, ())}
         return ClusterState(
@@ -266,15 +264,11 @@ class ClusterReader:
 
 
 def _sort_answer(
-    answer: list[Sample],
-    present: set[str],
-    fixed: Mapping[str, Fixed] | None,
-    asked_with: Mapping[str, Fixed] | None = None,
+    answer: list[Sample], present: set[str], fixed: Mapping[str, Fixed] | None
 ) -> tuple[dict[str, _Draft], set[str], tuple[CountValue, ...]]:
     """The tagged series of a refresh, by host; the down targets; the counts (of the metrics ``present``).
 
-    ``fixed`` completes each host's memory: its total, and its fullest GPU from its most memory in use;
-    ``asked_with`` is what the queries were built with: the hosts whose hot GPUs they counted one by one.
+    ``fixed`` completes each host's memory: its total, and its fullest GPU from its most memory in use.
     """
     by_flavour: dict[tuple[str, str], _Draft] = {}
     down: set[str] = set()
@@ -290,12 +284,6 @@ def _sort_answer(
             if figure == "sampled":
                 draft.instance = sample.labels.get("instance") or draft.instance
                 draft.last_sample = max(draft.last_sample or 0.0, sample.value)
-            elif figure.endswith("_values"):
-                try:
-                    value = float(sample.labels[queries.VALUE_LABEL])
-                except (KeyError, ValueError):
-                    continue
-                draft.spreads.setdefault(figure, {})[value] = sample.value
             elif figure == "gpus":
                 draft.models.add(sample.labels.get(flavour.model_label, ""))
                 draft.figures["gpus"] = draft.figures.get("gpus", 0.0) + sample.value
@@ -313,12 +301,8 @@ def _sort_answer(
         # gputop's own figures are the fuller ones: they win over DCGM's for the same host.
         if kind == "gputop" or name not in drafts:
             drafts[name] = draft
-    hot = 0
     for name, draft in drafts.items():
-        host_fixed = None if fixed is None else fixed.get(name)
-        _complete_memory(draft, host_fixed)
-        hot += _hot_gpus(draft, host_fixed, asked_with, name)
-    counted[HOT.key] = counted.get(HOT.key, 0) + hot
+        _complete_memory(draft, None if fixed is None else fixed.get(name))
     counted[LOST.key] = sum(int(d.figures.get("lost", 0.0)) for d in drafts.values() if d.flavour == "gputop")
     counts = tuple(
         CountValue(c.key, c.label, counted.get(c.key, 0) if present.intersection(c.requires) else None)
@@ -327,33 +311,9 @@ def _sort_answer(
     return drafts, down, counts
 
 
-def _hot_gpus(draft: _Draft, fixed: Fixed | None, asked_with: Mapping[str, Fixed] | None, name: str) -> int:
-    """How many of a host's GPUs are within the hot margin of their slowdown temperature, from the spread
-    of its temperatures; 0 where the queries counted them GPU by GPU (before the slowdown temperatures
-    were known, or where they differ)."""
-    temperatures = draft.spreads.get("temperature_values", {})
-    slowdown = DEFAULT_SLOWDOWN_C  # DCGM exporter serves none; nor does a host not known yet
-    if draft.flavour == "gputop":
-        asked = None if asked_with is None else asked_with.get(name)
-        if asked_with is None or (asked is not None and asked.slowdown is None):
-            return 0
-        slowdown = next(
-            (k.slowdown for k in (fixed, asked) if k is not None and k.flavour == "gputop" and k.slowdown is not None),
-            DEFAULT_SLOWDOWN_C,
-        )
-    return int(sum(count for value, count in temperatures.items() if value >= slowdown - HOT_MARGIN_C))
-
-
 def _complete_memory(draft: _Draft, fixed: Fixed | None) -> None:
-    """A host's memory in use, its total and its fullest GPU, where the answer did not say them outright."""
+    """A host's memory total and fullest GPU from what its GPUs are, where the answer did not say."""
     figures = draft.figures
-    used = draft.spreads.get("used_values")
-    if used:
-        figures["memory_used"] = sum(value * count for value, count in used.items())
-        figures["memory_max"] = max(used)
-    temperatures = draft.spreads.get("temperature_values")
-    if temperatures:
-        figures["temperature"] = max(temperatures)
     if fixed is None or fixed.flavour != draft.flavour:
         return
     figures.setdefault("memory_total", fixed.memory_total)
