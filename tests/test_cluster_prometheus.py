@@ -17,10 +17,11 @@ from prom.fleet import DCGM_FIELDS, gpu_sample
 from prometheus_client.parser import text_string_to_metric_families
 from textual.pilot import Pilot
 
+from gputop.core.cluster.client import PrometheusClient
 from gputop.core.cluster.model import ClusterHost, ClusterOptions
-from gputop.ui.cluster.app import ClusterApp
 from gputop.ui.cluster.gpu_list import GpuListScreen
 from gputop.ui.cluster.host_screen import HostScreen
+from gputop.ui.cluster.view import ClusterApp
 
 pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason=SKIP_REASON)
 
@@ -64,6 +65,11 @@ async def until(pilot: Pilot[int], what: str, condition: Callable[[], bool], tim
         await pilot.pause(0.05)
 
 
+def refreshed(app: ClusterApp, hosts: int) -> bool:
+    """A whole refresh is in (not only the first of its parts), listing ``hosts`` hosts."""
+    return app.state is not None and not app.state.pending and len(app.host_list.hosts) == hosts
+
+
 def listed(app: ClusterApp, hostname: str) -> ClusterHost:
     host = next((h for h in app.host_list.hosts if h.hostname == hostname), None)
     assert host is not None, f"{hostname} is not listed"
@@ -86,66 +92,84 @@ def make_app(cluster: Cluster, interval_s: float = 0.5) -> ClusterApp:
 async def test_every_host_is_summed_up_by_prometheus_with_the_exporters_figures(cluster: Cluster) -> None:
     app = make_app(cluster, interval_s=60)
     async with app.run_test(size=(150, 40)) as pilot:
-        await until(pilot, "50 hosts", lambda: len(app.host_list.hosts) == 50)
-        names = [h.hostname for h in app.host_list.hosts]
-        assert names[:3] == ["alpha", "dgx-00", "dgx-01"] and names[3:] == [f"node-{i:04d}" for i in range(47)]
-        for index in (3, 24):
-            gpus = [gpu_sample(index, i, 4) for i in range(8)]
-            working = [g for g in gpus if not g.lost]
-            host = listed(app, f"node-{index:04d}")
-            assert (host.flavour, host.state, host.gpus, host.lost) == ("gputop", "live", 8, 8 - len(working))
-            assert host.model == "NVIDIA H100 80GB HBM3"
-            assert host.memory_used == sum(g.memory_used or 0 for g in working)
-            assert host.memory_total == sum(g.memory_total or 0 for g in working)
-            assert host.memory_percent == max(100 * (g.memory_used or 0) / (g.memory_total or 1) for g in working)
-            assert host.utilization == pytest.approx(sum(g.utilization_gpu or 0 for g in working) / len(working))
-            assert host.temperature == max(g.temperature or 0 for g in working)
-            assert host.power_draw == sum(g.power_draw or 0 for g in working)
-        assert row(app, "node-0003").startswith(
-            " node-0003            live          8 NVIDIA H100 80GB HB… █████████░  91% 292.0GiB/640.0GiB"
-            "  48%  87°C  1860W "
-        )
-        # DCGM exporter: MiB -> bytes, total = used + free + reserved, MIG instance series left out.
-        dgx = listed(app, "dgx-00")
-        used, free, reserved = (DCGM_FIELDS[f"DCGM_FI_DEV_FB_{n}"] for n in ("USED", "FREE", "RESERVED"))
-        assert (dgx.flavour, dgx.state, dgx.gpus, dgx.model) == ("dcgm", "live", 2, "NVIDIA A100-SXM4-80GB")
-        assert dgx.memory_used == (used[0] + used[1]) * MIB
-        assert dgx.memory_total == sum(used + free + reserved) * MIB
-        assert (dgx.temperature, dgx.utilization, dgx.power_draw) == (71.0, 48.5, 449.75)
-        # The real exporter (its demo GPUs' figures move every second; their sizes do not).
-        served = {
-            (s.name, s.labels["gpu"]): s.value
-            for family in text_string_to_metric_families(cluster.alpha.metrics())
-            for s in family.samples
-            if "gpu" in s.labels and "pid" not in s.labels
-        }
-        alpha = listed(app, "alpha")
-        assert (alpha.flavour, alpha.state, alpha.gpus) == ("gputop", "live", 2)
-        assert alpha.memory_total == sum(served[("gputop_gpu_memory_total_bytes", g)] for g in "01")
-        fleet = [gpu_sample(i, g, 4) for i in range(FLEET_HOSTS) for g in range(8)]
-        hot = sum(1 for g in fleet if not g.lost and (g.temperature or 0) >= 87 - 5)
-        summary = str(app.query_one("#summary").render())
-        assert summary.startswith("Hosts 50 live · 0 stale · 0 down   GPUs 382   memory ")
-        # alpha's demo GPUs run cool (below 80 °C), DCGM's hottest is 71 °C: the hot ones are the fleet's.
-        # Only alpha, a real exporter, says how long its processes have been idle.
-        idle = {
-            s.labels["gpu"]
-            for family in text_string_to_metric_families(cluster.alpha.metrics())
-            for s in family.samples
-            if s.name == "gputop_process_idle_seconds" and s.value >= 600
-        }
-        idle_text = str(len(idle)) if "gputop_process_idle_seconds" in cluster.alpha.metrics() else "N/A"
-        assert summary.endswith(
-            f"filling 5 [f]   hot {hot} [h]   lost 1 [l]   idle-hogged {idle_text} [i]   unhealthy 0 [u]"
-        )
-        # Its problems column counts what its exporter's diagnoses found (the idle notebook at least);
-        # the simulated fleet serves no diagnoses, so theirs is not known rather than 0.
-        assert alpha.problems is not None and alpha.problems >= 1
-        assert listed(app, "node-0003").problems is None
+        await until(pilot, "50 hosts", lambda: refreshed(app, 50))
+        check_figures(app, cluster)
+        # The next refresh knows what each host's GPUs are (their sizes, slowdown temperatures) and asks
+        # less: the fullest GPU from the most memory in use, hot GPUs against their host's threshold.
+        # The figures are the same.
+        first = app.state
+        app.refresh_now()
+        await until(pilot, "a second refresh", lambda: app.state is not first and refreshed(app, 50))
+        check_figures(app, cluster)
         # Sorting by memory: the fullest GPU first, answered from what is already here.
         await pilot.press("M")
         percents = [h.memory_percent for h in app.host_list.hosts]
         assert percents == sorted(percents, key=lambda p: -(p or 0)) and None not in percents
+
+
+def idle_gpus(metrics: str) -> set[str]:
+    """The GPUs on which an exporter's diagnoses found an idle process."""
+    return {
+        s.labels["gpu"]
+        for family in text_string_to_metric_families(metrics)
+        for s in family.samples
+        if s.name == "gputop_gpu_problems" and s.labels["kind"] == "idle" and s.value > 0
+    }
+
+
+def check_figures(app: ClusterApp, cluster: Cluster) -> None:
+    names = [h.hostname for h in app.host_list.hosts]
+    assert names[:3] == ["alpha", "dgx-00", "dgx-01"] and names[3:] == [f"node-{i:04d}" for i in range(47)]
+    for index in (3, 11, 24):  # 11: a smaller GPU among its H100s; 24: a lost GPU
+        gpus = [gpu_sample(index, i, 4) for i in range(8)]
+        working = [g for g in gpus if not g.lost]
+        host = listed(app, f"node-{index:04d}")
+        assert (host.flavour, host.state, host.gpus, host.lost) == ("gputop", "live", 8, 8 - len(working))
+        assert host.model == ("NVIDIA A100-SXM4-40GB…" if index == 11 else "NVIDIA H100 80GB HBM3")
+        assert host.memory_used == sum(g.memory_used or 0 for g in working)
+        assert host.memory_total == sum(g.memory_total or 0 for g in working)
+        assert host.memory_percent == max(100 * (g.memory_used or 0) / (g.memory_total or 1) for g in working)
+        assert host.utilization == pytest.approx(sum(g.utilization_gpu or 0 for g in working) / len(working))
+        assert host.temperature == max(g.temperature or 0 for g in working)
+        assert host.power_draw == sum(g.power_draw or 0 for g in working)
+    assert row(app, "node-0003").startswith(
+        " node-0003            live          8 NVIDIA H100 80GB HB… █████████▏  91% 292.0GiB/640.0GiB"
+        "  48%  87°C  1860W "
+    )
+    # DCGM exporter: MiB -> bytes, total = used + free + reserved, MIG instance series left out.
+    dgx = listed(app, "dgx-00")
+    used, free, reserved = (DCGM_FIELDS[f"DCGM_FI_DEV_FB_{n}"] for n in ("USED", "FREE", "RESERVED"))
+    assert (dgx.flavour, dgx.state, dgx.gpus, dgx.model) == ("dcgm", "live", 2, "NVIDIA A100-SXM4-80GB")
+    assert dgx.memory_used == (used[0] + used[1]) * MIB
+    assert dgx.memory_total == sum(used + free + reserved) * MIB
+    assert (dgx.temperature, dgx.utilization, dgx.power_draw) == (71.0, 48.5, 449.75)
+    # The real exporter (its demo GPUs' figures move every second; their sizes do not).
+    served = {
+        (s.name, s.labels["gpu"]): s.value
+        for family in text_string_to_metric_families(cluster.alpha.metrics())
+        for s in family.samples
+        if "gpu" in s.labels and "pid" not in s.labels
+    }
+    alpha = listed(app, "alpha")
+    assert (alpha.flavour, alpha.state, alpha.gpus) == ("gputop", "live", 2)
+    assert alpha.memory_total == sum(served[("gputop_gpu_memory_total_bytes", g)] for g in "01")
+    fleet = [gpu_sample(i, g, 4) for i in range(FLEET_HOSTS) for g in range(8)]
+    hot = sum(1 for g in fleet if not g.lost and (g.temperature or 0) >= (g.temperature_slowdown or 0) - 5)
+    summary = str(app.query_one("#summary").render())
+    assert summary.startswith("Hosts 50 live · 0 stale · 0 down   GPUs 382   memory ")
+    # alpha's demo GPUs run cool (below 80 °C), DCGM's hottest is 71 °C: the hot ones are the fleet's.
+    # Only alpha, a real exporter, says how long its processes have been idle; its diagnoses say which
+    # GPUs an idle process holds memory on (and count none unhealthy).
+    alpha_text = cluster.alpha.metrics()
+    idle = idle_gpus(alpha_text)
+    idle_text = str(len(idle)) if "gputop_process_idle_seconds" in alpha_text else "N/A"
+    assert summary.endswith(
+        f"filling 5 [f]   hot {hot} [h]   lost 1 [l]   idle-hogged {idle_text} [i]   unhealthy 0 [u]"
+    )
+    # Its problems column counts what its exporter's diagnoses found (the idle notebook at least);
+    # the simulated fleet serves no diagnoses, so theirs is not known rather than 0.
+    assert alpha.problems is not None and alpha.problems >= 1
+    assert listed(app, "node-0003").problems is None
 
 
 async def test_a_count_key_lists_its_gpus_and_enter_opens_the_host(cluster: Cluster) -> None:
@@ -162,6 +186,14 @@ async def test_a_count_key_lists_its_gpus_and_enter_opens_the_host(cluster: Clus
         await pilot.press("down", "enter")
         await until(pilot, "node-0010's screen", lambda: isinstance(app.screen, HostScreen))
         assert isinstance(app.screen, HostScreen) and app.screen.hostname == "node-0010"
+        await pilot.press("escape", "i")
+        screen = app.screen
+        assert isinstance(screen, GpuListScreen)
+        # The GPUs alpha's diagnoses call idle-hogged, each with its longest idle process's time.
+        idle = idle_gpus(cluster.alpha.metrics())
+        await until(pilot, "the idle-hogged GPUs", lambda: len(screen.gpus) == len(idle) and bool(idle))
+        assert {(g.hostname, str(g.index)) for g in screen.gpus} == {("alpha", gpu) for gpu in idle}
+        assert all(g.value >= 600 for g in screen.gpus)
 
 
 async def test_enter_opens_the_host_with_its_gpus_and_processes_without_waiting_for_a_refresh(
@@ -169,7 +201,7 @@ async def test_enter_opens_the_host_with_its_gpus_and_processes_without_waiting_
 ) -> None:
     app = make_app(cluster, interval_s=60)  # no refresh comes in this test's time: the screen reads on its own
     async with app.run_test(size=(150, 40)) as pilot:
-        await until(pilot, "the hosts", lambda: len(app.host_list.hosts) == 50)
+        await until(pilot, "the hosts", lambda: refreshed(app, 50))
         await pilot.press("down", "down", "down", "down", "enter")
         screen = app.screen
         assert isinstance(screen, HostScreen) and screen.hostname == "node-0001"
@@ -195,7 +227,7 @@ async def test_a_stuck_host_goes_stale_a_dead_one_down_both_with_their_age_and_l
     wait_for("node-0006 down", lambda: cluster.prometheus.query('up{instance="node-0006:9400"} == 0') or None, 30)
     app = make_app(cluster)
     async with app.run_test(size=(150, 40)) as pilot:
-        await until(pilot, "the hosts", lambda: len(app.host_list.hosts) == 50)
+        await until(pilot, "the hosts", lambda: refreshed(app, 50))
         gone = listed(app, "node-0006")
         assert (gone.state, gone.gpus) == ("down", 8)
         assert gone.memory_used == sum(gpu_sample(6, i, 4).memory_used or 0 for i in range(8))
@@ -229,7 +261,7 @@ async def test_a_stuck_host_goes_stale_a_dead_one_down_both_with_their_age_and_l
 async def test_while_prometheus_is_down_every_row_shows_its_age_and_it_comes_back(cluster: Cluster) -> None:
     app = make_app(cluster)
     async with app.run_test(size=(150, 40)) as pilot:
-        await until(pilot, "the hosts", lambda: len(app.host_list.hosts) == 50)
+        await until(pilot, "the hosts", lambda: refreshed(app, 50))
         cluster.prometheus.stop()
         status = app.query_one("#status")
         await until(pilot, "unreachable", lambda: "unreachable" in str(status.render()))
@@ -245,3 +277,10 @@ async def test_while_prometheus_is_down_every_row_shows_its_age_and_it_comes_bac
         )
         await until(pilot, "Prometheus back", lambda: "answered in" in str(status.render()))
         await until(pilot, "live rows", lambda: status_of(app, "node-0000") == "live")
+
+
+def test_a_query_limit_that_is_not_a_whole_number_of_seconds_is_accepted(cluster: Cluster) -> None:
+    # After a refresh that took 2.84 s the next limit is twice that: Prometheus' duration syntax has
+    # no "5.68s", so the limit goes as plain seconds.
+    client = PrometheusClient(cluster.prometheus.url, timeout_s=5.68091)
+    assert len(client.query("up", time.time())) == 50

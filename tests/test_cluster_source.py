@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from gputop.core.cluster.client import PrometheusClient, PrometheusError, promql_string
-from gputop.core.cluster.model import ClusterOptions, ConfigError
-from gputop.core.cluster.reader import QUERY_WAYS, ClusterReader
+from gputop.core.cluster.model import ClusterOptions, ClusterState, ConfigError
+from gputop.core.cluster.queries import refresh_queries
+from gputop.core.cluster.reader import ClusterReader
 
 NOW = 1_700_000_100.0
 
@@ -37,6 +38,8 @@ class CannedPrometheus:
         self.status = 200
         self.body: bytes | None = None
         self.delay_s = 0.0
+        # Queries holding this text are answered once the event is set (or after 10 s).
+        self.held: tuple[str, threading.Event] | None = None
         self.sent = 0
         self.names: list[str] = []
         self.lookups: list[str] = []
@@ -58,6 +61,8 @@ class CannedPrometheus:
                 canned.queries.append(form["query"])
                 canned.forms.append(form)
                 time.sleep(canned.delay_s)
+                if canned.held is not None and canned.held[0] in form["query"]:
+                    canned.held[1].wait(10)
                 if self.path.endswith("/query_range"):
                     data = {"resultType": "matrix", "result": canned.history}
                 else:
@@ -105,7 +110,7 @@ def test_answers_come_gzipped_and_the_query_timeout_follows_the_interval(canned:
     client = PrometheusClient(canned.url, options.timeout_s)
     samples = client.query("up", NOW)
     assert len(samples) == 200 and samples[0].labels == {"__name__": "up", "instance": "a:9400"}
-    assert canned.forms[-1] == {"query": "up", "time": "1700000100.000", "timeout": "3s"}
+    assert canned.forms[-1] == {"query": "up", "time": "1700000100.000", "timeout": "3"}
     assert client.traffic.requests == 1 and client.traffic.bytes_received == canned.sent < 2000
     assert ClusterOptions.create(canned.url, interval_s=0.5).timeout_s == 2.0
 
@@ -132,9 +137,11 @@ def test_a_refresh_asks_for_every_host_at_once_history_only_on_screen_processes_
 ) -> None:
     reader = ClusterReader(ClusterOptions.create(canned.url, hosts='dgx-"1"\\d'), clock=lambda: NOW)
     reader.fetch()
-    # The fleet's summaries in QUERY_WAYS instant queries sent side by side, and nothing else.
-    assert len(canned.queries) == QUERY_WAYS and all(q.startswith("label_replace(") for q in canned.queries)
+    # The fleet's summaries in six instant queries sent side by side (the hosts, memory, load, heat,
+    # problems, the counts), what the hosts' GPUs are (a seventh, the first time), and nothing else.
+    assert len(canned.queries) == 7 and all(q.startswith("label_replace(") for q in canned.queries)
     fleet = " or ".join(canned.queries)
+    assert sum("count_values by (hostname) (\"total\"" in q for q in canned.queries) == 1
     # Which count metrics exist is asked of the index, not by reading their series.
     assert len(canned.lookups) == 1 and canned.lookups[0].startswith("/api/v1/label/__name__/values?match")
     # --hosts reaches Prometheus as an escaped label matcher, for gputop's label and DCGM's.
@@ -143,6 +150,7 @@ def test_a_refresh_asks_for_every_host_at_once_history_only_on_screen_processes_
     assert "gputop_process_gpu_memory_bytes" not in fleet and "[15m:" not in fleet
     canned.queries.clear()
     reader.fetch(history_for=["a-1", "b.2"], detail_for='we"ird')
+    assert not any("count_values by (hostname) (\"total\"" in q for q in canned.queries)  # asked once a minute
     others = [q for q in canned.queries if not q.startswith("label_replace(")]
     history = [q for q in others if "gputop_gpu_memory_used_bytes" in q]
     detail = [q for q in others if q.startswith('{__name__=~"gputop_.+",hostname="we\\"ird"}')]
@@ -150,6 +158,40 @@ def test_a_refresh_asks_for_every_host_at_once_history_only_on_screen_processes_
     assert len(history) == 1 and 'gputop_gpu_memory_used_bytes{hostname=~"a\\\\-1|b\\\\.2"}' in history[0]
     # No GPU in the detail's answer: it asks once more for what Prometheus kept, and that is all.
     assert len(detail) == 1 and len(kept) == 1 and len(others) == 3
+
+
+def sample(figure: str, value: float, **labels: str) -> dict[str, Any]:
+    return {"metric": {"figure": figure, **labels}, "value": [NOW, repr(value)]}
+
+
+def test_the_hosts_are_handed_over_as_soon_as_they_answer_while_a_slow_query_is_still_out(
+    canned: CannedPrometheus,
+) -> None:
+    hosts = [
+        sample("gputop:gpus", 8.0, hostname="a", name="H100", lost="0"),
+        sample("gputop:sampled", NOW - 1, hostname="a", instance="a:9400"),
+    ]
+    memory = [sample("gputop:memory_used", 4 * 2.0**30, hostname="a")]
+    reader = ClusterReader(ClusterOptions.create(canned.url), clock=lambda: NOW)
+    queries = {q.group: q.promql for q in refresh_queries(None, reader.options.lookback_s, None)}
+    canned.answers = {queries["hosts"]: hosts, queries["memory"]: memory}
+    memory_answers = threading.Event()
+    canned.held = ("gputop_gpu_memory_used_bytes", memory_answers)  # memory answers once a part is out
+    parts: list[tuple[bool, ClusterState]] = []
+
+    def part(state: ClusterState) -> None:
+        parts.append((memory_answers.is_set(), state))
+        memory_answers.set()
+
+    state = reader.fetch(partial=part)
+    assert parts, "no part was handed over"
+    memory_was_in, first = parts[0]
+    assert not memory_was_in
+    assert [(h.hostname, h.state, h.gpus, h.memory_used) for h in first.hosts] == [("a", "live", 8, None)]
+    assert {"memory_used", "memory_percent", "memory_total"} <= first.pending
+    assert "gpus" not in first.pending and "count:f" in first.pending
+    # The whole refresh: nothing pending, and the slow figure is in.
+    assert not state.pending and state.hosts[0].memory_used == 4 * 2.0**30
 
 
 def test_promql_strings_escape_quotes_backslashes_and_newlines() -> None:

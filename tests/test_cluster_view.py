@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Collection
+from dataclasses import replace
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Static
 
 from gputop.core.cluster.client import PrometheusError
+from gputop.core.cluster.first import FirstRefresh, Partial
 from gputop.core.cluster.model import (
     ClusterGpu,
     ClusterHost,
@@ -22,10 +25,11 @@ from gputop.core.cluster.model import (
 )
 from gputop.core.cluster.pacing import Pacer
 from gputop.ui.cluster import host_list as host_list_module
-from gputop.ui.cluster.app import ClusterApp
 from gputop.ui.cluster.gpu_list import GpuListScreen
 from gputop.ui.cluster.host_screen import HostScreen
-from gputop.ui.cluster.render import sparkline
+from gputop.ui.cluster.render import BAR_WIDTH, level_style
+from gputop.ui.cluster.view import ClusterApp
+from gputop.ui.widgets.sparkline import bar, sparkline
 
 GIB = 1024**3
 URL = "http://prometheus.test:9090"
@@ -99,8 +103,14 @@ DETAIL = HostDetail(
 class FakeReader:
     """Answers like ClusterReader, from hand-made hosts; ``failure`` makes every fetch fail."""
 
-    def __init__(self, hosts: tuple[ClusterHost, ...] | None = None, duration_s: float = 0.01) -> None:
+    def __init__(
+        self,
+        hosts: tuple[ClusterHost, ...] | None = None,
+        duration_s: float = 0.01,
+        history: tuple[float | None, ...] = (10 * GIB, None, 160 * GIB),
+    ) -> None:
         self.hosts = hosts or three_hosts()
+        self.memory_history = history
         self.duration_s = duration_s
         self.failure: PrometheusError | None = None
         self.calls: list[tuple[list[str], str | None]] = []
@@ -108,7 +118,11 @@ class FakeReader:
         self.timeouts: list[float | None] = []
 
     def fetch(
-        self, history_for: Collection[str] = (), detail_for: str | None = None, timeout_s: float | None = None
+        self,
+        history_for: Collection[str] = (),
+        detail_for: str | None = None,
+        timeout_s: float | None = None,
+        partial: Partial | None = None,
     ) -> ClusterState:
         self.calls.append((list(history_for), detail_for))
         self.timeouts.append(timeout_s)
@@ -119,7 +133,7 @@ class FakeReader:
         return ClusterState(URL, NOW, self.duration_s, self.hosts, COUNTS, history, detail)
 
     def history(self, hostnames: Collection[str]) -> dict[str, tuple[float | None, ...]]:
-        return {name: (10 * GIB, None, 160 * GIB) for name in hostnames}
+        return {name: self.memory_history for name in hostnames}
 
     def detail(self, hostname: str) -> HostDetail:
         self.details.append(hostname)
@@ -163,12 +177,12 @@ async def test_a_line_per_host_with_its_summary_and_the_fleet_line_above() -> No
         await started(app, pilot)
         await until(pilot, lambda: len(app.host_list.history) == 3)
         assert rows(app) == [
-            " gpu-a                live          2 NVIDIA H100 80GB HB… ██░░░░░░░░  25%  20.0GiB/160.0GiB  30%  55°C"
-            "   600W        0 ▁ █",
+            " gpu-a                live          2 NVIDIA H100 80GB HB… ██▌░░░░░░░  25%  20.0GiB/160.0GiB  30%  55°C"
+            "   600W        0                  ▁ █",
             " gpu-b                live          2 NVIDIA H100 80GB HB… █████████░  90%  72.0GiB/160.0GiB  90%  40°C"
-            "   600W        3 ▁ █",
+            "   600W        3                  ▁ █",
             " node-c               stale 42s     2 NVIDIA H100 80GB HB… █████░░░░░  50%  40.0GiB/160.0GiB  60%  81°C"
-            "   600W      N/A ▁ █",
+            "   600W      N/A                  ▁ █",
         ]
         assert text_of(app, "#summary") == (
             "Hosts 2 live · 1 stale · 0 down   GPUs 6   memory 132.0GiB/480.0GiB   filling 1 [f]   hot 0 [h]"
@@ -177,16 +191,72 @@ async def test_a_line_per_host_with_its_summary_and_the_fleet_line_above() -> No
         assert text_of(app, "#status").endswith("Prometheus answered in 0.01s")
 
 
-async def test_pressing_m_sorts_by_the_fullest_gpu_and_i_inverts() -> None:
-    app = make_app(FakeReader())
+async def test_pressing_m_sorts_by_the_fullest_gpu_and_i_inverts_without_asking_prometheus() -> None:
+    reader = FakeReader()
+    app = make_app(reader)
     async with app.run_test(size=(160, 40)) as pilot:
         await started(app, pilot)
+        asked = len(reader.calls)
         await pilot.press("M")
         assert row_order(app) == ["gpu-b", "node-c", "gpu-a"]
         assert "sort: memory ↓" in text_of(app, "#status")
+        # The screen shows the new order, sorted from the hosts already here.
+        drawn = [app.host_list.render_line(y).text.split()[0] for y in (1, 2, 3)]
+        assert drawn == ["gpu-b", "node-c", "gpu-a"]
         await pilot.press("I")
         assert row_order(app) == ["gpu-a", "node-c", "gpu-b"]
         assert "sort: memory ↑" in text_of(app, "#status")
+        await pilot.press("slash", "g", "escape")
+        assert len(reader.calls) == asked
+
+
+class HeldReader(FakeReader):
+    """A first refresh whose hosts answer at once and whose other figures wait until ``release`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+
+    def fetch(
+        self,
+        history_for: Collection[str] = (),
+        detail_for: str | None = None,
+        timeout_s: float | None = None,
+        partial: Partial | None = None,
+    ) -> ClusterState:
+        if partial is not None:
+            bare = tuple(replace(h, memory_used=None, memory_total=None, memory_percent=None) for h in self.hosts)
+            pending = frozenset(("memory_used", "memory_total", "memory_percent", "count:f", "count:h"))
+            partial(ClusterState(URL, NOW, 0.01, bare, COUNTS, pending=pending))
+            assert self.release.wait(10), "never released"
+        return super().fetch(history_for, detail_for, timeout_s)
+
+
+async def test_the_first_rows_show_before_the_slower_figures_have_answered_which_say_they_are_being_read() -> None:
+    reader = HeldReader()
+    # As ``gputop cluster`` starts it: the first refresh asked before the view was built.
+    app = ClusterApp(
+        ClusterOptions.create(URL, interval_s=60), reader=reader, clock=lambda: NOW, first=FirstRefresh(reader, 40)
+    )
+    async with app.run_test(size=(160, 40)) as pilot:
+        await until(pilot, lambda: len(app.host_list.hosts) == 3)
+        # What has answered is shown; memory, not in yet, says it is being read (not N/A).
+        assert rows(app) == [
+            " gpu-a                live          2 NVIDIA H100 80GB HB… …                               …  30%  55°C"
+            "   600W        0",
+            " gpu-b                live          2 NVIDIA H100 80GB HB… …                               …  90%  40°C"
+            "   600W        3",
+            " node-c               stale 42s     2 NVIDIA H100 80GB HB… …                               …  60%  81°C"
+            "   600W      N/A",
+        ]
+        assert text_of(app, "#summary").startswith("Hosts 2 live · 1 stale · 0 down   GPUs 6   memory …   filling …")
+        assert "lost 0 [l]" in text_of(app, "#summary")
+        reader.release.set()
+        await until(pilot, lambda: app.state is not None and not app.state.pending)
+        assert rows(app)[1][:97] == (
+            " gpu-b                live          2 NVIDIA H100 80GB HB… █████████░  90%  72.0GiB/160.0GiB  90%"
+        )
+        assert text_of(app, "#summary").startswith("Hosts 2 live · 1 stale · 0 down   GPUs 6   memory 132.0GiB")
 
 
 async def test_t_sorts_hottest_first_and_angle_brackets_step_through_the_columns() -> None:
@@ -225,24 +295,35 @@ async def test_the_filter_matches_text_anywhere_a_bad_regex_keeps_the_last_good_
     app = make_app(FakeReader())
     async with app.run_test(size=(160, 40)) as pilot:
         await started(app, pilot)
+        assert text_of(app, "#filter") == "/ filter hostnames: text, or re:REGEX"
         await pilot.press("slash")
-        assert app.query_one("#filter", Input).has_focus
+        assert text_of(app, "#filter") == "filter: ▏"
+        assert text_of(app, ".keys").startswith("Enter keep the filter  Esc clear it")
+        # M, q, i… are letters of the filter while it is typed, not the app's keys.
         await pilot.press(*"GPU-")
+        assert row_order(app) == ["gpu-a", "gpu-b"] and text_of(app, "#filter") == "filter: GPU-▏"
+        await pilot.press("backspace", "backspace", "backspace", "backspace", *"pu-")
         assert row_order(app) == ["gpu-a", "gpu-b"]
         await pilot.press("enter")
-        assert app.host_list.has_focus
+        assert text_of(app, "#filter") == "filter: pu-" and text_of(app, ".keys").startswith("Enter host")
+        await pilot.press("down")  # the list has had the keys all along
+        assert app.host_list.has_focus and app.host_list.selected is not None
+        assert app.host_list.selected.hostname == "gpu-b"
         await pilot.press("escape")
         assert row_order(app) == ["gpu-a", "gpu-b", "node-c"]
         await pilot.press("slash", *"re:^node")
         assert row_order(app) == ["node-c"]
         await pilot.press("(")
-        error = app.query_one("#filter-error", Static)
-        assert error.display
-        assert str(error.render()) == "invalid regex: missing ), unterminated subpattern at position 5"
+        assert text_of(app, "#filter") == (
+            "filter: re:^node(▏  invalid regex: missing ), unterminated subpattern at position 5"
+        )
         assert row_order(app) == ["node-c"]
         await pilot.press("escape")
         assert row_order(app) == ["gpu-a", "gpu-b", "node-c"]
-        assert not app.query_one("#filter", Input).display
+        assert text_of(app, "#filter") == "/ filter hostnames: text, or re:REGEX"
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0  # q is the app's again
 
 
 async def test_enter_opens_the_host_at_once_with_its_gpus_and_processes() -> None:
@@ -348,18 +429,27 @@ async def test_ten_thousand_hosts_draw_only_the_lines_on_screen(monkeypatch: pyt
     app = make_app(FakeReader(many))
     async with app.run_test(size=(160, 40)) as pilot:
         await started(app, pilot)
+        ever: set[str] = set(drawn)
         for key in ("end", "M", "pageup"):
             await pilot.pause()
             shown_before = set(app.host_list.on_screen())
             drawn.clear()
             await pilot.press(key)
             await pilot.pause()
+            ever |= set(drawn)
             shown = set(app.host_list.on_screen())
-            # The new screenful is drawn; nothing else is, but the old one the clock may have repainted.
+            # The new screenful is drawn (or was, and is the same); nothing off screen ever is.
             assert len(shown) == app.host_list.size.height - 1
-            assert shown <= set(drawn) <= shown | shown_before
+            assert shown <= ever and set(drawn) <= shown | shown_before
             if key == "M":
                 assert app.host_list.selected is not None and app.host_list.selected.hostname == "node-09999"
+        # A repaint with nothing changed (another screen closing, the focus moving) builds no line again.
+        await until(pilot, lambda: all(h in app.host_list.history for h in app.host_list.on_screen()))
+        await pilot.pause()
+        drawn.clear()
+        app.host_list.refresh()
+        await pilot.pause()
+        assert drawn == []
 
 
 def test_backing_off_doubles_the_wait_up_to_eight_intervals_and_an_answer_resets_it() -> None:
@@ -390,7 +480,17 @@ async def test_q_quits() -> None:
     assert app.return_code == 0
 
 
-def test_sparkline_scales_to_the_memory_and_leaves_gaps_blank() -> None:
-    assert sparkline([0.0, 40.0, None, 80.0], maximum=80.0, width=4) == "▁▅ █"
-    assert sparkline([10.0, 20.0, 30.0, 40.0], maximum=40.0, width=2) == "▅█"
-    assert sparkline([], maximum=80.0) == ""
+async def test_a_row_draws_its_memory_with_the_cards_bar_sparkline_and_colours() -> None:
+    history = (0.0,) * 19 + (None, 80 * GIB, 160 * GIB)
+    app = make_app(FakeReader(history=history))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await until(pilot, lambda: len(app.host_list.history) == 3)
+        line = app.host_list.line(1)  # gpu-b: its fullest GPU 90 % full
+        cards_bar = bar(90.0, BAR_WIDTH, level_style(90.0))
+        assert line.plain[59:74] == cards_bar.plain + "  90%"
+        assert {span.style for span in line.spans if line.plain[span.start : span.end] == "█████████"} == {
+            level_style(90.0)
+        } == {"bold red"}
+        # The newest 20 points, scaled to the host's 160 GiB, exactly as a card draws its memory.
+        assert line.plain.rstrip().endswith(sparkline(history, 20, 0.0, 160 * GIB).rstrip())
+        assert line.plain.rstrip()[-20:] == "▁" * 17 + " ▅█"

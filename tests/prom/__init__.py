@@ -154,13 +154,16 @@ class PrometheusServer:
 class FleetProcess:
     """``tests/prom/fleet.py``: ``hosts`` simulated exporters in one process, each its own scrape target."""
 
-    def __init__(self, hosts: int, log_dir: Path, gpus: int = 8, processes: int = 4, dcgm: int = 0) -> None:
+    def __init__(
+        self, hosts: int, log_dir: Path, gpus: int = 8, processes: int = 4, dcgm: int = 0, diagnoses: bool = False
+    ) -> None:
         self.hostnames = [f"node-{i:04d}" for i in range(hosts)] + [f"dgx-{i:02d}" for i in range(dcgm)]
         self.port = free_port()
         self._log = open(log_dir / "fleet.log", "w")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.prom.fleet", "--hosts", str(hosts), "--port", str(self.port),
-             "--gpus", str(gpus), "--processes", str(processes), "--dcgm", str(dcgm)],
+             "--gpus", str(gpus), "--processes", str(processes), "--dcgm", str(dcgm),
+             *(["--diagnoses"] if diagnoses else [])],
             cwd=Path(__file__).parents[2],
             stdout=subprocess.PIPE,
             stderr=self._log,

@@ -11,6 +11,11 @@ stops answering: HTTP 503, so Prometheus' ``up`` is 0 and its series go stale).
 
 Hosts ``dgx-00`` … (``--dcgm N``) serve DCGM exporter's format instead.
 
+``--diagnoses``: each host also serves what a real exporter's diagnoses add (problem
+counts, clock event reasons, ECC and remapped-row counters, unattributed memory, how
+long each process has been idle: about 180 more series a host), from the real Diagnoser
+run over two samples ten minutes apart.
+
 Run: ``python -m tests.prom.fleet --hosts N --port P [--gpus 8] [--processes 4]`` from the
 repository root; it prints ``ready`` once every host's text is rendered.
 """
@@ -22,19 +27,28 @@ import sys
 import threading
 import time
 import urllib.parse
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from prometheus_client.exposition import generate_latest
 
+from gputop.core.diagnosis import Diagnoser, Diagnoses
 from gputop.core.exporter import SnapshotCollector, make_registry
 from gputop.core.metric_names import LAST_SAMPLE_TIMESTAMP
-from gputop.core.model import GpuSample, HostSample, ProcessSample, Snapshot
+from gputop.core.model import GpuHealth, GpuSample, HostSample, ProcessSample, RemappedRows, Snapshot
 
 GIB = 1024**3
 MODEL = "NVIDIA H100 80GB HBM3"
 SLOWDOWN_C = 87.0
+SMALL_MODEL = "NVIDIA A100-SXM4-40GB"
+SMALL_GIB = 40
+SMALL_SLOWDOWN_C = 80.0
 PLACEHOLDER_TIME = 1234.5
+# What an H100 reports when nothing is wrong: its error counters are served (as 0), not left out.
+HEALTHY = GpuHealth(
+    ecc_uncorrected_volatile=0, ecc_uncorrected_aggregate=0, remapped_rows=RemappedRows(0, 0, False, False)
+)
 
 
 def hostname(index: int) -> str:
@@ -42,27 +56,34 @@ def hostname(index: int) -> str:
 
 
 def gpu_sample(host: int, index: int, processes: int) -> GpuSample:
-    """GPU ``index`` of host ``host``: figures spread over the fleet so sorts and counts have something to find."""
+    """GPU ``index`` of host ``host``: figures spread over the fleet so sorts and counts have something to find.
+
+    One host in 25 has lost its GPU 7; one in 25 has a smaller, cooler-throttling GPU 6 among its H100s.
+    """
     if host % 25 == 24 and index == 7:
         return GpuSample(index=index, name=MODEL, uuid=f"GPU-{host:04d}-{index}", lost=True)
-    used_gib = (host * 7 + index * 13) % 80
+    mixed = host % 25 == 11 and index == 6
+    total_gib = SMALL_GIB if mixed else 80
+    used_gib = (host * 7 + index * 13) % total_gib
     return GpuSample(
         index=index,
-        name=MODEL,
+        name=SMALL_MODEL if mixed else MODEL,
         uuid=f"GPU-{host:04d}-{index}",
-        memory_total=80 * GIB,
+        memory_total=total_gib * GIB,
         memory_used=used_gib * GIB,
-        memory_free=(80 - used_gib) * GIB,
+        memory_free=(total_gib - used_gib) * GIB,
         utilization_gpu=float((host * 3 + index * 11) % 101),
         utilization_memory=float((host + index) % 50),
         temperature=float(30 + (host * 5 + index * 7) % 60),
-        temperature_slowdown=SLOWDOWN_C,
+        temperature_slowdown=SMALL_SLOWDOWN_C if mixed else SLOWDOWN_C,
         temperature_shutdown=92.0,
         power_draw=float(100 + (host + index * 37) % 500),
         power_limit=700.0,
         fan_speed=float((host + index) % 100),
         clock_sm=1980,
         clock_memory=2619,
+        clock_event_reasons=("gpu_idle",) if used_gib == 0 else (),
+        health=HEALTHY,
         processes=tuple(
             ProcessSample(
                 pid=1000 + index * 100 + k,
@@ -72,6 +93,8 @@ def gpu_sample(host: int, index: int, processes: int) -> GpuSample:
                 user=f"user{(host + k) % 7}",
                 name="python" if k else "trainer",
                 container=f"k8s:pod-{host}-{index}" if k == 0 else None,
+                # Every fifth host's GPU 0 has a process that stopped using it (idle, with --diagnoses).
+                sm_utilization=0.0 if host % 5 == 0 and index == 0 and k == processes - 1 else 30.0,
             )
             for k in range(processes)
         ),
@@ -93,6 +116,13 @@ def snapshot(host: int, gpus: int, processes: int) -> Snapshot:
         cuda_driver_version="12.6",
         source="nvml",
     )
+
+
+def diagnoses(snapshot: Snapshot) -> Diagnoses:
+    """What the exporter's Diagnoser says of this host after watching it for ten minutes."""
+    diagnoser = Diagnoser()
+    diagnoser.update(replace(snapshot, timestamp=snapshot.timestamp - 600))
+    return diagnoser.update(snapshot)
 
 
 DCGM_MODEL = "NVIDIA A100-SXM4-80GB"
@@ -128,10 +158,11 @@ def dcgm_text(index: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def exporter_text(host: int, gpus: int, processes: int) -> tuple[bytes, bytes]:
+def exporter_text(host: int, gpus: int, processes: int, diagnosed: bool = False) -> tuple[bytes, bytes]:
     """The host's /metrics text split around its sample timestamp's value."""
     collector = SnapshotCollector(hostname(host))
-    collector.update(snapshot(host, gpus, processes), seconds_to_full(host))
+    sample = snapshot(host, gpus, processes)
+    collector.update(sample, seconds_to_full(host), diagnoses(sample) if diagnosed else None)
     text = generate_latest(make_registry(collector))
     marker = f'{LAST_SAMPLE_TIMESTAMP}{{hostname="{hostname(host)}"}} '.encode()
     before, _, after = text.partition(marker + repr(PLACEHOLDER_TIME).encode())
@@ -141,8 +172,8 @@ def exporter_text(host: int, gpus: int, processes: int) -> tuple[bytes, bytes]:
 class Fleet:
     """The hosts' texts and modes; the HTTP handler reads them."""
 
-    def __init__(self, hosts: int, gpus: int, processes: int, dcgm: int = 0) -> None:
-        self.texts = {hostname(i): exporter_text(i, gpus, processes) for i in range(hosts)}
+    def __init__(self, hosts: int, gpus: int, processes: int, dcgm: int = 0, diagnosed: bool = False) -> None:
+        self.texts = {hostname(i): exporter_text(i, gpus, processes, diagnosed) for i in range(hosts)}
         self.texts.update({dcgm_hostname(i): (dcgm_text(i), b"") for i in range(dcgm)})
         self.modes: dict[str, str] = {}
         self.frozen_at: dict[str, float] = {}
@@ -206,8 +237,9 @@ def main() -> int:
     parser.add_argument("--gpus", type=int, default=8)
     parser.add_argument("--processes", type=int, default=4)
     parser.add_argument("--dcgm", type=int, default=0, help="hosts dgx-00 … served as DCGM exporter")
+    parser.add_argument("--diagnoses", action="store_true", help="serve the diagnoses' series too")
     args = parser.parse_args()
-    server = serve(Fleet(args.hosts, args.gpus, args.processes, args.dcgm), args.port)
+    server = serve(Fleet(args.hosts, args.gpus, args.processes, args.dcgm, args.diagnoses), args.port)
     print("ready", flush=True)
     server.serve_forever(0.1)
     return 0

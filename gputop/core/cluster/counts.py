@@ -7,18 +7,15 @@ exporter serves one of its ``requires`` metrics; until then it is shown as absen
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from gputop.core import metric_names
 from gputop.core.levels import DEFAULT_SLOWDOWN_C, TEMPERATURE_ALARM_MARGIN_C
 
 # The cards' "hot" (core.levels' alarm): within 5 °C of the GPU's own slowdown temperature (DCGM
-# exporter serves none: there the default stands for it). One subtraction per GPU keeps it to a
-# single pass over both metrics.
+# exporter serves none, nor do some GPUs: there core.levels' default stands for it).
 HOT_MARGIN_C = TEMPERATURE_ALARM_MARGIN_C
-# issue 10's defaults: idle for 10 minutes.
-IDLE_AFTER_S = 600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,11 +28,28 @@ class FleetCount:
     requires: tuple[str, ...]
     worst: Literal["topk", "bottomk"] = "topk"
     unit: Literal["seconds", "celsius", "none"] = "none"
+    from_hosts: bool = False  # counted from the hosts' summaries rather than by a query of its own
+    listed: str | None = None  # what its GPU list shows, where not ``select``'s value
+
+    def lister(self) -> FleetCount:
+        """The count as its GPU list selects them."""
+        return self if self.listed is None else replace(self, select=self.listed, listed=None)
 
 
-_TEMPERATURE = "gputop_gpu_temperature_celsius{%H}"
-_SLOWDOWN = "gputop_gpu_temperature_slowdown_celsius{%H}"
 _HOT_FALLBACK = DEFAULT_SLOWDOWN_C - HOT_MARGIN_C
+_PROBLEMS = metric_names.GPU_PROBLEMS
+
+
+def hot_gpus(matchers: str) -> str:
+    """gputop's GPUs within HOT_MARGIN_C of their slowdown temperature (core.levels' default where none is
+    given), each with its temperature."""
+    temperature = f"gputop_gpu_temperature_celsius{{{matchers}}}"
+    slowdown = f"gputop_gpu_temperature_slowdown_celsius{{{matchers}}}"
+    return (
+        f"{temperature} >= {slowdown} - {HOT_MARGIN_C:g}"
+        f" or ({temperature} unless {slowdown}) >= {_HOT_FALLBACK:g}"
+    )
+
 
 COUNTS = (
     FleetCount(
@@ -49,32 +63,36 @@ COUNTS = (
     FleetCount(
         "h",
         "hot",
-        f"({_TEMPERATURE} - {_SLOWDOWN} >= -{HOT_MARGIN_C:g})"
-        f' or label_replace(DCGM_FI_DEV_GPU_TEMP{{GPU_I_ID="",%D}} >= {_HOT_FALLBACK:g},'
+        hot_gpus("%H") + f' or label_replace(DCGM_FI_DEV_GPU_TEMP{{GPU_I_ID="",%D}} >= {_HOT_FALLBACK:g},'
         ' "hostname", "$1", "Hostname", "(.*)")',
         ("gputop_gpu_temperature_celsius", "DCGM_FI_DEV_GPU_TEMP"),
         unit="celsius",
     ),
-    FleetCount("l", "lost", f"{metric_names.GPU_LOST}{{%H}} == 1", (metric_names.GPU_LOST,)),
+    # Every host's summary counts its lost GPUs: the fleet's count is their sum, not a query of its own.
+    FleetCount("l", "lost", f"{metric_names.GPU_LOST}{{%H}} == 1", (metric_names.GPU_LOST,), from_hosts=True),
+    # The exporter's own diagnoses judge idleness (its thresholds; a process that holds memory) and
+    # health: the count reads their verdict per GPU rather than every process or error counter again.
     FleetCount(
         "i",
         "idle-hogged",
-        f"gputop_process_idle_seconds{{%H}} >= {IDLE_AFTER_S:g}",
-        ("gputop_process_idle_seconds",),
+        f"{_PROBLEMS}{{kind=\"idle\",%H}} > 0",
+        (metric_names.PROCESS_IDLE_SECONDS,),
         unit="seconds",
+        listed=f"max by (hostname, gpu) ({metric_names.PROCESS_IDLE_SECONDS}{{%H}})"
+        f" and on (hostname, gpu) {_PROBLEMS}{{kind=\"idle\",%H}} > 0",
     ),
     FleetCount(
         "u",
         "unhealthy",
-        f"{metric_names.GPU_ANSWERING}{{%H}} == 0 or gputop_gpu_ecc_errors_uncorrected_total{{%H}} > 0"
-        ' or gputop_gpu_remapped_rows{kind=~"pending|failure",%H} > 0',
-        (metric_names.GPU_ANSWERING, "gputop_gpu_ecc_errors_uncorrected_total", "gputop_gpu_remapped_rows"),
+        f"{metric_names.GPU_ANSWERING}{{%H}} == 0 or {_PROBLEMS}{{kind=\"health\",%H}} > 0",
+        (metric_names.GPU_ANSWERING, _PROBLEMS),
     ),
 )
 COUNT_BY_KEY = {count.key: count for count in COUNTS}
+HOT = COUNT_BY_KEY["h"]
+LOST = COUNT_BY_KEY["l"]
 
 
 def per_gpu(count: FleetCount, gputop_hosts: str, dcgm_hosts: str) -> str:
     """The count's GPUs, one series per (hostname, gpu), with the host matchers filled in."""
-    select = count.select.replace("%H", gputop_hosts).replace("%D", dcgm_hosts)
-    return f"max by (hostname, gpu) ({select})"
+    return f"max by (hostname, gpu) ({count.select.replace('%H', gputop_hosts).replace('%D', dcgm_hosts)})"

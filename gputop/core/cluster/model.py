@@ -158,6 +158,9 @@ class ClusterState:
     # GPU memory in use on each host on screen, one point per step of the history window.
     history: Mapping[str, tuple[float | None, ...]] = field(default_factory=dict)
     detail: HostDetail | None = None
+    # While a first refresh comes in: the host figures (ClusterHost's field names) and counts
+    # (``count:KEY``) not answered yet. Empty once the whole refresh is in.
+    pending: frozenset[str] = frozenset()
 
     def host(self, hostname: str) -> ClusterHost | None:
         return next((h for h in self.hosts if h.hostname == hostname), None)

@@ -1,23 +1,32 @@
 """The PromQL the cluster reader sends: per-host summaries, staleness, counts, history, one host's series.
 
-Prometheus does the work: every figure is aggregated per host on the server, and all of
-them, tagged with a ``figure`` label, travel in the answer to one instant query.
+Prometheus does the work: every figure is aggregated per host on the server. A refresh is
+a few instant queries, each answering a group of figures (tagged with a ``figure`` label)
+for every host, sent side by side: the hosts themselves first (cheap, so rows show at
+once), then memory, load, heat, problems and the counts. What a host's GPUs are (their memory sizes
+and slowdown temperatures) does not change while it runs, so it is asked once a minute
+(``fixed_query``) rather than read again with every refresh: the fullest GPU is then its
+most memory in use over its GPUs' size, and a hot GPU one above its host's threshold,
+each from one metric rather than a ratio of two.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from gputop.core import metric_names
 from gputop.core.cluster.client import promql_string
-from gputop.core.cluster.counts import COUNTS, per_gpu
+from gputop.core.cluster.counts import COUNT_BY_KEY, COUNTS, HOT, hot_gpus, per_gpu
 from gputop.core.cluster.model import Flavour
+from gputop.core.levels import DEFAULT_SLOWDOWN_C, TEMPERATURE_ALARM_MARGIN_C
 
 MIB = 1024 * 1024
 FIGURE_LABEL = "figure"
 DCGM_FIELDS = ("FB_USED", "FB_FREE", "FB_RESERVED", "GPU_UTIL", "GPU_TEMP", "POWER_USAGE")
+TOTAL_LABEL = "total"
+SLOWDOWN_LABEL = "slowdown"
 
 Select = Callable[[str], str]  # a metric name -> the selector for it, host matcher included
 
@@ -30,44 +39,76 @@ class FlavourQueries:
     host_label: str
     model_label: str
     gpu_metric: str  # one series per GPU, lost ones included
-    memory_used: str  # PromQL over ``%s`` selectors, in bytes
+    memory_used: str  # PromQL over ``{s[NAME]}`` selectors, in bytes, one series per GPU
     memory_total: str
     utilization: str  # times utilization_scale: percent
     utilization_scale: int
     temperature: str
     power: str
+    slowdown: str | None  # its GPUs' slowdown temperature metric; None: not served (core.levels' default)
     sampled: str  # per (host, instance): when the newest figures were taken
     extra_matchers: str = ""  # added to every selector: DCGM's MIG instances are not whole GPUs
 
-    def summaries(self, select: Select) -> dict[str, str]:
-        """Each figure per host, by the figure's name."""
-        by = f"by ({self.host_label})"
+    def selector(self, *matchers: str) -> Select:
+        joined = ",".join(m for m in (self.extra_matchers, *matchers) if m)
+        return lambda metric: f"{metric}{{{joined}}}"
+
+    def host_matcher(self, pattern: str | None, negate: bool = False) -> str:
+        return "" if pattern is None else f"{self.host_label}{'!~' if negate else '=~'}{promql_string(pattern)}"
+
+    def _by(self) -> str:
+        return f"by ({self.host_label})"
+
+    def gpus(self, select: Select) -> str:
+        """GPUs per host and model; gputop's split by its lost flag, so one selection tells all three."""
         gpus = select(self.gpu_metric)
-        s = _Subscript(select)
-        used, total = self.memory_used.format(s=s), self.memory_total.format(s=s)
         by_model = f"by ({self.host_label}, {self.model_label})"
-        # GPUs per host and model; gputop's split by its lost flag, so one selection tells all three.
-        counted = f'count_values {by_model} ("lost", {gpus})' if self.name == "gputop" else f"count {by_model} ({gpus})"
+        return f'count_values {by_model} ("lost", {gpus})' if self.name == "gputop" else f"count {by_model} ({gpus})"
+
+    def used(self, select: Select, how: str = "sum") -> str:
+        return f"{how} {self._by()} ({self.memory_used.format(s=_Subscript(select))})"
+
+    def fullest_percent(self, select: Select) -> str:
+        """The fullest GPU's memory, in percent: a ratio per GPU (for hosts whose GPUs differ in size)."""
+        s = _Subscript(select)
+        return f"100 * max {self._by()} (({self.memory_used.format(s=s)}) / ({self.memory_total.format(s=s)}))"
+
+    def total(self, select: Select) -> str:
+        return f"sum {self._by()} ({self.memory_total.format(s=_Subscript(select))})"
+
+    def sizes(self, select: Select) -> str:
+        """How many GPUs of each memory size per host (label ``total``): the host's total and whether they differ."""
+        return f'count_values {self._by()} ("{TOTAL_LABEL}", {self.memory_total.format(s=_Subscript(select))})'
+
+    def slowdowns(self, select: Select) -> str | None:
+        if self.slowdown is None:
+            return None
+        return f'count_values {self._by()} ("{SLOWDOWN_LABEL}", {select(self.slowdown)})'
+
+    def load(self, select: Select) -> dict[str, str]:
+        s = _Subscript(select)
+        return {
+            "utilization": f"{self.utilization_scale} * avg {self._by()} ({self.utilization.format(s=s)})",
+            "power_draw": f"sum {self._by()} ({self.power.format(s=s)})",
+        }
+
+    def hottest(self, select: Select) -> str:
+        return f"max {self._by()} ({self.temperature.format(s=_Subscript(select))})"
+
+    def summaries(self, select: Select) -> dict[str, str]:
+        """Each figure per host, by the figure's name, all read from the series (for hosts seen only once)."""
         figures = {
-            "gpus": counted,
-            "memory_used": f"sum {by} ({used})",
-            "memory_total": f"sum {by} ({total})",
-            "memory_percent": f"100 * max {by} (({used}) / ({total}))",
-            "utilization": f"{self.utilization_scale} * avg {by} ({self.utilization.format(s=s)})",
-            "temperature": f"max {by} ({self.temperature.format(s=s)})",
-            "power_draw": f"sum {by} ({self.power.format(s=s)})",
+            "gpus": self.gpus(select),
+            "memory_used": self.used(select),
+            "memory_total": self.total(select),
+            "memory_percent": self.fullest_percent(select),
+            **self.load(select),
+            "temperature": self.hottest(select),
         }
         if self.name == "gputop":
-            figures["exporter_up"] = f"min {by} ({select(metric_names.UP)})"
-            figures["problems"] = f"sum {by} ({select(metric_names.GPU_PROBLEMS)})"
+            figures["exporter_up"] = f"min {self._by()} ({select(metric_names.UP)})"
+            figures["problems"] = f"sum {self._by()} ({select(metric_names.GPU_PROBLEMS)})"
         return figures
-
-    def selector(self, host_matcher: str) -> Select:
-        matchers = ",".join(m for m in (self.extra_matchers, host_matcher) if m)
-        return lambda metric: f"{metric}{{{matchers}}}"
-
-    def host_matcher(self, pattern: str | None) -> str:
-        return "" if pattern is None else f"{self.host_label}=~{promql_string(pattern)}"
 
 
 _DCGM_TOTAL = (
@@ -97,6 +138,7 @@ GPUTOP = FlavourQueries(
     utilization_scale=100,
     temperature="{s[gputop_gpu_temperature_celsius]}",
     power="{s[gputop_gpu_power_watts]}",
+    slowdown="gputop_gpu_temperature_slowdown_celsius",
     sampled=metric_names.LAST_SAMPLE_TIMESTAMP,
 )
 DCGM = FlavourQueries(
@@ -110,10 +152,49 @@ DCGM = FlavourQueries(
     utilization_scale=1,
     temperature="{s[DCGM_FI_DEV_GPU_TEMP]}",
     power="{s[DCGM_FI_DEV_POWER_USAGE]}",
+    slowdown=None,
     sampled="DCGM_FI_DEV_FB_USED",
     extra_matchers='GPU_I_ID=""',
 )
 FLAVOURS = (GPUTOP, DCGM)
+FLAVOUR_BY_NAME: Mapping[str, FlavourQueries] = {flavour.name: flavour for flavour in FLAVOURS}
+
+
+@dataclass(frozen=True, slots=True)
+class Fixed:
+    """What a host's GPUs are, asked once a minute: memory sizes and slowdown temperatures."""
+
+    flavour: Flavour
+    memory_total: float  # all its GPUs together, bytes
+    gpu_memory_total: float | None  # every GPU's size, when all are the same (None: they differ)
+    slowdown: float | None  # every GPU's slowdown temperature, °C (core.levels' default where none is given)
+    # None: they differ
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One instant query of a refresh: a group of figures for every host."""
+
+    group: str
+    promql: str
+
+
+# The groups of a refresh and the host figures (ClusterHost's fields) each one answers.
+GROUP_FIGURES: Mapping[str, frozenset[str]] = {
+    "hosts": frozenset(("gpus", "model", "lost")),
+    "memory": frozenset(("memory_used", "memory_total", "memory_percent")),
+    "load": frozenset(("utilization", "power_draw")),
+    "heat": frozenset(("temperature",)),
+    "problems": frozenset(("problems",)),  # five series a GPU, one per kind: the costliest figure
+    "counts": frozenset(),
+}
+
+
+def count_group(key: str) -> str:
+    """The group of a refresh that answers a count."""
+    if key == HOT.key:
+        return "heat"
+    return "hosts" if COUNT_BY_KEY[key].from_hosts else "counts"
 
 
 def tagged(parts: Iterable[tuple[str, str]]) -> str:
@@ -128,29 +209,106 @@ def hosts_pattern(hostnames: Iterable[str]) -> str:
     return "|".join(re.escape(h) for h in sorted(hostnames))
 
 
-def fleet_queries(hosts: str | None, lookback_s: float, ways: int) -> list[str]:
-    """Per-host summaries of both flavours, when each host last sampled, the targets that are down, the counts.
+def refresh_queries(hosts: str | None, lookback_s: float, fixed: Mapping[str, Fixed] | None) -> list[Query]:
+    """Every host's summary in groups, the targets that are down, the fleet's counts.
 
-    Split into ``ways`` queries of about equal cost, for Prometheus to evaluate side by side.
+    ``fixed``: what each host's GPUs are, from the last ``fixed_query`` (None before the first):
+    hosts whose GPUs differ in size get their fullest GPU as a ratio per GPU, the others from
+    their memory in use alone; the hot count compares each GPU with its host's threshold.
     """
-    parts: list[tuple[str, str]] = []
+    groups: dict[str, list[tuple[str, str]]] = {name: [] for name in GROUP_FIGURES}
     for flavour in FLAVOURS:
         select = flavour.selector(flavour.host_matcher(hosts))
-        for figure, promql in flavour.summaries(select).items():
-            parts.append((f"{flavour.name}:{figure}", promql))
-    gputop_select = GPUTOP.selector(GPUTOP.host_matcher(hosts))
+        tag = flavour.name
+        groups["hosts"].append((f"{tag}:gpus", flavour.gpus(select)))
+        groups["memory"].append((f"{tag}:memory_used", flavour.used(select)))
+        groups["memory"].append((f"{tag}:memory_max", flavour.used(select, "max")))
+        mixed = _mixed_sizes(flavour, fixed)
+        if mixed is None or mixed:
+            # Sizes not known yet, or they differ within a host: the ratio, for those hosts only.
+            ratio_select = select if mixed is None else flavour.selector(flavour.host_matcher(hosts), mixed)
+            groups["memory"].append((f"{tag}:memory_percent", flavour.fullest_percent(ratio_select)))
+        if fixed is None:
+            groups["memory"].append((f"{tag}:memory_total", flavour.total(select)))
+        groups["load"].extend((f"{tag}:{figure}", promql) for figure, promql in flavour.load(select).items())
+        groups["heat"].append((f"{tag}:temperature", flavour.hottest(select)))
+    gputop = GPUTOP.selector(GPUTOP.host_matcher(hosts))
+    groups["hosts"].append(("gputop:exporter_up", f"min by (hostname) ({gputop(metric_names.UP)})"))
     # The exporter's own sample time, newest within the look-back: it dates a host that went
     # away, and a stuck exporter that still serves its last sample, from one series per host.
-    newest = f"last_over_time({gputop_select(GPUTOP.sampled)}[{lookback_s:g}s])"
-    parts.append(("gputop:sampled", f"max by (hostname, instance) ({newest})"))
-    dcgm_select = DCGM.selector(DCGM.host_matcher(hosts))
-    parts.append(("dcgm:sampled", f"max by (Hostname, instance) (timestamp({dcgm_select(DCGM.sampled)}))"))
-    parts.append(("down", "up == 0"))
+    newest = f"last_over_time({gputop(GPUTOP.sampled)}[{lookback_s:g}s])"
+    groups["hosts"].append(("gputop:sampled", f"max by (hostname, instance) ({newest})"))
+    dcgm = DCGM.selector(DCGM.host_matcher(hosts))
+    groups["hosts"].append(("dcgm:sampled", f"max by (Hostname, instance) (timestamp({dcgm(DCGM.sampled)}))"))
+    groups["hosts"].append(("down", "up == 0"))
+    groups["problems"].append(("gputop:problems", f"sum by (hostname) ({gputop(metric_names.GPU_PROBLEMS)})"))
     gputop_hosts, dcgm_hosts = GPUTOP.host_matcher(hosts), DCGM.host_matcher(hosts)
     for count in COUNTS:
-        parts.append((f"count:{count.key}", f"count({per_gpu(count, gputop_hosts, dcgm_hosts)})"))
-    # gputop's parts come first and cost the most: dealt round the queries like cards.
-    return [tagged(parts[start::ways]) for start in range(min(ways, len(parts)))]
+        if count.from_hosts:
+            continue
+        if count is HOT and fixed is not None:
+            groups["heat"].extend(_hot_by_threshold(hosts, fixed))
+        else:
+            promql = f"count({per_gpu(count, gputop_hosts, dcgm_hosts)})"
+            groups[count_group(count.key)].append((f"count:{count.key}", promql))
+    return [Query(name, tagged(parts)) for name, parts in groups.items()]
+
+
+def fixed_query(hosts: str | None) -> Query:
+    """How many GPUs of each memory size and slowdown temperature each host has."""
+    parts = []
+    for flavour in FLAVOURS:
+        select = flavour.selector(flavour.host_matcher(hosts))
+        parts.append((f"{flavour.name}:sizes", flavour.sizes(select)))
+        if (slowdowns := flavour.slowdowns(select)) is not None:
+            parts.append((f"{flavour.name}:slowdowns", slowdowns))
+    return Query("fixed", tagged(parts))
+
+
+def _mixed_sizes(flavour: FlavourQueries, fixed: Mapping[str, Fixed] | None) -> str | None:
+    """A matcher for the flavour's hosts whose GPUs differ in size; '' when none do; None when not known."""
+    if fixed is None:
+        return None
+    mixed = [name for name, host in fixed.items() if host.flavour == flavour.name and host.gpu_memory_total is None]
+    return flavour.host_matcher(hosts_pattern(mixed)) if mixed else ""
+
+
+def _hot_by_threshold(hosts: str | None, fixed: Mapping[str, Fixed]) -> list[tuple[str, str]]:
+    """The hot count as GPUs above their host's threshold: one selection of temperatures per threshold.
+
+    The commonest threshold takes every host not listed under another (hosts that came since the
+    last ``fixed_query`` included); hosts whose GPUs differ are compared GPU by GPU.
+    """
+    by_slowdown: dict[float, list[str]] = {}
+    mixed: list[str] = []
+    for name, host in fixed.items():
+        if host.flavour != "gputop":
+            continue
+        if host.slowdown is None:
+            mixed.append(name)
+        else:
+            by_slowdown.setdefault(host.slowdown, []).append(name)
+    common = max(by_slowdown, key=lambda value: (len(by_slowdown[value]), value), default=DEFAULT_SLOWDOWN_C)
+    others = [name for value, names in by_slowdown.items() if value != common for name in names] + mixed
+    gputop_hosts = GPUTOP.host_matcher(hosts)
+    rest = GPUTOP.host_matcher(hosts_pattern(others), negate=True) if others else ""
+    groups = [(common, GPUTOP.selector(gputop_hosts, rest))] + [
+        (value, GPUTOP.selector(gputop_hosts, GPUTOP.host_matcher(hosts_pattern(names))))
+        for value, names in sorted(by_slowdown.items())
+        if value != common
+    ]
+    margin = TEMPERATURE_ALARM_MARGIN_C
+    counted = [
+        f"count(max by (hostname, gpu) ({select('gputop_gpu_temperature_celsius')} >= {value - margin:g}))"
+        for value, select in groups
+    ]
+    if mixed:
+        matchers = ",".join(m for m in (gputop_hosts, GPUTOP.host_matcher(hosts_pattern(mixed))) if m)
+        counted.append(f"count(max by (hostname, gpu) ({hot_gpus(matchers)}))")
+    dcgm = DCGM.selector(DCGM.host_matcher(hosts))("DCGM_FI_DEV_GPU_TEMP")
+    counted.append(f"count({dcgm} >= {DEFAULT_SLOWDOWN_C - margin:g})")
+    # Each part its own tag: series with the same labels would be dropped by ``or``.
+    return [(f"count:{HOT.key}#{index}", promql) for index, promql in enumerate(counted)]
 
 
 def required_names() -> str:
@@ -174,7 +332,7 @@ def backfill_query(hostnames: Iterable[str], lookback_s: float) -> str:
     return tagged(parts)
 
 
-def history_query(hostnames: Iterable[str]) -> str:
+def history_query(hostnames: Collection[str]) -> str:
     """GPU memory in use per host, for these hosts only (a range query)."""
     pattern = hosts_pattern(hostnames)
     gputop = GPUTOP.selector(GPUTOP.host_matcher(pattern))("gputop_gpu_memory_used_bytes")

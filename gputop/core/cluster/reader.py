@@ -1,9 +1,10 @@
 """A cluster's GPUs read from Prometheus: gputop's own metrics and, with fewer fields, DCGM exporter's.
 
-A refresh is a few instant queries sent side by side (``queries.fleet_queries``: every
-host's summary, when each host last sampled, the targets that are down, the fleet's
-counts), one look at the label index, and one range query for the memory history of
-the hosts on screen. A host's GPUs and processes are read only
+A refresh is a few instant queries sent side by side (``queries.refresh_queries``: the
+hosts, their memory, load, heat and problems, the counts; once a minute what their GPUs are), one
+look at the label index, and one range query for the memory history of the hosts on
+screen. The hosts' answer is the cheapest: a first refresh shows them as soon as it is
+in, and the other figures as theirs come. A host's GPUs and processes are read only
 while its screen is open. Hosts that went away keep the last figures seen of them (from
 an earlier refresh, or once from what Prometheus kept), marked with their age.
 
@@ -16,12 +17,12 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Collection, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 
 from gputop.core.cluster import queries
 from gputop.core.cluster.client import PrometheusClient, Sample
-from gputop.core.cluster.counts import COUNT_BY_KEY, COUNTS, per_gpu
+from gputop.core.cluster.counts import COUNT_BY_KEY, COUNTS, LOST, per_gpu
 from gputop.core.cluster.detail import read_detail
 from gputop.core.cluster.model import (
     ClusterHost,
@@ -33,13 +34,19 @@ from gputop.core.cluster.model import (
     HostDetail,
     HostState,
 )
+from gputop.core.cluster.queries import Fixed
+from gputop.core.levels import DEFAULT_SLOWDOWN_C
 
-HISTORY_POINTS = 60
-# The fleet's summaries go out as this many queries side by side.
-QUERY_WAYS = 4
+# The memory history of a host: one point per cell of its sparkline.
+HISTORY_POINTS = 20
 GPU_LIST_LIMIT = 500
 # A count is known when one of the metrics it needs has had a series this recently.
 PRESENT_WITHIN_S = 300.0
+# What the hosts' GPUs are (sizes, slowdown temperatures) is asked again this often, and at the
+# next refresh whenever a host came or changed its number of working GPUs.
+FIXED_EVERY_S = 60.0
+
+Partial = Callable[[ClusterState], None]
 
 
 @dataclass(slots=True)
@@ -67,25 +74,41 @@ class ClusterReader:
         # The last summary seen of each host, so one that goes away keeps its figures.
         self._known: dict[str, ClusterHost] = {}
         self._backfilled: set[str] = set()
-        self._pool = ThreadPoolExecutor(max_workers=QUERY_WAYS + 3, thread_name_prefix="prometheus")
+        self._fixed: dict[str, Fixed] | None = None
+        self._fixed_at = -math.inf
+        # Each host's working GPUs when the fixed figures were asked: a change asks them again.
+        self._fixed_gpus: dict[str, int] = {}
+        self._pool = ThreadPoolExecutor(max_workers=9, thread_name_prefix="prometheus")
 
     def fetch(
-        self, history_for: Collection[str] = (), detail_for: str | None = None, timeout_s: float | None = None
+        self,
+        history_for: Collection[str] = (),
+        detail_for: str | None = None,
+        timeout_s: float | None = None,
+        partial: Partial | None = None,
     ) -> ClusterState:
         """One refresh: every host, the history of ``history_for``, the detail of ``detail_for``.
 
         ``timeout_s`` limits each query from now on (the options' limit until told otherwise).
-        Raises PrometheusError.
+        ``partial`` is given what has come so far each time a query answers, once the hosts'
+        answer is in (with ``pending`` saying what is still being read). Raises PrometheusError.
         """
         if timeout_s is not None:
             self.client.timeout_s = timeout_s
         started = time.monotonic()
         now = self._clock()
-        # Every request of a refresh at once: Prometheus answers them on as many cores as it has.
-        fleet = [
-            self._pool.submit(self.client.query, promql, now)
-            for promql in queries.fleet_queries(self.options.hosts, self.options.lookback_s, QUERY_WAYS)
-        ]
+        fixed = self._fixed
+        batch = queries.refresh_queries(self.options.hosts, self.options.lookback_s, fixed)
+        ask_fixed = fixed is None or now - self._fixed_at >= FIXED_EVERY_S or self._gpus_changed()
+        if ask_fixed:
+            batch.append(queries.fixed_query(self.options.hosts))
+        # Every request of a refresh at once: Prometheus answers them on as many cores as it has. But
+        # a refresh that is shown as it comes asks for the hosts alone first: side by side with the
+        # rest they would wait for a CPU as long as the slowest.
+        first, rest = ([q for q in batch if q.group == "hosts"], [q for q in batch if q.group != "hosts"])
+        jobs: dict[Future[list[Sample]], str] = {}
+        for query in first if partial is not None else batch:
+            jobs[self._pool.submit(self.client.query, query.promql, now)] = query.group
         names = self._pool.submit(
             self.client.label_values, "__name__", queries.required_names(), now - PRESENT_WITHIN_S, now
         )
@@ -95,12 +118,26 @@ class ClusterReader:
             if detail_for
             else None
         )
-        answer = [sample for job in fleet for sample in job.result()]
-        drafts, down, counts = _sort_answer(answer, set(names.result()))
+        answers: dict[str, list[Sample]] = {}
+        if partial is not None:
+            answers["hosts"] = next(iter(jobs)).result()
+            partial(self._partial_state(answers, [q.group for q in batch], fixed, now, started))
+            jobs = {self._pool.submit(self.client.query, query.promql, now): query.group for query in rest}
+        for job in as_completed(jobs):
+            answers[jobs[job]] = job.result()
+            if partial is not None and len(answers) < len(batch):
+                partial(self._partial_state(answers, [q.group for q in batch], fixed, now, started))
+        if "fixed" in answers:
+            fixed = self._fixed = _fixed_figures(answers["fixed"])
+            self._fixed_at = now
+        answer = [sample for group, samples in answers.items() if group != "fixed" for sample in samples]
+        drafts, down, counts = _sort_answer(answer, set(names.result()), fixed)
+        if ask_fixed:
+            self._fixed_gpus = _working_gpus(drafts)
         history = history_job.result() if history_job is not None else {}
         detail = detail_job.result() if detail_job is not None else None
         self._backfill(drafts, down, now)
-        hosts = self._hosts(drafts, down, now)
+        hosts = self._hosts(drafts, down, now, remember=True)
         return ClusterState(
             url=self.options.url,
             at=now,
@@ -109,6 +146,37 @@ class ClusterReader:
             counts=counts,
             history=history,
             detail=detail,
+        )
+
+    def _partial_state(
+        self,
+        answers: Mapping[str, list[Sample]],
+        groups: Collection[str],
+        fixed: Mapping[str, Fixed] | None,
+        now: float,
+        started: float,
+    ) -> ClusterState:
+        """The hosts as far as the answers so far tell; the rest of their figures and the counts pending."""
+        answer = [sample for group, samples in answers.items() if group != "fixed" for sample in samples]
+        drafts, down, _ = _sort_answer(answer, set(), fixed)
+        waiting = set(groups) - answers.keys()
+        pending = {figure for group in waiting for figure in queries.GROUP_FIGURES.get(group, ())}
+        return ClusterState(
+            url=self.options.url,
+            at=now,
+            duration_s=time.monotonic() - started,
+            hosts=self._hosts(drafts, down, now, remember=False),
+            counts=tuple(CountValue(c.key, c.label, None) for c in COUNTS),
+            pending=frozenset(pending | {f"count:{c.key}" for c in COUNTS}),
+        )
+
+    def _gpus_changed(self) -> bool:
+        """Whether a host came, or its number of working GPUs changed, since the fixed figures were asked."""
+        known = self._known
+        return any(
+            host.gpus is not None and self._fixed_gpus.get(name) != host.gpus - host.lost
+            for name, host in known.items()
+            if host.state != "down"
         )
 
     def history(self, hostnames: Collection[str]) -> dict[str, tuple[float | None, ...]]:
@@ -122,7 +190,7 @@ class ClusterReader:
         """The GPUs behind one count of the summary, the worst first (at most GPU_LIST_LIMIT)."""
         count = COUNT_BY_KEY[key]
         hosts = self.options.hosts
-        select = per_gpu(count, queries.GPUTOP.host_matcher(hosts), queries.DCGM.host_matcher(hosts))
+        select = per_gpu(count.lister(), queries.GPUTOP.host_matcher(hosts), queries.DCGM.host_matcher(hosts))
         answer = self.client.query(f"{count.worst}({GPU_LIST_LIMIT}, {select})", self._clock())
         found = []
         for sample in answer:
@@ -144,7 +212,8 @@ class ClusterReader:
         if not gone:
             return
         self._backfilled.update(gone)
-        kept, _, _ = _sort_answer(self.client.query(queries.backfill_query(gone, self.options.lookback_s), now), set())
+        answer = self.client.query(queries.backfill_query(gone, self.options.lookback_s), now)
+        kept, _, _ = _sort_answer(answer, set(), None)
         for name, draft in kept.items():
             if name in drafts:
                 drafts[name].figures.update(draft.figures)
@@ -152,19 +221,23 @@ class ClusterReader:
                 drafts[name].flavour = draft.flavour
                 drafts[name].kept = True
 
-    def _hosts(self, drafts: Mapping[str, _Draft], down: set[str], now: float) -> tuple[ClusterHost, ...]:
+    def _hosts(
+        self, drafts: Mapping[str, _Draft], down: set[str], now: float, remember: bool
+    ) -> tuple[ClusterHost, ...]:
+        """Every host of the answer and every host seen before; ``remember``: this is a whole refresh."""
         hosts = []
         for name in sorted(drafts.keys() | self._known.keys()):
             draft = drafts.get(name)
             known = self._known.get(name)
             if draft is not None and ("gpus" in draft.figures or known is None):
                 host = _host(name, draft, down, now, self.options.stale_after_s)
-                if "gpus" in draft.figures:
+                if "gpus" in draft.figures and remember:
                     self._known[name] = host
             else:
                 assert known is not None
                 if known.last_sample is not None and now - known.last_sample > self.options.lookback_s:
-                    del self._known[name]  # gone for longer than anyone looks back
+                    if remember:
+                        del self._known[name]  # gone for longer than anyone looks back
                     continue
                 newer = draft.last_sample if draft is not None else None
                 host = replace(
@@ -179,28 +252,31 @@ class ClusterReader:
         step = self.options.history_s / HISTORY_POINTS
         # Steps on whole multiples of the step keep the sparkline from shimmering between refreshes.
         end = now - now % step
-        start = end - step * HISTORY_POINTS
+        start = end - step * (HISTORY_POINTS - 1)
         history: dict[str, tuple[float | None, ...]] = {}
         for series in self.client.query_range(queries.history_query(hostnames), start, end, step):
             name = series.labels.get("hostname")
             if not name:
                 continue
             by_slot = {round((t - start) / step): v for t, v in series.points if not math.isnan(v)}
-            history[name] = tuple(by_slot.get(slot) for slot in range(HISTORY_POINTS + 1))
+            history[name] = tuple(by_slot.get(slot) for slot in range(HISTORY_POINTS))
         return history
 
 
 def _sort_answer(
-    answer: list[Sample], present: set[str]
+    answer: list[Sample], present: set[str], fixed: Mapping[str, Fixed] | None
 ) -> tuple[dict[str, _Draft], set[str], tuple[CountValue, ...]]:
-    """The tagged series of a fleet query, by host; the down targets; the counts (of the metrics ``present``)."""
+    """The tagged series of a refresh, by host; the down targets; the counts (of the metrics ``present``).
+
+    ``fixed`` completes each host's memory: its total, and its fullest GPU from its most memory in use.
+    """
     by_flavour: dict[tuple[str, str], _Draft] = {}
     down: set[str] = set()
     counted: dict[str, int] = {}
     for sample in answer:
         kind, _, figure = sample.labels.get(queries.FIGURE_LABEL, "").partition(":")
         if kind == "gputop" or kind == "dcgm":
-            flavour = queries.GPUTOP if kind == "gputop" else queries.DCGM
+            flavour = queries.FLAVOUR_BY_NAME[kind]
             name = sample.labels.get(flavour.host_label) or sample.labels.get("instance")
             if not name or math.isnan(sample.value):
                 continue
@@ -218,17 +294,72 @@ def _sort_answer(
         elif kind == "down" and "instance" in sample.labels:
             down.add(sample.labels["instance"])
         elif kind == "count":
-            counted[figure] = int(sample.value)
+            key = figure.partition("#")[0]  # a count asked in parts is their sum
+            counted[key] = counted.get(key, 0) + int(sample.value)
     drafts: dict[str, _Draft] = {}
     for (kind, name), draft in by_flavour.items():
         # gputop's own figures are the fuller ones: they win over DCGM's for the same host.
         if kind == "gputop" or name not in drafts:
             drafts[name] = draft
+    for name, draft in drafts.items():
+        _complete_memory(draft, None if fixed is None else fixed.get(name))
+    counted[LOST.key] = sum(int(d.figures.get("lost", 0.0)) for d in drafts.values() if d.flavour == "gputop")
     counts = tuple(
         CountValue(c.key, c.label, counted.get(c.key, 0) if present.intersection(c.requires) else None)
         for c in COUNTS
     )
     return drafts, down, counts
+
+
+def _complete_memory(draft: _Draft, fixed: Fixed | None) -> None:
+    """A host's memory total and fullest GPU from what its GPUs are, where the answer did not say."""
+    figures = draft.figures
+    if fixed is None or fixed.flavour != draft.flavour:
+        return
+    figures.setdefault("memory_total", fixed.memory_total)
+    most = figures.get("memory_max")
+    if "memory_percent" not in figures and most is not None and fixed.gpu_memory_total:
+        figures["memory_percent"] = 100 * (most / fixed.gpu_memory_total)
+
+
+def _fixed_figures(answer: list[Sample]) -> dict[str, Fixed]:
+    """Each host's GPU sizes and slowdown temperatures, from ``queries.fixed_query``'s count_values."""
+    sizes: dict[tuple[str, str], dict[float, float]] = {}
+    slowdowns: dict[str, set[float]] = {}
+    for sample in answer:
+        kind, _, figure = sample.labels.get(queries.FIGURE_LABEL, "").partition(":")
+        flavour = queries.FLAVOUR_BY_NAME.get(kind)
+        name = sample.labels.get(flavour.host_label) if flavour is not None else None
+        if flavour is None or not name:
+            continue
+        try:
+            if figure == "sizes":
+                size = float(sample.labels[queries.TOTAL_LABEL])
+                sizes.setdefault((kind, name), {})[size] = sample.value
+            elif figure == "slowdowns":
+                slowdowns.setdefault(name, set()).add(float(sample.labels[queries.SLOWDOWN_LABEL]))
+        except (KeyError, ValueError):
+            continue
+    fixed: dict[str, Fixed] = {}
+    for (kind, name), counted in sizes.items():
+        if kind == "dcgm" and name in fixed:
+            continue  # gputop's own figures win, as in the summaries
+        given = slowdowns.get(name, {DEFAULT_SLOWDOWN_C})
+        fixed[name] = Fixed(
+            flavour=queries.FLAVOUR_BY_NAME[kind].name,
+            memory_total=sum(size * count for size, count in counted.items()),
+            gpu_memory_total=next(iter(counted)) if len(counted) == 1 else None,
+            slowdown=next(iter(given)) if len(given) == 1 else None,
+        )
+    return fixed
+
+
+def _working_gpus(drafts: Mapping[str, _Draft]) -> dict[str, int]:
+    return {
+        name: int(draft.figures["gpus"] - draft.figures.get("lost", 0.0))
+        for name, draft in drafts.items()
+        if "gpus" in draft.figures
+    }
 
 
 def _host(name: str, draft: _Draft, down: set[str], now: float, stale_after_s: float) -> ClusterHost:

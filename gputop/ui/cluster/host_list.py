@@ -6,13 +6,13 @@ repaints the screenful that shows.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
-from textual.events import Click
+from textual.events import Click, Key
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -51,7 +51,13 @@ class HostList(ScrollView, can_focus=True):
         self.cursor = 0
         self.now = 0.0
         self.answering = True
+        self.pending: frozenset[str] = frozenset()  # figures the first refresh has not brought yet
         self.empty_message = "waiting for Prometheus…"
+        # Each line as drawn, by all it is drawn from: a repaint (a key, focus moving, another
+        # screen closing) rebuilds only the lines that changed.
+        self._drawn: dict[tuple[object, ...], Strip] = {}
+        # While set, keys go here first (the filter being typed); the list keeps the focus.
+        self.typing_into: Callable[[Key], bool] | None = None
 
     # -- what the app and tests read ------------------------------------------------------
 
@@ -71,9 +77,13 @@ class HostList(ScrollView, can_focus=True):
         """Whether a line on screen shows an age (which changes every second): only those need repainting."""
         return not self.answering or any(h.state != "live" for h in self._visible())
 
+    def line(self, index: int) -> Text:
+        """Row ``index`` as drawn (without the cursor)."""
+        return self._row(self.hosts[index])
+
     def line_text(self, index: int) -> str:
         """Row ``index`` as plain text, as drawn."""
-        return self._row(self.hosts[index]).plain
+        return self.line(index).plain
 
     # -- updating ---------------------------------------------------------------------------
 
@@ -90,6 +100,11 @@ class HostList(ScrollView, can_focus=True):
         return HEADER.cell_len
 
     # -- keys and mouse -------------------------------------------------------------------
+
+    def on_key(self, event: Key) -> None:
+        if self.typing_into is not None and self.typing_into(event):
+            # Typed into the filter: neither the list's keys nor the app's (q, M, …) act on it.
+            event.stop()
 
     def action_cursor(self, step: int) -> None:
         if not self.hosts:
@@ -125,23 +140,38 @@ class HostList(ScrollView, can_focus=True):
     # -- drawing --------------------------------------------------------------------------
 
     def _row(self, host: ClusterHost) -> Text:
-        return row_text(host_cells(host, self.history.get(host.hostname), self.now, self.answering))
+        return row_text(host_cells(host, self.history.get(host.hostname), self.now, self.answering, self.pending))
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         base = self.rich_style
         scroll_x = int(self.scroll_offset.x)
         if y == 0:
-            line = HEADER
-        else:
-            index = y - 1 + int(self.scroll_offset.y)
-            if index >= len(self.hosts):
-                if not self.hosts and y == 1:
-                    message = Segment(f"  {self.empty_message}", base + Style(dim=True, italic=True))
-                    return Strip([message]).crop_extend(0, width, base)
-                return Strip.blank(width, base)
-            line = self._row(self.hosts[index])
-            if index == self.cursor:
+            return self._drawn_line(None, base).crop_extend(scroll_x, scroll_x + width, base)
+        index = y - 1 + int(self.scroll_offset.y)
+        if index >= len(self.hosts):
+            if not self.hosts and y == 1:
+                message = Segment(f"  {self.empty_message}", base + Style(dim=True, italic=True))
+                return Strip([message]).crop_extend(0, width, base)
+            return Strip.blank(width, base)
+        return self._drawn_line(index, base).crop_extend(scroll_x, scroll_x + width, base)
+
+    def _drawn_line(self, index: int | None, base: Style) -> Strip:
+        """The header (``index`` None) or a host's line, whole; from the cache when nothing it shows changed."""
+        host = None if index is None else self.hosts[index]
+        key: tuple[object, ...] = (base,)
+        if host is not None:
+            # An age moves on every second: only a line that shows one depends on the clock.
+            aged = not self.answering or host.state != "live"
+            key = (base, host, self.history.get(host.hostname), int(self.now) if aged else None,
+                   self.answering, self.pending, index == self.cursor)
+        strip = self._drawn.get(key)
+        if strip is None:
+            if len(self._drawn) > 4 * max(40, self.size.height):
+                self._drawn.clear()
+            line = HEADER.copy() if host is None else self._row(host)
+            if index is not None and index == self.cursor:
                 line.stylize(_CURSOR)
-        segments = [Segment(text, base + style if style else base) for text, style, _ in line.render(self.app.console)]
-        return Strip(segments).crop_extend(scroll_x, scroll_x + width, base)
+            segments = [Segment(text, base + s if s else base) for text, s, _ in line.render(self.app.console)]
+            strip = self._drawn[key] = Strip(segments)
+        return strip

@@ -9,15 +9,13 @@ from typing import Protocol
 from textual.message import Message
 
 from gputop.core.cluster.client import ErrorKind
+from gputop.core.cluster.first import Fetcher
 from gputop.core.cluster.model import ClusterState, GpuFinding, HostDetail
 
 
-class ClusterFetcher(Protocol):
+class ClusterFetcher(Fetcher, Protocol):
     """What the app reads the cluster through (a ClusterReader; a fake in tests)."""
 
-    def fetch(
-        self, history_for: Collection[str] = (), detail_for: str | None = None, timeout_s: float | None = None
-    ) -> ClusterState: ...
     def history(self, hostnames: Collection[str]) -> dict[str, tuple[float | None, ...]]: ...
     def detail(self, hostname: str) -> HostDetail: ...
     def gpus(self, key: str) -> tuple[GpuFinding, ...]: ...
@@ -26,6 +24,13 @@ class ClusterFetcher(Protocol):
 @dataclass
 class Fetched(Message):
     """One refresh arrived from the worker thread."""
+
+    state: ClusterState
+
+
+@dataclass
+class PartFetched(Message):
+    """Part of the first refresh: the hosts, and what else has answered so far."""
 
     state: ClusterState
 

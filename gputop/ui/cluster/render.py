@@ -1,28 +1,32 @@
-"""What the cluster view shows of a host: its row's cells, the status word, sparklines, sort orders, the filter."""
+"""What the cluster view shows of a host: its row's cells, the status word, sparklines, sort orders."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
 
 from gputop.core.cluster.model import ClusterGpu, ClusterHost
-from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, fmt_temperature, fmt_watts, safe_text
-from gputop.core.levels import Level, load_level, temperature_level
+from gputop.core.cluster.reader import HISTORY_POINTS
+from gputop.core.format import (
+    NA,
+    fmt_bytes,
+    fmt_duration,
+    fmt_percent,
+    fmt_temperature,
+    fmt_watts,
+    safe_text,
+)
+from gputop.core.levels import temperature_level
+
+# The cards' bar, sparkline and colours for core.levels' cut-offs: a GPU looks the same here as on its card.
+from gputop.ui.widgets.gpu_card import LEVEL_STYLES, level_style
+from gputop.ui.widgets.sparkline import bar, sparkline
 
 BAR_WIDTH = 10
-SPARK_WIDTH = 20
-_SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
-
-
-# The cards' colours for core.levels' cut-offs; "not available" is dim.
-LEVEL_STYLES = {None: "dim", Level.OK: "green", Level.WARN: "yellow", Level.ALARM: "bold red"}
-
-
-def level_style(percent: float | None) -> str:
-    return LEVEL_STYLES[load_level(percent)]
+SPARK_WIDTH = HISTORY_POINTS  # one cell per point of the history the reader asks for
+READING = Text("…", style="dim")  # a figure being read (the first refresh is still coming in)
 
 
 def temperature_text(temperature: float | None, slowdown: float | None) -> Text:
@@ -31,39 +35,19 @@ def temperature_text(temperature: float | None, slowdown: float | None) -> Text:
 
 
 def percent_bar(percent: float | None, width: int = BAR_WIDTH) -> Text:
-    """'█████░░░░░  50%' in the colour of how full it is; 'N/A' when unknown."""
-    if percent is None:
-        return Text(NA, style="dim")
-    filled = round(width * min(100.0, max(0.0, percent)) / 100.0)
-    bar = Text("█" * filled, style=level_style(percent))
-    bar.append("░" * (width - filled), style="dim")
-    bar.append(f" {percent:3.0f}%")
-    return bar
+    """The cards' bar in the colour of how full it is, then the percent: '██▌░░░░░░░  25%'."""
+    style = level_style(percent)
+    return Text.assemble(bar(percent, width, style), (f" {fmt_percent(percent):>4}", style))
 
 
 def memory_bar(gpu: ClusterGpu, width: int = BAR_WIDTH) -> Text:
     return percent_bar(gpu.memory_percent, width)
 
 
-def sparkline(values: Sequence[float | None], maximum: float | None, width: int = SPARK_WIDTH) -> str:
-    """The newest ``width`` buckets of ``values`` as block characters scaled to ``maximum``; gaps as spaces."""
-    if not values:
-        return ""
-    known = [v for v in values if v is not None]
-    top = maximum if maximum else (max(known) if known else 0.0)
-    buckets: list[float | None] = []
-    per_bucket = max(1, -(-len(values) // width))
-    for start in range(0, len(values), per_bucket):
-        chunk = [v for v in values[start : start + per_bucket] if v is not None]
-        buckets.append(max(chunk) if chunk else None)
-    out = []
-    for value in buckets[-width:]:
-        if value is None or top <= 0:
-            out.append(" ")
-        else:
-            level = min(len(_SPARK_BLOCKS) - 1, max(0, round(value / top * (len(_SPARK_BLOCKS) - 1))))
-            out.append(_SPARK_BLOCKS[level])
-    return "".join(out)
+def memory_sparkline(history: Sequence[float | None], total: float | None) -> Text:
+    """The host's GPU memory in use over the history window, scaled to all of it (to the peak when unknown)."""
+    high = total or max((v for v in history if v is not None), default=1.0)
+    return Text(sparkline(history, SPARK_WIDTH, 0.0, high), style="cyan")
 
 
 def host_status(host: ClusterHost, now: float, answering: bool) -> Text:
@@ -128,21 +112,29 @@ def _gpus(host: ClusterHost) -> Text:
 
 
 def host_cells(
-    host: ClusterHost, history: Sequence[float | None] | None, now: float, answering: bool
+    host: ClusterHost,
+    history: Sequence[float | None] | None,
+    now: float,
+    answering: bool,
+    pending: Collection[str] = (),
 ) -> tuple[Text, ...]:
-    """One cell per HOST_COLUMNS."""
+    """One cell per HOST_COLUMNS; a figure in ``pending`` that is not known yet is shown being read."""
+
+    def cell(figure: str, text: Callable[[], Text]) -> Text:
+        return READING if figure in pending and getattr(host, figure) is None else text()
+
     return (
         Text(safe_text(host.hostname), style="bold"),
         host_status(host, now, answering),
-        _gpus(host),
-        Text(safe_text(host.model)),
-        percent_bar(host.memory_percent),
-        Text(_used_total(host.memory_used, host.memory_total)),
-        Text(fmt_percent(host.utilization)),
-        temperature_text(host.temperature, None),
-        Text(fmt_watts(host.power_draw)),
-        problems_cell(host.problems),
-        Text(sparkline(history or (), host.memory_total), style="cyan"),
+        cell("gpus", lambda: _gpus(host)),
+        cell("model", lambda: Text(safe_text(host.model))),
+        cell("memory_percent", lambda: percent_bar(host.memory_percent)),
+        cell("memory_used", lambda: Text(_used_total(host.memory_used, host.memory_total))),
+        cell("utilization", lambda: Text(fmt_percent(host.utilization))),
+        cell("temperature", lambda: temperature_text(host.temperature, None)),
+        cell("power_draw", lambda: Text(fmt_watts(host.power_draw))),
+        cell("problems", lambda: problems_cell(host.problems)),
+        memory_sparkline(history or (), host.memory_total),
     )
 
 
@@ -199,16 +191,3 @@ def sort_hosts(hosts: Sequence[ClusterHost], order: SortOrder, inverted: bool = 
     unknown = [h for h in hosts if key(h) is None]
     known.sort(key=key, reverse=order.descending != inverted)  # type: ignore[arg-type]
     return known + unknown
-
-
-def parse_filter(text: str) -> re.Pattern[str] | None:
-    """The hostname filter: plain text matches anywhere, case-insensitively; ``re:`` starts a regex.
-
-    Raises ``re.error`` for an invalid regex; None means no filter.
-    """
-    if text.startswith("re:"):
-        expression = text[3:]
-        return re.compile(expression) if expression else None
-    if not text:
-        return None
-    return re.compile(re.escape(text), re.IGNORECASE)

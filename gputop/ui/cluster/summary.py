@@ -8,6 +8,7 @@ from gputop.core.cluster.client import ErrorKind
 from gputop.core.cluster.model import ClusterState
 from gputop.core.cluster.pacing import Pacer
 from gputop.core.format import NA, fmt_bytes, safe_text
+from gputop.ui.cluster.render import READING
 
 
 def _seconds(value: float) -> str:
@@ -56,11 +57,16 @@ def fleet_line(state: ClusterState) -> Text:
     used = _total([h.memory_used for h in hosts])
     total = _total([h.memory_total for h in hosts])
     line.append("   memory ", style="bold")
-    line.append(f"{fmt_bytes(used)}/{fmt_bytes(total)}")
+    if "memory_used" in state.pending:
+        line.append(READING)
+    else:
+        line.append(f"{fmt_bytes(used)}/{fmt_bytes(total)}")
     for count in state.counts:
         line.append("   ")
         line.append(f"{count.label} ", style="bold")
-        if count.value is None:
+        if f"count:{count.key}" in state.pending:
+            line.append(READING)
+        elif count.value is None:
             line.append(NA, style="dim")
         else:
             line.append(str(count.value), style="bold red" if count.value else "green")
