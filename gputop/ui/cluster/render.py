@@ -21,7 +21,7 @@ from gputop.core.format import (
 from gputop.core.levels import temperature_level
 
 # The cards' bar, sparkline and colours for core.levels' cut-offs: a GPU looks the same here as on its card.
-from gputop.ui.widgets.gpu_card import LEVEL_STYLES, level_style
+from gputop.ui.widgets.card_text import LEVEL_STYLES, level_style
 from gputop.ui.widgets.sparkline import bar, sparkline
 
 BAR_WIDTH = 10
