@@ -63,15 +63,6 @@ class Diagnoses:
     migs: Mapping[MigKey, Unattributed]
     processes: Mapping[ProcessIdentity, ProcessDiagnosis]
 
-    def problem_count(self, gpu_index: int) -> int:
-        """Problems of one GPU: idle hogs on it, unattributed memory, a verdict, health problems."""
-        diagnosis = self.gpus.get(gpu_index)
-        if diagnosis is None:
-            return 0
-        count = len(diagnosis.health) + (diagnosis.verdict is not None) + diagnosis.unattributed.shown
-        count += sum(unattributed.shown for (index, _mig), unattributed in self.migs.items() if index == gpu_index)
-        return count
-
 
 NO_DIAGNOSES = Diagnoses(MappingProxyType({}), MappingProxyType({}), MappingProxyType({}))
 
