@@ -124,6 +124,14 @@ class PtyTerminal:
             os.close(self.master)
 
 
+def full_demo_screen(screen: str) -> bool:
+    """The demo's full Textual screen is up with its process rows: its footer, and a user in a row.
+
+    Not a command: at start the alerts' notifications cover the right of the panel for their 10 s.
+    """
+    return "F1 Help" in screen and " alice " in screen
+
+
 def output_until(
     command: Sequence[str], env: dict[str, str], what: str, check: Callable[[str], bool], columns: int = 100,
     rows: int = 30,

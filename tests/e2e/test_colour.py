@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("pyte", reason="needs pyte (pip install -e '.[test]')")
 
-from .ptyterm import output_until  # noqa: E402 - needs pyte
+from .ptyterm import full_demo_screen, output_until  # noqa: E402 - needs pyte
 
 TRUECOLOUR = re.compile(rb"\x1b\[[0-9;]*[34]8;2;")
 PALETTE_256 = re.compile(rb"\x1b\[[0-9;]*[34]8;5;")
@@ -20,7 +20,7 @@ ANY_COLOUR = re.compile(rb"\x1b\[[0-9;]*(?:3[0-7]|9[0-7]|4[0-7]|10[0-7]|[34]8;)"
 
 def run_demo(**env: str) -> bytes:
     command = [sys.executable, "-m", "gputop", "--demo"]
-    return output_until(command, dict(os.environ) | env, "the processes", lambda screen: "python train.py" in screen)
+    return output_until(command, dict(os.environ) | env, "the processes", full_demo_screen)
 
 
 @pytest.mark.parametrize(
