@@ -7,6 +7,7 @@ import dataclasses
 import time
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from gputop.core.model import MigSample, Snapshot
@@ -17,7 +18,7 @@ from gputop.core.sampler import Sampler
 from gputop.core.sources.recorded import ReplaySource
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.detail import DetailScreen
-from gputop.ui.widgets.history_chart import HistoryChart, time_window, value_ticks
+from gputop.ui.widgets.history_chart import HistoryChart, time_window, value_axis
 
 from .factory import GIB, NOW, demo_snapshots, gpu, make_app, proc, snapshot
 from .test_terminal_sizes import rendered
@@ -54,7 +55,14 @@ def chart_lines(app: GpuTopApp, name: str) -> list[str]:
 
 
 def y_labels(lines: list[str]) -> list[str]:
-    return [line.split("┤")[0].strip() for line in lines if "┤" in line]
+    """The value axis' labels, top to bottom; each must sit on the row whose value it names."""
+    plot = lines[:-1]  # the last line is the time axis
+    labelled = [(len(plot) - 1 - row, float(line.split("┤")[0])) for row, line in enumerate(plot) if "┤" in line]
+    # plotext gives row r (0 at the bottom) the value r * top / (rows - 1): one top for every label.
+    assert labelled[-1] == (0, 0.0), labelled
+    tops = {round(value * (len(plot) - 1) / row, 6) for row, value in labelled if row}
+    assert len(tops) == 1, f"labels off their rows: {labelled}"
+    return [line.split("┤")[0].strip() for line in plot if "┤" in line]
 
 
 async def opened(app: GpuTopApp, pilot: Pilot[int], index: int) -> None:
@@ -81,9 +89,10 @@ async def test_at_80x24_the_header_says_everything_and_the_charts_have_six_rows_
         memory = chart_lines(app, "memory")
         # Six rows of chart above the time axis.
         assert len(memory) == 7
-        assert y_labels(memory) == ["75", "50", "25", "0"]
-        assert y_labels(chart_lines(app, "utilization")) == ["100", "50", "0"]
-        assert y_labels(chart_lines(app, "power")) == ["600", "400", "200", "0"]
+        # Round ticks, each on its own row, one every other row at most: on 6 rows 0 and 50 for 80 GiB.
+        assert y_labels(memory) == ["50", "0"]
+        assert y_labels(chart_lines(app, "utilization")) == ["100", "0"]
+        assert y_labels(chart_lines(app, "power")) == ["500", "0"]
         # 64 s of history in a 2-minute axis from a whole 20 s, labelled each minute.
         assert memory[-1].split() == [clock(0), clock(60), clock(120)]
         # The process panel keeps its header and the process.
@@ -107,7 +116,7 @@ async def test_at_120x40_mig_devices_show_their_memory_and_forecast() -> None:
         assert lines[4] == unattributed + " " * 42 + "│"
         memory = chart_lines(app, "memory")
         assert len(memory) == 8
-        assert y_labels(memory) == ["75", "50", "25", "0"]
+        assert y_labels(memory) == ["100", "50", "0"]
         assert memory[-1].split() == [clock(0), clock(30), clock(60), clock(90), clock(120)]
 
 
@@ -161,4 +170,21 @@ def test_over_a_long_session_the_time_axis_moves_in_steps_and_always_holds_the_n
     assert {span for _, span in windows} == {5400.0}
     moves = sum(1 for before, after in zip(windows, windows[1:], strict=False) if before != after)
     assert moves == 6  # 600 s steps
-    assert value_ticks(80, 6) == [0, 25, 50, 75] and value_ticks(0.5, 6) == [0, 0.2, 0.4]
+
+
+
+def test_value_axis_ticks_are_round_and_each_falls_on_a_row() -> None:
+    # (need, rows - 1) -> (top, ticks): plotext gives row r the value r * top / (rows - 1).
+    assert value_axis(80, 5) == (pytest.approx(250 / 3), [0, 50])
+    assert value_axis(80, 6) == (100, [0, 50, 100])
+    assert value_axis(80, 10) == (pytest.approx(250 / 3), [0, 25, 50, 75])
+    assert value_axis(40, 12) == (40, [0, 10, 20, 30, 40])
+    assert value_axis(0.5, 5) == (0.5, [0, 0.2, 0.4])
+    for need in (0.3, 1, 7, 18.5, 64, 80, 87, 100, 141, 450, 700, 1000, 81920):
+        for intervals in range(1, 30):
+            top, ticks = value_axis(need, intervals)
+            assert top >= need and ticks[0] == 0 and len(ticks) >= 2
+            rows = [tick * intervals / top for tick in ticks]
+            assert all(abs(row - round(row)) < 1e-6 for row in rows), (need, intervals, top, ticks)
+            gaps = {round(b - a) for a, b in zip(rows, rows[1:], strict=False)}
+            assert len(gaps) == 1 and (intervals < 4 or gaps.pop() >= 2)

@@ -37,18 +37,37 @@ def time_window(oldest: float, newest: float) -> tuple[float, float]:
     return math.floor((newest - span + step) / step) * step, float(span)
 
 
-def value_ticks(top: float, rows: int) -> list[float]:
-    """Round ticks from 0 up to ``top``, at most one every other row of ``rows``."""
-    most = max(2, rows // 2 + 1)
-    if top <= 0:
-        return [0.0]
-    magnitude = 10.0 ** math.floor(math.log10(top / (most - 1)))
-    step = next(
-        m * magnitude
-        for m in _NICE
-        if int(top / (m * magnitude) + 1e-9) + 1 <= most and (m != 2.5 or magnitude >= 10)
-    )
-    return [round(n * step, 9) for n in range(int(top / step + 1e-9) + 1)]
+def value_axis(need: float, intervals: int) -> tuple[float, list[float]]:
+    """(top, ticks) of a value axis from 0 that reaches ``need``, drawn on ``intervals`` + 1 rows.
+
+    plotext gives row ``r`` (0 at the bottom) the value ``r * top / intervals`` and puts a tick's
+    label on the nearest row, so ticks that do not fall on a row are drawn unevenly apart (0, 25,
+    50, 75 on an axis to 80 over 5 rows sit on rows 0, 2, 3, 5). Here every tick is a round step
+    and falls exactly on a row, at most one every other row (where there are 4 rows or more): the
+    axis top is ``step * intervals / rows_per_step``, the least above ``need``, preferring three
+    ticks or more where that costs little room.
+    """
+    intervals = max(1, intervals)
+    need = need if need > 0 else 1.0
+    least = 2 if intervals >= 4 else 1
+    best: tuple[float, int, float, float] | None = None
+    magnitude = 10.0 ** math.floor(math.log10(need / intervals))
+    for scale in (magnitude / 10, magnitude, magnitude * 10, magnitude * 100):
+        for nice in _NICE[:-1]:
+            if nice == 2.5 and scale < 10:
+                continue  # 2.5 only where the ticks stay whole numbers (25, 250)
+            step = nice * scale
+            for rows_per_step in range(least, intervals + 1):
+                top = step * intervals / rows_per_step
+                if top < need * (1 - 1e-9):
+                    continue
+                count = intervals // rows_per_step + 1
+                score = top / need + (0.15 if count < 3 else 0.0)
+                if best is None or (score, -count) < (best[0], -best[1]):
+                    best = (score, count, top, step)
+    assert best is not None  # the largest scale always reaches need
+    _, count, top, step = best
+    return top, [round(n * step, 9) for n in range(count)]
 
 
 def tick_label(value: float) -> str:
@@ -83,7 +102,8 @@ class HistoryChart(PlotextPlot):
         else:
             start, span = time_window(points[0][0], points[-1][0])
             highest = max(v for _, v in points)
-            top = max(self._limit, highest) if self._limit is not None else _round_up(highest, rows)
+            need = max(self._limit, highest) if self._limit is not None else highest
+            top, ticks = value_axis(need, rows - 1)
             runs = [[(t, v) for t, v in run if t >= start] for run in self._runs]
             shown = (start, span, top, width, rows, [(len(run), run[:1], run[-1:]) for run in runs])
         if shown == self._shown:
@@ -105,7 +125,6 @@ class HistoryChart(PlotextPlot):
                 plt.plot([t for t, _ in run], [v for _, v in run], color=self.colour, marker="braille")
         plt.xlim(start, start + span)
         plt.ylim(0, top)
-        ticks = value_ticks(top, rows)
         plt.yticks(ticks, [tick_label(tick) for tick in ticks])
         count = max(2, min(5, (width - 6) // _LABEL_WIDTH))
         positions = [start + span * n / (count - 1) for n in range(count)]
@@ -124,12 +143,3 @@ def _runs(timestamps: Sequence[float], values: Sequence[float | None]) -> list[l
         else:
             runs[-1].append((moment, value))
     return [run for run in runs if run]
-
-
-def _round_up(value: float, rows: int) -> float:
-    """The top of an axis with no limit: ``value`` rounded up to its tick step."""
-    if value <= 0:
-        return 1.0
-    ticks = value_ticks(value, rows)
-    step = ticks[1] - ticks[0] if len(ticks) > 1 else ticks[0] or 1.0
-    return max(value, math.ceil(value / step - 1e-9) * step)
