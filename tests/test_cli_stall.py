@@ -42,15 +42,29 @@ def gputop(fake: FakeNvml, config: Path, *args: str) -> tuple[subprocess.Complet
     return result, time.monotonic() - started
 
 
-def test_json_reports_a_hung_gpu_and_finishes_within_the_deadline(fake_nvml: FakeNvml, config: Path) -> None:
-    fake_nvml.write(machine())
-    _, usual = gputop(fake_nvml, config, "--json")
-    fake_nvml.write(machine().stall(1, 10.0, "nvmlDeviceGetMemoryInfo"))
+def within_deadline(fake: FakeNvml, config: Path, stuck: Scenario) -> subprocess.CompletedProcess[str]:
+    """``gputop --json`` on ``stuck``, which must finish within the deadline and a second of the usual run.
 
-    result, took = gputop(fake_nvml, config, "--json")
+    The usual run and the stuck one side by side, up to three times: on a machine busy with other
+    tests one pair can differ by a second of waiting for a CPU; a command that waits on a stuck
+    call (10 s) fails every pair.
+    """
+    pairs = []
+    for _ in range(3):
+        fake.write(machine())
+        _, usual = gputop(fake, config, "--json")
+        fake.write(stuck)
+        result, took = gputop(fake, config, "--json")
+        pairs.append((round(usual, 2), round(took, 2)))
+        if took < usual + DEADLINE_S + 1.0:
+            return result
+    raise AssertionError(f"--json waited beyond the deadline and a second: (usual, stuck) runs {pairs}")
+
+
+def test_json_reports_a_hung_gpu_and_finishes_within_the_deadline(fake_nvml: FakeNvml, config: Path) -> None:
+    result = within_deadline(fake_nvml, config, machine().stall(1, 10.0, "nvmlDeviceGetMemoryInfo"))
 
     assert result.returncode == 0, result.stderr
-    assert took < usual + DEADLINE_S + 1.0
     first, second = json.loads(result.stdout)["gpus"]
     assert (first["answering"], first["utilization"]["gpu"], first["memory"]["used"]) == (True, 87, 40 * GiB)
     assert (second["answering"], second["last_error"], second["name"]) == (False, STUCK, "NVIDIA L4")
@@ -92,13 +106,8 @@ def test_gpus_that_cannot_be_counted_exit_2_with_one_line(fake_nvml: FakeNvml, c
 
 
 def test_a_hung_nvml_init_exits_2_with_one_line(fake_nvml: FakeNvml, config: Path) -> None:
-    fake_nvml.write(machine())
-    _, usual = gputop(fake_nvml, config, "--json")
-    fake_nvml.write(machine().delay(INIT_FUNCTIONS, 10.0))
+    result = within_deadline(fake_nvml, config, machine().delay(INIT_FUNCTIONS, 10.0))
 
-    result, took = gputop(fake_nvml, config, "--json")
-
-    assert took < usual + DEADLINE_S + 1.0
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (
         f"gputop: NVML is not available: nvmlInit did not answer within {DEADLINE_S:g}s"
