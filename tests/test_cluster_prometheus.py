@@ -78,7 +78,7 @@ def listed(app: ClusterApp, hostname: str) -> ClusterHost:
 
 def row(app: ClusterApp, hostname: str) -> str:
     hosts = app.host_list.hosts
-    return app.host_list.line_text(next(i for i, h in enumerate(hosts) if h.hostname == hostname))
+    return app.host_list.line(next(i for i, h in enumerate(hosts) if h.hostname == hostname)).plain
 
 
 def status_of(app: ClusterApp, hostname: str) -> str:

@@ -160,7 +160,7 @@ def row_order(app: ClusterApp) -> list[str]:
 
 
 def rows(app: ClusterApp) -> list[str]:
-    return [app.host_list.line_text(i).rstrip() for i in range(len(app.host_list.hosts))]
+    return [app.host_list.line(i).plain.rstrip() for i in range(len(app.host_list.hosts))]
 
 
 def text_of(app: ClusterApp, selector: str) -> str:

@@ -81,10 +81,6 @@ class HostList(ScrollView, can_focus=True):
         """Row ``index`` as drawn (without the cursor)."""
         return self._row(self.hosts[index])
 
-    def line_text(self, index: int) -> str:
-        """Row ``index`` as plain text, as drawn."""
-        return self.line(index).plain
-
     # -- updating ---------------------------------------------------------------------------
 
     def show(self, hosts: Sequence[ClusterHost], keep: str | None) -> None:
