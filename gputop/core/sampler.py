@@ -40,10 +40,9 @@ class Sampler:
         self._pids: list[int] = []  # the GPU processes of the last sample
         # GPU readings taken by first_look() that the next sample() joins instead of reading again.
         self._first_gpus: tuple[GpuSample, ...] | None = None
-        # Last tick's joined processes, by what NVML said of them, and the host facts they were joined
-        # with: a joined process is kept while both are unchanged.
-        self._joined: dict[_NvmlFields, ProcessSample] = {}
-        self._facts: dict[int, HostFacts | None] = {}
+        # Last tick's processes by (pid, GPU, MIG device): what the source said, the host facts, the
+        # two joined; the joined one is kept while the other two are unchanged.
+        self._joined: dict[tuple[int, int, int | None], tuple[ProcessSample, HostFacts | None, ProcessSample]] = {}
 
     def open(self) -> None:
         """Open the source; raises SourceUnavailable."""
@@ -115,29 +114,22 @@ class Sampler:
         self._pids = [p.pid for gpu in gpus for p in gpu.all_processes()]
         facts = self.process_info.lookup(self._pids)
         before, self._joined = self._joined, {}
-        kept, facts_before, self._facts = self._joined, self._facts, facts
+        kept = self._joined
 
         def joined(processes: tuple[ProcessSample, ...]) -> tuple[ProcessSample, ...]:
             # A process joined afresh costs a new ProcessSample (about 5 us); thousands of them are
-            # idle tick after tick, so the one built last tick is kept when nothing it was built from changed.
+            # idle tick after tick, so the one built last tick is kept while what the source said of
+            # it and its host facts (the same object while unchanged) are as they were.
             out = []
             for process in processes:
                 found = facts.get(process.pid)
-                fields = (
-                    process.pid,
-                    process.gpu_index,
-                    process.mig_index,
-                    process.type,
-                    process.gpu_memory,
-                    process.sm_utilization,
-                    process.sm_last_active,
-                    process.stale,
-                    process.visible,
-                )
-                result = before.get(fields)
-                if result is None or facts_before.get(process.pid) is not found:
+                place = (process.pid, process.gpu_index, process.mig_index)
+                last = before.get(place)
+                if last is not None and last[1] is found and last[0] == process:
+                    result = last[2]
+                else:
                     result = _with_facts(process, found)
-                kept[fields] = result
+                kept[place] = (process, found, result)
                 out.append(result)
             return tuple(out)
 
@@ -152,10 +144,6 @@ class Sampler:
             )
             for gpu in gpus
         )
-
-
-# What NVML says of a process on one device: (pid, gpu, MIG, type, memory, SM %, SM last active, stale, visible).
-_NvmlFields = tuple[int, int, "int | None", str, "int | None", "float | None", "float | None", bool, bool]
 
 
 def _with_facts(process: ProcessSample, facts: HostFacts | None) -> ProcessSample:
