@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from concurrent.futures import Future
 from typing import Protocol
 
-from gputop.core.cluster.model import ClusterState
-
-Partial = Callable[[ClusterState], None]
+from gputop.core.cluster.model import ClusterState, Partial
 
 
 class Fetcher(Protocol):

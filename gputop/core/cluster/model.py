@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -173,3 +173,7 @@ class GpuFinding:
     hostname: str
     index: int
     value: float
+
+
+# Given what a refresh has read so far, each time one of its queries answers.
+Partial = Callable[[ClusterState], None]

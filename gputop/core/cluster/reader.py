@@ -33,6 +33,7 @@ from gputop.core.cluster.model import (
     GpuFinding,
     HostDetail,
     HostState,
+    Partial,
 )
 from gputop.core.cluster.queries import Fixed
 from gputop.core.levels import DEFAULT_SLOWDOWN_C
@@ -45,8 +46,6 @@ PRESENT_WITHIN_S = 300.0
 # What the hosts' GPUs are (sizes, slowdown temperatures) is asked again this often, and at the
 # next refresh whenever a host came or changed its number of working GPUs.
 FIXED_EVERY_S = 60.0
-
-Partial = Callable[[ClusterState], None]
 
 
 @dataclass(slots=True)
