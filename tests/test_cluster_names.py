@@ -15,6 +15,7 @@ from gputop.core import metric_names
 from gputop.core.cluster.client import Sample
 from gputop.core.cluster.detail import parse_detail
 from gputop.core.cluster.model import HostDetail
+from gputop.core.cluster.rollup import flagged_count, rollup_figures
 from gputop.core.exporter import SnapshotCollector, make_registry
 from gputop.core.model import GpuSample, HostSample, ProcessSample, Snapshot
 
@@ -85,6 +86,10 @@ def read_back(detail: HostDetail, sample: Sample) -> object:
         found = [p for p in detail.processes if (str(p.gpu_index), str(p.pid)) == (labels["gpu"], labels["pid"])]
         return found[0].gpu_memory if found and (found[0].user, found[0].command) == (labels["user"],
                                                                                      labels["command"]) else None
+    if name.startswith("gputop_host_"):
+        # What the host's GPUs add up to is read by every refresh, not by the host's screen.
+        refresh = [promql for parts in rollup_figures().values() for _, promql in parts] + [flagged_count("hot")]
+        return sample.value if any(f"{name}{{" in promql for promql in refresh) else None
     gpu = next(g for g in detail.gpus if str(g.index) == labels["gpu"])
     assert (gpu.uuid, gpu.name) == (labels["uuid"], labels["name"])
     if name == metric_names.GPU_LOST:

@@ -19,6 +19,7 @@ from textual.pilot import Pilot
 
 from gputop.core.cluster.client import PrometheusClient
 from gputop.core.cluster.model import ClusterHost, ClusterOptions
+from gputop.core.cluster.reader import ClusterReader
 from gputop.ui.cluster.gpu_list import GpuListScreen
 from gputop.ui.cluster.host_screen import HostScreen
 from gputop.ui.cluster.view import ClusterApp
@@ -28,6 +29,9 @@ pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason=SKIP_REASON)
 GIB = 1024**3
 MIB = 1024**2
 FLEET_HOSTS = 47  # node-0000 … node-0046, with dgx-00, dgx-01 and alpha: 50 hosts
+# Every 12th host (node-0011, node-0023, node-0035) runs an exporter from before the host series:
+# the view reads it GPU by GPU, the others from what their GPUs add up to, with the same figures.
+LEGACY_EVERY = 12
 
 
 @dataclass
@@ -41,7 +45,7 @@ class Cluster:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     work: Path = tmp_path_factory.mktemp("cluster")
-    fleet = FleetProcess(FLEET_HOSTS, work, dcgm=2)
+    fleet = FleetProcess(FLEET_HOSTS, work, dcgm=2, legacy=LEGACY_EVERY)
     alpha = Exporter("alpha", 2, work, interval_s=1)  # sampling all the time, as deployed: it stays live
     cluster = None
     try:
@@ -94,13 +98,16 @@ async def test_every_host_is_summed_up_by_prometheus_with_the_exporters_figures(
     async with app.run_test(size=(150, 40)) as pilot:
         await until(pilot, "50 hosts", lambda: refreshed(app, 50))
         check_figures(app, cluster)
-        # The next refresh knows what each host's GPUs are (their sizes, slowdown temperatures) and asks
-        # less: the fullest GPU from the most memory in use, hot GPUs against their host's threshold.
-        # The figures are the same.
+        # The next refresh knows what each host's GPUs are and which hosts serve what their GPUs add
+        # up to, and asks less: one series a host for those; for the others the fullest GPU from the
+        # most memory in use, hot GPUs against their host's threshold. The figures are the same.
         first = app.state
         app.refresh_now()
         await until(pilot, "a second refresh", lambda: app.state is not first and refreshed(app, 50))
         check_figures(app, cluster)
+        assert isinstance(app.reader, ClusterReader) and app.reader.read_gpu_by_gpu() == [
+            f"node-{i:04d}" for i in range(LEGACY_EVERY - 1, FLEET_HOSTS, LEGACY_EVERY)
+        ]
         # Sorting by memory: the fullest GPU first, answered from what is already here.
         await pilot.press("M")
         percents = [h.memory_percent for h in app.host_list.hosts]
@@ -120,12 +127,14 @@ def idle_gpus(metrics: str) -> set[str]:
 def check_figures(app: ClusterApp, cluster: Cluster) -> None:
     names = [h.hostname for h in app.host_list.hosts]
     assert names[:3] == ["alpha", "dgx-00", "dgx-01"] and names[3:] == [f"node-{i:04d}" for i in range(47)]
-    for index in (3, 11, 24):  # 11: a smaller GPU among its H100s; 24: a lost GPU
+    # 11: a smaller GPU among its H100s, and an exporter without host series; 24: a lost GPU;
+    # 36: a smaller GPU, with host series.
+    for index in (3, 11, 24, 36):
         gpus = [gpu_sample(index, i, 4) for i in range(8)]
         working = [g for g in gpus if not g.lost]
         host = listed(app, f"node-{index:04d}")
         assert (host.flavour, host.state, host.gpus, host.lost) == ("gputop", "live", 8, 8 - len(working))
-        assert host.model == ("NVIDIA A100-SXM4-40GB…" if index == 11 else "NVIDIA H100 80GB HBM3")
+        assert host.model == ("NVIDIA A100-SXM4-40GB…" if index % 25 == 11 else "NVIDIA H100 80GB HBM3")
         assert host.memory_used == sum(g.memory_used or 0 for g in working)
         assert host.memory_total == sum(g.memory_total or 0 for g in working)
         assert host.memory_percent == max(100 * (g.memory_used or 0) / (g.memory_total or 1) for g in working)

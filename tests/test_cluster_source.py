@@ -5,21 +5,25 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import re
 import subprocess
 import sys
 import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
 from gputop.core.cluster.client import PrometheusClient, PrometheusError, promql_string
+from gputop.core.cluster.counts import COUNTS
 from gputop.core.cluster.model import ClusterOptions, ClusterState, ConfigError
-from gputop.core.cluster.queries import refresh_queries
+from gputop.core.cluster.queries import Fixed, detail_query, refresh_queries
 from gputop.core.cluster.reader import ClusterReader
+from gputop.core.metric_names import HOST_FLAGS
 
 NOW = 1_700_000_100.0
 
@@ -153,7 +157,8 @@ def test_a_refresh_asks_for_every_host_at_once_history_only_on_screen_processes_
     assert not any("count_values by (hostname) (\"total\"" in q for q in canned.queries)  # asked once a minute
     others = [q for q in canned.queries if not q.startswith("label_replace(")]
     history = [q for q in others if "gputop_gpu_memory_used_bytes" in q]
-    detail = [q for q in others if q.startswith('{__name__=~"gputop_.+",hostname="we\\"ird"}')]
+    gpus_of_weird = '{__name__=~"gputop_.+",__name__!~"gputop_host_.+",hostname="we\\"ird"}'
+    detail = [q for q in others if q.startswith(gpus_of_weird)]
     kept = [q for q in others if q.startswith("last_over_time(")]
     assert len(history) == 1 and 'gputop_gpu_memory_used_bytes{hostname=~"a\\\\-1|b\\\\.2"}' in history[0]
     # No GPU in the detail's answer: it asks once more for what Prometheus kept, and that is all.
@@ -192,6 +197,31 @@ def test_the_hosts_are_handed_over_as_soon_as_they_answer_while_a_slow_query_is_
     assert "gpus" not in first.pending and "count:f" in first.pending
     # The whole refresh: nothing pending, and the slow figure is in.
     assert not state.pending and state.hosts[0].memory_used == 4 * 2.0**30
+
+
+def _selectors(promql: str, prefix: str) -> list[str]:
+    return re.findall(rf"\b{prefix}\w*{{[^}}]*}}", promql)
+
+
+def test_hosts_that_serve_what_their_gpus_add_up_to_are_read_from_those_series_alone() -> None:
+    """One series a host, not one a GPU; a host without them (an older exporter) GPU by GPU, and only it."""
+    rollup = Fixed("gputop", 8 * 80 * 2.0**30, 80 * 2.0**30, 87.0, rollup=True)
+    fixed = {"a": rollup, "c": rollup}
+    fleet = " or ".join(q.promql for q in refresh_queries(None, 900, fixed))
+    assert _selectors(fleet, "gputop_gpu_") == []
+    assert len(_selectors(fleet, "gputop_host_")) == 12  # 7 figures, 4 counts, the GPUs' models
+    # "b" serves no host series: its GPUs are read (and only its), and its host series never are.
+    fixed["b"] = replace(rollup, rollup=False)
+    fleet = " or ".join(q.promql for q in refresh_queries(None, 900, fixed))
+    per_gpu, per_host = _selectors(fleet, "gputop_gpu_"), _selectors(fleet, "gputop_host_")
+    assert per_gpu and all('hostname=~"b"' in selector for selector in per_gpu)
+    assert len(per_host) == 12 and all('hostname!~"b"' in selector for selector in per_host)
+    # The host's screen reads its GPUs, not what they add up to.
+    assert "gputop_host_" in detail_query("a") and '__name__!~"gputop_host_.+"' in detail_query("a")
+
+
+def test_every_count_but_lost_is_a_flag_the_exporter_serves_per_host() -> None:
+    assert [c.label for c in COUNTS if not c.from_hosts] == list(HOST_FLAGS)
 
 
 def test_promql_strings_escape_quotes_backslashes_and_newlines() -> None:

@@ -10,9 +10,12 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
+from prom import fleet
 from prometheus_client.exposition import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
 from ui.factory import StaticSource
 
 from gputop import __version__
@@ -142,6 +145,38 @@ gputop_gpu_lost{{{GPU2_LABELS}}} 0.0
 gputop_gpu_answering{{{GPU0_LABELS}}} 1.0
 gputop_gpu_answering{{{GPU1_LABELS}}} 1.0
 gputop_gpu_answering{{{GPU2_LABELS}}} 1.0
+# HELP gputop_host_gpus The host's GPUs of each model, lost (1) or not (0).
+# TYPE gputop_host_gpus gauge
+gputop_host_gpus{{hostname="node-1",lost="0",name=""}} 1.0
+gputop_host_gpus{{hostname="node-1",lost="1",name="NVIDIA A100-SXM4-40GB"}} 1.0
+gputop_host_gpus{{hostname="node-1",lost="0",name="NVIDIA H100 80GB HBM3"}} 1.0
+# HELP gputop_host_memory_used_bytes GPU memory in use, all the host's GPUs together.
+# TYPE gputop_host_memory_used_bytes gauge
+gputop_host_memory_used_bytes{{hostname="node-1"}} 6.979321856e+10
+# HELP gputop_host_memory_total_bytes GPU memory, all the host's GPUs together.
+# TYPE gputop_host_memory_total_bytes gauge
+gputop_host_memory_total_bytes{{hostname="node-1"}} 1.2884901888e+11
+# HELP gputop_host_memory_fullest_ratio The fullest GPU's memory in use over its size (0-1).
+# TYPE gputop_host_memory_fullest_ratio gauge
+gputop_host_memory_fullest_ratio{{hostname="node-1"}} 0.75
+# HELP gputop_host_utilization_ratio The host's GPUs' mean utilization (0-1).
+# TYPE gputop_host_utilization_ratio gauge
+gputop_host_utilization_ratio{{hostname="node-1"}} 0.87
+# HELP gputop_host_power_watts Power draw, all the host's GPUs together.
+# TYPE gputop_host_power_watts gauge
+gputop_host_power_watts{{hostname="node-1"}} 612.5
+# HELP gputop_host_temperature_max_celsius The hottest GPU's temperature.
+# TYPE gputop_host_temperature_max_celsius gauge
+gputop_host_temperature_max_celsius{{hostname="node-1"}} 71.0
+# HELP gputop_host_problems Problems the diagnoses found, all the host's GPUs together.
+# TYPE gputop_host_problems gauge
+# HELP gputop_host_gpus_flagged The host's GPUs filling up (an out-of-memory forecast), hot (within 5 °C of \
+slowing down), holding an idle process's memory, or unhealthy (not answering, health problems).
+# TYPE gputop_host_gpus_flagged gauge
+gputop_host_gpus_flagged{{flag="filling",hostname="node-1"}} 1.0
+gputop_host_gpus_flagged{{flag="hot",hostname="node-1"}} 0.0
+gputop_host_gpus_flagged{{flag="idle-hogged",hostname="node-1"}} 0.0
+gputop_host_gpus_flagged{{flag="unhealthy",hostname="node-1"}} 0.0
 # HELP gputop_gpu_memory_unattributed_bytes GPU memory in use that no listed process accounts for.
 # TYPE gputop_gpu_memory_unattributed_bytes gauge
 # HELP gputop_gpu_clock_event_reasons 1 while this reason holds the GPU's clocks down, else 0.
@@ -346,3 +381,93 @@ def test_the_forecast_served_follows_the_settings_horizon(horizon_s: float, fore
         assert ("gputop_gpu_seconds_to_full{" in text) is forecast_served
     finally:
         exporter.stop()
+
+
+def _served(text: str) -> list[tuple[str, dict[str, str], float]]:
+    return [
+        (s.name, s.labels, s.value) for family in text_string_to_metric_families(text) for s in family.samples
+    ]
+
+
+def _gpu_aggregates(samples: list[tuple[str, dict[str, str], float]]) -> dict[str, object]:
+    """What the cluster reader asks Prometheus of the GPUs' series, worked out from one scrape."""
+    by_gpu: dict[str, dict[str, float]] = {}
+    models: dict[tuple[str, str], float] = {}
+    problems: dict[tuple[str, str], float] = {}
+    for name, labels, value in samples:
+        if name == "gputop_gpu_problems":
+            problems[(labels["gpu"], labels["kind"])] = value
+        elif name.startswith("gputop_gpu_") and "kind" not in labels and "reason" not in labels and "scope" not in labels:
+            by_gpu.setdefault(labels["gpu"], {})[name] = value
+            if name == "gputop_gpu_lost":
+                key = (labels["name"], str(int(value)))
+                models[key] = models.get(key, 0) + 1
+    gpus = by_gpu.values()
+
+    def values(metric: str) -> list[float]:
+        return [g[metric] for g in gpus if metric in g]
+
+    def hot(g: dict[str, float]) -> bool:
+        t = g.get("gputop_gpu_temperature_celsius")
+        return t is not None and t >= g.get("gputop_gpu_temperature_slowdown_celsius", 85.0) - 5
+
+    used, utilization = values("gputop_gpu_memory_used_bytes"), values("gputop_gpu_utilization_ratio")
+    return {
+        "gpus": models,
+        "memory_used": sum(used) if used else None,
+        "memory_total": sum(values("gputop_gpu_memory_total_bytes")) or None,
+        "fullest": max(
+            (g["gputop_gpu_memory_used_bytes"] / g["gputop_gpu_memory_total_bytes"] for g in gpus
+             if "gputop_gpu_memory_used_bytes" in g and g.get("gputop_gpu_memory_total_bytes")),
+            default=None,
+        ),
+        "utilization": sum(utilization) / len(utilization) if utilization else None,
+        "power": sum(values("gputop_gpu_power_watts")) or None,
+        "temperature": max(values("gputop_gpu_temperature_celsius"), default=None),
+        "problems": sum(problems.values()) if problems else None,
+        "flags": {
+            "filling": len(values("gputop_gpu_seconds_to_full")),
+            "hot": sum(1 for g in gpus if hot(g)),
+            "idle-hogged": sum(1 for (_, kind), v in problems.items() if kind == "idle" and v > 0),
+            "unhealthy": sum(
+                1 for gpu, g in by_gpu.items()
+                if g["gputop_gpu_answering"] == 0 or problems.get((gpu, "health"), 0) > 0
+            ),
+        },
+    }
+
+
+def _host_series(samples: list[tuple[str, dict[str, str], float]]) -> dict[str, object]:
+    served = {name: value for name, labels, value in samples if name.startswith("gputop_host_") and len(labels) == 1}
+    return {
+        "gpus": {(at["name"], at["lost"]): v for n, at, v in samples if n == "gputop_host_gpus"},
+        "memory_used": served.get("gputop_host_memory_used_bytes"),
+        "memory_total": served.get("gputop_host_memory_total_bytes"),
+        "fullest": served.get("gputop_host_memory_fullest_ratio"),
+        "utilization": served.get("gputop_host_utilization_ratio"),
+        "power": served.get("gputop_host_power_watts"),
+        "temperature": served.get("gputop_host_temperature_max_celsius"),
+        "problems": served.get("gputop_host_problems"),
+        "flags": {at["flag"]: v for n, at, v in samples if n == "gputop_host_gpus_flagged"},
+    }
+
+
+@pytest.mark.parametrize("host", [0, 10, 11, 24, 37])
+@pytest.mark.parametrize("diagnosed", [False, True])
+def test_each_host_figure_is_exactly_what_its_gpus_series_add_up_to(host: int, diagnosed: bool) -> None:
+    """The one-series-a-host summaries the cluster view reads agree with the GPUs' own series."""
+    sample = fleet.snapshot(host, 8, 4)
+    gpus = list(sample.gpus)
+    # GPU 2 reports uncorrected ECC errors (a health problem), GPU 3 has stopped answering.
+    gpus[2] = replace(gpus[2], health=replace(gpus[2].health, ecc_uncorrected_volatile=3))
+    gpus[3] = GpuSample(index=3, name=gpus[3].name, uuid=gpus[3].uuid, answering=False, not_answering_since=1.0)
+    sample = replace(sample, gpus=tuple(gpus))
+    collector = SnapshotCollector()
+    collector.update(sample, fleet.seconds_to_full(host), fleet.diagnoses(sample) if diagnosed else None)
+    samples = _served(scrape(collector))
+    rollup, expected = _host_series(samples), _gpu_aggregates(samples)
+    # A mean in floating point depends on the order of adding up (Prometheus' own is incremental).
+    assert rollup.pop("utilization") == pytest.approx(expected.pop("utilization"), rel=1e-12)
+    assert rollup == expected
+    flags = rollup["flags"]
+    assert isinstance(flags, dict) and flags["unhealthy"] == (2 if diagnosed else 1)

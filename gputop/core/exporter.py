@@ -22,6 +22,7 @@ from gputop import __version__
 from gputop.core.diagnosis import NO_DIAGNOSES, Diagnoses
 from gputop.core.diagnosis.metrics import XidCounter, diagnosis_families
 from gputop.core.foresight import Watcher
+from gputop.core.host_rollup import rollup_families
 from gputop.core.metric_names import (
     EXPORTER_INFO,
     GPU_ANSWERING,
@@ -125,6 +126,7 @@ class SnapshotCollector:
         yield timestamp
 
         yield from _gpu_families(hostname, snapshot, seconds_to_full)
+        yield from rollup_families(hostname, snapshot, seconds_to_full, diagnoses)
         yield from diagnosis_families(
             snapshot, diagnoses, xid_counts, lambda gpu: _gpu_labels(hostname, gpu), GPU_LABELS
         )

@@ -29,6 +29,20 @@ GPU_XID_ERRORS = "gputop_gpu_xid_errors"  # a counter, label "xid"
 PROCESS_IDLE_SECONDS = "gputop_process_idle_seconds"
 GPU_PROBLEMS = "gputop_gpu_problems"  # label "kind" (PROBLEM_KINDS): how many the diagnoses found
 PROBLEM_KINDS = ("idle", "unattributed", "throttled", "stalled", "health")
+# What a host's GPUs add up to (core.host_rollup): one series a host where a cluster would
+# otherwise read one a GPU, so a refresh of the cluster view costs Prometheus an eighth as much.
+HOST_SERIES_PREFIX = "gputop_host_"
+HOST_GPUS = "gputop_host_gpus"  # labels "name" (the model) and "lost" (0/1): how many
+HOST_MEMORY_USED = "gputop_host_memory_used_bytes"
+HOST_MEMORY_TOTAL = "gputop_host_memory_total_bytes"
+HOST_MEMORY_FULLEST = "gputop_host_memory_fullest_ratio"
+HOST_UTILIZATION = "gputop_host_utilization_ratio"
+HOST_POWER = "gputop_host_power_watts"
+HOST_TEMPERATURE_MAX = "gputop_host_temperature_max_celsius"
+HOST_PROBLEMS = "gputop_host_problems"
+HOST_GPUS_FLAGGED = "gputop_host_gpus_flagged"  # label "flag" (HOST_FLAGS): how many GPUs
+HOST_FLAGS = ("filling", "hot", "idle-hogged", "unhealthy")
+HOST_FLAG_LABEL = "flag"
 
 
 @dataclass(frozen=True, slots=True)

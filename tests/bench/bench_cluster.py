@@ -2,9 +2,10 @@
 
 Each size: the fleet simulator (``tests/prom/fleet.py``: 8 GPUs and 32 processes per host,
 each host its own scrape target; ``--diagnoses`` adds what a real exporter's diagnoses serve)
-scraped by a real Prometheus every ``--scrape`` seconds. Each tree of ``--trees`` (``new=.``,
-and e.g. ``old=DIR`` from ``git archive main | tar -x -C DIR``) is measured against the same
-Prometheus in the same run:
+scraped by a real Prometheus every ``--scrape`` seconds; ``--legacy N``: every Nth host
+serves its GPUs' series alone, as an exporter from before the host series did. Each tree of
+``--trees`` (``new=.``, and e.g. ``old=DIR`` from ``git archive main | tar -x -C DIR``) is
+measured against the same Prometheus in the same run:
 
 * the reader (in a worker process with that tree first on ``sys.path``; the trees' workers run
   at once and take turns, so old and new meet the same machine): the first refresh,
@@ -325,7 +326,7 @@ def rate(pid: int, seconds: float = 10.0) -> float:
 
 def bench_size(args: argparse.Namespace, hosts: int) -> None:
     work = Path(tempfile.mkdtemp(prefix=f"bench-cluster-{hosts}-"))
-    fleet = FleetProcess(hosts, work, diagnoses=args.diagnoses)
+    fleet = FleetProcess(hosts, work, diagnoses=args.diagnoses, legacy=args.legacy)
     prometheus = PrometheusServer(work, static_configs=fleet.static_configs(), scrape_interval_s=args.scrape)
     try:
         wait_for("every host scraped", lambda: prometheus.query(f"count(up == 1) == {hosts}") or None, 600, 1.0)
@@ -401,6 +402,8 @@ def main() -> int:
     parser.add_argument("--scrape", type=float, default=5.0, help="scrape interval, seconds")
     parser.add_argument("--age", type=float, default=30.0, help="seconds of data before measuring")
     parser.add_argument("--diagnoses", action="store_true", help="the simulator serves the diagnoses' series")
+    parser.add_argument("--legacy", type=int, default=0,
+                        help="every Nth host serves no host series (an exporter from before them)")
     parser.add_argument("--interval", type=float, default=5.0)
     parser.add_argument("--refreshes", type=int, default=5)
     parser.add_argument("--app-seconds", type=float, default=30.0)

@@ -155,14 +155,21 @@ class FleetProcess:
     """``tests/prom/fleet.py``: ``hosts`` simulated exporters in one process, each its own scrape target."""
 
     def __init__(
-        self, hosts: int, log_dir: Path, gpus: int = 8, processes: int = 4, dcgm: int = 0, diagnoses: bool = False
+        self,
+        hosts: int,
+        log_dir: Path,
+        gpus: int = 8,
+        processes: int = 4,
+        dcgm: int = 0,
+        diagnoses: bool = False,
+        legacy: int = 0,
     ) -> None:
         self.hostnames = [f"node-{i:04d}" for i in range(hosts)] + [f"dgx-{i:02d}" for i in range(dcgm)]
         self.port = free_port()
         self._log = open(log_dir / "fleet.log", "w")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.prom.fleet", "--hosts", str(hosts), "--port", str(self.port),
-             "--gpus", str(gpus), "--processes", str(processes), "--dcgm", str(dcgm),
+             "--gpus", str(gpus), "--processes", str(processes), "--dcgm", str(dcgm), "--legacy", str(legacy),
              *(["--diagnoses"] if diagnoses else [])],
             cwd=Path(__file__).parents[2],
             stdout=subprocess.PIPE,

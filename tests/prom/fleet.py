@@ -9,7 +9,9 @@ and a sample timestamp that follows the clock. Each host is its own scrape targe
 is stuck: it keeps serving the last sample, whose timestamp stops); ``dead`` (its exporter
 stops answering: HTTP 503, so Prometheus' ``up`` is 0 and its series go stale).
 
-Hosts ``dgx-00`` … (``--dcgm N``) serve DCGM exporter's format instead.
+Hosts ``dgx-00`` … (``--dcgm N``) serve DCGM exporter's format instead. ``--legacy EVERY``:
+every EVERY-th host (index % EVERY == EVERY - 1) serves what an exporter from before the host
+series (``gputop_host_*``, what its GPUs add up to) served: its GPUs' series alone.
 
 ``--diagnoses``: each host also serves what a real exporter's diagnoses add (problem
 counts, clock event reasons, ECC and remapped-row counters, unattributed memory, how
@@ -27,15 +29,18 @@ import sys
 import threading
 import time
 import urllib.parse
+from collections.abc import Iterator
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from prometheus_client.core import Metric
 from prometheus_client.exposition import generate_latest
+from prometheus_client.registry import CollectorRegistry
 
 from gputop.core.diagnosis import Diagnoser, Diagnoses
-from gputop.core.exporter import SnapshotCollector, make_registry
-from gputop.core.metric_names import LAST_SAMPLE_TIMESTAMP
+from gputop.core.exporter import SnapshotCollector
+from gputop.core.metric_names import HOST_SERIES_PREFIX, LAST_SAMPLE_TIMESTAMP
 from gputop.core.model import GpuHealth, GpuSample, HostSample, ProcessSample, RemappedRows, Snapshot
 
 GIB = 1024**3
@@ -158,12 +163,26 @@ def dcgm_text(index: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def exporter_text(host: int, gpus: int, processes: int, diagnosed: bool = False) -> tuple[bytes, bytes]:
+class _WithoutHostSeries:
+    """The exporter's collector as it was before it served the host series."""
+
+    def __init__(self, collector: SnapshotCollector) -> None:
+        self._collector = collector
+
+    def collect(self) -> Iterator[Metric]:
+        return (family for family in self._collector.collect() if not family.name.startswith(HOST_SERIES_PREFIX))
+
+
+def exporter_text(
+    host: int, gpus: int, processes: int, diagnosed: bool = False, legacy: bool = False
+) -> tuple[bytes, bytes]:
     """The host's /metrics text split around its sample timestamp's value."""
     collector = SnapshotCollector(hostname(host))
     sample = snapshot(host, gpus, processes)
     collector.update(sample, seconds_to_full(host), diagnoses(sample) if diagnosed else None)
-    text = generate_latest(make_registry(collector))
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_WithoutHostSeries(collector) if legacy else collector)
+    text = generate_latest(registry)
     marker = f'{LAST_SAMPLE_TIMESTAMP}{{hostname="{hostname(host)}"}} '.encode()
     before, _, after = text.partition(marker + repr(PLACEHOLDER_TIME).encode())
     return before + marker, after
@@ -172,8 +191,13 @@ def exporter_text(host: int, gpus: int, processes: int, diagnosed: bool = False)
 class Fleet:
     """The hosts' texts and modes; the HTTP handler reads them."""
 
-    def __init__(self, hosts: int, gpus: int, processes: int, dcgm: int = 0, diagnosed: bool = False) -> None:
-        self.texts = {hostname(i): exporter_text(i, gpus, processes, diagnosed) for i in range(hosts)}
+    def __init__(
+        self, hosts: int, gpus: int, processes: int, dcgm: int = 0, diagnosed: bool = False, legacy: int = 0
+    ) -> None:
+        self.texts = {
+            hostname(i): exporter_text(i, gpus, processes, diagnosed, bool(legacy) and i % legacy == legacy - 1)
+            for i in range(hosts)
+        }
         self.texts.update({dcgm_hostname(i): (dcgm_text(i), b"") for i in range(dcgm)})
         self.modes: dict[str, str] = {}
         self.frozen_at: dict[str, float] = {}
@@ -238,8 +262,9 @@ def main() -> int:
     parser.add_argument("--processes", type=int, default=4)
     parser.add_argument("--dcgm", type=int, default=0, help="hosts dgx-00 … served as DCGM exporter")
     parser.add_argument("--diagnoses", action="store_true", help="serve the diagnoses' series too")
+    parser.add_argument("--legacy", type=int, default=0, help="every Nth host serves no host series")
     args = parser.parse_args()
-    server = serve(Fleet(args.hosts, args.gpus, args.processes, args.dcgm, args.diagnoses), args.port)
+    server = serve(Fleet(args.hosts, args.gpus, args.processes, args.dcgm, args.diagnoses, args.legacy), args.port)
     print("ready", flush=True)
     server.serve_forever(0.1)
     return 0

@@ -20,6 +20,7 @@ from gputop.core import metric_names
 from gputop.core.cluster.client import promql_string
 from gputop.core.cluster.counts import COUNT_BY_KEY, COUNTS, HOT, hot_gpus, per_gpu
 from gputop.core.cluster.model import Flavour
+from gputop.core.cluster.rollup import ROLLUP_FIGURE, flagged_count, rollup_figures, rollup_presence
 from gputop.core.levels import DEFAULT_SLOWDOWN_C, TEMPERATURE_ALARM_MARGIN_C
 
 MIB = 1024 * 1024
@@ -169,6 +170,7 @@ class Fixed:
     gpu_memory_total: float | None  # every GPU's size, when all are the same (None: they differ)
     slowdown: float | None  # every GPU's slowdown temperature, °C (core.levels' default where none is given)
     # None: they differ
+    rollup: bool = False  # its exporter serves what its GPUs add up to (core.host_rollup)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,13 +214,21 @@ def hosts_pattern(hostnames: Iterable[str]) -> str:
 def refresh_queries(hosts: str | None, lookback_s: float, fixed: Mapping[str, Fixed] | None) -> list[Query]:
     """Every host's summary in groups, the targets that are down, the fleet's counts.
 
-    ``fixed``: what each host's GPUs are, from the last ``fixed_query`` (None before the first):
-    hosts whose GPUs differ in size get their fullest GPU as a ratio per GPU, the others from
-    their memory in use alone; the hot count compares each GPU with its host's threshold.
+    ``fixed``: what each host's GPUs are, from the last ``fixed_query`` (None before the first).
+    Hosts whose exporter serves what its GPUs add up to (``core.host_rollup``) are read from
+    those series, one a host; the others (DCGM exporter's, gputop's from before it served them,
+    and all of them until ``fixed`` says which) from their GPUs' series: those whose GPUs differ
+    in size get their fullest GPU as a ratio per GPU, the others from their memory in use alone,
+    and the hot count compares each GPU with its host's threshold.
     """
     groups: dict[str, list[tuple[str, str]]] = {name: [] for name in GROUP_FIGURES}
+    legacy = gpu_by_gpu(fixed)
+    # gputop's hosts read GPU by GPU: every one before ``fixed`` is in, then those without host series.
+    only = GPUTOP.host_matcher(hosts_pattern(legacy)) if legacy else ""
     for flavour in FLAVOURS:
-        select = flavour.selector(flavour.host_matcher(hosts))
+        if flavour is GPUTOP and legacy is not None and not legacy:
+            continue
+        select = flavour.selector(flavour.host_matcher(hosts), only if flavour is GPUTOP else "")
         tag = flavour.name
         groups["hosts"].append((f"{tag}:gpus", flavour.gpus(select)))
         groups["memory"].append((f"{tag}:memory_used", flavour.used(select)))
@@ -241,40 +251,65 @@ def refresh_queries(hosts: str | None, lookback_s: float, fixed: Mapping[str, Fi
     dcgm = DCGM.selector(DCGM.host_matcher(hosts))
     groups["hosts"].append(("dcgm:sampled", f"max by (Hostname, instance) (timestamp({dcgm(DCGM.sampled)}))"))
     groups["hosts"].append(("down", "up == 0"))
-    groups["problems"].append(("gputop:problems", f"sum by (hostname) ({gputop(metric_names.GPU_PROBLEMS)})"))
-    gputop_hosts, dcgm_hosts = GPUTOP.host_matcher(hosts), DCGM.host_matcher(hosts)
+    gputop_hosts = ",".join(m for m in (GPUTOP.host_matcher(hosts), only) if m)
+    if legacy is None or legacy:
+        problems = f"sum by (hostname) ({GPUTOP.selector(gputop_hosts)(metric_names.GPU_PROBLEMS)})"
+        groups["problems"].append(("gputop:problems", problems))
     for count in COUNTS:
         if count.from_hosts:
             continue
         if count is HOT and fixed is not None:
-            groups["heat"].extend(_hot_by_threshold(hosts, fixed))
-        else:
-            promql = f"count({per_gpu(count, gputop_hosts, dcgm_hosts)})"
-            groups[count_group(count.key)].append((f"count:{count.key}", promql))
+            groups["heat"].extend(_hot_by_threshold(hosts, fixed, only))
+        elif legacy is None or legacy:
+            promql = f"count({per_gpu(count, gputop_hosts, DCGM.host_matcher(hosts))})"
+            groups[count_group(count.key)].append((f"count:{count.key}#gpus", promql))
+    if fixed is not None:
+        # Every other host's own series (a host is read one way only, so it is counted once).
+        others = GPUTOP.host_matcher(hosts_pattern(legacy), negate=True) if legacy else ""
+        matchers = (GPUTOP.host_matcher(hosts), others)
+        for group, parts in rollup_figures(*matchers).items():
+            groups[group].extend(parts)
+        for count in COUNTS:
+            if not count.from_hosts:
+                promql = flagged_count(count.label, *matchers)
+                groups[count_group(count.key)].append((f"count:{count.key}#hosts", promql))
     return [Query(name, tagged(parts)) for name, parts in groups.items()]
 
 
 def fixed_query(hosts: str | None) -> Query:
-    """How many GPUs of each memory size and slowdown temperature each host has."""
+    """How many GPUs of each memory size and slowdown temperature each host has, and which serve host series."""
     parts = []
     for flavour in FLAVOURS:
         select = flavour.selector(flavour.host_matcher(hosts))
         parts.append((f"{flavour.name}:sizes", flavour.sizes(select)))
         if (slowdowns := flavour.slowdowns(select)) is not None:
             parts.append((f"{flavour.name}:slowdowns", slowdowns))
+    parts.append((f"{GPUTOP.name}:{ROLLUP_FIGURE}", rollup_presence(GPUTOP.host_matcher(hosts))))
     return Query("fixed", tagged(parts))
 
 
-def _mixed_sizes(flavour: FlavourQueries, fixed: Mapping[str, Fixed] | None) -> str | None:
-    """A matcher for the flavour's hosts whose GPUs differ in size; '' when none do; None when not known."""
+def gpu_by_gpu(fixed: Mapping[str, Fixed] | None) -> list[str] | None:
+    """gputop's hosts that serve no host series, to be read GPU by GPU; None: not known yet (all of them)."""
     if fixed is None:
         return None
-    mixed = [name for name, host in fixed.items() if host.flavour == flavour.name and host.gpu_memory_total is None]
+    return sorted(name for name, host in fixed.items() if host.flavour == "gputop" and not host.rollup)
+
+
+def _mixed_sizes(flavour: FlavourQueries, fixed: Mapping[str, Fixed] | None) -> str | None:
+    """A matcher for the flavour's hosts read GPU by GPU whose GPUs differ in size; '' when none; None: not known."""
+    if fixed is None:
+        return None
+    mixed = [
+        name
+        for name, host in fixed.items()
+        if host.flavour == flavour.name and host.gpu_memory_total is None and not host.rollup
+    ]
     return flavour.host_matcher(hosts_pattern(mixed)) if mixed else ""
 
 
-def _hot_by_threshold(hosts: str | None, fixed: Mapping[str, Fixed]) -> list[tuple[str, str]]:
-    """The hot count as GPUs above their host's threshold: one selection of temperatures per threshold.
+def _hot_by_threshold(hosts: str | None, fixed: Mapping[str, Fixed], only: str) -> list[tuple[str, str]]:
+    """The hot count of the hosts read GPU by GPU (``only`` matches them): one selection of temperatures per
+    threshold.
 
     The commonest threshold takes every host not listed under another (hosts that came since the
     last ``fixed_query`` included); hosts whose GPUs differ are compared GPU by GPU.
@@ -282,31 +317,33 @@ def _hot_by_threshold(hosts: str | None, fixed: Mapping[str, Fixed]) -> list[tup
     by_slowdown: dict[float, list[str]] = {}
     mixed: list[str] = []
     for name, host in fixed.items():
-        if host.flavour != "gputop":
+        if host.flavour != "gputop" or host.rollup:
             continue
         if host.slowdown is None:
             mixed.append(name)
         else:
             by_slowdown.setdefault(host.slowdown, []).append(name)
-    common = max(by_slowdown, key=lambda value: (len(by_slowdown[value]), value), default=DEFAULT_SLOWDOWN_C)
-    others = [name for value, names in by_slowdown.items() if value != common for name in names] + mixed
-    gputop_hosts = GPUTOP.host_matcher(hosts)
-    rest = GPUTOP.host_matcher(hosts_pattern(others), negate=True) if others else ""
-    groups = [(common, GPUTOP.selector(gputop_hosts, rest))] + [
-        (value, GPUTOP.selector(gputop_hosts, GPUTOP.host_matcher(hosts_pattern(names))))
-        for value, names in sorted(by_slowdown.items())
-        if value != common
-    ]
-    margin = TEMPERATURE_ALARM_MARGIN_C
-    counted = [
-        f"count(max by (hostname, gpu) ({select('gputop_gpu_temperature_celsius')} >= {value - margin:g}))"
-        for value, select in groups
-    ]
-    if mixed:
-        matchers = ",".join(m for m in (gputop_hosts, GPUTOP.host_matcher(hosts_pattern(mixed))) if m)
-        counted.append(f"count(max by (hostname, gpu) ({hot_gpus(matchers)}))")
+    counted = []
+    if by_slowdown or mixed:
+        common = max(by_slowdown, key=lambda value: (len(by_slowdown[value]), value), default=DEFAULT_SLOWDOWN_C)
+        others = [name for value, names in by_slowdown.items() if value != common for name in names] + mixed
+        gputop_hosts = ",".join(m for m in (GPUTOP.host_matcher(hosts), only) if m)
+        rest = GPUTOP.host_matcher(hosts_pattern(others), negate=True) if others else ""
+        groups = [(common, GPUTOP.selector(gputop_hosts, rest))] + [
+            (value, GPUTOP.selector(gputop_hosts, GPUTOP.host_matcher(hosts_pattern(names))))
+            for value, names in sorted(by_slowdown.items())
+            if value != common
+        ]
+        margin = TEMPERATURE_ALARM_MARGIN_C
+        counted = [
+            f"count(max by (hostname, gpu) ({select('gputop_gpu_temperature_celsius')} >= {value - margin:g}))"
+            for value, select in groups
+        ]
+        if mixed:
+            matchers = ",".join(m for m in (gputop_hosts, GPUTOP.host_matcher(hosts_pattern(mixed))) if m)
+            counted.append(f"count(max by (hostname, gpu) ({hot_gpus(matchers)}))")
     dcgm = DCGM.selector(DCGM.host_matcher(hosts))("DCGM_FI_DEV_GPU_TEMP")
-    counted.append(f"count({dcgm} >= {DEFAULT_SLOWDOWN_C - margin:g})")
+    counted.append(f"count({dcgm} >= {DEFAULT_SLOWDOWN_C - TEMPERATURE_ALARM_MARGIN_C:g})")
     # Each part its own tag: series with the same labels would be dropped by ``or``.
     return [(f"count:{HOT.key}#{index}", promql) for index, promql in enumerate(counted)]
 
@@ -344,10 +381,12 @@ def history_query(hostnames: Collection[str]) -> str:
 
 
 def detail_query(hostname: str) -> str:
-    """Every gputop series of one host, and DCGM exporter's GPU fields."""
+    """Every gputop series of one host but what its GPUs add up to, and DCGM exporter's GPU fields."""
     host = promql_string(hostname)
     dcgm = "|".join(f"DCGM_FI_DEV_{name}" for name in DCGM_FIELDS)
-    return f'{{__name__=~"gputop_.+",hostname={host}}} or {{__name__=~"{dcgm}",Hostname={host},GPU_I_ID=""}}'
+    # Its GPUs' series, not what they add up to.
+    gputop = f'__name__=~"gputop_.+",__name__!~"{metric_names.HOST_SERIES_PREFIX}.+",hostname={host}'
+    return f'{{{gputop}}} or {{__name__=~"{dcgm}",Hostname={host},GPU_I_ID=""}}'
 
 
 def kept_detail_query(hostname: str, lookback_s: float) -> str:

@@ -36,6 +36,7 @@ from gputop.core.cluster.model import (
     Partial,
 )
 from gputop.core.cluster.queries import Fixed
+from gputop.core.cluster.rollup import ROLLUP_FIGURE
 from gputop.core.levels import DEFAULT_SLOWDOWN_C
 
 # The memory history of a host: one point per cell of its sparkline.
@@ -177,6 +178,10 @@ class ClusterReader:
             for name, host in known.items()
             if host.state != "down"
         )
+
+    def read_gpu_by_gpu(self) -> list[str] | None:
+        """gputop's hosts whose exporter serves no host series (None: not known before the first refresh)."""
+        return queries.gpu_by_gpu(self._fixed)
 
     def history(self, hostnames: Collection[str]) -> dict[str, tuple[float | None, ...]]:
         """GPU memory in use over the history window, per host (for rows that just came on screen)."""
@@ -322,9 +327,11 @@ def _complete_memory(draft: _Draft, fixed: Fixed | None) -> None:
 
 
 def _fixed_figures(answer: list[Sample]) -> dict[str, Fixed]:
-    """Each host's GPU sizes and slowdown temperatures, from ``queries.fixed_query``'s count_values."""
+    """Each host's GPU sizes and slowdown temperatures, from ``queries.fixed_query``'s count_values, and
+    whether it serves host series."""
     sizes: dict[tuple[str, str], dict[float, float]] = {}
     slowdowns: dict[str, set[float]] = {}
+    rollups: set[str] = set()
     for sample in answer:
         kind, _, figure = sample.labels.get(queries.FIGURE_LABEL, "").partition(":")
         flavour = queries.FLAVOUR_BY_NAME.get(kind)
@@ -337,6 +344,8 @@ def _fixed_figures(answer: list[Sample]) -> dict[str, Fixed]:
                 sizes.setdefault((kind, name), {})[size] = sample.value
             elif figure == "slowdowns":
                 slowdowns.setdefault(name, set()).add(float(sample.labels[queries.SLOWDOWN_LABEL]))
+            elif figure == ROLLUP_FIGURE:
+                rollups.add(name)
         except (KeyError, ValueError):
             continue
     fixed: dict[str, Fixed] = {}
@@ -349,6 +358,7 @@ def _fixed_figures(answer: list[Sample]) -> dict[str, Fixed]:
             memory_total=sum(size * count for size, count in counted.items()),
             gpu_memory_total=next(iter(counted)) if len(counted) == 1 else None,
             slowdown=next(iter(given)) if len(given) == 1 else None,
+            rollup=kind == "gputop" and name in rollups,
         )
     return fixed
 
