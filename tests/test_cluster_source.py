@@ -21,8 +21,9 @@ import pytest
 from gputop.core.cluster.client import PrometheusClient, PrometheusError, promql_string
 from gputop.core.cluster.counts import COUNTS
 from gputop.core.cluster.model import ClusterOptions, ClusterState, ConfigError
-from gputop.core.cluster.queries import Fixed, detail_query, refresh_queries
+from gputop.core.cluster.queries import Fixed, detail_query, fixed_query, refresh_queries
 from gputop.core.cluster.reader import ClusterReader
+from gputop.core.levels import DEFAULT_SLOWDOWN_C
 from gputop.core.metric_names import HOST_FLAGS
 
 NOW = 1_700_000_100.0
@@ -177,11 +178,18 @@ def test_the_hosts_are_handed_over_as_soon_as_they_answer_while_a_slow_query_is_
         sample("gputop:sampled", NOW - 1, hostname="a", instance="a:9400"),
     ]
     memory = [sample("gputop:memory_used", 4 * 2.0**30, hostname="a")]
+    # What "a"'s GPUs are, asked beside the hosts the first time: it serves what they add up to.
+    fixed = [
+        sample("gputop:sizes", 8.0, hostname="a", total=repr(80 * 2.0**30)),
+        sample("gputop:rollup", 8.0, hostname="a"),
+    ]
     reader = ClusterReader(ClusterOptions.create(canned.url), clock=lambda: NOW)
-    queries = {q.group: q.promql for q in refresh_queries(None, reader.options.lookback_s, None)}
-    canned.answers = {queries["hosts"]: hosts, queries["memory"]: memory}
+    first = {q.group: q.promql for q in refresh_queries(None, reader.options.lookback_s, None)}
+    rollup = {"a": Fixed("gputop", 8 * 80 * 2.0**30, 80 * 2.0**30, DEFAULT_SLOWDOWN_C, rollup=True)}
+    rest = {q.group: q.promql for q in refresh_queries(None, reader.options.lookback_s, rollup)}
+    canned.answers = {first["hosts"]: hosts, fixed_query(None).promql: fixed, rest["memory"]: memory}
     memory_answers = threading.Event()
-    canned.held = ("gputop_gpu_memory_used_bytes", memory_answers)  # memory answers once a part is out
+    canned.held = ("gputop_host_memory_used_bytes", memory_answers)  # memory answers once a part is out
     parts: list[tuple[bool, ClusterState]] = []
 
     def part(state: ClusterState) -> None:
