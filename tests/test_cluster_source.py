@@ -166,6 +166,40 @@ def test_a_refresh_asks_for_every_host_at_once_history_only_on_screen_processes_
     assert len(detail) == 1 and len(kept) == 1 and len(others) == 3
 
 
+def test_what_the_hosts_gpus_are_is_asked_again_after_a_minute_once_a_refresh_is_over(
+    canned: CannedPrometheus,
+) -> None:
+    """A refresh never waits for (nor shares Prometheus with) the costliest query; the next one uses its answer."""
+    clock = [NOW]
+    reader = ClusterReader(ClusterOptions.create(canned.url), clock=lambda: clock[0])
+    fixed = fixed_query(None).promql
+    reader.fetch()
+    assert canned.queries.count(fixed) == 1
+    clock[0] += 30
+    reader.fetch()
+    assert canned.queries.count(fixed) == 1
+    # A minute on: the refresh's own queries first; then, with the refresh already returned, this one.
+    canned.answers[fixed] = [sample("gputop:sizes", 8.0, hostname="a", total=repr(80 * 2.0**30))]
+    clock[0] += 31
+    canned.queries.clear()
+    answered = threading.Event()
+    canned.held = (fixed, answered)
+    state = reader.fetch()
+    refresh = list(canned.queries)
+    assert state.at == clock[0] and len(refresh) == 6 and fixed not in refresh
+    deadline = time.monotonic() + 5
+    while fixed not in canned.queries and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert canned.queries == [*refresh, fixed]
+    answered.set()
+    while reader.read_gpu_by_gpu() != ["a"] and time.monotonic() < deadline:
+        canned.queries.clear()
+        reader.fetch()  # the answer asked after the last refresh is taken once it is in
+        assert fixed not in canned.queries  # and not asked again meanwhile
+    # "a" serves no host series (only its GPUs' sizes came): it is read GPU by GPU from now on.
+    assert reader.read_gpu_by_gpu() == ["a"]
+
+
 def sample(figure: str, value: float, **labels: str) -> dict[str, Any]:
     return {"metric": {"figure": figure, **labels}, "value": [NOW, repr(value)]}
 

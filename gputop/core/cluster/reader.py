@@ -21,7 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 
 from gputop.core.cluster import queries
-from gputop.core.cluster.client import PrometheusClient, Sample
+from gputop.core.cluster.client import PrometheusClient, PrometheusError, Sample
 from gputop.core.cluster.counts import COUNT_BY_KEY, COUNTS, LOST, per_gpu
 from gputop.core.cluster.detail import read_detail
 from gputop.core.cluster.model import (
@@ -78,6 +78,8 @@ class ClusterReader:
         self._fixed_at = -math.inf
         # Each host's working GPUs when the fixed figures were asked: a change asks them again.
         self._fixed_gpus: dict[str, int] = {}
+        self._fixed_job: Future[list[Sample]] | None = None  # asked after a refresh, taken at the next
+        self._fixed_job_at = -math.inf
         self._pool = ThreadPoolExecutor(max_workers=9, thread_name_prefix="prometheus")
 
     def fetch(
@@ -97,20 +99,22 @@ class ClusterReader:
             self.client.timeout_s = timeout_s
         started = time.monotonic()
         now = self._clock()
+        self._take_fixed()
         fixed = self._fixed
         matching, lookback_s = self.options.hosts, self.options.lookback_s
-        ask_fixed = fixed is None or now - self._fixed_at >= FIXED_EVERY_S or self._gpus_changed()
+        ask_fixed = fixed is None
         batch = queries.refresh_queries(matching, lookback_s, fixed)
         if ask_fixed:
             batch.append(queries.fixed_query(matching))
         # Every request of a refresh at once: Prometheus answers them on as many cores as it has. But
         # a refresh that is shown as it comes asks for the hosts alone first: side by side with the
         # rest they would wait for a CPU as long as the slowest. Before the first answer about what
-        # the hosts' GPUs are, that is asked first too: it says which hosts serve what their GPUs add
-        # up to, and the rest of the refresh then reads those (an eighth of the series).
-        first = [q for q in batch if q.group == "hosts" or (fixed is None and q.group == "fixed")]
-        if partial is None and fixed is not None:
-            first = batch
+        # the hosts' GPUs are, that is asked before the rest too: it says which hosts serve what
+        # their GPUs add up to, and the rest of the refresh then reads those (an eighth of the series).
+        if partial is not None:
+            first = [q for q in batch if q.group == "hosts"]
+        else:
+            first = [q for q in batch if fixed is not None or q.group in ("hosts", "fixed")]
         jobs = {self._pool.submit(self.client.query, query.promql, now): query.group for query in first}
         names = self._pool.submit(
             self.client.label_values, "__name__", queries.required_names(), now - PRESENT_WITHIN_S, now
@@ -134,10 +138,11 @@ class ClusterReader:
             return self._fixed
 
         fixed = gather(jobs)
+        if ask_fixed and "fixed" not in answers:
+            fixed = gather({self._pool.submit(self.client.query, queries.fixed_query(matching).promql, now): "fixed"})
         if len(answers) < len(batch):
             # The rest, read the way the fixed figures (perhaps just in) say.
             rest = [q for q in queries.refresh_queries(matching, lookback_s, fixed) if q.group not in answers]
-            rest += [q for q in batch if q.group == "fixed" and q.group not in answers]
             fixed = gather({self._pool.submit(self.client.query, q.promql, now): q.group for q in rest})
         answer = [sample for group, samples in answers.items() if group != "fixed" for sample in samples]
         drafts, down, counts = _sort_answer(answer, set(names.result()), fixed)
@@ -147,6 +152,11 @@ class ClusterReader:
         detail = detail_job.result() if detail_job is not None else None
         self._backfill(drafts, down, now)
         hosts = self._hosts(drafts, down, now, remember=True)
+        if self._fixed_job is None and (now - self._fixed_at >= FIXED_EVERY_S or self._gpus_changed()):
+            # Asked again once this refresh is over, in the time until the next: no refresh waits for
+            # it or shares Prometheus with it (it reads every GPU's size, the costliest query).
+            self._fixed_job = self._pool.submit(self.client.query, queries.fixed_query(matching).promql, now)
+            self._fixed_job_at, self._fixed_gpus = now, _working_gpus(drafts)
         return ClusterState(
             url=self.options.url,
             at=now,
@@ -156,6 +166,18 @@ class ClusterReader:
             history=history,
             detail=detail,
         )
+
+    def _take_fixed(self) -> None:
+        """The fixed figures asked after the last refresh, if they are in (a failed ask is asked again)."""
+        job = self._fixed_job
+        if job is None or not job.done():
+            return
+        self._fixed_job = None
+        try:
+            answer = job.result()
+        except PrometheusError:
+            return
+        self._fixed, self._fixed_at = _fixed_figures(answer), self._fixed_job_at
 
     def _partial_state(
         self,
