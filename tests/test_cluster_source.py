@@ -23,7 +23,6 @@ from gputop.core.cluster.counts import COUNTS
 from gputop.core.cluster.model import ClusterOptions, ClusterState, ConfigError
 from gputop.core.cluster.queries import Fixed, detail_query, fixed_query, refresh_queries
 from gputop.core.cluster.reader import ClusterReader
-from gputop.core.levels import DEFAULT_SLOWDOWN_C
 from gputop.core.metric_names import HOST_FLAGS
 
 NOW = 1_700_000_100.0
@@ -150,7 +149,7 @@ def test_a_refresh_asks_for_every_host_at_once_history_only_on_screen_processes_
     # Which count metrics exist is asked of the index, not by reading their series.
     assert len(canned.lookups) == 1 and canned.lookups[0].startswith("/api/v1/label/__name__/values?match")
     # --hosts reaches Prometheus as an escaped label matcher, for gputop's label and DCGM's.
-    assert 'gputop_gpu_lost{hostname=~"dgx-\\"1\\"\\\\d"}' in fleet
+    assert 'gputop_host_gpus{hostname=~"dgx-\\"1\\"\\\\d"}' in fleet
     assert 'DCGM_FI_DEV_FB_USED{GPU_I_ID="",Hostname=~"dgx-\\"1\\"\\\\d"}' in fleet
     assert "gputop_process_gpu_memory_bytes" not in fleet and "[15m:" not in fleet
     canned.queries.clear()
@@ -164,6 +163,24 @@ def test_a_refresh_asks_for_every_host_at_once_history_only_on_screen_processes_
     assert len(history) == 1 and 'gputop_gpu_memory_used_bytes{hostname=~"a\\\\-1|b\\\\.2"}' in history[0]
     # No GPU in the detail's answer: it asks once more for what Prometheus kept, and that is all.
     assert len(detail) == 1 and len(kept) == 1 and len(others) == 3
+
+
+def test_a_first_refresh_that_finds_hosts_without_host_series_asks_their_gpus_before_it_is_done(
+    canned: CannedPrometheus,
+) -> None:
+    """Every gputop host is taken to serve what its GPUs add up to until the answer about them says otherwise."""
+    canned.answers[fixed_query(None).promql] = [sample("gputop:sizes", 8.0, hostname="b", total=repr(80 * 2.0**30))]
+    reader = ClusterReader(ClusterOptions.create(canned.url), clock=lambda: NOW)
+    reader.fetch()
+    first, again = canned.queries[:7], canned.queries[7:]
+    assert fixed_query(None).promql in first
+    assert not any("gputop_gpu_" in q for q in first if q != fixed_query(None).promql)
+    # All six groups again, each now reading "b" GPU by GPU and every other host by its host series.
+    assert len(again) == 6 and all('gputop_gpu_' in q and 'hostname=~"b"' in q for q in again)
+    assert all('hostname!~"b"' in q for q in again)
+    canned.queries.clear()
+    reader.fetch()
+    assert sorted(canned.queries) == sorted(again)  # and so from then on (sent side by side: any order)
 
 
 def test_what_the_hosts_gpus_are_is_asked_again_after_a_minute_once_a_refresh_is_over(
@@ -212,16 +229,15 @@ def test_the_hosts_are_handed_over_as_soon_as_they_answer_while_a_slow_query_is_
         sample("gputop:sampled", NOW - 1, hostname="a", instance="a:9400"),
     ]
     memory = [sample("gputop:memory_used", 4 * 2.0**30, hostname="a")]
-    # What "a"'s GPUs are, asked beside the hosts the first time: it serves what they add up to.
+    # What "a"'s GPUs are, asked with the rest the first time: it serves what they add up to, as
+    # every gputop host is taken to until then, so nothing is asked again.
     fixed = [
         sample("gputop:sizes", 8.0, hostname="a", total=repr(80 * 2.0**30)),
         sample("gputop:rollup", 8.0, hostname="a"),
     ]
     reader = ClusterReader(ClusterOptions.create(canned.url), clock=lambda: NOW)
-    first = {q.group: q.promql for q in refresh_queries(None, reader.options.lookback_s, None)}
-    rollup = {"a": Fixed("gputop", 8 * 80 * 2.0**30, 80 * 2.0**30, DEFAULT_SLOWDOWN_C, rollup=True)}
-    rest = {q.group: q.promql for q in refresh_queries(None, reader.options.lookback_s, rollup)}
-    canned.answers = {first["hosts"]: hosts, fixed_query(None).promql: fixed, rest["memory"]: memory}
+    first = {q.group: q.promql for q in refresh_queries(None, reader.options.lookback_s, {})}
+    canned.answers = {first["hosts"]: hosts, fixed_query(None).promql: fixed, first["memory"]: memory}
     memory_answers = threading.Event()
     canned.held = ("gputop_host_memory_used_bytes", memory_answers)  # memory answers once a part is out
     parts: list[tuple[bool, ClusterState]] = []

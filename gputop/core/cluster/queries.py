@@ -1,13 +1,15 @@
 """The PromQL the cluster reader sends: per-host summaries, staleness, counts, history, one host's series.
 
-Prometheus does the work: every figure is aggregated per host on the server. A refresh is
-a few instant queries, each answering a group of figures (tagged with a ``figure`` label)
-for every host, sent side by side: the hosts themselves first (cheap, so rows show at
-once), then memory, load, heat, problems and the counts. What a host's GPUs are (their memory sizes
-and slowdown temperatures) does not change while it runs, so it is asked once a minute
-(``fixed_query``) rather than read again with every refresh: the fullest GPU is then its
-most memory in use over its GPUs' size, and a hot GPU one above its host's threshold,
-each from one metric rather than a ratio of two.
+Prometheus does the work: every figure is aggregated per host on the server, or read from
+what the host's exporter already adds up (``core.host_rollup``: one series a host). A refresh
+is a few instant queries, each answering a group of figures (tagged with a ``figure`` label)
+for every host, sent side by side: the hosts themselves first (cheap, so rows show at once),
+then memory, load, heat, problems and the counts. What a host's GPUs are (their memory sizes
+and slowdown temperatures, and whether its exporter serves host series) does not change
+while it runs, so it is asked once a minute (``fixed_query``) rather than read again with
+every refresh: for a host read GPU by GPU, the fullest GPU is then its most memory in use
+over its GPUs' size, and a hot GPU one above its host's threshold, each from one metric
+rather than a ratio of two.
 """
 
 from __future__ import annotations
@@ -211,35 +213,31 @@ def hosts_pattern(hostnames: Iterable[str]) -> str:
     return "|".join(re.escape(h) for h in sorted(hostnames))
 
 
-def refresh_queries(hosts: str | None, lookback_s: float, fixed: Mapping[str, Fixed] | None) -> list[Query]:
+def refresh_queries(hosts: str | None, lookback_s: float, fixed: Mapping[str, Fixed]) -> list[Query]:
     """Every host's summary in groups, the targets that are down, the fleet's counts.
 
-    ``fixed``: what each host's GPUs are, from the last ``fixed_query`` (None before the first).
-    Hosts whose exporter serves what its GPUs add up to (``core.host_rollup``) are read from
-    those series, one a host; the others (DCGM exporter's, gputop's from before it served them,
-    and all of them until ``fixed`` says which) from their GPUs' series: those whose GPUs differ
-    in size get their fullest GPU as a ratio per GPU, the others from their memory in use alone,
-    and the hot count compares each GPU with its host's threshold.
+    ``fixed``: what each host's GPUs are, from the last ``fixed_query`` (empty before the first
+    answer). Hosts whose exporter serves what its GPUs add up to (``core.host_rollup``) are read
+    from those series, one a host; the others (DCGM exporter's, and gputop's from before it
+    served them, which ``fixed`` names) from their GPUs' series: those whose GPUs differ in size
+    get their fullest GPU as a ratio per GPU, the others from their memory in use alone, and the
+    hot count compares each GPU with its host's threshold.
     """
     groups: dict[str, list[tuple[str, str]]] = {name: [] for name in GROUP_FIGURES}
     legacy = gpu_by_gpu(fixed)
-    # gputop's hosts read GPU by GPU: every one before ``fixed`` is in, then those without host series.
     only = GPUTOP.host_matcher(hosts_pattern(legacy)) if legacy else ""
     for flavour in FLAVOURS:
-        if flavour is GPUTOP and legacy is not None and not legacy:
+        if flavour is GPUTOP and not legacy:
             continue
         select = flavour.selector(flavour.host_matcher(hosts), only if flavour is GPUTOP else "")
         tag = flavour.name
         groups["hosts"].append((f"{tag}:gpus", flavour.gpus(select)))
         groups["memory"].append((f"{tag}:memory_used", flavour.used(select)))
         groups["memory"].append((f"{tag}:memory_max", flavour.used(select, "max")))
-        mixed = _mixed_sizes(flavour, fixed)
-        if mixed is None or mixed:
-            # Sizes not known yet, or they differ within a host: the ratio, for those hosts only.
-            ratio_select = select if mixed is None else flavour.selector(flavour.host_matcher(hosts), mixed)
+        if mixed := _mixed_sizes(flavour, fixed):
+            # Their GPUs differ in size within a host: the ratio, for those hosts only.
+            ratio_select = flavour.selector(flavour.host_matcher(hosts), mixed)
             groups["memory"].append((f"{tag}:memory_percent", flavour.fullest_percent(ratio_select)))
-        if fixed is None:
-            groups["memory"].append((f"{tag}:memory_total", flavour.total(select)))
         groups["load"].extend((f"{tag}:{figure}", promql) for figure, promql in flavour.load(select).items())
         groups["heat"].append((f"{tag}:temperature", flavour.hottest(select)))
     gputop = GPUTOP.selector(GPUTOP.host_matcher(hosts))
@@ -251,28 +249,24 @@ def refresh_queries(hosts: str | None, lookback_s: float, fixed: Mapping[str, Fi
     dcgm = DCGM.selector(DCGM.host_matcher(hosts))
     groups["hosts"].append(("dcgm:sampled", f"max by (Hostname, instance) (timestamp({dcgm(DCGM.sampled)}))"))
     groups["hosts"].append(("down", "up == 0"))
-    gputop_hosts = ",".join(m for m in (GPUTOP.host_matcher(hosts), only) if m)
-    if legacy is None or legacy:
+    if legacy:
+        gputop_hosts = ",".join(m for m in (GPUTOP.host_matcher(hosts), only) if m)
         problems = f"sum by (hostname) ({GPUTOP.selector(gputop_hosts)(metric_names.GPU_PROBLEMS)})"
         groups["problems"].append(("gputop:problems", problems))
-    for count in COUNTS:
-        if count.from_hosts:
-            continue
-        if count is HOT and fixed is not None:
-            groups["heat"].extend(_hot_by_threshold(hosts, fixed, only))
-        elif legacy is None or legacy:
-            promql = f"count({per_gpu(count, gputop_hosts, DCGM.host_matcher(hosts))})"
-            groups[count_group(count.key)].append((f"count:{count.key}#gpus", promql))
-    if fixed is not None:
-        # Every other host's own series (a host is read one way only, so it is counted once).
-        others = GPUTOP.host_matcher(hosts_pattern(legacy), negate=True) if legacy else ""
-        matchers = (GPUTOP.host_matcher(hosts), others)
-        for group, parts in rollup_figures(*matchers).items():
-            groups[group].extend(parts)
         for count in COUNTS:
-            if not count.from_hosts:
-                promql = flagged_count(count.label, *matchers)
-                groups[count_group(count.key)].append((f"count:{count.key}#hosts", promql))
+            if not count.from_hosts and count is not HOT:
+                promql = f"count({per_gpu(count, gputop_hosts, DCGM.host_matcher(hosts))})"
+                groups[count_group(count.key)].append((f"count:{count.key}#gpus", promql))
+    groups["heat"].extend(_hot_by_threshold(hosts, fixed, only))
+    # Every other gputop host from its own series (a host is read one way only, so it is counted once).
+    others = GPUTOP.host_matcher(hosts_pattern(legacy), negate=True) if legacy else ""
+    matchers = (GPUTOP.host_matcher(hosts), others)
+    for group, parts in rollup_figures(*matchers).items():
+        groups[group].extend(parts)
+    for count in COUNTS:
+        if not count.from_hosts:
+            promql = flagged_count(count.label, *matchers)
+            groups[count_group(count.key)].append((f"count:{count.key}#hosts", promql))
     return [Query(name, tagged(parts)) for name, parts in groups.items()]
 
 
@@ -288,17 +282,13 @@ def fixed_query(hosts: str | None) -> Query:
     return Query("fixed", tagged(parts))
 
 
-def gpu_by_gpu(fixed: Mapping[str, Fixed] | None) -> list[str] | None:
-    """gputop's hosts that serve no host series, to be read GPU by GPU; None: not known yet (all of them)."""
-    if fixed is None:
-        return None
+def gpu_by_gpu(fixed: Mapping[str, Fixed]) -> list[str]:
+    """gputop's hosts that serve no host series, to be read GPU by GPU."""
     return sorted(name for name, host in fixed.items() if host.flavour == "gputop" and not host.rollup)
 
 
-def _mixed_sizes(flavour: FlavourQueries, fixed: Mapping[str, Fixed] | None) -> str | None:
-    """A matcher for the flavour's hosts read GPU by GPU whose GPUs differ in size; '' when none; None: not known."""
-    if fixed is None:
-        return None
+def _mixed_sizes(flavour: FlavourQueries, fixed: Mapping[str, Fixed]) -> str:
+    """The matchers for the flavour's hosts read GPU by GPU whose GPUs differ in size; '' when there are none."""
     mixed = [
         name
         for name, host in fixed.items()

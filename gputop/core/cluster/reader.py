@@ -1,9 +1,9 @@
 """A cluster's GPUs read from Prometheus: gputop's own metrics and, with fewer fields, DCGM exporter's.
 
 A refresh is a few instant queries sent side by side (``queries.refresh_queries``: the
-hosts, their memory, load, heat and problems, the counts; once a minute what their GPUs are), one
-look at the label index, and one range query for the memory history of the hosts on
-screen. The hosts' answer is the cheapest: a first refresh shows them as soon as it is
+hosts, their memory, load, heat and problems, the counts), one look at the label index, and
+one range query for the memory history of the hosts on screen; what the hosts' GPUs are is
+asked once a minute, after a refresh. The hosts' answer is the cheapest: a first refresh shows them as soon as it is
 in, and the other figures as theirs come. A host's GPUs and processes are read only
 while its screen is open. Hosts that went away keep the last figures seen of them (from
 an earlier refresh, or once from what Prometheus kept), marked with their age.
@@ -103,19 +103,13 @@ class ClusterReader:
         fixed = self._fixed
         matching, lookback_s = self.options.hosts, self.options.lookback_s
         ask_fixed = fixed is None
-        batch = queries.refresh_queries(matching, lookback_s, fixed)
+        batch = queries.refresh_queries(matching, lookback_s, fixed or {})
         if ask_fixed:
             batch.append(queries.fixed_query(matching))
         # Every request of a refresh at once: Prometheus answers them on as many cores as it has. But
         # a refresh that is shown as it comes asks for the hosts alone first: side by side with the
-        # rest they would wait for a CPU as long as the slowest. Before the first answer about what
-        # the hosts' GPUs are, that is asked before the rest too: it says which hosts serve what
-        # their GPUs add up to, and the rest of the refresh then reads those (an eighth of the series).
-        if partial is not None:
-            first = [q for q in batch if q.group == "hosts"]
-        else:
-            first = [q for q in batch if fixed is not None or q.group in ("hosts", "fixed")]
-        jobs = {self._pool.submit(self.client.query, query.promql, now): query.group for query in first}
+        # rest they would wait for a CPU as long as the slowest.
+        first = batch if partial is None else [q for q in batch if q.group == "hosts"]
         names = self._pool.submit(
             self.client.label_values, "__name__", queries.required_names(), now - PRESENT_WITHIN_S, now
         )
@@ -126,24 +120,23 @@ class ClusterReader:
         groups = [q.group for q in batch]
         answers: dict[str, list[Sample]] = {}
 
-        def gather(jobs: dict[Future[list[Sample]], str]) -> dict[str, Fixed] | None:
-            """Each answer as it comes (shown once the hosts' is in); the fixed figures, new or as they were."""
+        def gather(asked: list[queries.Query]) -> None:
+            """Each answer as it comes, shown once the hosts' is in."""
+            jobs = {self._pool.submit(self.client.query, q.promql, now): q.group for q in asked}
             for job in as_completed(jobs):
                 answers[jobs[job]] = job.result()
                 if partial is not None and "hosts" in answers and len(answers) < len(batch):
                     partial(self._partial_state(answers, groups, fixed, now, started))
-            if "fixed" not in jobs.values():
-                return fixed
-            self._fixed, self._fixed_at = _fixed_figures(answers["fixed"]), now
-            return self._fixed
 
-        fixed = gather(jobs)
-        if ask_fixed and "fixed" not in answers:
-            fixed = gather({self._pool.submit(self.client.query, queries.fixed_query(matching).promql, now): "fixed"})
-        if len(answers) < len(batch):
-            # The rest, read the way the fixed figures (perhaps just in) say.
-            rest = [q for q in queries.refresh_queries(matching, lookback_s, fixed) if q.group not in answers]
-            fixed = gather({self._pool.submit(self.client.query, q.promql, now): q.group for q in rest})
+        gather(first)
+        gather([q for q in batch if q.group not in answers])
+        if ask_fixed:
+            fixed = self._fixed = _fixed_figures(answers["fixed"])
+            self._fixed_at = now
+            # Until that answer, every gputop host was taken to serve host series: the groups it
+            # changes (for hosts that serve none, and DCGM's whose GPUs differ) are asked again.
+            sent = {q.group: q.promql for q in batch}
+            gather([q for q in queries.refresh_queries(matching, lookback_s, fixed) if q.promql != sent[q.group]])
         answer = [sample for group, samples in answers.items() if group != "fixed" for sample in samples]
         drafts, down, counts = _sort_answer(answer, set(names.result()), fixed)
         if ask_fixed:
@@ -212,7 +205,7 @@ class ClusterReader:
 
     def read_gpu_by_gpu(self) -> list[str] | None:
         """gputop's hosts whose exporter serves no host series (None: not known before the first refresh)."""
-        return queries.gpu_by_gpu(self._fixed)
+        return None if self._fixed is None else queries.gpu_by_gpu(self._fixed)
 
     def history(self, hostnames: Collection[str]) -> dict[str, tuple[float | None, ...]]:
         """GPU memory in use over the history window, per host (for rows that just came on screen)."""
