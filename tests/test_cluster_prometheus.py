@@ -98,9 +98,10 @@ async def test_every_host_is_summed_up_by_prometheus_with_the_exporters_figures(
     async with app.run_test(size=(150, 40)) as pilot:
         await until(pilot, "50 hosts", lambda: refreshed(app, 50))
         check_figures(app, cluster)
-        # The next refresh knows what each host's GPUs are and which hosts serve what their GPUs add
-        # up to, and asks less: one series a host for those; for the others the fullest GPU from the
-        # most memory in use, hot GPUs against their host's threshold. The figures are the same.
+        # The first refresh took every gputop host to serve what its GPUs add up to until it learnt
+        # which do not, then asked those again GPU by GPU; the next one knows it from the start: one
+        # series a host for the others, and for these the fullest GPU from the most memory in use,
+        # hot GPUs against their host's threshold. The figures are the same.
         first = app.state
         app.refresh_now()
         await until(pilot, "a second refresh", lambda: app.state is not first and refreshed(app, 50))
