@@ -15,6 +15,8 @@ from gputop.core.sources.base import SourceUnavailable
 from gputop.core.sources.nvml import CLOSE_WAIT_S, NvmlSource
 
 DEADLINE_S = 0.4
+# A hung call comes back after this long: giving up on it means answering well before.
+HUNG_S = 1.5
 INTERVAL_S = 0.1
 
 
@@ -41,13 +43,13 @@ def test_a_hung_gpu_is_listed_as_not_answering_and_the_other_goes_on(
     source: NvmlSource, fake_nvml: FakeNvml
 ) -> None:
     source.sample()
-    fake_nvml.write(machine(util=50).stall(1, 1.5, "nvmlDeviceGetMemoryInfo"))
+    fake_nvml.write(machine(util=50).stall(1, HUNG_S, "nvmlDeviceGetMemoryInfo"))
 
     started = time.monotonic()
     first, second = source.sample()
     took = time.monotonic() - started
 
-    assert DEADLINE_S <= took < DEADLINE_S + 0.3
+    assert DEADLINE_S <= took < HUNG_S - 0.4
     assert first.utilization_gpu == 50.0 and first.answering
     assert not second.answering
     assert second.last_error == f"nvmlDeviceGetMemoryInfo_v2 did not answer within {DEADLINE_S:g}s"
@@ -63,14 +65,14 @@ def test_a_hung_gpu_is_listed_as_not_answering_and_the_other_goes_on(
 
 def test_a_hung_gpu_is_not_waited_for_again_nor_asked_again(source: NvmlSource, fake_nvml: FakeNvml) -> None:
     source.sample()
-    fake_nvml.write(machine().stall(1, 1.5, "nvmlDeviceGetMemoryInfo"))
+    fake_nvml.write(machine().stall(1, HUNG_S, "nvmlDeviceGetMemoryInfo"))
     since = source.sample()[1].not_answering_since
     fake_nvml.reset_counts()
 
     for _ in range(3):
         started = time.monotonic()
         first, second = source.sample()
-        assert time.monotonic() - started < DEADLINE_S / 2
+        assert time.monotonic() - started < DEADLINE_S  # not the deadline again
         assert first.answering and not second.answering
         assert second.not_answering_since == since
     # GPU 0's calls only: the hung GPU is not asked again while its call is out.
@@ -195,14 +197,14 @@ def test_gpus_that_cannot_be_counted_at_start_are_not_zero_gpus(fake_nvml: FakeN
 
 
 def test_a_hung_nvml_init_gives_up_with_one_line(fake_nvml: FakeNvml) -> None:
-    fake_nvml.write(machine().delay(INIT_FUNCTIONS, 1.5))
+    fake_nvml.write(machine().delay(INIT_FUNCTIONS, HUNG_S))
     fake_nvml.load()
 
     started = time.monotonic()
     with pytest.raises(SourceUnavailable) as raised:
         NvmlSource(deadline_s=DEADLINE_S).open()
 
-    assert time.monotonic() - started < DEADLINE_S + 0.3
+    assert time.monotonic() - started < HUNG_S - 0.4
     assert str(raised.value) == (
         f"NVML is not available: nvmlInit did not answer within {DEADLINE_S:g}s"
         " — run `gputop --demo` to try gputop without a GPU"
