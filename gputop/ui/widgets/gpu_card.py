@@ -7,12 +7,12 @@ and its sparklines showing the gap. The lines themselves are made in ``card_line
 
 from __future__ import annotations
 
+from rich.segment import Segment
 from rich.text import Text
 from textual.events import Click, Resize
 from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
-from textual.widget import Widget
 
 from gputop.core.diagnosis import GpuDiagnosis
 from gputop.core.forecast import Forecast
@@ -21,9 +21,10 @@ from gputop.core.model import GpuSample
 from gputop.ui.layout import card_lines
 from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines
 from gputop.ui.widgets.card_text import fit
+from gputop.ui.widgets.frame_style import FrameStyled
 
 
-class GpuCard(Widget):
+class GpuCard(FrameStyled):
     """A card for one GPU; ``compact`` folds it into one line (two with MIG devices).
 
     Not focusable itself: the grid it sits in takes the focus and marks the chosen card.
@@ -124,10 +125,11 @@ class GpuCard(Widget):
             # A new card is shown before its first layout: draw it at the size it is painted at,
             # rather than paint it twice.
             self._lines = self._make_lines(width)
+        style = self.line_style
         if y >= len(self._lines):
-            return Strip.blank(width, self.rich_style)
-        segments = list(self._lines[y].render(self.app.console))
-        return Strip(segments).crop_extend(0, width, self.rich_style).apply_style(self.rich_style)
+            return Strip.blank(width, style)
+        segments = Segment.apply_style(self._lines[y].render(self.app.console), style)
+        return Strip(segments).crop_extend(0, width, style)
 
     def on_click(self, event: Click) -> None:
         event.stop()
