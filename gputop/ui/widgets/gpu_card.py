@@ -7,7 +7,6 @@ and its sparklines showing the gap. The lines themselves are made in ``card_line
 
 from __future__ import annotations
 
-from rich.segment import Segment
 from rich.text import Text
 from textual.events import Click, Resize
 from textual.geometry import Region
@@ -125,11 +124,9 @@ class GpuCard(FrameStyled):
             # A new card is shown before its first layout: draw it at the size it is painted at,
             # rather than paint it twice.
             self._lines = self._make_lines(width)
-        style = self.line_style
         if y >= len(self._lines):
-            return Strip.blank(width, style)
-        segments = Segment.apply_style(self._lines[y].render(self.app.console), style)
-        return Strip(segments).crop_extend(0, width, style)
+            return Strip.blank(width, self.line_style)
+        return self.text_strip(self._lines[y], width)
 
     def on_click(self, event: Click) -> None:
         event.stop()
