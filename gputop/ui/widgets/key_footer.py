@@ -20,7 +20,9 @@ class KeyFooter(Footer):
     """A Footer whose rebuilds queued between two frames are one, and skipped when nothing changed."""
 
     _rebuild_queued = False
-    _built: tuple[object, ...] | None = None  # what the last rebuild showed
+    # What the last rebuild showed; None before the first, which Footer asks for once the bindings
+    # are ready (the footer is composed empty at mount).
+    _built: tuple[object, ...] | None = None
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         if self._rebuild_queued and screen is self.screen:
@@ -36,7 +38,7 @@ class KeyFooter(Footer):
              binding.group, binding.show, binding.tooltip, enabled, tooltip)
             for _node, binding, enabled, tooltip in self.screen.active_bindings.values()
         )
-        return (self._bindings_ready, self.compact, self.show_command_palette, bindings)
+        return (self.compact, self.show_command_palette, self.combine_groups, bindings)
 
     async def recompose(self) -> None:
         self._rebuild_queued = False
