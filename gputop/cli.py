@@ -4,6 +4,7 @@ screen). The parser is ``cli_args``; the other commands' runners are ``commands`
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -149,6 +150,9 @@ def _load_tui() -> Callable[..., int]:
     finally:
         if blocked and "ssl" in sys.modules and sys.modules["ssl"] is None:
             del sys.modules["ssl"]
+    # What was imported lives as long as the process: the collector need not look at it again. Each
+    # full collection otherwise walks every object of Textual, Rich and gputop (40-60 ms here).
+    gc.freeze()
     return run_tui
 
 

@@ -68,3 +68,23 @@ async def test_a_burst_of_binding_changes_rebuilds_the_footer_once_more_with_the
     # Textual's Footer rebuilds for each change; this one for the changes made before it is drawn
     # once, then for those that come after (the focus events themselves).
     assert ours <= 2 < theirs
+
+
+async def test_bindings_asked_for_again_unchanged_do_not_rebuild_the_footer_and_a_change_still_does() -> None:
+    app = Panes(KeyFooter)
+    async with app.run_test() as pilot:
+        left, right = app.query_one("#left"), app.query_one("#right")
+        left.focus()
+        await pilot.pause()
+        await pilot.pause()
+        before = app.builds
+        for _ in range(3):  # as Textual does after each focus change, and the app's own key checks
+            app.screen.refresh_bindings()
+            await pilot.pause()
+        assert app.builds == before
+        assert app.shown() == ["Left", "Quit"]
+        right.focus()
+        await pilot.pause()
+        await pilot.pause()
+        assert app.builds > before
+        assert app.shown() == ["Right", "Quit"]

@@ -12,7 +12,6 @@ from textual.events import Click, Resize
 from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
-from textual.widget import Widget
 
 from gputop.core.diagnosis import GpuDiagnosis
 from gputop.core.forecast import Forecast
@@ -21,9 +20,10 @@ from gputop.core.model import GpuSample
 from gputop.ui.layout import card_lines
 from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines
 from gputop.ui.widgets.card_text import fit
+from gputop.ui.widgets.frame_style import FrameStyled
 
 
-class GpuCard(Widget):
+class GpuCard(FrameStyled):
     """A card for one GPU; ``compact`` folds it into one line (two with MIG devices).
 
     Not focusable itself: the grid it sits in takes the focus and marks the chosen card.
@@ -125,9 +125,8 @@ class GpuCard(Widget):
             # rather than paint it twice.
             self._lines = self._make_lines(width)
         if y >= len(self._lines):
-            return Strip.blank(width, self.rich_style)
-        segments = list(self._lines[y].render(self.app.console))
-        return Strip(segments).crop_extend(0, width, self.rich_style).apply_style(self.rich_style)
+            return Strip.blank(width, self.line_style)
+        return self.text_strip(self._lines[y], width)
 
     def on_click(self, event: Click) -> None:
         event.stop()

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
+from textual.strip import Strip
 
 from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_rate
 from gputop.core.model import HostSample, percent
 from gputop.ui.widgets.card_text import level_style
+from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.sparkline import bar
 
 
@@ -68,8 +69,9 @@ def _short_host_text(host: HostSample, width: int) -> Text:
     return text
 
 
-class HostStrip(Static):
-    """The host line, under the title."""
+class HostStrip(FrameStyled):
+    """The host line, under the title, drawn with the line API: a Static would turn its Text into
+    Textual's own content again at every repaint, a millisecond a tick for one line."""
 
     def __init__(self) -> None:
         super().__init__(id="host-strip")
@@ -88,4 +90,10 @@ class HostStrip(Static):
         # One line, always: an unchanged line is not redrawn, and a changed one needs no layout.
         if text != self._text:
             self._text = text
-            self.update(text, layout=False)
+            self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        if y or self._text is None:
+            return Strip.blank(width, self.line_style)
+        return self.text_strip(self._text, width)

@@ -1,10 +1,13 @@
-"""Textual's Footer, rebuilt once however many times the bindings change before it is next drawn.
+"""Textual's Footer, rebuilt once however many times the bindings change before it is next drawn,
+and not at all when they come back as they are shown.
 
 The Footer makes one widget per key and builds them all again at each change of the bindings
 (a focus change, a screen pushed, the terminal's focus); each change queues a rebuild of its own.
 At gputop's start five changes arrive within a few frames: five rebuilds of some twenty widgets,
 styles and all, a fifth of a second of CPU on a small machine. The first rebuild queued reads the
-bindings as they are when it runs, so the others add nothing.
+bindings as they are when it runs, so the others add nothing. Textual also asks again, after the
+next frame, for every focus change: by then the keys are those already shown, and building the
+same widgets again would cost another layout of the screen.
 """
 
 from __future__ import annotations
@@ -14,9 +17,12 @@ from textual.widgets import Footer
 
 
 class KeyFooter(Footer):
-    """A Footer whose rebuilds queued between two frames are one."""
+    """A Footer whose rebuilds queued between two frames are one, and skipped when nothing changed."""
 
     _rebuild_queued = False
+    # What the last rebuild showed; None before the first, which Footer asks for once the bindings
+    # are ready (the footer is composed empty at mount).
+    _built: tuple[object, ...] | None = None
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         if self._rebuild_queued and screen is self.screen:
@@ -25,6 +31,20 @@ class KeyFooter(Footer):
         # Footer queues a rebuild only for its own screen while the app has the focus.
         self._rebuild_queued = bool(screen.app.app_focus and self.is_attached and screen is self.screen)
 
+    def _shown(self) -> tuple[object, ...]:
+        """Everything a rebuild would show: each active key's name, description, action and state."""
+        bindings = tuple(
+            (binding.key, self.app.get_key_display(binding), binding.description, binding.action,
+             binding.group, binding.show, binding.tooltip, enabled, tooltip)
+            for _node, binding, enabled, tooltip in self.screen.active_bindings.values()
+        )
+        return (self.compact, self.show_command_palette, self.combine_groups, bindings)
+
     async def recompose(self) -> None:
         self._rebuild_queued = False
+        if self.is_attached:
+            shown = self._shown()
+            if shown == self._built:
+                return
+            self._built = shown
         await super().recompose()

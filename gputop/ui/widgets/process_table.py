@@ -29,6 +29,7 @@ from gputop.ui.state import (
     sort_rows,
     visible_columns,
 )
+from gputop.ui.widgets.frame_style import FrameStyled
 
 _TAG_MARK = "●"
 _HOST_COLUMNS = frozenset({"cpu", "host_memory", "time", "container", "command"})
@@ -43,7 +44,31 @@ def _fit(text: str, width: int, right: bool) -> str:
     return pad + text if right else text + pad
 
 
-class ProcessTable(ScrollView, can_focus=True):
+class _Line:
+    """A table line built left to right, neighbours of one style joined into one segment.
+
+    A row has two dozen cells and spaces, nearly all in the row's style: as one segment per run of
+    a style, Textual measures, crops and recolours a handful of segments instead of two dozen.
+    """
+
+    def __init__(self, text: str, style: Style) -> None:
+        self.segments: list[Segment] = []
+        self._texts = [text]
+        self._style = style
+
+    def add(self, text: str, style: Style) -> None:
+        if style is not self._style:
+            self.segments.append(Segment("".join(self._texts), self._style))
+            self._texts, self._style = [], style
+        self._texts.append(text)
+
+    def strip(self, width: int, style: Style) -> Strip:
+        """The line, cropped or padded (in ``style``) to ``width`` cells."""
+        self.segments.append(Segment("".join(self._texts), self._style))
+        return Strip(self.segments).crop_extend(0, width, style)
+
+
+class ProcessTable(FrameStyled, ScrollView, can_focus=True):
     """GPU processes, one row per process and GPU."""
 
     COMPONENT_CLASSES = {
@@ -300,7 +325,7 @@ class ProcessTable(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        base = self.rich_style
+        base = self.line_style
         if y == 0:
             return self._header_strip(width, base)
         index = y - 1 + self.scroll_offset.y
@@ -315,16 +340,15 @@ class ProcessTable(ScrollView, can_focus=True):
     def _header_strip(self, width: int, base: Style) -> Strip:
         header_style = base + self.get_component_rich_style("process-table--header")
         sorted_style = header_style + self.get_component_rich_style("process-table--sorted")
-        segments = [Segment(" ", header_style)]
+        line = _Line(" ", header_style)
         for column, column_width in zip(self._columns, self._column_widths(), strict=True):
             title = column.title
             is_sorted = column.name == self.sort.column
             if is_sorted:
                 title += "▼" if self.sort.descending else "▲"
-            style = sorted_style if is_sorted else header_style
-            segments.append(Segment(_fit(title, column_width, column.right), style))
-            segments.append(Segment(" ", header_style))
-        return Strip(segments).crop_extend(0, width, header_style)
+            line.add(_fit(title, column_width, column.right), sorted_style if is_sorted else header_style)
+            line.add(" ", header_style)
+        return line.strip(width, header_style)
 
     def _row_strip(self, row: ProcessRow, width: int, base: Style) -> Strip:
         key = row.key
@@ -339,18 +363,18 @@ class ProcessTable(ScrollView, can_focus=True):
         if key == self.cursor_key:
             style += self.get_component_rich_style("process-table--cursor")
         memory_style = style + self.get_component_rich_style("process-table--memory")
-        segments = [Segment(_TAG_MARK if tagged else " ", style)]
+        line = _Line(_TAG_MARK if tagged else " ", style)
         cells = self._row_cells(row)
         used = 1
         for column, column_width, cell in zip(self._columns, self._column_widths(), cells, strict=True):
             if not row.process.visible and column.name in _HOST_COLUMNS:
                 # Nothing is known from the CPU column on: say why across the rest of the line.
-                segments.append(Segment(_fit(row.hidden_text, width - used, False), style))
+                line.add(_fit(row.hidden_text, width - used, False), style)
                 break
             cell_style = memory_style if column.name == "gpu_memory" else style
             if (column.name == "growth" and row.growing) or (column.name == "idle" and row.idle):
                 cell_style = style + self.get_component_rich_style("process-table--growing")
-            segments.append(Segment(_fit(cell, column_width, column.right), cell_style))
-            segments.append(Segment(" ", style))
+            line.add(_fit(cell, column_width, column.right), cell_style)
+            line.add(" ", style)
             used += column_width + 1
-        return Strip(segments).crop_extend(0, width, style)
+        return line.strip(width, style)
