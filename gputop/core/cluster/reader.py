@@ -3,8 +3,8 @@
 A refresh is a few instant queries sent side by side (``queries.refresh_queries``: the
 hosts, their memory, load, heat and problems, the counts), one look at the label index, and
 one range query for the memory history of the hosts on screen; what the hosts' GPUs are is
-asked once a minute, after a refresh. The hosts' answer is the cheapest: a first refresh shows them as soon as it is
-in, and the other figures as theirs come. A host's GPUs and processes are read only
+asked once a minute, after a refresh. The hosts' answer is the cheapest: a first refresh
+shows them as soon as it is in, and the other figures as theirs come. A host's GPUs and processes are read only
 while its screen is open. Hosts that went away keep the last figures seen of them (from
 an earlier refresh, or once from what Prometheus kept), marked with their age.
 
