@@ -18,26 +18,23 @@ import math
 import time
 from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from gputop.core.cluster import queries
+from gputop.core.cluster.answers import Draft, fixed_figures, host_summary, sort_answer, working_gpus
 from gputop.core.cluster.client import PrometheusClient, PrometheusError, Sample
-from gputop.core.cluster.counts import COUNT_BY_KEY, COUNTS, LOST, per_gpu
+from gputop.core.cluster.counts import COUNT_BY_KEY, COUNTS, per_gpu
 from gputop.core.cluster.detail import read_detail
 from gputop.core.cluster.model import (
     ClusterHost,
     ClusterOptions,
     ClusterState,
     CountValue,
-    Flavour,
     GpuFinding,
     HostDetail,
-    HostState,
     Partial,
 )
 from gputop.core.cluster.queries import Fixed
-from gputop.core.cluster.rollup import ROLLUP_FIGURE
-from gputop.core.levels import DEFAULT_SLOWDOWN_C
 
 # The memory history of a host: one point per cell of its sparkline.
 HISTORY_POINTS = 20
@@ -47,16 +44,6 @@ PRESENT_WITHIN_S = 300.0
 # What the hosts' GPUs are (sizes, slowdown temperatures) is asked again this often, and at the
 # next refresh whenever a host came or changed its number of working GPUs.
 FIXED_EVERY_S = 60.0
-
-
-@dataclass(slots=True)
-class _Draft:
-    flavour: Flavour
-    figures: dict[str, float] = field(default_factory=dict)
-    models: set[str] = field(default_factory=set)
-    instance: str | None = None
-    last_sample: float | None = None
-    kept: bool = False  # figures from what Prometheus kept of a host that is gone
 
 
 class ClusterReader:
@@ -131,16 +118,16 @@ class ClusterReader:
         gather(first)
         gather([q for q in batch if q.group not in answers])
         if ask_fixed:
-            fixed = self._fixed = _fixed_figures(answers["fixed"])
+            fixed = self._fixed = fixed_figures(answers["fixed"])
             self._fixed_at = now
             # Until that answer, every gputop host was taken to serve host series: the groups it
             # changes (for hosts that serve none, and DCGM's whose GPUs differ) are asked again.
             sent = {q.group: q.promql for q in batch}
             gather([q for q in queries.refresh_queries(matching, lookback_s, fixed) if q.promql != sent[q.group]])
         answer = [sample for group, samples in answers.items() if group != "fixed" for sample in samples]
-        drafts, down, counts = _sort_answer(answer, set(names.result()), fixed)
+        drafts, down, counts = sort_answer(answer, set(names.result()), fixed)
         if ask_fixed:
-            self._fixed_gpus = _working_gpus(drafts)
+            self._fixed_gpus = working_gpus(drafts)
         history = history_job.result() if history_job is not None else {}
         detail = detail_job.result() if detail_job is not None else None
         self._backfill(drafts, down, now)
@@ -149,7 +136,7 @@ class ClusterReader:
             # Asked again once this refresh is over, in the time until the next: no refresh waits for
             # it or shares Prometheus with it (it reads every GPU's size, the costliest query).
             self._fixed_job = self._pool.submit(self.client.query, queries.fixed_query(matching).promql, now)
-            self._fixed_job_at, self._fixed_gpus = now, _working_gpus(drafts)
+            self._fixed_job_at, self._fixed_gpus = now, working_gpus(drafts)
         return ClusterState(
             url=self.options.url,
             at=now,
@@ -170,7 +157,7 @@ class ClusterReader:
             answer = job.result()
         except PrometheusError:
             return
-        self._fixed, self._fixed_at = _fixed_figures(answer), self._fixed_job_at
+        self._fixed, self._fixed_at = fixed_figures(answer), self._fixed_job_at
 
     def _partial_state(
         self,
@@ -182,7 +169,7 @@ class ClusterReader:
     ) -> ClusterState:
         """The hosts as far as the answers so far tell; the rest of their figures and the counts pending."""
         answer = [sample for group, samples in answers.items() if group != "fixed" for sample in samples]
-        drafts, down, _ = _sort_answer(answer, set(), fixed)
+        drafts, down, _ = sort_answer(answer, set(), fixed)
         waiting = set(groups) - answers.keys()
         pending = {figure for group in waiting for figure in queries.GROUP_FIGURES.get(group, ())}
         return ClusterState(
@@ -230,7 +217,7 @@ class ClusterReader:
         worst_first = count.worst == "topk"
         return tuple(sorted(found, key=lambda f: (-f.value if worst_first else f.value, f.hostname, f.index)))
 
-    def _backfill(self, drafts: dict[str, _Draft], down: set[str], now: float) -> None:
+    def _backfill(self, drafts: dict[str, Draft], down: set[str], now: float) -> None:
         """Figures for hosts that are gone and were never seen live here: once, from what Prometheus kept."""
         gone = [
             name
@@ -241,7 +228,7 @@ class ClusterReader:
             return
         self._backfilled.update(gone)
         answer = self.client.query(queries.backfill_query(gone, self.options.lookback_s), now)
-        kept, _, _ = _sort_answer(answer, set(), None)
+        kept, _, _ = sort_answer(answer, set(), None)
         for name, draft in kept.items():
             if name in drafts:
                 drafts[name].figures.update(draft.figures)
@@ -250,7 +237,7 @@ class ClusterReader:
                 drafts[name].kept = True
 
     def _hosts(
-        self, drafts: Mapping[str, _Draft], down: set[str], now: float, remember: bool
+        self, drafts: Mapping[str, Draft], down: set[str], now: float, remember: bool
     ) -> tuple[ClusterHost, ...]:
         """Every host of the answer and every host seen before; ``remember``: this is a whole refresh."""
         hosts = []
@@ -258,7 +245,7 @@ class ClusterReader:
             draft = drafts.get(name)
             known = self._known.get(name)
             if draft is not None and ("gpus" in draft.figures or known is None):
-                host = _host(name, draft, down, now, self.options.stale_after_s)
+                host = host_summary(name, draft, down, now, self.options.stale_after_s)
                 if "gpus" in draft.figures and remember:
                     self._known[name] = host
             else:
@@ -289,141 +276,3 @@ class ClusterReader:
             by_slot = {round((t - start) / step): v for t, v in series.points if not math.isnan(v)}
             history[name] = tuple(by_slot.get(slot) for slot in range(HISTORY_POINTS))
         return history
-
-
-def _sort_answer(
-    answer: list[Sample], present: set[str], fixed: Mapping[str, Fixed] | None
-) -> tuple[dict[str, _Draft], set[str], tuple[CountValue, ...]]:
-    """The tagged series of a refresh, by host; the down targets; the counts (of the metrics ``present``).
-
-    ``fixed`` completes each host's memory: its total, and its fullest GPU from its most memory in use.
-    """
-    by_flavour: dict[tuple[str, str], _Draft] = {}
-    down: set[str] = set()
-    counted: dict[str, int] = {}
-    for sample in answer:
-        kind, _, figure = sample.labels.get(queries.FIGURE_LABEL, "").partition(":")
-        if kind == "gputop" or kind == "dcgm":
-            flavour = queries.FLAVOUR_BY_NAME[kind]
-            name = sample.labels.get(flavour.host_label) or sample.labels.get("instance")
-            if not name or math.isnan(sample.value):
-                continue
-            draft = by_flavour.setdefault((kind, name), _Draft(flavour.name))
-            if figure == "sampled":
-                draft.instance = sample.labels.get("instance") or draft.instance
-                draft.last_sample = max(draft.last_sample or 0.0, sample.value)
-            elif figure == "gpus":
-                draft.models.add(sample.labels.get(flavour.model_label, ""))
-                draft.figures["gpus"] = draft.figures.get("gpus", 0.0) + sample.value
-                if sample.labels.get("lost") == "1":
-                    draft.figures["lost"] = draft.figures.get("lost", 0.0) + sample.value
-            else:
-                draft.figures[figure] = sample.value
-        elif kind == "down" and "instance" in sample.labels:
-            down.add(sample.labels["instance"])
-        elif kind == "count":
-            key = figure.partition("#")[0]  # a count asked in parts is their sum
-            counted[key] = counted.get(key, 0) + int(sample.value)
-    drafts: dict[str, _Draft] = {}
-    for (kind, name), draft in by_flavour.items():
-        # gputop's own figures are the fuller ones: they win over DCGM's for the same host.
-        if kind == "gputop" or name not in drafts:
-            drafts[name] = draft
-    for name, draft in drafts.items():
-        _complete_memory(draft, None if fixed is None else fixed.get(name))
-    counted[LOST.key] = sum(int(d.figures.get("lost", 0.0)) for d in drafts.values() if d.flavour == "gputop")
-    counts = tuple(
-        CountValue(c.key, c.label, counted.get(c.key, 0) if present.intersection(c.requires) else None)
-        for c in COUNTS
-    )
-    return drafts, down, counts
-
-
-def _complete_memory(draft: _Draft, fixed: Fixed | None) -> None:
-    """A host's memory total and fullest GPU from what its GPUs are, where the answer did not say."""
-    figures = draft.figures
-    if fixed is None or fixed.flavour != draft.flavour:
-        return
-    figures.setdefault("memory_total", fixed.memory_total)
-    most = figures.get("memory_max")
-    if "memory_percent" not in figures and most is not None and fixed.gpu_memory_total:
-        figures["memory_percent"] = 100 * (most / fixed.gpu_memory_total)
-
-
-def _fixed_figures(answer: list[Sample]) -> dict[str, Fixed]:
-    """Each host's GPU sizes and slowdown temperatures, from ``queries.fixed_query``'s count_values, and
-    whether it serves host series."""
-    sizes: dict[tuple[str, str], dict[float, float]] = {}
-    slowdowns: dict[str, set[float]] = {}
-    rollups: set[str] = set()
-    for sample in answer:
-        kind, _, figure = sample.labels.get(queries.FIGURE_LABEL, "").partition(":")
-        flavour = queries.FLAVOUR_BY_NAME.get(kind)
-        name = sample.labels.get(flavour.host_label) if flavour is not None else None
-        if flavour is None or not name:
-            continue
-        try:
-            if figure == "sizes":
-                size = float(sample.labels[queries.TOTAL_LABEL])
-                sizes.setdefault((kind, name), {})[size] = sample.value
-            elif figure == "slowdowns":
-                slowdowns.setdefault(name, set()).add(float(sample.labels[queries.SLOWDOWN_LABEL]))
-            elif figure == ROLLUP_FIGURE:
-                rollups.add(name)
-        except (KeyError, ValueError):
-            continue
-    fixed: dict[str, Fixed] = {}
-    for (kind, name), counted in sizes.items():
-        if kind == "dcgm" and name in fixed:
-            continue  # gputop's own figures win, as in the summaries
-        given = slowdowns.get(name, {DEFAULT_SLOWDOWN_C})
-        fixed[name] = Fixed(
-            flavour=queries.FLAVOUR_BY_NAME[kind].name,
-            memory_total=sum(size * count for size, count in counted.items()),
-            gpu_memory_total=next(iter(counted)) if len(counted) == 1 else None,
-            slowdown=next(iter(given)) if len(given) == 1 else None,
-            rollup=kind == "gputop" and name in rollups,
-        )
-    return fixed
-
-
-def _working_gpus(drafts: Mapping[str, _Draft]) -> dict[str, int]:
-    return {
-        name: int(draft.figures["gpus"] - draft.figures.get("lost", 0.0))
-        for name, draft in drafts.items()
-        if "gpus" in draft.figures
-    }
-
-
-def _host(name: str, draft: _Draft, down: set[str], now: float, stale_after_s: float) -> ClusterHost:
-    figures = draft.figures
-    state: HostState = "live"
-    if draft.instance is not None and draft.instance in down:
-        state = "down"
-    elif (
-        draft.kept
-        or draft.last_sample is None
-        or now - draft.last_sample > stale_after_s
-        or figures.get("exporter_up") == 0.0
-        or "gpus" not in figures
-    ):
-        state = "stale"
-    models = sorted(m for m in draft.models if m)
-    gpus = figures.get("gpus")
-    return ClusterHost(
-        hostname=name,
-        flavour=draft.flavour,
-        state=state,
-        gpus=None if gpus is None else int(gpus),
-        lost=int(figures.get("lost", 0.0)),
-        model=None if not models else models[0] + ("…" if len(models) > 1 else ""),
-        memory_used=figures.get("memory_used"),
-        memory_total=figures.get("memory_total"),
-        memory_percent=figures.get("memory_percent"),
-        utilization=figures.get("utilization"),
-        temperature=figures.get("temperature"),
-        power_draw=figures.get("power_draw"),
-        problems=None if "problems" not in figures else int(figures["problems"]),
-        last_sample=draft.last_sample,
-        instance=draft.instance,
-    )
