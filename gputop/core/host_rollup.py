@@ -34,10 +34,15 @@ from gputop.core.model import GpuSample, Snapshot
 
 
 def flagged(
-    snapshot: Snapshot, seconds_to_full: Mapping[int, float | None], diagnoses: Diagnoses
+    snapshot: Snapshot,
+    seconds_to_full: Mapping[int, float | None],
+    diagnoses: Diagnoses,
+    counts: Mapping[int, Mapping[str, int]],
 ) -> dict[str, list[int]]:
-    """HOST_FLAGS' GPUs, by index: filling (a forecast), hot (the temperature alarm), idle-hogged, unhealthy."""
-    counts = problem_counts(snapshot, diagnoses)
+    """HOST_FLAGS' GPUs, by index: filling (a forecast), hot (the temperature alarm), idle-hogged, unhealthy.
+
+    ``counts``: the diagnoses' problems by GPU and kind (``problem_counts``).
+    """
     flags: dict[str, list[int]] = {flag: [] for flag in HOST_FLAGS}
     for gpu in snapshot.gpus:
         judged = not gpu.lost and gpu.index in diagnoses.gpus  # the exporter's problem counts exist
@@ -58,6 +63,7 @@ def rollup_families(
     """The host's GPUs summed up: how many of each model, memory, load, heat, problems and flagged GPUs."""
     gpus = snapshot.gpus
     labels = [HOSTNAME_LABEL]
+    counts = problem_counts(snapshot, diagnoses)
     counted: dict[tuple[str, str], int] = {}
     for gpu in gpus:
         key = (gpu.name or "", "1" if gpu.lost else "0")
@@ -86,7 +92,6 @@ def rollup_families(
     yield gauge(HOST_TEMPERATURE_MAX, "The hottest GPU's temperature.",
                 max((g.temperature for g in gpus if g.temperature is not None), default=None))
     judged = [gpu for gpu in gpus if not gpu.lost and gpu.index in diagnoses.gpus]
-    counts = problem_counts(snapshot, diagnoses)
     yield gauge(HOST_PROBLEMS, "Problems the diagnoses found, all the host's GPUs together.",
                 float(sum(sum(counts[gpu.index].values()) for gpu in judged)) if judged else None)
     family = GaugeMetricFamily(
@@ -95,7 +100,7 @@ def rollup_families(
         " holding an idle process's memory, or unhealthy (not answering, health problems).",
         labels=[HOSTNAME_LABEL, HOST_FLAG_LABEL],
     )
-    for flag, indices in flagged(snapshot, seconds_to_full, diagnoses).items():
+    for flag, indices in flagged(snapshot, seconds_to_full, diagnoses, counts).items():
         family.add_metric([hostname, flag], float(len(indices)))
     yield family
 
