@@ -105,12 +105,19 @@ def test_a_slow_call_is_waited_for_without_a_mark(source: NvmlSource, fake_nvml:
 
 
 def test_gpus_are_read_in_parallel(source: NvmlSource, fake_nvml: FakeNvml) -> None:
-    fake_nvml.write(machine().delay("nvmlDeviceGetMemoryInfo", 0.2))
+    # Both GPUs' slow calls are asleep in the driver at the same moment: seen by the fake
+    # itself, not by the wall clock, which a loaded machine stretches.
+    fake_nvml.write(machine().delay("nvmlDeviceGetMemoryInfo", 0.3))
+    sampling = threading.Thread(target=source.sample)
+    most_asleep = 0
 
-    started = time.monotonic()
-    source.sample()
+    sampling.start()
+    while sampling.is_alive():
+        most_asleep = max(most_asleep, fake_nvml.sleeping())
+        time.sleep(0.002)
+    sampling.join()
 
-    assert time.monotonic() - started < 0.35
+    assert most_asleep == 2
 
 
 def test_the_sampler_thread_keeps_the_interval_through_a_stall(
@@ -149,7 +156,7 @@ def test_quitting_during_a_stall_is_quick(source: NvmlSource, fake_nvml: FakeNvm
     started = time.monotonic()
     source.close()
 
-    assert time.monotonic() - started < 0.2
+    assert time.monotonic() - started < 1.0  # the stall has 2 s to run
 
 
 def test_a_hung_nvml_shutdown_holds_closing_no_longer_than_its_wait(source: NvmlSource, fake_nvml: FakeNvml) -> None:
@@ -159,7 +166,7 @@ def test_a_hung_nvml_shutdown_holds_closing_no_longer_than_its_wait(source: Nvml
     started = time.monotonic()
     source.close()
 
-    assert time.monotonic() - started < CLOSE_WAIT_S + 0.1
+    assert time.monotonic() - started < CLOSE_WAIT_S + 1.0  # the shutdown hangs for 5 s
 
 
 def test_a_sample_at_once_never_asks_a_driver_that_may_hang(source: NvmlSource, fake_nvml: FakeNvml) -> None:
