@@ -127,9 +127,10 @@ def test_record_writes_a_line_every_interval_with_the_hung_gpu_marked(
     lines = [json.loads(line) for line in recording.read_text().splitlines()]
     assert [line["gpus"][1]["answering"] for line in lines] == [False] * len(lines)
     assert all(line["gpus"][0]["utilization"]["gpu"] == 87 for line in lines)
-    # The first tick waits out the deadline; every later one comes at the interval.
+    # The first tick waits out the deadline; every later one comes at the interval, sooner than
+    # the deadline would allow if it were waited out again.
     gaps = [b["timestamp"] - a["timestamp"] for a, b in zip(lines[1:], lines[2:], strict=False)]
-    assert len(lines) >= 6 and max(gaps) < 0.2 + 0.15
+    assert len(lines) >= 6 and max(gaps) < DEADLINE_S
 
 
 def test_export_answers_at_once_and_serves_no_figures_for_a_hung_gpu(fake_nvml: FakeNvml, config: Path) -> None:
@@ -152,7 +153,7 @@ def test_export_answers_at_once_and_serves_no_figures_for_a_hung_gpu(fake_nvml: 
         for _ in range(3):
             started = time.monotonic()
             text = urllib.request.urlopen(url, timeout=5).read().decode()
-            assert time.monotonic() - started < 0.5
+            assert time.monotonic() - started < 2.0  # the hung call has 10 s to run
         answering = re.findall(r'gputop_gpu_answering\{gpu="(\d)".*\} (\S+)', text)
         assert answering == [("0", "1.0"), ("1", "0.0")]
         used = re.findall(r'gputop_gpu_memory_used_bytes\{gpu="(\d)"', text)

@@ -141,10 +141,12 @@ def test_the_sampler_thread_keeps_the_interval_through_a_stall(
     finally:
         thread.stop()
     first_marked = next(s for s in snapshots if not s.gpus[1].answering)
-    assert first_marked.timestamp - time.time() + time.monotonic() - stalled < DEADLINE_S + INTERVAL_S + 0.2
-    # After the first tick, ticks come at the interval and GPU 0 and the host are fresh in each.
+    # Marked once the deadline is out, long before the hung call comes back (3 s).
+    assert first_marked.timestamp - time.time() + time.monotonic() - stalled < DEADLINE_S + INTERVAL_S + 0.5
+    # After the first tick, ticks come at the interval (waiting out the deadline again would take
+    # longer than it) and GPU 0 and the host are fresh in each.
     gaps = [b.timestamp - a.timestamp for a, b in zip(snapshots[1:], snapshots[2:], strict=False)]
-    assert max(gaps) < INTERVAL_S + 0.1
+    assert max(gaps) < DEADLINE_S
     assert all(s.gpus[0].answering and not s.gpus[1].answering for s in snapshots[1:])
     assert len({s.host.memory_used for s in snapshots} | {s.timestamp for s in snapshots}) > 1
 

@@ -158,7 +158,7 @@ async def test_quitting_while_every_gpu_hangs_takes_under_a_second(
         started = time.monotonic()
         await pilot.press("q")
     sampler.close()
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 1.0  # the hung calls have 3 s to run
 
 
 async def test_a_driver_hung_at_start_never_holds_the_screen_nor_its_keys(
