@@ -119,13 +119,13 @@ class Sampler:
         def joined(processes: tuple[ProcessSample, ...]) -> tuple[ProcessSample, ...]:
             # A process joined afresh costs a new ProcessSample (about 5 us); thousands of them are
             # idle tick after tick, so the one built last tick is kept while what the source said of
-            # it and its host facts (the same object while unchanged) are as they were.
+            # it and its host facts (each the same object while unchanged, for NVML) are as they were.
             out = []
             for process in processes:
                 found = facts.get(process.pid)
                 place = (process.pid, process.gpu_index, process.mig_index)
                 last = before.get(place)
-                if last is not None and last[1] is found and last[0] == process:
+                if last is not None and last[1] is found and (last[0] is process or last[0] == process):
                     result = last[2]
                 else:
                     result = _with_facts(process, found)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
+from operator import itemgetter
 
 import pynvml
 
@@ -67,13 +68,10 @@ def sm_samples(gateway: Gateway, handle: Handle, since: int) -> SmSamples | None
     samples = gateway.call(process_utilization, handle, since)
     if samples is None:
         return None
-    latest: dict[int, tuple[int, float]] = {}
-    for pid, stamp, sm in samples:
-        if pid not in latest or stamp >= latest[pid][0]:
-            latest[pid] = (stamp, float(sm))
+    ordered = sorted(samples, key=itemgetter(1))  # a PID's newest sample last (a stable sort: ties in order)
     return SmSamples(
-        utilization={pid: util for pid, (_, util) in latest.items()},
-        seen=max((stamp for stamp, _ in latest.values()), default=since),
+        utilization={pid: float(sm) for pid, _, sm in ordered},
+        seen=ordered[-1][1] if ordered else since,
     )
 
 
