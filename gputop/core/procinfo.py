@@ -70,19 +70,35 @@ class _StaticFacts:
 
 
 class _Tracked:
-    __slots__ = ("facts", "start_ticks", "cpu_ticks", "read_at", "last", "quiet")
+    __slots__ = ("facts", "start_ticks", "cpu_ticks", "read_at", "last", "quiet", "stat_file")
 
-    def __init__(self, facts: _StaticFacts, start_ticks: int, cpu_ticks: int) -> None:
+    def __init__(self, facts: _StaticFacts, start_ticks: int, cpu_ticks: int, stat_file: int | None) -> None:
         self.facts = facts
         self.start_ticks = start_ticks
         self.cpu_ticks = cpu_ticks
         self.read_at = time.monotonic()
         self.last: HostFacts | None = None  # what the last reading gave
         self.quiet = 0  # readings in a row that found it idle
+        self.stat_file = stat_file  # /proc/PID/stat held open, or None: opened at each reading
+
+    def close(self) -> None:
+        if self.stat_file is not None:
+            os.close(self.stat_file)
+            self.stat_file = None
+
+    def __del__(self) -> None:
+        # Its file goes with it, whenever the last reference does: a sampler closed while its thread
+        # is still reading must not close a file under that thread.
+        self.close()
 
 
 QUIET_READINGS = 2
 QUIET_READ_EVERY = 4
+
+# At most this share of the limit on open files is taken by stat files held open; past it, the
+# others are opened at each reading.
+HELD_FILES_SHARE = 0.5
+_HELD_FILES_RESERVE = 64
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
@@ -118,16 +134,29 @@ def _read_all(pid: int, name: str, limit: int = 1 << 20) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def _read_stat(pid: int) -> tuple[bytes, int, int, int] | None:
+def _files_to_hold() -> int:
+    """How many stat files a ProcessInfo may hold open, from the soft limit on open files."""
+    import resource  # POSIX only, as /proc is
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY:
+        soft = 1 << 16
+    return max(0, int(min(soft, 1 << 16) * HELD_FILES_SHARE) - _HELD_FILES_RESERVE)
+
+
+def _read_stat(pid: int, held: int | None) -> tuple[bytes, int, int, int] | None:
     """State, CPU ticks (user + system), start time in ticks since boot, RSS in bytes; None if gone.
 
-    One read of /proc/PID/stat gives everything a tick needs, where psutil reads two files.
+    One read of /proc/PID/stat gives everything a tick needs, where psutil reads two files. ``held``
+    is the file held open for the process: read again from its start, it costs one call where
+    opening costs three (half the kernel's time), and it fails once the process has been reaped,
+    whoever has its PID since.
     """
     try:
-        data = _read_proc(pid, "stat")
+        data = _read_proc(pid, "stat") if held is None else os.pread(held, 2048, 0)
     except OSError:
         return None
-    return _parse_stat(data)
+    return _parse_stat(data) if data else None
 
 
 def _parse_stat(data: bytes) -> tuple[bytes, int, int, int]:
@@ -210,20 +239,41 @@ def _boot_time() -> float:
 
 
 def _first_look_in_proc(
-    pid: int, users: _Users, containers: ContainerNames, parents: dict[int, str | None]
+    pid: int, users: _Users, containers: ContainerNames, parents: dict[int, str | None], hold: bool
 ) -> tuple[_Tracked, int] | None:
     """What psutil's first look finds, read straight from /proc: a third of the files, no password lookups.
 
-    Returns the tracked process and its RSS; None if it is gone or not visible.
+    Returns the tracked process (with its stat file held open when ``hold``) and its RSS; None if it
+    is gone or not visible.
     """
     try:
-        stat = _read_proc(pid, "stat")
+        stat_file = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+    except OSError:
+        return None
+    found = None
+    try:
+        found = _first_look_at(pid, stat_file, users, containers, parents)
+    finally:
+        if found is None or not hold:
+            os.close(stat_file)
+    if found is None:
+        return None
+    static, stat = found
+    return _Tracked(static, stat[2], stat[1], stat_file if hold else None), stat[3]
+
+
+def _first_look_at(
+    pid: int, stat_file: int, users: _Users, containers: ContainerNames, parents: dict[int, str | None]
+) -> tuple[_StaticFacts, tuple[bytes, int, int, int]] | None:
+    try:
+        stat = os.read(stat_file, 2048)
         status = _read_proc(pid, "status", 4096)
     except OSError:
         return None
-    if is_thread_of_another_process(pid, status):
+    if not stat or is_thread_of_another_process(pid, status):
         return None
-    state, cpu_ticks, start_ticks, rss = _parse_stat(stat)
+    fields = _parse_stat(stat)
+    state, start_ticks = fields[0], fields[2]
     uid = _status_number(status, b"Uid:")
     # The same arithmetic as psutil's create_time(), so (pid, started) matches what the kill path reads.
     started = start_ticks / _CLOCK_TICKS + _boot_time()
@@ -258,7 +308,7 @@ def _first_look_in_proc(
         parent_pid or None,
         parents[parent_pid],
     )
-    return _Tracked(static, start_ticks, cpu_ticks), rss
+    return static, fields
 
 
 def _parent_command(pid: int) -> str | None:
@@ -315,6 +365,7 @@ class ProcessInfo:
         self.containers = ContainerNames() if containers is None else containers
         self._ahead: dict[int, HostFacts | None] = {}
         self._tick = 0  # lookups so far: which quiet processes are read this tick
+        self._files_left = _files_to_hold()  # how many more stat files may be held open
         # Parents' command lines read this tick: a launcher's workers are often first seen together.
         self._parents: dict[int, str | None] = {}
 
@@ -322,37 +373,59 @@ class ProcessInfo:
         """How many processes are cached."""
         return len(self._tracked)
 
+    def _forget(self, pid: int) -> None:
+        tracked = self._tracked.pop(pid)
+        if tracked.stat_file is not None:
+            tracked.close()
+            self._files_left += 1
+
     def read_ahead(self, pids: Iterable[int]) -> None:
         """Read these PIDs' facts now, for the next lookup() (while the GPUs are being read)."""
-        self._ahead = {pid: self._look(pid) for pid in pids}
+        self._ahead = self._facts(pids)
 
     def lookup(self, pids: Iterable[int]) -> dict[int, HostFacts | None]:
         """Host facts per PID for this tick; None where the process is not visible from here."""
         wanted = set(pids)
         ahead, self._ahead = self._ahead, {}
         for gone in self._tracked.keys() - wanted:
-            del self._tracked[gone]
-        found = {pid: ahead[pid] if pid in ahead else self._look(pid) for pid in wanted}
+            self._forget(gone)
+        found = {pid: ahead[pid] for pid in wanted if pid in ahead}
+        if len(found) < len(wanted):
+            found.update(self._facts(wanted - found.keys()))
         self._tick += 1
         self._parents = {}
         return found
 
-    def _look(self, pid: int) -> HostFacts | None:
-        tracked = self._tracked.get(pid)
+    def _facts(self, pids: Iterable[int]) -> dict[int, HostFacts | None]:
+        # The quiet processes' turn is decided here rather than in _look: most of thousands wait
+        # their turn each tick, and a method call apiece would cost more than their check.
+        tracked_now, tick, look = self._tracked.get, self._tick, self._look
+        found: dict[int, HostFacts | None] = {}
+        for pid in pids:
+            tracked = tracked_now(pid)
+            if tracked is not None and tracked.quiet >= QUIET_READINGS and (tick + pid) % QUIET_READ_EVERY:
+                found[pid] = tracked.last
+            else:
+                found[pid] = look(pid, tracked)
+        return found
+
+    def _look(self, pid: int, tracked: _Tracked | None) -> HostFacts | None:
         if tracked is None:
-            found = _first_look_in_proc(pid, self._users, self.containers, self._parents)
+            found = _first_look_in_proc(pid, self._users, self.containers, self._parents, self._files_left > 0)
             if found is None:
                 return None
+            if found[0].stat_file is not None:
+                self._files_left -= 1
             self._tracked[pid] = found[0]
             found[0].last = facts = HostFacts(found[0].facts, None, found[1])  # CPU % needs a second reading
             return facts
-        if tracked.quiet >= QUIET_READINGS and (self._tick + pid) % QUIET_READ_EVERY and tracked.last is not None:
-            return tracked.last
-        stat = _read_stat(pid)
+        held = tracked.stat_file
+        stat = _read_stat(pid, held)
         if stat is None or stat[2] != tracked.start_ticks:
-            # Gone, or the PID now belongs to another process: look again from scratch.
-            del self._tracked[pid]
-            return None if stat is None else self._look(pid)
+            # Gone, or the PID now belongs to another process (a held file cannot tell which): look
+            # again from scratch.
+            self._forget(pid)
+            return None if stat is None and held is None else self._look(pid, None)
         state, cpu_ticks, _, rss = stat
         now = time.monotonic()
         elapsed = now - tracked.read_at
