@@ -2,8 +2,11 @@
 
 Facts that never change for a process (user, command line, start time,
 container) are cached per ``(pid, create_time)``; only CPU % and RSS are read
-each tick, from one read of /proc/PID/stat. A PID that leaves the GPU lists
-leaves the cache.
+each tick, from one read of /proc/PID/stat. That file is held open from the
+first look (up to half the limit on open files) and read again from its start:
+one call a reading instead of three, and once the process is reaped it fails
+whoever has the PID since. A PID that leaves the GPU lists leaves the cache,
+and its file is closed.
 
 A process found idle on the CPU (no CPU time used, the same RSS) at its last
 ``QUIET_READINGS`` readings is read only every ``QUIET_READ_EVERY``-th tick
@@ -19,7 +22,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import psutil
@@ -81,9 +84,10 @@ class _Tracked:
         self.quiet = 0  # readings in a row that found it idle
         self.stat_file = stat_file  # /proc/PID/stat held open, or None: opened at each reading
 
-    def close(self) -> None:
+    def close(self, _close: Callable[[int], None] = os.close) -> None:
+        # os.close bound here: __del__ may run at interpreter exit, when module globals may be gone.
         if self.stat_file is not None:
-            os.close(self.stat_file)
+            _close(self.stat_file)
             self.stat_file = None
 
     def __del__(self) -> None:
@@ -95,9 +99,9 @@ class _Tracked:
 QUIET_READINGS = 2
 QUIET_READ_EVERY = 4
 
-# At most this share of the limit on open files is taken by stat files held open; past it, the
-# others are opened at each reading.
-HELD_FILES_SHARE = 0.5
+# At most this share of the limit on open files (less a reserve) is taken by stat files held open;
+# past it, the others are opened at each reading.
+_HELD_FILES_SHARE = 0.5
 _HELD_FILES_RESERVE = 64
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -141,7 +145,7 @@ def _files_to_hold() -> int:
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     if soft == resource.RLIM_INFINITY:
         soft = 1 << 16
-    return max(0, int(min(soft, 1 << 16) * HELD_FILES_SHARE) - _HELD_FILES_RESERVE)
+    return max(0, int(min(soft, 1 << 16) * _HELD_FILES_SHARE) - _HELD_FILES_RESERVE)
 
 
 def _read_stat(pid: int, held: int | None) -> tuple[bytes, int, int, int] | None:
