@@ -19,45 +19,26 @@ reading.
 from __future__ import annotations
 
 import os
-import re
-import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-import psutil
-
 from gputop.core.containers import ContainerNames
 from gputop.core.model import ProcessSample
-
-_DOCKER = re.compile(r"docker[-/]([0-9a-f]{64})")
-_CONTAINERD = re.compile(r"cri-containerd-([0-9a-f]{64})")
-_CRIO = re.compile(r"crio-([0-9a-f]{64})")
-_K8S_POD = re.compile(r"pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})")
-
-
-def container_from_cgroup(text: str) -> str | None:
-    """The container a process runs in, from the text of /proc/PID/cgroup.
-
-    Kubernetes pods give ``k8s:<pod uid>``; plain Docker ``docker:<id12>``;
-    containerd and CRI-O ``containerd:<id12>`` and ``crio:<id12>``.
-    """
-    pod = _K8S_POD.search(text)
-    if pod:
-        return "k8s:" + pod.group(1).replace("_", "-")
-    for pattern, label in ((_CONTAINERD, "containerd"), (_CRIO, "crio"), (_DOCKER, "docker")):
-        match = pattern.search(text)
-        if match:
-            return f"{label}:{match.group(1)[:12]}"
-    return None
-
-
-def read_container(pid: int) -> str | None:
-    try:
-        text = _read_all(pid, "cgroup")
-    except OSError:
-        return None
-    return container_from_cgroup(text.decode("utf-8", "replace"))
+from gputop.core.procfs import (
+    CLOCK_TICKS,
+    Users,
+    boot_time,
+    command_line,
+    decode,
+    is_thread_of_another_process,
+    parent_command,
+    parse_stat,
+    read_all,
+    read_container,
+    read_proc,
+    status_number,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,38 +85,6 @@ QUIET_READ_EVERY = 4
 _HELD_FILES_SHARE = 0.5
 _HELD_FILES_RESERVE = 64
 
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
-
-
-def _read_proc(pid: int, name: str, size: int = 2048) -> bytes:
-    """The start of /proc/PID/NAME; raises OSError."""
-    fd = os.open(f"/proc/{pid}/{name}", os.O_RDONLY)
-    try:
-        return os.read(fd, size)
-    finally:
-        os.close(fd)
-
-
-_CHUNK = 4096
-
-
-def _read_all(pid: int, name: str, limit: int = 1 << 20) -> bytes:
-    """/proc/PID/NAME up to ``limit`` bytes; raises OSError.
-
-    Read a page at a time: asking os.read for the whole limit at once allocates that much for each
-    of thousands of processes at start (a command line is rarely over a page).
-    """
-    fd = os.open(f"/proc/{pid}/{name}", os.O_RDONLY)
-    try:
-        chunks = [os.read(fd, _CHUNK)]
-        size = len(chunks[0])
-        while len(chunks[-1]) == _CHUNK and size < limit:
-            chunks.append(os.read(fd, min(_CHUNK, limit - size)))
-            size += len(chunks[-1])
-    finally:
-        os.close(fd)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _files_to_hold() -> int:
@@ -157,93 +106,14 @@ def _read_stat(pid: int, held: int | None) -> tuple[bytes, int, int, int] | None
     whoever has its PID since.
     """
     try:
-        data = _read_proc(pid, "stat") if held is None else os.pread(held, 2048, 0)
+        data = read_proc(pid, "stat") if held is None else os.pread(held, 2048, 0)
     except OSError:
         return None
-    return _parse_stat(data) if data else None
-
-
-def _parse_stat(data: bytes) -> tuple[bytes, int, int, int]:
-    fields = data[data.rfind(b")") + 2 :].split(None, 22)  # no further than rss: this runs for every process
-    # Fields after the command: state(3) ... utime(14) stime(15) ... starttime(22) vsize(23) rss(24)
-    return fields[0], int(fields[11]) + int(fields[12]), int(fields[19]), int(fields[21]) * _PAGE_SIZE
-
-
-def _decode(data: bytes) -> str:
-    return data.decode(sys.getfilesystemencoding(), "surrogateescape")
-
-
-def _command_line(raw: bytes) -> list[str]:
-    """/proc/PID/cmdline as psutil splits it (processes that rewrite it may use spaces)."""
-    data = _decode(raw)
-    if not data:
-        return []
-    separator = "\x00" if data.endswith("\x00") else " "
-    if data.endswith(separator):
-        data = data[:-1]
-    arguments = data.split(separator)
-    if separator == "\x00" and len(arguments) == 1 and " " in data:
-        arguments = data.split(" ")
-    return arguments
-
-
-def _status_number(status: bytes, key: bytes) -> int | None:
-    """The first number of a /proc/PID/status line (``Uid:``, ``Tgid:``); None when absent."""
-    start = status.find(b"\n" + key)
-    if start < 0:
-        return None
-    start += len(key) + 1
-    fields = status[start : status.find(b"\n", start)].split()
-    return int(fields[0]) if fields else None
-
-
-def is_thread_of_another_process(pid: int, status: bytes | None = None) -> bool:
-    """Whether /proc/PID is a thread of some other process rather than a process of its own.
-
-    /proc answers for a thread's ID too, though it lists only processes: a PID that NVML reports
-    from another PID namespace can be a thread here, and its facts (and its signals) are another
-    process's. ``status`` is /proc/PID/status when already read.
-    """
-    if status is None:
-        try:
-            status = _read_proc(pid, "status", 4096)
-        except OSError:
-            return False
-    group = _status_number(status, b"Tgid:")
-    return group is not None and group != pid
-
-
-class _Users:
-    """User names by uid, looked up once each (psutil asks the password database for every process)."""
-
-    def __init__(self) -> None:
-        self._names: dict[int, str] = {}
-
-    def name(self, uid: int) -> str:
-        name = self._names.get(uid)
-        if name is None:
-            import pwd  # POSIX only, as /proc is: imported where it is used
-
-            try:
-                name = pwd.getpwuid(uid).pw_name
-            except KeyError:
-                name = str(uid)
-            self._names[uid] = name
-        return name
-
-
-_BOOT_TIME: float | None = None
-
-
-def _boot_time() -> float:
-    global _BOOT_TIME
-    if _BOOT_TIME is None:
-        _BOOT_TIME = psutil.boot_time()
-    return _BOOT_TIME
+    return parse_stat(data) if data else None
 
 
 def _first_look_in_proc(
-    pid: int, users: _Users, containers: ContainerNames, parents: dict[int, str | None], hold: bool
+    pid: int, users: Users, containers: ContainerNames, parents: dict[int, str | None], hold: bool
 ) -> tuple[_Tracked, int] | None:
     """What psutil's first look finds, read straight from /proc: a third of the files, no password lookups.
 
@@ -267,26 +137,26 @@ def _first_look_in_proc(
 
 
 def _first_look_at(
-    pid: int, stat_file: int, users: _Users, containers: ContainerNames, parents: dict[int, str | None]
+    pid: int, stat_file: int, users: Users, containers: ContainerNames, parents: dict[int, str | None]
 ) -> tuple[_StaticFacts, tuple[bytes, int, int, int]] | None:
     try:
         stat = os.read(stat_file, 2048)
-        status = _read_proc(pid, "status", 4096)
+        status = read_proc(pid, "status", 4096)
     except OSError:
         return None
     if not stat or is_thread_of_another_process(pid, status):
         return None
-    fields = _parse_stat(stat)
+    fields = parse_stat(stat)
     state, start_ticks = fields[0], fields[2]
-    uid = _status_number(status, b"Uid:")
+    uid = status_number(status, b"Uid:")
     # The same arithmetic as psutil's create_time(), so (pid, started) matches what the kill path reads.
-    started = start_ticks / _CLOCK_TICKS + _boot_time()
-    name = _decode(stat[stat.find(b"(") + 1 : stat.rfind(b")")])
+    started = start_ticks / CLOCK_TICKS + boot_time()
+    name = decode(stat[stat.find(b"(") + 1 : stat.rfind(b")")])
     if state == b"Z":
         name = command = f"{name} <defunct>"
     else:
         try:
-            arguments = _command_line(_read_all(pid, "cmdline"))
+            arguments = command_line(read_all(pid, "cmdline"))
         except PermissionError:
             arguments = []
         except OSError:
@@ -301,7 +171,7 @@ def _first_look_at(
     container = read_container(pid)
     parent_pid = int(stat[stat.rfind(b")") + 2 :].split()[1])
     if parent_pid not in parents:
-        parents[parent_pid] = _parent_command(parent_pid)
+        parents[parent_pid] = parent_command(parent_pid)
     static = _StaticFacts(
         started,
         user,
@@ -313,16 +183,6 @@ def _first_look_at(
         parents[parent_pid],
     )
     return static, fields
-
-
-def _parent_command(pid: int) -> str | None:
-    """The command line of a process's parent (read once, for the process tree); None when unreadable."""
-    if pid <= 0:
-        return None
-    try:
-        return " ".join(_command_line(_read_all(pid, "cmdline", 1 << 16))) or None
-    except OSError:
-        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,7 +225,7 @@ class ProcessInfo:
 
     def __init__(self, containers: ContainerNames | None = None) -> None:
         self._tracked: dict[int, _Tracked] = {}
-        self._users = _Users()
+        self._users = Users()
         self.containers = ContainerNames() if containers is None else containers
         self._ahead: dict[int, HostFacts | None] = {}
         self._tick = 0  # lookups so far: which quiet processes are read this tick
@@ -449,7 +309,7 @@ class ProcessInfo:
         tracked.quiet = 0
         cpu_percent = None
         if elapsed > 0 and state != b"Z":
-            cpu_percent = round(100.0 * (cpu_ticks - tracked.cpu_ticks) / _CLOCK_TICKS / elapsed, 1)
+            cpu_percent = round(100.0 * (cpu_ticks - tracked.cpu_ticks) / CLOCK_TICKS / elapsed, 1)
         tracked.cpu_ticks, tracked.read_at = cpu_ticks, now
         tracked.last = facts = HostFacts(tracked.facts, cpu_percent, rss if state != b"Z" else None)
         return facts
