@@ -46,7 +46,7 @@ def test_processes_start_and_end_over_time() -> None:
 def test_signalling_a_simulated_process_ends_it_and_a_second_signal_finds_it_gone() -> None:
     source = DemoSource(gpu_count=2, clock=lambda: 5000.0)
     gpus = run(source, 1)[-1]
-    target = next(gpus[0].all_processes())
+    target = gpus[0].all_processes()[0]
     result = source.signal(target.identity, signal.SIGTERM)
     assert result is not None and result.outcome is Outcome.SENT
     assert result.message == f"SIGTERM sent to PID {target.pid} (simulated)"
@@ -58,7 +58,7 @@ def test_signalling_a_simulated_process_ends_it_and_a_second_signal_finds_it_gon
 
 def test_a_simulated_pid_with_another_start_time_is_refused() -> None:
     source = DemoSource(gpu_count=2, clock=lambda: 5000.0)
-    target = next(run(source, 1)[-1][0].all_processes())
+    target = run(source, 1)[-1][0].all_processes()[0]
     assert target.started is not None
     result = source.signal((target.pid, target.started + 10), signal.SIGTERM)
     assert result is not None and result.outcome is Outcome.REUSED

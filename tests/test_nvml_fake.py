@@ -71,8 +71,10 @@ def test_after_the_first_sample_only_changing_values_are_read(fake_nvml: FakeNvm
         source.close()
     for static in ("nvmlDeviceGetName", "nvmlDeviceGetUUID", "nvmlDeviceGetTemperatureThreshold"):
         assert fake_nvml.call_count(static) == 0, static
-    # One list per kind per GPU per sample: the fastest symbol is remembered, not searched again.
-    assert fake_nvml.call_count("nvmlDeviceGetComputeRunningProcesses_v3") == 2 * 8 * 2
+    # One call per list per GPU per sample: the fastest symbol is remembered, not searched again,
+    # and the array kept from the last sample has room, so the size is not asked first.
+    assert fake_nvml.call_count("nvmlDeviceGetComputeRunningProcesses_v3") == 2 * 8
+    assert fake_nvml.call_count("nvmlDeviceGetProcessUtilization") == 2 * 8
     assert fake_nvml.call_count("nvmlDeviceGetMemoryInfo_v2") == 2 * 8
 
 

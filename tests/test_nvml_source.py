@@ -464,6 +464,48 @@ def test_scenario_changes_are_seen_by_the_next_sample(
     assert gpus[0].processes[0].gpu_memory == 2 * GiB
 
 
+def test_lists_that_outgrow_the_room_kept_from_the_last_sample_are_read_whole(
+    open_source: OpenSource, fake_nvml: FakeNvml
+) -> None:
+    """The arrays NVML fills are kept from one sample to the next; a longer list is read in full."""
+    source = open_source(Scenario().gpu().process(gpu=0, pid=10, used=GiB, sm=5))
+    assert [(p.pid, p.sm_utilization) for p in source.sample()[0].processes] == [(10, 5.0)]
+
+    grown = Scenario().gpu()
+    for pid in range(100, 400):
+        grown.process(gpu=0, pid=pid, used=pid * MiB, kind="CG" if pid % 3 else "C", sm=pid % 100)
+    fake_nvml.write(grown)
+    (gpu,) = source.sample()
+
+    assert [(p.pid, p.type, p.gpu_memory, p.sm_utilization) for p in gpu.processes] == [
+        (pid, "C+G" if pid % 3 else "C", pid * MiB, float(pid % 100)) for pid in range(100, 400)
+    ]
+    fake_nvml.write(Scenario().gpu().process(gpu=0, pid=20, used=GiB, kind="G"))
+    assert [(p.pid, p.type) for p in source.sample()[0].processes] == [(20, "G")]
+
+
+def test_an_unchanged_process_is_the_same_sample_and_a_changed_one_a_new_one(
+    open_source: OpenSource, fake_nvml: FakeNvml
+) -> None:
+    """What lets the sampler keep last tick's joined process without comparing every field."""
+
+    def scenario(memory: int, kind: str) -> Scenario:
+        return Scenario().gpu().process(gpu=0, pid=10, used=GiB).process(gpu=0, pid=20, used=memory, kind=kind)
+
+    source = open_source(scenario(GiB, "C"))
+    first = by_pid(source.sample()[0].processes)
+    second = by_pid(source.sample()[0].processes)
+    assert second[10] is first[10] and second[20] is first[20]
+
+    fake_nvml.write(scenario(2 * GiB, "C"))
+    third = by_pid(source.sample()[0].processes)
+    assert third[10] is first[10]
+    assert (third[20].gpu_memory, third[20].type) == (2 * GiB, "C")
+
+    fake_nvml.write(scenario(2 * GiB, "CG"))
+    assert by_pid(source.sample()[0].processes)[20].type == "C+G"
+
+
 def test_closing_the_source_frees_its_xid_event_set(open_source: OpenSource, fake_nvml: FakeNvml) -> None:
     source = open_source(Scenario().gpu().gpu())
     before = fake_nvml.event_sets_in_use()

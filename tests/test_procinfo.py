@@ -15,7 +15,9 @@ import psutil
 import pytest
 from fakenvml import NO_SUCH_PID
 
-from gputop.core.procinfo import QUIET_READ_EVERY, QUIET_READINGS, ProcessInfo, container_from_cgroup
+from gputop.core import procinfo
+from gputop.core.procfs import container_from_cgroup
+from gputop.core.procinfo import QUIET_READ_EVERY, QUIET_READINGS, ProcessInfo
 
 DOCKER_ID = "4f1c2b3a" * 8
 POD_UID = "3f2a9c1e-7b4d-4c55-9e1a-0d6b2f8a7c31"
@@ -195,3 +197,49 @@ def test_a_quiet_process_that_exits_is_gone_by_its_next_reading() -> None:
     assert None in seen
     gone = seen.index(None)
     assert seen[:gone] == [last] * gone and gone < QUIET_READ_EVERY
+
+
+def _stat_files_held(pids: list[int]) -> set[int]:
+    """The PIDs among ``pids`` whose /proc/PID/stat this test process holds open."""
+    held = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        for pid in pids:
+            if target == f"/proc/{pid}/stat":
+                held.add(pid)
+    return held
+
+
+def test_stat_files_are_held_open_up_to_the_budget_and_closed_when_their_processes_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(procinfo, "_files_to_hold", lambda: 2)
+    children = [subprocess.Popen(["sleep", "600"]) for _ in range(3)]
+    pids = [child.pid for child in children]
+    try:
+        info = ProcessInfo()
+        info.lookup(pids)
+        held = _stat_files_held(pids)
+        assert len(held) == 2
+        time.sleep(0.05)
+        # Read through a held file or opened afresh, each reading is the same.
+        again = info.lookup(pids)
+        assert [facts and facts.cpu_percent for facts in map(again.get, pids)] == [0.0, 0.0, 0.0]
+
+        # A reaped process's held file answers no more: it is gone, and its file closed.
+        ended = next(child for child in children if child.pid in held)
+        ended.kill()
+        ended.wait()
+        assert info.lookup(pids)[ended.pid] is None
+        assert _stat_files_held(pids) == held - {ended.pid}
+        assert len(info) == 2
+
+        info.lookup([])
+        assert _stat_files_held(pids) == set()
+    finally:
+        for child in children:
+            child.kill()
+            child.wait()

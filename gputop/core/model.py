@@ -162,11 +162,15 @@ class GpuSample:
     # Processes not inside a MIG device; see all_processes().
     processes: tuple[ProcessSample, ...] = ()
 
-    def all_processes(self) -> Iterator[ProcessSample]:
-        """Every process on this GPU, those in its MIG devices included."""
-        yield from self.processes
-        for mig in self.mig_devices:
-            yield from mig.processes
+    def all_processes(self) -> tuple[ProcessSample, ...]:
+        """Every process on this GPU, those in its MIG devices included.
+
+        The GPU's own tuple when it has no MIG devices: several stages walk every process every tick,
+        and a tuple is walked faster than a generator.
+        """
+        if not self.mig_devices:
+            return self.processes
+        return self.processes + tuple(process for mig in self.mig_devices for process in mig.processes)
 
     @property
     def memory_percent(self) -> float | None:

@@ -2,8 +2,11 @@
 
 Facts that never change for a process (user, command line, start time,
 container) are cached per ``(pid, create_time)``; only CPU % and RSS are read
-each tick, from one read of /proc/PID/stat. A PID that leaves the GPU lists
-leaves the cache.
+each tick, from one read of /proc/PID/stat. That file is held open from the
+first look (up to half the limit on open files) and read again from its start:
+one call a reading instead of three, and once the process is reaped it fails
+whoever has the PID since. A PID that leaves the GPU lists leaves the cache,
+and its file is closed.
 
 A process found idle on the CPU (no CPU time used, the same RSS) at its last
 ``QUIET_READINGS`` readings is read only every ``QUIET_READ_EVERY``-th tick
@@ -16,45 +19,26 @@ reading.
 from __future__ import annotations
 
 import os
-import re
-import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-
-import psutil
 
 from gputop.core.containers import ContainerNames
 from gputop.core.model import ProcessSample
-
-_DOCKER = re.compile(r"docker[-/]([0-9a-f]{64})")
-_CONTAINERD = re.compile(r"cri-containerd-([0-9a-f]{64})")
-_CRIO = re.compile(r"crio-([0-9a-f]{64})")
-_K8S_POD = re.compile(r"pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})")
-
-
-def container_from_cgroup(text: str) -> str | None:
-    """The container a process runs in, from the text of /proc/PID/cgroup.
-
-    Kubernetes pods give ``k8s:<pod uid>``; plain Docker ``docker:<id12>``;
-    containerd and CRI-O ``containerd:<id12>`` and ``crio:<id12>``.
-    """
-    pod = _K8S_POD.search(text)
-    if pod:
-        return "k8s:" + pod.group(1).replace("_", "-")
-    for pattern, label in ((_CONTAINERD, "containerd"), (_CRIO, "crio"), (_DOCKER, "docker")):
-        match = pattern.search(text)
-        if match:
-            return f"{label}:{match.group(1)[:12]}"
-    return None
-
-
-def read_container(pid: int) -> str | None:
-    try:
-        text = _read_all(pid, "cgroup")
-    except OSError:
-        return None
-    return container_from_cgroup(text.decode("utf-8", "replace"))
+from gputop.core.procfs import (
+    CLOCK_TICKS,
+    Users,
+    boot_time,
+    command_line,
+    decode,
+    is_thread_of_another_process,
+    parent_command,
+    parse_stat,
+    read_all,
+    read_container,
+    read_proc,
+    status_number,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,169 +54,109 @@ class _StaticFacts:
 
 
 class _Tracked:
-    __slots__ = ("facts", "start_ticks", "cpu_ticks", "read_at", "last", "quiet")
+    __slots__ = ("facts", "start_ticks", "cpu_ticks", "read_at", "last", "quiet", "stat_file")
 
-    def __init__(self, facts: _StaticFacts, start_ticks: int, cpu_ticks: int) -> None:
+    def __init__(self, facts: _StaticFacts, start_ticks: int, cpu_ticks: int, stat_file: int | None) -> None:
         self.facts = facts
         self.start_ticks = start_ticks
         self.cpu_ticks = cpu_ticks
         self.read_at = time.monotonic()
         self.last: HostFacts | None = None  # what the last reading gave
         self.quiet = 0  # readings in a row that found it idle
+        self.stat_file = stat_file  # /proc/PID/stat held open, or None: opened at each reading
+
+    def close(self, _close: Callable[[int], None] = os.close) -> None:
+        # os.close bound here: __del__ may run at interpreter exit, when module globals may be gone.
+        if self.stat_file is not None:
+            _close(self.stat_file)
+            self.stat_file = None
+
+    def __del__(self) -> None:
+        # Its file goes with it, whenever the last reference does: a sampler closed while its thread
+        # is still reading must not close a file under that thread.
+        self.close()
 
 
 QUIET_READINGS = 2
 QUIET_READ_EVERY = 4
 
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+# At most this share of the limit on open files (less a reserve) is taken by stat files held open;
+# past it, the others are opened at each reading.
+_HELD_FILES_SHARE = 0.5
+_HELD_FILES_RESERVE = 64
 
 
-def _read_proc(pid: int, name: str, size: int = 2048) -> bytes:
-    """The start of /proc/PID/NAME; raises OSError."""
-    fd = os.open(f"/proc/{pid}/{name}", os.O_RDONLY)
-    try:
-        return os.read(fd, size)
-    finally:
-        os.close(fd)
+
+def _files_to_hold() -> int:
+    """How many stat files a ProcessInfo may hold open, from the soft limit on open files."""
+    import resource  # POSIX only, as /proc is
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY:
+        soft = 1 << 16
+    return max(0, int(min(soft, 1 << 16) * _HELD_FILES_SHARE) - _HELD_FILES_RESERVE)
 
 
-_CHUNK = 4096
-
-
-def _read_all(pid: int, name: str, limit: int = 1 << 20) -> bytes:
-    """/proc/PID/NAME up to ``limit`` bytes; raises OSError.
-
-    Read a page at a time: asking os.read for the whole limit at once allocates that much for each
-    of thousands of processes at start (a command line is rarely over a page).
-    """
-    fd = os.open(f"/proc/{pid}/{name}", os.O_RDONLY)
-    try:
-        chunks = [os.read(fd, _CHUNK)]
-        size = len(chunks[0])
-        while len(chunks[-1]) == _CHUNK and size < limit:
-            chunks.append(os.read(fd, min(_CHUNK, limit - size)))
-            size += len(chunks[-1])
-    finally:
-        os.close(fd)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-
-def _read_stat(pid: int) -> tuple[bytes, int, int, int] | None:
+def _read_stat(pid: int, held: int | None) -> tuple[bytes, int, int, int] | None:
     """State, CPU ticks (user + system), start time in ticks since boot, RSS in bytes; None if gone.
 
-    One read of /proc/PID/stat gives everything a tick needs, where psutil reads two files.
+    One read of /proc/PID/stat gives everything a tick needs, where psutil reads two files. ``held``
+    is the file held open for the process: read again from its start, it costs one call where
+    opening costs three (half the kernel's time), and it fails once the process has been reaped,
+    whoever has its PID since.
     """
     try:
-        data = _read_proc(pid, "stat")
+        data = read_proc(pid, "stat") if held is None else os.pread(held, 2048, 0)
     except OSError:
         return None
-    return _parse_stat(data)
-
-
-def _parse_stat(data: bytes) -> tuple[bytes, int, int, int]:
-    fields = data[data.rfind(b")") + 2 :].split(None, 22)  # no further than rss: this runs for every process
-    # Fields after the command: state(3) ... utime(14) stime(15) ... starttime(22) vsize(23) rss(24)
-    return fields[0], int(fields[11]) + int(fields[12]), int(fields[19]), int(fields[21]) * _PAGE_SIZE
-
-
-def _decode(data: bytes) -> str:
-    return data.decode(sys.getfilesystemencoding(), "surrogateescape")
-
-
-def _command_line(raw: bytes) -> list[str]:
-    """/proc/PID/cmdline as psutil splits it (processes that rewrite it may use spaces)."""
-    data = _decode(raw)
-    if not data:
-        return []
-    separator = "\x00" if data.endswith("\x00") else " "
-    if data.endswith(separator):
-        data = data[:-1]
-    arguments = data.split(separator)
-    if separator == "\x00" and len(arguments) == 1 and " " in data:
-        arguments = data.split(" ")
-    return arguments
-
-
-def _status_number(status: bytes, key: bytes) -> int | None:
-    """The first number of a /proc/PID/status line (``Uid:``, ``Tgid:``); None when absent."""
-    start = status.find(b"\n" + key)
-    if start < 0:
-        return None
-    start += len(key) + 1
-    fields = status[start : status.find(b"\n", start)].split()
-    return int(fields[0]) if fields else None
-
-
-def is_thread_of_another_process(pid: int, status: bytes | None = None) -> bool:
-    """Whether /proc/PID is a thread of some other process rather than a process of its own.
-
-    /proc answers for a thread's ID too, though it lists only processes: a PID that NVML reports
-    from another PID namespace can be a thread here, and its facts (and its signals) are another
-    process's. ``status`` is /proc/PID/status when already read.
-    """
-    if status is None:
-        try:
-            status = _read_proc(pid, "status", 4096)
-        except OSError:
-            return False
-    group = _status_number(status, b"Tgid:")
-    return group is not None and group != pid
-
-
-class _Users:
-    """User names by uid, looked up once each (psutil asks the password database for every process)."""
-
-    def __init__(self) -> None:
-        self._names: dict[int, str] = {}
-
-    def name(self, uid: int) -> str:
-        name = self._names.get(uid)
-        if name is None:
-            import pwd  # POSIX only, as /proc is: imported where it is used
-
-            try:
-                name = pwd.getpwuid(uid).pw_name
-            except KeyError:
-                name = str(uid)
-            self._names[uid] = name
-        return name
-
-
-_BOOT_TIME: float | None = None
-
-
-def _boot_time() -> float:
-    global _BOOT_TIME
-    if _BOOT_TIME is None:
-        _BOOT_TIME = psutil.boot_time()
-    return _BOOT_TIME
+    return parse_stat(data) if data else None
 
 
 def _first_look_in_proc(
-    pid: int, users: _Users, containers: ContainerNames, parents: dict[int, str | None]
+    pid: int, users: Users, containers: ContainerNames, parents: dict[int, str | None], hold: bool
 ) -> tuple[_Tracked, int] | None:
     """What psutil's first look finds, read straight from /proc: a third of the files, no password lookups.
 
-    Returns the tracked process and its RSS; None if it is gone or not visible.
+    Returns the tracked process (with its stat file held open when ``hold``) and its RSS; None if it
+    is gone or not visible.
     """
     try:
-        stat = _read_proc(pid, "stat")
-        status = _read_proc(pid, "status", 4096)
+        stat_file = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
     except OSError:
         return None
-    if is_thread_of_another_process(pid, status):
+    found = None
+    try:
+        found = _first_look_at(pid, stat_file, users, containers, parents)
+    finally:
+        if found is None or not hold:
+            os.close(stat_file)
+    if found is None:
         return None
-    state, cpu_ticks, start_ticks, rss = _parse_stat(stat)
-    uid = _status_number(status, b"Uid:")
+    static, stat = found
+    return _Tracked(static, stat[2], stat[1], stat_file if hold else None), stat[3]
+
+
+def _first_look_at(
+    pid: int, stat_file: int, users: Users, containers: ContainerNames, parents: dict[int, str | None]
+) -> tuple[_StaticFacts, tuple[bytes, int, int, int]] | None:
+    try:
+        stat = os.read(stat_file, 2048)
+        status = read_proc(pid, "status", 4096)
+    except OSError:
+        return None
+    if not stat or is_thread_of_another_process(pid, status):
+        return None
+    fields = parse_stat(stat)
+    state, start_ticks = fields[0], fields[2]
+    uid = status_number(status, b"Uid:")
     # The same arithmetic as psutil's create_time(), so (pid, started) matches what the kill path reads.
-    started = start_ticks / _CLOCK_TICKS + _boot_time()
-    name = _decode(stat[stat.find(b"(") + 1 : stat.rfind(b")")])
+    started = start_ticks / CLOCK_TICKS + boot_time()
+    name = decode(stat[stat.find(b"(") + 1 : stat.rfind(b")")])
     if state == b"Z":
         name = command = f"{name} <defunct>"
     else:
         try:
-            arguments = _command_line(_read_all(pid, "cmdline"))
+            arguments = command_line(read_all(pid, "cmdline"))
         except PermissionError:
             arguments = []
         except OSError:
@@ -247,7 +171,7 @@ def _first_look_in_proc(
     container = read_container(pid)
     parent_pid = int(stat[stat.rfind(b")") + 2 :].split()[1])
     if parent_pid not in parents:
-        parents[parent_pid] = _parent_command(parent_pid)
+        parents[parent_pid] = parent_command(parent_pid)
     static = _StaticFacts(
         started,
         user,
@@ -258,17 +182,7 @@ def _first_look_in_proc(
         parent_pid or None,
         parents[parent_pid],
     )
-    return _Tracked(static, start_ticks, cpu_ticks), rss
-
-
-def _parent_command(pid: int) -> str | None:
-    """The command line of a process's parent (read once, for the process tree); None when unreadable."""
-    if pid <= 0:
-        return None
-    try:
-        return " ".join(_command_line(_read_all(pid, "cmdline", 1 << 16))) or None
-    except OSError:
-        return None
+    return static, fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,10 +225,11 @@ class ProcessInfo:
 
     def __init__(self, containers: ContainerNames | None = None) -> None:
         self._tracked: dict[int, _Tracked] = {}
-        self._users = _Users()
+        self._users = Users()
         self.containers = ContainerNames() if containers is None else containers
         self._ahead: dict[int, HostFacts | None] = {}
         self._tick = 0  # lookups so far: which quiet processes are read this tick
+        self._files_left = _files_to_hold()  # how many more stat files may be held open
         # Parents' command lines read this tick: a launcher's workers are often first seen together.
         self._parents: dict[int, str | None] = {}
 
@@ -322,37 +237,59 @@ class ProcessInfo:
         """How many processes are cached."""
         return len(self._tracked)
 
+    def _forget(self, pid: int) -> None:
+        tracked = self._tracked.pop(pid)
+        if tracked.stat_file is not None:
+            tracked.close()
+            self._files_left += 1
+
     def read_ahead(self, pids: Iterable[int]) -> None:
         """Read these PIDs' facts now, for the next lookup() (while the GPUs are being read)."""
-        self._ahead = {pid: self._look(pid) for pid in pids}
+        self._ahead = self._facts(pids)
 
     def lookup(self, pids: Iterable[int]) -> dict[int, HostFacts | None]:
         """Host facts per PID for this tick; None where the process is not visible from here."""
         wanted = set(pids)
         ahead, self._ahead = self._ahead, {}
         for gone in self._tracked.keys() - wanted:
-            del self._tracked[gone]
-        found = {pid: ahead[pid] if pid in ahead else self._look(pid) for pid in wanted}
+            self._forget(gone)
+        found = {pid: ahead[pid] for pid in wanted if pid in ahead}
+        if len(found) < len(wanted):
+            found.update(self._facts(wanted - found.keys()))
         self._tick += 1
         self._parents = {}
         return found
 
-    def _look(self, pid: int) -> HostFacts | None:
-        tracked = self._tracked.get(pid)
+    def _facts(self, pids: Iterable[int]) -> dict[int, HostFacts | None]:
+        # The quiet processes' turn is decided here rather than in _look: most of thousands wait
+        # their turn each tick, and a method call apiece would cost more than their check.
+        tracked_now, tick, look = self._tracked.get, self._tick, self._look
+        found: dict[int, HostFacts | None] = {}
+        for pid in pids:
+            tracked = tracked_now(pid)
+            if tracked is not None and tracked.quiet >= QUIET_READINGS and (tick + pid) % QUIET_READ_EVERY:
+                found[pid] = tracked.last
+            else:
+                found[pid] = look(pid, tracked)
+        return found
+
+    def _look(self, pid: int, tracked: _Tracked | None) -> HostFacts | None:
         if tracked is None:
-            found = _first_look_in_proc(pid, self._users, self.containers, self._parents)
+            found = _first_look_in_proc(pid, self._users, self.containers, self._parents, self._files_left > 0)
             if found is None:
                 return None
+            if found[0].stat_file is not None:
+                self._files_left -= 1
             self._tracked[pid] = found[0]
             found[0].last = facts = HostFacts(found[0].facts, None, found[1])  # CPU % needs a second reading
             return facts
-        if tracked.quiet >= QUIET_READINGS and (self._tick + pid) % QUIET_READ_EVERY and tracked.last is not None:
-            return tracked.last
-        stat = _read_stat(pid)
+        held = tracked.stat_file
+        stat = _read_stat(pid, held)
         if stat is None or stat[2] != tracked.start_ticks:
-            # Gone, or the PID now belongs to another process: look again from scratch.
-            del self._tracked[pid]
-            return None if stat is None else self._look(pid)
+            # Gone, or the PID now belongs to another process (a held file cannot tell which): look
+            # again from scratch.
+            self._forget(pid)
+            return None if stat is None and held is None else self._look(pid, None)
         state, cpu_ticks, _, rss = stat
         now = time.monotonic()
         elapsed = now - tracked.read_at
@@ -372,7 +309,7 @@ class ProcessInfo:
         tracked.quiet = 0
         cpu_percent = None
         if elapsed > 0 and state != b"Z":
-            cpu_percent = round(100.0 * (cpu_ticks - tracked.cpu_ticks) / _CLOCK_TICKS / elapsed, 1)
+            cpu_percent = round(100.0 * (cpu_ticks - tracked.cpu_ticks) / CLOCK_TICKS / elapsed, 1)
         tracked.cpu_ticks, tracked.read_at = cpu_ticks, now
         tracked.last = facts = HostFacts(tracked.facts, cpu_percent, rss if state != b"Z" else None)
         return facts

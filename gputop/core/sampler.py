@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from gputop.core.host import HostReader
-from gputop.core.model import GpuSample, HostSample, MigSample, ProcessIdentity, ProcessSample, Snapshot
+from gputop.core.model import GpuSample, HostSample, ProcessIdentity, ProcessSample, Snapshot
 from gputop.core.procdetail import ProcessDetail, read_process_detail
 from gputop.core.procinfo import HostFacts, ProcessInfo
 from gputop.core.sources.base import GpuSource
@@ -40,9 +40,11 @@ class Sampler:
         self._pids: list[int] = []  # the GPU processes of the last sample
         # GPU readings taken by first_look() that the next sample() joins instead of reading again.
         self._first_gpus: tuple[GpuSample, ...] | None = None
-        # Last tick's processes by (pid, GPU, MIG device): what the source said, the host facts, the
-        # two joined; the joined one is kept while the other two are unchanged.
-        self._joined: dict[tuple[int, int, int | None], tuple[ProcessSample, HostFacts | None, ProcessSample]] = {}
+        # Last tick's processes by list (GPU index, MIG device index or None) and PID: what the source
+        # said, the host facts, the two joined; the joined one is kept while the other two are unchanged.
+        self._joined: dict[
+            tuple[int, int | None], dict[int, tuple[ProcessSample, HostFacts | None, ProcessSample]]
+        ] = {}
 
     def open(self) -> None:
         """Open the source; raises SourceUnavailable."""
@@ -114,33 +116,36 @@ class Sampler:
         self._pids = [p.pid for gpu in gpus for p in gpu.all_processes()]
         facts = self.process_info.lookup(self._pids)
         before, self._joined = self._joined, {}
-        kept = self._joined
 
-        def joined(processes: tuple[ProcessSample, ...]) -> tuple[ProcessSample, ...]:
+        def joined(place: tuple[int, int | None], processes: tuple[ProcessSample, ...]) -> tuple[ProcessSample, ...]:
             # A process joined afresh costs a new ProcessSample (about 5 us); thousands of them are
             # idle tick after tick, so the one built last tick is kept while what the source said of
-            # it and its host facts (the same object while unchanged) are as they were.
+            # it and its host facts (each the same object while unchanged, for NVML) are as they were.
+            last_tick = before.get(place, {})
+            kept: dict[int, tuple[ProcessSample, HostFacts | None, ProcessSample]] = {}
+            self._joined[place] = kept
             out = []
             for process in processes:
-                found = facts.get(process.pid)
-                place = (process.pid, process.gpu_index, process.mig_index)
-                last = before.get(place)
-                if last is not None and last[1] is found and last[0] == process:
+                pid = process.pid
+                found = facts.get(pid)
+                last = last_tick.get(pid)
+                if last is not None and last[1] is found and (last[0] is process or last[0] == process):
                     result = last[2]
                 else:
                     result = _with_facts(process, found)
-                kept[place] = (process, found, result)
+                    last = (process, found, result)
+                kept[pid] = last
                 out.append(result)
             return tuple(out)
-
-        def mig_joined(mig: MigSample) -> MigSample:
-            return dataclasses.replace(mig, processes=joined(mig.processes))
 
         return tuple(
             dataclasses.replace(
                 gpu,
-                processes=joined(gpu.processes),
-                mig_devices=tuple(mig_joined(mig) for mig in gpu.mig_devices),
+                processes=joined((gpu.index, None), gpu.processes),
+                mig_devices=tuple(
+                    dataclasses.replace(mig, processes=joined((gpu.index, mig.index), mig.processes))
+                    for mig in gpu.mig_devices
+                ),
             )
             for gpu in gpus
         )

@@ -7,14 +7,15 @@ None and a lost GPU raises ``DeviceLost`` like every other read.
 
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass
-from typing import Any
+from operator import itemgetter
 
 import pynvml
 
 from gputop.core.diagnosis.reasons import decode_reasons
 from gputop.core.model import GpuHealth, RemappedRows, XidEvent
-from gputop.core.sources.nvml_gateway import Gateway, Handle
+from gputop.core.sources.nvml_gateway import Gateway, Handle, layout, read_list, symbol
 
 # The newer name first; drivers before 535 only have ...ThrottleReasons.
 CLOCK_REASON_VERSIONS = (
@@ -67,25 +68,29 @@ def sm_samples(gateway: Gateway, handle: Handle, since: int) -> SmSamples | None
     samples = gateway.call(process_utilization, handle, since)
     if samples is None:
         return None
-    latest: dict[int, tuple[int, float]] = {}
-    for sample in samples:
-        pid, stamp = int(sample.pid), int(sample.timeStamp)
-        if pid not in latest or stamp >= latest[pid][0]:
-            latest[pid] = (stamp, float(sample.smUtil))
+    ordered = sorted(samples, key=itemgetter(1))  # a PID's newest sample last (a stable sort: ties in order)
     return SmSamples(
-        utilization={pid: util for pid, (_, util) in latest.items()},
-        seen=max((stamp for stamp, _ in latest.values()), default=since),
+        utilization={pid: float(sm) for pid, _, sm in ordered},
+        seen=ordered[-1][1] if ordered else since,
     )
 
 
-def process_utilization(handle: Handle, since: int) -> list[Any]:
-    """pynvml's per-process samples; NOT_FOUND (no process ran since ``since``) is an empty list."""
+_SAMPLE = pynvml.c_nvmlProcessUtilizationSample_t
+_SAMPLE_FIELDS = layout(_SAMPLE, "pid", "timeStamp", "smUtil")
+
+
+def process_utilization(handle: Handle, since: int) -> list[tuple[int, int, int]]:
+    """The per-process samples as (pid, timestamp in us, SM %); NOT_FOUND (no process ran since
+    ``since``) is an empty list."""
+    fn = symbol("nvmlDeviceGetProcessUtilization")
+    stamp = ctypes.c_ulonglong(since)
     try:
-        return list(pynvml.nvmlDeviceGetProcessUtilization(handle, since))
+        raw = read_list(lambda array, count: int(fn(handle, array, ctypes.byref(count), stamp)), _SAMPLE)
     except pynvml.NVMLError as error:
         if error.value == pynvml.NVML_ERROR_NOT_FOUND:
             return []
         raise
+    return list(_SAMPLE_FIELDS.iter_unpack(raw))
 
 
 process_utilization.__name__ = "nvmlDeviceGetProcessUtilization"
