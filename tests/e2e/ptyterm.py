@@ -39,6 +39,9 @@ class PtyTerminal:
         if pid == 0:  # the child: its terminal has the size before the program can ask for it
             try:
                 fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+                # As a terminal's shell starts a program: Ctrl-C interrupts it even where the tests
+                # themselves run with SIGINT ignored (a background job of a script).
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
                 # COLUMNS and LINES would win over the terminal's size.
                 kept = {name: value for name, value in env.items() if name not in ("COLUMNS", "LINES")}
                 os.execvpe(command[0], list(command), kept | {"TERM": "xterm-256color"})
