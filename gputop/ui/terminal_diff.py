@@ -225,12 +225,19 @@ def _changed_runs(old: list[Cell], new: list[Cell]) -> Iterator[tuple[int, int]]
             continue
         if start < 0:
             start = index
-        elif index > end and sum(len(char.encode()) for char, _ in new[end:index]) >= _JUMP_BYTES:
+        elif index > end and (index - end > _JUMP_BYTES or _bytes(new[end:index]) >= _JUMP_BYTES):
             yield _whole(new, start, end)
             start = index
         end = index + 1
     if start >= 0:
         yield _whole(new, start, end)
+
+
+def _bytes(cells: list[Cell]) -> int:
+    """What rewriting ``cells`` takes. Only asked of short gaps: a gap of more than _JUMP_BYTES cells
+    takes at least that (every cell is a byte or more, but the right half of a wide character, which
+    follows the three or more bytes of its left half)."""
+    return sum(len(char.encode()) for char, _ in cells)
 
 
 def _whole(cells: list[Cell], start: int, end: int) -> tuple[int, int]:
