@@ -18,6 +18,8 @@ Textual's frames apart into (x, y, strip) pieces and hands the result back.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import compress, count, repeat
+from operator import ne
 
 from rich.cells import cell_len
 from rich.color import ColorSystem
@@ -84,7 +86,7 @@ def _cells(strip: Iterable[Segment], styles: _StyleCodes) -> list[Cell] | None:
         if sgr is None:
             return None
         if text.isascii() or cell_len(text) == len(text):
-            extend([(char, sgr) for char in text])
+            extend(zip(text, repeat(sgr)))
             continue
         for char in text:
             width = cell_len(char)
@@ -220,9 +222,8 @@ def _style_change(before: str, after: str) -> str:
 def _changed_runs(old: list[Cell], new: list[Cell]) -> Iterator[tuple[int, int]]:
     """(start, end) of the runs where ``new`` differs from ``old``, close runs joined, wide characters whole."""
     start = end = -1
-    for index, (before, after) in enumerate(zip(old, new, strict=True)):
-        if before == after:
-            continue
+    # The indices of the cells that differ, found without a Python step per cell (most are equal).
+    for index in compress(count(), map(ne, old, new)):
         if start < 0:
             start = index
         elif index > end and (index - end > _JUMP_BYTES or _bytes(new[end:index]) >= _JUMP_BYTES):
