@@ -75,14 +75,15 @@ class StyledLine:
         """Put ``style`` over every piece there is now (not under padding added later), as Rich's stylize."""
         self.pieces = [(text, _under(own, style)) for text, own in self.pieces]
 
-    def fit(self, width: int) -> StyledLine:
-        """A copy cut to ``width`` cells (its last one an ellipsis) or padded to it, as ``Text.truncate`` does."""
+    def fit(self, width: int, pad: bool = True) -> StyledLine:
+        """A copy cut to ``width`` cells (its last one an ellipsis) or (``pad``) padded to it, as
+        ``Text.truncate`` does."""
         width = max(0, width)
         fitted = StyledLine(style=self.style)
         if self.cell_length <= width:
             fitted.pieces = list(self.pieces)
             fitted.cell_length = self.cell_length
-            return fitted.append(" " * (width - self.cell_length))
+            return fitted.append(" " * (width - self.cell_length)) if pad else fitted
         room = width - 1  # the ellipsis takes the style of the first character cut off
         for text, style in self.pieces:
             length = cell_len(text)
