@@ -19,7 +19,6 @@ import collections
 import json
 import os
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -121,22 +120,13 @@ def main() -> None:
         _probe(args.probe, args.warmup, rest)
         return
 
-    from bench_overhead import Changer, compile_gputop, parse_config
-    from fakenvml import FakeNvml, build_scenario
+    from bench_overhead import compile_gputop, live_machine, parse_config
     from ptyrun import run_in_pty
-    from sleepers import sleepers
 
     compile_gputop()
     gpus, procs = parse_config(args.config)
-    with tempfile.TemporaryDirectory() as scratch, sleepers(gpus * procs) as pids:
-        fake = FakeNvml(Path(scratch))
-        scenario = build_scenario(gpus, procs, pids=pids)
-        fake.write(scenario)
-        changer = Changer(fake, scenario)
-        changer.start()
-        env = fake.env()
-        env["TERM"] = "xterm-256color"
-        out = Path(scratch) / "figures.json"
+    with live_machine(gpus, procs) as (env, scratch):
+        out = scratch / "figures.json"
         command = [sys.executable, __file__, "--probe", str(out), "--warmup", str(args.warmup), "--interval", "1"]
         for run in range(args.runs):
             result = run_in_pty(command, args.seconds, 120, 40, env=env)
@@ -148,8 +138,6 @@ def main() -> None:
             for key, value in figures["parts_ms_per_tick"].items():
                 if value >= 0.05:
                     print(f"  {key:40} {value:6.2f} ms")
-        changer.stopped.set()
-        changer.join()
 
 
 if __name__ == "__main__":
