@@ -18,6 +18,8 @@ Textual's frames apart into (x, y, strip) pieces and hands the result back.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import compress, count, repeat
+from operator import ne
 
 from rich.cells import cell_len
 from rich.color import ColorSystem
@@ -84,7 +86,7 @@ def _cells(strip: Iterable[Segment], styles: _StyleCodes) -> list[Cell] | None:
         if sgr is None:
             return None
         if text.isascii() or cell_len(text) == len(text):
-            extend([(char, sgr) for char in text])
+            extend(zip(text, repeat(sgr)))
             continue
         for char in text:
             width = cell_len(char)
@@ -220,17 +222,23 @@ def _style_change(before: str, after: str) -> str:
 def _changed_runs(old: list[Cell], new: list[Cell]) -> Iterator[tuple[int, int]]:
     """(start, end) of the runs where ``new`` differs from ``old``, close runs joined, wide characters whole."""
     start = end = -1
-    for index, (before, after) in enumerate(zip(old, new, strict=True)):
-        if before == after:
-            continue
+    # The indices of the cells that differ, found without a Python step per cell (most are equal).
+    for index in compress(count(), map(ne, old, new)):
         if start < 0:
             start = index
-        elif index > end and sum(len(char.encode()) for char, _ in new[end:index]) >= _JUMP_BYTES:
+        elif index > end and (index - end > _JUMP_BYTES or _bytes(new[end:index]) >= _JUMP_BYTES):
             yield _whole(new, start, end)
             start = index
         end = index + 1
     if start >= 0:
         yield _whole(new, start, end)
+
+
+def _bytes(cells: list[Cell]) -> int:
+    """What rewriting ``cells`` takes. Only asked of short gaps: a gap of more than _JUMP_BYTES cells
+    takes at least that (every cell is a byte or more, but the right half of a wide character, which
+    follows the three or more bytes of its left half)."""
+    return sum(len(char.encode()) for char, _ in cells)
 
 
 def _whole(cells: list[Cell], start: int, end: int) -> tuple[int, int]:

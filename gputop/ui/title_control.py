@@ -50,7 +50,9 @@ class TitleControl:
         self.app.set_interval(LATENESS_CHECK_S, self._say_lateness)
 
     def _say_lateness(self) -> None:
-        if self.app.query(TitleBar):  # not while the screen is being taken down
+        # Not while the screen is being taken down. The bar's own link to the app, not a query of
+        # every widget on every screen (a millisecond, twice a second).
+        if self.bar.is_attached:
             self.update()
 
     def update(self) -> None:

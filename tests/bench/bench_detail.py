@@ -18,15 +18,12 @@ import datetime
 import platform
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `fakenvml`
 
-from bench_overhead import Changer, compile_gputop, machine, parse_config  # noqa: E402
-from fakenvml import FakeNvml, build_scenario  # noqa: E402
+from bench_overhead import compile_gputop, live_machine, machine, parse_config  # noqa: E402
 from ptyrun import PtyRun, run_in_pty  # noqa: E402
-from sleepers import sleepers  # noqa: E402
 
 DETAIL_MARK = "Memory used (GiB)"
 
@@ -47,14 +44,7 @@ def main() -> None:
           f" g typed at {args.key_at:g} s, bytes/s after {args.warmup:g} s; medians")
     print(f"# {' '.join(command)}")
     runs: dict[str, list[PtyRun]] = {"main": [], "detail": []}
-    with tempfile.TemporaryDirectory() as scratch, sleepers(gpus * procs) as pids:
-        fake = FakeNvml(Path(scratch))
-        scenario = build_scenario(gpus, procs, pids=pids)
-        fake.write(scenario)
-        changer = Changer(fake, scenario)
-        changer.start()
-        env = fake.env()
-        env["TERM"] = "xterm-256color"
+    with live_machine(gpus, procs) as (env, _scratch):
         for _ in range(args.rounds):
             for screen, keys in (("main", ()), ("detail", ((args.key_at, b"g"),))):
                 run = run_in_pty(
@@ -64,8 +54,6 @@ def main() -> None:
                 if screen == "detail" and "detail" not in run.first_seen:
                     raise SystemExit(f"the detail screen never opened; the screen was:\n{run.last_screen}")
                 runs[screen].append(run)
-        changer.stopped.set()
-        changer.join()
     rates = {name: statistics.median(r.bytes_per_second(args.warmup) for r in found) for name, found in runs.items()}
     cpu = {name: statistics.median(r.cpu_percent for r in found) for name, found in runs.items()}
     print(f"\n{'screen':<8} {'B/s':>8} {'CPU %':>6}  per round B/s")

@@ -27,6 +27,8 @@ import statistics
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,6 +72,25 @@ class Changer(threading.Thread):
         while not self.stopped.wait(1.0):
             tick += 1
             self.fake.write(vary(self.scenario, tick))
+
+
+@contextmanager
+def live_machine(gpus: int, procs: int) -> Iterator[tuple[dict[str, str], Path]]:
+    """The fake NVML listing ``gpus`` x ``procs`` real sleeping processes, its values moving every
+    second: the environment a monitor runs in, and a scratch folder that lasts as long."""
+    with tempfile.TemporaryDirectory() as scratch, sleepers(gpus * procs) as pids:
+        fake = FakeNvml(Path(scratch))
+        scenario = build_scenario(gpus, procs, pids=pids)
+        fake.write(scenario)
+        changer = Changer(fake, scenario)
+        changer.start()
+        env = fake.env()
+        env["TERM"] = "xterm-256color"
+        try:
+            yield env, Path(scratch)
+        finally:
+            changer.stopped.set()
+            changer.join()
 
 
 def parse_config(text: str) -> tuple[int, int]:

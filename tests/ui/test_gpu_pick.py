@@ -35,8 +35,8 @@ async def test_hash_lists_every_gpu_and_picks_gpu_12(size: tuple[int, int]) -> N
         assert {row.process.gpu_index for row in app.processes.rows} <= {12}
         assert "filter: GPU 12" in screen_text(app)
         card = app.query_one("#gpu-12", GpuCard)
-        line = card._lines[0]
-        assert line.plain.startswith("12 ") and "reverse" in str(line.get_style_at_offset(app.console, 0))
+        index = next(iter(card.render_line(0)))  # the first piece the card draws
+        assert index.text == "12" and index.style is not None and index.style.reverse
         await pilot.press("a")
         assert app.filter.gpu is None and marked(app) == []
 

@@ -107,11 +107,9 @@ async def test_a_hung_gpu_says_so_the_rest_goes_on_and_it_recovers_with_the_gap_
         memory, util, temperature = card_text(app, 1)
         assert memory.startswith("MEM  ╌") and "N/A" in memory
         assert "N/A" in util and temperature.startswith("TEMP N/A")
-        assert all(
-            line.get_style_at_offset(app.console, offset).dim
-            for line in card(app, 1)._lines
-            for offset in range(len(line.plain.rstrip()))
-        )
+        for y, line in enumerate(card_text(app, 1)):
+            drawn = [segment.style for segment in card(app, 1).render_line(y) for _ in segment.text]
+            assert all(style is not None and style.dim for style in drawn[: len(line.rstrip())])
         app.navigation.detail(1)
         await pilot.pause()
         assert isinstance(app.screen, DetailScreen)

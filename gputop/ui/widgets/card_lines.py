@@ -1,5 +1,6 @@
 """The lines of a GPU's card, full or compact, and its border titles: plain functions of what the card
-shows (``CardContent``) and its width, so the widget only decides which lines to repaint."""
+shows (``CardContent``) and its width, so the widget only decides which lines to repaint. The lines
+are ``StyledLine``s (a few dozen pieces each, new every tick), the titles Rich Text."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from gputop.core.format import NA, fmt_percent, fmt_temperature
 from gputop.core.history import GpuHistory
 from gputop.core.model import GpuSample, percent
 from gputop.ui.widgets.card_text import (
-    fit,
     forecast_text,
     level_style,
     memory_pair,
@@ -24,7 +24,8 @@ from gputop.ui.widgets.card_text import (
     temperature_style,
 )
 from gputop.ui.widgets.diagnosis_marks import card_marks
-from gputop.ui.widgets.sparkline import bar, sparkline
+from gputop.ui.widgets.sparkline import bar_pieces, sparkline
+from gputop.ui.widgets.styled_line import Piece, StyledLine
 
 # Short names of the alerts raised on a card, shown in its title (a lost GPU already says LOST).
 ALERT_LABELS = {"memory": "MEMORY", "thermal": "HOT", "forecast": "FILLING"}
@@ -48,9 +49,9 @@ class CardContent:
         return [ALERT_LABELS[kind] for kind in self.alert_kinds if kind in ALERT_LABELS]
 
 
-def index_text(text: str, filtered: bool) -> Text:
-    """The GPU's index, reversed on the card the panel is filtered to."""
-    return Text.assemble((text, "bold reverse" if filtered else "bold"))
+def index_style(filtered: bool) -> str:
+    """The GPU's index is reversed on the card the panel is filtered to."""
+    return "bold reverse" if filtered else "bold"
 
 
 def _utilization_series(history: GpuHistory | None) -> Sequence[float | None]:
@@ -72,17 +73,17 @@ def card_titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None
     """The full card's border title and subtitle (None: no subtitle)."""
     gpu = content.gpu
     # What is wrong comes first, the name last: a title too long for the card loses the name's end.
-    title = index_text(f" {gpu.index} ", filtered)
-    title.append(" ")
+    title = Text.assemble((f" {gpu.index} ", index_style(filtered)), " ")
     if gpu.lost:
-        title.append_text(Text("LOST ", style="bold red"))
+        title.append("LOST ", style="bold red")
     elif not gpu.answering:
-        title.append_text(Text(f"{silence_text(gpu, content.now)} ", style="bold red"))
+        title.append(f"{silence_text(gpu, content.now)} ", style="bold red")
     labels = content.alert_labels
     if labels and not gpu.lost:
-        title.append_text(Text(f"⚠ {' '.join(labels)} ", style="bold yellow"))
+        title.append(f"⚠ {' '.join(labels)} ", style="bold yellow")
     if not gpu.lost:
-        title.append_text(card_marks(content.diagnosis))
+        for text, style in card_marks(content.diagnosis):
+            title.append(text, style)
     title.append(f"{gpu.name or NA} ")
     facts = []
     if gpu.pstate is not None:
@@ -95,11 +96,11 @@ def card_titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None
     return title, subtitle
 
 
-def full_lines(content: CardContent, width: int) -> list[Text]:
+def full_lines(content: CardContent, width: int) -> list[StyledLine]:
     """The full card's lines: memory, utilisation, temperature and power, one line per MIG device."""
     gpu, history = content.gpu, content.history
     if gpu.lost:
-        return [Text("✖ GPU lost: no longer answering (fallen off the bus?)", style="bold red")]
+        return [StyledLine("✖ GPU lost: no longer answering (fallen off the bus?)", style="bold red")]
     bar_width = max(6, min(20, (width - 24) // 3))
     value_width = 19
     spark_width = max(0, width - 5 - bar_width - 1 - value_width - 1)
@@ -108,104 +109,89 @@ def full_lines(content: CardContent, width: int) -> list[Text]:
     util_style = level_style(gpu.utilization_gpu)
     temp_style = temperature_style(gpu)
 
-    def line(label: str, gauge: Text, value: Text, spark: str, spark_style: str) -> Text:
-        value = fit(value, value_width)
-        return Text.assemble((label, "bold"), gauge, " ", value, " ", (spark, spark_style))
+    def line(label: str, gauge: Sequence[Piece], value: StyledLine, spark: str, spark_style: str) -> StyledLine:
+        built = StyledLine((label, "bold"), *gauge, " ").append_line(value.fit(value_width))
+        return built.append(" ").append(spark, spark_style)
 
-    memory_value = Text.assemble(
+    memory_value = StyledLine(
         memory_pair(gpu.memory_used, gpu.memory_total), " ", (f"{fmt_percent(memory_percent):>4}", memory_style)
     )
-    util_value = Text(f"{fmt_percent(gpu.utilization_gpu):>4}", style=util_style)
+    util_value = StyledLine(f"{fmt_percent(gpu.utilization_gpu):>4}", style=util_style)
     if gpu.utilization_memory is not None:
-        util_value.append(f"  bw {fmt_percent(gpu.utilization_memory)}", style="bright_black")
-    temperature = Text.assemble((fmt_temperature(gpu.temperature), temp_style))
+        util_value.append(f"  bw {fmt_percent(gpu.utilization_memory)}", "bright_black")
+    temperature = StyledLine((fmt_temperature(gpu.temperature), temp_style))
     if gpu.temperature_slowdown is not None:
-        temperature.append(f"/{gpu.temperature_slowdown:.0f}°C", style="bright_black")
+        temperature.append(f"/{gpu.temperature_slowdown:.0f}°C", "bright_black")
     power_style = level_style(percent(gpu.power_draw, gpu.power_limit))
-    power = Text(NA if gpu.power_draw is None else f"{gpu.power_draw:.0f}W", style=power_style)
+    power = StyledLine(NA if gpu.power_draw is None else f"{gpu.power_draw:.0f}W", style=power_style)
     if gpu.power_limit is not None:
-        power.append(f"/{gpu.power_limit:.0f}W", style="bright_black")
+        power.append(f"/{gpu.power_limit:.0f}W", "bright_black")
     filling = forecast_text(content.forecast)
     memory_line = line(
         "MEM  ",
-        bar(memory_percent, bar_width, memory_style),
+        bar_pieces(memory_percent, bar_width, memory_style),
         memory_value,
         _memory_spark(gpu, history, max(0, spark_width - len(filling) - 1)),
         "cyan",
     )
     if filling:
-        memory_line.append(f" {filling}", style="bold yellow")
+        memory_line.append(f" {filling}", "bold yellow")
     lines = [
         memory_line,
         line(
             "UTIL ",
-            bar(gpu.utilization_gpu, bar_width, util_style),
+            bar_pieces(gpu.utilization_gpu, bar_width, util_style),
             util_value,
             sparkline(_utilization_series(history), spark_width, 0, 100),
             "green",
         ),
     ]
     high = gpu.temperature_shutdown or 100.0
-    left = Text.assemble(temperature, "  ", power)
-    lines.append(
-        Text.assemble(
-            ("TEMP ", "bold"),
-            fit(left, bar_width + 1 + value_width),
-            " ",
-            (sparkline(_temperature_series(history), spark_width, 20.0, high), "magenta"),
-        )
-    )
+    left = StyledLine().append_line(temperature).append("  ").append_line(power)
+    temperature_line = StyledLine(("TEMP ", "bold")).append_line(left.fit(bar_width + 1 + value_width))
+    temperature_line.append(" ").append(sparkline(_temperature_series(history), spark_width, 20.0, high), "magenta")
+    lines.append(temperature_line)
     for mig in gpu.mig_devices:
         mig_percent = percent(mig.memory_used, mig.memory_total)
         style = level_style(mig_percent)
         count = len(mig.processes)
-        mig_line = Text.assemble(
-            (f"MIG{mig.index:<2}", "bold cyan"),
-            bar(mig_percent, bar_width, style),
-            " ",
-            fit(
-                Text.assemble(
-                    memory_pair(mig.memory_used, mig.memory_total),
-                    " ",
-                    (f"{fmt_percent(mig_percent):>4}", style),
-                ),
-                value_width,
-            ),
-            " ",
-        )
+        pair = memory_pair(mig.memory_used, mig.memory_total)
+        mig_value = StyledLine(pair, " ", (f"{fmt_percent(mig_percent):>4}", style))
+        mig_line = StyledLine((f"MIG{mig.index:<2}", "bold cyan"), *bar_pieces(mig_percent, bar_width, style), " ")
+        mig_line.append_line(mig_value.fit(value_width)).append(" ")
         # The forecast before the profile: a line too long for the card loses the profile, not the warning.
         mig_filling = forecast_text(content.mig_forecasts.get(mig.index))
         if mig_filling:
-            mig_line.append(f"{mig_filling} · ", style="bold yellow")
-        lines.append(mig_line.append(f"{mig_profile(mig)} · {count} proc", style="bright_black"))
+            mig_line.append(f"{mig_filling} · ", "bold yellow")
+        lines.append(mig_line.append(f"{mig_profile(mig)} · {count} proc", "bright_black"))
     return lines
 
 
-def compact_lines(content: CardContent, width: int, filtered: bool) -> list[Text]:
+def compact_lines(content: CardContent, width: int, filtered: bool) -> list[StyledLine]:
     """The compact card: one line (a second one for MIG devices)."""
     gpu, history = content.gpu, content.history
     name_width = 20 if width >= 110 else 14
-    name = fit(Text(short_name(gpu.name)), name_width)
-    head = Text.assemble(index_text(f"{gpu.index:>2}", filtered), " ", name, " ")
+    head = StyledLine((f"{gpu.index:>2}", index_style(filtered)), " ")
+    head.append_line(StyledLine(short_name(gpu.name)).fit(name_width)).append(" ")
     if gpu.lost:
-        return [head.append("✖ LOST: no longer answering", style="bold red")]
+        return [head.append("✖ LOST: no longer answering", "bold red")]
     if not gpu.answering:
-        head.append(f"✖ {silence_text(gpu, content.now)} ", style="bold red")
-        spark_width = max(0, width - head.cell_len)
+        head.append(f"✖ {silence_text(gpu, content.now)} ", "bold red")
+        spark_width = max(0, width - head.cell_length)
         return [head.append(_memory_spark(gpu, history, spark_width), "cyan")]
     bar_width = 12 if width >= 110 else 8
     memory_percent = gpu.memory_percent
     memory_style = level_style(memory_percent)
     temp_style = temperature_style(gpu)
-    tail = Text.assemble(
+    tail = StyledLine(
         (f"{fmt_percent(gpu.utilization_gpu):>5}", level_style(gpu.utilization_gpu)),
         (f"{fmt_temperature(gpu.temperature):>6}", temp_style),
-        (f"{'N/A' if gpu.power_draw is None else f'{gpu.power_draw:.0f}W':>6}", ""),
+        f"{'N/A' if gpu.power_draw is None else f'{gpu.power_draw:.0f}W':>6}",
     )
     if gpu.power_limit is not None and width >= 100:
-        tail.append(f"/{gpu.power_limit:.0f}W", style="bright_black")
-    memory = Text.assemble(
-        bar(memory_percent, bar_width, memory_style),
+        tail.append(f"/{gpu.power_limit:.0f}W", "bright_black")
+    memory = StyledLine(
+        *bar_pieces(memory_percent, bar_width, memory_style),
         f" {memory_pair(gpu.memory_used, gpu.memory_total, short=True):>11}",
         (f"{fmt_percent(memory_percent):>5}", memory_style),
         " ",
@@ -216,35 +202,30 @@ def compact_lines(content: CardContent, width: int, filtered: bool) -> list[Text
     labels = content.alert_labels
     if filling:
         labels = [label for label in labels if label != ALERT_LABELS["forecast"]]
-        memory.append(f"⚠ {filling} ", style="bold yellow")
+        memory.append(f"⚠ {filling} ", "bold yellow")
     if labels:
-        memory.append(f"{'' if filling else '⚠ '}{' '.join(labels)} ", style="bold yellow")
-    memory.append_text(card_marks(content.diagnosis, short=True))
-    spark_width = max(0, width - head.cell_len - memory.cell_len - tail.cell_len - 1)
-    line = Text.assemble(
-        head,
-        memory,
-        (_memory_spark(gpu, history, spark_width), "cyan"),
-        " ",
-        tail,
-    )
-    lines = [line]
+        memory.append(f"{'' if filling else '⚠ '}{' '.join(labels)} ", "bold yellow")
+    for text, style in card_marks(content.diagnosis, short=True):
+        memory.append(text, style)
+    spark_width = max(0, width - head.cell_length - memory.cell_length - tail.cell_length - 1)
+    line = head.append_line(memory).append(_memory_spark(gpu, history, spark_width), "cyan").append(" ")
+    lines = [line.append_line(tail)]
     if gpu.mig_devices:
         migs = _compact_migs(content, profiles=True)
-        if migs.cell_len > width:  # the profiles give way to the forecasts
+        if migs.cell_length > width:  # the profiles give way to the forecasts
             migs = _compact_migs(content, profiles=False)
         lines.append(migs)
     return lines
 
 
-def _compact_migs(content: CardContent, profiles: bool) -> Text:
-    migs = Text("   └ MIG ", style="bright_black")
+def _compact_migs(content: CardContent, profiles: bool) -> StyledLine:
+    migs = StyledLine("   └ MIG ", style="bright_black")
     for n, mig in enumerate(content.gpu.mig_devices):
         if n:
-            migs.append(" · ", style="bright_black")
+            migs.append(" · ", "bright_black")
         migs.append(f"{mig.index} {mig_profile(mig)} " if profiles else f"{mig.index} ")
-        migs.append(memory_pair(mig.memory_used, mig.memory_total, short=True), style="cyan")
+        migs.append(memory_pair(mig.memory_used, mig.memory_total, short=True), "cyan")
         mig_filling = forecast_text(content.mig_forecasts.get(mig.index), short=True)
         if mig_filling:
-            migs.append(f" {mig_filling}", style="bold yellow")
+            migs.append(f" {mig_filling}", "bold yellow")
     return migs

@@ -3,8 +3,6 @@ the colour of a level, memory as used/total, a short model name, "full in ~3m", 
 
 from __future__ import annotations
 
-from rich.text import Text
-
 from gputop.core.forecast import Forecast
 from gputop.core.format import NA, fmt_age, fmt_duration
 from gputop.core.levels import Level, load_level, temperature_level
@@ -41,13 +39,6 @@ def short_name(name: str | None) -> str:
         if name.startswith(prefix):
             return name[len(prefix) :]
     return name
-
-
-def fit(text: Text, width: int) -> Text:
-    """A copy of ``text`` cut (with an ellipsis) or padded to ``width`` cells."""
-    text = text.copy()
-    text.truncate(max(0, width), overflow="ellipsis", pad=True)
-    return text
 
 
 def forecast_text(forecast: Forecast | None, short: bool = False) -> str:

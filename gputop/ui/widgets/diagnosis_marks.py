@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-from rich.text import Text
-
 from gputop.core.diagnosis import GpuDiagnosis
 from gputop.core.diagnosis.problems import throttle_text
 
 HEALTH_MARK = "✚ HEALTH"
 
 
-def card_marks(diagnosis: GpuDiagnosis | None, short: bool = False) -> Text:
-    """The marks for a card's title (``short``: for a one-line card); empty when all is well."""
-    marks = Text()
+def card_marks(diagnosis: GpuDiagnosis | None, short: bool = False) -> list[tuple[str, str]]:
+    """The marks for a card as (text, style) pieces (``short``: for a one-line card); none when all is well."""
+    marks: list[tuple[str, str]] = []
     if diagnosis is None:
         return marks
     if diagnosis.verdict == "stalled":
-        marks.append("STALLED? ", style="bold red")
+        marks.append(("STALLED? ", "bold red"))
     elif diagnosis.verdict == "throttled":
-        marks.append("THROTTLED " if short else f"{throttle_text(diagnosis.limiting)} ", style="bold yellow")
+        marks.append(("THROTTLED " if short else f"{throttle_text(diagnosis.limiting)} ", "bold yellow"))
     if diagnosis.health:
-        marks.append(f"{HEALTH_MARK} ", style="bold red")
+        marks.append((f"{HEALTH_MARK} ", "bold red"))
     return marks
+

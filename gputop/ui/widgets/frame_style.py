@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
@@ -34,8 +32,3 @@ class FrameStyled(Widget):
         """The style under every line of this widget."""
         style = self._frame_style
         return self.rich_style if style is None else style
-
-    def text_strip(self, text: Text, width: int) -> Strip:
-        """One line of ``text`` on the widget's style, cropped or padded to ``width`` cells."""
-        style = self.line_style
-        return Strip(Segment.apply_style(text.render(self.app.console), style)).crop_extend(0, width, style)

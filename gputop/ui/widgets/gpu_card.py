@@ -19,8 +19,8 @@ from gputop.core.history import GpuHistory
 from gputop.core.model import GpuSample
 from gputop.ui.layout import card_lines
 from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines
-from gputop.ui.widgets.card_text import fit
 from gputop.ui.widgets.frame_style import FrameStyled
+from gputop.ui.widgets.styled_line import StripStyles, StyledLine
 
 
 class GpuCard(FrameStyled):
@@ -42,7 +42,8 @@ class GpuCard(FrameStyled):
         self.content: CardContent | None = None
         self.compact = False
         self.filtered = False
-        self._lines: list[Text] = []
+        self._lines: list[StyledLine] = []
+        self._strip_styles = StripStyles()
         self._titles: tuple[Text | None, Text | None] = (None, None)
         self._lines_width = -1
 
@@ -75,7 +76,7 @@ class GpuCard(FrameStyled):
     def on_resize(self, event: Resize) -> None:
         self._relayout()
 
-    def _make_lines(self, width: int) -> list[Text]:
+    def _make_lines(self, width: int) -> list[StyledLine]:
         content = self.content
         if content is None:
             return []
@@ -88,7 +89,7 @@ class GpuCard(FrameStyled):
             for line in lines:
                 line.stylize("dim")
         self._lines_width = width
-        return [fit(line, width) for line in lines]
+        return [line.fit(width) for line in lines]
 
     def _relayout(self) -> None:
         if self.content is None:
@@ -126,7 +127,7 @@ class GpuCard(FrameStyled):
             self._lines = self._make_lines(width)
         if y >= len(self._lines):
             return Strip.blank(width, self.line_style)
-        return self.text_strip(self._lines[y], width)
+        return self._strip_styles.strip(self._lines[y], self.line_style, width)
 
     def on_click(self, event: Click) -> None:
         event.stop()

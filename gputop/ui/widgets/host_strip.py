@@ -2,29 +2,29 @@
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual.strip import Strip
 
 from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_rate
 from gputop.core.model import HostSample, percent
 from gputop.ui.widgets.card_text import level_style
 from gputop.ui.widgets.frame_style import FrameStyled
-from gputop.ui.widgets.sparkline import bar
+from gputop.ui.widgets.sparkline import bar_pieces
+from gputop.ui.widgets.styled_line import StripStyles, StyledLine
 
 
-def host_text(host: HostSample, width: int) -> Text:
+def host_text(host: HostSample, width: int) -> StyledLine:
     """The host strip's text for a terminal ``width`` cells wide."""
     if width < 110:
         return _short_host_text(host, width)
     bar_width = 10 if width >= 140 else 5
     memory_percent = percent(host.memory_used, host.memory_total)
     swap_percent = percent(host.swap_used, host.swap_total)
-    text = Text.assemble(
+    text = StyledLine(
         ("CPU ", "bold"),
-        bar(host.cpu_percent, bar_width, level_style(host.cpu_percent)),
+        *bar_pieces(host.cpu_percent, bar_width, level_style(host.cpu_percent)),
         f" {fmt_percent(host.cpu_percent, 1):>6}  ",
         ("RAM ", "bold"),
-        bar(memory_percent, bar_width, level_style(memory_percent)),
+        *bar_pieces(memory_percent, bar_width, level_style(memory_percent)),
         f" {fmt_bytes(host.memory_used)}/{fmt_bytes(host.memory_total)}  ",
         ("SWP ", "bold"),
         (f"{fmt_bytes(host.swap_used)}/{fmt_bytes(host.swap_total)}", level_style(swap_percent)),
@@ -39,8 +39,7 @@ def host_text(host: HostSample, width: int) -> Text:
         ("▲", "magenta"),
         fmt_rate(host.net_tx_rate),
     )
-    text.truncate(width, overflow="ellipsis")
-    return text
+    return text.fit(width, pad=False)
 
 
 def _short_bytes(value: int | None) -> str:
@@ -48,9 +47,9 @@ def _short_bytes(value: int | None) -> str:
     return text.replace("iB", "")
 
 
-def _short_host_text(host: HostSample, width: int) -> Text:
+def _short_host_text(host: HostSample, width: int) -> StyledLine:
     memory_percent = percent(host.memory_used, host.memory_total)
-    text = Text.assemble(
+    text = StyledLine(
         ("CPU ", "bold"),
         (fmt_percent(host.cpu_percent), level_style(host.cpu_percent)),
         ("  RAM ", "bold"),
@@ -65,8 +64,7 @@ def _short_host_text(host: HostSample, width: int) -> Text:
         ("▲", "magenta"),
         _short_bytes(None if host.net_tx_rate is None else int(host.net_tx_rate)) + "/s",
     )
-    text.truncate(width, overflow="ellipsis")
-    return text
+    return text.fit(width, pad=False)
 
 
 class HostStrip(FrameStyled):
@@ -76,7 +74,8 @@ class HostStrip(FrameStyled):
     def __init__(self) -> None:
         super().__init__(id="host-strip")
         self.host: HostSample | None = None
-        self._text: Text | None = None
+        self._text: StyledLine | None = None
+        self._strip_styles = StripStyles()
 
     def show(self, host: HostSample) -> None:
         self.host = host
@@ -86,7 +85,7 @@ class HostStrip(FrameStyled):
         if self.host is not None:
             self._set_text(host_text(self.host, self.size.width))
 
-    def _set_text(self, text: Text) -> None:
+    def _set_text(self, text: StyledLine) -> None:
         # One line, always: an unchanged line is not redrawn, and a changed one needs no layout.
         if text != self._text:
             self._text = text
@@ -96,4 +95,4 @@ class HostStrip(FrameStyled):
         width = self.size.width
         if y or self._text is None:
             return Strip.blank(width, self.line_style)
-        return self.text_strip(self._text, width)
+        return self._strip_styles.strip(self._text, self.line_style, width)

@@ -37,10 +37,14 @@ _HOST_COLUMNS = frozenset({"cpu", "host_memory", "time", "container", "command"}
 _LAUNCHER_COLUMNS = frozenset({"pid", "user", "gpu_memory", "container", "command"})
 
 
+def _cells(text: str) -> int:
+    return len(text) if text.isascii() else cell_len(text)
+
+
 def _fit(text: str, width: int, right: bool) -> str:
-    if cell_len(text) > width:
+    if _cells(text) > width:
         text = set_cell_size(text, max(0, width - 1)) + "…" if width > 0 else ""
-    pad = " " * (width - cell_len(text))
+    pad = " " * (width - _cells(text))
     return pad + text if right else text + pad
 
 
@@ -48,24 +52,27 @@ class _Line:
     """A table line built left to right, neighbours of one style joined into one segment.
 
     A row has two dozen cells and spaces, nearly all in the row's style: as one segment per run of
-    a style, Textual measures, crops and recolours a handful of segments instead of two dozen.
+    a style, Textual measures, crops and recolours a handful of segments instead of two dozen. Its
+    width is counted as it is built, so Textual need not measure it again.
     """
 
     def __init__(self, text: str, style: Style) -> None:
         self.segments: list[Segment] = []
         self._texts = [text]
         self._style = style
+        self._cells = _cells(text)
 
     def add(self, text: str, style: Style) -> None:
         if style is not self._style:
             self.segments.append(Segment("".join(self._texts), self._style))
             self._texts, self._style = [], style
         self._texts.append(text)
+        self._cells += _cells(text)
 
     def strip(self, width: int, style: Style) -> Strip:
         """The line, cropped or padded (in ``style``) to ``width`` cells."""
         self.segments.append(Segment("".join(self._texts), self._style))
-        return Strip(self.segments).crop_extend(0, width, style)
+        return Strip(self.segments, self._cells).crop_extend(0, width, style)
 
 
 class ProcessTable(FrameStyled, ScrollView, can_focus=True):
@@ -113,6 +120,9 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self.column_names: tuple[str, ...] | None = None  # None: every column that fits
         self._columns: tuple[Column, ...] = visible_columns(120)
         self._empty: frozenset[str] = frozenset()  # columns with nothing to show, the sort column aside
+        self._widths_for: tuple[tuple[Column, ...], int] | None = None
+        self._widths: list[int] = []
+        self._header_drawn: tuple[tuple[Column, ...], SortOrder, int] | None = None
 
     # -- what tests and the app read -------------------------------------------------
 
@@ -239,7 +249,10 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         old_state, old_top = self._line_state, self._line_top
         self._line_state, self._line_top = new_state, self.scroll_offset.y
         width = self.size.width
-        self.refresh(Region(0, 0, width, 1))
+        header = (self._columns, self.sort, width)
+        if header != self._header_drawn:  # the header line changes with the columns and the sort only
+            self._header_drawn = header
+            self.refresh(Region(0, 0, width, 1))
         if not new_state or not old_state or old_top != self._line_top:
             self.refresh()
             return
@@ -308,14 +321,18 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
             self.cursor_key = self.rows[index].key
             self._refresh_changed_lines()
 
-    def _column_widths(self) -> list[int]:
-        width = self.size.width
-        fixed = sum(column.width + 1 for column in self._columns if column.width) + 1
-        return [column.width or max(0, width - fixed) for column in self._columns]
+    def _column_widths(self, width: int) -> list[int]:
+        """Each column's width in a panel ``width`` cells wide: the fixed ones, and the rest for the one without."""
+        key = (self._columns, width)
+        if key != self._widths_for:  # the same for every line of a frame, and nearly every frame
+            fixed = sum(column.width + 1 for column in self._columns if column.width) + 1
+            self._widths_for = key
+            self._widths = [column.width or max(0, width - fixed) for column in self._columns]
+        return self._widths
 
     def _column_at(self, x: int) -> Column | None:
         left = 1
-        for column, width in zip(self._columns, self._column_widths(), strict=True):
+        for column, width in zip(self._columns, self._column_widths(self.size.width), strict=True):
             if left <= x < left + width + 1:
                 return column
             left += width + 1
@@ -341,13 +358,14 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         header_style = base + self.get_component_rich_style("process-table--header")
         sorted_style = header_style + self.get_component_rich_style("process-table--sorted")
         line = _Line(" ", header_style)
-        for column, column_width in zip(self._columns, self._column_widths(), strict=True):
+        for number, (column, column_width) in enumerate(zip(self._columns, self._column_widths(width), strict=True)):
             title = column.title
             is_sorted = column.name == self.sort.column
             if is_sorted:
                 title += "▼" if self.sort.descending else "▲"
+            if number:
+                line.add(" ", header_style)
             line.add(_fit(title, column_width, column.right), sorted_style if is_sorted else header_style)
-            line.add(" ", header_style)
         return line.strip(width, header_style)
 
     def _row_strip(self, row: ProcessRow, width: int, base: Style) -> Strip:
@@ -366,7 +384,10 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         line = _Line(_TAG_MARK if tagged else " ", style)
         cells = self._row_cells(row)
         used = 1
-        for column, column_width, cell in zip(self._columns, self._column_widths(), cells, strict=True):
+        # A space between columns (not after the last: the line is then exactly as wide as the panel).
+        for column, column_width, cell in zip(self._columns, self._column_widths(width), cells, strict=True):
+            if used > 1:
+                line.add(" ", style)
             if not row.process.visible and column.name in _HOST_COLUMNS:
                 # Nothing is known from the CPU column on: say why across the rest of the line.
                 line.add(_fit(row.hidden_text, width - used, False), style)
@@ -375,6 +396,5 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
             if (column.name == "growth" and row.growing) or (column.name == "idle" and row.idle):
                 cell_style = style + self.get_component_rich_style("process-table--growing")
             line.add(_fit(cell, column_width, column.right), cell_style)
-            line.add(" ", style)
             used += column_width + 1
         return line.strip(width, style)

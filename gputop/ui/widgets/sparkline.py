@@ -29,10 +29,16 @@ def sparkline(values: Sequence[float | None], width: int, low: float, high: floa
     return " " * (width - len(chars)) + "".join(chars)
 
 
-def bar(percent: float | None, width: int, style: str) -> Text:
-    """A horizontal bar ``width`` cells wide, filled to ``percent`` with eighth-cell precision."""
+def bar_pieces(percent: float | None, width: int, style: str) -> tuple[tuple[str, str], ...]:
+    """A horizontal bar ``width`` cells wide, filled to ``percent`` with eighth-cell precision, as
+    (text, style) pieces."""
     cells = bar_cells(percent, width)
     if cells is None:
-        return Text("╌" * max(0, width), style="dim")
+        return (("╌" * max(0, width), "dim"),)
     filled, empty = cells
-    return Text.assemble((filled, style), (empty, "bright_black"))
+    return ((filled, style), (empty, "bright_black"))
+
+
+def bar(percent: float | None, width: int, style: str) -> Text:
+    """The bar of ``bar_pieces`` as Rich Text."""
+    return Text.assemble(*bar_pieces(percent, width, style))

@@ -1,0 +1,127 @@
+"""A line of styled text for the line-API widgets, built piece by piece and turned into a Strip.
+
+A GPU card's line is three dozen short pieces (a label, a bar's two halves, a figure, a
+sparkline), all of them new each tick. As Rich ``Text`` each piece is stripped of control codes
+when appended, its spans are sorted and stacked again when rendered, and each style name is parsed
+again: 0.2 ms a line. Here a piece is a string and a style name, and the Strip is made from a
+handful of segments, neighbours of one style joined, with each style worked out once
+(``StripStyles``). What is drawn is what the same pieces would draw as ``Text``: a piece in a
+nested line takes that line's style under its own, in Rich's order; padding takes the line's own style.
+"""
+
+from __future__ import annotations
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+
+# A piece of a line: its text and its style, as Rich style names ("" for none).
+Piece = tuple[str, str]
+
+
+def _under(outer: str, inner: str) -> str:
+    """Style names for ``inner`` inside ``outer``: the inner ones win, as a Rich span over a span."""
+    if not outer:
+        return inner
+    return f"{outer} {inner}" if inner else outer
+
+
+class StyledLine:
+    """Text made of (text, style) pieces, with a style of its own under all of them (padding included)."""
+
+    __slots__ = ("pieces", "style", "cell_length")
+
+    def __init__(self, *pieces: Piece | str, style: str = "") -> None:
+        self.pieces: list[Piece] = []
+        self.style = style
+        self.cell_length = 0
+        for piece in pieces:
+            if isinstance(piece, str):
+                self.append(piece)
+            else:
+                self.append(*piece)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StyledLine):
+            return NotImplemented
+        return self.style == other.style and self.pieces == other.pieces
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like Rich's Text
+
+    def __repr__(self) -> str:
+        return f"StyledLine({self.plain!r}, style={self.style!r})"
+
+    @property
+    def plain(self) -> str:
+        """The text without its styles."""
+        return "".join(text for text, _ in self.pieces)
+
+    def append(self, text: str, style: str = "") -> StyledLine:
+        """Add ``text`` in ``style`` at the end; returns the line."""
+        if text:
+            self.pieces.append((text, style))
+            self.cell_length += cell_len(text)
+        return self
+
+    def append_line(self, line: StyledLine) -> StyledLine:
+        """Add another line's pieces at the end, each under that line's own style; returns the line."""
+        outer = line.style
+        self.pieces.extend(line.pieces if not outer else [(text, _under(outer, style)) for text, style in line.pieces])
+        self.cell_length += line.cell_length
+        return self
+
+    def stylize(self, style: str) -> None:
+        """Put ``style`` over every piece there is now (not under padding added later), as Rich's stylize."""
+        self.pieces = [(text, _under(own, style)) for text, own in self.pieces]
+
+    def fit(self, width: int, pad: bool = True) -> StyledLine:
+        """A copy cut to ``width`` cells (its last one an ellipsis) or (``pad``) padded to it, as
+        ``Text.truncate`` does."""
+        width = max(0, width)
+        fitted = StyledLine(style=self.style)
+        if self.cell_length <= width:
+            fitted.pieces = list(self.pieces)
+            fitted.cell_length = self.cell_length
+            return fitted.append(" " * (width - self.cell_length)) if pad else fitted
+        room = width - 1  # the ellipsis takes the style of the first character cut off
+        for text, style in self.pieces:
+            length = cell_len(text)
+            if length <= room:
+                fitted.append(text, style)
+                room -= length
+                continue
+            fitted.append(set_cell_size(text, room) + "…" if room >= 0 else "", style)
+            break
+        return fitted
+
+
+class StripStyles:
+    """The Style of each style name over a widget's own style, worked out once each."""
+
+    def __init__(self) -> None:
+        self._base: Style | None = None
+        self._styles: dict[str, Style] = {}
+
+    def strip(self, line: StyledLine, base: Style, width: int) -> Strip:
+        """``line`` on ``base`` as a Strip ``width`` cells wide: one segment per run of a style."""
+        if base != self._base:
+            self._base, self._styles = base, {}
+        styles = self._styles
+        outer = line.style
+        segments: list[Segment] = []
+        texts: list[str] = []
+        current: Style | None = None
+        for text, own in line.pieces:
+            name = _under(outer, own)
+            style = styles.get(name)
+            if style is None:
+                style = styles[name] = base + Style.parse(name) if name else base
+            if style != current:
+                if texts:
+                    segments.append(Segment("".join(texts), current))
+                texts, current = [], style
+            texts.append(text)
+        if texts:
+            segments.append(Segment("".join(texts), current))
+        return Strip(segments, line.cell_length).crop_extend(0, width, base)

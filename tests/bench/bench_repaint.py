@@ -1,0 +1,144 @@
+"""Where gputop's UI thread spends a tick: CPU per tick of the repaint's parts, in a real run.
+
+gputop runs in a 120x40 pty against the fake NVML (G GPUs x P real sleeping processes, values
+changing every second, as bench_overhead.py), with ``time.thread_time()`` wrappers on the UI
+thread around Textual's compositor refresh, each widget class's ``render_lines``, the terminal
+writer and gputop's own steps (apply_snapshot, the cards, the panel). After a warm-up, the CPU of
+each part is divided by the ticks seen; the process's CPU per second comes with it. The wrappers
+cost a little themselves: compare two trees in one session, alternating, not with other benchmarks.
+
+Run (not part of the test suite):
+    python tests/bench/bench_repaint.py --config 8x16 --seconds 20 --runs 2
+The wrapped names are private to Textual: this script breaks, not gputop, when they change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `fakenvml`
+
+
+def _probe(out: str, warmup_s: float, argv: list[str]) -> None:
+    """In the child: wrap, run gputop, write the figures to ``out``."""
+    from textual.app import App
+    from textual.screen import Screen
+    from textual.widget import Widget
+
+    from gputop.cli import main
+    from gputop.ui.app import GpuTopApp
+    from gputop.ui.layout_control import LayoutControl
+    from gputop.ui.process_view import ProcessView
+    from gputop.ui.terminal_diff import TerminalDiff
+    from gputop.ui.widgets.gpu_card import GpuCard
+    from gputop.ui.widgets.process_table import ProcessTable
+
+    started = time.monotonic()
+    ui_thread = threading.get_ident()
+    spent: dict[str, float] = collections.defaultdict(float)
+    inside: set[str] = set()
+    ticks = {"count": 0, "ui_from": 0.0, "ui_to": 0.0, "cpu_from": 0.0, "at_from": 0.0}
+
+    def timed(owner: type, name: str, per_class: bool = False) -> None:
+        original: Callable[..., Any] = getattr(owner, name)
+
+        def wrapper(self: object, *args: object, **kwargs: object) -> Any:
+            key = f"{owner.__name__}.{name}" + (f"[{type(self).__name__}]" if per_class else "")
+            if threading.get_ident() != ui_thread or time.monotonic() - started < warmup_s or key in inside:
+                return original(self, *args, **kwargs)
+            inside.add(key)
+            before = time.thread_time()
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                spent[key] += time.thread_time() - before
+                inside.discard(key)
+
+        setattr(owner, name, wrapper)
+
+    for owner, name in [
+        (Screen, "_compositor_refresh"),
+        (GpuTopApp, "apply_snapshot"),
+        (LayoutControl, "show_gpus"),
+        (ProcessView, "show"),
+        (TerminalDiff, "update"),
+        (GpuCard, "render_line"),
+        (ProcessTable, "render_line"),
+    ]:
+        timed(owner, name)
+    timed(Widget, "render_lines", per_class=True)
+    apply_snapshot = GpuTopApp.apply_snapshot
+
+    def counting(self: GpuTopApp, *args: Any, **kwargs: Any) -> Any:
+        if time.monotonic() - started >= warmup_s:
+            if not ticks["count"]:
+                ticks["ui_from"], ticks["cpu_from"] = time.thread_time(), time.process_time()
+                ticks["at_from"] = time.monotonic()
+            ticks["count"] += 1
+            ticks["ui_to"] = time.thread_time()
+        return apply_snapshot(self, *args, **kwargs)
+
+    GpuTopApp.apply_snapshot = counting  # type: ignore[method-assign]
+    app_exit = App.exit
+
+    def exiting(self: App[Any], *args: Any, **kwargs: Any) -> Any:
+        ticks["cpu_to"], ticks["at_to"] = time.process_time(), time.monotonic()
+        return app_exit(self, *args, **kwargs)
+
+    App.exit = exiting  # type: ignore[method-assign]
+    status = main(argv)
+    count = max(1, ticks["count"] - 1)  # from the first tick counted to the last: count - 1 intervals
+    figures = {
+        "ticks": count,
+        "ui_thread_ms_per_tick": 1000 * (ticks["ui_to"] - ticks["ui_from"]) / count,
+        "process_ms_per_s": 1000 * (ticks.get("cpu_to", 0) - ticks["cpu_from"])
+        / max(1e-9, ticks.get("at_to", 0) - ticks["at_from"]),
+        "parts_ms_per_tick": {key: 1000 * value / count for key, value in sorted(spent.items(), key=lambda kv: -kv[1])},
+    }
+    Path(out).write_text(json.dumps(figures))
+    os._exit(status)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="8x16", help="GPUSxPROCS")
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--warmup", type=float, default=5.0, help="seconds before the parts are counted")
+    parser.add_argument("--probe", help=argparse.SUPPRESS)
+    args, rest = parser.parse_known_args()
+    if args.probe:
+        _probe(args.probe, args.warmup, rest)
+        return
+
+    from bench_overhead import compile_gputop, live_machine, parse_config
+    from ptyrun import run_in_pty
+
+    compile_gputop()
+    gpus, procs = parse_config(args.config)
+    with live_machine(gpus, procs) as (env, scratch):
+        out = scratch / "figures.json"
+        command = [sys.executable, __file__, "--probe", str(out), "--warmup", str(args.warmup), "--interval", "1"]
+        for run in range(args.runs):
+            result = run_in_pty(command, args.seconds, 120, 40, env=env)
+            figures = json.loads(out.read_text())
+            print(f"# run {run + 1}: {args.config}, {args.seconds:g} s, {figures['ticks']} ticks counted, "
+                  f"process CPU of the whole run {result.cpu_seconds:.2f} s")
+            print(f"UI thread per tick {figures['ui_thread_ms_per_tick']:6.2f} ms; "
+                  f"process {figures['process_ms_per_s']:6.2f} ms a second")
+            for key, value in figures["parts_ms_per_tick"].items():
+                if value >= 0.05:
+                    print(f"  {key:40} {value:6.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
