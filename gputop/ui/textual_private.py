@@ -1,6 +1,6 @@
 """Every use of a private Textual or Rich name in gputop, in this one module.
 
-Only the changed-cell writer (``terminal_diff``) needs them: it sits between Textual's compositor
+The changed-cell writer (``terminal_diff``) needs most of them: it sits between Textual's compositor
 and the terminal, and Textual has no public hook there. Each use below says why it is needed and
 what public API would replace it. ``check_internals`` looks at each one when the app starts; if
 one is missing or has changed shape, or if the writer ever raises, the app falls back to Textual's
@@ -90,6 +90,23 @@ def check_internals() -> str | None:
             shape = "is missing" if found is None else f"takes ({', '.join(found)})"
             return f"{qualified} {shape}, expected ({', '.join(expected)})"
     return None
+
+
+def answer_key_characters(key_character: Callable[[str], str | None]) -> bool:
+    """Private 3: the screen's binding chain asks ``key_character`` what character each bound key is.
+
+    ``textual.screen`` calls ``key_to_character`` (imported into it by name) for every key bound
+    above the focused widget, and that looks each key's name up in the Unicode database: 0.8 MiB
+    of memory for the pages it touches. ``key_character`` must answer as ``key_to_character``
+    does. Public replacement: none needed if Textual kept a table of its key names' characters.
+    False (Textual's own look-up stays) when textual.screen no longer has that name.
+    """
+    import textual.screen
+
+    if not callable(getattr(textual.screen, "key_to_character", None)):
+        return False
+    setattr(textual.screen, "key_to_character", key_character)  # noqa: B010 - typed as lru_cache there
+    return True
 
 
 def frame_pieces(frame: object) -> Iterator[tuple[int, int, Strip]] | None:
