@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from itertools import compress, count, repeat
-from operator import ne
+from operator import ne, or_
 
 from rich.cells import cell_len
 from rich.color import ColorSystem
@@ -28,10 +28,12 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-# A cell: its character ("" for the right half of a wide one) and its SGR parameters.
-Cell = tuple[str, str]
-_UNKNOWN: Cell = ("\x00", "\x00")  # never equal to a cell Textual draws
-_WIDE_FILL = ""
+# What the terminal shows is kept a row at a time: a string with one character a cell and a list
+# of each cell's SGR parameters (shared strings). A tuple a cell cost ten times the memory.
+# The right half of a wide character is this placeholder in the row's string; a strip that holds
+# it itself, or a zero-width character, is written as Textual renders it.
+_WIDE_FILL = "\x00"
+_UNKNOWN_SGR = "\x00"  # a cell whose content is not known: never equal to a style Textual draws
 # Unchanged cells between two changed runs are rewritten when that takes fewer bytes than a
 # cursor jump over them (about 4).
 _JUMP_BYTES = 4
@@ -74,32 +76,37 @@ class _StyleCodes:
         return sgr
 
 
-def _cells(strip: Iterable[Segment], styles: _StyleCodes) -> list[Cell] | None:
-    """A strip as cells, or None if it holds something other than styled text."""
-    cells: list[Cell] = []
-    extend = cells.extend
+def _piece(strip: Iterable[Segment], styles: _StyleCodes) -> tuple[str, list[str]] | None:
+    """A strip as (a character a cell, each cell's SGR parameters), or None if it holds something
+    other than styled text of whole cells."""
+    texts: list[str] = []
+    sgrs: list[str] = []
     sgr_of = styles.sgr
     for text, style, control in strip:
-        if control:
+        if control or _WIDE_FILL in text:
             return None
         sgr = sgr_of(style)
         if sgr is None:
             return None
-        if text.isascii() or cell_len(text) == len(text):
-            extend(zip(text, repeat(sgr)))
-            continue
-        for char in text:
-            width = cell_len(char)
-            if width == 2:
-                extend([(char, sgr), (_WIDE_FILL, sgr)])
-            elif width == 1:
-                cells.append((char, sgr))
-            elif cells:
-                # A combining mark belongs to the character before it (the left half of a wide one).
-                at = -2 if cells[-1][0] == _WIDE_FILL and len(cells) > 1 else -1
-                base, base_sgr = cells[at]
-                cells[at] = (base + char, base_sgr)
-    return cells
+        if not (text.isascii() or cell_len(text) == len(text)):
+            cells = _wide_cells(text)
+            if cells is None:
+                return None
+            text = cells
+        texts.append(text)
+        sgrs += repeat(sgr, len(text))
+    return "".join(texts), sgrs
+
+
+def _wide_cells(text: str) -> str | None:
+    """``text`` with the placeholder after each wide character; None if it holds a zero-width one."""
+    cells = []
+    for char in text:
+        width = cell_len(char)
+        if width == 0:
+            return None
+        cells.append(char + _WIDE_FILL if width == 2 else char)
+    return "".join(cells)
 
 
 class _Writer:
@@ -134,10 +141,10 @@ class _Writer:
         self.parts.append(best)
         self.x, self.y = x, y
 
-    def write(self, cells: list[Cell]) -> None:
-        """Write cells at the cursor."""
+    def write(self, text: str, sgrs: list[str]) -> None:
+        """Write cells (a character each, and its SGR parameters) at the cursor."""
         parts = self.parts
-        for char, sgr in cells:
+        for char, sgr in zip(text, sgrs, strict=True):
             if char == _WIDE_FILL:
                 continue
             if sgr != self.sgr:
@@ -145,7 +152,7 @@ class _Writer:
                 self.sgr = sgr
             parts.append(char)
         assert self.x is not None
-        self.x += len(cells)
+        self.x += len(text)
         if self.x >= self.width:
             # At the right margin terminals differ on where the cursor is: move absolutely next time.
             self.x = self.y = None
@@ -219,32 +226,32 @@ def _style_change(before: str, after: str) -> str:
     return f"\x1b[{';'.join(codes)}m"
 
 
-def _changed_runs(old: list[Cell], new: list[Cell]) -> Iterator[tuple[int, int]]:
-    """(start, end) of the runs where ``new`` differs from ``old``, close runs joined, wide characters whole."""
+def _changed_runs(old_text: str, old_sgrs: list[str], text: str, sgrs: list[str]) -> Iterator[tuple[int, int]]:
+    """(start, end) of the runs of cells that differ, close runs joined, wide characters whole."""
     start = end = -1
     # The indices of the cells that differ, found without a Python step per cell (most are equal).
-    for index in compress(count(), map(ne, old, new)):
+    for index in compress(count(), map(or_, map(ne, old_text, text), map(ne, old_sgrs, sgrs))):
         if start < 0:
             start = index
-        elif index > end and (index - end > _JUMP_BYTES or _bytes(new[end:index]) >= _JUMP_BYTES):
-            yield _whole(new, start, end)
+        elif index > end and (index - end > _JUMP_BYTES or _bytes(text[end:index]) >= _JUMP_BYTES):
+            yield _whole(text, start, end)
             start = index
         end = index + 1
     if start >= 0:
-        yield _whole(new, start, end)
+        yield _whole(text, start, end)
 
 
-def _bytes(cells: list[Cell]) -> int:
-    """What rewriting ``cells`` takes. Only asked of short gaps: a gap of more than _JUMP_BYTES cells
-    takes at least that (every cell is a byte or more, but the right half of a wide character, which
-    follows the three or more bytes of its left half)."""
-    return sum(len(char.encode()) for char, _ in cells)
+def _bytes(text: str) -> int:
+    """What rewriting the cells of ``text`` takes. Only asked of short gaps: a gap of more than
+    _JUMP_BYTES cells takes at least that (every cell is a byte or more, but the right half of a
+    wide character, which follows the three or more bytes of its left half)."""
+    return len(text.replace(_WIDE_FILL, "").encode())
 
 
-def _whole(cells: list[Cell], start: int, end: int) -> tuple[int, int]:
-    if cells[start][0] == _WIDE_FILL and start > 0:
+def _whole(text: str, start: int, end: int) -> tuple[int, int]:
+    if text[start] == _WIDE_FILL and start > 0:
         start -= 1
-    if end < len(cells) and cells[end][0] == _WIDE_FILL:
+    if end < len(text) and text[end] == _WIDE_FILL:
         end += 1
     return start, end
 
@@ -253,48 +260,55 @@ class TerminalDiff:
     """What the terminal shows, and the smallest update that makes it show the next frame."""
 
     def __init__(self) -> None:
-        self._rows: list[list[Cell]] = []
+        self._texts: list[str] = []  # a row's characters, one a cell
+        self._sgrs: list[list[str]] = []  # a row's cells' SGR parameters
         self._width = 0
         self._styles = _StyleCodes()
 
     def forget(self) -> None:
         """The terminal's content is unknown (resized, resumed): the next frame is written in full."""
-        self._rows = []
+        self._texts = []
+        self._sgrs = []
         self._width = 0
 
     def _resize(self, width: int, height: int) -> None:
-        if width != self._width or height != len(self._rows):
+        if width != self._width or height != len(self._texts):
             self._width = width
-            self._rows = [[_UNKNOWN] * width for _ in range(height)]
+            self._texts = [" " * width] * height
+            self._sgrs = [[_UNKNOWN_SGR] * width for _ in range(height)]
 
     def update(self, pieces: Iterable[tuple[int, int, Strip]], console: Console, width: int, height: int) -> str:
         """The sequences that make the terminal show a frame's ``pieces`` (x, y, strip); '' when it already does."""
         self._resize(width, height)
         self._styles.use(_COLOR_SYSTEMS.get(console.color_system or "", ColorSystem.TRUECOLOR))
         writer = _Writer(width)
-        runs: list[tuple[str, int, int, list[Cell]]] = []
+        texts, row_sgrs = self._texts, self._sgrs
+        runs: list[tuple[str, int, int, str, list[str]]] = []
         for x, y, strip in pieces:
             if not 0 <= y < height or x >= width:
                 continue
-            row = self._rows[y]
-            cells = _cells(strip, self._styles)
-            if cells is None or x + len(cells) > width:
+            piece = _piece(strip, self._styles)
+            if piece is None or x + len(piece[0]) > width:
                 writer.write_raw(x, y, strip, console)
-                row[x : x + strip.cell_length] = [_UNKNOWN] * min(strip.cell_length, width - x)
+                unknown = min(strip.cell_length, width - x)
+                row_sgrs[y][x : x + unknown] = [_UNKNOWN_SGR] * unknown
                 continue
-            old = row[x : x + len(cells)]
-            if old == cells:
+            text, sgrs = piece
+            end = x + len(text)
+            row_text, row = texts[y], row_sgrs[y]
+            old_text, old_sgrs = row_text[x:end], row[x:end]
+            if old_text == text and old_sgrs == sgrs:
                 continue
-            for start, end in _changed_runs(old, cells):
-                run = cells[start:end]
-                runs.append((run[0][1], y, x + start, run))
-            row[x : x + len(cells)] = cells
+            for start, stop in _changed_runs(old_text, old_sgrs, text, sgrs):
+                runs.append((sgrs[start], y, x + start, text[start:stop], sgrs[start:stop]))
+            texts[y] = row_text[:x] + text + row_text[end:]
+            row[x:end] = sgrs
         # No cell is written twice in one update, so the runs may go in any order: grouped by
         # style, a colour is sent once for all the sparklines that share it, not once per line.
         runs.sort(key=lambda run: run[:3])
-        for _, y, x, run in runs:
+        for _, y, x, text, sgrs in runs:
             writer.move(x, y)
-            writer.write(run)
+            writer.write(text, sgrs)
         return writer.finish()
 
 
