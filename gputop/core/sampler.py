@@ -7,13 +7,16 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from gputop.core.host import HostReader
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity, ProcessSample, Snapshot
-from gputop.core.procdetail import ProcessDetail, read_process_detail
 from gputop.core.procinfo import HostFacts, ProcessInfo
 from gputop.core.sources.base import GpuSource
 from gputop.core.sources.lanes import Lane
+
+if TYPE_CHECKING:  # the process screen's reader, imported when a process is opened
+    from gputop.core.procdetail import ProcessDetail
 
 MIN_INTERVAL_S = 0.1
 MAX_INTERVAL_S = 3600.0
@@ -110,7 +113,11 @@ class Sampler:
     def process_detail(self, identity: ProcessIdentity) -> ProcessDetail:
         """Everything known about one process: from the source when simulated, else from /proc (on demand)."""
         detail = self.source.process_detail(identity)
-        return read_process_detail(identity) if detail is None else detail
+        if detail is not None:
+            return detail
+        from gputop.core.procdetail import read_process_detail  # here: only the process screen reads it
+
+        return read_process_detail(identity)
 
     def _join_host_facts(self, gpus: tuple[GpuSample, ...]) -> tuple[GpuSample, ...]:
         self._pids = [p.pid for gpu in gpus for p in gpu.all_processes()]

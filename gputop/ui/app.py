@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
@@ -36,8 +36,6 @@ from gputop.core.forecast import Forecasts
 from gputop.core.foresight import Foresight, Watcher
 from gputop.core.history import History
 from gputop.core.model import Snapshot
-from gputop.core.record import Recorder
-from gputop.core.replay import Replay
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings
@@ -51,7 +49,6 @@ from gputop.ui.layout_control import LayoutControl
 from gputop.ui.messages import SamplerFailed, SnapshotReady
 from gputop.ui.navigation import Navigation
 from gputop.ui.process_view import ProcessView
-from gputop.ui.replay_control import ReplayControl
 from gputop.ui.sampling_control import SamplingControl
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.settings_control import SettingsControl
@@ -63,6 +60,11 @@ from gputop.ui.widgets.gpu_grid import GpuGrid
 from gputop.ui.widgets.host_strip import HostStrip
 from gputop.ui.widgets.key_footer import KeyFooter
 from gputop.ui.widgets.process_table import ProcessTable
+
+if TYPE_CHECKING:  # imported by the runs that record or replay (cli), not by every start
+    from gputop.core.record import Recorder
+    from gputop.core.replay import Replay
+    from gputop.ui.replay_control import ReplayControl
 
 # Allocations between two collections of the youngest generation while the TUI runs (see run_tui).
 YOUNG_COLLECTION_THRESHOLD = 10_000
@@ -111,7 +113,11 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         self.view = ProcessView(self.processes)
         self.sampling = SamplingControl(self, sampler, config.interval_s)
         self.settings_control = SettingsControl(self, settings, settings_path, list(settings_warnings))
-        self.replay_control = None if replay is None else ReplayControl(self, replay)
+        self.replay_control: ReplayControl | None = None
+        if replay is not None:
+            from gputop.ui.replay_control import ReplayControl  # only a replay needs it
+
+            self.replay_control = ReplayControl(self, replay)
         self.layout_control = LayoutControl(self)
         self.sort_control = SortControl(self)
         self.filter_control = FilterControl(self)
@@ -234,7 +240,8 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         self.view.show(snapshot, None if self.forecasts is None else self.forecasts.processes, self.feed.diagnoses)
         self.update_title()
         screen = self.screen
-        if isinstance(screen, LiveScreen):
+        # A screen opened but not composed yet shows the newest snapshot itself once mounted.
+        if isinstance(screen, LiveScreen) and screen.is_mounted:
             screen.show_snapshot(snapshot)
 
     def update_title(self) -> None:

@@ -6,14 +6,16 @@ from __future__ import annotations
 import contextlib
 from collections import deque
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from gputop.core.alerts import AlertEvent
 from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import Forecasts
 from gputop.core.foresight import Foresight, Watcher
 from gputop.core.model import Snapshot
-from gputop.core.record import Recorder, RecordingError
+
+if TYPE_CHECKING:  # the recorder's module (and gzip, JSON) is imported only by a run that records
+    from gputop.core.record import Recorder, RecordingError
 
 # Alert kinds in the order a card's title names them.
 ALERT_ORDER = ("lost", "memory", "forecast", "thermal")
@@ -97,6 +99,8 @@ class SnapshotFeed:
         self.diagnoses = foresight.diagnoses
         failure = None
         if self.recorder is not None:
+            from gputop.core.record import RecordingError  # imported already: the recorder's own module
+
             try:
                 self.recorder.write(
                     snapshot, forecasts=foresight.forecasts, alerts=foresight.events, diagnoses=foresight.diagnoses
@@ -113,6 +117,8 @@ class SnapshotFeed:
     def stop_recording(self) -> None:
         recorder, self.recorder = self.recorder, None
         if recorder is not None:
+            from gputop.core.record import RecordingError
+
             # A write error, if any, was already reported.
             with contextlib.suppress(RecordingError):
                 recorder.close()

@@ -7,12 +7,11 @@ import time
 from typing import TYPE_CHECKING
 
 from gputop.core.model import Snapshot
-from gputop.core.replay import Replay
-from gputop.ui.replay_control import replay_status, replay_title
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.widgets.title_bar import TitleBar, interval_text, title_text
 
 if TYPE_CHECKING:
+    from gputop.core.replay import Replay
     from gputop.ui.app import GpuTopApp
 
 # While sampling live, the title looks this often whether the newest sample has grown old.
@@ -34,6 +33,8 @@ def late_s(latest: Snapshot | None, now: float, interval_s: float, started_at: f
 def sub_title(interval_s: float, *, frozen: bool, replay: Replay | None) -> str:
     """The app's sub-title (the terminal's window title): "every 1s · FROZEN", or where the replay is."""
     if replay is not None:
+        from gputop.ui.replay_control import replay_status  # a replay's module, imported by the replay
+
         return replay_status(replay)
     return f"every {interval_s:g}s" + (" · FROZEN" if frozen else "")
 
@@ -59,7 +60,12 @@ class TitleControl:
         """Say in the title bar (and the sub-title) what is shown and how it moves."""
         app = self.app
         replay = app.replay
-        mode = interval_text(app.interval_s) if replay is None else replay_title(replay)
+        if replay is None:
+            mode = interval_text(app.interval_s)
+        else:
+            from gputop.ui.replay_control import replay_title
+
+            mode = replay_title(replay)
         recording = None if app.feed.recorder is None else app.feed.recorder.path
         live = app.start_sampler and not app.frozen
         late = late_s(app.latest, time.time(), app.interval_s, app.sampling.started_at) if live else None
@@ -69,5 +75,5 @@ class TitleControl:
         if self.bar.is_mounted:
             self.bar.show(bar)
         screen = app.screen
-        if isinstance(screen, LiveScreen):
+        if isinstance(screen, LiveScreen) and screen.is_mounted:  # else it says it once mounted
             screen.update_title()

@@ -188,3 +188,18 @@ def test_value_axis_ticks_are_round_and_each_falls_on_a_row() -> None:
             assert all(abs(row - round(row)) < 1e-6 for row in rows), (need, intervals, top, ticks)
             gaps = {round(b - a) for a, b in zip(rows, rows[1:], strict=False)}
             assert len(gaps) == 1 and (intervals < 4 or gaps.pop() >= 2)
+
+
+async def test_a_tick_that_arrives_as_the_detail_screen_opens_is_shown_once_it_is_built() -> None:
+    # Under load the next tick can come between opening the screen and its widgets being made.
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.apply_snapshot(tick(0))
+        await pilot.pause()
+        app.navigation.detail(0)
+        assert isinstance(app.screen, DetailScreen) and not app.screen.is_mounted
+        app.apply_snapshot(tick(1))  # before: NoMatches for the header, and the app stopped
+        await pilot.pause()
+        assert app.is_running and isinstance(app.screen, DetailScreen)
+        header = rendered(app).splitlines()[0]
+        assert header.startswith(" GPU 0  NVIDIA H100 80GB HBM3  memory 11.5GiB/80.0GiB")  # tick 1's, not 0's 10.5

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from gputop.core.actions import SignalResult
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity
-from gputop.core.procdetail import ProcessDetail
+
+if TYPE_CHECKING:  # the process screen's reader, imported when a process is opened
+    from gputop.core.procdetail import ProcessDetail
 
 
 class SourceUnavailable(Exception):

@@ -8,7 +8,10 @@ from gputop.core.model import Snapshot
 
 
 class LiveScreen(Screen[None]):
-    """A screen the app shows each new snapshot, and tells when the title changes."""
+    """A screen the app shows each new snapshot, and tells when the title changes.
+
+    Only once it is mounted: a screen just opened shows the app's newest snapshot in its ``on_mount``.
+    """
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
         """A new tick's snapshot (the display is not frozen)."""
