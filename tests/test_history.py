@@ -201,3 +201,34 @@ def test_a_process_memory_change_is_dated_and_unknown_memory_staying_unknown_is_
     assert list(series.gpu_memory) == [None, None, GIB, GIB, None, None]
     assert series.gpu_memory[2] == GIB and isinstance(series.gpu_memory[2], int)
     assert series.gpu_memory[-2:] == [None, None]
+
+
+def test_a_series_read_from_the_newest_gives_none_for_what_was_not_known() -> None:
+    history = History()
+    for k, temperature in enumerate([40.0, None, 42.5]):
+        history.add(snapshot(float(k), GpuSample(index=0, memory_used=k * GIB, temperature=temperature)))
+    gpu = history.gpu(0)
+    assert list(reversed(gpu.temperature)) == [42.5, None, 40.0]
+    assert list(reversed(gpu.memory_used)) == [2 * GIB, GIB, 0]
+    assert gpu.memory_used[-1] == 2 * GIB and isinstance(gpu.memory_used[-1], int)
+    assert gpu.temperature[1:] == [None, 42.5]
+
+
+def test_an_hour_of_a_gpu_takes_about_eight_bytes_a_value() -> None:
+    import tracemalloc
+
+    history = History(gpu_maxlen=3600)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for k in range(3600):
+            gpu = GpuSample(index=0, memory_used=GIB + k, temperature=40.0 + k / 7, utilization_gpu=k / 36,
+                            power_draw=300.0 + k / 3)
+            history.add(snapshot(1000.0 + k, gpu))
+        used = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    values = 3600 * 6  # the history's timestamps and the GPU's five series
+    # Arrays of floats: 8 bytes a value and their spare room; a deque of Python floats took 40.
+    assert used < values * 12, used
+    assert list(history.gpu(0).memory_used)[-1] == GIB + 3599

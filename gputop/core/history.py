@@ -1,15 +1,15 @@
 """Bounded histories of GPUs, MIG devices and processes, fed one Snapshot at a time.
 
-Every series is a set of parallel deques with a fixed ``maxlen``, so memory is
-bounded by count whatever the tick rate. Processes (and devices) missing from
-a snapshot are dropped at once, so a machine that starts a new PID every
+Every series is a set of parallel arrays of floats (NaN for a value not known) with a fixed
+``maxlen``, so memory is bounded by count whatever the tick rate: 8 bytes a value, where a
+deque of Python objects took 40 (a GPU's full hour is 144 KiB, not 720). Processes (and
+devices) missing from a snapshot are dropped at once, so a machine that starts a new PID every
 second does not grow the history.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TypeVar, overload
@@ -21,81 +21,15 @@ DEFAULT_PROCESS_MAXLEN = 300
 
 MigKey = tuple[int, int]  # (gpu index, MIG device index)
 _T = TypeVar("_T")
+_NAN = float("nan")
 
 
-class MemorySeries:
-    """Timestamps and memory in use, the part of a series a forecast reads."""
-
-    __slots__ = ("_timestamps", "_memory", "last_memory_change")
-
-    def __init__(self, maxlen: int) -> None:
-        self._timestamps: deque[float] = deque(maxlen=maxlen)
-        self._memory: deque[int | None] = deque(maxlen=maxlen)
-        # Time of the newest sample whose memory differed from the one before;
-        # None while memory has never changed. Lets a forecast skip flat series.
-        self.last_memory_change: float | None = None
-
-    def _add_memory(self, timestamp: float, memory: int | None) -> None:
-        if self._memory and self._memory[-1] != memory:
-            self.last_memory_change = timestamp
-        self._timestamps.append(timestamp)
-        self._memory.append(memory)
-
-    @property
-    def timestamps(self) -> Sequence[float]:
-        return self._timestamps
-
-    @property
-    def memory(self) -> Sequence[int | None]:
-        """Memory in use: ``memory_used`` of a device, ``gpu_memory`` of a process."""
-        return self._memory
-
-    def __len__(self) -> int:
-        return len(self._timestamps)
-
-
-class MigHistory(MemorySeries):
-    """One MIG device: (timestamp, memory_used)."""
-
-    __slots__ = ()
-
-    @property
-    def memory_used(self) -> Sequence[int | None]:
-        return self._memory
-
-
-class GpuHistory(MemorySeries):
-    """One GPU: (timestamp, memory_used, temperature, utilization, power)."""
-
-    __slots__ = ("_temperature", "_utilization", "_power", "memory_total")
-
-    def __init__(self, maxlen: int) -> None:
-        super().__init__(maxlen)
-        self._temperature: deque[float | None] = deque(maxlen=maxlen)
-        self._utilization: deque[float | None] = deque(maxlen=maxlen)
-        self._power: deque[float | None] = deque(maxlen=maxlen)
-        # The GPU's memory size as last reported: the memory sparkline's scale through a gap.
-        self.memory_total: int | None = None
-
-    @property
-    def memory_used(self) -> Sequence[int | None]:
-        return self._memory
-
-    @property
-    def temperature(self) -> Sequence[float | None]:
-        return self._temperature
-
-    @property
-    def utilization(self) -> Sequence[float | None]:
-        return self._utilization
-
-    @property
-    def power(self) -> Sequence[float | None]:
-        return self._power
+def _stored(value: float | None) -> float:
+    return _NAN if value is None else value
 
 
 class _Series(Sequence["_T | None"]):
-    """A read-only view of one figure of a process's history, None where NaN is stored."""
+    """A read-only view of one figure of a history, None where NaN is stored."""
 
     __slots__ = ("_values", "_convert")
 
@@ -122,52 +56,43 @@ class _Series(Sequence["_T | None"]):
         convert = self._convert
         return iter([None if v != v else convert(v) for v in self._values])
 
+    def __reversed__(self) -> Iterator[_T | None]:
+        # From the newest: a sparkline reads a few dozen values of thousands.
+        convert = self._convert
+        return (None if v != v else convert(v) for v in reversed(self._values))
 
-_NAN = float("nan")
 
+class MemorySeries:
+    """Timestamps and memory in use, the part of a series a forecast reads."""
 
-class ProcessHistory:
-    """One process: (timestamp, GPU memory summed over every GPU it uses, its highest SM %, CPU %,
-    host memory).
-
-    Kept as arrays of floats (NaN for None), not deques of objects: there is one of these per GPU
-    process, thousands on a big machine, and a deque costs 760 bytes before its first value and each
-    value an object of its own (24-32 bytes), where an array holds 8 bytes a value.
-    """
-
-    __slots__ = ("_maxlen", "_timestamps", "_memory", "_sm_utilization", "_cpu_percent", "_host_memory",
-                 "last_memory_change")
+    __slots__ = ("_maxlen", "_timestamps", "_memory", "last_memory_change")
 
     def __init__(self, maxlen: int) -> None:
         self._maxlen = maxlen
         self._timestamps = array("d")
         self._memory = array("d")
-        self._sm_utilization = array("d")
-        self._cpu_percent = array("d")
-        self._host_memory = array("d")
-        # As in MemorySeries: the time of the newest sample whose memory differed from the one before.
+        # Time of the newest sample whose memory differed from the one before;
+        # None while memory has never changed. Lets a forecast skip flat series.
         self.last_memory_change: float | None = None
 
-    def _add(
-        self, timestamp: float, memory: int | None, sm: float | None, cpu: float | None, host: int | None
-    ) -> None:
-        stored = _NAN if memory is None else memory
+    def _columns(self) -> tuple[array[float], ...]:
+        """Every figure's array, the timestamps and memory first, in the order ``_add`` takes them."""
+        return self._timestamps, self._memory
+
+    def _add(self, timestamp: float, memory: int | None, *figures: float | None) -> None:
+        """One row: its time, memory in use and the series' other figures (None: not known)."""
+        stored = _stored(memory)
         memories = self._memory
         if memories:
             last = memories[-1]
             if last != stored and not (last != last and stored != stored):  # NaN to NaN: unknown still
                 self.last_memory_change = timestamp
-        self._timestamps.append(timestamp)
-        memories.append(stored)
-        self._sm_utilization.append(_NAN if sm is None else sm)
-        self._cpu_percent.append(_NAN if cpu is None else cpu)
-        self._host_memory.append(_NAN if host is None else host)
+        columns = self._columns()
+        for column, value in zip(columns, (timestamp, stored, *map(_stored, figures)), strict=True):
+            column.append(value)
         if len(memories) > self._maxlen:
-            for values in (self._timestamps, memories, self._sm_utilization, self._cpu_percent, self._host_memory):
-                del values[0]
-
-    def __len__(self) -> int:
-        return len(self._timestamps)
+            for column in columns:
+                del column[0]
 
     @property
     def timestamps(self) -> Sequence[float]:
@@ -175,8 +100,74 @@ class ProcessHistory:
 
     @property
     def memory(self) -> Sequence[int | None]:
-        """GPU memory, as ``MemorySeries.memory`` is for a device."""
+        """Memory in use: ``memory_used`` of a device, ``gpu_memory`` of a process."""
         return _Series(self._memory, int)
+
+    def __len__(self) -> int:
+        return len(self._timestamps)
+
+
+class MigHistory(MemorySeries):
+    """One MIG device: (timestamp, memory_used)."""
+
+    __slots__ = ()
+
+    @property
+    def memory_used(self) -> Sequence[int | None]:
+        return _Series(self._memory, int)
+
+
+class GpuHistory(MemorySeries):
+    """One GPU: (timestamp, memory_used, temperature, utilization, power)."""
+
+    __slots__ = ("_temperature", "_utilization", "_power", "memory_total")
+
+    def __init__(self, maxlen: int) -> None:
+        super().__init__(maxlen)
+        self._temperature = array("d")
+        self._utilization = array("d")
+        self._power = array("d")
+        # The GPU's memory size as last reported: the memory sparkline's scale through a gap.
+        self.memory_total: int | None = None
+
+    def _columns(self) -> tuple[array[float], ...]:
+        return self._timestamps, self._memory, self._temperature, self._utilization, self._power
+
+    @property
+    def memory_used(self) -> Sequence[int | None]:
+        return _Series(self._memory, int)
+
+    @property
+    def temperature(self) -> Sequence[float | None]:
+        return _Series(self._temperature, float)
+
+    @property
+    def utilization(self) -> Sequence[float | None]:
+        return _Series(self._utilization, float)
+
+    @property
+    def power(self) -> Sequence[float | None]:
+        return _Series(self._power, float)
+
+
+class ProcessHistory(MemorySeries):
+    """One process: (timestamp, GPU memory summed over every GPU it uses, its highest SM %, CPU %,
+    host memory).
+
+    There is one of these per GPU process, thousands on a big machine: a deque costs 760 bytes
+    before its first value, an array 64.
+    """
+
+    __slots__ = ("_sm_utilization", "_cpu_percent", "_host_memory")
+
+    def __init__(self, maxlen: int) -> None:
+        super().__init__(maxlen)
+        self._sm_utilization = array("d")
+        self._cpu_percent = array("d")
+        self._host_memory = array("d")
+
+    def _columns(self) -> tuple[array[float], ...]:
+        return self._timestamps, self._memory, self._sm_utilization, self._cpu_percent, self._host_memory
 
     @property
     def gpu_memory(self) -> Sequence[int | None]:
@@ -207,13 +198,13 @@ class History:
             raise ValueError("history lengths must be at least 1")
         self.gpu_maxlen = gpu_maxlen
         self.process_maxlen = process_maxlen
-        self._timestamps: deque[float] = deque(maxlen=gpu_maxlen)
+        self._timestamps = array("d")
         self._gpus: dict[int, GpuHistory] = {}
         self._migs: dict[MigKey, MigHistory] = {}
         self._processes: dict[ProcessIdentity, ProcessHistory] = {}
 
     def clear(self) -> None:
-        self._timestamps.clear()
+        self._timestamps = array("d")
         self._gpus = {}
         self._migs = {}
         self._processes = {}
@@ -233,6 +224,8 @@ class History:
             if now < last:
                 self.clear()
         self._timestamps.append(now)
+        if len(self._timestamps) > self.gpu_maxlen:
+            del self._timestamps[0]
 
         old_gpus, old_migs = self._gpus, self._migs
         gpus: dict[int, GpuHistory] = {}
@@ -243,17 +236,14 @@ class History:
         merged: dict[ProcessIdentity, tuple[int | None, float | None]] = {}
         for gpu in snapshot.gpus:
             gpu_history = old_gpus.get(gpu.index) or GpuHistory(self.gpu_maxlen)
-            gpu_history._add_memory(now, gpu.memory_used)
-            gpu_history._temperature.append(gpu.temperature)
-            gpu_history._utilization.append(gpu.utilization_gpu)
-            gpu_history._power.append(gpu.power_draw)
+            gpu_history._add(now, gpu.memory_used, gpu.temperature, gpu.utilization_gpu, gpu.power_draw)
             if gpu.memory_total is not None:
                 gpu_history.memory_total = gpu.memory_total
             gpus[gpu.index] = gpu_history
             for mig in gpu.mig_devices:
                 key = (gpu.index, mig.index)
                 mig_history = old_migs.get(key) or MigHistory(self.gpu_maxlen)
-                mig_history._add_memory(now, mig.memory_used)
+                mig_history._add(now, mig.memory_used)
                 migs[key] = mig_history
             for process in gpu.all_processes():
                 identity = (process.pid, process.started)
