@@ -24,10 +24,6 @@ _T = TypeVar("_T")
 _NAN = float("nan")
 
 
-def _stored(value: float | None) -> float:
-    return _NAN if value is None else value
-
-
 class _Series(Sequence["_T | None"]):
     """A read-only view of one figure of a history, None where NaN is stored."""
 
@@ -76,22 +72,23 @@ class MemorySeries:
         self.last_memory_change: float | None = None
 
     def _columns(self) -> tuple[array[float], ...]:
-        """Every figure's array, the timestamps and memory first, in the order ``_add`` takes them."""
+        """Every figure's array (the oldest row of each is dropped together)."""
         return self._timestamps, self._memory
 
-    def _add(self, timestamp: float, memory: int | None, *figures: float | None) -> None:
-        """One row: its time, memory in use and the series' other figures (None: not known)."""
-        stored = _stored(memory)
+    def _add_memory(self, timestamp: float, memory: int | None) -> None:
+        stored = _NAN if memory is None else memory
         memories = self._memory
         if memories:
             last = memories[-1]
             if last != stored and not (last != last and stored != stored):  # NaN to NaN: unknown still
                 self.last_memory_change = timestamp
-        columns = self._columns()
-        for column, value in zip(columns, (timestamp, stored, *map(_stored, figures)), strict=True):
-            column.append(value)
-        if len(memories) > self._maxlen:
-            for column in columns:
+        self._timestamps.append(timestamp)
+        memories.append(stored)
+
+    def _trim(self) -> None:
+        """Drop the oldest row once there are more than ``maxlen``."""
+        if len(self._timestamps) > self._maxlen:
+            for column in self._columns():
                 del column[0]
 
     @property
@@ -111,6 +108,10 @@ class MigHistory(MemorySeries):
     """One MIG device: (timestamp, memory_used)."""
 
     __slots__ = ()
+
+    def _add(self, timestamp: float, memory: int | None) -> None:
+        self._add_memory(timestamp, memory)
+        self._trim()
 
     @property
     def memory_used(self) -> Sequence[int | None]:
@@ -132,6 +133,16 @@ class GpuHistory(MemorySeries):
 
     def _columns(self) -> tuple[array[float], ...]:
         return self._timestamps, self._memory, self._temperature, self._utilization, self._power
+
+    def _add(
+        self, timestamp: float, memory: int | None, temperature: float | None, utilization: float | None,
+        power: float | None,
+    ) -> None:
+        self._add_memory(timestamp, memory)
+        self._temperature.append(_NAN if temperature is None else temperature)
+        self._utilization.append(_NAN if utilization is None else utilization)
+        self._power.append(_NAN if power is None else power)
+        self._trim()
 
     @property
     def memory_used(self) -> Sequence[int | None]:
@@ -168,6 +179,16 @@ class ProcessHistory(MemorySeries):
 
     def _columns(self) -> tuple[array[float], ...]:
         return self._timestamps, self._memory, self._sm_utilization, self._cpu_percent, self._host_memory
+
+    def _add(
+        self, timestamp: float, memory: int | None, sm: float | None, cpu: float | None, host: int | None
+    ) -> None:
+        # Appended here, not through a loop over the columns: thousands of processes a tick.
+        self._add_memory(timestamp, memory)
+        self._sm_utilization.append(_NAN if sm is None else sm)
+        self._cpu_percent.append(_NAN if cpu is None else cpu)
+        self._host_memory.append(_NAN if host is None else host)
+        self._trim()
 
     @property
     def gpu_memory(self) -> Sequence[int | None]:
