@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from fakenvml import INIT_FUNCTIONS, NO_SUCH_PID, FakeNvml, GiB, Scenario
 
 from gputop.core.model import Snapshot
 from gputop.core.sampler import Sampler, SamplerThread
+from gputop.core.sources import nvml
 from gputop.core.sources.base import SourceUnavailable
 from gputop.core.sources.nvml import CLOSE_WAIT_S, NvmlSource
+from gputop.core.sources.nvml_device import NvmlDevice
 
 DEADLINE_S = 0.4
 # A hung call comes back after this long: giving up on it means answering well before.
@@ -118,6 +121,80 @@ def test_gpus_are_read_in_parallel(source: NvmlSource, fake_nvml: FakeNvml) -> N
     sampling.join()
 
     assert most_asleep == 2
+
+
+class _Reads:
+    """Which NvmlDevice read ran on which thread, and when (monotonic start, end)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.log: list[tuple[str, int, str, float, float]] = []
+        self._inside = threading.local()
+        for name in ("sample", "pcie", "sample_with_pcie"):
+            monkeypatch.setattr(NvmlDevice, name, self._wrap(name, getattr(NvmlDevice, name)))
+
+    def _wrap(self, name: str, read: Callable[..., Any]) -> Callable[..., Any]:
+        def recorded(device: NvmlDevice) -> Any:
+            if getattr(self._inside, "reading", False):
+                return read(device)  # sample_with_pcie's own sample() and pcie()
+            self._inside.reading = True
+            started = time.monotonic()
+            try:
+                return read(device)
+            finally:
+                self._inside.reading = False
+                self.log.append((name, device.index, threading.current_thread().name, started, time.monotonic()))
+
+        return recorded
+
+    def of(self, source: NvmlSource) -> list[tuple[str, int, str, float, float]]:
+        """The reads of one sample, by start."""
+        self.log.clear()
+        source.sample()
+        return sorted(self.log, key=lambda read: read[3])
+
+
+def test_gpus_that_answer_in_their_turn_are_read_one_after_another_each_on_one_thread(
+    source: NvmlSource, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A turn long enough for a loaded machine: here nothing is slow.
+    monkeypatch.setattr(nvml, "TURN_S", 1.0)
+    reads = _Reads(monkeypatch)
+    source.sample()  # the first: the GPUs are found as they are counted, and all read at once
+    # In turn: GPU 1 once GPU 0 has answered, still with the PCIe counters on their own thread.
+    second = reads.of(source)
+    assert sorted(read[:3] for read in second) == [
+        ("pcie", 0, "gputop-gpu0-pcie"), ("pcie", 1, "gputop-gpu1-pcie"),
+        ("sample", 0, "gputop-gpu0"), ("sample", 1, "gputop-gpu1"),
+    ]
+    assert min(read[3] for read in second if read[1] == 1) >= max(read[4] for read in second if read[1] == 0)
+    # Having answered in turn, each GPU is read on one thread.
+    for _ in range(2):
+        read = reads.of(source)
+        assert [one[:3] for one in read] == [
+            ("sample_with_pcie", 0, "gputop-gpu0"), ("sample_with_pcie", 1, "gputop-gpu1"),
+        ]
+        # GPU 1's read started once GPU 0's had ended.
+        assert read[1][3] >= read[0][4]
+
+
+def test_a_gpu_slower_than_its_turn_sets_the_rest_going_and_gets_its_pcie_thread_back(
+    source: NvmlSource, fake_nvml: FakeNvml, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(nvml, "TURN_S", 0.05)
+    reads = _Reads(monkeypatch)
+    reads.of(source)
+    reads.of(source)  # both read in turn: one thread each from now on
+    fake_nvml.write(machine().delay("nvmlDeviceGetMemoryInfo", 0.3))
+    slow = reads.of(source)
+    assert slow[0][:3] == ("sample_with_pcie", 0, "gputop-gpu0")
+    # GPU 1 did not wait for GPU 0's 0.3 s: it started while GPU 0 was still being read, its PCIe
+    # counters on their own thread as when a GPU is not read in turn.
+    assert sorted(read[:3] for read in slow[1:]) == [("pcie", 1, "gputop-gpu1-pcie"), ("sample", 1, "gputop-gpu1")]
+    assert all(read[3] < slow[0][4] for read in slow[1:])
+    # Slower than its turn, GPU 0 has its PCIe thread again.
+    assert sorted(read[:3] for read in reads.of(source) if read[1] == 0) == [
+        ("pcie", 0, "gputop-gpu0-pcie"), ("sample", 0, "gputop-gpu0"),
+    ]
 
 
 def test_the_sampler_thread_keeps_the_interval_through_a_stall(
