@@ -173,7 +173,8 @@ def key_name(key: str) -> str:
 # What ``textual.keys.key_to_character`` answers for each key name with no modifier and more than
 # one letter that gputop's screens bind (with Textual's own scrolling and editing keys). Textual
 # looks each up by name in the Unicode database, and the pages those look-ups touch cost 0.8 MiB of
-# memory; this table gives the same answers without them (tests/test_keymap.py holds it to Textual's).
+# memory; this table gives the same answers without them (tests/ui/test_key_characters.py holds it to
+# Textual's).
 KEY_CHARACTERS: dict[str, str | None] = {
     "backspace": "\x08",
     "comma": ",",
