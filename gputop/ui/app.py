@@ -54,7 +54,7 @@ from gputop.ui.screens.live import LiveScreen
 from gputop.ui.settings_control import SettingsControl
 from gputop.ui.sort_control import SortControl
 from gputop.ui.state import ProcessFilter, SortOrder
-from gputop.ui.textual_private import ChangedCellsApp, answer_key_characters
+from gputop.ui.textual_private import ChangedCellsApp, answer_key_characters, strip_caches_on_first_use
 from gputop.ui.title_control import TitleControl
 from gputop.ui.widgets.gpu_grid import GpuGrid
 from gputop.ui.widgets.host_strip import HostStrip
@@ -97,6 +97,7 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         super().__init__(full_redraw=config.full_redraw)
         # Textual's answers from keymap's table, without its look-ups in the Unicode database.
         answer_key_characters(keymap.key_character)
+        strip_caches_on_first_use()
         self.sampler = sampler
         self.config = config
         self.start_sampler = start_sampler and replay is None
