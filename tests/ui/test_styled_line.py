@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+from rich.cells import cached_cell_len, cell_len
 from rich.style import Style
 
 from gputop.ui.widgets.card_lines import CardContent, full_lines
-from gputop.ui.widgets.styled_line import StripStyles, StyledLine
+from gputop.ui.widgets.styled_line import _ONE_CELL, StripStyles, StyledLine, text_cells
 
 from .factory import gpu
 
@@ -49,3 +51,24 @@ def test_a_lost_gpu_s_card_says_so_in_bold_red() -> None:
     assert drawn(line, 60) == [
         ("✖ GPU lost: no longer answering (fallen off the bus?)       ", BASE + Style(bold=True, color="red"))
     ]
+
+
+def test_each_character_counted_as_one_cell_is_one_cell_to_rich() -> None:
+    assert {"°", "█", "▏", "▁", "─", "a", "~"} <= _ONE_CELL
+    assert [char for char in sorted(_ONE_CELL) if cell_len(char) != 1] == []
+
+
+@pytest.mark.parametrize(
+    "text", ["", "81°C", "▕██▌  ▏", "42.0 GiB", "tab\there", "bell\x07", "del\x7f", "GPU 显存", "e\u0301", "…", "👍 ok"]
+)
+def test_a_text_takes_as_many_cells_as_rich_counts(text: str) -> None:
+    assert text_cells(text) == cell_len(text)
+
+
+def test_new_figures_are_measured_without_filling_rich_s_cache() -> None:
+    line = StyledLine()
+    before = cached_cell_len.cache_info().currsize
+    for n in range(300):
+        line.append(f"{n * 1.7:.1f}°C ▁▂▃▅▇ ", "green")
+    assert line.cell_length == sum(len(f"{n * 1.7:.1f}°C ▁▂▃▅▇ ") for n in range(300))
+    assert cached_cell_len.cache_info().currsize == before

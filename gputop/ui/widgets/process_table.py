@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rich.cells import cell_len, set_cell_size
+from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
@@ -30,6 +30,7 @@ from gputop.ui.state import (
     visible_columns,
 )
 from gputop.ui.widgets.frame_style import FrameStyled
+from gputop.ui.widgets.styled_line import text_cells
 
 _TAG_MARK = "●"
 _HOST_COLUMNS = frozenset({"cpu", "host_memory", "time", "container", "command"})
@@ -37,14 +38,10 @@ _HOST_COLUMNS = frozenset({"cpu", "host_memory", "time", "container", "command"}
 _LAUNCHER_COLUMNS = frozenset({"pid", "user", "gpu_memory", "container", "command"})
 
 
-def _cells(text: str) -> int:
-    return len(text) if text.isascii() else cell_len(text)
-
-
 def _fit(text: str, width: int, right: bool) -> str:
-    if _cells(text) > width:
+    if text_cells(text) > width:
         text = set_cell_size(text, max(0, width - 1)) + "…" if width > 0 else ""
-    pad = " " * (width - _cells(text))
+    pad = " " * (width - text_cells(text))
     return pad + text if right else text + pad
 
 
@@ -60,14 +57,14 @@ class _Line:
         self.segments: list[Segment] = []
         self._texts = [text]
         self._style = style
-        self._cells = _cells(text)
+        self._cells = text_cells(text)
 
     def add(self, text: str, style: Style) -> None:
         if style is not self._style:
             self.segments.append(Segment("".join(self._texts), self._style))
             self._texts, self._style = [], style
         self._texts.append(text)
-        self._cells += _cells(text)
+        self._cells += text_cells(text)
 
     def strip(self, width: int, style: Style) -> Strip:
         """The line, cropped or padded (in ``style``) to ``width`` cells."""

@@ -20,6 +20,23 @@ from textual.strip import Strip
 Piece = tuple[str, str]
 
 
+# Characters one cell wide in every Unicode version that gputop's own lines draw: printable Latin-1
+# (the degree sign), box drawing and block elements (bars, sparklines).
+_ONE_CELL = frozenset(
+    chr(code)
+    for start, end in ((0x20, 0x7E), (0xA0, 0xAC), (0xAE, 0xFF), (0x2500, 0x259F))
+    for code in range(start, end + 1)
+)
+
+
+def text_cells(text: str) -> int:
+    """The cells ``text`` takes, as ``rich.cells.cell_len`` counts them. Figures change every tick,
+    and ``cell_len`` keeps each string it measures (up to 4,096 of them): these are counted here."""
+    if (text.isascii() and text.isprintable()) or _ONE_CELL.issuperset(text):
+        return len(text)
+    return cell_len(text)
+
+
 def _under(outer: str, inner: str) -> str:
     """Style names for ``inner`` inside ``outer``: the inner ones win, as a Rich span over a span."""
     if not outer:
@@ -61,7 +78,7 @@ class StyledLine:
         """Add ``text`` in ``style`` at the end; returns the line."""
         if text:
             self.pieces.append((text, style))
-            self.cell_length += cell_len(text)
+            self.cell_length += text_cells(text)
         return self
 
     def append_line(self, line: StyledLine) -> StyledLine:
@@ -86,7 +103,7 @@ class StyledLine:
             return fitted.append(" " * (width - self.cell_length)) if pad else fitted
         room = width - 1  # the ellipsis takes the style of the first character cut off
         for text, style in self.pieces:
-            length = cell_len(text)
+            length = text_cells(text)
             if length <= room:
                 fitted.append(text, style)
                 room -= length
