@@ -36,7 +36,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from itertools import combinations
 from types import MappingProxyType
 
 from gputop.core.history import History, MemorySeries, MigKey, ProcessHistory
@@ -109,11 +109,6 @@ class Forecasts:
     processes: Mapping[ProcessIdentity, ProcessGrowth]
 
 
-@lru_cache(maxsize=64)
-def _pairs(count: int) -> tuple[tuple[int, int], ...]:
-    return tuple((i, j) for i in range(count) for j in range(i + 1, count))
-
-
 def _median(sorted_values: Sequence[float]) -> float:
     middle = len(sorted_values) // 2
     if len(sorted_values) % 2:
@@ -154,7 +149,7 @@ def fit_trend(
     slopes = sorted(
         [
             (points[j] - points[i]) / (times[j] - times[i])
-            for i, j in _pairs(len(times))
+            for i, j in combinations(range(len(times)), 2)
             if times[j] != times[i]
         ]
     )
