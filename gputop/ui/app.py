@@ -265,7 +265,7 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        for description, keys, action in self.key_control.palette_entries():
+        for description, keys, action in self.key_control.palette_entries(screen):
             yield SystemCommand(description, keys, partial(self.run_action, action))
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 
 from gputop.ui import keymap
 from gputop.ui.widgets.filter_bar import FilterInput
@@ -23,25 +23,26 @@ class KeyControl:
     def __init__(self, app: GpuTopApp) -> None:
         self.app = app
 
-    def allows(self, action: str) -> bool:
-        """Whether ``action`` acts now: a dialog's own keys, the filter box's Enter and Esc, the
-        process screen's keys; the main screen's only where they act."""
+    def allows(self, action: str, screen: Screen[object] | None = None) -> bool:
+        """Whether ``action`` acts now on ``screen`` (the screen on top; the palette asks for the
+        one it was opened over): a dialog's own keys, the filter box's Enter and Esc, the process
+        screen's keys; the main screen's only where they act."""
         app = self.app
         if not keymap.mode_allows(action, readonly=app.readonly, replaying=app.replay is not None):
             return False
-        screen = app.screen
+        screen = app.screen if screen is None else screen
         if isinstance(screen, ModalScreen):
             return action == "quit"
         if screen.id == "process-screen" and action not in keymap.PROCESS_SCREEN_ACTIONS:
             return False
-        in_filter_box = isinstance(app.focused, FilterInput)
+        in_filter_box = isinstance(screen.focused, FilterInput)
         if in_filter_box and action not in keymap.FILTER_BOX_ACTIONS:
             return False
         if action == "clear_filter":
             return app.filter.active or app.filter_control.bar.display
         if action == "filter":
             # Only on the main screen, and "/" typed into the box is text (a regex may hold one).
-            return len(app.screen_stack) == 1 and not in_filter_box
+            return screen is app.screen_stack[0] and not in_filter_box
         return True
 
     def help_entries(self) -> list[tuple[str, str]]:
@@ -49,6 +50,7 @@ class KeyControl:
         bindings = keymap.key_bindings(self.app.BINDINGS)
         return [*keymap.help_entries(bindings, self.allows), *keymap.NAVIGATION_HELP]
 
-    def palette_entries(self) -> list[tuple[str, str, str]]:
-        """(description, keys, action) for each action the palette offers now."""
-        return keymap.palette_entries(keymap.key_bindings(self.app.BINDINGS), self.allows)
+    def palette_entries(self, screen: Screen[object]) -> list[tuple[str, str, str]]:
+        """(description, keys, action) for each action the palette, opened over ``screen``, offers."""
+        bindings = keymap.key_bindings(self.app.BINDINGS)
+        return keymap.palette_entries(bindings, lambda action: self.allows(action, screen))

@@ -147,6 +147,32 @@ async def test_command_palette_reaches_every_action() -> None:
         assert {"Kill", "Filter", "Freeze", "Sort by CPU %", "Only GPU 3", "Slower refresh", "GPU detail"} <= titles
 
 
+async def _palette_titles(app: GpuTopApp, pilot: object, query: str) -> list[str]:
+    """The titles the open command palette lists for ``query`` typed into it."""
+    await pilot.press(*query)  # type: ignore[attr-defined]
+    for _ in range(40):  # the palette searches in a worker
+        await pilot.pause(0.05)  # type: ignore[attr-defined]
+        options = app.screen.query("CommandList").first().options
+        titles = [str(option.prompt).split("\n")[0] for option in options]
+        if titles and not titles[0].startswith("Align("):
+            return titles
+    return []
+
+
+async def test_the_open_palette_finds_gputop_s_actions_and_runs_the_one_chosen() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert "Freeze" in await _palette_titles(app, pilot, "freeze")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.frozen is True
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert "Sort by CPU %" in await _palette_titles(app, pilot, "sort by cpu")
+
+
 async def test_lost_gpu_stays_on_screen_marked_lost() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
