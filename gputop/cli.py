@@ -4,7 +4,6 @@ screen). The parser is ``cli_args``; the other commands' runners are ``commands`
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -137,28 +136,10 @@ def _tui(sampler: Sampler, args: argparse.Namespace, settings: Settings, warning
 
 
 def _load_tui() -> Callable[..., int]:
-    """Import the TUI (Textual), without the ssl module asyncio imports for TLS the TUI never speaks.
+    """Import the TUI; its ``run_tui`` (``ui.textual_imports`` says what it leaves out, and why)."""
+    from gputop.ui.textual_imports import load_tui
 
-    ssl loads OpenSSL: 4 MiB of the TUI's memory. asyncio then runs as on a Python built without
-    ssl; an ``import ssl`` after this (nothing in the TUI makes one) still works.
-    """
-    blocked = "ssl" not in sys.modules
-    if blocked:
-        sys.modules["ssl"] = None  # type: ignore[assignment]
-    # What is imported lives as long as the process: the collector need not look at it, during the
-    # import (a tenth of its CPU) or after. Each full collection would otherwise walk every object
-    # of Textual, Rich and gputop (40-60 ms here).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        from gputop.ui.app import run_tui
-    finally:
-        if blocked and "ssl" in sys.modules and sys.modules["ssl"] is None:
-            del sys.modules["ssl"]
-        gc.freeze()
-        if collecting:
-            gc.enable()
-    return run_tui
+    return load_tui()
 
 
 def _first_frame(sampler: Sampler) -> bool:

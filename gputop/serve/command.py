@@ -120,7 +120,7 @@ def check_served(served: argparse.Namespace, settings: Settings) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     """``gputop serve``: check, listen, print the URL to open, serve until Ctrl+C; 2 when it cannot."""
-    # Here, not at the top: asyncio imports ssl (OpenSSL, 4 MiB), which the TUI does without (cli._load_tui).
+    # Here, not at the top: asyncio imports ssl (OpenSSL, 4 MiB), which the TUI does without (ui.textual_imports).
     import asyncio
     import secrets
 
