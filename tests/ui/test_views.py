@@ -6,6 +6,8 @@ import asyncio
 from dataclasses import replace
 
 import pytest
+from textual.command import CommandList
+from textual.pilot import Pilot
 
 from gputop.core.model import GpuSample, HostSample
 from gputop.core.run_config import RunConfig
@@ -147,12 +149,12 @@ async def test_command_palette_reaches_every_action() -> None:
         assert {"Kill", "Filter", "Freeze", "Sort by CPU %", "Only GPU 3", "Slower refresh", "GPU detail"} <= titles
 
 
-async def _palette_titles(app: GpuTopApp, pilot: object, query: str) -> list[str]:
+async def _palette_titles(app: GpuTopApp, pilot: Pilot[int], query: str) -> list[str]:
     """The titles the open command palette lists for ``query`` typed into it."""
-    await pilot.press(*query)  # type: ignore[attr-defined]
+    await pilot.press(*query)
     for _ in range(40):  # the palette searches in a worker
-        await pilot.pause(0.05)  # type: ignore[attr-defined]
-        options = app.screen.query("CommandList").first().options
+        await pilot.pause(0.05)
+        options = app.screen.query_one(CommandList).options
         titles = [str(option.prompt).split("\n")[0] for option in options]
         if titles and not titles[0].startswith("Align("):
             return titles
