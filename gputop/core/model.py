@@ -65,6 +65,9 @@ class ProcessSample:
     parent_command: str | None = None
     # Listed as last seen: its GPU has stopped answering, so this may be out of date.
     stale: bool = False
+    # Why it is not visible (core.visibility: "exited", "pid_namespace", "permission"); None when it
+    # is visible, or when gputop cannot tell.
+    not_visible_reason: str | None = None
 
     @property
     def identity(self) -> ProcessIdentity:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from gputop.core.containers import ContainerNames
 from gputop.core.model import ProcessSample
+from gputop.core.pidns import in_host_pid_namespace
 from gputop.core.procfs import (
     CLOCK_TICKS,
     Users,
@@ -39,6 +40,7 @@ from gputop.core.procfs import (
     read_proc,
     status_number,
 )
+from gputop.core.visibility import why_not_visible
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +261,10 @@ class ProcessInfo:
         self._tick += 1
         self._parents = {}
         return found
+
+    def not_visible_reason(self, pid: int) -> str | None:
+        """Why ``pid`` has no host facts (``core.visibility``); asked once per process that has none."""
+        return why_not_visible(pid, in_host_pid_namespace())
 
     def _facts(self, pids: Iterable[int]) -> dict[int, HostFacts | None]:
         # The quiet processes' turn is decided here rather than in _look: most of thousands wait

@@ -139,7 +139,7 @@ class Sampler:
                 if last is not None and last[1] is found and (last[0] is process or last[0] == process):
                     result = last[2]
                 else:
-                    result = _with_facts(process, found)
+                    result = _with_facts(process, found, self.process_info)
                     last = (process, found, result)
                 kept[pid] = last
                 out.append(result)
@@ -158,9 +158,10 @@ class Sampler:
         )
 
 
-def _with_facts(process: ProcessSample, facts: HostFacts | None) -> ProcessSample:
+def _with_facts(process: ProcessSample, facts: HostFacts | None, info: ProcessInfo) -> ProcessSample:
     if facts is None:
-        return dataclasses.replace(process, visible=False) if process.visible else process
+        reason = info.not_visible_reason(process.pid)
+        return dataclasses.replace(process, visible=False, not_visible_reason=reason)
     return facts.apply(process)
 
 

@@ -16,6 +16,7 @@ from gputop.core.diagnosis.codec import add_diagnoses, health_from_dict, health_
 from gputop.core.forecast import NO_FORECAST, NOT_GROWING, Forecast, Forecasts
 from gputop.core.format import safe_json
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
+from gputop.core.visibility import REASONS
 
 JSON_SCHEMA_VERSION = 1
 
@@ -40,6 +41,7 @@ def process_to_dict(process: ProcessSample) -> dict[str, Any]:
         "parent_pid": process.parent_pid,
         "parent_command": process.parent_command,
         "stale": process.stale,
+        "not_visible_reason": process.not_visible_reason,
     }
 
 
@@ -208,7 +210,14 @@ def _process(data: dict[str, Any], gpu_index: int) -> ProcessSample:
         # Recordings made before the process tree have no parent.
         parent_pid=data.get("parent_pid"),
         parent_command=data.get("parent_command"),
+        # Recordings made before the reason was read have none.
+        not_visible_reason=_reason(data.get("not_visible_reason")),
     )
+
+
+def _reason(value: object) -> str | None:
+    """A recording's reason, if it is one gputop gives (another file's word is not believed)."""
+    return value if isinstance(value, str) and value in REASONS else None
 
 
 def _mig(data: dict[str, Any], gpu_index: int) -> MigSample:

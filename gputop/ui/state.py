@@ -10,12 +10,12 @@ from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import ProcessGrowth
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_growth, safe_text
 from gputop.core.model import ProcessIdentity, ProcessSample, Snapshot
+from gputop.core.visibility import not_visible_words
 
 # A process appears once per GPU (or MIG device) it uses, so a row is keyed by
 # the process identity (pid, create_time) plus where it runs.
 RowKey = tuple[int, "float | None", int, "int | None"]
 
-NOT_VISIBLE = "(not visible: other PID namespace)"
 # Before the command of a process whose GPU is not answering: the row is as the GPU last listed it.
 STALE_MARK = "(as last seen) "
 
@@ -71,7 +71,7 @@ class ProcessRow:
         """What the row says across the host columns when the host cannot see the process."""
         if self.unattributed:
             return f"(no process) {fmt_bytes(self.process.gpu_memory)} · no listed process holds it"
-        return NOT_VISIBLE
+        return not_visible_words(self.process.not_visible_reason)
 
     @property
     def run_time(self) -> float | None:
@@ -105,7 +105,7 @@ def _num(value: float | None, fmt: str = "{:.0f}") -> str:
 def _command(row: ProcessRow) -> str:
     p = row.process
     if not p.visible:
-        return row.guide + NOT_VISIBLE
+        return row.guide + not_visible_words(p.not_visible_reason)
     command = safe_text(p.command or p.name)
     return row.guide + (STALE_MARK + command if p.stale else command)
 

@@ -21,6 +21,7 @@
  *       temperature_slowdown=C temperature_shutdown=C fan=% power_mw=mW
  *       power_limit_mw=mW clock_sm=MHz clock_mem=MHz pstate=N
  *       pcie_rx_kbs=KB/s pcie_tx_kbs=KB/s mig_mode=0|1 max_mig=N
+ *       persistence_mode=0|1
  *                                     one line per GPU, in index order
  *   mig gpu=I slot=S name="..." uuid=MIG-... memory_total=B memory_used=B
  *       memory_free=B gpu_instance_id=N compute_instance_id=N
@@ -173,6 +174,7 @@ typedef struct device {
     long long ecc_volatile, ecc_aggregate;
     long long remap_corrected, remap_uncorrected, remap_pending, remap_failure;
     long long retired_pending;
+    long long persistence_mode; /* 1 enabled, 0 disabled */
 } device_t;
 
 typedef struct process {
@@ -296,6 +298,7 @@ static void set_device_field(device_t *d, const char *key, const char *value) {
         FIELD(ecc_volatile), FIELD(ecc_aggregate), FIELD(remap_corrected),
         FIELD(remap_uncorrected), FIELD(remap_pending), FIELD(remap_failure),
         FIELD(retired_pending),
+        FIELD(persistence_mode),
 #undef FIELD
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
@@ -820,6 +823,7 @@ SIMPLE_UINT_GETTER(nvmlDeviceGetMaxMigDeviceCount, max_mig)
 SIMPLE_UINT_GETTER(nvmlDeviceGetGpuInstanceId, gpu_instance_id)
 SIMPLE_UINT_GETTER(nvmlDeviceGetComputeInstanceId, compute_instance_id)
 SIMPLE_UINT_GETTER(nvmlDeviceGetPowerManagementLimit, power_limit_mw)
+SIMPLE_UINT_GETTER(nvmlDeviceGetPersistenceMode, persistence_mode)
 
 /* ---- what other monitors ask for (so the benchmark compares like with like) ---- */
 
@@ -838,7 +842,6 @@ nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t d, unsigned *index) {
     }
 
 CONSTANT_INT_GETTER(nvmlDeviceGetComputeMode, 0)     /* default */
-CONSTANT_INT_GETTER(nvmlDeviceGetPersistenceMode, 1) /* enabled */
 CONSTANT_INT_GETTER(nvmlDeviceGetDisplayActive, 0)
 CONSTANT_INT_GETTER(nvmlDeviceGetDisplayMode, 0)
 

@@ -71,6 +71,7 @@ class GpuSpec:
     remap_pending: int | None = 0
     remap_failure: int | None = 0
     retired_pending: int | None = None
+    persistence_mode: int | None = 1  # 0: off, so the driver is set up again at each first open
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from gputop.core.procdetail import ProcessDetail
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.sources.demo import DemoSource
+from gputop.core.visibility import PID_NAMESPACE
 from gputop.ui.app import GpuTopApp
 
 GIB = 1024**3
@@ -46,7 +47,10 @@ def proc(
     sm: float | None = 50.0,
 ) -> ProcessSample:
     if not visible:
-        return ProcessSample(pid=pid, gpu_index=gpu, type=kind, gpu_memory=int(memory_gib * GIB), mig_index=mig)
+        return ProcessSample(
+            pid=pid, gpu_index=gpu, type=kind, gpu_memory=int(memory_gib * GIB), mig_index=mig,
+            not_visible_reason=PID_NAMESPACE,
+        )
     return ProcessSample(
         pid=pid,
         gpu_index=gpu,

@@ -18,17 +18,23 @@ import pytest
 from fakenvml import NO_SUCH_PID, GiB, Scenario
 from fakenvml.fixture import FakeNvml
 
+from gputop.core.pidns import read_pid_namespace
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.sources.nvml import NvmlSource
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.kill import KillScreen
-from gputop.ui.state import NOT_VISIBLE
+from gputop.ui.screens.process import ProcessScreen
 
-from .factory import notices
+from .factory import notices, screen_text
 
 SIZE = (120, 40)
-ELSEWHERE = NO_SUCH_PID  # a PID of another namespace, never one here
+ELSEWHERE = NO_SUCH_PID  # a PID no process here has (past pid_max): exited, as far as this host can tell
+EXITED = "(not visible: exited)"
+# A PID missing from /proc is exited only where gputop shares the host's PID namespace.
+IN_HOST_NAMESPACE = pytest.mark.skipif(
+    read_pid_namespace().host is not True, reason="not in the host's PID namespace: a missing PID is not exited"
+)
 
 
 @pytest.fixture
@@ -68,7 +74,8 @@ async def kill_selected(app: GpuTopApp, pilot: object, pid: int) -> None:
     await pilot.pause()  # type: ignore[attr-defined]
 
 
-async def test_a_process_that_exits_between_the_gpu_list_and_the_lookup_shows_as_not_visible(
+@IN_HOST_NAMESPACE
+async def test_a_process_that_exits_between_the_gpu_list_and_the_lookup_shows_as_exited(
     fake_nvml: FakeNvml, sampler: Sampler
 ) -> None:
     gone = subprocess.Popen(["true"])
@@ -81,8 +88,16 @@ async def test_a_process_that_exits_between_the_gpu_list_and_the_lookup_shows_as
             app.apply_snapshot(sampler.sample())
             await pilot.pause()
             assert sorted(app.processes.pids()) == sorted([gone.pid, survivor.pid])
-            assert NOT_VISIBLE in row_text(app, gone.pid)
+            assert EXITED in row_text(app, gone.pid)
             assert "sleep 600" in row_text(app, survivor.pid)
+            # The process screen says the same.
+            app.processes.cursor_key = app.processes.rows[app.processes.pids().index(gone.pid)].key
+            await pilot.press("enter")
+            assert isinstance(app.screen, ProcessScreen)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert EXITED in screen_text(app)
+            await pilot.press("escape")
             await kill_selected(app, pilot, gone.pid)
             assert notices(app) == [f"PID {gone.pid}: not visible from here, its identity is unknown"]
             assert app.is_running
@@ -114,7 +129,7 @@ async def test_a_zombie_shows_as_defunct_and_a_kill_says_it_already_exited(
         child.wait()
 
 
-async def test_a_pid_of_another_namespace_is_listed_with_its_memory_and_cannot_be_signalled(
+async def test_a_pid_past_pid_max_is_listed_with_its_memory_as_exited_and_cannot_be_signalled(
     fake_nvml: FakeNvml, sampler: Sampler
 ) -> None:
     listing(fake_nvml, ELSEWHERE)
@@ -123,12 +138,13 @@ async def test_a_pid_of_another_namespace_is_listed_with_its_memory_and_cannot_b
         app.apply_snapshot(sampler.sample())
         await pilot.pause()
         row = row_text(app, ELSEWHERE)
-        assert f"{ELSEWHERE}" in row and "1.0GiB" in row and NOT_VISIBLE in row
+        assert f"{ELSEWHERE}" in row and "1.0GiB" in row and EXITED in row
         await kill_selected(app, pilot, ELSEWHERE)
         assert notices(app) == [f"PID {ELSEWHERE}: not visible from here, its identity is unknown"]
         assert app.is_running
 
 
+@IN_HOST_NAMESPACE
 async def test_a_process_gone_by_the_time_of_the_kill_is_reported_gone(
     fake_nvml: FakeNvml, sampler: Sampler
 ) -> None:
@@ -146,7 +162,7 @@ async def test_a_process_gone_by_the_time_of_the_kill_is_reported_gone(
         # The next tick: NVML still lists it (drivers lag), the host no longer knows it.
         app.apply_snapshot(sampler.sample())
         await pilot.pause()
-        assert NOT_VISIBLE in row_text(app, process.pid)
+        assert EXITED in row_text(app, process.pid)
         listing(fake_nvml)
         app.apply_snapshot(sampler.sample())
         await pilot.pause()

@@ -7,7 +7,6 @@ from textual.pilot import Pilot
 
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.user_pick import UserPickScreen
-from gputop.ui.state import NOT_VISIBLE
 from gputop.ui.widgets.process_table import ProcessTable
 
 from .factory import GIB, gpu, make_app, proc, snapshot, two_gpu_snapshot
@@ -97,7 +96,7 @@ async def test_not_visible_process_shows_pid_memory_and_why() -> None:
     async with app.run_test(size=SIZE) as pilot:
         table = await start(app, pilot)
         text = line(table, 4)
-        assert "305" in text and "1.0GiB" in text and NOT_VISIBLE in text
+        assert "305" in text and "1.0GiB" in text and "(not visible: other PID namespace)" in text
         assert "alice" not in text
 
 

@@ -12,7 +12,8 @@ from textual.widgets.option_list import Option
 
 from gputop.core.actions import SIGNALS
 from gputop.core.format import fmt_bytes, safe_text
-from gputop.ui.state import NOT_VISIBLE, ProcessRow
+from gputop.core.visibility import not_visible_words
+from gputop.ui.state import ProcessRow
 from gputop.ui.widgets.choice_list import ChoiceList
 
 _SIGNAL_HELP = {
@@ -26,7 +27,7 @@ _MAX_LISTED = 12
 def target_line(row: ProcessRow) -> Text:
     """One target as the dialog lists it; every user-controlled string goes through safe_text."""
     p = row.process
-    command = safe_text(p.command or p.name, 60) if p.visible else NOT_VISIBLE
+    command = safe_text(p.command or p.name, 60) if p.visible else not_visible_words(p.not_visible_reason)
     return Text.assemble(
         (f"PID {p.pid:<8}", "bold"),
         (f"{safe_text(p.user, 12) if p.visible else '?':<12} ", "yellow"),

@@ -24,6 +24,7 @@ from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, safe_te
 from gputop.core.history import ProcessHistory
 from gputop.core.model import ProcessIdentity, Snapshot
 from gputop.core.procdetail import ProcessDetail, Readable, Relative
+from gputop.core.visibility import not_visible_words
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.state import ProcessRow, snapshot_rows
 from gputop.ui.widgets.history_chart import HistoryChart
@@ -86,6 +87,10 @@ def facts_table(rows: list[ProcessRow], detail: ProcessDetail | None, now: float
             container.append(" · its name is not known here (Docker's socket or the kubelet's pods unreadable)",
                              style="italic yellow")
         table.add_row("Container", container)
+    if process is not None and not process.visible:
+        # /proc has nothing on it: why, in the panel's words (the detail reader cannot tell).
+        table.add_row("", Text(not_visible_words(process.not_visible_reason), style="italic yellow"))
+        return table
     if detail is None:
         table.add_row("", Text("reading /proc…", style="italic"))
         return table
