@@ -10,11 +10,11 @@ from collections.abc import Callable, Sequence
 
 from gputop.cli_args import build_parser
 from gputop.cli_args import fail as _fail
-from gputop.commands import run_cluster, run_export, run_once, run_record
+from gputop.commands import run_cluster, run_doctor, run_export, run_once, run_record
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings, load_settings
-from gputop.core.sources.base import GpuSource, SourceUnavailable
+from gputop.core.sources.base import GpuSource, SourceUnavailable, unavailable
 from gputop.serve.command import parse_command_line, run_serve
 from gputop.ui.before_screen import quit_keys
 
@@ -23,6 +23,7 @@ SERVICES: dict[str | None, Callable[[argparse.Namespace], int]] = {
     "export": run_export,
     "cluster": run_cluster,
     "serve": run_serve,
+    "doctor": run_doctor,
 }
 
 
@@ -34,7 +35,10 @@ def open_source(args: argparse.Namespace, settings: Settings, patient: bool = Fa
         if not 1 <= args.demo_gpus <= 16:
             raise SourceUnavailable("--demo-gpus must be between 1 and 16")
         return DemoSource(gpu_count=args.demo_gpus)
-    from gputop.core.sources.nvml import NvmlSource
+    try:
+        from gputop.core.sources.nvml import NvmlSource
+    except (ImportError, AttributeError) as error:  # a package named pynvml that is not nvidia-ml-py
+        raise SourceUnavailable(unavailable(f"the pynvml module is not nvidia-ml-py's ({error})")) from None
 
     return NvmlSource(settings.driver_deadline_s, on_init_slow=_say_init_is_slow if patient else None)
 

@@ -99,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("file", metavar="FILE")
     add_cluster_commands(commands)
     add_serve_command(commands)
+    doctor = commands.add_parser("doctor", help="say why gputop cannot see a GPU or its processes, and what to do")
+    doctor.add_argument("--json", action="store_true", dest="doctor_json", help="one JSON document, for scripts")
     record = commands.add_parser("record", help="sample without a TUI into a JSON-lines file (.gz: gzip)")
     record.add_argument("file", metavar="FILE")
     record.add_argument("--duration", type=duration_value, default=None, metavar="S", help="stop after S seconds")

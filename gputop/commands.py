@@ -1,4 +1,5 @@
-"""What the commands besides the TUI run: ``--once`` and ``--json``, ``record``, ``export`` and ``cluster``.
+"""What the commands besides the TUI run: ``--once`` and ``--json``, ``record``, ``export``, ``cluster``
+and ``doctor``.
 
 Each imports what it needs when it runs, so the TUI's start imports none of it.
 """
@@ -20,6 +21,15 @@ from gputop.core.sources.base import SourceUnavailable
 
 # psutil's CPU figures and the network rates need two readings some time apart.
 _ONCE_SETTLE_S = 0.25
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    """``gputop doctor``: every check, in words or JSON; 0 when gputop can run here, 1 when it cannot."""
+    from gputop.core.doctor import diagnose
+
+    diagnosis = diagnose()
+    sys.stdout.write(diagnosis.to_json() + "\n" if args.doctor_json or args.json else diagnosis.to_text())
+    return 0 if diagnosis.runnable else 1
 
 
 def run_once(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> int:

@@ -93,7 +93,7 @@ def test_without_the_driver_library_every_mode_exits_2_with_one_line(args: list[
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (
         "gputop: NVML is not available: libnvidia-ml.so.1 was not found — "
-        "run `gputop --demo` to try gputop without a GPU\n"
+        "run `gputop doctor` to see why, or `gputop --demo` to try gputop without a GPU\n"
     )
 
 

@@ -101,7 +101,7 @@ def test_gpus_that_cannot_be_counted_exit_2_with_one_line(fake_nvml: FakeNvml, c
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (
         f"gputop: NVML is not available: nvmlDeviceGetCount did not answer within {DEADLINE_S:g}s"
-        " — run `gputop --demo` to try gputop without a GPU\n"
+        " — run `gputop doctor` to see why, or `gputop --demo` to try gputop without a GPU\n"
     )
 
 
@@ -111,7 +111,7 @@ def test_a_hung_nvml_init_exits_2_with_one_line(fake_nvml: FakeNvml, config: Pat
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (
         f"gputop: NVML is not available: nvmlInit did not answer within {DEADLINE_S:g}s"
-        " — run `gputop --demo` to try gputop without a GPU\n"
+        " — run `gputop doctor` to see why, or `gputop --demo` to try gputop without a GPU\n"
     )
 
 

@@ -29,7 +29,7 @@ from gputop.core.sources.base import SourceUnavailable
 from gputop.core.sources.nvml import NvmlSource, cuda_version_text
 
 OpenSource = Callable[..., NvmlSource]
-HINT = "run `gputop --demo` to try gputop without a GPU"
+HINT = "run `gputop doctor` to see why, or `gputop --demo` to try gputop without a GPU"
 
 
 @pytest.fixture

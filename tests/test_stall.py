@@ -275,7 +275,7 @@ def test_gpus_that_cannot_be_counted_at_start_are_not_zero_gpus(fake_nvml: FakeN
                 nvml.sample()
             assert str(raised.value) == (
                 f"NVML is not available: nvmlDeviceGetCount did not answer within {DEADLINE_S:g}s"
-                " — run `gputop --demo` to try gputop without a GPU"
+                " — run `gputop doctor` to see why, or `gputop --demo` to try gputop without a GPU"
             )
         assert fake_nvml.call_count("nvmlDeviceGetCount_v2") == 1
     finally:
@@ -293,7 +293,7 @@ def test_a_hung_nvml_init_gives_up_with_one_line(fake_nvml: FakeNvml) -> None:
     assert time.monotonic() - started < HUNG_S - 0.4
     assert str(raised.value) == (
         f"NVML is not available: nvmlInit did not answer within {DEADLINE_S:g}s"
-        " — run `gputop --demo` to try gputop without a GPU"
+        " — run `gputop doctor` to see why, or `gputop --demo` to try gputop without a GPU"
     )
 
 

@@ -15,6 +15,15 @@ class SourceUnavailable(Exception):
     """The source cannot be opened (no driver, no library). The message is one clear line."""
 
 
+# After the one line that says NVML cannot be used: where to look next.
+NEXT_STEP = "run `gputop doctor` to see why, or `gputop --demo` to try gputop without a GPU"
+
+
+def unavailable(what: str) -> str:
+    """The one line gputop prints when NVML cannot be used."""
+    return f"NVML is not available: {what} — {NEXT_STEP}"
+
+
 class GpuSource(Protocol):
     """A source of GPU samples.
 

@@ -21,10 +21,10 @@ from typing import Any, TypeVar
 import pynvml
 
 from gputop.core.sources.base import SourceUnavailable
+from gputop.core.sources.base import unavailable as unavailable  # the one line's words, for nvml.py
 
 T = TypeVar("T")
 
-DEMO_HINT = "run `gputop --demo` to try gputop without a GPU"
 LOST_ERRORS = frozenset({pynvml.NVML_ERROR_GPU_IS_LOST, pynvml.NVML_ERROR_UNKNOWN})
 
 Handle = Any  # a pynvml c_nvmlDevice_t
@@ -111,11 +111,6 @@ def describe(error: Exception) -> str:
         return str(error)
     except Exception:  # pynvml asks the library for the text, which may be gone
         return f"NVML error {getattr(error, 'value', '?')}"
-
-
-def unavailable(what: str) -> str:
-    """The one line gputop prints when NVML cannot be used."""
-    return f"NVML is not available: {what} — {DEMO_HINT}"
 
 
 def _named(name: str) -> Callable[[Callable[..., T]], Callable[..., T]]:

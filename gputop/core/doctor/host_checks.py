@@ -1,0 +1,140 @@
+"""The doctor's checks of this host that need no driver: device files, the Python binding, the PID
+namespace, container names and the terminal's colours."""
+
+from __future__ import annotations
+
+import glob
+import importlib.metadata
+import importlib.util
+import os
+import socket
+from collections.abc import Mapping
+from pathlib import Path
+
+from gputop.core.containers import DOCKER_SOCKET, PODS_DIR
+from gputop.core.doctor.findings import ERROR, OK, UNKNOWN, WARNING, Finding
+from gputop.core.pidns import read_pid_namespace
+
+SOCKET_TIMEOUT_S = 1.0
+
+
+def device_files(nvml_answers: bool, pattern: str = "/dev/nvidia*") -> Finding:
+    """The NVIDIA device files: without them no driver call can reach a GPU."""
+    found = sorted(glob.glob(pattern))
+    if found:
+        return Finding("device_files", "device files", OK, ", ".join(found))
+    return Finding(
+        "device_files",
+        "device files",
+        WARNING if nvml_answers else ERROR,
+        "no /dev/nvidia* device files",
+        "the NVIDIA kernel module is not loaded (`sudo modprobe nvidia`, or install the driver), or this"
+        " container was started without the GPUs (`docker run --gpus all`, or request `nvidia.com/gpu`"
+        " in Kubernetes)",
+    )
+
+
+def python_binding(probe_error: str | None, runnable: bool) -> Finding:
+    """Whether ``import pynvml`` finds nvidia-ml-py's module, not the older ``pynvml`` package or another."""
+    title = "Python binding"
+    spec = importlib.util.find_spec("pynvml")
+    try:
+        distribution = importlib.metadata.distribution("nvidia-ml-py")
+    except importlib.metadata.PackageNotFoundError:
+        distribution = None
+    expected = None if distribution is None else Path(str(distribution.locate_file("pynvml.py"))).resolve()
+    if spec is None:
+        return Finding("pynvml", title, ERROR, "no module named pynvml", "`pip install nvidia-ml-py`")
+    origin = spec.origin if spec.origin not in (None, "namespace") else None
+    where = origin or ", ".join(spec.submodule_search_locations or []) or "?"
+    if expected is not None and origin is not None and Path(origin).resolve() == expected:
+        return Finding("pynvml", title, OK, f"nvidia-ml-py {distribution.version} ({origin})")  # type: ignore[union-attr]
+    owner = "" if distribution is None else f", not nvidia-ml-py's {expected}"
+    broken = f"; importing it fails: {probe_error}" if probe_error else ""
+    return Finding(
+        "pynvml",
+        title,
+        WARNING if runnable else ERROR,
+        f"`import pynvml` finds {where}{owner}{broken}",
+        "another package named pynvml shadows nvidia-ml-py: `pip uninstall pynvml`, remove that folder from"
+        " PYTHONPATH, then `pip install --force-reinstall nvidia-ml-py`",
+    )
+
+
+def pid_namespace() -> Finding:
+    """gputop in the host's PID namespace, or not: NVML lists GPU processes by host PID."""
+    title = "PID namespace"
+    found = read_pid_namespace()
+    if found.host:
+        return Finding("pid_namespace", title, OK, f"the host's ({found.evidence})")
+    if found.host is None:
+        return Finding("pid_namespace", title, UNKNOWN, found.evidence)
+    return Finding(
+        "pid_namespace",
+        title,
+        WARNING,
+        f"not the host's ({found.evidence}): GPU processes show as \"not visible: other PID namespace\","
+        " without user or command, and cannot be signalled",
+        "run the container with `--pid=host` (Kubernetes: `hostPID: true`)",
+    )
+
+
+def _docker(path: str) -> tuple[str, str, str | None] | None:
+    if not os.path.exists(path):
+        return None
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.settimeout(SOCKET_TIMEOUT_S)
+        try:
+            connection.connect(path)
+            connection.sendall(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n")
+            answer = connection.recv(64)
+        except PermissionError:
+            return (WARNING, f"{path}: permission denied, so Docker containers are named by ID only",
+                    "run gputop as root or as a member of the `docker` group")
+        except OSError as error:
+            return (WARNING, f"{path}: Docker does not answer ({error.strerror or error})",
+                    "start Docker, or ignore this where no GPU process runs in a Docker container")
+    if not answer.startswith(b"HTTP/"):
+        return (WARNING, f"{path}: not Docker's Engine API", None)
+    return (OK, f"{path}: Docker answers", None)
+
+
+def _pods(path: str) -> tuple[str, str, str | None] | None:
+    if not os.path.isdir(path):
+        return None
+    try:
+        os.listdir(path)
+    except OSError as error:
+        return (WARNING, f"{path}: {error.strerror or error}, so Kubernetes pods are named by UID only",
+                "run gputop as root (the kubelet's pod folders are root's)")
+    return (OK, f"{path}: readable", None)
+
+
+def container_names(docker_socket: str = DOCKER_SOCKET, pods_dir: str = PODS_DIR) -> Finding:
+    """Whether a container's ID can be turned into its name: Docker's socket, the kubelet's pod folders."""
+    answers = [found for found in (_docker(docker_socket), _pods(pods_dir)) if found is not None]
+    if not answers:
+        return Finding("container_names", "container names", OK,
+                       f"neither {docker_socket} nor {pods_dir} here: no containers to name")
+    status = WARNING if any(status == WARNING for status, _, _ in answers) else OK
+    advice = "; ".join(advice for _, _, advice in answers if advice) or None
+    return Finding("container_names", "container names", status, "; ".join(text for _, text, _ in answers), advice)
+
+
+def colours(environ: Mapping[str, str]) -> Finding:
+    """COLORTERM: what tells Textual the terminal shows 24-bit colour; ssh does not forward it by default."""
+    title = "terminal colours"
+    value = environ.get("COLORTERM")
+    if value:
+        return Finding("colorterm", title, OK, f"COLORTERM={value}")
+    if any(environ.get(name) for name in ("SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY")):
+        return Finding(
+            "colorterm",
+            title,
+            WARNING,
+            "COLORTERM is not set in this SSH session: gputop's colours fall back to 256",
+            "ssh does not forward COLORTERM: add `SendEnv COLORTERM` to ~/.ssh/config where ssh starts and"
+            " `AcceptEnv COLORTERM` to the server's sshd_config, or `export COLORTERM=truecolor` here if"
+            " your terminal shows 24-bit colour",
+        )
+    return Finding("colorterm", title, OK, "COLORTERM is not set: the terminal is taken to show 256 colours")
