@@ -10,6 +10,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -205,15 +206,27 @@ def test_a_driver_that_hangs_in_nvmlinit_is_said_after_the_probes_deadline(
 
 
 @pytest.fixture
-def docker_like(tmp_path: Path) -> Iterator[Path]:
+def open_dir() -> Iterator[Path]:
+    """A folder every user may enter (pytest's own are root's alone)."""
+    folder = Path(tempfile.mkdtemp(prefix="gputop-doctor-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder)
+
+
+@pytest.fixture
+def docker_like(open_dir: Path) -> Iterator[Path]:
     """A real unix socket answering /_ping as Docker's Engine API does."""
-    path = tmp_path / "docker.sock"
+    path = open_dir / "docker.sock"
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(path))
     server.listen(1)
 
     def answer() -> None:
-        connection, _ = server.accept()
+        try:
+            connection, _ = server.accept()
+        except OSError:
+            return  # closed at the end of a test that never asked
         with connection:
             connection.recv(1024)
             connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK")
@@ -239,3 +252,31 @@ def test_container_names_are_ok_where_docker_answers_and_a_warning_where_it_does
     assert silent.found == f"{dead}: Docker does not answer (Connection refused)"
     none = container_names(str(tmp_path / "none.sock"), str(tmp_path / "no-pods"))
     assert none.status == OK and none.found.startswith("neither ")
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None or not os.access("/usr/bin/python3", os.X_OK),
+    reason="needs root, setpriv and /usr/bin/python3 (to look as another user)",
+)
+def test_a_docker_socket_and_pod_folders_this_user_cannot_read_are_said(docker_like: Path, open_dir: Path) -> None:
+    pods = open_dir / "pods"
+    pods.mkdir(mode=0o700)
+    docker_like.chmod(0o600)
+    code = (
+        "from gputop.core.doctor.host_checks import container_names\n"
+        f"found = container_names({str(docker_like)!r}, {str(pods)!r})\n"
+        "print(found.status); print(found.found); print(found.advice)\n"
+    )
+    # As user nobody, with the system's Python: root's own may be unreadable to nobody.
+    result = subprocess.run(
+        ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "/usr/bin/python3", "-c", code],
+        capture_output=True, text=True, timeout=30, env=clean_env(),
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        WARNING,
+        f"{docker_like}: permission denied, so Docker containers are named by ID only;"
+        f" {pods}: Permission denied, so Kubernetes pods are named by UID only",
+        "run gputop as root or as a member of the `docker` group;"
+        " run gputop as root (the kubelet's pod folders are root's)",
+    ]

@@ -79,8 +79,26 @@ def pid_namespace() -> Finding:
     )
 
 
+_DOCKER_ADVICE = "run gputop as root or as a member of the `docker` group"
+_PODS_ADVICE = "run gputop as root (the kubelet's pod folders are root's)"
+
+
+def _exists(path: str) -> bool | OSError:
+    """Whether ``path`` is there; the error where a folder above it cannot be entered."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return False
+    except OSError as error:
+        return error
+    return True
+
+
 def _docker(path: str) -> tuple[str, str, str | None] | None:
-    if not os.path.exists(path):
+    there = _exists(path)
+    if isinstance(there, OSError):
+        return (WARNING, f"{path}: {there.strerror}, so Docker containers are named by ID only", _DOCKER_ADVICE)
+    if not there:
         return None
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
         connection.settimeout(SOCKET_TIMEOUT_S)
@@ -89,8 +107,7 @@ def _docker(path: str) -> tuple[str, str, str | None] | None:
             connection.sendall(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n")
             answer = connection.recv(64)
         except PermissionError:
-            return (WARNING, f"{path}: permission denied, so Docker containers are named by ID only",
-                    "run gputop as root or as a member of the `docker` group")
+            return (WARNING, f"{path}: permission denied, so Docker containers are named by ID only", _DOCKER_ADVICE)
         except OSError as error:
             return (WARNING, f"{path}: Docker does not answer ({error.strerror or error})",
                     "start Docker, or ignore this where no GPU process runs in a Docker container")
@@ -100,13 +117,13 @@ def _docker(path: str) -> tuple[str, str, str | None] | None:
 
 
 def _pods(path: str) -> tuple[str, str, str | None] | None:
-    if not os.path.isdir(path):
+    there = _exists(path)
+    if there is False:
         return None
     try:
         os.listdir(path)
     except OSError as error:
-        return (WARNING, f"{path}: {error.strerror or error}, so Kubernetes pods are named by UID only",
-                "run gputop as root (the kubelet's pod folders are root's)")
+        return (WARNING, f"{path}: {error.strerror or error}, so Kubernetes pods are named by UID only", _PODS_ADVICE)
     return (OK, f"{path}: readable", None)
 
 
