@@ -99,11 +99,11 @@ TEMPERATURE_C = 10.0
 POWER_W = 100.0
 
 
-def compare(report: dict[str, Any], smi: list[SmiGpu], pid: int, allocation: int) -> list[str]:
+def compare(report: dict[str, Any], smi: list[SmiGpu], pid: int | None, allocation: int) -> list[str]:
     """What in gputop's `--json` disagrees with nvidia-smi's view; [] when all agrees.
 
     The process ``pid`` must be listed once, holding at least ``allocation`` bytes, with the memory
-    nvidia-smi gives it (MiB-rounded).
+    nvidia-smi gives it (MiB-rounded); None leaves the processes out (NVML's PIDs are the host's).
     """
     problems = []
     gpus = report["gpus"]
@@ -130,6 +130,8 @@ def compare(report: dict[str, Any], smi: list[SmiGpu], pid: int, allocation: int
         if (power is None or reference.power_draw is None or not 0 < power <= (limit or power) * 1.2
                 or abs(power - reference.power_draw) > POWER_W):
             problems.append(f"{where}: power gputop {power} W (limit {limit}), nvidia-smi {reference.power_draw} W")
+    if pid is None:
+        return problems
     listed = [(gpu, p) for gpu in gpus for p in gpu["processes"] if p["pid"] == pid and p["mig_device"] is None]
     if len(listed) != 1:
         problems.append(f"PID {pid} listed {len(listed)} times, not once")

@@ -59,6 +59,8 @@ def report_like(gpus: list[SmiGpu], pid: int, memory: int | None) -> dict[str, A
 def test_a_report_that_matches_nvidia_smi_has_no_problem() -> None:
     smi = parse_smi_xml(FIXTURE.read_text())
     assert compare(report_like(smi, 4242, 1534 * MiB), smi, 4242, 1024 * MiB) == []
+    # Outside the host's PID namespace the child is not looked for: only the GPUs are compared.
+    assert compare(report_like(smi, 1, None), smi, None, 1024 * MiB) == []
 
 
 def test_each_disagreement_is_named() -> None:
