@@ -28,7 +28,11 @@ def run_doctor(args: argparse.Namespace) -> int:
     from gputop.core.doctor import diagnose
 
     diagnosis = diagnose()
-    sys.stdout.write(diagnosis.to_json() + "\n" if args.doctor_json or args.json else diagnosis.to_text())
+    if args.doctor_json or args.json:
+        sys.stdout.write(diagnosis.to_json() + "\n")
+    else:
+        columns = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
+        sys.stdout.write(diagnosis.to_text(columns))
     return 0 if diagnosis.runnable else 1
 
 

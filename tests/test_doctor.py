@@ -20,7 +20,7 @@ import pytest
 from fakenvml import Scenario
 from fakenvml.fixture import FakeNvml
 
-from gputop.core.doctor import ERROR, OK, WARNING
+from gputop.core.doctor import ERROR, OK, UNKNOWN, WARNING, Finding
 from gputop.core.doctor.driver_checks import driver, kernel_module_version, run_probe
 from gputop.core.doctor.host_checks import container_names
 
@@ -280,3 +280,26 @@ def test_a_docker_socket_and_pod_folders_this_user_cannot_read_are_said(docker_l
         "run gputop as root or as a member of the `docker` group;"
         " run gputop as root (the kubelet's pod folders are root's)",
     ]
+
+
+def test_a_check_that_hangs_or_fails_is_unknown_and_the_others_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gputop.core.doctor as doctor_module
+
+    monkeypatch.setattr(doctor_module, "CHECK_TIMEOUT_S", 0.1)
+    release = threading.Event()
+
+    def hangs() -> Finding:
+        release.wait(5)
+        return Finding("mount", "a mount", OK, "answered too late")
+
+    def fails() -> Finding:
+        raise PermissionError(13, "Permission denied")
+
+    try:
+        assert doctor_module._in_time("mount", "a mount", hangs) == Finding("mount", "a mount", UNKNOWN,
+                                                                           "no answer within 0.1s")
+    finally:
+        release.set()
+    assert doctor_module._in_time("socket", "a socket", fails) == Finding(
+        "socket", "a socket", UNKNOWN, "the check failed: PermissionError: [Errno 13] Permission denied"
+    )
