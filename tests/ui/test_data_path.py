@@ -107,3 +107,19 @@ async def test_a_ui_blocked_for_1_5_s_at_0_1_s_loses_no_tick_in_the_recording_th
         (sampled[8], "memory"),
     ]
     assert [message for message in said if "GPU" in message] == [event.message for event in raised]
+
+
+async def test_while_frozen_every_tick_still_goes_into_the_history_and_f_shows_the_newest() -> None:
+    sampler = CountingSampler(WarmingSource())
+    app = GpuTopApp(sampler, RunConfig(interval_s=INTERVAL_S))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.2)
+        await pilot.press("f")
+        frozen_on = app.snapshot
+        held = len(app.history)
+        await pilot.pause(0.6)
+        assert app.snapshot is frozen_on and frozen_on is not None
+        assert len(app.history) >= held + 4  # ticks go on into the history behind the frozen screen
+        assert app.latest is not None and app.latest.timestamp > frozen_on.timestamp
+        await pilot.press("f")
+        assert app.snapshot is app.latest
