@@ -20,7 +20,6 @@ sample) and shows it once, in ``show_snapshot``. A busy UI skips frames, never t
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Iterable, Sequence
 from functools import partial
@@ -58,7 +57,8 @@ from gputop.ui.screens.live import LiveScreen
 from gputop.ui.settings_control import SettingsControl
 from gputop.ui.sort_control import SortControl
 from gputop.ui.state import ProcessFilter, SortOrder
-from gputop.ui.textual_private import ChangedCellsApp, answer_key_characters, strip_caches_on_first_use
+from gputop.ui.textual_imports import collecting_rarely
+from gputop.ui.textual_private import ChangedCellsApp
 from gputop.ui.title_control import TitleControl
 from gputop.ui.widgets.gpu_grid import GpuGrid
 from gputop.ui.widgets.host_strip import HostStrip
@@ -69,9 +69,6 @@ if TYPE_CHECKING:  # imported by the runs that record or replay (cli), not by ev
     from gputop.core.record import Recorder
     from gputop.core.replay import Replay
     from gputop.ui.replay_control import ReplayControl
-
-# Allocations between two collections of the youngest generation while the TUI runs (see run_tui).
-YOUNG_COLLECTION_THRESHOLD = 10_000
 
 
 class GpuTopApp(ChangedCellsApp[int], AppActions):
@@ -99,9 +96,6 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         the interval is ``config.interval_s``, which the command line resolves.
         """
         super().__init__(full_redraw=config.full_redraw)
-        # Textual's answers from keymap's table, without its look-ups in the Unicode database.
-        answer_key_characters(keymap.key_character)
-        strip_caches_on_first_use()
         self.sampler = sampler
         self.config = config
         self.start_sampler = start_sampler and replay is None
@@ -319,17 +313,8 @@ def run_tui(
         recorder=recorder,
         replay=replay,
     )
-    # Each frame makes some thousands of short-lived containers (strips, segments, styles), nearly all
-    # freed by their reference counts. At Python's threshold (700) the collector's youngest generation
-    # runs 3-4 times a second, and every tenth and hundredth run walks the older ones too (30-60 ms
-    # each on a small machine): 10,000 makes all of them about fifteen times rarer; the few cycles a
-    # frame leaves wait a few seconds longer to be freed.
-    threshold = gc.get_threshold()
-    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *threshold[1:])
-    try:
+    with collecting_rarely():  # the collector tuned for a TUI's frames (textual_imports says why)
         result = app.run(mouse=config.mouse)
-    finally:
-        gc.set_threshold(*threshold)
     return result if isinstance(result, int) else (app.return_code or 0)
 
 
