@@ -23,16 +23,22 @@ INTERVAL_S = 0.1
 
 
 class WarmingSource(StaticSource):
-    """Two GPUs; GPU 0 runs hot from its 6th sample on, GPU 1's memory is full from its 9th."""
+    """Two GPUs; once ``warm()`` is called, GPU 0 runs hot from the 2nd sample after, and GPU 1's memory
+    is full from the 5th."""
 
     def __init__(self) -> None:
         super().__init__()
         self.samples = 0
+        self.hot_from: int | None = None
+        self.full_from: int | None = None
+
+    def warm(self) -> None:
+        self.hot_from, self.full_from = self.samples + 2, self.samples + 5
 
     def sample(self) -> tuple[GpuSample, ...]:
         self.samples += 1
-        hot = 86.0 if self.samples >= 6 else 60.0
-        full = 78.0 if self.samples >= 9 else 10.0
+        hot = 86.0 if self.hot_from is not None and self.samples >= self.hot_from else 60.0
+        full = 78.0 if self.full_from is not None and self.samples >= self.full_from else 10.0
         return (gpu(0, [proc(101, 0, 20)], temperature=hot), gpu(1, [proc(201, 1, full)]))
 
 
@@ -69,12 +75,14 @@ async def test_a_ui_blocked_for_1_5_s_at_0_1_s_loses_no_tick_in_the_recording_th
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "live.jsonl"
-    sampler = CountingSampler(WarmingSource())
+    source = WarmingSource()
+    sampler = CountingSampler(source)
     app = FrameCountingApp(sampler, RunConfig(interval_s=INTERVAL_S), recorder=Recorder(str(path)))
     app.frames = []
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(0.2)
         before_block = len(sampler.timestamps)
+        source.warm()  # two alerts to come, while the UI is blocked
         time.sleep(BLOCKED_S)  # the UI thread is busy: no message is handled, no frame drawn
         during_block = len(sampler.timestamps) - before_block
         await pilot.pause(0.2)
@@ -100,11 +108,13 @@ async def test_a_ui_blocked_for_1_5_s_at_0_1_s_loses_no_tick_in_the_recording_th
     assert sum(app.frames) == len(sampled)
     assert shown is not None and shown.timestamp == sampled[-1]
     # Both alerts were raised while the UI was blocked; each was recorded on its tick and announced.
-    assert [(event.kind, event.gpu_index) for event in raised] == [("thermal", 0), ("memory", 1)]
-    assert [event.time for event in raised] == [sampled[5], sampled[8]]
+    assert source.hot_from is not None and source.full_from is not None
+    hot, full = sampled[source.hot_from - 1], sampled[source.full_from - 1]  # the n-th sample is sampled[n - 1]
+    assert [(event.kind, event.gpu_index, event.time) for event in raised] == [(
+        "thermal", 0, hot), ("memory", 1, full)]
     assert [(line["timestamp"], alert["kind"]) for line in recorded for alert in line["alerts"]] == [
-        (sampled[5], "thermal"),
-        (sampled[8], "memory"),
+        (hot, "thermal"),
+        (full, "memory"),
     ]
     assert [message for message in said if "GPU" in message] == [event.message for event in raised]
 
