@@ -30,9 +30,6 @@ ALLOWED = {
     "textual_serve": PACKAGE / "serve" / "textual_serve_private.py",
 }
 FOREIGN = tuple(ALLOWED)
-# Runs before Textual is imported, so it cannot be textual_private: the one private name it may use.
-IMPORTS_MODULE = PACKAGE / "ui" / "textual_imports.py"
-IMPORTS_MODULE_MAY_USE = ["textual._types"]
 SELF_ATTRIBUTE = re.compile(r"self\.(_\w+)")
 # Public despite the underscore: a namedtuple's own API.
 NAMEDTUPLE_API = frozenset({"_replace", "_asdict", "_fields", "_field_defaults", "_make"})
@@ -176,15 +173,9 @@ def test_no_module_uses_a_private_name_of_textual_rich_or_textual_serve_but_the_
     found = [
         f"{path.name}:{use}"
         for path in _modules()
-        if path != IMPORTS_MODULE
         for use in private_uses(path.read_text(), _forbidden(path))
     ]
     assert found == []
-
-
-def test_the_import_module_uses_only_the_private_module_it_is_allowed() -> None:
-    uses = [use.split(": ", 1)[1] for use in private_uses(IMPORTS_MODULE.read_text())]
-    assert uses == IMPORTS_MODULE_MAY_USE
 
 
 def test_no_class_overrides_a_private_name_of_textual_rich_or_textual_serve_but_in_the_one_allowed_module() -> None:

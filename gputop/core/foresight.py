@@ -4,10 +4,14 @@ The TUI, ``gputop record`` and ``--json`` all look ahead the same way: the
 snapshot goes into the history, the forecaster reads the history, the
 diagnoser reads the snapshot against what it kept, and the alert monitor
 reads all of them.
+
+The TUI feeds its Watcher on the sampler thread and reads the history from the UI thread (sparklines,
+charts): ``lock`` is held while the history changes, and by a reader that needs its series to agree.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 from gputop.core.alerts import AlertEvent, AlertMonitor
@@ -36,10 +40,14 @@ class Watcher:
         self.forecaster = Forecaster(ForecastParams(horizon_s=self.thresholds.horizon_s))
         self.diagnoser = Diagnoser(self.thresholds)
         self.monitor = AlertMonitor(self.thresholds)
+        # Held only while the history changes (a few hundred microseconds a tick): the forecaster,
+        # diagnoser and monitor are read and written by the feeding thread alone.
+        self.lock = threading.Lock()
 
     def update(self, snapshot: Snapshot) -> Foresight:
         """Add ``snapshot`` and return its forecasts and alert events."""
-        self.history.add(snapshot)
+        with self.lock:
+            self.history.add(snapshot)
         forecasts = self.forecaster.update(self.history, snapshot)
         diagnoses = self.diagnoser.update(snapshot)
         events = self.monitor.update(snapshot, forecasts, diagnoses)
@@ -47,7 +55,8 @@ class Watcher:
 
     def reset(self) -> None:
         """Forget everything seen (a replay jumped): history, fits and alerts."""
-        self.history.clear()
+        with self.lock:
+            self.history.clear()
         self.forecaster = Forecaster(self.forecaster.params)
         self.diagnoser = Diagnoser(self.thresholds)
         self.monitor = AlertMonitor(self.thresholds)

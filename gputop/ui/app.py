@@ -5,19 +5,21 @@ part that owns it:
 
 - ``keymap``: every key (BINDINGS); ``key_control``: which act now (``check_action``), help, the palette;
 - ``messages``: what the sampler thread posts; ``sampling_control``: that thread and its interval;
-- ``feed``: what each snapshot feeds (the Watcher's history, forecasts and alerts; the recording);
+- ``feed``: which alerts are announced, and how; ``core.tick_feed``: what each tick feeds (the Watcher's
+  history, forecasts and alerts; the recording), on the sampler thread, and the hand-over to this one;
 - ``layout_control``: the room (too small, compact cards, panel and strip shown), by ``layout``'s arithmetic;
 - ``process_view``: the panel's rows; ``sort_control`` and ``filter_control``: the keys that sort and filter;
 - ``kill_control``: tag and signal; ``replay_control``: replay; ``navigation``: the screens over this one;
 - ``title_control``: the title; ``settings_control``: the settings file applied and saved;
 - widgets: ``title_bar``, ``filter_bar``, ``gpu_grid`` (of ``gpu_card``), ``host_strip``, ``process_table``.
 
-A snapshot comes in through ``apply_snapshot`` and goes out to the widgets once, in ``show_snapshot``.
+Every tick is taken (history, forecasts, diagnoses, alerts, recording) on the thread that sampled it; the
+app receives the newest in ``receive`` (``apply_snapshot`` takes one on this thread: a replay, the first
+sample) and shows it once, in ``show_snapshot``. A busy UI skips frames, never ticks.
 """
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Iterable, Sequence
 from functools import partial
@@ -39,14 +41,15 @@ from gputop.core.model import Snapshot
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings
+from gputop.core.tick_feed import Delivery, Handover, Tick, TickFeed
 from gputop.ui import keymap, layout
 from gputop.ui.app_actions import AppActions
-from gputop.ui.feed import NOTICE_S, AlertAnnouncer, SnapshotFeed, alert_notices
+from gputop.ui.feed import NOTICE_S, AlertAnnouncer, alert_kinds, alert_notices
 from gputop.ui.filter_control import FilterControl
 from gputop.ui.key_control import KeyControl
 from gputop.ui.kill_control import KillControl
 from gputop.ui.layout_control import LayoutControl
-from gputop.ui.messages import SamplerFailed, SnapshotReady
+from gputop.ui.messages import SamplerFailed, TicksReady
 from gputop.ui.navigation import Navigation
 from gputop.ui.process_view import ProcessView
 from gputop.ui.sampling_control import SamplingControl
@@ -54,7 +57,8 @@ from gputop.ui.screens.live import LiveScreen
 from gputop.ui.settings_control import SettingsControl
 from gputop.ui.sort_control import SortControl
 from gputop.ui.state import ProcessFilter, SortOrder
-from gputop.ui.textual_private import ChangedCellsApp, answer_key_characters, strip_caches_on_first_use
+from gputop.ui.textual_imports import collecting_rarely
+from gputop.ui.textual_private import ChangedCellsApp
 from gputop.ui.title_control import TitleControl
 from gputop.ui.widgets.gpu_grid import GpuGrid
 from gputop.ui.widgets.host_strip import HostStrip
@@ -65,9 +69,6 @@ if TYPE_CHECKING:  # imported by the runs that record or replay (cli), not by ev
     from gputop.core.record import Recorder
     from gputop.core.replay import Replay
     from gputop.ui.replay_control import ReplayControl
-
-# Allocations between two collections of the youngest generation while the TUI runs (see run_tui).
-YOUNG_COLLECTION_THRESHOLD = 10_000
 
 
 class GpuTopApp(ChangedCellsApp[int], AppActions):
@@ -95,9 +96,6 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         the interval is ``config.interval_s``, which the command line resolves.
         """
         super().__init__(full_redraw=config.full_redraw)
-        # Textual's answers from keymap's table, without its look-ups in the Unicode database.
-        answer_key_characters(keymap.key_character)
-        strip_caches_on_first_use()
         self.sampler = sampler
         self.config = config
         self.start_sampler = start_sampler and replay is None
@@ -106,13 +104,16 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         self.frozen = False
         self.snapshot: Snapshot | None = None  # shown on screen
         self.latest: Snapshot | None = None  # newest received (differs while frozen)
+        self.tick: Tick | None = None  # newest received, with its forecasts, diagnoses and alerts
         self.history = history if history is not None else History()
         settings = settings if settings is not None else Settings()
         self.announcer = AlertAnnouncer()
-        self.feed = SnapshotFeed(Watcher(settings.thresholds, history=self.history), recorder)
+        # Fed on the sampler thread (live) or this one (a replay); the history is read here under its lock.
+        self.feed = TickFeed(Watcher(settings.thresholds, history=self.history), recorder)
+        self.handover = Handover()
         self.processes = ProcessTable(id="processes")
         self.view = ProcessView(self.processes)
-        self.sampling = SamplingControl(self, sampler, config.interval_s)
+        self.sampling = SamplingControl(self, sampler, config.interval_s, self.feed, self.handover)
         self.settings_control = SettingsControl(self, settings, settings_path, list(settings_warnings))
         self.replay_control: ReplayControl | None = None
         if replay is not None:
@@ -136,12 +137,16 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
     @property
     def forecasts(self) -> Forecasts | None:
         """The forecasts made from the newest snapshot."""
-        return self.feed.forecasts
+        return None if self.tick is None else self.tick.foresight.forecasts
 
     @property
     def diagnoses(self) -> Diagnoses | None:
         """The diagnoses of the newest snapshot."""
-        return self.feed.diagnoses
+        return None if self.tick is None else self.tick.foresight.diagnoses
+
+    def alert_kinds(self, gpu_index: int) -> tuple[str, ...]:
+        """The kinds of alert raised, as of the newest snapshot, on a GPU (or one of its MIG devices)."""
+        return () if self.tick is None else alert_kinds(self.tick, gpu_index)
 
     @property
     def sort(self) -> SortOrder:
@@ -204,46 +209,65 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
 
     # -- data in -----------------------------------------------------------------------
 
-    def on_snapshot_ready(self, message: SnapshotReady) -> None:
-        self.apply_snapshot(message.snapshot)
+    def on_ticks_ready(self, message: TicksReady) -> None:
+        # Everything taken since the last message; none when an earlier message took it already.
+        delivery = self.handover.take()
+        if delivery is not None:
+            self.receive(delivery)
 
     def on_sampler_failed(self, message: SamplerFailed) -> None:
         self.sampling.report_error(message.error)
 
     def apply_snapshot(self, snapshot: Snapshot, *, quiet: bool = False) -> Foresight:
-        """Take one tick's snapshot: history, forecasts, alerts, recording; show it unless frozen.
+        """Take one snapshot on this thread (a replay, the first sample) and receive it.
 
         ``quiet`` (a replay catching up after a jump) neither announces alerts nor draws.
         """
-        self.latest = snapshot
-        foresight, recording_failure = self.feed.take(snapshot)
-        if recording_failure is not None:
-            self.notify(f"{recording_failure}; gputop goes on without recording", title="Recording stopped",
-                        severity="error", timeout=15, markup=False)
+        tick = self.feed.take(snapshot)
         if quiet:
-            return foresight
-        notices = self.announcer.announce(foresight.events, time.monotonic())
+            self.tick, self.latest = tick, snapshot
+            self._say_recording_stopped(tick.recording_error)
+        else:
+            self.receive(Delivery.of(tick))
+        return tick.foresight
+
+    def receive(self, delivery: Delivery) -> None:
+        """The newest tick, taken already: announce the alerts of every tick since the last, show it unless frozen."""
+        tick = delivery.tick
+        self.tick, self.latest = tick, tick.snapshot
+        self._say_recording_stopped(delivery.recording_error)
+        notices = self.announcer.announce(delivery.events, time.monotonic())
         for title, message, severity in notices:
             self.notify(message, title=title, severity=severity, timeout=NOTICE_S, markup=False)
-        if alert_notices(foresight.events) and self.config.bell:
-            self.bell()  # once a tick, however many were raised
+        if alert_notices(delivery.events) and self.config.bell:
+            self.bell()  # once a frame, however many were raised
         if not self.frozen and self._mounted:
-            self.show_snapshot(snapshot)
-        return foresight
+            self.show_snapshot(tick.snapshot)
+
+    def _say_recording_stopped(self, error: Exception | None) -> None:
+        if error is not None:
+            self.notify(f"{error}; gputop goes on without recording", title="Recording stopped",
+                        severity="error", timeout=15, markup=False)
 
     # -- data out ----------------------------------------------------------------------
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
         """Put a snapshot on screen: cards, host strip, process panel, title, and the open screen."""
         self.snapshot = snapshot
-        self.layout_control.show_gpus(snapshot)
+        # The sampler thread adds to the history meanwhile: the cards and the open screen read its series
+        # under the Watcher's lock, so they agree with each other. (A read outside a tick, on a resize or
+        # `c`, may find one series a tick ahead of another for a frame; nothing can fail: the history
+        # replaces its dicts rather than changing them, and its arrays are read by index.)
+        with self.feed.watcher.lock:
+            self.layout_control.show_gpus(snapshot)
         self.query_one(HostStrip).show(snapshot.host)
-        self.view.show(snapshot, None if self.forecasts is None else self.forecasts.processes, self.feed.diagnoses)
+        self.view.show(snapshot, None if self.forecasts is None else self.forecasts.processes, self.diagnoses)
         self.update_title()
         screen = self.screen
         # A screen opened but not composed yet shows the newest snapshot itself once mounted.
         if isinstance(screen, LiveScreen) and screen.is_mounted:
-            screen.show_snapshot(snapshot)
+            with self.feed.watcher.lock:
+                screen.show_snapshot(snapshot)
 
     def update_title(self) -> None:
         """Say again what is shown and how it moves (the parts call this when either changed)."""
@@ -289,18 +313,9 @@ def run_tui(
         recorder=recorder,
         replay=replay,
     )
-    # Each frame makes some thousands of short-lived containers (strips, segments, styles), nearly all
-    # freed by their reference counts. At Python's threshold (700) the collector's youngest generation
-    # runs 3-4 times a second, and every tenth and hundredth run walks the older ones too (30-60 ms
-    # each on a small machine): 10,000 makes all of them about fifteen times rarer; the few cycles a
-    # frame leaves wait a few seconds longer to be freed.
-    threshold = gc.get_threshold()
-    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *threshold[1:])
-    try:
+    with collecting_rarely():  # the collector tuned for a TUI's frames (textual_imports says why)
         result = app.run(mouse=config.mouse)
-    finally:
-        gc.set_threshold(*threshold)
     return result if isinstance(result, int) else (app.return_code or 0)
 
 
-__all__ = ["GpuTopApp", "run_tui", "SnapshotReady", "SamplerFailed"]
+__all__ = ["GpuTopApp", "run_tui", "TicksReady", "SamplerFailed"]

@@ -1,21 +1,16 @@
-"""What each tick's snapshot feeds before it is shown: the Watcher (the history the sparklines and
-charts draw, forecasts, alerts) and the recording. No widgets: the app shows what this yields."""
+"""Which of the alerts the ticks raised are announced, and how; which a card names. No widgets.
+
+Each tick is taken (history, forecasts, diagnoses, alerts, recording) on the sampler thread, by
+``core.tick_feed``; the app announces what the ticks it receives raised, the ones it skipped included."""
 
 from __future__ import annotations
 
-import contextlib
 from collections import deque
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from gputop.core.alerts import AlertEvent
-from gputop.core.diagnosis import Diagnoses
-from gputop.core.forecast import Forecasts
-from gputop.core.foresight import Foresight, Watcher
-from gputop.core.model import Snapshot
-
-if TYPE_CHECKING:  # the recorder's module (and gzip, JSON) is imported only by a run that records
-    from gputop.core.record import Recorder, RecordingError
+from gputop.core.tick_feed import Tick
 
 # Alert kinds in the order a card's title names them.
 ALERT_ORDER = ("lost", "memory", "forecast", "thermal")
@@ -83,47 +78,6 @@ def _gathered(alerts: Sequence[tuple[str, Severity]]) -> Notice:
     return (f"{len(alerts)} alerts", "\n".join(lines), severity)
 
 
-class SnapshotFeed:
-    """Takes each snapshot into the Watcher and (while recording) the recording."""
-
-    def __init__(self, watcher: Watcher, recorder: Recorder | None = None) -> None:
-        self.watcher = watcher
-        self.recorder = recorder
-        self.forecasts: Forecasts | None = None
-        self.diagnoses: Diagnoses | None = None
-
-    def take(self, snapshot: Snapshot) -> tuple[Foresight, RecordingError | None]:
-        """Feed one snapshot. A recording that cannot be written is stopped, and its error returned."""
-        foresight = self.watcher.update(snapshot)
-        self.forecasts = foresight.forecasts
-        self.diagnoses = foresight.diagnoses
-        failure = None
-        if self.recorder is not None:
-            from gputop.core.record import RecordingError  # imported already: the recorder's own module
-
-            try:
-                self.recorder.write(
-                    snapshot, forecasts=foresight.forecasts, alerts=foresight.events, diagnoses=foresight.diagnoses
-                )
-            except RecordingError as error:
-                failure = error
-                self.stop_recording()
-        return foresight, failure
-
-    def forget_past(self) -> None:
-        """Drop history, forecasts and alerts (a replay jumping rebuilds them)."""
-        self.watcher.reset()
-
-    def stop_recording(self) -> None:
-        recorder, self.recorder = self.recorder, None
-        if recorder is not None:
-            from gputop.core.record import RecordingError
-
-            # A write error, if any, was already reported.
-            with contextlib.suppress(RecordingError):
-                recorder.close()
-
-    def alert_kinds(self, gpu_index: int) -> tuple[str, ...]:
-        """The kinds of alert raised now on a GPU (or one of its MIG devices)."""
-        active = {key[0] for key in self.watcher.monitor.active if key[1] == gpu_index}
-        return tuple(kind for kind in ALERT_ORDER if kind in active)
+def alert_kinds(tick: Tick, gpu_index: int) -> tuple[str, ...]:
+    """The kinds of alert raised after ``tick`` on a GPU (or one of its MIG devices), in a card's order."""
+    return tuple(kind for kind in ALERT_ORDER if (kind, gpu_index) in tick.alerted)

@@ -166,42 +166,5 @@ def key_name(key: str) -> str:
     if key.startswith(("ctrl+", "shift+")):
         modifier, _plus, rest = key.partition("+")
         return f"{modifier.capitalize()}+{key_name(rest).upper() if len(rest) == 1 else key_name(rest)}"
-    character = key_character(key)
+    character = key_to_character(key)
     return character if character and character.isprintable() and not character.isspace() else key
-
-
-# What ``textual.keys.key_to_character`` answers for each key name with no modifier and more than
-# one letter that gputop's screens bind (with Textual's own scrolling and editing keys). Textual
-# looks each up by name in the Unicode database, and the pages those look-ups touch cost 0.8 MiB of
-# memory; this table gives the same answers without them (tests/ui/test_key_characters.py holds it to
-# Textual's).
-KEY_CHARACTERS: dict[str, str | None] = {
-    "backspace": "\x08",
-    "comma": ",",
-    "escape": "\x1b",
-    "exclamation_mark": "!",
-    "full_stop": ".",
-    "greater_than_sign": ">",
-    "left_square_bracket": "[",
-    "less_than_sign": "<",
-    "number_sign": "#",
-    "question_mark": "?",
-    "right_square_bracket": "]",
-    "space": " ",
-    "tab": "\t",
-    **dict.fromkeys(
-        ("down", "end", "enter", "f1", "f3", "f4", "f5", "f6", "f9", "f10", "home", "left", "minus",
-         "pagedown", "pageup", "plus", "right", "slash", "up"),
-    ),
-}
-
-
-def key_character(key: str) -> str | None:
-    """The character a key name stands for ("<" for less_than_sign), as Textual's ``key_to_character``."""
-    if "+" in key:
-        return None  # with a modifier: no character (Textual's rule)
-    if len(key) == 1:
-        return key
-    if key in KEY_CHARACTERS:
-        return KEY_CHARACTERS[key]
-    return key_to_character(key)

@@ -55,7 +55,7 @@ class LayoutControl:
         room = layout.cards_room(app.size.height, panel_shown=panel_shown, host_shown=host_shown)
         if area.styles.max_height is None or area.styles.max_height.value != room:
             area.styles.max_height = room
-        app.query_one(GpuGrid).show(snapshot, plan, app.history, app.forecasts, app.feed.alert_kinds, app.diagnoses)
+        app.query_one(GpuGrid).show(snapshot, plan, app.history, app.forecasts, app.alert_kinds, app.diagnoses)
 
     def toggle_compact(self) -> None:
         """c: compact cards if they are full now, full ones if compact."""

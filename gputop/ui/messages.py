@@ -1,21 +1,19 @@
-"""Messages from the sampler thread to the app: one per tick, posted thread-safely."""
+"""Messages from the sampler thread to the app, posted thread-safely."""
 
 from __future__ import annotations
 
 from textual.message import Message
 
-from gputop.core.model import Snapshot
 
+class TicksReady(Message):
+    """Ticks wait in the app's hand-over (taken already: history, forecasts, alerts, recording).
 
-class SnapshotReady(Message):
-    """A new sample from the sampler thread; a newer one replaces one not yet handled."""
-
-    def __init__(self, snapshot: Snapshot) -> None:
-        super().__init__()
-        self.snapshot = snapshot
+    The message carries nothing: the app takes the newest tick and what the others raised from the
+    hand-over, so one still queued can give way to a newer one and no tick's data is lost.
+    """
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, SnapshotReady)
+        return isinstance(message, TicksReady)
 
 
 class SamplerFailed(Message):

@@ -80,7 +80,7 @@ class ReplayControl:
         """Show snapshot ``position``, rebuilt from the snapshots before it (history, forecasts, alerts)."""
         replay, app = self.replay, self.app
         replay.position = position
-        app.feed.forget_past()
+        app.feed.reset()
         for snapshot in replay.snapshots[max(0, position - REPLAY_REWIND) : position]:
             app.apply_snapshot(snapshot, quiet=True)
         app.apply_snapshot(replay.current, quiet=True)

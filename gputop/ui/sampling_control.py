@@ -1,4 +1,7 @@
-"""The live sampler seen from the app: its thread, its interval, and the errors it reports."""
+"""The live sampler seen from the app: its thread, its interval, and the errors it reports.
+
+Each tick is taken in full on the sampler thread (history, forecasts, diagnoses, alerts, recording)
+and left in the hand-over; the app, told by a message, takes the newest when it can."""
 
 from __future__ import annotations
 
@@ -8,7 +11,8 @@ from typing import TYPE_CHECKING
 from gputop.core.format import safe_text
 from gputop.core.model import Snapshot
 from gputop.core.sampler import Sampler, SamplerThread, clamp_interval
-from gputop.ui.messages import SamplerFailed, SnapshotReady
+from gputop.core.tick_feed import Handover, TickFeed
+from gputop.ui.messages import SamplerFailed, TicksReady
 
 if TYPE_CHECKING:
     from gputop.ui.app import GpuTopApp
@@ -29,9 +33,13 @@ def next_interval(current_s: float, direction: int) -> float:
 class SamplingControl:
     """Starts the sampler thread, retimes it, stops it."""
 
-    def __init__(self, app: GpuTopApp, sampler: Sampler, interval_s: float) -> None:
+    def __init__(
+        self, app: GpuTopApp, sampler: Sampler, interval_s: float, feed: TickFeed, handover: Handover
+    ) -> None:
         self.app = app
         self.sampler = sampler
+        self.feed = feed
+        self.handover = handover
         self.interval_s = clamp_interval(interval_s)
         self.thread: SamplerThread | None = None
         self.errors_reported: set[str] = set()
@@ -48,7 +56,7 @@ class SamplingControl:
         except Exception as error:  # noqa: BLE001 - shown, and the thread tries again
             self.report_error(error)
         self.thread = SamplerThread(
-            self.sampler, self.interval_s, on_snapshot=self._post_snapshot, on_error=self._post_error
+            self.sampler, self.interval_s, on_snapshot=self._take, on_error=self._post_error
         )
         self.thread.start()
 
@@ -56,9 +64,15 @@ class SamplingControl:
         if self.thread is not None:
             self.thread.stop()
 
-    def _post_snapshot(self, snapshot: Snapshot) -> None:
-        """Called on the sampler thread: post_message is thread-safe."""
-        self.app.post_message(SnapshotReady(snapshot))
+    def _take(self, snapshot: Snapshot) -> None:
+        """Called on the sampler thread: the tick is taken here, whatever the UI thread is doing."""
+        try:
+            tick = self.feed.take(snapshot)
+        except Exception as error:  # noqa: BLE001 - shown; the next tick is taken as usual
+            self._post_error(error)
+            return
+        self.handover.put(tick)
+        self.app.post_message(TicksReady())  # thread-safe
 
     def _post_error(self, error: BaseException) -> None:
         self.app.post_message(SamplerFailed(error))

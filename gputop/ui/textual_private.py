@@ -1,6 +1,6 @@
 """Every use of a private Textual or Rich name in gputop, in this one module.
 
-The changed-cell writer (``terminal_diff``) needs most of them: it sits between Textual's compositor
+The changed-cell writer (``terminal_diff``) needs them: it sits between Textual's compositor
 and the terminal, and Textual has no public hook there. Each use below says why it is needed and
 what public API would replace it. ``check_internals`` looks at each one when the app starts; if
 one is missing or has changed shape, or if the writer ever raises, the app falls back to Textual's
@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Iterator
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.segment import Segment
 from textual.app import App, ReturnType
-from textual.cache import FIFOCache
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.strip import Strip
@@ -91,123 +90,6 @@ def check_internals() -> str | None:
             shape = "is missing" if found is None else f"takes ({', '.join(found)})"
             return f"{qualified} {shape}, expected ({', '.join(expected)})"
     return None
-
-
-def answer_key_characters(key_character: Callable[[str], str | None]) -> bool:
-    """Private 3: the screen's binding chain asks ``key_character`` what character each bound key is.
-
-    ``textual.screen`` calls ``key_to_character`` (imported into it by name) for every key bound
-    above the focused widget, and that looks each key's name up in the Unicode database: 0.8 MiB
-    of memory for the pages it touches. ``key_character`` must answer as ``key_to_character``
-    does. Public replacement: none needed if Textual kept a table of its key names' characters.
-    False (Textual's own look-up stays) when textual.screen no longer has that name.
-    """
-    import textual.screen
-
-    if not callable(getattr(textual.screen, "key_to_character", None)):
-        return False
-    setattr(textual.screen, "key_to_character", key_character)  # noqa: B010 - typed as lru_cache there
-    return True
-
-
-# Private 4: Strip's slots. Strip.__init__ gives every strip seven empty FIFOCaches (its crops,
-# divisions, styles, filters, ...), 128 bytes each. Most strips are never cropped or styled: at
-# 120x40 about 1,200 strips are alive, and 7,500 of their 8,300 caches are empty (0.9 MiB). Why:
-# the strip's caches are its own business. Public replacement: Textual making them on first use.
-# The slots that are not caches, and what a new strip holds in them (_segments: its segments).
-_STRIP_FIELDS = dict.fromkeys(("_segments", "_cell_length", "_render_cache", "_link_ids", "_cell_count"))
-
-
-class _AcyclicCache(FIFOCache[object, object]):
-    """A strip's cache that will not hold the strip itself.
-
-    ``Strip.divide`` caches ``[self]`` when there is nothing to cut, and ``Strip.crop_extend`` may
-    cache ``self``: each such strip is then a reference cycle that only the garbage collector frees
-    (at 120x40, 400 strips and 2,000 segments each 4 s, the heap's high-water mark creeping up).
-    Such a result is returned as before, not kept.
-    """
-
-    __slots__ = ("slot",)
-
-    def __init__(self, maxsize: int, slot: object) -> None:
-        super().__init__(maxsize)
-        self.slot = slot
-
-    def set(self, key: object, value: object) -> None:
-        held = value[0] if type(value) is list and len(value) == 1 else value
-        if type(held) is Strip:
-            try:
-                if self.slot.__get__(held, Strip) is self:  # type: ignore[attr-defined]
-                    return
-            except AttributeError:
-                pass
-        super().set(key, value)
-
-    __setitem__ = set
-
-
-class _CacheOnFirstUse:
-    """A Strip slot whose FIFOCache is made the first time the strip asks for it."""
-
-    __slots__ = ("slot", "maxsize")
-
-    def __init__(self, slot: object, maxsize: int) -> None:
-        self.slot, self.maxsize = slot, maxsize
-
-    def __get__(self, strip: Strip | None, owner: type | None = None) -> object:
-        if strip is None:
-            return self
-        try:
-            return self.slot.__get__(strip, owner)  # type: ignore[attr-defined]
-        except AttributeError:
-            cache = _AcyclicCache(self.maxsize, self.slot)
-            self.slot.__set__(strip, cache)  # type: ignore[attr-defined]
-            return cache
-
-    def __set__(self, strip: Strip, value: object) -> None:
-        self.slot.__set__(strip, value)  # type: ignore[attr-defined]
-
-
-def _strip_init(self: Strip, segments: Iterable[Segment], cell_length: int | None = None) -> None:
-    """Strip.__init__ less the caches (see Private 4)."""
-    self._segments = list(segments)
-    self._cell_length = cell_length
-    self._render_cache = None
-    self._link_ids = None
-    self._cell_count = None
-
-
-def strip_caches_on_first_use(strip_class: type = Strip) -> bool:
-    """Private 4: make each strip's caches only when it first uses one. True once it is so.
-
-    The new ``__init__`` is used only when a strip made Textual's way holds exactly the expected
-    slots: the non-cache ones empty as above, every other one an empty FIFOCache (whose size is
-    kept). Otherwise (another Textual), False and Textual's own strips stay. ``strip_class`` is
-    for the tests.
-    """
-    if vars(strip_class).get("__init__") is _strip_init:
-        return True
-    slots = tuple(getattr(strip_class, "__slots__", ()))
-    try:
-        probe = strip_class([])
-    except Exception:  # noqa: BLE001 - a Strip that cannot be made so is not the one expected
-        return False
-    caches: dict[str, int] = {}
-    for name in slots:
-        value = getattr(probe, name, probe)
-        if name in _STRIP_FIELDS:
-            if value != ([] if name == "_segments" else _STRIP_FIELDS[name]):
-                return False
-        elif type(value) is FIFOCache and not value and isinstance(getattr(value, "_maxsize", None), int):
-            caches[name] = value._maxsize
-        else:
-            return False
-    if set(_STRIP_FIELDS) - set(slots) or not caches:
-        return False
-    for name, maxsize in caches.items():
-        setattr(strip_class, name, _CacheOnFirstUse(strip_class.__dict__[name], maxsize))
-    setattr(strip_class, "__init__", _strip_init)  # noqa: B010 - a method of the class, replaced
-    return True
 
 
 def frame_pieces(frame: object) -> Iterator[tuple[int, int, Strip]] | None:

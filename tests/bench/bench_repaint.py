@@ -3,7 +3,8 @@
 gputop runs in a 120x40 pty against the fake NVML (G GPUs x P real sleeping processes, values
 changing every second, as bench_overhead.py), with ``time.thread_time()`` wrappers on the UI
 thread around Textual's compositor refresh, each widget class's ``render_lines``, the terminal
-writer and gputop's own steps (apply_snapshot, the cards, the panel). After a warm-up, the CPU of
+writer and gputop's own steps (receive, the cards, the panel; the history, forecasts and alerts are
+taken on the sampler thread). After a warm-up, the CPU of
 each part is divided by the ticks seen; the process's CPU per second comes with it. The wrappers
 cost a little themselves: compare two trees in one session, alternating, not with other benchmarks.
 
@@ -67,7 +68,7 @@ def _probe(out: str, warmup_s: float, argv: list[str]) -> None:
 
     for owner, name in [
         (Screen, "_compositor_refresh"),
-        (GpuTopApp, "apply_snapshot"),
+        (GpuTopApp, "receive"),
         (LayoutControl, "show_gpus"),
         (ProcessView, "show"),
         (TerminalDiff, "update"),
@@ -76,7 +77,7 @@ def _probe(out: str, warmup_s: float, argv: list[str]) -> None:
     ]:
         timed(owner, name)
     timed(Widget, "render_lines", per_class=True)
-    apply_snapshot = GpuTopApp.apply_snapshot
+    receive = GpuTopApp.receive
 
     def counting(self: GpuTopApp, *args: Any, **kwargs: Any) -> Any:
         if time.monotonic() - started >= warmup_s:
@@ -85,9 +86,9 @@ def _probe(out: str, warmup_s: float, argv: list[str]) -> None:
                 ticks["at_from"] = time.monotonic()
             ticks["count"] += 1
             ticks["ui_to"] = time.thread_time()
-        return apply_snapshot(self, *args, **kwargs)
+        return receive(self, *args, **kwargs)
 
-    GpuTopApp.apply_snapshot = counting  # type: ignore[method-assign]
+    GpuTopApp.receive = counting  # type: ignore[method-assign]
     app_exit = App.exit
 
     def exiting(self: App[Any], *args: Any, **kwargs: Any) -> Any:

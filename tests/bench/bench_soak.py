@@ -44,6 +44,7 @@ from gputop.core.model import Snapshot  # noqa: E402
 from gputop.core.run_config import RunConfig  # noqa: E402
 from gputop.core.sampler import Sampler  # noqa: E402
 from gputop.core.sources.nvml import NvmlSource  # noqa: E402
+from gputop.core.tick_feed import Delivery  # noqa: E402
 from gputop.ui.app import GpuTopApp  # noqa: E402
 
 MIB = 1024**2
@@ -179,13 +180,15 @@ async def soak(args: argparse.Namespace, fake: FakeNvml) -> tuple[Reading, Readi
     sampler.open()
     app = GpuTopApp(sampler, RunConfig(interval_s=args.interval))
     ticks = Ticks()
-    original = app.apply_snapshot
+    original = app.receive
 
-    def counted(snapshot: Snapshot) -> None:
-        ticks.add(snapshot)
-        original(snapshot)
+    def counted(delivery: Delivery) -> None:
+        # The newest tick's snapshot; a busy UI may have skipped some (each is taken all the same).
+        ticks.add(delivery.tick.snapshot)
+        ticks.count += delivery.ticks - 1
+        original(delivery)
 
-    app.apply_snapshot = counted  # type: ignore[method-assign]
+    app.receive = counted  # type: ignore[method-assign]
     readings: list[Reading] = []
     try:
         async with app.run_test(size=(160, 50)) as pilot:
