@@ -71,7 +71,7 @@ def test_a_gpm_gpu_reports_its_activity_between_two_ticks_and_its_pcie_rates_fro
 ) -> None:
     nvml = source(Scenario().gpu(**HOPPER))
     first = nvml.sample()[0]
-    assert first.activity is None  # one sample: nothing to measure between yet
+    assert first.activity == Activity()  # one sample: nothing to measure between yet, every figure None
     second = nvml.sample()[0]
     assert second.activity == Activity(
         sm_active=34.5,
@@ -164,7 +164,7 @@ def test_a_gpm_call_failing_after_it_worked_is_a_gap_then_the_figures_come_back(
     assert nvml.sample()[0].activity is not None
     fake_nvml.write(Scenario().gpu(**HOPPER).error("nvmlGpmMetricsGet", "TIMEOUT"))
     gap = nvml.sample()[0]
-    assert gap.activity is None and gap.pcie_rx is None
+    assert gap.activity == Activity() and gap.pcie_rx is None  # a gap, the GPU still one with GPM
     assert not gap.lost
     fake_nvml.write(scenario)
     assert nvml.sample()[0].activity is not None

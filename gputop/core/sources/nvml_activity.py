@@ -167,10 +167,16 @@ class GpmSamples:
         }
 
 
-def activity(metrics: dict[str, float | None] | None) -> Activity | None:
-    """The Activity of a tick's metrics; None when there are none."""
-    if metrics is None:
+NO_FIGURES = Activity()
+
+
+def activity(samples: GpmSamples | None, metrics: dict[str, float | None] | None) -> Activity | None:
+    """The Activity of a tick's metrics: None without GPM; every figure None on a device with GPM
+    that has none this tick (its first tick, a failed call: a gap, as any figure that stalls)."""
+    if samples is None or not samples.usable:
         return None
+    if metrics is None:
+        return NO_FIGURES
     return Activity(**{name: metrics.get(name) for name, _ in ACTIVITY_METRICS})
 
 
@@ -236,7 +242,7 @@ class ActivityReader:
             )
         self.ticks += 1
         return Reading(
-            activity=activity(metrics),
+            activity=activity(self.gpm, metrics),
             pcie_rx=_rate(metrics, "pcie_rx"),
             pcie_tx=_rate(metrics, "pcie_tx"),
             energy=self._energy(handle, values),
@@ -261,7 +267,8 @@ class ActivityReader:
                 return call(pynvml.nvmlGpmMigSampleGet, handle, gpu_instance_id, sample)
 
             samples = self.migs[gpu_instance_id] = GpmSamples(self.gateway, take, ACTIVITY_METRICS)
-        return activity(samples.read())
+        metrics = samples.read()
+        return activity(samples, metrics)
 
     def _decide(self, handle: Handle) -> None:
         """What is read once: GPM support, the NVLink links and version, the PCIe link's maximum."""
