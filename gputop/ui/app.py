@@ -237,7 +237,7 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         """Put a snapshot on screen: cards, host strip, process panel, title, and the open screen."""
         self.snapshot = snapshot
         self.layout_control.show_gpus(snapshot)
-        self.query_one(HostStrip).show(snapshot.host)
+        self.query_one(HostStrip).show(snapshot.host, snapshot.gpus)
         self.view.show(snapshot, None if self.forecasts is None else self.forecasts.processes, self.feed.diagnoses)
         self.update_title()
         screen = self.screen

@@ -10,8 +10,9 @@
 - **stall evidence**: where SM activity is known the stall verdict asks it
   (SM and tensor near idle under full utilization) rather than power.
 - **health**: a PCIe link below its maximum generation or width while the GPU has
-  been under load (``PCIE_LOAD_PERCENT`` for ``PCIE_LOAD_S``): an idle GPU
-  down-trains to save power and is not a problem; an NVLink link that is down;
+  been under load (``PCIE_LOAD_PERCENT`` for ``PCIE_LOAD_S``), until the link is
+  seen at its maximum: an idle GPU down-trains to save power and is not a
+  problem by itself; an NVLink link that is down;
   NVLink error counters that climbed within ``NVLINK_ERRORS_OUTSTANDING_S``,
   named by link where the source knows which.
 """
@@ -83,6 +84,7 @@ def below_max(gpu: GpuSample) -> bool:
 class _GpuState:
     busy_since: float | None = None  # busy with few SMs since
     loaded_since: float | None = None  # under load since (for the PCIe link)
+    link_degraded: bool = False  # the PCIe link was seen below its maximum under load
     errors: dict[str, int] | None = None  # last tick's error counts by link ("": all links); None: no tick yet
     errors_rose: dict[str, tuple[float, int]] = field(default_factory=dict)  # link -> (when, count)
     since: dict[str, float] = field(default_factory=dict)  # health problem key -> first seen
@@ -132,12 +134,18 @@ class ActivityJudge:
 
     def _pcie(self, gpu: GpuSample, state: _GpuState, now: float) -> tuple[tuple[str, str], ...]:
         util = gpu.utilization_gpu
-        if util is None or util < PCIE_LOAD_PERCENT:
+        if not below_max(gpu):
+            state.link_degraded = False
+        elif state.loaded_since is not None and now - state.loaded_since >= PCIE_LOAD_S:
+            # Seen below its maximum under load: a problem until the link is seen at its maximum again
+            # (an idle spell, when it down-trains anyway, does not end it).
+            state.link_degraded = True
+        if util is not None and util >= PCIE_LOAD_PERCENT:
+            if state.loaded_since is None:
+                state.loaded_since = now
+        else:
             state.loaded_since = None
-            return ()
-        if state.loaded_since is None:
-            state.loaded_since = now
-        if now - state.loaded_since < PCIE_LOAD_S or not below_max(gpu):
+        if not state.link_degraded:
             return ()
         return (("pcie_link", f"{pcie_link_text(gpu)} under load: the link trained below its maximum"),)
 

@@ -48,7 +48,7 @@ _RESOLVED = {
     "remap_pending": "the pending row remap was applied",
     "remap_failure": "no row remap failure reported any more",
     "retired_pending": "the pending page retirement was applied",
-    "pcie_link": "the PCIe link is back at its maximum (or the GPU no longer under load)",
+    "pcie_link": "the PCIe link is back at its maximum",
 }
 
 

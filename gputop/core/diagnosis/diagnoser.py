@@ -141,8 +141,10 @@ class Diagnoser:
             verdict = "busy_few_sms"
         elif judged.memory_bound:
             verdict = "memory_bound"
+        # A stalled GPU is busy on few SMs too: the stall says more, and alerts alone.
+        busy_few_sms = judged.busy_few_sms and verdict != "stalled"
         return GpuDiagnosis(
-            verdict, limiting, unattributed, health + judged.health, new_ecc, judged.busy_few_sms, judged.memory_bound
+            verdict, limiting, unattributed, health + judged.health, new_ecc, busy_few_sms, judged.memory_bound
         )
 
     def _stalled(self, gpu: GpuSample, now: float) -> bool:

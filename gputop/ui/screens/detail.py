@@ -21,7 +21,7 @@ from gputop.ui.process_view import process_count
 from gputop.ui.replay_control import replay_title
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.state import snapshot_rows
-from gputop.ui.widgets.card_text import forecast_text, mig_profile, silence_text
+from gputop.ui.widgets.card_text import activity_figures, forecast_text, mig_profile, silence_text
 from gputop.ui.widgets.diagnosis_panel import DiagnosisPanel
 from gputop.ui.widgets.history_chart import HistoryChart
 from gputop.ui.widgets.process_table import ProcessTable
@@ -81,7 +81,9 @@ def header_fields(gpu: GpuSample, forecasts: Forecasts | None, now: float | None
     ]
     migs = forecasts.migs if forecasts is not None else {}
     mig_fields = [_mig_field(mig, migs.get((gpu.index, mig.index))) for mig in gpu.mig_devices]
-    return [identity + figures] + ([mig_fields] if mig_fields else [])
+    # GPM activity, the PCIe link, NVLink and energy on a line of their own, where any is known.
+    activity = [Text(field) for field in activity_figures(gpu)]
+    return [identity + figures] + ([activity] if activity else []) + ([mig_fields] if mig_fields else [])
 
 
 def flow(groups: list[list[Text]], width: int) -> list[Text]:
@@ -135,6 +137,12 @@ class DetailScreen(LiveScreen):
         ("utilization", "Utilization (%)", "green"),
         ("power", "Power (W)", "yellow"),
     )
+    # What GPM measured: a row of its own, shown only for a GPU with GPM.
+    _ACTIVITY_CHARTS = (
+        ("sm_active", "SM active (%)", "green"),
+        ("tensor_active", "Tensor active (%)", "bright_magenta"),
+        ("dram_active", "DRAM bandwidth (%)", "cyan"),
+    )
 
     def __init__(self, index: int) -> None:
         super().__init__(id="detail-screen")
@@ -151,6 +159,11 @@ class DetailScreen(LiveScreen):
         yield DiagnosisPanel(id="detail-diagnosis")
         with Grid(id="detail-charts"):
             for name, title, colour in self._CHARTS:
+                chart = HistoryChart(colour, id=f"chart-{name}")
+                chart.border_title = title
+                yield chart
+        with Grid(id="detail-activity-charts"):
+            for name, title, colour in self._ACTIVITY_CHARTS:
                 chart = HistoryChart(colour, id=f"chart-{name}")
                 chart.border_title = title
                 yield chart
@@ -208,6 +221,13 @@ class DetailScreen(LiveScreen):
             if name == "memory":
                 values = [None if v is None else v / _GIB for v in values]
             chart.show(history.timestamps, values, limits[name])
+        has_activity = history is not None and history.has_activity
+        self.query_one("#detail-activity-charts").display = has_activity
+        if has_activity:
+            assert history is not None
+            for name, _title, _colour in self._ACTIVITY_CHARTS:
+                chart = self.query_one(f"#chart-{name}", HistoryChart)
+                chart.show(history.timestamps, list(getattr(history, name)), 100.0)
 
     def action_back(self) -> None:
         self.dismiss(None)
