@@ -23,7 +23,7 @@ def gpu_power(gpus: Sequence[GpuSample]) -> StyledLine:
     ]
     if not draws and not energies:
         return StyledLine()
-    text = StyledLine(("  GPU ", "bold"))
+    text = StyledLine(("  GPU ", "bold"))  # after the figure before it, two cells apart
     if draws:
         watts = sum(draws)
         text.append(f"{watts / 1000:.1f}kW" if watts >= 1000 else f"{watts:.0f}W")
@@ -37,6 +37,8 @@ def host_text(host: HostSample, width: int, gpus: Sequence[GpuSample] = ()) -> S
     if width < 110:
         return _short_host_text(host, width, gpus)
     bar_width = 10 if width >= 140 else 5
+    # The 5 and 15 minute load averages where there is room for them beside the GPUs' power.
+    load_values = 3 if width >= 140 or not gpus else 1
     memory_percent = percent(host.memory_used, host.memory_total)
     swap_percent = percent(host.swap_used, host.swap_total)
     text = StyledLine(
@@ -50,16 +52,13 @@ def host_text(host: HostSample, width: int, gpus: Sequence[GpuSample] = ()) -> S
         (f"{fmt_bytes(host.swap_used)}/{fmt_bytes(host.swap_total)}", level_style(swap_percent)),
         "  ",
         ("LOAD ", "bold"),
-        NA if host.load_average is None else " ".join(f"{value:.2f}" for value in host.load_average),
-        "  ",
-        ("NET ", "bold"),
-        ("▼", "green"),
-        fmt_rate(host.net_rx_rate),
-        " ",
-        ("▲", "magenta"),
-        fmt_rate(host.net_tx_rate),
+        NA if host.load_average is None else " ".join(f"{value:.2f}" for value in host.load_average[:load_values]),
     )
-    return text.append_line(gpu_power(gpus)).fit(width, pad=False)
+    # The GPUs' power before the network: on a GPU machine the line's end is what gives way.
+    text.append_line(gpu_power(gpus)).append("  ")
+    text.append("NET ", "bold").append("▼", "green").append(fmt_rate(host.net_rx_rate)).append(" ")
+    text.append("▲", "magenta").append(fmt_rate(host.net_tx_rate))
+    return text.fit(width, pad=False)
 
 
 def _short_bytes(value: int | None) -> str:
@@ -78,13 +77,11 @@ def _short_host_text(host: HostSample, width: int, gpus: Sequence[GpuSample]) ->
         f"{_short_bytes(host.swap_used)}/{_short_bytes(host.swap_total)}",
         ("  LOAD ", "bold"),
         NA if host.load_average is None else f"{host.load_average[0]:.1f}",
-        ("  NET ", "bold"),
-        ("▼", "green"),
-        _short_bytes(None if host.net_rx_rate is None else int(host.net_rx_rate)) + "/s ",
-        ("▲", "magenta"),
-        _short_bytes(None if host.net_tx_rate is None else int(host.net_tx_rate)) + "/s",
     )
-    return text.append_line(gpu_power(gpus)).fit(width, pad=False)
+    text.append_line(gpu_power(gpus)).append("  NET ", "bold").append("▼", "green")
+    text.append(_short_bytes(None if host.net_rx_rate is None else int(host.net_rx_rate)) + "/s ")
+    text.append("▲", "magenta").append(_short_bytes(None if host.net_tx_rate is None else int(host.net_tx_rate)) + "/s")
+    return text.fit(width, pad=False)
 
 
 class HostStrip(FrameStyled):
