@@ -149,6 +149,7 @@ class DetailScreen(LiveScreen):
         self.index = index
         self._gpu: GpuSample | None = None
         self._now: float | None = None
+        self._activity_charts: dict[str, HistoryChart] = {}  # mounted once the GPU shows activity
 
     @property
     def gpu_app(self) -> GpuTopApp:
@@ -159,11 +160,6 @@ class DetailScreen(LiveScreen):
         yield DiagnosisPanel(id="detail-diagnosis")
         with Grid(id="detail-charts"):
             for name, title, colour in self._CHARTS:
-                chart = HistoryChart(colour, id=f"chart-{name}")
-                chart.border_title = title
-                yield chart
-        with Grid(id="detail-activity-charts"):
-            for name, title, colour in self._ACTIVITY_CHARTS:
                 chart = HistoryChart(colour, id=f"chart-{name}")
                 chart.border_title = title
                 yield chart
@@ -221,13 +217,19 @@ class DetailScreen(LiveScreen):
             if name == "memory":
                 values = [None if v is None else v / _GIB for v in values]
             chart.show(history.timestamps, values, limits[name])
-        has_activity = history is not None and history.has_activity
-        self.query_one("#detail-activity-charts").display = has_activity
-        if has_activity:
-            assert history is not None
-            for name, _title, _colour in self._ACTIVITY_CHARTS:
-                chart = self.query_one(f"#chart-{name}", HistoryChart)
-                chart.show(history.timestamps, list(getattr(history, name)), 100.0)
+        if history is not None and history.has_activity:
+            self._draw_activity(history)
+
+    def _draw_activity(self, history: GpuHistory) -> None:
+        """The GPM charts, added the first time the GPU's history has activity (a GPU without GPM has none)."""
+        if not self._activity_charts:
+            for name, title, colour in self._ACTIVITY_CHARTS:
+                chart = self._activity_charts[name] = HistoryChart(colour, id=f"chart-{name}")
+                chart.border_title = title
+            charts = self._activity_charts.values()
+            self.mount(Grid(*charts, id="detail-activity-charts"), after=self.query_one("#detail-charts"))
+        for name, chart in self._activity_charts.items():
+            chart.show(history.timestamps, list(getattr(history, name)), 100.0)
 
     def action_back(self) -> None:
         self.dismiss(None)
