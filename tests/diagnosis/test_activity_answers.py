@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from gputop.core.foresight import Watcher
 from gputop.core.model import Activity, GpuSample, NvLink
-from gputop.core.settings import Thresholds
+from gputop.core.sampler import Sampler
+from gputop.core.settings import Thresholds, settings_from_mapping
+from gputop.core.sources.demo import DemoSource
 from tests.diagnosis.helpers import GIB, cleared, gpu, process, raised, run
 
 FEW_SMS = Activity(
@@ -128,3 +131,43 @@ def test_a_link_going_down_and_errors_climbing_are_health_problems_named_by_link
     already = busy(HEALTHY, nvlink=replace(erring, links_down=()))
     _, ticks = run([(0.0, already), (1.0, already)])
     assert raised(ticks, "health") == []
+
+
+def test_a_degraded_link_found_under_load_stays_a_problem_while_idle_until_the_link_is_back_at_its_maximum() -> None:
+    loaded, idle = busy(HEALTHY, **LINK), gpu(activity=HEALTHY, **LINK)
+    fixed = replace(idle, pcie_link_gen=5, pcie_link_width=16)
+    frames = [(0.0, loaded), (10.0, loaded), (20.0, idle), (30.0, idle), (40.0, fixed)]
+    _, ticks = run(frames)
+    assert [[p.key for p in f.diagnoses.gpus[0].health] for f in ticks] == [
+        [],
+        ["pcie_link"],  # 10 s under load
+        ["pcie_link"],  # idle (down-trained further, as idle GPUs do): still the link found degraded
+        ["pcie_link"],
+        [],
+    ]
+    assert [(e.time, e.message) for e in cleared(ticks, "health")] == [
+        (40.0, "GPU 0 health: the PCIe link is back at its maximum")
+    ]
+
+
+def test_busy_idle_after_s_is_read_from_the_settings_file() -> None:
+    settings, problems = settings_from_mapping({"thresholds": {"busy_idle_after_s": 45}}, "settings.toml")
+    assert (settings.thresholds.busy_idle_after_s, problems) == (45.0, [])
+    settings, problems = settings_from_mapping({"thresholds": {"busy_idle_after_s": 0}}, "settings.toml")
+    assert settings.thresholds.busy_idle_after_s == 120.0 and len(problems) == 1
+
+
+def test_the_demo_shows_each_answer() -> None:
+    now = [1_750_000_000.0]
+    sampler = Sampler(DemoSource(gpu_count=8, clock=lambda: now[0]), clock=lambda: now[0])
+    sampler.open()
+    watcher = Watcher()
+    memory_bound, alerts = set(), set()
+    for _ in range(130):
+        now[0] += 1.0
+        foresight = watcher.update(sampler.sample())
+        memory_bound |= {index for index, found in foresight.diagnoses.gpus.items() if found.memory_bound}
+        alerts |= {(e.gpu_index, e.kind, e.subject) for e in foresight.events if not e.cleared}
+    assert memory_bound == {0}
+    assert {(2, "health", "pcie_link"), (7, "busy", None), (1, "stall", None)} <= alerts
+    assert not {alert for alert in alerts if alert[1] == "busy" and alert[0] != 7}
