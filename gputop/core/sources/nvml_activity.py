@@ -309,8 +309,8 @@ class ActivityReader:
             mj = values.get((FI_ENERGY, 0))
         if mj is None:
             return None
-        if self.energy_at_start_mj is None:
-            self.energy_at_start_mj = float(mj)
+        if self.energy_at_start_mj is None or mj < self.energy_at_start_mj:
+            self.energy_at_start_mj = float(mj)  # first read, or the driver reloaded (the count restarted)
         return Energy(since_driver_load_j=mj / 1000.0, since_start_j=(mj - self.energy_at_start_mj) / 1000.0)
 
     def _nvlink(
