@@ -269,3 +269,17 @@ def test_the_fakes_gpm_and_field_value_structs_are_laid_out_as_nvml_h_and_the_bi
     binding = _binding_layout()
     assert binding == {name: NVML_H_LAYOUT[name] for name in binding}
 
+
+
+def test_without_gpm_nvlink_rates_come_from_the_throughput_counters_between_ticks(
+    source: Any, fake_nvml: FakeNvml
+) -> None:
+    ampere = dict(nvlink_count=12, nvlink_version=3, nvlink_rx_kib=1_000, nvlink_tx_kib=1_000)
+    scenario = Scenario().gpu(**ampere)
+    nvml = source(scenario)
+    first = nvml.sample()[0].nvlink
+    assert first is not None and (first.rx, first.tx, first.version, first.links_active) == (None, None, 3, 12)
+    fake_nvml.write(replace(scenario, gpus=[replace(scenario.gpus[0], nvlink_rx_kib=31_000, nvlink_tx_kib=11_000)]))
+    second = nvml.sample()[0].nvlink
+    assert second is not None and second.rx is not None and second.tx is not None
+    assert second.rx / second.tx == pytest.approx(3.0)  # 30 000 KiB against 10 000 KiB, over the same time
