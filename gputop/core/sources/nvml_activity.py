@@ -48,24 +48,29 @@ RATE_METRICS: tuple[tuple[str, int], ...] = (
     ("nvlink_tx", pynvml.NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC),
 )
 
+def _field(name: str, number: int) -> int:
+    """A field id by name; nvml.h's number where an older nvidia-ml-py does not name it yet."""
+    return int(getattr(pynvml, name, number))
+
+
 FI_ECC_VOLATILE = pynvml.NVML_FI_DEV_ECC_DBE_VOL_TOTAL  # uncorrected = double bit
 FI_ECC_AGGREGATE = pynvml.NVML_FI_DEV_ECC_DBE_AGG_TOTAL
 FI_ENERGY = pynvml.NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION  # mJ since the driver loaded
 FI_LINK_COUNT = pynvml.NVML_FI_DEV_NVLINK_LINK_COUNT
-FI_LINK_VERSION = pynvml.NVML_FI_DEV_NVLINK_GET_VERSION
-FI_LINK_STATE = pynvml.NVML_FI_DEV_NVLINK_GET_STATE
+FI_LINK_VERSION = _field("NVML_FI_DEV_NVLINK_GET_VERSION", 166)
+FI_LINK_STATE = _field("NVML_FI_DEV_NVLINK_GET_STATE", 165)
 FI_ERROR_TOTALS = (
     pynvml.NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL,
     pynvml.NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL,
     pynvml.NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL,
 )
 FI_LINK_ERRORS = (
-    pynvml.NVML_FI_DEV_NVLINK_ERROR_DL_CRC,
-    pynvml.NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY,
-    pynvml.NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY,
+    _field("NVML_FI_DEV_NVLINK_ERROR_DL_CRC", 163),
+    _field("NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY", 161),
+    _field("NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY", 162),
 )
-FI_NVLINK_RX = pynvml.NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX
-FI_NVLINK_TX = pynvml.NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX
+FI_NVLINK_RX = _field("NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX", 139)
+FI_NVLINK_TX = _field("NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX", 138)
 
 _VALUE_MEMBERS = {0: "dVal", 1: "uiVal", 2: "ulVal", 3: "ullVal", 4: "sllVal", 5: "siVal", 6: "usVal"}
 Field = tuple[int, int]  # (field id, scope)
