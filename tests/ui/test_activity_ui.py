@@ -8,8 +8,8 @@ from textual_plotext import PlotextPlot
 
 from gputop.core.diagnosis import NO_DIAGNOSES, GpuDiagnosis
 from gputop.core.diagnosis.memory import gpu_unattributed
-from gputop.core.model import Activity, Energy, GpuSample, HostSample, NvLink, Snapshot
-from gputop.ui.screens.detail import DetailScreen
+from gputop.core.model import Activity, Energy, GpuSample, HostSample, MigSample, NvLink, Snapshot
+from gputop.ui.screens.detail import DetailScreen, header_fields
 from gputop.ui.widgets.card_lines import CardContent, compact_lines, full_lines
 from gputop.ui.widgets.diagnosis_panel import diagnosis_text
 from gputop.ui.widgets.host_strip import host_text
@@ -72,6 +72,18 @@ def test_a_gpm_card_has_the_act_line_under_util_and_a_card_without_gpm_has_none(
     # The one-line card: SM active beside GPU-Util.
     assert " 97% sm 34%" in compact_lines(CardContent(HOPPER), 100, False)[0].plain
     assert " sm" not in compact_lines(CardContent(AMPERE), 100, False)[0].plain
+
+
+def test_a_mig_devices_activity_is_in_the_detail_header() -> None:
+    mig = MigSample(
+        index=0,
+        name="NVIDIA H100 MIG 1g.10gb",
+        memory_total=10 * GIB,
+        memory_used=GIB,
+        activity=Activity(sm_active=80.0, tensor_active=40.0),
+    )
+    groups = header_fields(replace(HOPPER, mig_mode=True, mig_devices=(mig,)), None, NOW)
+    assert groups[-1][0].plain == "MIG 0 1g.10gb 1.0GiB/10.0GiB 10% SM 80% tensor 40%"
 
 
 def test_the_host_strip_adds_up_the_gpus_power_and_energy_since_start() -> None:

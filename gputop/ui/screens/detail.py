@@ -46,6 +46,8 @@ def _mig_field(mig: MigSample, forecast: Forecast | None) -> Text:
         f"MIG {mig.index} {mig_profile(mig)} {fmt_bytes(mig.memory_used)}/{fmt_bytes(mig.memory_total)}"
         f" {fmt_percent(share)}"
     )
+    if mig.activity is not None:  # what GPM measured on this MIG device
+        text.append(f" SM {fmt_percent(mig.activity.sm_active)} tensor {fmt_percent(mig.activity.tensor_active)}")
     filling = forecast_text(forecast)
     if filling:
         text.append(f" {filling}", style="bold yellow")
