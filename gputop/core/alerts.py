@@ -173,7 +173,7 @@ class AlertMonitor:
             )
 
     def _diagnoses(self, events: list[AlertEvent], now: float, snapshot: Snapshot, diagnoses: Diagnoses) -> None:
-        active = [key for key in self._active if key[0] in ("idle", "throttle", "stall", "health")]
+        active = [key for key in self._active if key[0] in ("idle", "throttle", "stall", "health", "busy")]
         for change in diagnosis_changes(snapshot, diagnoses, active):  # type: ignore[arg-type]
             key: AlertKey = change.key
             if (change.renew or (change.silent and change.condition is False)) and key in self._active:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TypeVar, overload
 
-from gputop.core.model import ProcessIdentity, ProcessSample, Snapshot
+from gputop.core.model import Activity, ProcessIdentity, ProcessSample, Snapshot
 
 DEFAULT_GPU_MAXLEN = 3600
 DEFAULT_PROCESS_MAXLEN = 300
@@ -119,9 +119,10 @@ class MigHistory(MemorySeries):
 
 
 class GpuHistory(MemorySeries):
-    """One GPU: (timestamp, memory_used, temperature, utilization, power)."""
+    """One GPU: (timestamp, memory_used, temperature, utilization, power), and from the first tick
+    that has GPM activity, SM active, tensor active and DRAM bandwidth (percent)."""
 
-    __slots__ = ("_temperature", "_utilization", "_power", "memory_total")
+    __slots__ = ("_temperature", "_utilization", "_power", "memory_total", "_activity")
 
     def __init__(self, maxlen: int) -> None:
         super().__init__(maxlen)
@@ -130,9 +131,45 @@ class GpuHistory(MemorySeries):
         self._power = array("d")
         # The GPU's memory size as last reported: the memory sparkline's scale through a gap.
         self.memory_total: int | None = None
+        # SM active, tensor active, DRAM: none kept (no memory spent) for a GPU that never had GPM.
+        self._activity: tuple[array[float], array[float], array[float]] | None = None
 
     def _columns(self) -> tuple[array[float], ...]:
-        return self._timestamps, self._memory, self._temperature, self._utilization, self._power
+        columns = (self._timestamps, self._memory, self._temperature, self._utilization, self._power)
+        return columns if self._activity is None else columns + self._activity
+
+    def _add_activity(self, activity: Activity | None) -> None:
+        """This tick's activity, before ``_add`` (which trims every column together)."""
+        if self._activity is None:
+            if activity is None:
+                return
+            rows = len(self._timestamps)  # the ticks before GPM answered: unknown
+            self._activity = (array("d", [_NAN]) * rows, array("d", [_NAN]) * rows, array("d", [_NAN]) * rows)
+        figures = (None, None, None) if activity is None else (
+            activity.sm_active, activity.tensor_active, activity.dram_active
+        )
+        for column, figure in zip(self._activity, figures, strict=True):
+            column.append(_NAN if figure is None else figure)
+
+    @property
+    def has_activity(self) -> bool:
+        """Whether GPM activity was ever seen on this GPU (in the history held)."""
+        return self._activity is not None
+
+    def _activity_series(self, column: int) -> Sequence[float | None]:
+        return () if self._activity is None else _Series(self._activity[column], float)
+
+    @property
+    def sm_active(self) -> Sequence[float | None]:
+        return self._activity_series(0)
+
+    @property
+    def tensor_active(self) -> Sequence[float | None]:
+        return self._activity_series(1)
+
+    @property
+    def dram_active(self) -> Sequence[float | None]:
+        return self._activity_series(2)
 
     def _add(
         self, timestamp: float, memory: int | None, temperature: float | None, utilization: float | None,
@@ -257,6 +294,7 @@ class History:
         merged: dict[ProcessIdentity, tuple[int | None, float | None]] = {}
         for gpu in snapshot.gpus:
             gpu_history = old_gpus.get(gpu.index) or GpuHistory(self.gpu_maxlen)
+            gpu_history._add_activity(gpu.activity)
             gpu_history._add(now, gpu.memory_used, gpu.temperature, gpu.utilization_gpu, gpu.power_draw)
             if gpu.memory_total is not None:
                 gpu_history.memory_total = gpu.memory_total

@@ -75,6 +75,45 @@ class ProcessSample:
 
 
 @dataclass(frozen=True, slots=True)
+class Activity:
+    """What the GPU's performance counters (GPM) measured over the last tick, in percent; None where unknown."""
+
+    sm_active: float | None = None
+    sm_occupancy: float | None = None
+    tensor_active: float | None = None
+    dram_active: float | None = None
+    fp64_active: float | None = None
+    fp32_active: float | None = None
+    fp16_active: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Energy:
+    """Energy the GPU has used, in joules."""
+
+    since_driver_load_j: float | None = None
+    since_start_j: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NvLink:
+    """The GPU's NVLink: links up of links present, version, throughput (bytes/s) and error counters."""
+
+    version: int | None = None
+    links_active: int | None = None
+    links_total: int | None = None
+    rx: float | None = None
+    tx: float | None = None
+    errors_crc: int | None = None
+    errors_replay: int | None = None
+    errors_recovery: int | None = None
+    # Beyond the totals, so that a health problem can name the link: the links present but not up,
+    # and each link's errors (CRC + replay + recovery) as (link, count); () where unknown.
+    links_down: tuple[int, ...] = ()
+    errors_by_link: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class MigSample:
     """One MIG device of a GPU in MIG mode."""
 
@@ -87,6 +126,7 @@ class MigSample:
     memory_used: int | None = None
     memory_free: int | None = None
     processes: tuple[ProcessSample, ...] = ()
+    activity: Activity | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +199,14 @@ class GpuSample:
     pstate: int | None = None
     pcie_rx: float | None = None
     pcie_tx: float | None = None
+    # The PCIe link now and at most (what the GPU and its slot can do); a GPU down-trains when idle.
+    pcie_link_gen: int | None = None
+    pcie_link_gen_max: int | None = None
+    pcie_link_width: int | None = None
+    pcie_link_width_max: int | None = None
+    activity: Activity | None = None  # None: the GPU has no GPM (or it failed)
+    energy: Energy | None = None
+    nvlink: NvLink | None = None  # None: the GPU has no NVLink
     mig_mode: bool | None = None
     health: GpuHealth = NO_HEALTH
     mig_devices: tuple[MigSample, ...] = ()

@@ -8,6 +8,7 @@ from typing import Any
 
 from gputop.core.alerts import AlertEvent
 from gputop.core.diagnosis import Diagnoses
+from gputop.core.diagnosis.activity import below_max, pcie_link_text
 from gputop.core.diagnosis.problems import problems
 from gputop.core.format import (
     NA,
@@ -120,6 +121,9 @@ def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:
         f"{memory_text} {fmt_percent(memory).rjust(4)}".rstrip()
     )
     lines = [line1, line2]
+    activity = _activity_line(gpu)
+    if activity:
+        lines.append(cut(activity, width))
     for mig in gpu.mig_devices:
         profile = safe_text(mig.name).rsplit(" MIG ", 1)[-1] if mig.name else ""
         lines.append(
@@ -131,6 +135,24 @@ def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:
             )
         )
     return lines
+
+
+def _activity_line(gpu: GpuSample) -> str:
+    """``    act SM 34%  tensor 12%  DRAM 61%``, with a PCIe link below its maximum and NVLink links down;
+    empty for a GPU with none of these (a GPU without GPM keeps its two lines)."""
+    parts = []
+    activity = gpu.activity
+    if activity is not None:
+        parts.append(
+            f"act SM {fmt_percent(activity.sm_active)}  tensor {fmt_percent(activity.tensor_active)}"
+            f"  DRAM {fmt_percent(activity.dram_active)}"
+        )
+    if below_max(gpu):
+        parts.append(pcie_link_text(gpu) or "")
+    nvlink = gpu.nvlink
+    if nvlink is not None and nvlink.links_down:
+        parts.append(f"NVLink {nvlink.links_active}/{nvlink.links_total} up")
+    return "    " + "  ".join(parts) if parts else ""
 
 
 _PROCESS_HEADER = f"{'GPU':>4} {'PID':>7} {'USER':<9} {'T':<3} {'GPU-MEM':>8} {'SM':>4} {'CPU':>5} {'TIME':>6}  COMMAND"

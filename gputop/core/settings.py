@@ -19,6 +19,7 @@ The file lives at ``$XDG_CONFIG_HOME/gputop/settings.toml`` (by default
     stall_utilization_percent = 95.0
     stall_power_percent = 30.0
     stall_after_s = 120.0
+    busy_idle_after_s = 120.0
 
     [processes]
     columns = ["gpu", "pid", "user", "gpu_memory", "cpu", "command"]  # default: every column
@@ -66,6 +67,8 @@ class Thresholds:
     stall_utilization_percent: float = 95.0  # utilization at or above this ...
     stall_power_percent: float = 30.0  # ... with power at or below this share of the limit ...
     stall_after_s: float = 120.0  # ... and memory flat for this long: STALLED?
+    # GPU-Util >= 90 % with SM active (GPM) <= 25 % for this long, a process holding memory: BUSY, FEW SMs.
+    busy_idle_after_s: float = 120.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +162,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, _Check]]] = {
         "stall_utilization_percent": ("stall_utilization_percent", _number(1.0, 100.0)),
         "stall_power_percent": ("stall_power_percent", _number(1.0, 100.0)),
         "stall_after_s": ("stall_after_s", _number(1.0, 86400.0)),
+        "busy_idle_after_s": ("busy_idle_after_s", _number(1.0, 86400.0)),
     },
     "processes": {
         "columns": ("columns", _string_list),

@@ -15,10 +15,11 @@ from gputop.core.diagnosis import Diagnoses
 from gputop.core.diagnosis.codec import add_diagnoses, health_from_dict, health_to_dict
 from gputop.core.forecast import NO_FORECAST, NOT_GROWING, Forecast, Forecasts
 from gputop.core.format import safe_json
-from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
+from gputop.core.model import Activity, Energy, GpuSample, HostSample, MigSample, NvLink, ProcessSample, Snapshot
 from gputop.core.visibility import REASONS
 
-JSON_SCHEMA_VERSION = 1
+# 2: activity (GPM), energy, NVLink and the PCIe link (issue 29); schema 1 documents still read back.
+JSON_SCHEMA_VERSION = 2
 
 
 def process_to_dict(process: ProcessSample) -> dict[str, Any]:
@@ -54,7 +55,48 @@ def mig_to_dict(mig: MigSample) -> dict[str, Any]:
         "compute_instance_id": mig.compute_instance_id,
         "memory": {"total": mig.memory_total, "used": mig.memory_used, "free": mig.memory_free},
         "processes": [process_to_dict(p) for p in mig.processes],
+        "activity": activity_to_dict(mig.activity),
     }
+
+
+ACTIVITY_FIELDS = (
+    "sm_active",
+    "sm_occupancy",
+    "tensor_active",
+    "dram_active",
+    "fp64_active",
+    "fp32_active",
+    "fp16_active",
+)
+
+
+def activity_to_dict(activity: Activity | None) -> dict[str, Any] | None:
+    """Percent, each null where unknown; null as a whole without GPM."""
+    if activity is None:
+        return None
+    return {name: getattr(activity, name) for name in ACTIVITY_FIELDS}
+
+
+def nvlink_to_dict(nvlink: NvLink | None) -> dict[str, Any] | None:
+    if nvlink is None:
+        return None
+    return {
+        "version": nvlink.version,
+        "links_active": nvlink.links_active,
+        "links_total": nvlink.links_total,
+        "rx": nvlink.rx,
+        "tx": nvlink.tx,
+        "errors": {"crc": nvlink.errors_crc, "replay": nvlink.errors_replay, "recovery": nvlink.errors_recovery},
+        # Beyond the issue's fields, so that a replay names the link as the live run did.
+        "links_down": list(nvlink.links_down),
+        "errors_by_link": [[link, count] for link, count in nvlink.errors_by_link],
+    }
+
+
+def energy_to_dict(energy: Energy | None) -> dict[str, Any] | None:
+    if energy is None:
+        return None
+    return {"since_driver_load_j": energy.since_driver_load_j, "since_start_j": energy.since_start_j}
 
 
 def gpu_to_dict(gpu: GpuSample) -> dict[str, Any]:
@@ -95,7 +137,17 @@ def gpu_to_dict(gpu: GpuSample) -> dict[str, Any]:
         "clock_event_reasons": None if gpu.clock_event_reasons is None else list(gpu.clock_event_reasons),
         "health": health_to_dict(gpu.health),
         "pstate": gpu.pstate,
-        "pcie": {"rx": gpu.pcie_rx, "tx": gpu.pcie_tx},
+        "pcie": {
+            "rx": gpu.pcie_rx,
+            "tx": gpu.pcie_tx,
+            "link_gen": gpu.pcie_link_gen,
+            "link_gen_max": gpu.pcie_link_gen_max,
+            "link_width": gpu.pcie_link_width,
+            "link_width_max": gpu.pcie_link_width_max,
+        },
+        "activity": activity_to_dict(gpu.activity),
+        "nvlink": nvlink_to_dict(gpu.nvlink),
+        "energy": energy_to_dict(gpu.energy),
         "mig_mode": gpu.mig_mode,
         "mig_devices": [mig_to_dict(m) for m in gpu.mig_devices],
         "processes": [process_to_dict(p) for p in gpu.all_processes()],
@@ -232,7 +284,38 @@ def _mig(data: dict[str, Any], gpu_index: int) -> MigSample:
         memory_used=memory["used"],
         memory_free=memory["free"],
         processes=tuple(_process(p, gpu_index) for p in data["processes"]),
+        activity=_activity(data.get("activity")),
     )
+
+
+def _activity(data: dict[str, Any] | None) -> Activity | None:
+    if data is None:
+        return None
+    return Activity(**{name: data.get(name) for name in ACTIVITY_FIELDS})
+
+
+def _nvlink(data: dict[str, Any] | None) -> NvLink | None:
+    if data is None:
+        return None
+    errors = data.get("errors") or {}
+    return NvLink(
+        version=data.get("version"),
+        links_active=data.get("links_active"),
+        links_total=data.get("links_total"),
+        rx=data.get("rx"),
+        tx=data.get("tx"),
+        errors_crc=errors.get("crc"),
+        errors_replay=errors.get("replay"),
+        errors_recovery=errors.get("recovery"),
+        links_down=tuple(int(link) for link in data.get("links_down") or ()),
+        errors_by_link=tuple((int(link), int(count)) for link, count in data.get("errors_by_link") or ()),
+    )
+
+
+def _energy(data: dict[str, Any] | None) -> Energy | None:
+    if data is None:
+        return None
+    return Energy(since_driver_load_j=data.get("since_driver_load_j"), since_start_j=data.get("since_start_j"))
 
 
 def _gpu(data: dict[str, Any]) -> GpuSample:
@@ -271,6 +354,14 @@ def _gpu(data: dict[str, Any]) -> GpuSample:
         pstate=data["pstate"],
         pcie_rx=pcie["rx"],
         pcie_tx=pcie["tx"],
+        # Schema 1 documents have no link, activity, NVLink or energy: None.
+        pcie_link_gen=pcie.get("link_gen"),
+        pcie_link_gen_max=pcie.get("link_gen_max"),
+        pcie_link_width=pcie.get("link_width"),
+        pcie_link_width_max=pcie.get("link_width_max"),
+        activity=_activity(data.get("activity")),
+        nvlink=_nvlink(data.get("nvlink")),
+        energy=_energy(data.get("energy")),
         mig_mode=data["mig_mode"],
         health=health_from_dict(data.get("health")),
         mig_devices=tuple(_mig(m, index) for m in data["mig_devices"]),

@@ -260,7 +260,7 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         # replaces its dicts rather than changing them, and its arrays are read by index.)
         with self.feed.watcher.lock:
             self.layout_control.show_gpus(snapshot)
-        self.query_one(HostStrip).show(snapshot.host)
+        self.query_one(HostStrip).show(snapshot.host, snapshot.gpus)
         self.view.show(snapshot, None if self.forecasts is None else self.forecasts.processes, self.diagnoses)
         self.update_title()
         screen = self.screen

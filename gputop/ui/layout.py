@@ -35,7 +35,10 @@ def card_lines(gpu: GpuSample, compact: bool) -> int:
     """Rows on screen a GPU's card takes, borders included."""
     if compact:
         return 2 if gpu.mig_devices and not gpu.lost and gpu.answering else 1
-    return 2 + (1 if gpu.lost else 3 + len(gpu.mig_devices))
+    if gpu.lost:
+        return 3
+    # The ACT line (GPM activity) only on a GPU that has GPM.
+    return 5 + (gpu.activity is not None) + len(gpu.mig_devices)
 
 
 def card_columns(count: int, compact: bool, width: int) -> int:

@@ -139,7 +139,15 @@ enum {
     X(nvmlDeviceGetHandleByPciBusId_v2) X(nvmlDeviceGetCudaComputeCapability)      \
     X(nvmlDeviceGetSerial) X(nvmlDeviceGetFieldValues)                             \
     X(nvmlDeviceGetDriverModel) X(nvmlDeviceGetDriverModel_v2)                   \
-    DIAGNOSIS_FUNCTIONS(X)
+    DIAGNOSIS_FUNCTIONS(X) ACTIVITY_FUNCTIONS(X)
+
+/* The activity section's entry points: GPM, energy, the PCIe link (see the end of this file). */
+#define ACTIVITY_FUNCTIONS(X)                                                      \
+    X(nvmlGpmQueryDeviceSupport) X(nvmlGpmSampleAlloc) X(nvmlGpmSampleFree)        \
+    X(nvmlGpmSampleGet) X(nvmlGpmMigSampleGet) X(nvmlGpmMetricsGet)                \
+    X(nvmlDeviceGetTotalEnergyConsumption)                                         \
+    X(nvmlDeviceGetCurrPcieLinkGeneration) X(nvmlDeviceGetMaxPcieLinkGeneration)   \
+    X(nvmlDeviceGetCurrPcieLinkWidth) X(nvmlDeviceGetMaxPcieLinkWidth)
 
 /* The diagnosis section's entry points (see the end of this file). */
 #define DIAGNOSIS_FUNCTIONS(X)                                                     \
@@ -231,7 +239,11 @@ static void reset_device(device_t *d) {
 static struct { int gpu; unsigned long long code; } xids[MAX_XIDS];
 static int xid_count, xid_delivered;
 
+static void reset_activity(void);
+static int set_activity_field(const device_t *d, const char *key, const char *value);
+
 static void reset_scenario(void) {
+    reset_activity();
     xid_count = 0;
     for (int i = 0; i < MAX_GPUS; i++) {
         reset_device(&gpus[i]);
@@ -307,6 +319,7 @@ static void set_device_field(device_t *d, const char *key, const char *value) {
             return;
         }
     }
+    if (set_activity_field(d, key, value)) return;
     fprintf(stderr, "fake_nvml: unknown device key '%s'\n", key);
 }
 
@@ -918,10 +931,11 @@ nvmlReturn_t nvmlDeviceGetDriverModel_v2(nvmlDevice_t d, int *current, int *pend
     return NVML_ERROR_NOT_SUPPORTED;
 }
 
+static nvmlReturn_t field_values(const device_t *d, int count, void *values);
+
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, void *values) {
-    (void)count, (void)values;
     ENTER(nvmlDeviceGetFieldValues, d);
-    return NVML_ERROR_NOT_SUPPORTED;
+    return field_values(d, count, values);
 }
 
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned *clock) {
@@ -1224,6 +1238,358 @@ nvmlReturn_t nvmlEventSetWait_v2(event_set_t *set, nvmlEventData_t *data, unsign
 
 nvmlReturn_t nvmlEventSetWait(event_set_t *set, nvmlEventData_t *data, unsigned timeout_ms) {
     return event_wait(FN_nvmlEventSetWait, set, data, timeout_ms);
+}
+
+/* ---- activity: GPM, energy, NVLink and PCIe link fields ------------------------
+ *
+ * Device keys (on a gpu or mig line), each NOT_SUPPORTED when left out:
+ *   gpm=0|1                     nvmlGpmQueryDeviceSupport (a MIG device's
+ *                               samples need its GPU's gpm=1)
+ *   sm_active= sm_occupancy= tensor_active= dram_active= fp64_active=
+ *   fp32_active= fp16_active=   GPM metrics, percent (fractions allowed)
+ *   gpm_pcie_rx_mibs= gpm_pcie_tx_mibs= gpm_nvlink_rx_mibs= gpm_nvlink_tx_mibs=
+ *                               GPM throughput metrics, MiB/s
+ *   energy_mj=                  nvmlDeviceGetTotalEnergyConsumption and its field
+ *   pcie_gen= pcie_gen_max= pcie_width= pcie_width_max=
+ *   nvlink_count= nvlink_version= nvlink_down=BITS (links present but down)
+ *   nvlink_crc= nvlink_replay= nvlink_recovery= nvlink_error_link=L (default 0:
+ *                               the link the error counters are on)
+ *   nvlink_rx_kib= nvlink_tx_kib=  the NVLink data throughput counters (KiB)
+ *
+ * The GPM structs are nvml.h's; fake_nvml_layout() reports their sizes and
+ * offsets for the layout check (tests/test_fake_layout.py). GPM metrics are
+ * the scenario's figures whatever the time between the two samples, but the
+ * samples must be of one device, the second taken after the first.
+ */
+
+#define GPM_METRIC_MAX 333 /* nvml.h's NVML_GPM_METRIC_MAX (pynvml's array may be longer) */
+#define GPM_SAMPLES 1024
+#define NVLINK_MAX_LINKS 18
+#define UNSET_FIGURE (-1.0)
+
+typedef struct activity {
+    long long gpm, energy_mj, pcie_gen, pcie_gen_max, pcie_width, pcie_width_max;
+    long long nvlink_count, nvlink_version, nvlink_down, nvlink_crc, nvlink_replay,
+        nvlink_recovery, nvlink_error_link, nvlink_rx_kib, nvlink_tx_kib;
+    double sm_active, sm_occupancy, tensor_active, dram_active, fp64_active, fp32_active,
+        fp16_active, gpm_pcie_rx_mibs, gpm_pcie_tx_mibs, gpm_nvlink_rx_mibs, gpm_nvlink_tx_mibs;
+} activity_t;
+
+static activity_t activities[MAX_GPUS + MAX_GPUS * MAX_MIGS];
+
+static activity_t *activity_of(const device_t *d) {
+    if (d->is_mig) return &activities[MAX_GPUS + d->gpu * MAX_MIGS + d->slot];
+    return &activities[d->gpu];
+}
+
+static void reset_activity(void) {
+    for (size_t i = 0; i < sizeof activities / sizeof activities[0]; i++) {
+        activity_t *a = &activities[i];
+        for (long long *f = &a->gpm; f <= &a->nvlink_tx_kib; f++) *f = UNSET;
+        for (double *f = &a->sm_active; f <= &a->gpm_nvlink_tx_mibs; f++) *f = UNSET_FIGURE;
+    }
+}
+
+static int set_activity_field(const device_t *d, const char *key, const char *value) {
+    static const struct { const char *key; size_t offset; int is_double; } fields[] = {
+#define INTEGER(name) {#name, offsetof(activity_t, name), 0}
+#define FIGURE(name) {#name, offsetof(activity_t, name), 1}
+        INTEGER(gpm), INTEGER(energy_mj), INTEGER(pcie_gen), INTEGER(pcie_gen_max),
+        INTEGER(pcie_width), INTEGER(pcie_width_max), INTEGER(nvlink_count),
+        INTEGER(nvlink_version), INTEGER(nvlink_down), INTEGER(nvlink_crc),
+        INTEGER(nvlink_replay), INTEGER(nvlink_recovery), INTEGER(nvlink_error_link),
+        INTEGER(nvlink_rx_kib), INTEGER(nvlink_tx_kib),
+        FIGURE(sm_active), FIGURE(sm_occupancy), FIGURE(tensor_active), FIGURE(dram_active),
+        FIGURE(fp64_active), FIGURE(fp32_active), FIGURE(fp16_active),
+        FIGURE(gpm_pcie_rx_mibs), FIGURE(gpm_pcie_tx_mibs), FIGURE(gpm_nvlink_rx_mibs),
+        FIGURE(gpm_nvlink_tx_mibs),
+#undef INTEGER
+#undef FIGURE
+    };
+    /* The device's slot in the table is known once gpu/slot are set (a mig line sets them first). */
+    activity_t *a = activity_of(d);
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        if (strcmp(key, fields[i].key) != 0) continue;
+        if (fields[i].is_double) *(double *)((char *)a + fields[i].offset) = strtod(value, NULL);
+        else *(long long *)((char *)a + fields[i].offset) = number(value);
+        return 1;
+    }
+    return 0;
+}
+
+/* nvml.h's GPM structs. */
+typedef struct gpm_sample {
+    int used;
+    const device_t *device; /* NULL until a sample is taken */
+    unsigned long long taken; /* the sample's order */
+} gpm_sample_t;
+
+typedef struct {
+    gpm_sample_t *handle;
+} nvmlGpmSample_t;
+
+typedef struct {
+    char *shortName;
+    char *longName;
+    char *unit;
+} nvmlGpmMetricMetricInfo_t;
+
+typedef struct {
+    unsigned metricId;
+    nvmlReturn_t nvmlReturn;
+    double value;
+    nvmlGpmMetricMetricInfo_t metricInfo;
+} nvmlGpmMetric_t;
+
+typedef struct {
+    unsigned version;
+    unsigned numMetrics;
+    nvmlGpmSample_t sample1;
+    nvmlGpmSample_t sample2;
+    nvmlGpmMetric_t metrics[GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+
+typedef struct {
+    unsigned version;
+    unsigned isSupportedDevice;
+} nvmlGpmSupport_t;
+
+static gpm_sample_t gpm_samples[GPM_SAMPLES];
+static unsigned long long gpm_taken;
+
+nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t d, nvmlGpmSupport_t *support) {
+    ENTER(nvmlGpmQueryDeviceSupport, d);
+    if (!support) return NVML_ERROR_INVALID_ARGUMENT;
+    if (support->version != 1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    support->isSupportedDevice = activity_of(d)->gpm == 1;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *sample) {
+    ENTER(nvmlGpmSampleAlloc, NULL);
+    if (!sample) return NVML_ERROR_INVALID_ARGUMENT;
+    for (int i = 0; i < GPM_SAMPLES; i++) {
+        if (!gpm_samples[i].used) {
+            memset(&gpm_samples[i], 0, sizeof gpm_samples[i]);
+            gpm_samples[i].used = 1;
+            sample->handle = &gpm_samples[i];
+            return NVML_SUCCESS;
+        }
+    }
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+}
+
+static int gpm_sample_valid(const gpm_sample_t *s) {
+    return s >= gpm_samples && s < gpm_samples + GPM_SAMPLES && s->used;
+}
+
+nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t sample) {
+    ENTER(nvmlGpmSampleFree, NULL);
+    if (!gpm_sample_valid(sample.handle)) return NVML_ERROR_INVALID_ARGUMENT;
+    sample.handle->used = 0;
+    return NVML_SUCCESS;
+}
+
+static nvmlReturn_t take_sample(const device_t *gpu, const device_t *device, nvmlGpmSample_t sample) {
+    if (!gpm_sample_valid(sample.handle)) return NVML_ERROR_INVALID_ARGUMENT;
+    if (activity_of(gpu)->gpm != 1) return NVML_ERROR_NOT_SUPPORTED;
+    sample.handle->device = device;
+    sample.handle->taken = ++gpm_taken;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t d, nvmlGpmSample_t sample) {
+    ENTER(nvmlGpmSampleGet, d);
+    if (d->is_mig) return NVML_ERROR_INVALID_ARGUMENT; /* MIG: nvmlGpmMigSampleGet on the GPU */
+    return take_sample(d, d, sample);
+}
+
+nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t d, unsigned gpu_instance_id, nvmlGpmSample_t sample) {
+    ENTER(nvmlGpmMigSampleGet, d);
+    if (d->is_mig) return NVML_ERROR_INVALID_ARGUMENT;
+    for (int slot = 0; slot < MAX_MIGS; slot++) {
+        const device_t *mig = &migs[d->gpu][slot];
+        if (!mig->present || mig->gpu_instance_id != (long long)gpu_instance_id) continue;
+        nvmlReturn_t error = rule_error(FN_nvmlGpmMigSampleGet, d->gpu, slot);
+        if (error) return error;
+        return take_sample(d, mig, sample);
+    }
+    return NVML_ERROR_NOT_FOUND;
+}
+
+static double gpm_metric(const activity_t *a, unsigned id) {
+    switch (id) {
+    case 2: return a->sm_active;
+    case 3: return a->sm_occupancy;
+    case 5: return a->tensor_active;
+    case 10: return a->dram_active;
+    case 11: return a->fp64_active;
+    case 12: return a->fp32_active;
+    case 13: return a->fp16_active;
+    case 20: return a->gpm_pcie_tx_mibs;
+    case 21: return a->gpm_pcie_rx_mibs;
+    case 60: return a->gpm_nvlink_rx_mibs;
+    case 61: return a->gpm_nvlink_tx_mibs;
+    default: return UNSET_FIGURE;
+    }
+}
+
+nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *get) {
+    const device_t *device = NULL;
+    if (get && gpm_sample_valid(get->sample1.handle)) device = get->sample1.handle->device;
+    ENTER(nvmlGpmMetricsGet, device);
+    if (!get) return NVML_ERROR_INVALID_ARGUMENT;
+    if (get->version != 1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    const gpm_sample_t *first = get->sample1.handle, *second = get->sample2.handle;
+    if (!gpm_sample_valid(first) || !gpm_sample_valid(second) || !first->device ||
+        first->device != second->device || second->taken <= first->taken ||
+        get->numMetrics > GPM_METRIC_MAX)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    const activity_t *a = activity_of(device);
+    for (unsigned i = 0; i < get->numMetrics; i++) {
+        nvmlGpmMetric_t *metric = &get->metrics[i];
+        double value = gpm_metric(a, metric->metricId);
+        metric->nvmlReturn = value < 0 ? NVML_ERROR_NOT_SUPPORTED : NVML_SUCCESS;
+        metric->value = value < 0 ? 0.0 : value;
+        memset(&metric->metricInfo, 0, sizeof metric->metricInfo);
+    }
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long *energy) {
+    ENTER(nvmlDeviceGetTotalEnergyConsumption, d);
+    REQUIRE(activity_of(d)->energy_mj);
+    *energy = (unsigned long long)activity_of(d)->energy_mj;
+    return NVML_SUCCESS;
+}
+
+#define PCIE_LINK(fn, name)                                 \
+    nvmlReturn_t fn(nvmlDevice_t d, unsigned *value) {      \
+        ENTER(fn, d);                                       \
+        REQUIRE(activity_of(d)->name);                      \
+        *value = (unsigned)activity_of(d)->name;            \
+        return NVML_SUCCESS;                                \
+    }
+
+PCIE_LINK(nvmlDeviceGetCurrPcieLinkGeneration, pcie_gen)
+PCIE_LINK(nvmlDeviceGetMaxPcieLinkGeneration, pcie_gen_max)
+PCIE_LINK(nvmlDeviceGetCurrPcieLinkWidth, pcie_width)
+PCIE_LINK(nvmlDeviceGetMaxPcieLinkWidth, pcie_width_max)
+
+/* nvml.h's nvmlFieldValue_t. */
+typedef struct {
+    unsigned fieldId;
+    unsigned scopeId;
+    long long timestamp;
+    long long latencyUsec;
+    int valueType;
+    nvmlReturn_t nvmlReturn;
+    union {
+        double dVal;
+        unsigned uiVal;
+        unsigned long ulVal;
+        unsigned long long ullVal;
+        long long sllVal;
+        int siVal;
+        unsigned short usVal;
+    } value;
+} nvmlFieldValue_t;
+
+enum { VALUE_UINT = 1, VALUE_ULL = 3 };
+enum {
+    FI_ECC_DBE_VOL_TOTAL = 4, FI_ECC_DBE_AGG_TOTAL = 6, FI_NVLINK_CRC_TOTAL = 45,
+    FI_NVLINK_REPLAY_TOTAL = 52, FI_NVLINK_RECOVERY_TOTAL = 59, FI_TOTAL_ENERGY = 83,
+    FI_NVLINK_LINK_COUNT = 91, FI_NVLINK_THROUGHPUT_DATA_TX = 138,
+    FI_NVLINK_THROUGHPUT_DATA_RX = 139, FI_NVLINK_ERROR_DL_REPLAY = 161,
+    FI_NVLINK_ERROR_DL_RECOVERY = 162, FI_NVLINK_ERROR_DL_CRC = 163,
+    FI_NVLINK_GET_STATE = 165, FI_NVLINK_GET_VERSION = 166, FI_ENERGY = 191,
+};
+
+/* One field's value (UNSET: NOT_SUPPORTED; -2: INVALID_ARGUMENT) and its type. */
+static long long field_value(const device_t *d, unsigned id, unsigned scope, int *type) {
+    const activity_t *a = activity_of(d);
+    int link_ok = a->nvlink_count != UNSET && scope < NVLINK_MAX_LINKS;
+    int present = link_ok && scope < (unsigned)a->nvlink_count;
+    long long error_link = a->nvlink_error_link == UNSET ? 0 : a->nvlink_error_link;
+    *type = VALUE_ULL;
+    switch (id) {
+    case FI_ECC_DBE_VOL_TOTAL: return d->ecc_volatile;
+    case FI_ECC_DBE_AGG_TOTAL: return d->ecc_aggregate;
+    case FI_TOTAL_ENERGY: case FI_ENERGY: return a->energy_mj;
+    case FI_NVLINK_LINK_COUNT: *type = VALUE_UINT; return a->nvlink_count;
+    case FI_NVLINK_CRC_TOTAL: return a->nvlink_count == UNSET ? UNSET : a->nvlink_crc;
+    case FI_NVLINK_REPLAY_TOTAL: return a->nvlink_count == UNSET ? UNSET : a->nvlink_replay;
+    case FI_NVLINK_RECOVERY_TOTAL: return a->nvlink_count == UNSET ? UNSET : a->nvlink_recovery;
+    case FI_NVLINK_THROUGHPUT_DATA_TX:
+    case FI_NVLINK_THROUGHPUT_DATA_RX:
+        if (scope != 0xFFFFFFFFu) return -2;
+        return id == FI_NVLINK_THROUGHPUT_DATA_TX ? a->nvlink_tx_kib : a->nvlink_rx_kib;
+    case FI_NVLINK_GET_STATE:
+        /* Like a real driver, a link index past the count answers "inactive", not an error. */
+        *type = VALUE_UINT;
+        if (!link_ok) return a->nvlink_count == UNSET ? UNSET : -2;
+        return present && !((a->nvlink_down == UNSET ? 0 : a->nvlink_down) >> scope & 1);
+    case FI_NVLINK_GET_VERSION:
+        *type = VALUE_UINT;
+        if (!present) return a->nvlink_count == UNSET ? UNSET : -2;
+        return a->nvlink_version;
+    case FI_NVLINK_ERROR_DL_REPLAY:
+    case FI_NVLINK_ERROR_DL_RECOVERY:
+    case FI_NVLINK_ERROR_DL_CRC: {
+        if (!present) return a->nvlink_count == UNSET ? UNSET : -2;
+        long long count = id == FI_NVLINK_ERROR_DL_CRC ? a->nvlink_crc
+                        : id == FI_NVLINK_ERROR_DL_REPLAY ? a->nvlink_replay : a->nvlink_recovery;
+        if (count == UNSET) return UNSET;
+        return (long long)scope == error_link ? count : 0;
+    }
+    default: return UNSET;
+    }
+}
+
+static nvmlReturn_t field_values(const device_t *d, int count, void *values) {
+    if (count < 0 || (count > 0 && !values)) return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlFieldValue_t *fields = values;
+    long long now = (long long)now_us();
+    for (int i = 0; i < count; i++) {
+        nvmlFieldValue_t *f = &fields[i];
+        int type;
+        long long value = field_value(d, f->fieldId, f->scopeId, &type);
+        f->timestamp = now;
+        f->latencyUsec = 0;
+        f->valueType = type;
+        f->nvmlReturn = value == UNSET ? NVML_ERROR_NOT_SUPPORTED
+                      : value == -2 ? NVML_ERROR_INVALID_ARGUMENT : NVML_SUCCESS;
+        memset(&f->value, 0, sizeof f->value);
+        if (f->nvmlReturn != NVML_SUCCESS) continue;
+        if (type == VALUE_UINT) f->value.uiVal = (unsigned)value;
+        else f->value.ullVal = (unsigned long long)value;
+    }
+    return NVML_SUCCESS;
+}
+
+/* Sizes and offsets of the structs above, for the layout check against nvml.h (-1: unknown name). */
+long long fake_nvml_layout(const char *name) {
+    static const struct { const char *name; size_t value; } layout[] = {
+        {"sizeof nvmlGpmSample_t", sizeof(nvmlGpmSample_t)},
+        {"sizeof nvmlGpmMetric_t", sizeof(nvmlGpmMetric_t)},
+        {"nvmlGpmMetric_t.nvmlReturn", offsetof(nvmlGpmMetric_t, nvmlReturn)},
+        {"nvmlGpmMetric_t.value", offsetof(nvmlGpmMetric_t, value)},
+        {"nvmlGpmMetric_t.metricInfo", offsetof(nvmlGpmMetric_t, metricInfo)},
+        {"nvmlGpmMetricsGet_t.numMetrics", offsetof(nvmlGpmMetricsGet_t, numMetrics)},
+        {"nvmlGpmMetricsGet_t.sample1", offsetof(nvmlGpmMetricsGet_t, sample1)},
+        {"nvmlGpmMetricsGet_t.sample2", offsetof(nvmlGpmMetricsGet_t, sample2)},
+        {"nvmlGpmMetricsGet_t.metrics", offsetof(nvmlGpmMetricsGet_t, metrics)},
+        {"sizeof nvmlGpmMetricsGet_t", sizeof(nvmlGpmMetricsGet_t)},
+        {"sizeof nvmlGpmSupport_t", sizeof(nvmlGpmSupport_t)},
+        {"sizeof nvmlFieldValue_t", sizeof(nvmlFieldValue_t)},
+        {"nvmlFieldValue_t.timestamp", offsetof(nvmlFieldValue_t, timestamp)},
+        {"nvmlFieldValue_t.valueType", offsetof(nvmlFieldValue_t, valueType)},
+        {"nvmlFieldValue_t.nvmlReturn", offsetof(nvmlFieldValue_t, nvmlReturn)},
+        {"nvmlFieldValue_t.value", offsetof(nvmlFieldValue_t, value)},
+    };
+    for (size_t i = 0; i < sizeof layout / sizeof layout[0]; i++)
+        if (strcmp(layout[i].name, name) == 0) return (long long)layout[i].value;
+    return -1;
 }
 
 /* ---- test hooks (not part of NVML) -------------------------------------- */

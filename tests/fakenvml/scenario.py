@@ -72,6 +72,35 @@ class GpuSpec:
     remap_failure: int | None = 0
     retired_pending: int | None = None
     persistence_mode: int | None = 1  # 0: off, so the driver is set up again at each first open
+    # activity (GPM: gpm=1 and the figures in percent or MiB/s), energy (mJ), the PCIe link,
+    # NVLink (links present, version, a bitmask of links down, error counters on one link,
+    # throughput counters in KiB); None: NOT_SUPPORTED.
+    gpm: int | None = None
+    sm_active: float | None = None
+    sm_occupancy: float | None = None
+    tensor_active: float | None = None
+    dram_active: float | None = None
+    fp64_active: float | None = None
+    fp32_active: float | None = None
+    fp16_active: float | None = None
+    gpm_pcie_rx_mibs: float | None = None
+    gpm_pcie_tx_mibs: float | None = None
+    gpm_nvlink_rx_mibs: float | None = None
+    gpm_nvlink_tx_mibs: float | None = None
+    energy_mj: int | None = None
+    pcie_gen: int | None = None
+    pcie_gen_max: int | None = None
+    pcie_width: int | None = None
+    pcie_width_max: int | None = None
+    nvlink_count: int | None = None
+    nvlink_version: int | None = None
+    nvlink_down: int | None = None
+    nvlink_crc: int | None = None
+    nvlink_replay: int | None = None
+    nvlink_recovery: int | None = None
+    nvlink_error_link: int | None = None
+    nvlink_rx_kib: int | None = None
+    nvlink_tx_kib: int | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +116,11 @@ class MigSpec:
     memory_free: int | None = None
     gpu_instance_id: int | None = None
     compute_instance_id: int | None = 0
+    # GPM figures of the MIG device (its GPU needs gpm=1), percent.
+    sm_active: float | None = None
+    sm_occupancy: float | None = None
+    tensor_active: float | None = None
+    dram_active: float | None = None
 
 
 @dataclass(frozen=True)

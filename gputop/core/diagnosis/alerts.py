@@ -8,6 +8,7 @@ condition starts and cleared once when it ends.
 - ``throttle``: while HW slowdown, HW or SW thermal slowdown, or HW power
   brake holds the clocks down (a power cap alone is the GPU working as set).
 - ``stall``: while the verdict is ``stalled``.
+- ``busy``: while the GPU is busy on few SMs (``busy_few_sms``, see ``activity``).
 - ``health``: per outstanding problem; new uncorrected ECC errors raise it
   again with the new count. An XID alert leaves the active set without a
   cleared event when it stops being outstanding: it was an event, not a state.
@@ -24,7 +25,7 @@ from gputop.core.diagnosis.reasons import ALERTING, reason_words
 from gputop.core.format import fmt_bytes, fmt_duration, fmt_percent, safe_text
 from gputop.core.model import ProcessSample, Snapshot, percent
 
-DiagnosisKind = Literal["idle", "throttle", "stall", "health"]
+DiagnosisKind = Literal["idle", "throttle", "stall", "health", "busy"]
 # (kind, gpu index, MIG device index or None, subject: a process or a health problem)
 DiagnosisKey = tuple[DiagnosisKind, int, "int | None", "str | None"]
 
@@ -47,6 +48,7 @@ _RESOLVED = {
     "remap_pending": "the pending row remap was applied",
     "remap_failure": "no row remap failure reported any more",
     "retired_pending": "the pending page retirement was applied",
+    "pcie_link": "the PCIe link is back at its maximum",
 }
 
 
@@ -95,6 +97,19 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
                 f"GPU {gpu.index} may be stalled: {fmt_percent(gpu.utilization_gpu)} busy at {power} of its"
                 " power limit with memory flat (a job spinning in a collective?)",
                 f"GPU {gpu.index} no longer looks stalled",
+            )
+        )
+        key = ("busy", gpu.index, None, None)
+        present.add(key)
+        sm_active = None if gpu.activity is None else gpu.activity.sm_active
+        changes.append(
+            Change(
+                key,
+                diagnosis.busy_few_sms,
+                f"GPU {gpu.index} busy on few SMs: {fmt_percent(gpu.utilization_gpu)} busy but only"
+                f" {fmt_percent(sm_active)} of its SMs active (tiny kernels, launch-bound, small batches"
+                " or a waiting collective?)",
+                f"GPU {gpu.index} no longer busy on few SMs",
             )
         )
         for problem in diagnosis.health:

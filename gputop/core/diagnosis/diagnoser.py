@@ -16,6 +16,10 @@ the history, and keeps what it needs between ticks:
   ``stall_power_percent`` of the limit and memory flat for ``stall_after_s``
   (a job spinning in a collective); else ``"throttled"`` when a reason that
   limits performance holds the clocks down; else None.
+  Where the GPU's SM activity is known (GPM), SM and tensor activity near
+  idle stand in for the power test (see ``activity``).
+- **busy_few_sms**, **memory_bound** and the PCIe link and NVLink health
+  problems: see ``activity``; after ``stalled`` and ``throttled`` in the verdict.
 - **unattributed memory** and **health**: see ``memory`` and ``health``.
 """
 
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
+from gputop.core.diagnosis.activity import ActivityJudge, stall_activity
 from gputop.core.diagnosis.health import HealthProblem, HealthTracker
 from gputop.core.diagnosis.memory import GIB, Unattributed, gpu_unattributed, mig_unattributed
 from gputop.core.diagnosis.reasons import limiting_reasons
@@ -33,7 +38,7 @@ from gputop.core.history import MigKey
 from gputop.core.model import GpuSample, ProcessIdentity, Snapshot, percent
 from gputop.core.settings import Thresholds
 
-Verdict = Literal["throttled", "stalled"]
+Verdict = Literal["throttled", "stalled", "busy_few_sms", "memory_bound"]
 MIB = 1024 * 1024
 # Memory counts as flat for the stall verdict while it stays this close to where it was.
 STALL_MEMORY_SLACK = 64 * MIB
@@ -53,6 +58,8 @@ class GpuDiagnosis:
     unattributed: Unattributed
     health: tuple[HealthProblem, ...]
     new_ecc_errors: bool  # the uncorrected ECC count rose this tick
+    busy_few_sms: bool = False  # busy for busy_idle_after_s on few SMs (whatever the verdict)
+    memory_bound: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +97,7 @@ class Diagnoser:
         self._activity: dict[ProcessIdentity, _Activity] = {}
         self._stalls: dict[int, _Stall] = {}
         self._health: dict[int, HealthTracker] = {}
+        self._judge = ActivityJudge(self.thresholds.busy_idle_after_s)
 
     def update(self, snapshot: Snapshot) -> Diagnoses:
         now = snapshot.timestamp
@@ -103,6 +111,7 @@ class Diagnoser:
                     mig, limits.unattributed_min_gib, limits.unattributed_percent
                 )
         self._health = {index: tracker for index, tracker in self._health.items() if index in gpus}
+        self._judge.forget(set(gpus))
         return Diagnoses(
             gpus=MappingProxyType(gpus),
             migs=MappingProxyType(migs),
@@ -122,23 +131,34 @@ class Diagnoser:
             self._stalls.pop(gpu.index, None)
             return GpuDiagnosis(None, (), unattributed, health, new_ecc)
         limiting = limiting_reasons(gpu.clock_event_reasons)
+        judged = self._judge.update(gpu, now)
         verdict: Verdict | None = None
         if self._stalled(gpu, now):
             verdict = "stalled"
         elif limiting:
             verdict = "throttled"
-        return GpuDiagnosis(verdict, limiting, unattributed, health, new_ecc)
+        elif judged.busy_few_sms:
+            verdict = "busy_few_sms"
+        elif judged.memory_bound:
+            verdict = "memory_bound"
+        # A stalled GPU is busy on few SMs too: the stall says more, and alerts alone.
+        busy_few_sms = judged.busy_few_sms and verdict != "stalled"
+        return GpuDiagnosis(
+            verdict, limiting, unattributed, health + judged.health, new_ecc, busy_few_sms, judged.memory_bound
+        )
 
     def _stalled(self, gpu: GpuSample, now: float) -> bool:
         limits = self.thresholds
         power = percent(gpu.power_draw, gpu.power_limit)
         memory = gpu.memory_used
+        # SM and tensor activity, where known, say directly what low power only suggests.
+        idle_sms = stall_activity(gpu)
+        low_power = power is not None and power <= limits.stall_power_percent
         if (
             gpu.utilization_gpu is None
-            or power is None
             or memory is None
             or gpu.utilization_gpu < limits.stall_utilization_percent
-            or power > limits.stall_power_percent
+            or not (low_power if idle_sms is None else idle_sms)
         ):
             self._stalls.pop(gpu.index, None)
             return False

@@ -15,7 +15,7 @@ from gputop.core.model import GpuSample, Snapshot, percent
 class Problem:
     gpu_index: int
     mig_index: int | None
-    kind: str  # "idle", "unattributed", "throttled", "stalled" or "health"
+    kind: str  # "idle", "unattributed", "throttled", "stalled", "busy_few_sms" or "health"
     text: str
 
     @property
@@ -60,6 +60,10 @@ def problems(snapshot: Snapshot, diagnoses: Diagnoses) -> list[Problem]:
             found.append(Problem(gpu.index, None, "stalled", _stall_text(gpu)))
         elif diagnosis.verdict == "throttled":
             found.append(Problem(gpu.index, None, "throttled", throttle_text(diagnosis.limiting)))
+        if diagnosis.busy_few_sms:
+            sm = None if gpu.activity is None else gpu.activity.sm_active
+            text = f"BUSY, FEW SMs {fmt_percent(gpu.utilization_gpu)} busy with {fmt_percent(sm)} of its SMs active"
+            found.append(Problem(gpu.index, None, "busy_few_sms", text))
         unattributed = diagnosis.unattributed
         if unattributed.shown:
             text = _unattributed_text(unattributed.memory, unattributed.hidden_processes)

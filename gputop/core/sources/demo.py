@@ -14,9 +14,11 @@ import time
 from collections.abc import Callable
 
 from gputop.core.actions import SignalResult
-from gputop.core.model import GpuSample, HostSample, MigSample, ProcessIdentity
+from gputop.core.model import Energy, GpuSample, HostSample, MigSample, ProcessIdentity
 from gputop.core.procdetail import ProcessDetail
 from gputop.core.sources.demo_machine import (
+    ENERGY_BEFORE_J,
+    FEW_SMS_GPU,
     GIB,
     MIB,
     MIG_PROFILES,
@@ -28,7 +30,10 @@ from gputop.core.sources.demo_machine import (
     is_mig,
     mig_uuid,
     model_of,
+    nvlink,
+    pcie_link,
 )
+from gputop.core.sources.demo_machine import activity as demo_activity
 from gputop.core.sources.demo_processes import DemoProcesses, SimProcess
 
 
@@ -54,6 +59,8 @@ class DemoSource:
         self._phase = [self._random.uniform(0, math.tau) for _ in range(gpu_count)]
         self._temperature: dict[int, float] = {}
         self._opened = 0.0
+        self._energy_j = [0.0] * gpu_count  # since the demo opened
+        self._energy_at = 0.0  # when the energy was last counted
 
     @property
     def driver_version(self) -> str | None:
@@ -64,7 +71,7 @@ class DemoSource:
         return "12.6"
 
     def open(self) -> None:
-        self._opened = self._clock()
+        self._opened = self._energy_at = self._clock()
         self._processes.start(self._opened)
 
     def close(self) -> None:
@@ -73,9 +80,11 @@ class DemoSource:
     def sample(self) -> tuple[GpuSample, ...]:
         self._step += 1
         self._processes.advance(self._step)
-        return tuple(self._gpu(index) for index in range(self._gpu_count))
+        now = self._clock()
+        elapsed, self._energy_at = max(0.0, now - self._energy_at), now
+        return tuple(self._gpu(index, elapsed) for index in range(self._gpu_count))
 
-    def _gpu(self, index: int) -> GpuSample:
+    def _gpu(self, index: int, elapsed: float) -> GpuSample:
         model = model_of(index)
         processes = self._processes.on_gpu(index)
         wave = math.sin(self._step / 9 + self._phase[index])
@@ -88,8 +97,16 @@ class DemoSource:
         if stalled:
             # A job spinning in a collective: the GPU is "busy" but draws next to nothing.
             utilization, power = 100.0, round(model.power_limit * 0.2 + power / 100, 1)
+        if index == FEW_SMS_GPU and busy:
+            # Tiny kernels back to back: always "busy", on few SMs, at under half the power.
+            utilization, power = 98.0, round(model.power_limit * 0.42 + power / 100, 1)
+        self._energy_j[index] += power * elapsed
+        link_gen, link_gen_max, link_width, link_width_max = pcie_link(index, busy)
+        # Its own jitter, not the machine's random numbers: those keep the sequence they had before.
+        jitter = 2 * math.sin(self._step * 1.7 + index) if busy else 0.0
         # A card's temperature follows its load slowly, as its heat sink does.
-        heat = 20.0 if stalled else utilization
+        few_sms = index == FEW_SMS_GPU and busy
+        heat = 20.0 if stalled else 45.0 if few_sms else utilization
         settled = 34 + (model.slowdown - 38) * heat / 100
         previous = self._temperature.get(index, settled)
         self._temperature[index] = previous + 0.08 * (settled - previous)
@@ -133,6 +150,16 @@ class DemoSource:
             pstate=0 if busy else 8,
             pcie_rx=round(utilization * 1.3e8, 0),
             pcie_tx=round(utilization * 4.1e7, 0),
+            pcie_link_gen=link_gen,
+            pcie_link_gen_max=link_gen_max,
+            pcie_link_width=link_width,
+            pcie_link_width_max=link_width_max,
+            activity=demo_activity(index, utilization, stalled, jitter),
+            energy=Energy(
+                since_driver_load_j=round(ENERGY_BEFORE_J + self._energy_j[index], 1),
+                since_start_j=round(self._energy_j[index], 1),
+            ),
+            nvlink=nvlink(index, utilization),
             mig_mode=is_mig(index),
             health=health(index, self._opened),
             mig_devices=mig_devices,

@@ -3,14 +3,15 @@ GPU shows which diagnosis.
 
 GPU 1's job hangs in a collective (STALLED?), GPU 2 had an uncorrectable memory error (health),
 GPU 3 holds memory no listed process accounts for (a container without --pid=host), and GPU 0
-hits its power cap when busy (THROTTLED · power cap).
+hits its power cap when busy (THROTTLED · power cap). What the performance counters, PCIe links and
+NVLink say is at the end.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gputop.core.model import GpuHealth, RemappedRows, XidEvent
+from gputop.core.model import Activity, GpuHealth, NvLink, RemappedRows, XidEvent
 
 GIB = 1024**3
 MIB = 1024**2
@@ -89,3 +90,95 @@ def health(index: int, opened: float) -> GpuHealth:
         return HEALTHY
     # An uncorrectable error 10 minutes before the demo opened: a row remap waits for a reset, XID 94 stopped a job.
     return GpuHealth(1, 1, RemappedRows(0, 1, True, False), None, (XidEvent(94, opened - 600.0),))
+
+
+# --- what the GPUs' performance counters, PCIe links and NVLink say (issue 29) ---------------------
+
+# GPU 0 streams memory at its power cap (MEMORY-BOUND on its detail screen), GPU 1's stalled job
+# spins on next to no SMs, GPU 2's PCIe link trained at x8 in an x16 slot, and in a demo of 8 GPUs
+# or more GPU 7 (an H200) is busy on few SMs (BUSY, FEW SMs).
+MEMORY_BOUND_GPU = 0
+DEGRADED_LINK_GPU = 2
+FEW_SMS_GPU = 7
+# Energy the demo's GPUs used before it opened (the driver loaded weeks ago), joules.
+ENERGY_BEFORE_J = 9.5e8
+
+
+def has_gpm(index: int) -> bool:
+    """Hopper and later: the GPUs whose performance counters NVML reads (GPM)."""
+    name = model_of(index).name
+    return "H100" in name or "H200" in name
+
+
+def activity(index: int, utilization: float, stalled: bool, jitter: float) -> Activity | None:
+    """GPM's figures for GPU ``index`` at ``utilization``; None for a GPU without GPM."""
+    if not has_gpm(index):
+        return None
+    if stalled:
+        return Activity(
+            sm_active=1.0,
+            sm_occupancy=0.5,
+            tensor_active=0.0,
+            dram_active=0.4,
+            fp64_active=0.0,
+            fp32_active=0.2,
+            fp16_active=0.0,
+        )
+    load = utilization / 100.0
+    if index == MEMORY_BOUND_GPU:
+        return Activity(
+            sm_active=round(70 * load + jitter, 1),
+            sm_occupancy=round(38 * load, 1),
+            tensor_active=4.0,
+            dram_active=round(min(100.0, 92 * load + 4 + jitter), 1),
+            fp64_active=0.0,
+            fp32_active=round(7 * load, 1),
+            fp16_active=1.5,
+        )
+    if index == FEW_SMS_GPU:
+        return Activity(
+            sm_active=round(14 + jitter, 1),
+            sm_occupancy=6.0,
+            tensor_active=3.0,
+            dram_active=9.0,
+            fp64_active=0.0,
+            fp32_active=8.0,
+            fp16_active=1.0,
+        )
+    return Activity(
+        sm_active=round(88 * load + jitter, 1),
+        sm_occupancy=round(45 * load, 1),
+        tensor_active=round(62 * load, 1),
+        dram_active=round(48 * load, 1),
+        fp64_active=0.0,
+        fp32_active=round(18 * load, 1),
+        fp16_active=round(9 * load, 1),
+    )
+
+
+def pcie_link(index: int, busy: bool) -> tuple[int, int, int, int]:
+    """(generation, its maximum, width, its maximum): an idle GPU down-trains to Gen1 to save power."""
+    name = model_of(index).name
+    gen_max = 5 if "H100" in name or "H200" in name else 3 if "V100" in name else 4
+    width = 8 if index == DEGRADED_LINK_GPU else 16
+    return (gen_max if busy else 1), gen_max, width, 16
+
+
+def nvlink(index: int, utilization: float) -> NvLink | None:
+    """The SXM boards' NVLink; None on a PCIe card."""
+    name = model_of(index).name
+    links = 18 if "H100" in name or "H200" in name else 12 if "A100" in name else 6 if "V100" in name else 0
+    if not links:
+        return None
+    version = 4 if links == 18 else 3 if links == 12 else 2
+    rate = utilization * 2.2e9 / 100
+    return NvLink(
+        version=version,
+        links_active=links,
+        links_total=links,
+        rx=round(rate, 0),
+        tx=round(rate * 0.97, 0),
+        errors_crc=0,
+        errors_replay=0,
+        errors_recovery=0,
+    )

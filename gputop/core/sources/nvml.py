@@ -242,7 +242,11 @@ class NvmlSource:
             if isinstance(pcie.error, DeviceLost):
                 return gpu.device.lost(str(pcie.error))
             rx, tx = pcie.outcome()
-            return dataclasses.replace(main.outcome(), pcie_rx=rx, pcie_tx=tx)
+            sample = main.outcome()
+            # No counter reading: the rates GPM gave in the main read (if any) stand.
+            return dataclasses.replace(
+                sample, pcie_rx=sample.pcie_rx if rx is None else rx, pcie_tx=sample.pcie_tx if tx is None else tx
+            )
         stuck = gpu.lane if gpu.lane.busy else gpu.pcie_lane
         since = stuck.started_at
         if since is None and gpu.device.last is not None and not gpu.busy:

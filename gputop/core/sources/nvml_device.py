@@ -17,6 +17,7 @@ import pynvml
 
 from gputop.core.model import GpuSample, MigSample, ProcessSample
 from gputop.core.sources import nvml_health
+from gputop.core.sources.nvml_activity import ActivityReader, Reading
 from gputop.core.sources.nvml_events import XidEvents
 from gputop.core.sources.nvml_gateway import (
     MEMORY_VERSIONS,
@@ -87,6 +88,7 @@ class NvmlDevice:
     process_samples: dict[int | None, dict[int, ProcessSample]] = field(default_factory=dict)
     last: GpuSample | None = None  # the newest sample it answered with
     xid_events: XidEvents | None = None  # the source's XID event thread
+    activity: ActivityReader | None = None  # GPM, energy, NVLink, the PCIe link (nvml_activity.py)
 
     def sample(self) -> GpuSample:
         """Read the GPU; a GPU that answers as lost is listed as lost and tried again next time."""
@@ -142,13 +144,14 @@ class NvmlDevice:
             rx, tx = self.pcie()
         except DeviceLost as error:
             return self.lost(str(error))
+        rx, tx = (sample.pcie_rx, sample.pcie_tx) if rx is None and tx is None else (rx, tx)  # GPM's stand
         return self._remember(dataclasses.replace(sample, pcie_rx=rx, pcie_tx=tx))
 
     def pcie(self) -> tuple[float | None, float | None]:
         """PCIe receive and transmit rates (bytes/s), None where not available; raises DeviceLost."""
         handle = self.handle
-        if handle is None:
-            return None, None
+        if handle is None or (self.activity is not None and self.activity.gpm_rates):
+            return None, None  # none, or GPM gives them (see _with_activity)
         rates = []
         for counter in (pynvml.NVML_PCIE_UTIL_RX_BYTES, pynvml.NVML_PCIE_UTIL_TX_BYTES):
             kbs = self.gateway.call(pynvml.nvmlDeviceGetPcieThroughput, handle, counter)
@@ -209,6 +212,9 @@ class NvmlDevice:
         pstate = call(pynvml.nvmlDeviceGetPerformanceState, handle)
         mig_mode = call(pynvml.nvmlDeviceGetMigMode, handle)
         in_mig = mig_mode is not None and int(mig_mode[0]) == pynvml.NVML_DEVICE_MIG_ENABLE
+        if self.activity is None:
+            self.activity = ActivityReader(gateway)
+        reading = self.activity.read(handle)
 
         # In MIG mode NVML keeps no per-process samples: SM use (and idleness) is unknown there.
         sm_utilization = None if in_mig else self._sm_utilization(handle)
@@ -244,10 +250,12 @@ class NvmlDevice:
             pstate=None if pstate is None or int(pstate) == PSTATE_UNKNOWN else int(pstate),
             mig_mode=None if mig_mode is None else in_mig,
             health=nvml_health.health(
-                gateway, handle, None if self.xid_events is None else self.xid_events.events(self.index)
+                gateway, handle, None if self.xid_events is None else self.xid_events.events(self.index),
+                ecc=reading.ecc,
             ),
             mig_devices=migs,
             processes=processes,
+            **_activity_fields(reading, self.activity),
         )
 
     def _sm_utilization(self, handle: Handle) -> nvml_health.SmSamples | None:
@@ -296,6 +304,7 @@ class NvmlDevice:
 
     def _migs(self, handle: Handle, max_mig: int) -> tuple[MigSample, ...]:
         call = self.gateway.call
+        reader = self.activity
         migs = []
         for slot in range(max_mig):
             mig = call(pynvml.nvmlDeviceGetMigDeviceHandleByIndex, handle, slot)
@@ -323,9 +332,26 @@ class NvmlDevice:
                     memory_used=None if memory is None else memory.used,
                     memory_free=None if memory is None else memory.free,
                     processes=self._processes(slot, mig, None),
+                    activity=None if reader is None else reader.mig_activity(handle, facts.gpu_instance_id),
                 )
             )
         return tuple(migs)
+
+
+def _activity_fields(reading: Reading, reader: ActivityReader) -> dict[str, Any]:
+    """GpuSample's fields from this tick's activity reads (nvml_activity.py)."""
+    gen_max, width_max = reader.link_maxima()
+    return {
+        "pcie_rx": reading.pcie_rx,
+        "pcie_tx": reading.pcie_tx,
+        "pcie_link_gen": reading.pcie_link_gen,
+        "pcie_link_gen_max": gen_max,
+        "pcie_link_width": reading.pcie_link_width,
+        "pcie_link_width_max": width_max,
+        "activity": reading.activity,
+        "energy": reading.energy,
+        "nvlink": reading.nvlink,
+    }
 
 
 def _stale(processes: tuple[ProcessSample, ...]) -> tuple[ProcessSample, ...]:

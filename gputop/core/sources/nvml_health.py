@@ -42,13 +42,24 @@ def _ecc(gateway: Gateway, handle: Handle, counter: int) -> int | None:
     return None if count is None else int(count)
 
 
-def health(gateway: Gateway, handle: Handle, xid_events: tuple[XidEvent, ...] | None) -> GpuHealth:
-    """ECC counts, row remapping and retired pages of one GPU, with the XID events seen for it."""
+def health(
+    gateway: Gateway,
+    handle: Handle,
+    xid_events: tuple[XidEvent, ...] | None,
+    ecc: tuple[int | None, int | None] | None = None,
+) -> GpuHealth:
+    """ECC counts, row remapping and retired pages of one GPU, with the XID events seen for it.
+
+    ``ecc``: the uncorrected (volatile, aggregate) counts already read in the tick's field-value
+    batch (nvml_activity.py); None: asked here, one call each.
+    """
     rows = gateway.call(pynvml.nvmlDeviceGetRemappedRows, handle)
     pending = gateway.call(pynvml.nvmlDeviceGetRetiredPagesPendingStatus, handle)
+    if ecc is None:
+        ecc = _ecc(gateway, handle, pynvml.NVML_VOLATILE_ECC), _ecc(gateway, handle, pynvml.NVML_AGGREGATE_ECC)
     return GpuHealth(
-        ecc_uncorrected_volatile=_ecc(gateway, handle, pynvml.NVML_VOLATILE_ECC),
-        ecc_uncorrected_aggregate=_ecc(gateway, handle, pynvml.NVML_AGGREGATE_ECC),
+        ecc_uncorrected_volatile=ecc[0],
+        ecc_uncorrected_aggregate=ecc[1],
         remapped_rows=None if rows is None else RemappedRows(int(rows[0]), int(rows[1]), bool(rows[2]), bool(rows[3])),
         retired_pages_pending=None if pending is None else pending == pynvml.NVML_FEATURE_ENABLED,
         xid_events=xid_events,

@@ -21,7 +21,7 @@ from gputop.ui.process_view import process_count
 from gputop.ui.replay_control import replay_title
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.state import snapshot_rows
-from gputop.ui.widgets.card_text import forecast_text, mig_profile, silence_text
+from gputop.ui.widgets.card_text import activity_figures, forecast_text, mig_profile, silence_text
 from gputop.ui.widgets.diagnosis_panel import DiagnosisPanel
 from gputop.ui.widgets.history_chart import HistoryChart
 from gputop.ui.widgets.process_table import ProcessTable
@@ -46,6 +46,8 @@ def _mig_field(mig: MigSample, forecast: Forecast | None) -> Text:
         f"MIG {mig.index} {mig_profile(mig)} {fmt_bytes(mig.memory_used)}/{fmt_bytes(mig.memory_total)}"
         f" {fmt_percent(share)}"
     )
+    if mig.activity is not None:  # what GPM measured on this MIG device
+        text.append(f" SM {fmt_percent(mig.activity.sm_active)} tensor {fmt_percent(mig.activity.tensor_active)}")
     filling = forecast_text(forecast)
     if filling:
         text.append(f" {filling}", style="bold yellow")
@@ -81,7 +83,9 @@ def header_fields(gpu: GpuSample, forecasts: Forecasts | None, now: float | None
     ]
     migs = forecasts.migs if forecasts is not None else {}
     mig_fields = [_mig_field(mig, migs.get((gpu.index, mig.index))) for mig in gpu.mig_devices]
-    return [identity + figures] + ([mig_fields] if mig_fields else [])
+    # GPM activity, the PCIe link, NVLink and energy on a line of their own, where any is known.
+    activity = [Text(field) for field in activity_figures(gpu)]
+    return [identity + figures] + ([activity] if activity else []) + ([mig_fields] if mig_fields else [])
 
 
 def flow(groups: list[list[Text]], width: int) -> list[Text]:
@@ -135,12 +139,19 @@ class DetailScreen(LiveScreen):
         ("utilization", "Utilization (%)", "green"),
         ("power", "Power (W)", "yellow"),
     )
+    # What GPM measured: a row of its own, shown only for a GPU with GPM.
+    _ACTIVITY_CHARTS = (
+        ("sm_active", "SM active (%)", "green"),
+        ("tensor_active", "Tensor active (%)", "bright_magenta"),
+        ("dram_active", "DRAM bandwidth (%)", "cyan"),
+    )
 
     def __init__(self, index: int) -> None:
         super().__init__(id="detail-screen")
         self.index = index
         self._gpu: GpuSample | None = None
         self._now: float | None = None
+        self._activity_charts: dict[str, HistoryChart] = {}  # mounted once the GPU shows activity
 
     @property
     def gpu_app(self) -> GpuTopApp:
@@ -208,6 +219,19 @@ class DetailScreen(LiveScreen):
             if name == "memory":
                 values = [None if v is None else v / _GIB for v in values]
             chart.show(history.timestamps, values, limits[name])
+        if history is not None and history.has_activity:
+            self._draw_activity(history)
+
+    def _draw_activity(self, history: GpuHistory) -> None:
+        """The GPM charts, added the first time the GPU's history has activity (a GPU without GPM has none)."""
+        if not self._activity_charts:
+            for name, title, colour in self._ACTIVITY_CHARTS:
+                chart = self._activity_charts[name] = HistoryChart(colour, id=f"chart-{name}")
+                chart.border_title = title
+            charts = self._activity_charts.values()
+            self.mount(Grid(*charts, id="detail-activity-charts"), after=self.query_one("#detail-charts"))
+        for name, chart in self._activity_charts.items():
+            chart.show(history.timestamps, list(getattr(history, name)), 100.0)
 
     def action_back(self) -> None:
         self.dismiss(None)

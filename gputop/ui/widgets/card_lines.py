@@ -13,7 +13,7 @@ from gputop.core.diagnosis import GpuDiagnosis
 from gputop.core.forecast import Forecast
 from gputop.core.format import NA, fmt_percent, fmt_temperature
 from gputop.core.history import GpuHistory
-from gputop.core.model import GpuSample, percent
+from gputop.core.model import Activity, GpuSample, percent
 from gputop.ui.widgets.card_text import (
     forecast_text,
     level_style,
@@ -67,6 +67,24 @@ def _memory_spark(gpu: GpuSample, history: GpuHistory | None, width: int) -> str
     if history is None:
         return sparkline((), width, 0, 1.0)
     return sparkline(history.memory_used, width, 0, float(gpu.memory_total or history.memory_total or 1))
+
+
+def activity_text(activity: Activity, room: int) -> StyledLine:
+    """``SM 34%  TENSOR 12%  DRAM 61%``, shorter where ``room`` is short."""
+    figures = (("SM", activity.sm_active), ("TENSOR", activity.tensor_active), ("DRAM", activity.dram_active))
+    full = StyledLine()
+    for n, (name, value) in enumerate(figures):
+        full.append("  " if n else "").append(f"{name} ", "bright_black").append(fmt_percent(value))
+    if full.cell_length <= room:
+        return full
+    short = StyledLine()
+    for n, (name, value) in enumerate(figures):
+        short.append(" " if n else "").append(f"{name[0]} ", "bright_black").append(fmt_percent(value))
+    return short
+
+
+def _sm_series(history: GpuHistory | None) -> Sequence[float | None]:
+    return () if history is None else history.sm_active
 
 
 def card_titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None]:
@@ -146,6 +164,11 @@ def full_lines(content: CardContent, width: int) -> list[StyledLine]:
             "green",
         ),
     ]
+    if gpu.activity is not None:
+        # What the SMs really did (GPM), under GPU-Util which only says some kernel ran.
+        room = bar_width + 1 + value_width
+        act = StyledLine(("ACT  ", "bold")).append_line(activity_text(gpu.activity, room).fit(room))
+        lines.append(act.append(" ").append(sparkline(_sm_series(history), spark_width, 0, 100), "green"))
     high = gpu.temperature_shutdown or 100.0
     left = StyledLine().append_line(temperature).append("  ").append_line(power)
     temperature_line = StyledLine(("TEMP ", "bold")).append_line(left.fit(bar_width + 1 + value_width))
@@ -183,10 +206,14 @@ def compact_lines(content: CardContent, width: int, filtered: bool) -> list[Styl
     memory_percent = gpu.memory_percent
     memory_style = level_style(memory_percent)
     temp_style = temperature_style(gpu)
-    tail = StyledLine(
-        (f"{fmt_percent(gpu.utilization_gpu):>5}", level_style(gpu.utilization_gpu)),
-        (f"{fmt_temperature(gpu.temperature):>6}", temp_style),
-        f"{'N/A' if gpu.power_draw is None else f'{gpu.power_draw:.0f}W':>6}",
+    tail = StyledLine((f"{fmt_percent(gpu.utilization_gpu):>5}", level_style(gpu.utilization_gpu)))
+    if gpu.activity is not None:  # SM active beside GPU-Util, on a GPU with GPM
+        tail.append(" sm", "bright_black").append(f"{fmt_percent(gpu.activity.sm_active):>4}")
+    tail.append_line(
+        StyledLine(
+            (f"{fmt_temperature(gpu.temperature):>6}", temp_style),
+            f"{'N/A' if gpu.power_draw is None else f'{gpu.power_draw:.0f}W':>6}",
+        )
     )
     if gpu.power_limit is not None and width >= 100:
         tail.append(f"/{gpu.power_limit:.0f}W", "bright_black")

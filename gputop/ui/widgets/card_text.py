@@ -3,8 +3,9 @@ the colour of a level, memory as used/total, a short model name, "full in ~3m", 
 
 from __future__ import annotations
 
+from gputop.core.diagnosis.activity import pcie_link_text
 from gputop.core.forecast import Forecast
-from gputop.core.format import NA, fmt_age, fmt_duration
+from gputop.core.format import NA, fmt_age, fmt_duration, fmt_percent, fmt_rate
 from gputop.core.levels import Level, load_level, temperature_level
 from gputop.core.model import GpuSample, MigSample
 
@@ -60,3 +61,53 @@ def mig_profile(mig: MigSample) -> str:
     if mig.name and " MIG " in mig.name:
         return mig.name.rsplit(" MIG ", 1)[1]
     return mig.name or NA
+
+
+J_PER_WH = 3600.0
+
+
+def energy_text(joules: float | None) -> str:
+    """Energy in the unit a power bill uses: '812 Wh', '3.42 kWh', '1.2 MWh'."""
+    if joules is None:
+        return NA
+    wh = joules / J_PER_WH
+    if wh < 1000:
+        return f"{wh:.0f} Wh" if wh >= 10 else f"{wh:.1f} Wh"
+    if wh < 1_000_000:
+        return f"{wh / 1000:.2f} kWh"
+    return f"{wh / 1_000_000:.1f} MWh"
+
+
+def activity_figures(gpu: GpuSample) -> list[str]:
+    """The detail screen's figures of GPM, energy, the PCIe link and NVLink, each a field; [] where none is known."""
+    fields: list[str] = []
+    activity = gpu.activity
+    if activity is not None:
+        fields.append(f"SM active {fmt_percent(activity.sm_active)} (occupancy {fmt_percent(activity.sm_occupancy)})")
+        fields.append(
+            f"FP64 {fmt_percent(activity.fp64_active)} FP32 {fmt_percent(activity.fp32_active)}"
+            f" FP16 {fmt_percent(activity.fp16_active)}"
+        )
+    link = pcie_link_text(gpu)
+    if link is not None:
+        fields.append(link)
+    nvlink = gpu.nvlink
+    if nvlink is not None:
+        version = "" if nvlink.version is None else f" {nvlink.version}"
+        links = f"{'?' if nvlink.links_active is None else nvlink.links_active}/{nvlink.links_total or '?'} links"
+        fields.append(f"NVLink{version} {links} rx {fmt_rate(nvlink.rx)} tx {fmt_rate(nvlink.tx)}")
+        errors = (nvlink.errors_crc, nvlink.errors_replay, nvlink.errors_recovery)
+        fields.append(
+            "NVLink errors "
+            + " ".join(
+                f"{name} {NA if count is None else count}"
+                for name, count in zip(("CRC", "replay", "recovery"), errors, strict=True)
+            )
+        )
+    energy = gpu.energy
+    if energy is not None:
+        fields.append(
+            f"energy {energy_text(energy.since_start_j)} since start,"
+            f" {energy_text(energy.since_driver_load_j)} since the driver loaded"
+        )
+    return fields

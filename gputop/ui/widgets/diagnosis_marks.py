@@ -1,4 +1,4 @@
-"""What a GPU card says of its diagnosis: ``THROTTLED · power cap``, ``STALLED?``, a health mark."""
+"""What a GPU card says of its diagnosis: ``THROTTLED · power cap``, ``STALLED?``, ``BUSY, FEW SMs``, a health mark."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ def card_marks(diagnosis: GpuDiagnosis | None, short: bool = False) -> list[tupl
         marks.append(("STALLED? ", "bold red"))
     elif diagnosis.verdict == "throttled":
         marks.append(("THROTTLED " if short else f"{throttle_text(diagnosis.limiting)} ", "bold yellow"))
+    elif diagnosis.verdict == "busy_few_sms":
+        marks.append(("FEW SMs " if short else "BUSY, FEW SMs ", "bold yellow"))
     if diagnosis.health:
         marks.append((f"{HEALTH_MARK} ", "bold red"))
     return marks

@@ -15,7 +15,7 @@ from textual.widgets import Static
 from gputop.core.diagnosis import Diagnoses, GpuDiagnosis
 from gputop.core.diagnosis.problems import problems, throttle_text
 from gputop.core.diagnosis.reasons import reason_words
-from gputop.core.format import NA, safe_text
+from gputop.core.format import NA, fmt_percent, safe_text
 from gputop.core.model import GpuSample, Snapshot
 
 UNATTRIBUTED_CAUSES = (
@@ -26,6 +26,16 @@ UNATTRIBUTED_CAUSES = (
 STALL_ADVICE = (
     "busy at low power with memory flat: the signature of a job spinning in a collective (an NCCL hang);"
     " look at its other ranks"
+)
+
+
+BUSY_ADVICE = (
+    "the GPU counts as busy, but its kernels keep only {sm} of its SMs working: tiny kernels, a launch-bound"
+    " loop, small batches, or a collective waiting on another rank; a larger batch or fused kernels use more of it"
+)
+MEMORY_BOUND_ADVICE = (
+    "DRAM bandwidth at {dram} while the tensor and FP pipes idle: the kernels wait on memory; fewer passes over"
+    " the data (fusion, lower precision) help more than a faster GPU"
 )
 
 
@@ -42,6 +52,13 @@ def diagnosis_text(gpu: GpuSample, diagnosis: GpuDiagnosis | None, snapshot: Sna
         return text
     if diagnosis.verdict == "stalled":
         text.append(" STALLED? ", style="bold red").append(f"{STALL_ADVICE}\n")
+    activity = gpu.activity
+    if diagnosis.busy_few_sms:
+        sm = fmt_percent(None if activity is None else activity.sm_active)
+        text.append(" BUSY, FEW SMs ", style="bold yellow").append(f"{BUSY_ADVICE.format(sm=sm)}\n")
+    if diagnosis.memory_bound:
+        dram = fmt_percent(None if activity is None else activity.dram_active)
+        text.append(" MEMORY-BOUND ", style="bold yellow").append(f"{MEMORY_BOUND_ADVICE.format(dram=dram)}\n")
     if diagnosis.limiting:
         reasons = ", ".join(reason_words(name) for name in gpu.clock_event_reasons or ())
         text.append(f" {throttle_text(diagnosis.limiting)} ", style="bold yellow")

@@ -1,22 +1,44 @@
-"""One line about the host: CPU, RAM, swap, load, network rates."""
+"""One line about the host: CPU, RAM, swap, load, network rates, and its GPUs' power now and energy since start."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from textual.strip import Strip
 
 from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_rate
-from gputop.core.model import HostSample, percent
-from gputop.ui.widgets.card_text import level_style
+from gputop.core.model import GpuSample, HostSample, percent
+from gputop.ui.widgets.card_text import energy_text, level_style
 from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.sparkline import bar_pieces
 from gputop.ui.widgets.styled_line import StripStyles, StyledLine
 
 
-def host_text(host: HostSample, width: int) -> StyledLine:
+def gpu_power(gpus: Sequence[GpuSample]) -> StyledLine:
+    """``  GPU 2.4kW 1.3 kWh``: the GPUs' power draw now (summed over those that report it) and the
+    energy they used since gputop started; empty where no GPU reports either."""
+    draws = [gpu.power_draw for gpu in gpus if gpu.power_draw is not None]
+    energies = [
+        gpu.energy.since_start_j for gpu in gpus if gpu.energy is not None and gpu.energy.since_start_j is not None
+    ]
+    if not draws and not energies:
+        return StyledLine()
+    text = StyledLine(("  GPU ", "bold"))  # after the figure before it, two cells apart
+    if draws:
+        watts = sum(draws)
+        text.append(f"{watts / 1000:.1f}kW" if watts >= 1000 else f"{watts:.0f}W")
+    if energies:
+        text.append(f"{' ' if draws else ''}{energy_text(sum(energies))}", "bright_black")
+    return text
+
+
+def host_text(host: HostSample, width: int, gpus: Sequence[GpuSample] = ()) -> StyledLine:
     """The host strip's text for a terminal ``width`` cells wide."""
     if width < 110:
-        return _short_host_text(host, width)
+        return _short_host_text(host, width, gpus)
     bar_width = 10 if width >= 140 else 5
+    # The 5 and 15 minute load averages where there is room for them beside the GPUs' power.
+    load_values = 3 if width >= 140 or not gpus else 1
     memory_percent = percent(host.memory_used, host.memory_total)
     swap_percent = percent(host.swap_used, host.swap_total)
     text = StyledLine(
@@ -30,15 +52,12 @@ def host_text(host: HostSample, width: int) -> StyledLine:
         (f"{fmt_bytes(host.swap_used)}/{fmt_bytes(host.swap_total)}", level_style(swap_percent)),
         "  ",
         ("LOAD ", "bold"),
-        NA if host.load_average is None else " ".join(f"{value:.2f}" for value in host.load_average),
-        "  ",
-        ("NET ", "bold"),
-        ("▼", "green"),
-        fmt_rate(host.net_rx_rate),
-        " ",
-        ("▲", "magenta"),
-        fmt_rate(host.net_tx_rate),
+        NA if host.load_average is None else " ".join(f"{value:.2f}" for value in host.load_average[:load_values]),
     )
+    # The GPUs' power before the network: on a GPU machine the line's end is what gives way.
+    text.append_line(gpu_power(gpus)).append("  ")
+    text.append("NET ", "bold").append("▼", "green").append(fmt_rate(host.net_rx_rate)).append(" ")
+    text.append("▲", "magenta").append(fmt_rate(host.net_tx_rate))
     return text.fit(width, pad=False)
 
 
@@ -47,7 +66,7 @@ def _short_bytes(value: int | None) -> str:
     return text.replace("iB", "")
 
 
-def _short_host_text(host: HostSample, width: int) -> StyledLine:
+def _short_host_text(host: HostSample, width: int, gpus: Sequence[GpuSample]) -> StyledLine:
     memory_percent = percent(host.memory_used, host.memory_total)
     text = StyledLine(
         ("CPU ", "bold"),
@@ -58,12 +77,10 @@ def _short_host_text(host: HostSample, width: int) -> StyledLine:
         f"{_short_bytes(host.swap_used)}/{_short_bytes(host.swap_total)}",
         ("  LOAD ", "bold"),
         NA if host.load_average is None else f"{host.load_average[0]:.1f}",
-        ("  NET ", "bold"),
-        ("▼", "green"),
-        _short_bytes(None if host.net_rx_rate is None else int(host.net_rx_rate)) + "/s ",
-        ("▲", "magenta"),
-        _short_bytes(None if host.net_tx_rate is None else int(host.net_tx_rate)) + "/s",
     )
+    text.append_line(gpu_power(gpus)).append("  NET ", "bold").append("▼", "green")
+    text.append(_short_bytes(None if host.net_rx_rate is None else int(host.net_rx_rate)) + "/s ")
+    text.append("▲", "magenta").append(_short_bytes(None if host.net_tx_rate is None else int(host.net_tx_rate)) + "/s")
     return text.fit(width, pad=False)
 
 
@@ -74,16 +91,17 @@ class HostStrip(FrameStyled):
     def __init__(self) -> None:
         super().__init__(id="host-strip")
         self.host: HostSample | None = None
+        self.gpus: Sequence[GpuSample] = ()
         self._text: StyledLine | None = None
         self._strip_styles = StripStyles()
 
-    def show(self, host: HostSample) -> None:
-        self.host = host
-        self._set_text(host_text(host, self.size.width or 120))
+    def show(self, host: HostSample, gpus: Sequence[GpuSample] = ()) -> None:
+        self.host, self.gpus = host, gpus
+        self._set_text(host_text(host, self.size.width or 120, gpus))
 
     def on_resize(self) -> None:
         if self.host is not None:
-            self._set_text(host_text(self.host, self.size.width))
+            self._set_text(host_text(self.host, self.size.width, self.gpus))
 
     def _set_text(self, text: StyledLine) -> None:
         # One line, always: an unchanged line is not redrawn, and a changed one needs no layout.
