@@ -93,7 +93,8 @@ def run_export(args: argparse.Namespace) -> int:
     except (ListenError, SourceUnavailable) as error:
         return fail(str(error))
     exporter = Exporter(
-        sampler, args.export_interval or args.interval, hostname=args.hostname, thresholds=args.settings.thresholds
+        sampler, args.export_interval or args.interval, hostname=args.hostname, thresholds=args.settings.thresholds,
+        names=args.names,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

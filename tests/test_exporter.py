@@ -206,8 +206,14 @@ def scrape(collector: SnapshotCollector) -> str:
     return generate_latest(make_registry(collector)).decode()
 
 
+def scrape_names(snapshot: Snapshot, names: str, hostname: str | None = None) -> str:
+    collector = SnapshotCollector(hostname=hostname, names=names)
+    collector.update(snapshot)
+    return scrape(collector)
+
+
 def test_metrics_text_for_a_hand_made_snapshot_is_exact() -> None:
-    collector = SnapshotCollector()
+    collector = SnapshotCollector(names="gputop")
     # GPU 1 is lost: a forecast for it is not served; GPU 2 has none.
     collector.update(SNAPSHOT, {0: 312.0, 1: 5.0, 2: None})
     assert scrape(collector) == EXPECTED
@@ -215,7 +221,7 @@ def test_metrics_text_for_a_hand_made_snapshot_is_exact() -> None:
 
 def test_a_snapshot_read_back_from_its_json_exports_the_same_metrics() -> None:
     """What ``gputop record`` wrote and a replay reads serves the same series as the live snapshot."""
-    collector = SnapshotCollector()
+    collector = SnapshotCollector(names="gputop")
     collector.update(snapshot_from_dict(json.loads(dumps(snapshot_to_dict(SNAPSHOT)))), {0: 312.0})
     assert scrape(collector) == EXPECTED
 
@@ -232,7 +238,9 @@ def test_hostname_override_labels_every_series() -> None:
     collector = SnapshotCollector(hostname="alpha")
     collector.update(SNAPSHOT)
     text = scrape(collector)
-    assert 'hostname="node-1"' not in text
+    assert 'hostname="node-1"' not in text and 'Hostname="node-1"' not in text
+    assert text.count('Hostname="alpha"') == 7  # DCGM's: GPU 0's six fields, GPU 2's memory used
+    text = scrape_names(SNAPSHOT, "gputop", hostname="alpha")
     assert text.count('hostname="alpha"') == EXPECTED.count('hostname="node-1"') - 1  # no forecast given
 
 

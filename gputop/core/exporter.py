@@ -19,6 +19,7 @@ from prometheus_client.exposition import start_http_server
 from prometheus_client.registry import CollectorRegistry
 
 from gputop import __version__
+from gputop.core.dcgm_export import dcgm_families
 from gputop.core.diagnosis import NO_DIAGNOSES, Diagnoses
 from gputop.core.diagnosis.metrics import XidCounter, diagnosis_families
 from gputop.core.foresight import Watcher
@@ -41,6 +42,8 @@ from gputop.core.model import GpuSample, Snapshot
 from gputop.core.sampler import Sampler, SamplerThread
 from gputop.core.settings import Thresholds
 
+NAME_SETS = ("gputop", "dcgm", "both")
+
 
 class ListenError(ValueError):
     """A ``--listen`` address that cannot be used; the message is one line."""
@@ -53,8 +56,10 @@ class SnapshotCollector:
     from the HTTP server's threads; one lock keeps the three consistent.
     """
 
-    def __init__(self, hostname: str | None = None) -> None:
+    def __init__(self, hostname: str | None = None, names: str = "both") -> None:
         self._hostname = hostname
+        self._gputop_names = names in ("gputop", "both")
+        self._dcgm_names = names in ("dcgm", "both")
         self._lock = threading.Lock()
         self._snapshot: Snapshot | None = None
         self._seconds_to_full: Mapping[int, float | None] = {}
@@ -103,34 +108,47 @@ class SnapshotCollector:
         yield failures
         if snapshot is None:
             return
+        if self._gputop_names:
+            yield from _gputop_families(hostname, snapshot, seconds_to_full, diagnoses, xid_counts)
+        if self._dcgm_names:
+            yield from dcgm_families(hostname, snapshot, beside_gputop=self._gputop_names)
 
-        info = InfoMetricFamily(
-            EXPORTER_INFO,
-            "The exporter and the driver it reads.",
-            labels=["hostname"],
-        )
-        info.add_metric(
-            [hostname],
-            {
-                "version": __version__,
-                "source": snapshot.source,
-                "driver_version": snapshot.driver_version or "",
-                "cuda_driver_version": snapshot.cuda_driver_version or "",
-            },
-        )
-        yield info
-        timestamp = GaugeMetricFamily(
-            LAST_SAMPLE_TIMESTAMP, "When the served sample was taken.", labels=["hostname"]
-        )
-        timestamp.add_metric([hostname], snapshot.timestamp)
-        yield timestamp
 
-        yield from _gpu_families(hostname, snapshot, seconds_to_full)
-        yield from rollup_families(hostname, snapshot, seconds_to_full, diagnoses)
-        yield from diagnosis_families(
-            snapshot, diagnoses, xid_counts, lambda gpu: _gpu_labels(hostname, gpu), GPU_LABELS
-        )
-        yield from _process_families(hostname, snapshot, diagnoses)
+def _gputop_families(
+    hostname: str,
+    snapshot: Snapshot,
+    seconds_to_full: Mapping[int, float | None],
+    diagnoses: Diagnoses,
+    xid_counts: Mapping[tuple[int, int], int],
+) -> Iterator[Metric]:
+    """Every series under gputop's own names (``gputop_*``), the exporter's state excepted."""
+    info = InfoMetricFamily(
+        EXPORTER_INFO,
+        "The exporter and the driver it reads.",
+        labels=["hostname"],
+    )
+    info.add_metric(
+        [hostname],
+        {
+            "version": __version__,
+            "source": snapshot.source,
+            "driver_version": snapshot.driver_version or "",
+            "cuda_driver_version": snapshot.cuda_driver_version or "",
+        },
+    )
+    yield info
+    timestamp = GaugeMetricFamily(
+        LAST_SAMPLE_TIMESTAMP, "When the served sample was taken.", labels=["hostname"]
+    )
+    timestamp.add_metric([hostname], snapshot.timestamp)
+    yield timestamp
+
+    yield from _gpu_families(hostname, snapshot, seconds_to_full)
+    yield from rollup_families(hostname, snapshot, seconds_to_full, diagnoses)
+    yield from diagnosis_families(
+        snapshot, diagnoses, xid_counts, lambda gpu: _gpu_labels(hostname, gpu), GPU_LABELS
+    )
+    yield from _process_families(hostname, snapshot, diagnoses)
 
 
 def _gpu_labels(hostname: str, gpu: GpuSample) -> list[str]:
@@ -257,9 +275,14 @@ class Exporter:
     """
 
     def __init__(
-        self, sampler: Sampler, interval_s: float, hostname: str | None = None, thresholds: Thresholds | None = None
+        self,
+        sampler: Sampler,
+        interval_s: float,
+        hostname: str | None = None,
+        thresholds: Thresholds | None = None,
+        names: str = "both",
     ) -> None:
-        self.collector = SnapshotCollector(hostname)
+        self.collector = SnapshotCollector(hostname, names=names)
         self._watcher = Watcher(thresholds)
         self._thread = SamplerThread(sampler, interval_s, self._on_snapshot, self.collector.fail)
         self._server: WSGIServer | None = None

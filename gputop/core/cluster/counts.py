@@ -63,7 +63,8 @@ COUNTS = (
     FleetCount(
         "h",
         "hot",
-        hot_gpus("%H") + f' or label_replace(DCGM_FI_DEV_GPU_TEMP{{GPU_I_ID="",%D}} >= {_HOT_FALLBACK:g},'
+        hot_gpus("%H")
+        + f" or label_replace(DCGM_FI_DEV_GPU_TEMP{{{metric_names.DCGM_OWN_SERIES},%D}} >= {_HOT_FALLBACK:g},"
         ' "hostname", "$1", "Hostname", "(.*)")',
         ("gputop_gpu_temperature_celsius", "DCGM_FI_DEV_GPU_TEMP"),
         unit="celsius",

@@ -11,15 +11,6 @@ from gputop.core.cluster import queries
 from gputop.core.cluster.client import PrometheusClient, Sample
 from gputop.core.cluster.model import ClusterGpu, ClusterProcess, HostDetail
 
-# DCGM exporter's fields as gputop's (MiB -> bytes where needed).
-_DCGM_FIGURES = {
-    "DCGM_FI_DEV_FB_USED": ("memory_used", queries.MIB),
-    "DCGM_FI_DEV_FB_FREE": ("memory_free", queries.MIB),
-    "DCGM_FI_DEV_FB_RESERVED": ("memory_reserved", queries.MIB),
-    "DCGM_FI_DEV_GPU_UTIL": ("utilization_gpu", 1),
-    "DCGM_FI_DEV_GPU_TEMP": ("temperature", 1),
-    "DCGM_FI_DEV_POWER_USAGE": ("power_draw", 1),
-}
 _INFO = metric_names.EXPORTER_INFO + "_info"
 _ERRORS = metric_names.SAMPLE_ERRORS + "_total"
 _NOT_INFO = frozenset(("__name__", "hostname", "instance", "job"))
@@ -79,9 +70,9 @@ def parse_detail(hostname: str, samples: list[Sample], live: bool) -> HostDetail
         elif name == metric_names.GPU_SECONDS_TO_FULL:
             # A forecast is about now: one Prometheus merely kept is not shown.
             gpu.seconds_to_full = sample.value if live else None
-        elif name in _DCGM_FIGURES:
-            field_name, scale = _DCGM_FIGURES[name]
-            gpu.figures[field_name] = sample.value * scale
+        elif (dcgm := metric_names.DCGM_FIELD_BY_NAME.get(name)) is not None:
+            # In gputop's unit (MiB -> bytes), under the reading's name (``metric_names.DcgmField``).
+            gpu.figures[dcgm.reading] = dcgm.read_back(sample.value)
     up = exporter.get(metric_names.UP)
     return HostDetail(
         hostname=hostname,

@@ -27,7 +27,6 @@ from gputop.core.levels import DEFAULT_SLOWDOWN_C, TEMPERATURE_ALARM_MARGIN_C
 
 MIB = 1024 * 1024
 FIGURE_LABEL = "figure"
-DCGM_FIELDS = ("FB_USED", "FB_FREE", "FB_RESERVED", "GPU_UTIL", "GPU_TEMP", "POWER_USAGE")
 TOTAL_LABEL = "total"
 SLOWDOWN_LABEL = "slowdown"
 
@@ -157,7 +156,7 @@ DCGM = FlavourQueries(
     power="{s[DCGM_FI_DEV_POWER_USAGE]}",
     slowdown=None,
     sampled="DCGM_FI_DEV_FB_USED",
-    extra_matchers='GPU_I_ID=""',
+    extra_matchers=metric_names.DCGM_OWN_SERIES,
 )
 FLAVOURS = (GPUTOP, DCGM)
 FLAVOUR_BY_NAME: Mapping[str, FlavourQueries] = {flavour.name: flavour for flavour in FLAVOURS}
@@ -373,10 +372,10 @@ def history_query(hostnames: Collection[str]) -> str:
 def detail_query(hostname: str) -> str:
     """Every gputop series of one host but what its GPUs add up to, and DCGM exporter's GPU fields."""
     host = promql_string(hostname)
-    dcgm = "|".join(f"DCGM_FI_DEV_{name}" for name in DCGM_FIELDS)
+    dcgm = "|".join(field.name for field in metric_names.DCGM_FIELDS)
     # Its GPUs' series, not what they add up to.
     gputop = f'__name__=~"gputop_.+",__name__!~"{metric_names.HOST_SERIES_PREFIX}.+",hostname={host}'
-    return f'{{{gputop}}} or {{__name__=~"{dcgm}",Hostname={host},GPU_I_ID=""}}'
+    return f'{{{gputop}}} or {{__name__=~"{dcgm}",Hostname={host},{metric_names.DCGM_OWN_SERIES}}}'
 
 
 def kept_detail_query(hostname: str, lookback_s: float) -> str:
