@@ -16,8 +16,8 @@ from gputop.core.cluster.client import Sample
 from gputop.core.cluster.detail import parse_detail
 from gputop.core.cluster.model import HostDetail
 from gputop.core.cluster.rollup import flagged_count, rollup_figures
-from gputop.core.exporter import SnapshotCollector, make_registry
 from gputop.core.dcgm_export import reading
+from gputop.core.exporter import SnapshotCollector, make_registry
 from gputop.core.model import GpuHealth, GpuSample, HostSample, ProcessSample, RemappedRows, Snapshot, XidEvent
 
 GIB = 1024**3
