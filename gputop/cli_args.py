@@ -121,6 +121,12 @@ def add_cluster_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
         "--names", choices=("gputop", "dcgm", "both"), default="both",
         help="metric names: gputop's own, DCGM exporter's (DCGM_FI_*), or both (default)",
     )
+    export.add_argument(
+        "--print-dashboard", action="store_true", help="print gputop's Grafana dashboard (JSON) and exit"
+    )
+    export.add_argument(
+        "--print-alert-rules", action="store_true", help="print gputop's Prometheus alert rules (YAML) and exit"
+    )
 
     cluster = commands.add_parser("cluster", help="watch many machines' GPUs through Prometheus")
     cluster.add_argument("--prometheus", required=True, metavar="URL", help="e.g. http://prometheus:9090")

@@ -83,6 +83,11 @@ def run_record(sampler: Sampler, args: argparse.Namespace, settings: Settings) -
 
 def run_export(args: argparse.Namespace) -> int:
     """``gputop export``: /metrics for Prometheus until SIGTERM or Ctrl+C."""
+    if args.print_dashboard or args.print_alert_rules:
+        from gputop.core import monitoring
+
+        sys.stdout.write(monitoring.read(monitoring.DASHBOARD if args.print_dashboard else monitoring.ALERT_RULES))
+        return 0
     from gputop.cli import open_source
     from gputop.core.exporter import Exporter, ListenError, describe_bind_error, parse_listen
 

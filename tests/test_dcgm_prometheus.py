@@ -25,7 +25,7 @@ from fakenvml.fixture import FakeNvml
 from fakenvml.scenario import GiB, Scenario
 from prom import PROMETHEUS, SKIP_REASON, PrometheusServer, free_port, http_get, terminate, wait_for
 
-from gputop.core import metric_names
+from gputop.core import metric_names, monitoring
 
 pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason=SKIP_REASON)
 
@@ -238,3 +238,23 @@ def test_promtool_check_metrics_passes_on_each_name_set(fleet: Fleet, host: int)
     renamed = subprocess.run(["promtool", "check", "metrics"], input=text.replace("modelName=", "model_name="),
                              capture_output=True, text=True)
     assert (renamed.returncode, renamed.stdout + renamed.stderr) == (0, "")
+
+
+def test_gputops_own_dashboard_answers_on_the_hosts_serving_gputops_names(fleet: Fleet) -> None:
+    """Every query of the shipped dashboard runs; its memory panel shows alpha's GPUs (beta serves DCGM's alone)."""
+    dashboard = json.loads(monitoring.read(monitoring.DASHBOARD))
+    [variable] = [v for v in dashboard["templating"]["list"] if v["type"] == "query"]
+    hostnames = label_values(fleet, variable["definition"])
+    assert hostnames == ["alpha"]
+    answers = {}
+    for panel in dashboard["panels"]:
+        [target] = panel["targets"]
+        expr = target["expr"].replace("$hostname", grafana_all(hostnames))
+        answers[panel["title"]] = fleet.get("/api/v1/query", query=expr)["result"]  # an invalid query fails here
+    assert {(r["metric"]["gpu"], float(r["value"][1])) for r in answers["GPU memory used"]} == {
+        ("0", 30.0 * GiB), ("1", 10.0 * GiB)
+    }
+    assert [float(r["value"][1]) for r in answers["Exporters sampling"]] == [1.0]
+    assert {(r["metric"]["gpu"], float(r["value"][1])) for r in answers["GPUs not answering or lost"]} == {
+        ("0", 0.0), ("1", 0.0)
+    }

@@ -95,6 +95,11 @@ class SnapshotCollector:
             xid_counts = dict(self._xids.counts)
             errors = self._errors
         hostname = self._hostname or (snapshot.hostname if snapshot else socket.gethostname())
+        if not self._gputop_names:
+            # DCGM's names alone: a drop-in for dcgm-exporter, which serves nothing while it cannot read.
+            if snapshot is not None:
+                yield from dcgm_families(hostname, snapshot)
+            return
 
         up = GaugeMetricFamily(
             UP, "1 when the latest sample succeeded, 0 when it failed.", labels=["hostname"]
@@ -108,10 +113,9 @@ class SnapshotCollector:
         yield failures
         if snapshot is None:
             return
-        if self._gputop_names:
-            yield from _gputop_families(hostname, snapshot, seconds_to_full, diagnoses, xid_counts)
+        yield from _gputop_families(hostname, snapshot, seconds_to_full, diagnoses, xid_counts)
         if self._dcgm_names:
-            yield from dcgm_families(hostname, snapshot, beside_gputop=self._gputop_names)
+            yield from dcgm_families(hostname, snapshot, beside_gputop=True)
 
 
 def _gputop_families(
