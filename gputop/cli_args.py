@@ -53,6 +53,14 @@ def interval_value(text: str) -> float:
     return value
 
 
+def count_value(text: str) -> int:
+    """argparse type for a count: a whole number, 0 or more."""
+    value = _number(text, int, "series")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
+    return value
+
+
 def duration_value(text: str) -> float:
     """argparse type for a positive duration in seconds."""
     value = _number(text, float, "seconds")
@@ -120,6 +128,14 @@ def add_cluster_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     export.add_argument(
         "--names", choices=("gputop", "dcgm", "both"), default="both",
         help="metric names: gputop's own, DCGM exporter's (DCGM_FI_*), or both (default)",
+    )
+    export.add_argument(
+        "--max-process-series", type=count_value, default=1000, metavar="N",
+        help="serve at most N per-process series, the largest by GPU memory (default 1000)",
+    )
+    export.add_argument(
+        "--web-config-file", metavar="FILE",
+        help="TLS and basic auth, in the Prometheus exporter-toolkit format (needs gputop-monitor[web])",
     )
     export.add_argument(
         "--print-dashboard", action="store_true", help="print gputop's Grafana dashboard (JSON) and exit"

@@ -99,6 +99,8 @@ def read_back(detail: HostDetail, sample: Sample) -> object:
         return detail.sample_errors
     if name == metric_names.LAST_SAMPLE_TIMESTAMP:
         return detail.last_sample
+    if name == metric_names.PROCESS_SERIES_DROPPED:
+        return detail.process_series_dropped
     if name == metric_names.EXPORTER_INFO + "_info":
         return 1.0 if {k: labels[k] for k in detail.info} == dict(detail.info) and len(detail.info) == 4 else None
     if name == metric_names.PROCESS_GPU_MEMORY:

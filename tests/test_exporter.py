@@ -199,6 +199,10 @@ gputop_process_gpu_memory_bytes{{command="evil\\"name\\\\with\\nnewline",contain
 gputop_process_gpu_memory_bytes{{command="",container="",container_name="",gpu="2",hostname="node-1",pid="104",user=""}} 3.221225472e+09
 # HELP gputop_process_idle_seconds Seconds since the process last used the GPU's SMs (absent where unknown).
 # TYPE gputop_process_idle_seconds gauge
+# HELP gputop_process_series_dropped Processes left out of the per-process series by --max-process-series \
+(the smallest by GPU memory).
+# TYPE gputop_process_series_dropped gauge
+gputop_process_series_dropped{{hostname="node-1"}} 0.0
 """
 
 

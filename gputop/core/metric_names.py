@@ -20,6 +20,7 @@ GPU_SECONDS_TO_FULL = "gputop_gpu_seconds_to_full"
 GPU_LOST = "gputop_gpu_lost"
 GPU_ANSWERING = "gputop_gpu_answering"
 PROCESS_GPU_MEMORY = "gputop_process_gpu_memory_bytes"
+PROCESS_SERIES_DROPPED = "gputop_process_series_dropped"  # processes cut by --max-process-series
 # The diagnoses (core.diagnosis.metrics).
 GPU_MEMORY_UNATTRIBUTED = "gputop_gpu_memory_unattributed_bytes"
 GPU_CLOCK_EVENT_REASONS = "gputop_gpu_clock_event_reasons"  # label "reason", 0/1

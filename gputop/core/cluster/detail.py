@@ -50,7 +50,7 @@ def parse_detail(hostname: str, samples: list[Sample], live: bool) -> HostDetail
             if live and (process := _process(hostname, labels, sample.value)) is not None:
                 processes.append(process)
             continue
-        if name in (metric_names.UP, _ERRORS, metric_names.LAST_SAMPLE_TIMESTAMP):
+        if name in (metric_names.UP, _ERRORS, metric_names.LAST_SAMPLE_TIMESTAMP, metric_names.PROCESS_SERIES_DROPPED):
             exporter[name] = sample.value
             continue
         if name == _INFO:
@@ -82,6 +82,7 @@ def parse_detail(hostname: str, samples: list[Sample], live: bool) -> HostDetail
         exporter_up=None if up is None else up == 1.0,
         sample_errors=exporter.get(_ERRORS),
         last_sample=exporter.get(metric_names.LAST_SAMPLE_TIMESTAMP),
+        process_series_dropped=exporter.get(metric_names.PROCESS_SERIES_DROPPED),
         info=info,
     )
 

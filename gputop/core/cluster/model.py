@@ -135,6 +135,7 @@ class HostDetail:
     sample_errors: float | None = None
     last_sample: float | None = None
     info: Mapping[str, str] = field(default_factory=dict)  # version, source, driver_version, …
+    process_series_dropped: float | None = None  # processes the exporter's --max-process-series left out
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,6 +97,8 @@ class HostScreen(Screen[None]):
             title.append(" · its latest sample failed", style="bold red")
         if detail.sample_errors:
             title.append(f" · {detail.sample_errors:.0f} failed samples", style="yellow")
+        if detail.process_series_dropped:
+            title.append(f" · {detail.process_series_dropped:.0f} smallest processes not exported", style="yellow")
         self.query_one("#host-title", Static).update(title)
 
         gpus: DataTable[Text | str] = self.query_one("#gpus", DataTable)
