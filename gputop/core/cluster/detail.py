@@ -12,6 +12,7 @@ from gputop.core.cluster.client import PrometheusClient, Sample
 from gputop.core.cluster.model import ClusterGpu, ClusterProcess, HostDetail
 
 _INFO = metric_names.EXPORTER_INFO + "_info"
+_DCGM_PREFIX = "DCGM_FI_"
 _ERRORS = metric_names.SAMPLE_ERRORS + "_total"
 _NOT_INFO = frozenset(("__name__", "hostname", "instance", "job"))
 
@@ -41,6 +42,9 @@ def parse_detail(hostname: str, samples: list[Sample], live: bool) -> HostDetail
     gpus: dict[tuple[int, int | None], _Gpu] = {}
     processes: list[ClusterProcess] = []
     pods: set[ClusterProcess] = set()
+    # Scraped without honor_labels, where the target has pod labels of its own (dcgm-exporter's pod):
+    # DCGM's are then exported_*, and the plain ones name the exporter, not a GPU's workload.
+    renamed = any("exported_pod" in sample.labels for sample in samples)
     exporter: dict[str, float] = {}
     info: dict[str, str] = {}
     for sample in samples:
@@ -58,7 +62,7 @@ def parse_detail(hostname: str, samples: list[Sample], live: bool) -> HostDetail
         if name == _INFO:
             info = {k: v for k, v in labels.items() if k not in _NOT_INFO}
             continue
-        if live and name in metric_names.DCGM_FIELD_BY_NAME and (pod := _pod(hostname, labels)) is not None:
+        if live and name in metric_names.DCGM_FIELD_BY_NAME and (pod := _pod(hostname, labels, renamed)) is not None:
             pods.add(pod)
         gpu = _gpu(gpus, labels)
         if gpu is None:
@@ -77,6 +81,9 @@ def parse_detail(hostname: str, samples: list[Sample], live: bool) -> HostDetail
         elif (dcgm := metric_names.DCGM_FIELD_BY_NAME.get(name)) is not None:
             # In gputop's unit (MiB -> bytes), under the reading's name (``metric_names.DcgmField``).
             gpu.figures[dcgm.reading] = dcgm.read_back(sample.value)
+        elif name.startswith(_DCGM_PREFIX):
+            # A field gputop does not take itself (profiling, energy, NVLink …): shown as DCGM serves it.
+            gpu.figures[name] = sample.value
     up = exporter.get(metric_names.UP)
     return HostDetail(
         hostname=hostname,
@@ -106,11 +113,11 @@ def _gpu(gpus: dict[tuple[int, int | None], _Gpu], labels: Mapping[str, str]) ->
     return gpu
 
 
-def _pod(hostname: str, labels: Mapping[str, str]) -> ClusterProcess | None:
+def _pod(hostname: str, labels: Mapping[str, str], renamed: bool) -> ClusterProcess | None:
     """The Kubernetes pod a DCGM series names (``exported_*`` where the scrape renamed DCGM's own), if any."""
 
     def label(name: str) -> str:
-        return labels.get(f"exported_{name}") or labels.get(name) or ""
+        return labels.get(f"exported_{name}" if renamed else name) or ""
 
     pod, namespace, container = label("pod"), label("namespace"), label("container")
     if not pod:

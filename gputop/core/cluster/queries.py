@@ -401,7 +401,7 @@ def history_query(hostnames: Collection[str]) -> str:
 def detail_query(hostname: str) -> str:
     """Every gputop series of one host but what its GPUs add up to, and DCGM exporter's GPU fields."""
     host = promql_string(hostname)
-    names = "|".join(field.name for field in metric_names.DCGM_FIELDS)
+    names = "DCGM_FI_.+"  # every field it serves, those gputop does not take itself included
     # Its GPUs' series, not what they add up to; DCGM's MIG devices and per-pod series too.
     gputop = f'__name__=~"gputop_.+",__name__!~"{metric_names.HOST_SERIES_PREFIX}.+",hostname={host}'
     beside = f'{metric_names.BESIDE_GPUTOP_LABEL}!="{metric_names.BESIDE_GPUTOP_VALUE}"'

@@ -53,7 +53,8 @@ def more_text(gpu: ClusterGpu) -> str:
     """Every figure the GPU serves that no column shows, as ``name value`` pairs."""
     shown = [f"{label} {fmt(value)}" for key, label, fmt in _MORE if (value := gpu.figure(key)) is not None]
     known = {key for key, _, _ in _MORE} | _IN_COLUMNS
-    shown += [f"{key} {value:g}" for key, value in sorted(gpu.figures.items()) if key not in known]
+    shown += [f"{key.removeprefix('DCGM_FI_')} {value:g}" for key, value in sorted(gpu.figures.items())
+              if key not in known]
     return " · ".join(shown)
 
 
