@@ -1,7 +1,7 @@
 """What gputop ships for Prometheus and Grafana, as ``gputop export`` prints it: alert rules tested by promtool.
 
 The rule tests (``tests/prom/rules/alert-rules.test.yml``) run against exactly what
-``--print-alert-rules`` prints; the dashboard's queries are evaluated in ``test_dcgm_prometheus.py``.
+``--print-alert-rules`` prints; the dashboard's queries are evaluated in ``test_cluster_dcgm.py``.
 """
 
 from __future__ import annotations
