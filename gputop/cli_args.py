@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from gputop import __version__
+from gputop.core.metric_names import NAME_SETS
 from gputop.core.run_config import DEFAULT_INTERVAL_S
 from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S
 from gputop.serve.command import add_serve_command
@@ -126,7 +127,7 @@ def add_cluster_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     )
     export.add_argument("--hostname", metavar="NAME", help="the hostname label (default: this machine's name)")
     export.add_argument(
-        "--names", choices=("gputop", "dcgm", "both"), default="both",
+        "--names", choices=NAME_SETS, default="both",
         help="metric names: gputop's own, DCGM exporter's (DCGM_FI_*), or both (default)",
     )
     export.add_argument(
@@ -137,10 +138,11 @@ def add_cluster_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
         "--web-config-file", metavar="FILE",
         help="TLS and basic auth, in the Prometheus exporter-toolkit format (needs gputop-monitor[web])",
     )
-    export.add_argument(
+    shipped = export.add_mutually_exclusive_group()
+    shipped.add_argument(
         "--print-dashboard", action="store_true", help="print gputop's Grafana dashboard (JSON) and exit"
     )
-    export.add_argument(
+    shipped.add_argument(
         "--print-alert-rules", action="store_true", help="print gputop's Prometheus alert rules (YAML) and exit"
     )
 

@@ -20,7 +20,7 @@ from ui.factory import StaticSource
 
 from gputop import __version__
 from gputop.core.exporter import Exporter, ListenError, SnapshotCollector, make_registry, parse_listen
-from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
+from gputop.core.model import GpuHealth, GpuSample, HostSample, MigSample, ProcessSample, Snapshot, XidEvent
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Thresholds
 from gputop.core.snapshot_json import dumps, snapshot_from_dict, snapshot_to_dict
@@ -483,3 +483,45 @@ def test_each_host_figure_is_exactly_what_its_gpus_series_add_up_to(host: int, d
     assert rollup == expected
     flags = rollup["flags"]
     assert isinstance(flags, dict) and flags["unhealthy"] == (2 if diagnosed else 1)
+
+
+def dcgm_lines(snapshot: Snapshot, field: str) -> list[str]:
+    return [line for line in scrape_names(snapshot, "dcgm").splitlines() if line.startswith(field + "{")]
+
+
+def test_dcgm_series_name_the_gpus_pod_when_all_its_processes_run_in_one() -> None:
+    def pod_process(pid: int, pod: str) -> ProcessSample:
+        return ProcessSample(pid=pid, gpu_index=0, type="C", gpu_memory=GIB, container=f"k8s:uid-{pod}",
+                             container_name=f"ml/{pod}")
+
+    one_pod = replace(GPU0, pci_bus_id="00000000:18:00.0",
+                      processes=(pod_process(1, "train-0"), pod_process(2, "train-0")))
+    two_pods = replace(GPU0, index=1, uuid="GPU-cccc", processes=(pod_process(3, "a"), pod_process(4, "b")))
+    snapshot = replace(SNAPSHOT, gpus=(one_pod, two_pods))
+    assert dcgm_lines(snapshot, "DCGM_FI_DEV_GPU_TEMP") == [
+        'DCGM_FI_DEV_GPU_TEMP{DCGM_FI_DRIVER_VERSION="560.35.03",Hostname="node-1",UUID="GPU-aaaa",device="nvidia0",'
+        'gpu="0",modelName="NVIDIA H100 80GB HBM3",namespace="ml",pci_bus_id="00000000:18:00.0",pod="train-0"} 71.0',
+        # Two pods share GPU 1: no pod label rather than one of them picked.
+        'DCGM_FI_DEV_GPU_TEMP{DCGM_FI_DRIVER_VERSION="560.35.03",Hostname="node-1",UUID="GPU-cccc",device="nvidia1",'
+        'gpu="1",modelName="NVIDIA H100 80GB HBM3",pci_bus_id=""} 71.0',
+    ]
+
+
+def test_dcgm_xid_is_the_last_code_and_absent_without_event_support() -> None:
+    with_xids = replace(GPU0, health=GpuHealth(xid_events=(XidEvent(code=79, time=1.0), XidEvent(code=48, time=2.0))))
+    quiet = replace(GPU0, index=1, uuid="GPU-cccc", health=GpuHealth(xid_events=()))
+    unsupported = replace(GPU0, index=3, uuid="GPU-dddd")  # xid_events None: no event support
+    lines = dcgm_lines(replace(SNAPSHOT, gpus=(with_xids, quiet, unsupported)), "DCGM_FI_DEV_XID_ERRORS")
+    assert [(line.split('UUID="')[1][:8], line.split('err_code="')[1].split('"')[0], line.rsplit(" ", 1)[1])
+            for line in lines] == [("GPU-aaaa", "48", "48.0"), ("GPU-cccc", "0", "0.0")]
+
+
+def test_names_both_marks_dcgms_series_and_names_dcgm_serves_them_alone() -> None:
+    both = scrape_names(SNAPSHOT, "both")
+    assert 'DCGM_FI_DEV_GPU_TEMP{DCGM_FI_DRIVER_VERSION="560.35.03",Hostname="node-1",UUID="GPU-aaaa",' in both
+    assert all('exporter="gputop"' in line for line in both.splitlines() if line.startswith("DCGM_FI_"))
+    alone = scrape_names(SNAPSHOT, "dcgm")
+    assert "gputop_" not in alone and 'exporter="gputop"' not in alone
+    assert sorted(line for line in alone.splitlines() if not line.startswith("#")) == sorted(
+        line.replace(',exporter="gputop"', "") for line in both.splitlines() if line.startswith("DCGM_FI_")
+    )

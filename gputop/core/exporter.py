@@ -40,8 +40,6 @@ from gputop.core.model import GpuSample, Snapshot
 from gputop.core.sampler import Sampler, SamplerThread
 from gputop.core.settings import Thresholds
 
-NAME_SETS = ("gputop", "dcgm", "both")
-
 
 class ListenError(ValueError):
     """A ``--listen`` address that cannot be used; the message is one line."""

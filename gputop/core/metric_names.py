@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 HOSTNAME_LABEL = "hostname"
+NAME_SETS = ("gputop", "dcgm", "both")  # gputop export --names: whose names it serves
 GPU_LABELS = (HOSTNAME_LABEL, "gpu", "uuid", "name")
 PROCESS_LABELS = (HOSTNAME_LABEL, "gpu", "pid", "user", "command", "container", "container_name")
 
