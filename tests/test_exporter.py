@@ -525,3 +525,13 @@ def test_names_both_marks_dcgms_series_and_names_dcgm_serves_them_alone() -> Non
     assert sorted(line for line in alone.splitlines() if not line.startswith("#")) == sorted(
         line.replace(',exporter="gputop"', "") for line in both.splitlines() if line.startswith("DCGM_FI_")
     )
+
+
+def test_dcgm_integer_fields_are_whole_as_dcgm_gives_them() -> None:
+    """DCGM's framebuffer, utilization and temperature are integers (MiB rounded down); power is not."""
+    odd = replace(GPU0, memory_used=60 * GIB + 1024**2 - 1, utilization_gpu=87.9, temperature=70.5, power_draw=612.25)
+    snapshot = replace(SNAPSHOT, gpus=(odd,))
+    assert [line.rsplit(" ", 1)[1] for field in ("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_GPU_TEMP",
+                                                 "DCGM_FI_DEV_POWER_USAGE") for line in dcgm_lines(snapshot, field)] == [
+        "61440.0", "87.0", "70.0", "612.25"
+    ]

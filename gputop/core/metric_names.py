@@ -6,6 +6,7 @@ its unit changes on the way out, so the exporter and the cluster view cannot dri
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 HOSTNAME_LABEL = "hostname"
@@ -145,9 +146,11 @@ class DcgmField:
     multiply: int = 1
     divide: int = 1
     mig: bool = False  # also served for each MIG device (GPU_I_PROFILE, GPU_I_ID), from MigSample
+    whole: bool = True  # an integer field in DCGM (whole MiB, MHz, %, °C), rounded down as DCGM's are
 
     def export(self, value: float) -> float:
-        return float(value) * self.multiply / self.divide
+        exported = float(value) * self.multiply / self.divide
+        return float(math.floor(exported)) if self.whole else exported
 
     def read_back(self, exported: float) -> float:
         return exported * self.divide / self.multiply
@@ -157,8 +160,10 @@ DCGM_FIELDS = (
     DcgmField("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", "clock_sm"),
     DcgmField("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", "clock_memory"),
     DcgmField("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", "temperature"),
-    DcgmField("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", "power_draw"),
-    DcgmField("DCGM_FI_DEV_ENFORCED_POWER_LIMIT", "gauge", "Effective power limit (in W).", "power_limit"),
+    DcgmField("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", "power_draw", whole=False),
+    DcgmField(
+        "DCGM_FI_DEV_ENFORCED_POWER_LIMIT", "gauge", "Effective power limit (in W).", "power_limit", whole=False
+    ),
     DcgmField("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", "utilization_gpu"),
     DcgmField("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %).", "utilization_memory"),
     DcgmField("DCGM_FI_DEV_ENC_UTIL", "gauge", "Encoder utilization (in %).", "utilization_encoder"),
