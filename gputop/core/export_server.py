@@ -15,6 +15,7 @@ Reading it needs PyYAML, and basic auth bcrypt: ``pip install 'gputop-monitor[we
 from __future__ import annotations
 
 import base64
+import hashlib
 import socket
 import ssl
 import threading
@@ -86,11 +87,12 @@ def load_web_config(path: str) -> WebConfig:
 
 
 class _Auth:
-    """Basic auth against bcrypt hashes; a right answer is remembered, as bcrypt costs ~50 ms a check."""
+    """Basic auth against bcrypt hashes; a right answer is remembered (as a digest), as bcrypt costs ~50 ms a check
+    and Prometheus sends the same one with every scrape."""
 
     def __init__(self, users: Mapping[str, bytes]) -> None:
         self._users = users
-        self._good: set[tuple[str, bytes]] = set()
+        self._good: set[bytes] = set()  # digests of user:password pairs that passed, never the passwords
         self._lock = threading.Lock()
 
     def allows(self, header: str | None) -> bool:
@@ -105,7 +107,7 @@ class _Auth:
         hashed = self._users.get(user)
         if hashed is None:
             return False
-        key = (user, password.encode())
+        key = hashlib.sha256(f"{user}:{password}".encode()).digest()
         with self._lock:
             if key in self._good:
                 return True
