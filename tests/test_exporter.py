@@ -512,8 +512,10 @@ def test_dcgm_xid_is_the_last_code_and_absent_without_event_support() -> None:
     quiet = replace(GPU0, index=1, uuid="GPU-cccc", health=GpuHealth(xid_events=()))
     unsupported = replace(GPU0, index=3, uuid="GPU-dddd")  # xid_events None: no event support
     lines = dcgm_lines(replace(SNAPSHOT, gpus=(with_xids, quiet, unsupported)), "DCGM_FI_DEV_XID_ERRORS")
-    assert [(line.split('UUID="')[1][:8], line.split('err_code="')[1].split('"')[0], line.rsplit(" ", 1)[1])
-            for line in lines] == [("GPU-aaaa", "48", "48.0"), ("GPU-cccc", "0", "0.0")]
+    assert [(line.split('UUID="')[1][:8], line.split('err_code="')[1].split('"')[0],
+             line.split('err_msg="')[1].split('"')[0], line.rsplit(" ", 1)[1]) for line in lines] == [
+        ("GPU-aaaa", "48", "Double Bit ECC Error", "48.0"), ("GPU-cccc", "0", "No Error", "0.0")
+    ]
 
 
 def test_names_both_marks_dcgms_series_and_names_dcgm_serves_them_alone() -> None:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 
 from prometheus_client.core import Metric
 
+from gputop.core.dcgm_xid import xid_text
 from gputop.core.diagnosis.reasons import REASONS
 from gputop.core.metric_names import (
     BESIDE_GPUTOP_LABEL,
@@ -28,6 +29,7 @@ from gputop.core.metric_names import (
     DCGM_PCI_LABEL,
     DCGM_UUID_LABEL,
     DCGM_XID_CODE_LABEL,
+    DCGM_XID_TEXT_LABEL,
     DcgmField,
 )
 from gputop.core.model import GpuSample, MigSample, Snapshot
@@ -127,7 +129,9 @@ def dcgm_families(hostname: str, snapshot: Snapshot, beside_gputop: bool = False
         for gpu, labels in devices:
             value = reading(field, gpu)
             if value is not None:
-                extra = {DCGM_XID_CODE_LABEL: str(int(value))} if field.reading == "xid_last" else {}
+                extra = {}
+                if field.reading == "xid_last":  # dcgm-exporter's attributes of the XID field
+                    extra = {DCGM_XID_CODE_LABEL: str(int(value)), DCGM_XID_TEXT_LABEL: xid_text(int(value))}
                 family.add_sample(field.name, {**labels, **extra}, field.export(value))
             if field.mig:
                 for mig in gpu.mig_devices:

@@ -120,6 +120,7 @@ DCGM_MIG_PROFILE_LABEL = "GPU_I_PROFILE"
 DCGM_MIG_INSTANCE_LABEL = "GPU_I_ID"
 DCGM_POD_LABELS = ("pod", "namespace", "container")
 DCGM_XID_CODE_LABEL = "err_code"
+DCGM_XID_TEXT_LABEL = "err_msg"  # core.dcgm_xid: dcgm-exporter's words for the code
 # On DCGM's series when gputop's own are served beside them (``--names both``): the cluster view
 # reads such a host by gputop's names and leaves these out, so its GPUs are not counted twice.
 BESIDE_GPUTOP_LABEL = "exporter"
