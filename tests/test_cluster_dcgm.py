@@ -322,6 +322,9 @@ def check_fleet(state: ClusterState) -> None:
 
 def test_dcgm_hosts_of_every_spelling_and_gputop_hosts_side_by_side(fleet: Fleet) -> None:
     check_fleet(read(fleet.prometheus.url))
+    # --hosts matches whichever label names a DCGM host: hostname (dgx-b), instance (dgx-c), Hostname (beta).
+    chosen = ClusterReader(ClusterOptions.create(fleet.prometheus.url, hosts="dgx-b|dgx-c.*|beta")).fetch()
+    assert [(h.hostname, h.gpus) for h in chosen.hosts] == [("beta", 1), ("dgx-b", 4), ("dgx-c:9400", 1)]
 
 
 async def until(pilot: Pilot[int], what: str, condition: Callable[[], bool], timeout_s: float = 30.0) -> None:
