@@ -357,6 +357,13 @@ async def test_enter_on_dcgm_hosts_shows_mig_devices_pods_and_every_default_coun
     app = ClusterApp(ClusterOptions.create(fleet.prometheus.url, interval_s=60))
     async with app.run_test(size=(200, 50)) as pilot:
         await until(pilot, "the hosts", lambda: len(app.host_list.hosts) == 6)
+        rows = {line.split()[0]: line.split() for line in (app.host_list.line(i).plain for i in range(6))}
+        # Each row as drawn: state, GPUs, then utilization, hottest GPU and power (dgx-b's pods not counted).
+        assert {name: (row[1], row[2], *row[-4:-1]) for name, row in rows.items()} == {
+            "alpha": ("live", "2", "50%", "61°C", "410W"), "beta": ("live", "1", "100%", "52°C", "250W"),
+            "dgx-a": ("live", "2", "48%", "71°C", "450W"), "dgx-b": ("live", "4", "50%", "60°C", "1200W"),
+            "dgx-c:9400": ("live", "1", "5%", "40°C", "90W"), "dgx-d": ("live", "1", "80%", "55°C", "250W"),
+        }
         screen = await open_host(pilot, app, "dgx-a")
         rows = gpu_rows(screen)
         assert [(r[0], r[1]) for r in rows] == [
