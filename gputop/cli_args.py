@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from gputop import __version__
+from gputop.core.metric_names import NAME_SETS
 from gputop.core.run_config import DEFAULT_INTERVAL_S
 from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S
 from gputop.serve.command import add_serve_command
@@ -50,6 +51,14 @@ def interval_value(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"must be between {MIN_INTERVAL_S:g} and {MAX_INTERVAL_S:g} seconds, not {text}"
         )
+    return value
+
+
+def count_value(text: str) -> int:
+    """argparse type for a count: a whole number, 0 or more."""
+    value = _number(text, int, "series")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
     return value
 
 
@@ -119,6 +128,25 @@ def add_cluster_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
         "--interval", type=interval_value, dest="export_interval", metavar="S", help="seconds between samples"
     )
     export.add_argument("--hostname", metavar="NAME", help="the hostname label (default: this machine's name)")
+    export.add_argument(
+        "--names", choices=NAME_SETS, default="both",
+        help="metric names: gputop's own, DCGM exporter's (DCGM_FI_*), or both (default)",
+    )
+    export.add_argument(
+        "--max-process-series", type=count_value, default=1000, metavar="N",
+        help="serve at most N per-process series, the largest by GPU memory (default 1000)",
+    )
+    export.add_argument(
+        "--web-config-file", metavar="FILE",
+        help="TLS and basic auth, in the Prometheus exporter-toolkit format (needs gputop-monitor[web])",
+    )
+    shipped = export.add_mutually_exclusive_group()
+    shipped.add_argument(
+        "--print-dashboard", action="store_true", help="print gputop's Grafana dashboard (JSON) and exit"
+    )
+    shipped.add_argument(
+        "--print-alert-rules", action="store_true", help="print gputop's Prometheus alert rules (YAML) and exit"
+    )
 
     cluster = commands.add_parser("cluster", help="watch many machines' GPUs through Prometheus")
     cluster.add_argument("--prometheus", required=True, metavar="URL", help="e.g. http://prometheus:9090")

@@ -97,27 +97,38 @@ def run_record(sampler: Sampler, args: argparse.Namespace, settings: Settings) -
 
 def run_export(args: argparse.Namespace) -> int:
     """``gputop export``: /metrics for Prometheus until SIGTERM or Ctrl+C."""
+    if args.print_dashboard or args.print_alert_rules:
+        from gputop.core import monitoring
+
+        sys.stdout.write(monitoring.read(monitoring.DASHBOARD if args.print_dashboard else monitoring.ALERT_RULES))
+        return 0
     from gputop.cli import open_source
+    from gputop.core.export_server import WebConfig, WebConfigError, load_web_config
     from gputop.core.exporter import Exporter, ListenError, describe_bind_error, parse_listen
 
     try:
         host, port = parse_listen(args.listen)
+        web = load_web_config(args.web_config_file) if args.web_config_file else WebConfig()
         sampler = Sampler(open_source(args, args.settings))
         sampler.open()
-    except (ListenError, SourceUnavailable) as error:
+    except (ListenError, WebConfigError, SourceUnavailable) as error:
         return fail(str(error))
     exporter = Exporter(
-        sampler, args.export_interval or args.interval, hostname=args.hostname, thresholds=args.settings.thresholds
+        sampler, args.export_interval or args.interval, hostname=args.hostname, thresholds=args.settings.thresholds,
+        names=args.names, max_process_series=args.max_process_series, web=web,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         try:
             bound_host, bound_port = exporter.start(host, port)
+        except WebConfigError as error:
+            return fail(str(error))
         except OSError as error:
             return fail(describe_bind_error(host, port, error))
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-        print(f"gputop: serving http://{shown}:{bound_port}/metrics", file=sys.stderr, flush=True)
+        scheme = "https" if web.cert_file else "http"
+        print(f"gputop: serving {scheme}://{shown}:{bound_port}/metrics", file=sys.stderr, flush=True)
         while not stop.wait(1.0):
             pass
         return 0

@@ -150,7 +150,12 @@ def test_a_refresh_asks_for_every_host_at_once_history_only_on_screen_processes_
     assert len(canned.lookups) == 1 and canned.lookups[0].startswith("/api/v1/label/__name__/values?match")
     # --hosts reaches Prometheus as an escaped label matcher, for gputop's label and DCGM's.
     assert 'gputop_host_gpus{hostname=~"dgx-\\"1\\"\\\\d"}' in fleet
-    assert 'DCGM_FI_DEV_FB_USED{GPU_I_ID="",Hostname=~"dgx-\\"1\\"\\\\d"}' in fleet
+    # DCGM's hosts by whichever label names them: Hostname (4.x), hostname (main), else instance.
+    assert 'DCGM_FI_DEV_FB_USED{GPU_I_ID="",exporter!="gputop",Hostname=~"dgx-\\"1\\"\\\\d",Hostname!=""}' in fleet
+    assert ('DCGM_FI_DEV_FB_USED{GPU_I_ID="",exporter!="gputop",hostname=~"dgx-\\"1\\"\\\\d",Hostname="",'
+            'hostname!=""}') in fleet
+    assert ('DCGM_FI_DEV_FB_USED{GPU_I_ID="",exporter!="gputop",instance=~"dgx-\\"1\\"\\\\d",Hostname="",'
+            'hostname="",instance!=""}') in fleet
     assert "gputop_process_gpu_memory_bytes" not in fleet and "[15m:" not in fleet
     canned.queries.clear()
     reader.fetch(history_for=["a-1", "b.2"], detail_for='we"ird')

@@ -20,7 +20,7 @@ from ui.factory import StaticSource
 
 from gputop import __version__
 from gputop.core.exporter import Exporter, ListenError, SnapshotCollector, make_registry, parse_listen
-from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
+from gputop.core.model import GpuHealth, GpuSample, HostSample, MigSample, ProcessSample, Snapshot, XidEvent
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Thresholds
 from gputop.core.snapshot_json import dumps, snapshot_from_dict, snapshot_to_dict
@@ -199,6 +199,10 @@ gputop_process_gpu_memory_bytes{{command="evil\\"name\\\\with\\nnewline",contain
 gputop_process_gpu_memory_bytes{{command="",container="",container_name="",gpu="2",hostname="node-1",pid="104",user=""}} 3.221225472e+09
 # HELP gputop_process_idle_seconds Seconds since the process last used the GPU's SMs (absent where unknown).
 # TYPE gputop_process_idle_seconds gauge
+# HELP gputop_process_series_dropped Processes left out of the per-process series by --max-process-series \
+(the smallest by GPU memory).
+# TYPE gputop_process_series_dropped gauge
+gputop_process_series_dropped{{hostname="node-1"}} 0.0
 """
 
 
@@ -206,8 +210,14 @@ def scrape(collector: SnapshotCollector) -> str:
     return generate_latest(make_registry(collector)).decode()
 
 
+def scrape_names(snapshot: Snapshot, names: str, hostname: str | None = None) -> str:
+    collector = SnapshotCollector(hostname=hostname, names=names)
+    collector.update(snapshot)
+    return scrape(collector)
+
+
 def test_metrics_text_for_a_hand_made_snapshot_is_exact() -> None:
-    collector = SnapshotCollector()
+    collector = SnapshotCollector(names="gputop")
     # GPU 1 is lost: a forecast for it is not served; GPU 2 has none.
     collector.update(SNAPSHOT, {0: 312.0, 1: 5.0, 2: None})
     assert scrape(collector) == EXPECTED
@@ -215,7 +225,7 @@ def test_metrics_text_for_a_hand_made_snapshot_is_exact() -> None:
 
 def test_a_snapshot_read_back_from_its_json_exports_the_same_metrics() -> None:
     """What ``gputop record`` wrote and a replay reads serves the same series as the live snapshot."""
-    collector = SnapshotCollector()
+    collector = SnapshotCollector(names="gputop")
     collector.update(snapshot_from_dict(json.loads(dumps(snapshot_to_dict(SNAPSHOT)))), {0: 312.0})
     assert scrape(collector) == EXPECTED
 
@@ -232,7 +242,9 @@ def test_hostname_override_labels_every_series() -> None:
     collector = SnapshotCollector(hostname="alpha")
     collector.update(SNAPSHOT)
     text = scrape(collector)
-    assert 'hostname="node-1"' not in text
+    assert 'hostname="node-1"' not in text and 'Hostname="node-1"' not in text
+    assert text.count('Hostname="alpha"') == 7  # DCGM's: GPU 0's six fields, GPU 2's memory used
+    text = scrape_names(SNAPSHOT, "gputop", hostname="alpha")
     assert text.count('hostname="alpha"') == EXPECTED.count('hostname="node-1"') - 1  # no forecast given
 
 
@@ -471,3 +483,57 @@ def test_each_host_figure_is_exactly_what_its_gpus_series_add_up_to(host: int, d
     assert rollup == expected
     flags = rollup["flags"]
     assert isinstance(flags, dict) and flags["unhealthy"] == (2 if diagnosed else 1)
+
+
+def dcgm_lines(snapshot: Snapshot, field: str) -> list[str]:
+    return [line for line in scrape_names(snapshot, "dcgm").splitlines() if line.startswith(field + "{")]
+
+
+def test_dcgm_series_name_the_gpus_pod_when_all_its_processes_run_in_one() -> None:
+    def pod_process(pid: int, pod: str) -> ProcessSample:
+        return ProcessSample(pid=pid, gpu_index=0, type="C", gpu_memory=GIB, container=f"k8s:uid-{pod}",
+                             container_name=f"ml/{pod}")
+
+    one_pod = replace(GPU0, pci_bus_id="00000000:18:00.0",
+                      processes=(pod_process(1, "train-0"), pod_process(2, "train-0")))
+    two_pods = replace(GPU0, index=1, uuid="GPU-cccc", processes=(pod_process(3, "a"), pod_process(4, "b")))
+    snapshot = replace(SNAPSHOT, gpus=(one_pod, two_pods))
+    assert dcgm_lines(snapshot, "DCGM_FI_DEV_GPU_TEMP") == [
+        'DCGM_FI_DEV_GPU_TEMP{DCGM_FI_DRIVER_VERSION="560.35.03",Hostname="node-1",UUID="GPU-aaaa",device="nvidia0",'
+        'gpu="0",modelName="NVIDIA H100 80GB HBM3",namespace="ml",pci_bus_id="00000000:18:00.0",pod="train-0"} 71.0',
+        # Two pods share GPU 1: no pod label rather than one of them picked.
+        'DCGM_FI_DEV_GPU_TEMP{DCGM_FI_DRIVER_VERSION="560.35.03",Hostname="node-1",UUID="GPU-cccc",device="nvidia1",'
+        'gpu="1",modelName="NVIDIA H100 80GB HBM3",pci_bus_id=""} 71.0',
+    ]
+
+
+def test_dcgm_xid_is_the_last_code_and_absent_without_event_support() -> None:
+    with_xids = replace(GPU0, health=GpuHealth(xid_events=(XidEvent(code=79, time=1.0), XidEvent(code=48, time=2.0))))
+    quiet = replace(GPU0, index=1, uuid="GPU-cccc", health=GpuHealth(xid_events=()))
+    unsupported = replace(GPU0, index=3, uuid="GPU-dddd")  # xid_events None: no event support
+    lines = dcgm_lines(replace(SNAPSHOT, gpus=(with_xids, quiet, unsupported)), "DCGM_FI_DEV_XID_ERRORS")
+    assert [(line.split('UUID="')[1][:8], line.split('err_code="')[1].split('"')[0],
+             line.split('err_msg="')[1].split('"')[0], line.rsplit(" ", 1)[1]) for line in lines] == [
+        ("GPU-aaaa", "48", "Double Bit ECC Error", "48.0"), ("GPU-cccc", "0", "No Error", "0.0")
+    ]
+
+
+def test_names_both_marks_dcgms_series_and_names_dcgm_serves_them_alone() -> None:
+    both = scrape_names(SNAPSHOT, "both")
+    assert 'DCGM_FI_DEV_GPU_TEMP{DCGM_FI_DRIVER_VERSION="560.35.03",Hostname="node-1",UUID="GPU-aaaa",' in both
+    assert all('exporter="gputop"' in line for line in both.splitlines() if line.startswith("DCGM_FI_"))
+    alone = scrape_names(SNAPSHOT, "dcgm")
+    assert "gputop_" not in alone and 'exporter="gputop"' not in alone
+    assert sorted(line for line in alone.splitlines() if not line.startswith("#")) == sorted(
+        line.replace(',exporter="gputop"', "") for line in both.splitlines() if line.startswith("DCGM_FI_")
+    )
+
+
+def test_dcgm_integer_fields_are_whole_as_dcgm_gives_them() -> None:
+    """DCGM's framebuffer, utilization and temperature are integers (MiB rounded down); power is not."""
+    odd = replace(GPU0, memory_used=60 * GIB + 1024**2 - 1, utilization_gpu=87.9, temperature=70.5, power_draw=612.25)
+    snapshot = replace(SNAPSHOT, gpus=(odd,))
+    assert [line.rsplit(" ", 1)[1] for field in ("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_GPU_TEMP",
+                                                 "DCGM_FI_DEV_POWER_USAGE") for line in dcgm_lines(snapshot, field)] == [
+        "61440.0", "87.0", "70.0", "612.25"
+    ]

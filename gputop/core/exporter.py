@@ -15,12 +15,14 @@ from collections.abc import Iterator, Mapping
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
-from prometheus_client.exposition import start_http_server
 from prometheus_client.registry import CollectorRegistry
 
 from gputop import __version__
+from gputop.core.dcgm_export import dcgm_families
 from gputop.core.diagnosis import NO_DIAGNOSES, Diagnoses
 from gputop.core.diagnosis.metrics import XidCounter, diagnosis_families
+from gputop.core.export_processes import DEFAULT_MAX_PROCESS_SERIES, process_families
+from gputop.core.export_server import WebConfig, exporter_app, serve
 from gputop.core.foresight import Watcher
 from gputop.core.host_rollup import rollup_families
 from gputop.core.metric_names import (
@@ -31,9 +33,6 @@ from gputop.core.metric_names import (
     GPU_LOST,
     GPU_SECONDS_TO_FULL,
     LAST_SAMPLE_TIMESTAMP,
-    PROCESS_GPU_MEMORY,
-    PROCESS_IDLE_SECONDS,
-    PROCESS_LABELS,
     SAMPLE_ERRORS,
     UP,
 )
@@ -53,14 +52,25 @@ class SnapshotCollector:
     from the HTTP server's threads; one lock keeps the three consistent.
     """
 
-    def __init__(self, hostname: str | None = None) -> None:
+    def __init__(
+        self, hostname: str | None = None, names: str = "both", max_process_series: int = DEFAULT_MAX_PROCESS_SERIES
+    ) -> None:
         self._hostname = hostname
+        self._max_process_series = max_process_series
+        self._gputop_names = names in ("gputop", "both")
+        self._dcgm_names = names in ("dcgm", "both")
         self._lock = threading.Lock()
         self._snapshot: Snapshot | None = None
         self._seconds_to_full: Mapping[int, float | None] = {}
         self._diagnoses = NO_DIAGNOSES
         self._xids = XidCounter()
         self._errors = 0
+        self._sampled = False
+
+    @property
+    def ready(self) -> bool:
+        """A sample has been served (``/-/ready``): a later failed one does not take that back."""
+        return self._sampled
 
     def update(
         self,
@@ -70,6 +80,7 @@ class SnapshotCollector:
     ) -> None:
         """Serve this snapshot from now on; ``seconds_to_full`` maps GPU index to the OOM forecast."""
         with self._lock:
+            self._sampled = True
             self._snapshot = snapshot
             self._seconds_to_full = dict(seconds_to_full or {})
             self._diagnoses = NO_DIAGNOSES if diagnoses is None else diagnoses
@@ -90,6 +101,11 @@ class SnapshotCollector:
             xid_counts = dict(self._xids.counts)
             errors = self._errors
         hostname = self._hostname or (snapshot.hostname if snapshot else socket.gethostname())
+        if not self._gputop_names:
+            # DCGM's names alone: a drop-in for dcgm-exporter, which serves nothing while it cannot read.
+            if snapshot is not None:
+                yield from dcgm_families(hostname, snapshot)
+            return
 
         up = GaugeMetricFamily(
             UP, "1 when the latest sample succeeded, 0 when it failed.", labels=["hostname"]
@@ -103,34 +119,48 @@ class SnapshotCollector:
         yield failures
         if snapshot is None:
             return
+        cap = self._max_process_series
+        yield from _gputop_families(hostname, snapshot, seconds_to_full, diagnoses, xid_counts, cap)
+        if self._dcgm_names:
+            yield from dcgm_families(hostname, snapshot, beside_gputop=True)
 
-        info = InfoMetricFamily(
-            EXPORTER_INFO,
-            "The exporter and the driver it reads.",
-            labels=["hostname"],
-        )
-        info.add_metric(
-            [hostname],
-            {
-                "version": __version__,
-                "source": snapshot.source,
-                "driver_version": snapshot.driver_version or "",
-                "cuda_driver_version": snapshot.cuda_driver_version or "",
-            },
-        )
-        yield info
-        timestamp = GaugeMetricFamily(
-            LAST_SAMPLE_TIMESTAMP, "When the served sample was taken.", labels=["hostname"]
-        )
-        timestamp.add_metric([hostname], snapshot.timestamp)
-        yield timestamp
 
-        yield from _gpu_families(hostname, snapshot, seconds_to_full)
-        yield from rollup_families(hostname, snapshot, seconds_to_full, diagnoses)
-        yield from diagnosis_families(
-            snapshot, diagnoses, xid_counts, lambda gpu: _gpu_labels(hostname, gpu), GPU_LABELS
-        )
-        yield from _process_families(hostname, snapshot, diagnoses)
+def _gputop_families(
+    hostname: str,
+    snapshot: Snapshot,
+    seconds_to_full: Mapping[int, float | None],
+    diagnoses: Diagnoses,
+    xid_counts: Mapping[tuple[int, int], int],
+    max_process_series: int,
+) -> Iterator[Metric]:
+    """Every series under gputop's own names (``gputop_*``), the exporter's state excepted."""
+    info = InfoMetricFamily(
+        EXPORTER_INFO,
+        "The exporter and the driver it reads.",
+        labels=["hostname"],
+    )
+    info.add_metric(
+        [hostname],
+        {
+            "version": __version__,
+            "source": snapshot.source,
+            "driver_version": snapshot.driver_version or "",
+            "cuda_driver_version": snapshot.cuda_driver_version or "",
+        },
+    )
+    yield info
+    timestamp = GaugeMetricFamily(
+        LAST_SAMPLE_TIMESTAMP, "When the served sample was taken.", labels=["hostname"]
+    )
+    timestamp.add_metric([hostname], snapshot.timestamp)
+    yield timestamp
+
+    yield from _gpu_families(hostname, snapshot, seconds_to_full)
+    yield from rollup_families(hostname, snapshot, seconds_to_full, diagnoses)
+    yield from diagnosis_families(
+        snapshot, diagnoses, xid_counts, lambda gpu: _gpu_labels(hostname, gpu), GPU_LABELS
+    )
+    yield from process_families(hostname, snapshot, diagnoses, max_process_series)
 
 
 def _gpu_labels(hostname: str, gpu: GpuSample) -> list[str]:
@@ -169,44 +199,6 @@ def _gpu_families(
     for gpu in snapshot.gpus:
         answering.add_metric(_gpu_labels(hostname, gpu), 1.0 if gpu.answering else 0.0)
     yield answering
-
-
-def _process_families(hostname: str, snapshot: Snapshot, diagnoses: Diagnoses) -> Iterator[Metric]:
-    # NVML can list one process twice on a GPU (compute and graphics lists);
-    # one label set must be one series, so their memory is added up.
-    memory: dict[tuple[str, ...], float] = {}
-    idle: dict[tuple[str, ...], float] = {}
-    for process in snapshot.processes():
-        if process.stale:
-            continue
-        labels: tuple[str, ...] = (
-            hostname,
-            str(process.gpu_index),
-            str(process.pid),
-            process.user or "",
-            process.name or "",
-            process.container or "",
-            process.container_name or "",
-        )
-        found = diagnoses.processes.get(process.identity)
-        if found is not None and found.idle_seconds is not None:
-            idle[labels] = found.idle_seconds
-        if process.gpu_memory is not None:
-            memory[labels] = memory.get(labels, 0.0) + process.gpu_memory
-    family = GaugeMetricFamily(
-        PROCESS_GPU_MEMORY, "GPU memory used by one process on one GPU.", labels=PROCESS_LABELS
-    )
-    for labels, value in memory.items():
-        family.add_metric(list(labels), value)
-    yield family
-    family = GaugeMetricFamily(
-        PROCESS_IDLE_SECONDS,
-        "Seconds since the process last used the GPU's SMs (absent where unknown).",
-        labels=PROCESS_LABELS,
-    )
-    for labels, value in idle.items():
-        family.add_metric(list(labels), value)
-    yield family
 
 
 def make_registry(collector: SnapshotCollector) -> CollectorRegistry:
@@ -257,16 +249,28 @@ class Exporter:
     """
 
     def __init__(
-        self, sampler: Sampler, interval_s: float, hostname: str | None = None, thresholds: Thresholds | None = None
+        self,
+        sampler: Sampler,
+        interval_s: float,
+        hostname: str | None = None,
+        thresholds: Thresholds | None = None,
+        names: str = "both",
+        max_process_series: int = DEFAULT_MAX_PROCESS_SERIES,
+        web: WebConfig | None = None,
     ) -> None:
-        self.collector = SnapshotCollector(hostname)
+        self.collector = SnapshotCollector(hostname, names=names, max_process_series=max_process_series)
         self._watcher = Watcher(thresholds)
         self._thread = SamplerThread(sampler, interval_s, self._on_snapshot, self.collector.fail)
+        self._web = web or WebConfig()
         self._server: WSGIServer | None = None
 
     def start(self, host: str, port: int) -> tuple[str, int]:
-        """Listen, then start sampling; returns the bound address. Raises OSError when it cannot listen."""
-        self._server, _ = start_http_server(port, addr=host, registry=make_registry(self.collector))
+        """Listen, then start sampling; returns the bound address.
+
+        Raises OSError when it cannot listen, WebConfigError when the TLS certificate cannot be loaded.
+        """
+        app = exporter_app(make_registry(self.collector), lambda: self.collector.ready, self._web.users)
+        self._server, _ = serve(host, port, app, self._web)
         self._thread.start()
         bound = self._server.server_address
         return str(bound[0]), int(bound[1])

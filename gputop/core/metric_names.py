@@ -6,9 +6,11 @@ its unit changes on the way out, so the exporter and the cluster view cannot dri
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 HOSTNAME_LABEL = "hostname"
+NAME_SETS = ("gputop", "dcgm", "both")  # gputop export --names: whose names it serves
 GPU_LABELS = (HOSTNAME_LABEL, "gpu", "uuid", "name")
 PROCESS_LABELS = (HOSTNAME_LABEL, "gpu", "pid", "user", "command", "container", "container_name")
 
@@ -20,6 +22,7 @@ GPU_SECONDS_TO_FULL = "gputop_gpu_seconds_to_full"
 GPU_LOST = "gputop_gpu_lost"
 GPU_ANSWERING = "gputop_gpu_answering"
 PROCESS_GPU_MEMORY = "gputop_process_gpu_memory_bytes"
+PROCESS_SERIES_DROPPED = "gputop_process_series_dropped"  # processes cut by --max-process-series
 # The diagnoses (core.diagnosis.metrics).
 GPU_MEMORY_UNATTRIBUTED = "gputop_gpu_memory_unattributed_bytes"
 GPU_CLOCK_EVENT_REASONS = "gputop_gpu_clock_event_reasons"  # label "reason", 0/1
@@ -101,3 +104,109 @@ GPU_FIGURES = (
     GpuFigure("gputop_gpu_sm_clock_max_hertz", "clock_sm_max", "Maximum SM clock.", multiply=_HERTZ),
 )
 GPU_FIGURE_BY_NAME = {figure.name: figure for figure in GPU_FIGURES}
+
+
+# DCGM exporter's names (NVIDIA/dcgm-exporter, etc/default-counters.csv and its label template), served
+# beside gputop's own by ``gputop export --names dcgm|both`` and read back by the cluster view, so a
+# dashboard or alert written for dcgm-exporter works on gputop and a DCGM fleet shows in gputop cluster.
+DCGM_GPU_LABEL = "gpu"
+DCGM_UUID_LABEL = "UUID"
+DCGM_PCI_LABEL = "pci_bus_id"
+DCGM_DEVICE_LABEL = "device"  # "nvidia0"
+DCGM_MODEL_LABEL = "modelName"
+DCGM_HOSTNAME_LABELS = ("Hostname", "hostname")  # the 4.x releases' spelling, then main's after #655
+DCGM_DRIVER_LABEL = "DCGM_FI_DRIVER_VERSION"
+DCGM_MIG_PROFILE_LABEL = "GPU_I_PROFILE"
+DCGM_MIG_INSTANCE_LABEL = "GPU_I_ID"
+DCGM_POD_LABELS = ("pod", "namespace", "container")
+DCGM_XID_CODE_LABEL = "err_code"
+DCGM_XID_TEXT_LABEL = "err_msg"  # core.dcgm_xid: dcgm-exporter's words for the code
+# On DCGM's series when gputop's own are served beside them (``--names both``): the cluster view
+# reads such a host by gputop's names and leaves these out, so its GPUs are not counted twice.
+BESIDE_GPUTOP_LABEL = "exporter"
+BESIDE_GPUTOP_VALUE = "gputop"
+DCGM_OWN_SERIES = f'GPU_I_ID="",{BESIDE_GPUTOP_LABEL}!="{BESIDE_GPUTOP_VALUE}"'  # whole GPUs, from DCGM alone
+MIB = 1024**2
+
+
+@dataclass(frozen=True, slots=True)
+class DcgmField:
+    """One DCGM field: ``exported = reading * multiply / divide`` in DCGM's unit.
+
+    ``reading`` names a ``GpuSample`` field, or one of the health readings of
+    ``core.dcgm_export.READINGS`` (the last XID code, ECC counts, remapped rows); the cluster
+    view keeps what it reads back under the same name in ``ClusterGpu.figures``.
+    A field that needs a new reading (the activity issue's ``DCGM_FI_PROF_*``, total energy,
+    NVLink, PCIe link) is one more row here once the snapshot carries it.
+    """
+
+    name: str
+    type: str  # "gauge" or "counter", as default-counters.csv declares it
+    documentation: str
+    reading: str
+    multiply: int = 1
+    divide: int = 1
+    mig: bool = False  # also served for each MIG device (GPU_I_PROFILE, GPU_I_ID), from MigSample
+    whole: bool = True  # an integer field in DCGM (whole MiB, MHz, %, °C), rounded down as DCGM's are
+
+    def export(self, value: float) -> float:
+        exported = float(value) * self.multiply / self.divide
+        return float(math.floor(exported)) if self.whole else exported
+
+    def read_back(self, exported: float) -> float:
+        return exported * self.divide / self.multiply
+
+
+DCGM_FIELDS = (
+    DcgmField("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", "clock_sm"),
+    DcgmField("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", "clock_memory"),
+    DcgmField("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", "temperature"),
+    DcgmField("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", "power_draw", whole=False),
+    DcgmField(
+        "DCGM_FI_DEV_ENFORCED_POWER_LIMIT", "gauge", "Effective power limit (in W).", "power_limit", whole=False
+    ),
+    DcgmField("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", "utilization_gpu"),
+    DcgmField("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %).", "utilization_memory"),
+    DcgmField("DCGM_FI_DEV_ENC_UTIL", "gauge", "Encoder utilization (in %).", "utilization_encoder"),
+    DcgmField("DCGM_FI_DEV_DEC_UTIL", "gauge", "Decoder utilization (in %).", "utilization_decoder"),
+    DcgmField("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered.", "xid_last"),
+    DcgmField("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).", "memory_free", divide=MIB, mig=True),
+    DcgmField("DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).", "memory_used", divide=MIB, mig=True),
+    DcgmField(
+        "DCGM_FI_DEV_FB_RESERVED", "gauge", "Framebuffer memory reserved (in MiB).", "memory_reserved", divide=MIB
+    ),
+    DcgmField(
+        "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+        "counter",
+        "Total number of double-bit volatile ECC errors.",
+        "ecc_dbe_volatile",
+    ),
+    DcgmField(
+        "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL",
+        "counter",
+        "Total number of double-bit persistent ECC errors.",
+        "ecc_dbe_aggregate",
+    ),
+    DcgmField("DCGM_FI_DEV_RETIRED_PENDING", "counter", "Total number of pages pending retirement.", "retired_pending"),
+    DcgmField(
+        "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+        "counter",
+        "Number of remapped rows for uncorrectable errors",
+        "remapped_uncorrectable",
+    ),
+    DcgmField(
+        "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+        "counter",
+        "Number of remapped rows for correctable errors",
+        "remapped_correctable",
+    ),
+    DcgmField("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed", "remap_failure"),
+    DcgmField("DCGM_FI_DEV_ROW_REMAP_PENDING", "gauge", "Whether remapping of rows is pending", "remap_pending"),
+    DcgmField(
+        "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+        "gauge",
+        "Current clock event reasons (bitmask of NVML's clocks event reasons).",
+        "clock_event_mask",
+    ),
+)
+DCGM_FIELD_BY_NAME = {f.name: f for f in DCGM_FIELDS}

@@ -177,7 +177,9 @@ def exporter_text(
     host: int, gpus: int, processes: int, diagnosed: bool = False, legacy: bool = False
 ) -> tuple[bytes, bytes]:
     """The host's /metrics text split around its sample timestamp's value."""
-    collector = SnapshotCollector(hostname(host))
+    # gputop's names alone: the DCGM names an exporter serves beside them by default are left out of
+    # the cluster view (``exporter="gputop"``), and would double what Prometheus holds of the fleet.
+    collector = SnapshotCollector(hostname(host), names="gputop")
     sample = snapshot(host, gpus, processes)
     collector.update(sample, seconds_to_full(host), diagnoses(sample) if diagnosed else None)
     registry = CollectorRegistry(auto_describe=False)

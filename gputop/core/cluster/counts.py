@@ -1,12 +1,14 @@
 """The fleet summary's GPU counts: one table entry per count, counted and listed by Prometheus.
 
 Each entry selects the GPUs it counts with one PromQL expression (``%H`` stands for the
-host matcher of gputop's metrics, ``%D`` for DCGM exporter's). A count is known when some
-exporter serves one of its ``requires`` metrics; until then it is shown as absent, never 0.
+host matcher of gputop's metrics, ``%D(NAME)`` for DCGM exporter's series of NAME, one a GPU).
+A count is known when some exporter serves one of its ``requires`` metrics; until then it is shown as absent, never 0.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -63,8 +65,8 @@ COUNTS = (
     FleetCount(
         "h",
         "hot",
-        hot_gpus("%H") + f' or label_replace(DCGM_FI_DEV_GPU_TEMP{{GPU_I_ID="",%D}} >= {_HOT_FALLBACK:g},'
-        ' "hostname", "$1", "Hostname", "(.*)")',
+        hot_gpus("%H")
+        + f' or label_replace(%D(DCGM_FI_DEV_GPU_TEMP) >= {_HOT_FALLBACK:g}, "hostname", "$1", "Hostname", "(.*)")',
         ("gputop_gpu_temperature_celsius", "DCGM_FI_DEV_GPU_TEMP"),
         unit="celsius",
     ),
@@ -93,6 +95,7 @@ HOT = COUNT_BY_KEY["h"]
 LOST = COUNT_BY_KEY["l"]
 
 
-def per_gpu(count: FleetCount, gputop_hosts: str, dcgm_hosts: str) -> str:
-    """The count's GPUs, one series per (hostname, gpu), with the host matchers filled in."""
-    return f"max by (hostname, gpu) ({count.select.replace('%H', gputop_hosts).replace('%D', dcgm_hosts)})"
+def per_gpu(count: FleetCount, gputop_hosts: str, dcgm: Callable[[str], str]) -> str:
+    """The count's GPUs, one series per (hostname, gpu), with gputop's host matchers and DCGM's series filled in."""
+    select = re.sub(r"%D\((\w+)\)", lambda found: dcgm(found.group(1)), count.select)
+    return f"max by (hostname, gpu) ({select.replace('%H', gputop_hosts)})"

@@ -11,16 +11,8 @@ from gputop.core.cluster import queries
 from gputop.core.cluster.client import PrometheusClient, Sample
 from gputop.core.cluster.model import ClusterGpu, ClusterProcess, HostDetail
 
-# DCGM exporter's fields as gputop's (MiB -> bytes where needed).
-_DCGM_FIGURES = {
-    "DCGM_FI_DEV_FB_USED": ("memory_used", queries.MIB),
-    "DCGM_FI_DEV_FB_FREE": ("memory_free", queries.MIB),
-    "DCGM_FI_DEV_FB_RESERVED": ("memory_reserved", queries.MIB),
-    "DCGM_FI_DEV_GPU_UTIL": ("utilization_gpu", 1),
-    "DCGM_FI_DEV_GPU_TEMP": ("temperature", 1),
-    "DCGM_FI_DEV_POWER_USAGE": ("power_draw", 1),
-}
 _INFO = metric_names.EXPORTER_INFO + "_info"
+_DCGM_PREFIX = "DCGM_FI_"
 _ERRORS = metric_names.SAMPLE_ERRORS + "_total"
 _NOT_INFO = frozenset(("__name__", "hostname", "instance", "job"))
 
@@ -34,6 +26,7 @@ class _Gpu:
     lost: bool = False
     answering: bool | None = None
     problems: dict[str, int] = field(default_factory=dict)
+    mig_profile: str | None = None
 
 
 def read_detail(client: PrometheusClient, hostname: str, now: float, lookback_s: float) -> HostDetail:
@@ -46,8 +39,12 @@ def read_detail(client: PrometheusClient, hostname: str, now: float, lookback_s:
 
 def parse_detail(hostname: str, samples: list[Sample], live: bool) -> HostDetail:
     """A HostDetail from one host's series (gputop's names in ``metric_names``, or DCGM exporter's)."""
-    gpus: dict[int, _Gpu] = {}
+    gpus: dict[tuple[int, int | None], _Gpu] = {}
     processes: list[ClusterProcess] = []
+    pods: set[ClusterProcess] = set()
+    # Scraped without honor_labels, where the target has pod labels of its own (dcgm-exporter's pod):
+    # DCGM's are then exported_*, and the plain ones name the exporter, not a GPU's workload.
+    renamed = any("exported_pod" in sample.labels for sample in samples)
     exporter: dict[str, float] = {}
     info: dict[str, str] = {}
     for sample in samples:
@@ -59,12 +56,14 @@ def parse_detail(hostname: str, samples: list[Sample], live: bool) -> HostDetail
             if live and (process := _process(hostname, labels, sample.value)) is not None:
                 processes.append(process)
             continue
-        if name in (metric_names.UP, _ERRORS, metric_names.LAST_SAMPLE_TIMESTAMP):
+        if name in (metric_names.UP, _ERRORS, metric_names.LAST_SAMPLE_TIMESTAMP, metric_names.PROCESS_SERIES_DROPPED):
             exporter[name] = sample.value
             continue
         if name == _INFO:
             info = {k: v for k, v in labels.items() if k not in _NOT_INFO}
             continue
+        if live and name in metric_names.DCGM_FIELD_BY_NAME and (pod := _pod(hostname, labels, renamed)) is not None:
+            pods.add(pod)
         gpu = _gpu(gpus, labels)
         if gpu is None:
             continue
@@ -79,36 +78,68 @@ def parse_detail(hostname: str, samples: list[Sample], live: bool) -> HostDetail
         elif name == metric_names.GPU_SECONDS_TO_FULL:
             # A forecast is about now: one Prometheus merely kept is not shown.
             gpu.seconds_to_full = sample.value if live else None
-        elif name in _DCGM_FIGURES:
-            field_name, scale = _DCGM_FIGURES[name]
-            gpu.figures[field_name] = sample.value * scale
+        elif (dcgm := metric_names.DCGM_FIELD_BY_NAME.get(name)) is not None:
+            # In gputop's unit (MiB -> bytes), under the reading's name (``metric_names.DcgmField``).
+            gpu.figures[dcgm.reading] = dcgm.read_back(sample.value)
+        elif name.startswith(_DCGM_PREFIX):
+            # A field gputop does not take itself (profiling, energy, NVLink …): shown as DCGM serves it.
+            gpu.figures[name] = sample.value
     up = exporter.get(metric_names.UP)
     return HostDetail(
         hostname=hostname,
         live=live,
-        gpus=tuple(_finish(index, gpus[index]) for index in sorted(gpus)),
-        processes=tuple(sorted(processes, key=lambda p: (p.gpu_index, -p.gpu_memory, p.pid))),
+        gpus=tuple(_finish(key, gpus[key]) for key in sorted(gpus, key=lambda k: (k[0], -1 if k[1] is None else k[1]))),
+        processes=tuple(
+            sorted([*processes, *pods], key=lambda p: (p.gpu_index, -(p.gpu_memory or 0.0), p.pid or 0, p.container))
+        ),
         exporter_up=None if up is None else up == 1.0,
         sample_errors=exporter.get(_ERRORS),
         last_sample=exporter.get(metric_names.LAST_SAMPLE_TIMESTAMP),
+        process_series_dropped=exporter.get(metric_names.PROCESS_SERIES_DROPPED),
         info=info,
     )
 
 
-def _gpu(gpus: dict[int, _Gpu], labels: Mapping[str, str]) -> _Gpu | None:
-    if "GPU_I_ID" in labels:
-        return None
+def _gpu(gpus: dict[tuple[int, int | None], _Gpu], labels: Mapping[str, str]) -> _Gpu | None:
     try:
         index = int(labels.get("gpu", ""))
+        instance = int(labels[metric_names.DCGM_MIG_INSTANCE_LABEL]) if labels.get("GPU_I_ID") else None
     except ValueError:
         return None
-    gpu = gpus.setdefault(index, _Gpu())
+    gpu = gpus.setdefault((index, instance), _Gpu())
     gpu.uuid = gpu.uuid or labels.get("uuid") or labels.get("UUID") or None
     gpu.name = gpu.name or labels.get("name") or labels.get("modelName") or None
+    gpu.mig_profile = gpu.mig_profile or labels.get(metric_names.DCGM_MIG_PROFILE_LABEL) or None
     return gpu
 
 
-def _finish(index: int, gpu: _Gpu) -> ClusterGpu:
+def _pod(hostname: str, labels: Mapping[str, str], renamed: bool) -> ClusterProcess | None:
+    """The Kubernetes pod a DCGM series names (``exported_*`` where the scrape renamed DCGM's own), if any."""
+
+    def label(name: str) -> str:
+        return labels.get(f"exported_{name}" if renamed else name) or ""
+
+    pod, namespace, container = label("pod"), label("namespace"), label("container")
+    if not pod:
+        return None
+    try:
+        gpu_index = int(labels.get("gpu", ""))
+    except ValueError:
+        return None
+    where = f"{namespace}/{pod}" if namespace else pod
+    return ClusterProcess(
+        hostname=hostname,
+        gpu_index=gpu_index,
+        pid=None,
+        user=None,
+        command=container or None,
+        container=where,
+        gpu_memory=None,
+    )
+
+
+def _finish(key: tuple[int, int | None], gpu: _Gpu) -> ClusterGpu:
+    index, instance = key
     figures = gpu.figures
     if "memory_total" not in figures and "memory_used" in figures and "memory_free" in figures:
         figures["memory_total"] = figures["memory_used"] + figures["memory_free"] + figures.get("memory_reserved", 0.0)
@@ -121,6 +152,8 @@ def _finish(index: int, gpu: _Gpu) -> ClusterGpu:
         lost=gpu.lost,
         answering=gpu.answering,
         problems=gpu.problems,
+        mig_instance=instance,
+        mig_profile=gpu.mig_profile if instance is not None else None,
     )
 
 

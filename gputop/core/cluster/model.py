@@ -101,6 +101,9 @@ class ClusterGpu:
     lost: bool = False
     answering: bool | None = None  # False while a driver call to it has not come back in time
     problems: Mapping[str, int] = field(default_factory=dict)  # kind -> how many (metric_names.PROBLEM_KINDS)
+    # A MIG device of GPU ``index`` (DCGM's GPU_I_ID and GPU_I_PROFILE); None for the GPU itself.
+    mig_instance: int | None = None
+    mig_profile: str | None = None
 
     def figure(self, name: str) -> float | None:
         return self.figures.get(name)
@@ -112,15 +115,16 @@ class ClusterGpu:
 
 @dataclass(frozen=True, slots=True)
 class ClusterProcess:
-    """One process on one GPU of one host (from ``gputop_process_gpu_memory_bytes``)."""
+    """One process on one GPU of one host (``gputop_process_gpu_memory_bytes``), or a Kubernetes pod on a
+    GPU of a DCGM host (its per-pod series: no PID, and no memory of its own)."""
 
     hostname: str
     gpu_index: int
-    pid: int
+    pid: int | None
     user: str | None
     command: str | None
     container: str | None
-    gpu_memory: float
+    gpu_memory: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +139,7 @@ class HostDetail:
     sample_errors: float | None = None
     last_sample: float | None = None
     info: Mapping[str, str] = field(default_factory=dict)  # version, source, driver_version, …
+    process_series_dropped: float | None = None  # processes the exporter's --max-process-series left out
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,6 @@ from gputop.core.levels import DEFAULT_SLOWDOWN_C, TEMPERATURE_ALARM_MARGIN_C
 
 MIB = 1024 * 1024
 FIGURE_LABEL = "figure"
-DCGM_FIELDS = ("FB_USED", "FB_FREE", "FB_RESERVED", "GPU_UTIL", "GPU_TEMP", "POWER_USAGE")
 TOTAL_LABEL = "total"
 SLOWDOWN_LABEL = "slowdown"
 
@@ -52,12 +51,19 @@ class FlavourQueries:
     sampled: str  # per (host, instance): when the newest figures were taken
     extra_matchers: str = ""  # added to every selector: DCGM's MIG instances are not whole GPUs
 
-    def selector(self, *matchers: str) -> Select:
+    def selector(self, *matchers: str, wrap: Callable[[str], str] = str) -> Select:
+        """A metric name -> its series on the matching hosts; ``wrap`` applies to each plain selector within
+        (``last_over_time(…[15m])``, ``timestamp(…)``), which PromQL allows on selectors alone."""
         joined = ",".join(m for m in (self.extra_matchers, *matchers) if m)
-        return lambda metric: f"{metric}{{{joined}}}"
+        if self.name == "gputop":
+            return lambda metric: wrap(f"{metric}{{{joined}}}")
+        return lambda metric: _dcgm_series(metric, joined, wrap)
 
     def host_matcher(self, pattern: str | None, negate: bool = False) -> str:
-        return "" if pattern is None else f"{self.host_label}{'!~' if negate else '=~'}{promql_string(pattern)}"
+        if pattern is None:
+            return ""
+        label = self.host_label if self.name == "gputop" else _HOST
+        return f"{label}{'!~' if negate else '=~'}{promql_string(pattern)}"
 
     def _by(self) -> str:
         return f"by ({self.host_label})"
@@ -114,6 +120,30 @@ class FlavourQueries:
         return figures
 
 
+# dcgm-exporter names a host in the ``Hostname`` label (4.x), ``hostname`` (main after #655), or not at all
+# (``--no-hostname``: its ``instance`` is all there is). A DCGM host matcher names the label ``_HOST``;
+# each series is read by the first of these it has, and carried on as ``Hostname``.
+_HOST = "__host__"
+_DCGM_HOST_LABELS = ("Hostname", "hostname", "instance")
+# Kubernetes' per-pod series (``--kubernetes-virtual-gpus``: one per pod on a time-shared GPU) repeat
+# their GPU's figures; a scrape without ``honor_labels`` renames the pod's labels ``exported_*``.
+POD_LABELS = ("pod", "namespace", "container", "pod_uid", "vgpu")
+_PER_POD = ", ".join((*POD_LABELS, *(f"exported_{label}" for label in POD_LABELS)))
+
+
+def _dcgm_series(metric: str, matchers: str, wrap: Callable[[str], str]) -> str:
+    """DCGM's series of ``metric``, one per GPU, each with its host in ``Hostname`` whichever label named it."""
+    parts = []
+    for n, label in enumerate(_DCGM_HOST_LABELS):
+        unnamed = [f'{earlier}=""' for earlier in _DCGM_HOST_LABELS[:n]]
+        named = (matchers.replace(_HOST, label), *unnamed, f'{label}!=""')
+        selector = wrap(f"{metric}{{{','.join(m for m in named if m)}}}")
+        if n:
+            selector = f'label_replace({selector}, "Hostname", "$1", "{label}", "(.*)")'
+        parts.append(selector)
+    return f"max without ({_PER_POD}) ({' or '.join(parts)})"
+
+
 _DCGM_TOTAL = (
     "({s[DCGM_FI_DEV_FB_USED]} + {s[DCGM_FI_DEV_FB_FREE]}"
     " + ({s[DCGM_FI_DEV_FB_RESERVED]} or {s[DCGM_FI_DEV_FB_USED]} * 0))"
@@ -157,7 +187,7 @@ DCGM = FlavourQueries(
     power="{s[DCGM_FI_DEV_POWER_USAGE]}",
     slowdown=None,
     sampled="DCGM_FI_DEV_FB_USED",
-    extra_matchers='GPU_I_ID=""',
+    extra_matchers=metric_names.DCGM_OWN_SERIES,
 )
 FLAVOURS = (GPUTOP, DCGM)
 FLAVOUR_BY_NAME: Mapping[str, FlavourQueries] = {flavour.name: flavour for flavour in FLAVOURS}
@@ -246,8 +276,8 @@ def refresh_queries(hosts: str | None, lookback_s: float, fixed: Mapping[str, Fi
     # away, and a stuck exporter that still serves its last sample, from one series per host.
     newest = f"last_over_time({gputop(GPUTOP.sampled)}[{lookback_s:g}s])"
     groups["hosts"].append(("gputop:sampled", f"max by (hostname, instance) ({newest})"))
-    dcgm = DCGM.selector(DCGM.host_matcher(hosts))
-    groups["hosts"].append(("dcgm:sampled", f"max by (Hostname, instance) (timestamp({dcgm(DCGM.sampled)}))"))
+    dcgm = DCGM.selector(DCGM.host_matcher(hosts), wrap=lambda selector: f"timestamp({selector})")
+    groups["hosts"].append(("dcgm:sampled", f"max by (Hostname, instance) ({dcgm(DCGM.sampled)})"))
     groups["hosts"].append(("down", "up == 0"))
     if legacy:
         gputop_hosts = ",".join(m for m in (GPUTOP.host_matcher(hosts), only) if m)
@@ -255,7 +285,7 @@ def refresh_queries(hosts: str | None, lookback_s: float, fixed: Mapping[str, Fi
         groups["problems"].append(("gputop:problems", problems))
         for count in COUNTS:
             if not count.from_hosts and count is not HOT:
-                promql = f"count({per_gpu(count, gputop_hosts, DCGM.host_matcher(hosts))})"
+                promql = f"count({per_gpu(count, gputop_hosts, DCGM.selector(DCGM.host_matcher(hosts)))})"
                 groups[count_group(count.key)].append((f"count:{count.key}#gpus", promql))
     groups["heat"].extend(_hot_by_threshold(hosts, fixed, only))
     # Every other gputop host from its own series (a host is read one way only, so it is counted once).
@@ -349,11 +379,9 @@ def backfill_query(hostnames: Iterable[str], lookback_s: float) -> str:
     pattern = hosts_pattern(hostnames)
     parts: list[tuple[str, str]] = []
     for flavour in FLAVOURS:
-        inner = flavour.selector(flavour.host_matcher(pattern))
-
-        def kept(metric: str, inner: Select = inner) -> str:
-            return f"last_over_time({inner(metric)}[{lookback_s:g}s])"
-
+        kept = flavour.selector(
+            flavour.host_matcher(pattern), wrap=lambda selector: f"last_over_time({selector}[{lookback_s:g}s])"
+        )
         for figure, promql in flavour.summaries(kept).items():
             parts.append((f"{flavour.name}:{figure}", promql))
     return tagged(parts)
@@ -373,10 +401,15 @@ def history_query(hostnames: Collection[str]) -> str:
 def detail_query(hostname: str) -> str:
     """Every gputop series of one host but what its GPUs add up to, and DCGM exporter's GPU fields."""
     host = promql_string(hostname)
-    dcgm = "|".join(f"DCGM_FI_DEV_{name}" for name in DCGM_FIELDS)
-    # Its GPUs' series, not what they add up to.
+    names = "DCGM_FI_.+"  # every field it serves, those gputop does not take itself included
+    # Its GPUs' series, not what they add up to; DCGM's MIG devices and per-pod series too.
     gputop = f'__name__=~"gputop_.+",__name__!~"{metric_names.HOST_SERIES_PREFIX}.+",hostname={host}'
-    return f'{{{gputop}}} or {{__name__=~"{dcgm}",Hostname={host},GPU_I_ID=""}}'
+    beside = f'{metric_names.BESIDE_GPUTOP_LABEL}!="{metric_names.BESIDE_GPUTOP_VALUE}"'
+    dcgm = []
+    for n, label in enumerate(_DCGM_HOST_LABELS):
+        unnamed = "".join(f',{earlier}=""' for earlier in _DCGM_HOST_LABELS[:n])
+        dcgm.append(f'{{__name__=~"{names}",{label}={host},{beside}{unnamed}}}')
+    return " or ".join([f"{{{gputop}}}", *dcgm])
 
 
 def kept_detail_query(hostname: str, lookback_s: float) -> str:

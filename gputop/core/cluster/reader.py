@@ -205,7 +205,9 @@ class ClusterReader:
         """The GPUs behind one count of the summary, the worst first (at most GPU_LIST_LIMIT)."""
         count = COUNT_BY_KEY[key]
         hosts = self.options.hosts
-        select = per_gpu(count.lister(), queries.GPUTOP.host_matcher(hosts), queries.DCGM.host_matcher(hosts))
+        select = per_gpu(
+            count.lister(), queries.GPUTOP.host_matcher(hosts), queries.DCGM.selector(queries.DCGM.host_matcher(hosts))
+        )
         answer = self.client.query(f"{count.worst}({GPU_LIST_LIMIT}, {select})", self._clock())
         found = []
         for sample in answer:

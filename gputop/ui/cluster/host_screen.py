@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,7 +15,28 @@ from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, fmt_wat
 from gputop.ui.cluster.render import host_status, memory_bar, problems_text, temperature_text
 
 GPU_COLUMNS = ("GPU", "Model", "UUID", "Memory", "Used/Total", "Util", "Mem util", "Temp", "Power", "Fan", "SM clock",
-               "Full in", "Problems")
+               "Full in", "Problems", "More")
+# The readings the columns above show; every other one the host serves goes in "More".
+_IN_COLUMNS = frozenset(("memory_used", "memory_free", "memory_total", "utilization_gpu", "utilization_memory",
+                         "temperature", "temperature_slowdown", "power_draw", "power_limit", "fan_speed", "clock_sm"))
+# Short names for "More", in gputop's units (core.dcgm_export.READINGS and GpuSample's fields).
+_MORE: tuple[tuple[str, str, Callable[[float], str]], ...] = (
+    ("memory_reserved", "reserved", fmt_bytes),
+    ("clock_memory", "mem clock", lambda v: f"{v:.0f}MHz"),
+    ("clock_sm_max", "max SM", lambda v: f"{v:.0f}MHz"),
+    ("temperature_shutdown", "shutdown", lambda v: f"{v:.0f}°C"),
+    ("utilization_encoder", "enc", fmt_percent),
+    ("utilization_decoder", "dec", fmt_percent),
+    ("xid_last", "last XID", lambda v: f"{v:.0f}"),
+    ("ecc_dbe_volatile", "ECC DBE vol", lambda v: f"{v:.0f}"),
+    ("ecc_dbe_aggregate", "ECC DBE agg", lambda v: f"{v:.0f}"),
+    ("retired_pending", "retire pending", lambda v: "yes" if v else "no"),
+    ("remapped_correctable", "remapped corr", lambda v: f"{v:.0f}"),
+    ("remapped_uncorrectable", "remapped uncorr", lambda v: f"{v:.0f}"),
+    ("remap_pending", "remap pending", lambda v: "yes" if v else "no"),
+    ("remap_failure", "remap failed", lambda v: "yes" if v else "no"),
+    ("clock_event_mask", "clock events", lambda v: f"{int(v):#x}"),
+)
 PROCESS_COLUMNS = ("GPU", "PID", "User", "Command", "Container", "GPU memory")
 
 
@@ -26,7 +49,18 @@ def _power(gpu: ClusterGpu) -> str:
     return fmt_watts(gpu.figure("power_draw")) + ("" if limit is None else f"/{fmt_watts(limit)}")
 
 
+def more_text(gpu: ClusterGpu) -> str:
+    """Every figure the GPU serves that no column shows, as ``name value`` pairs."""
+    shown = [f"{label} {fmt(value)}" for key, label, fmt in _MORE if (value := gpu.figure(key)) is not None]
+    known = {key for key, _, _ in _MORE} | _IN_COLUMNS
+    shown += [f"{key.removeprefix('DCGM_FI_')} {value:g}" for key, value in sorted(gpu.figures.items())
+              if key not in known]
+    return " · ".join(shown)
+
+
 def _gpu_label(gpu: ClusterGpu) -> Text | str:
+    if gpu.mig_instance is not None:
+        return f"{gpu.index} MIG {gpu.mig_instance}"
     if gpu.lost:
         return Text(f"{gpu.index} LOST", style="bold red")
     if gpu.answering is False:
@@ -38,7 +72,7 @@ def gpu_cells(gpu: ClusterGpu) -> tuple[Text | str, ...]:
     """One cell per GPU_COLUMNS."""
     return (
         _gpu_label(gpu),
-        safe_text(gpu.name),
+        safe_text(gpu.name if gpu.mig_instance is None else gpu.mig_profile),
         safe_text(gpu.uuid),
         memory_bar(gpu),
         f"{fmt_bytes(gpu.figure('memory_used'))}/{fmt_bytes(gpu.figure('memory_total'))}",
@@ -50,6 +84,7 @@ def gpu_cells(gpu: ClusterGpu) -> tuple[Text | str, ...]:
         _mhz(gpu.figure("clock_sm")),
         NA if gpu.seconds_to_full is None else fmt_duration(gpu.seconds_to_full),
         problems_text(gpu.problems),
+        more_text(gpu),
     )
 
 
@@ -97,6 +132,8 @@ class HostScreen(Screen[None]):
             title.append(" · its latest sample failed", style="bold red")
         if detail.sample_errors:
             title.append(f" · {detail.sample_errors:.0f} failed samples", style="yellow")
+        if detail.process_series_dropped:
+            title.append(f" · {detail.process_series_dropped:.0f} smallest processes not exported", style="yellow")
         self.query_one("#host-title", Static).update(title)
 
         gpus: DataTable[Text | str] = self.query_one("#gpus", DataTable)
@@ -114,12 +151,12 @@ class HostScreen(Screen[None]):
         for process in detail.processes:
             processes.add_row(
                 str(process.gpu_index),
-                str(process.pid),
+                "pod" if process.pid is None else str(process.pid),
                 safe_text(process.user, 16),
                 safe_text(process.command, 40),
-                safe_text(process.container, 24),
+                safe_text(process.container, 40),
                 fmt_bytes(process.gpu_memory),
-                key=f"{process.gpu_index}:{process.pid}",
+                key=f"{process.gpu_index}:{process.pid}:{process.container}",
             )
 
     def show_error(self, message: Text) -> None:
