@@ -1,8 +1,14 @@
-"""Driver faults: every NVML call gputop makes, failing with every error a driver gives.
+"""Driver faults: every NVML call gputop makes, failing with the errors a driver gives.
 
-Injected through the fake library on one GPU, at start and in the middle of a run:
+Injected through the fake library on one GPU, at start or in the middle of a run:
 the value shows N/A (or the GPU shows lost), the other GPUs keep updating, and
 everything comes back when the error stops.
+
+The gateway gives an error one of two meanings (`LOST_ERRORS` mark the GPU lost, any
+other leaves the value N/A), so each call is tested once per meaning, not once per
+code: the codes take turns across the calls, so each of the five is still injected
+several times. A call read once and kept (STATIC) has a third behaviour: a fault after
+the first read does not reach it.
 """
 
 from __future__ import annotations
@@ -17,8 +23,9 @@ from gputop.core.model import GpuSample
 from gputop.core.sampler import Sampler
 from gputop.core.sources.nvml import STATIC_RETRY_SAMPLES, NvmlSource
 
-CODES = ("NOT_SUPPORTED", "NO_PERMISSION", "GPU_IS_LOST", "UNKNOWN", "TIMEOUT")
-LOSING = {"GPU_IS_LOST", "UNKNOWN"}
+NOT_AVAILABLE_CODES = ("NOT_SUPPORTED", "NO_PERMISSION", "TIMEOUT")
+LOSING_CODES = ("GPU_IS_LOST", "UNKNOWN")
+LOSING = set(LOSING_CODES)
 
 Getter = Callable[[GpuSample], object]
 
@@ -121,9 +128,33 @@ def open_sampler() -> Iterator[Callable[[], Sampler]]:
         sampler.close()
 
 
-@pytest.mark.parametrize("code", CODES)
-@pytest.mark.parametrize("function", sorted(FUNCTIONS))
-@pytest.mark.parametrize("when", ["at start", "mid-run"])
+def cases() -> list[tuple[str, str, str]]:
+    """(when, function, code): per call, N/A and lost where the fault reaches it, and a
+    static call's fault mid-run, which must not reach it."""
+    chosen: list[tuple[str, str, str]] = []
+    for turn, function in enumerate(sorted(FUNCTIONS)):
+        not_available = NOT_AVAILABLE_CODES[turn % len(NOT_AVAILABLE_CODES)]
+        losing = LOSING_CODES[turn % len(LOSING_CODES)]
+        if function in STATIC:
+            chosen += [("at start", function, not_available), ("at start", function, losing),
+                       ("mid-run", function, losing)]
+        else:
+            # Alternate the moment too, so both paths are run for N/A and for lost.
+            first, second = ("at start", "mid-run") if turn % 2 else ("mid-run", "at start")
+            chosen += [(first, function, not_available), (second, function, losing)]
+    return chosen
+
+
+def test_every_call_and_code_is_still_injected() -> None:
+    injected = cases()
+    assert {function for _, function, _ in injected} == set(FUNCTIONS)
+    assert {code for _, _, code in injected} == set(NOT_AVAILABLE_CODES) | LOSING
+    for meaning in (set(NOT_AVAILABLE_CODES), LOSING):
+        assert {when for when, function, code in injected if code in meaning and function not in STATIC} == {
+            "at start", "mid-run"}
+
+
+@pytest.mark.parametrize(("when", "function", "code"), cases())
 def test_a_failing_call_shows_na_or_lost_leaves_other_gpus_alone_and_recovers(
     fake_nvml: FakeNvml, open_sampler: Callable[[], Sampler], function: str, code: str, when: str
 ) -> None:

@@ -115,8 +115,8 @@ async def test_a_settings_write_error_is_notified_not_a_crash(tmp_path: Path) ->
 
 
 
-def test_the_readme_names_every_column_of_the_panel_in_its_order() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    found = re.search(r"The names: ([\w,\s#]+)\.", readme)
+def test_the_settings_document_names_every_column_of_the_panel_in_its_order() -> None:
+    document = (Path(__file__).resolve().parents[2] / "docs" / "settings.md").read_text()
+    found = re.search(r"The names: ([\w,\s#]+)\.", document)
     assert found is not None
     assert [name.strip("# \n") for name in found.group(1).split(",")] == [column.name for column in COLUMNS]
