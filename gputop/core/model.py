@@ -37,6 +37,25 @@ class HostSample:
 
 
 @dataclass(frozen=True, slots=True)
+class Job:
+    """The batch job a process runs in (Slurm): its id and step from the cgroup, the rest from the
+    job's environment where readable; None where unknown."""
+
+    scheduler: str  # "slurm"
+    id: str
+    step: str | None = None  # "0", "1", ..., "batch", "extern", "interactive"
+    name: str | None = None
+    user: str | None = None
+    partition: str | None = None
+    account: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``1234.0``, or ``1234`` when the step is unknown."""
+        return self.id if self.step is None else f"{self.id}.{self.step}"
+
+
+@dataclass(frozen=True, slots=True)
 class ProcessSample:
     """One process on one GPU (or MIG device), joined with its host facts."""
 
@@ -65,6 +84,11 @@ class ProcessSample:
     parent_command: str | None = None
     # Listed as last seen: its GPU has stopped answering, so this may be out of date.
     stale: bool = False
+    # Its owners, from the cgroup: the container's runtime and whole id, the pod's uid, the batch job.
+    container_runtime: str | None = None
+    container_id: str | None = None
+    pod_uid: str | None = None
+    job: Job | None = None
 
     @property
     def identity(self) -> ProcessIdentity:
