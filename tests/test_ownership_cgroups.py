@@ -158,3 +158,32 @@ def test_a_process_in_a_service_cgroup_has_no_owner(cgroups: Cgroups, sleeper: s
     cgroups.move(sleeper.pid, "system.slice/sshd.service")
     sample = _sample(sleeper.pid)
     assert (sample.container, sample.container_id, sample.pod_uid, sample.job) == (None, None, None, None)
+
+
+def test_a_process_at_its_cgroup_namespace_root_is_named_by_the_files_bound_into_it(tmp_path: Path) -> None:
+    """As inside a container with a private cgroup namespace: ``0::/``, and Docker's hostname file bound
+    over /etc/hostname in the process's own mount namespace."""
+    root = _unified_root()
+    if os.geteuid() != 0 or root is None or not (root / "cgroup.procs").exists():
+        pytest.skip("needs root and a unified cgroup hierarchy")
+    hostname = tmp_path / "docker" / "containers" / CONTAINER_ID / "hostname"
+    hostname.parent.mkdir(parents=True)
+    hostname.write_text("c0ffee\n")
+    script = f"mount --bind {hostname} /etc/hostname && echo ready && exec sleep 600"
+    try:
+        process = subprocess.Popen(["unshare", "--mount", "sh", "-c", script], stdout=subprocess.PIPE)
+    except FileNotFoundError:
+        pytest.skip("no unshare(1) here")
+    try:
+        assert process.stdout is not None
+        if process.stdout.readline() != b"ready\n":
+            pytest.skip("cannot make a mount namespace here")
+        (root / "cgroup.procs").write_text(str(process.pid))
+        assert "0::/\n" in Path(f"/proc/{process.pid}/cgroup").read_text()
+        sample = _sample(process.pid)
+        assert (sample.container, sample.container_runtime, sample.container_id) == (
+            f"docker:{CONTAINER_ID[:12]}", "docker", CONTAINER_ID,
+        )
+    finally:
+        process.kill()
+        process.wait()
