@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import json
 import subprocess
 import sys
 import uuid
@@ -12,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fakenvml import GiB, Scenario
+from fakenvml.fixture import FakeNvml
 
 from gputop.core.model import Job, ProcessSample
 from gputop.core.procinfo import ProcessInfo
@@ -55,7 +58,7 @@ def _v1_root() -> Path | None:
 @pytest.fixture
 def sleeper() -> Iterator[subprocess.Popen[bytes]]:
     env = dict(os.environ, **SLURM_ENV)
-    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], env=env)
+    process = subprocess.Popen(["sleep", "600"], env=env)
     yield process
     process.kill()
     process.wait()
@@ -187,3 +190,34 @@ def test_a_process_at_its_cgroup_namespace_root_is_named_by_the_files_bound_into
     finally:
         process.kill()
         process.wait()
+
+
+@pytest.mark.parametrize("cgroups", ["v2"], indirect=True)
+def test_json_and_once_give_the_job_of_a_gpu_process_in_a_slurm_cgroup(
+    cgroups: Cgroups, sleeper: subprocess.Popen[bytes], fake_nvml: FakeNvml
+) -> None:
+    """The real command against the fake driver, its GPU process a real one in a Slurm step's cgroup."""
+    cgroups.move(sleeper.pid, "system.slice/slurmstepd.scope/job_1234/step_0/user/task_0")
+    fake_nvml.write(
+        Scenario().gpu(memory_total=80 * GiB, memory_used=20 * GiB).process(gpu=0, pid=sleeper.pid, used=16 * GiB)
+    )
+
+    def gputop(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "gputop", *args], capture_output=True, text=True, timeout=60,
+                              env=fake_nvml.env())
+
+    result = gputop("--json")
+    assert result.returncode == 0, result.stderr
+    [process] = json.loads(result.stdout)["gpus"][0]["processes"]
+    assert {key: process[key] for key in ("container", "container_runtime", "container_id", "pod_uid", "job")} == {
+        "container": None,
+        "container_runtime": None,
+        "container_id": None,
+        "pod_uid": None,
+        "job": {"scheduler": "slurm", "id": "1234", "step": "0", "name": "train-llm", "user": "alice",
+                "partition": "gpu", "account": "proj42"},
+    }
+    result = gputop("--once", "--width", "100")
+    assert result.returncode == 0, result.stderr
+    [row] = [line for line in result.stdout.splitlines() if line.split()[1:2] == [str(sleeper.pid)]]
+    assert row.endswith("  [job 1234.0] sleep 600")

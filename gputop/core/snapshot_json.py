@@ -15,7 +15,7 @@ from gputop.core.diagnosis import Diagnoses
 from gputop.core.diagnosis.codec import add_diagnoses, health_from_dict, health_to_dict
 from gputop.core.forecast import NO_FORECAST, NOT_GROWING, Forecast, Forecasts
 from gputop.core.format import safe_json
-from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
+from gputop.core.model import GpuSample, HostSample, Job, MigSample, ProcessSample, Snapshot
 
 JSON_SCHEMA_VERSION = 1
 
@@ -40,7 +40,38 @@ def process_to_dict(process: ProcessSample) -> dict[str, Any]:
         "parent_pid": process.parent_pid,
         "parent_command": process.parent_command,
         "stale": process.stale,
+        "container_runtime": process.container_runtime,
+        "container_id": process.container_id,
+        "pod_uid": process.pod_uid,
+        "job": None if process.job is None else job_to_dict(process.job),
     }
+
+
+def job_to_dict(job: Job) -> dict[str, Any]:
+    return {
+        "scheduler": job.scheduler,
+        "id": job.id,
+        "step": job.step,
+        "name": job.name,
+        "user": job.user,
+        "partition": job.partition,
+        "account": job.account,
+    }
+
+
+def _job(data: Any) -> Job | None:
+    """A process's job back from JSON; None for none (and in recordings made before jobs)."""
+    if not isinstance(data, dict):
+        return None
+    return Job(
+        scheduler=str(data["scheduler"]),
+        id=str(data["id"]),
+        step=data.get("step"),
+        name=data.get("name"),
+        user=data.get("user"),
+        partition=data.get("partition"),
+        account=data.get("account"),
+    )
 
 
 def mig_to_dict(mig: MigSample) -> dict[str, Any]:
@@ -208,6 +239,10 @@ def _process(data: dict[str, Any], gpu_index: int) -> ProcessSample:
         # Recordings made before the process tree have no parent.
         parent_pid=data.get("parent_pid"),
         parent_command=data.get("parent_command"),
+        container_runtime=data.get("container_runtime"),
+        container_id=data.get("container_id"),
+        pod_uid=data.get("pod_uid"),
+        job=_job(data.get("job")),
     )
 
 
