@@ -4,8 +4,8 @@ read back through gputop's ProcessInfo (the cgroup file, the environment, the ca
 from __future__ import annotations
 
 import contextlib
-import os
 import json
+import os
 import subprocess
 import sys
 import uuid
