@@ -85,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-mouse", action="store_true", help="turn mouse reporting off (slow links)")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in --once")
     parser.add_argument(
+        "--by", choices=("user", "job", "pod", "container"), default=None,
+        help="--once: the GPUs' holders grouped by user, job, pod or container",
+    )
+    parser.add_argument(
         "--width", type=width_value, default=None, metavar="N", help="--once in N columns (default: the terminal's)"
     )
     parser.add_argument("--record", metavar="FILE", help="record every tick of the TUI to FILE (JSON lines; .gz: gzip)")

@@ -193,31 +193,62 @@ def test_a_process_at_its_cgroup_namespace_root_is_named_by_the_files_bound_into
 
 
 @pytest.mark.parametrize("cgroups", ["v2"], indirect=True)
-def test_json_and_once_give_the_job_of_a_gpu_process_in_a_slurm_cgroup(
+def test_json_once_and_once_by_job_on_the_fake_driver_with_real_slurm_cgroups(
     cgroups: Cgroups, sleeper: subprocess.Popen[bytes], fake_nvml: FakeNvml
 ) -> None:
-    """The real command against the fake driver, its GPU process a real one in a Slurm step's cgroup."""
-    cgroups.move(sleeper.pid, "system.slice/slurmstepd.scope/job_1234/step_0/user/task_0")
-    fake_nvml.write(
-        Scenario().gpu(memory_total=80 * GiB, memory_used=20 * GiB).process(gpu=0, pid=sleeper.pid, used=16 * GiB)
-    )
-
-    def gputop(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "gputop", *args], capture_output=True, text=True, timeout=60,
-                              env=fake_nvml.env())
-
-    result = gputop("--json")
-    assert result.returncode == 0, result.stderr
-    [process] = json.loads(result.stdout)["gpus"][0]["processes"]
-    assert {key: process[key] for key in ("container", "container_runtime", "container_id", "pod_uid", "job")} == {
-        "container": None,
-        "container_runtime": None,
-        "container_id": None,
-        "pod_uid": None,
-        "job": {"scheduler": "slurm", "id": "1234", "step": "0", "name": "train-llm", "user": "alice",
-                "partition": "gpu", "account": "proj42"},
-    }
-    result = gputop("--once", "--width", "100")
-    assert result.returncode == 0, result.stderr
-    [row] = [line for line in result.stdout.splitlines() if line.split()[1:2] == [str(sleeper.pid)]]
-    assert row.endswith("  [job 1234.0] sleep 600")
+    """The real command, its GPU processes real ones in Slurm steps' cgroups. Job 1234 has a process on
+    each GPU, job 99 one on GPU 0, and one process is in no job. GPU 0 is split by SM % (60 + 20), GPU 1
+    by memory (6 + 2 GiB: the driver gives no SM % there)."""
+    others = [subprocess.Popen(["sleep", "600"]) for _ in range(3)]
+    try:
+        batch, step1, free = others
+        cgroups.move(sleeper.pid, "system.slice/slurmstepd.scope/job_1234/step_0/user/task_0")
+        cgroups.move(batch.pid, "system.slice/slurmstepd.scope/job_99/step_batch/user/task_0")
+        cgroups.move(step1.pid, "system.slice/slurmstepd.scope/job_1234/step_1/user/task_0")
+        fake_nvml.write(
+            Scenario()
+            .gpu(memory_total=80 * GiB, memory_used=41 * GiB, power_mw=400_000)
+            .gpu(memory_total=48 * GiB, memory_used=9 * GiB, power_mw=100_000)
+            .process(gpu=0, pid=sleeper.pid, used=30 * GiB, sm=60)
+            .process(gpu=0, pid=batch.pid, used=10 * GiB, sm=20)
+            .process(gpu=1, pid=step1.pid, used=6 * GiB)
+            .process(gpu=1, pid=free.pid, used=2 * GiB)
+        )
+        run = [sys.executable, "-m", "gputop"]
+        result = subprocess.run([*run, "--json"], capture_output=True, text=True, timeout=60, env=fake_nvml.env())
+        assert result.returncode == 0, result.stderr
+        document = json.loads(result.stdout)
+        first = document["gpus"][0]["processes"][0]
+        assert {key: first[key] for key in ("pid", "container", "container_runtime", "container_id", "pod_uid",
+                                            "job")} == {
+            "pid": sleeper.pid, "container": None, "container_runtime": None, "container_id": None, "pod_uid": None,
+            "job": {"scheduler": "slurm", "id": "1234", "step": "0", "name": "train-llm", "user": "alice",
+                    "partition": "gpu", "account": "proj42"},
+        }
+        assert document["gpus"][1]["processes"][1]["job"] is None
+        owners = document["owners"]
+        assert owners["job"] == [
+            {"name": "1234", "gpus": [0, 1], "gpu_memory": 36 * GiB, "memory_share": 36 / 128, "sm_share": 0.6,
+             "power_share_w": 375.0, "energy_since_start_j": None, "idle_memory": 0, "processes": 2},
+            {"name": "99", "gpus": [0], "gpu_memory": 10 * GiB, "memory_share": 10 / 128, "sm_share": 0.2,
+             "power_share_w": 100.0, "energy_since_start_j": None, "idle_memory": 0, "processes": 1},
+        ]
+        assert (owners["pod"], owners["container"]) == ([], [])
+        assert [(entry["name"], entry["processes"]) for entry in owners["user"]] == [("root", 4)]
+        result = subprocess.run([*run, "--once", "--by", "job", "--width", "80"], capture_output=True, text=True,
+                                timeout=60, env=fake_nvml.env())
+        assert result.returncode == 0, result.stderr
+        assert [line.split()[:9] for line in result.stdout.splitlines()] == [
+            ["JOB", "GPUS", "GPU-MEM", "MEM%", "SM", "POWER", "ENERGY", "IDLE-MEM", "PROCS"],
+            ["1234", "0,1", "36.0GiB", "28%", "0.60", "375W", "N/A", "-", "2"],
+            ["99", "0", "10.0GiB", "8%", "0.20", "100W", "N/A", "-", "1"],
+        ]
+        result = subprocess.run([*run, "--once", "--width", "100"], capture_output=True, text=True, timeout=60,
+                                env=fake_nvml.env())
+        assert result.returncode == 0, result.stderr
+        [row] = [line for line in result.stdout.splitlines() if line.split()[1:2] == [str(batch.pid)]]
+        assert row.endswith("  [job 99.batch] sleep 600")
+    finally:
+        for process in others:
+            process.kill()
+            process.wait()

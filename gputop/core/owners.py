@@ -168,3 +168,15 @@ def owner_to_dict(row: OwnerRow) -> dict[str, object]:
         "idle_memory": row.idle_memory,
         "processes": row.processes,
     }
+
+
+def owners_document(
+    snapshot: Snapshot,
+    diagnoses: Diagnoses | None = None,
+    energy_since_start_j: Mapping[int, float | None] | None = None,
+) -> dict[str, list[dict[str, object]]]:
+    """``--json``'s ``"owners"``: every kind of owner, each a list of entries."""
+    return {
+        by: [owner_to_dict(row) for row in rows]
+        for by, rows in all_rollups(snapshot, diagnoses, energy_since_start_j).items()
+    }

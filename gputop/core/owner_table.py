@@ -1,0 +1,87 @@
+"""The owner table's cells, shared by ``gputop --once --by`` and the owner screen (``o``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_watts, safe_text
+from gputop.core.owners import OwnerRow
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerColumn:
+    """A column: its title, width (0: the rest of the line), and whether it is right-aligned."""
+
+    name: str
+    title: str
+    width: int
+    right: bool = True
+
+
+OWNER_TITLES = {"user": "USER", "job": "JOB", "pod": "POD", "container": "CONTAINER"}
+OWNER_COLUMNS: tuple[OwnerColumn, ...] = (
+    OwnerColumn("name", "OWNER", 0, right=False),
+    OwnerColumn("gpus", "GPUS", 7, right=False),
+    OwnerColumn("gpu_memory", "GPU-MEM", 8),
+    OwnerColumn("memory_share", "MEM%", 5),
+    OwnerColumn("sm_share", "SM", 5),
+    OwnerColumn("power_share_w", "POWER", 6),
+    OwnerColumn("energy_since_start_j", "ENERGY", 7),
+    OwnerColumn("idle_memory", "IDLE-MEM", 8),
+    OwnerColumn("processes", "PROCS", 5),
+    OwnerColumn("longest", "LONGEST", 15, right=False),
+)
+
+
+def fmt_energy(joules: float | None) -> str:
+    """``850J``, ``12.3kJ``, ``4.1MJ``; N/A when unknown."""
+    if joules is None:
+        return NA
+    for unit, scale in (("MJ", 1e6), ("kJ", 1e3)):
+        if joules >= scale:
+            return f"{joules / scale:.1f}{unit}"
+    return f"{joules:.0f}J"
+
+
+def owner_cells(row: OwnerRow, now: float) -> dict[str, str]:
+    """Each column's text for one owner (``now``: the snapshot's time, for the longest run)."""
+    longest = ""
+    if row.longest_pid is not None and row.longest_started is not None:
+        longest = f"{row.longest_pid} {fmt_duration(max(0.0, now - row.longest_started))}"
+    return {
+        "name": safe_text(row.name),
+        "gpus": ",".join(str(index) for index in row.gpus) or "-",
+        "gpu_memory": fmt_bytes(row.gpu_memory),
+        "memory_share": NA if row.memory_share is None else f"{100 * row.memory_share:.0f}%",
+        "sm_share": NA if row.sm_share is None else f"{row.sm_share:.2f}",
+        "power_share_w": fmt_watts(row.power_share_w),
+        "energy_since_start_j": fmt_energy(row.energy_since_start_j),
+        "idle_memory": fmt_bytes(row.idle_memory) if row.idle_memory else "-",
+        "processes": str(row.processes),
+        "longest": longest,
+    }
+
+
+def _fit(text: str, width: int, right: bool) -> str:
+    if len(text) > width:
+        text = text[: max(0, width - 1)] + "…"
+    return text.rjust(width) if right else text.ljust(width)
+
+
+def render_owners(rows: Sequence[OwnerRow], by: str, now: float, width: int = 80) -> str:
+    """``--once --by``: one line per owner, the owner's name given what the fixed columns leave."""
+    fixed = sum(column.width + 1 for column in OWNER_COLUMNS if column.width)
+    name_width = max(8, width - fixed)
+    widths = {column.name: column.width or name_width for column in OWNER_COLUMNS}
+
+    def line(cells: dict[str, str]) -> str:
+        return " ".join(_fit(cells[c.name], widths[c.name], c.right) for c in OWNER_COLUMNS).rstrip()
+
+    titles = {column.name: column.title for column in OWNER_COLUMNS}
+    titles["name"] = OWNER_TITLES[by]
+    lines = [line(titles)]
+    lines.extend(line(owner_cells(row, now)) for row in rows)
+    if not rows:
+        lines.append(f"No GPU process is in a {by}." if by != "user" else "No GPU processes.")
+    return "\n".join(lines) + "\n"
