@@ -17,6 +17,7 @@ class OwnerColumn:
     title: str
     width: int
     right: bool = True
+    drop_priority: int = 0  # dropped first (highest) when the line is narrow
 
 
 OWNER_TITLES = {"user": "USER", "job": "JOB", "pod": "POD", "container": "CONTAINER"}
@@ -27,11 +28,22 @@ OWNER_COLUMNS: tuple[OwnerColumn, ...] = (
     OwnerColumn("memory_share", "MEM%", 5),
     OwnerColumn("sm_share", "SM", 5),
     OwnerColumn("power_share_w", "POWER", 6),
-    OwnerColumn("energy_since_start_j", "ENERGY", 7),
+    OwnerColumn("energy_since_start_j", "ENERGY", 7, drop_priority=1),
     OwnerColumn("idle_memory", "IDLE-MEM", 8),
     OwnerColumn("processes", "PROCS", 5),
-    OwnerColumn("longest", "LONGEST", 15, right=False),
+    OwnerColumn("longest", "LONGEST", 15, right=False, drop_priority=2),
 )
+NAME_MIN_WIDTH = 24  # "runtime:id12" is 23
+
+
+def fitted_columns(width: int) -> tuple[tuple[OwnerColumn, ...], int]:
+    """The columns that fit in ``width`` (the name given at least NAME_MIN_WIDTH), and the name's width."""
+    columns = OWNER_COLUMNS
+    for priority in (2, 1):
+        if sum(c.width + 1 for c in columns if c.width) + NAME_MIN_WIDTH <= width:
+            break
+        columns = tuple(c for c in columns if c.drop_priority != priority)
+    return columns, max(NAME_MIN_WIDTH, width - sum(c.width + 1 for c in columns if c.width))
 
 
 def fmt_energy(joules: float | None) -> str:
@@ -63,7 +75,8 @@ def owner_cells(row: OwnerRow, now: float) -> dict[str, str]:
     }
 
 
-def _fit(text: str, width: int, right: bool) -> str:
+def fit(text: str, width: int, right: bool) -> str:
+    """``text`` in exactly ``width`` cells; a cut is marked with "…"."""
     if len(text) > width:
         text = text[: max(0, width - 1)] + "…"
     return text.rjust(width) if right else text.ljust(width)
@@ -71,17 +84,36 @@ def _fit(text: str, width: int, right: bool) -> str:
 
 def render_owners(rows: Sequence[OwnerRow], by: str, now: float, width: int = 80) -> str:
     """``--once --by``: one line per owner, the owner's name given what the fixed columns leave."""
-    fixed = sum(column.width + 1 for column in OWNER_COLUMNS if column.width)
-    name_width = max(8, width - fixed)
-    widths = {column.name: column.width or name_width for column in OWNER_COLUMNS}
+    columns, name_width = fitted_columns(width)
+    widths = {column.name: column.width or name_width for column in columns}
 
     def line(cells: dict[str, str]) -> str:
-        return " ".join(_fit(cells[c.name], widths[c.name], c.right) for c in OWNER_COLUMNS).rstrip()
+        return " ".join(fit(cells[c.name], widths[c.name], c.right) for c in columns).rstrip()
 
-    titles = {column.name: column.title for column in OWNER_COLUMNS}
+    titles = {column.name: column.title for column in columns}
     titles["name"] = OWNER_TITLES[by]
     lines = [line(titles)]
     lines.extend(line(owner_cells(row, now)) for row in rows)
     if not rows:
         lines.append(f"No GPU process is in a {by}." if by != "user" else "No GPU processes.")
     return "\n".join(lines) + "\n"
+
+
+def _sort_value(row: OwnerRow, column: str, now: float) -> object:
+    if column == "name":
+        return row.name.lower()
+    if column == "gpus":
+        return (len(row.gpus), row.gpus)
+    if column == "longest":
+        return None if row.longest_started is None else now - row.longest_started
+    value: object = getattr(row, column)
+    return value
+
+
+def sort_owners(rows: Sequence[OwnerRow], column: str, descending: bool, now: float) -> list[OwnerRow]:
+    """``rows`` by ``column`` (a run time for ``longest``); unknown values last, ties by name."""
+    by_name = sorted(rows, key=lambda row: row.name)
+    known = [row for row in by_name if _sort_value(row, column, now) is not None]
+    unknown = [row for row in by_name if _sort_value(row, column, now) is None]
+    known.sort(key=lambda row: _sort_value(row, column, now), reverse=descending)  # type: ignore[arg-type,return-value]
+    return known + unknown
