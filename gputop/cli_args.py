@@ -121,6 +121,10 @@ def add_cluster_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
         "--interval", type=interval_value, dest="export_interval", metavar="S", help="seconds between samples"
     )
     export.add_argument("--hostname", metavar="NAME", help="the hostname label (default: this machine's name)")
+    export.add_argument(
+        "--job-label", action="store_true",
+        help="a job label (the Slurm job id) on the per-process series (a series per job: off by default)",
+    )
 
     cluster = commands.add_parser("cluster", help="watch many machines' GPUs through Prometheus")
     cluster.add_argument("--prometheus", required=True, metavar="URL", help="e.g. http://prometheus:9090")

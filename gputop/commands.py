@@ -103,7 +103,11 @@ def run_export(args: argparse.Namespace) -> int:
     except (ListenError, SourceUnavailable) as error:
         return fail(str(error))
     exporter = Exporter(
-        sampler, args.export_interval or args.interval, hostname=args.hostname, thresholds=args.settings.thresholds
+        sampler,
+        args.export_interval or args.interval,
+        hostname=args.hostname,
+        thresholds=args.settings.thresholds,
+        job_label=args.job_label,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -41,6 +41,9 @@ from gputop.core.model import GpuSample, Snapshot
 from gputop.core.sampler import Sampler, SamplerThread
 from gputop.core.settings import Thresholds
 
+# The Slurm job of a process (--job-label): its id, "" outside a job.
+JOB_LABEL = "job"
+
 
 class ListenError(ValueError):
     """A ``--listen`` address that cannot be used; the message is one line."""
@@ -53,8 +56,9 @@ class SnapshotCollector:
     from the HTTP server's threads; one lock keeps the three consistent.
     """
 
-    def __init__(self, hostname: str | None = None) -> None:
+    def __init__(self, hostname: str | None = None, job_label: bool = False) -> None:
         self._hostname = hostname
+        self._job_label = job_label  # --job-label: per-process series get the Slurm job's id
         self._lock = threading.Lock()
         self._snapshot: Snapshot | None = None
         self._seconds_to_full: Mapping[int, float | None] = {}
@@ -130,7 +134,7 @@ class SnapshotCollector:
         yield from diagnosis_families(
             snapshot, diagnoses, xid_counts, lambda gpu: _gpu_labels(hostname, gpu), GPU_LABELS
         )
-        yield from _process_families(hostname, snapshot, diagnoses)
+        yield from _process_families(hostname, snapshot, diagnoses, self._job_label)
 
 
 def _gpu_labels(hostname: str, gpu: GpuSample) -> list[str]:
@@ -171,7 +175,9 @@ def _gpu_families(
     yield answering
 
 
-def _process_families(hostname: str, snapshot: Snapshot, diagnoses: Diagnoses) -> Iterator[Metric]:
+def _process_families(
+    hostname: str, snapshot: Snapshot, diagnoses: Diagnoses, job_label: bool = False
+) -> Iterator[Metric]:
     # NVML can list one process twice on a GPU (compute and graphics lists);
     # one label set must be one series, so their memory is added up.
     memory: dict[tuple[str, ...], float] = {}
@@ -188,13 +194,17 @@ def _process_families(hostname: str, snapshot: Snapshot, diagnoses: Diagnoses) -
             process.container or "",
             process.container_name or "",
         )
+        if job_label:
+            # Only when asked: a label per job multiplies the series a cluster keeps.
+            labels += ("" if process.job is None else process.job.id,)
         found = diagnoses.processes.get(process.identity)
         if found is not None and found.idle_seconds is not None:
             idle[labels] = found.idle_seconds
         if process.gpu_memory is not None:
             memory[labels] = memory.get(labels, 0.0) + process.gpu_memory
+    label_names = (*PROCESS_LABELS, JOB_LABEL) if job_label else PROCESS_LABELS
     family = GaugeMetricFamily(
-        PROCESS_GPU_MEMORY, "GPU memory used by one process on one GPU.", labels=PROCESS_LABELS
+        PROCESS_GPU_MEMORY, "GPU memory used by one process on one GPU.", labels=label_names
     )
     for labels, value in memory.items():
         family.add_metric(list(labels), value)
@@ -202,7 +212,7 @@ def _process_families(hostname: str, snapshot: Snapshot, diagnoses: Diagnoses) -
     family = GaugeMetricFamily(
         PROCESS_IDLE_SECONDS,
         "Seconds since the process last used the GPU's SMs (absent where unknown).",
-        labels=PROCESS_LABELS,
+        labels=label_names,
     )
     for labels, value in idle.items():
         family.add_metric(list(labels), value)
@@ -257,9 +267,14 @@ class Exporter:
     """
 
     def __init__(
-        self, sampler: Sampler, interval_s: float, hostname: str | None = None, thresholds: Thresholds | None = None
+        self,
+        sampler: Sampler,
+        interval_s: float,
+        hostname: str | None = None,
+        thresholds: Thresholds | None = None,
+        job_label: bool = False,
     ) -> None:
-        self.collector = SnapshotCollector(hostname)
+        self.collector = SnapshotCollector(hostname, job_label)
         self._watcher = Watcher(thresholds)
         self._thread = SamplerThread(sampler, interval_s, self._on_snapshot, self.collector.fail)
         self._server: WSGIServer | None = None
