@@ -96,6 +96,21 @@ class ProcessSample:
 
 
 @dataclass(frozen=True, slots=True)
+class Allocation:
+    """A device the kubelet allocated to a pod's container (its PodResources API)."""
+
+    namespace: str
+    pod: str
+    container: str
+    resource: str  # nvidia.com/gpu, nvidia.com/mig-1g.10gb, ...
+
+    @property
+    def pod_name(self) -> str:
+        """``namespace/name``."""
+        return f"{self.namespace}/{self.pod}"
+
+
+@dataclass(frozen=True, slots=True)
 class MigSample:
     """One MIG device of a GPU in MIG mode."""
 
@@ -108,6 +123,8 @@ class MigSample:
     memory_used: int | None = None
     memory_free: int | None = None
     processes: tuple[ProcessSample, ...] = ()
+    # The pod the kubelet allocated this MIG device to; None when none, or no kubelet to ask.
+    allocation: Allocation | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +202,8 @@ class GpuSample:
     mig_devices: tuple[MigSample, ...] = ()
     # Processes not inside a MIG device; see all_processes().
     processes: tuple[ProcessSample, ...] = ()
+    # The pod the kubelet allocated this GPU to; None when none, or no kubelet to ask.
+    allocation: Allocation | None = None
 
     def all_processes(self) -> tuple[ProcessSample, ...]:
         """Every process on this GPU, those in its MIG devices included.

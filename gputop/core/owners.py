@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from gputop.core.diagnosis import Diagnoses
-from gputop.core.model import GpuSample, ProcessSample, Snapshot
+from gputop.core.model import GpuSample, MigSample, ProcessSample, Snapshot
 
 OWNER_KINDS = ("user", "job", "pod", "container")
 
@@ -39,6 +39,19 @@ def owner_name(process: ProcessSample, by: str) -> str | None:
             return process.container_name
         return f"{process.container_runtime or 'container'}:{process.container_id[:12]}"
     raise ValueError(f"no such owner kind: {by!r} (one of {', '.join(OWNER_KINDS)})")
+
+
+def _owner(gpu: GpuSample, process: ProcessSample, by: str) -> str | None:
+    """The owner of a process on ``gpu``: by pod, the pod the kubelet allocated its device to when its
+    cgroup names none (a process invisible from a pod without hostPID)."""
+    name = owner_name(process, by)
+    if name is None and by == "pod":
+        device: GpuSample | MigSample | None = gpu
+        if process.mig_index is not None:
+            device = next((mig for mig in gpu.mig_devices if mig.index == process.mig_index), None)
+        if device is not None and device.allocation is not None:
+            return device.allocation.pod_name
+    return name
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +85,7 @@ def _gpu_parts(gpu: GpuSample, by: str) -> dict[str, float]:
         if total > 0:
             parts: dict[str, float] = {}
             for process in processes:
-                name = owner_name(process, by)
+                name = _owner(gpu, process, by)
                 if name is not None:
                     parts[name] = parts.get(name, 0.0) + (getattr(process, figure) or 0) / total
             return parts
@@ -111,7 +124,7 @@ def owner_rollup(
     grouped: dict[str, list[tuple[GpuSample, ProcessSample]]] = {}
     for gpu in snapshot.gpus:
         for process in gpu.all_processes():
-            name = owner_name(process, by)
+            name = _owner(gpu, process, by)
             if name is not None:
                 grouped.setdefault(name, []).append((gpu, process))
     rows = []

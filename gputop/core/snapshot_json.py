@@ -15,7 +15,7 @@ from gputop.core.diagnosis import Diagnoses
 from gputop.core.diagnosis.codec import add_diagnoses, health_from_dict, health_to_dict
 from gputop.core.forecast import NO_FORECAST, NOT_GROWING, Forecast, Forecasts
 from gputop.core.format import safe_json
-from gputop.core.model import GpuSample, HostSample, Job, MigSample, ProcessSample, Snapshot
+from gputop.core.model import Allocation, GpuSample, HostSample, Job, MigSample, ProcessSample, Snapshot
 
 JSON_SCHEMA_VERSION = 1
 
@@ -83,7 +83,29 @@ def mig_to_dict(mig: MigSample) -> dict[str, Any]:
         "compute_instance_id": mig.compute_instance_id,
         "memory": {"total": mig.memory_total, "used": mig.memory_used, "free": mig.memory_free},
         "processes": [process_to_dict(p) for p in mig.processes],
+        "allocation": allocation_to_dict(mig.allocation),
     }
+
+
+def allocation_to_dict(allocation: Allocation | None) -> dict[str, Any] | None:
+    if allocation is None:
+        return None
+    return {
+        "namespace": allocation.namespace,
+        "pod": allocation.pod,
+        "container": allocation.container,
+        "resource": allocation.resource,
+    }
+
+
+def _allocation(data: Any) -> Allocation | None:
+    """A device's pod back from JSON; None for none (and in recordings made before allocations)."""
+    if not isinstance(data, dict):
+        return None
+    return Allocation(
+        namespace=str(data["namespace"]), pod=str(data["pod"]), container=str(data["container"]),
+        resource=str(data["resource"]),
+    )
 
 
 def gpu_to_dict(gpu: GpuSample) -> dict[str, Any]:
@@ -128,6 +150,7 @@ def gpu_to_dict(gpu: GpuSample) -> dict[str, Any]:
         "mig_mode": gpu.mig_mode,
         "mig_devices": [mig_to_dict(m) for m in gpu.mig_devices],
         "processes": [process_to_dict(p) for p in gpu.all_processes()],
+        "allocation": allocation_to_dict(gpu.allocation),
     }
 
 
@@ -258,6 +281,7 @@ def _mig(data: dict[str, Any], gpu_index: int) -> MigSample:
         memory_used=memory["used"],
         memory_free=memory["free"],
         processes=tuple(_process(p, gpu_index) for p in data["processes"]),
+        allocation=_allocation(data.get("allocation")),
     )
 
 
@@ -302,6 +326,7 @@ def _gpu(data: dict[str, Any]) -> GpuSample:
         mig_devices=tuple(_mig(m, index) for m in data["mig_devices"]),
         # MIG processes are listed under their MIG device; the GPU keeps the others.
         processes=tuple(_process(p, index) for p in data["processes"] if p.get("mig_device") is None),
+        allocation=_allocation(data.get("allocation")),
     )
 
 
