@@ -23,7 +23,7 @@ def test_json_from_the_demo_is_one_document_with_every_gpu_and_process() -> None
         "index", "name", "uuid", "pci_bus_id", "lost", "answering", "not_answering_since", "last_error",
         "memory", "utilization", "temperature", "fan", "power", "clocks", "pstate", "pcie", "mig_mode",
         "mig_devices", "processes", "forecast",
-        "clock_event_reasons", "health", "verdict", "unattributed_memory",
+        "clock_event_reasons", "health", "verdict", "unattributed_memory", "allocation",
     ])
     assert [m["index"] for m in document["gpus"][2]["mig_devices"]] == [0, 1, 2]
     assert sum(len(gpu["processes"]) for gpu in document["gpus"]) == 10  # torchrun has two workers
