@@ -235,7 +235,7 @@ def test_json_once_and_once_by_job_on_the_fake_driver_with_real_slurm_cgroups(
         ]
         assert (owners["pod"], owners["container"]) == ([], [])
         assert [(entry["name"], entry["processes"]) for entry in owners["user"]] == [("root", 4)]
-        result = subprocess.run([*run, "--once", "--by", "job", "--width", "80"], capture_output=True, text=True,
+        result = subprocess.run([*run, "--once", "--by", "job", "--width", "100"], capture_output=True, text=True,
                                 timeout=60, env=fake_nvml.env())
         assert result.returncode == 0, result.stderr
         assert [line.split()[:9] for line in result.stdout.splitlines()] == [

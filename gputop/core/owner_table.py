@@ -34,6 +34,7 @@ OWNER_COLUMNS: tuple[OwnerColumn, ...] = (
     OwnerColumn("longest", "LONGEST", 15, right=False, drop_priority=2),
 )
 NAME_MIN_WIDTH = 24  # "runtime:id12" is 23
+NAME_MAX_WIDTH = 40  # wider, the figures drift away from whose they are
 
 
 def fitted_columns(width: int) -> tuple[tuple[OwnerColumn, ...], int]:
@@ -43,7 +44,8 @@ def fitted_columns(width: int) -> tuple[tuple[OwnerColumn, ...], int]:
         if sum(c.width + 1 for c in columns if c.width) + NAME_MIN_WIDTH <= width:
             break
         columns = tuple(c for c in columns if c.drop_priority != priority)
-    return columns, max(NAME_MIN_WIDTH, width - sum(c.width + 1 for c in columns if c.width))
+    room = width - sum(c.width + 1 for c in columns if c.width)
+    return columns, max(NAME_MIN_WIDTH, min(NAME_MAX_WIDTH, room))
 
 
 def fmt_energy(joules: float | None) -> str:

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from gputop.core.model import Job, Snapshot
 from gputop.ui.screens.process import ProcessScreen
+from gputop.ui.state import ProcessFilter, snapshot_rows
 
 from .factory import gpu, make_app, proc, screen_text, snapshot
 
@@ -48,15 +49,21 @@ async def test_the_job_column_shows_job_and_step_and_hides_while_no_process_has_
         assert app.processes.pids() == [203, 101, 102, 204]  # job 99 before 1234, no job last
 
 
-async def test_the_filter_job_1234_shows_that_jobs_processes_and_job_1234_1_one_step() -> None:
+async def test_the_filter_job_1234_shows_that_jobs_processes() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         app.apply_snapshot(jobs_snapshot())
         await pilot.pause()
-        for text, expected in (("job:1234", [101, 102]), ("job:1234.1", [102])):
-            await pilot.press("slash", "ctrl+a", "ctrl+k", *text, "enter")
-            assert app.processes.pids() == expected, text
-            assert f"filter: /{text}" in str(app.processes.border_title)
+        await pilot.press("slash", *"job:1234", "enter")
+        assert app.processes.pids() == [101, 102]
+        assert "filter: /job:1234" in str(app.processes.border_title)
+
+
+def test_job_1234_1_is_one_step_and_a_job_filter_matches_no_other_text() -> None:
+    rows = snapshot_rows(jobs_snapshot())
+    for text, expected in (("job:1234.1", [102]), ("JOB:99", [203]), ("job:12", []), ("job:", [])):
+        matches = ProcessFilter().with_text(text).matches
+        assert [row.process.pid for row in rows if matches(row)] == expected, text
 
 
 async def test_the_process_screen_names_the_job() -> None:

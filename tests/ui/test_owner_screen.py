@@ -36,6 +36,8 @@ async def test_o_shows_the_owners_and_o_again_groups_by_job_pod_container(size: 
     async with app.run_test(size=size) as pilot:
         app.apply_snapshot(owners_snapshot())
         await pilot.pause()
+        help_keys = {description: keys for keys, description in app.key_control.help_entries()}
+        assert help_keys["Who holds the GPUs: by user, job, pod or container"] == "o"
         await pilot.press("o")
         screen = app.screen
         assert isinstance(screen, OwnerScreen) and screen.kind == "user"
@@ -89,6 +91,18 @@ async def test_each_column_sorts_and_I_inverts() -> None:
         assert [row.name for row in screen.rows] == ["alice", "bob", "carol"]
         await pilot.press("I")
         assert [row.name for row in screen.rows] == ["carol", "bob", "alice"]
+        # It follows the live data, its cursor on its owner: bob's process grows past alice's.
+        await pilot.press(*["greater_than_sign"] * 3)  # from LONGEST round to GPU-MEM, largest first
+        assert screen.lines()[0].split()[2] == "GPU-MEM▼"
+        await pilot.press("down", "down")  # from alice (the cursor stays on its owner through the sorts)
+        assert screen.rows[screen.cursor or 0].name == "carol"
+        later = owners_snapshot()
+        grown = replace(later.gpus[1], processes=(replace(later.gpus[1].processes[0], gpu_memory=60 * 1024**3),
+                                                  later.gpus[1].processes[1]))
+        app.apply_snapshot(replace(later, gpus=(later.gpus[0], grown), timestamp=NOW + 1))
+        await pilot.pause()
+        assert [row.name for row in screen.rows] == ["carol", "alice", "bob"]
+        assert screen.cursor == 0  # still on carol
 
 
 async def test_enter_shows_the_chosen_owners_processes_in_the_panel() -> None:
@@ -106,20 +120,3 @@ async def test_enter_shows_the_chosen_owners_processes_in_the_panel() -> None:
         await pilot.pause()
         assert app.processes.pids() == [101, 204]
         assert "filter: user alice" in str(app.processes.border_title)
-
-
-async def test_the_screen_follows_the_live_data_and_keeps_its_cursor_on_its_owner() -> None:
-    app = make_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        app.apply_snapshot(owners_snapshot())
-        await pilot.pause()
-        await pilot.press("o", "down")  # bob
-        screen = app.screen
-        assert isinstance(screen, OwnerScreen) and screen.cursor == 1
-        later = owners_snapshot()
-        grown = replace(later.gpus[0], processes=(replace(later.gpus[0].processes[1], gpu_memory=60 * 1024**3),
-                                                  later.gpus[0].processes[0]))
-        app.apply_snapshot(replace(later, gpus=(grown, later.gpus[1]), timestamp=NOW + 1))
-        await pilot.pause()
-        assert [row.name for row in screen.rows] == ["bob", "alice", "carol"]
-        assert screen.cursor == 0  # still on bob
