@@ -62,7 +62,7 @@ CORPUS: list[tuple[str, str, Attribution | None]] = [
         owner(D, "34dc0b5e626f2c5c4c5170e34b10e7654ce36f0fcd532739f4445baabea03376"),
     ),
     (
-        "moby docker-in-docker (hack/dind), cgroupfs driver in both daemons: the inner container",
+        "moby docker-in-docker layout, cgroupfs driver in both daemons (ids from the cases above): the inner container",
         "0::/docker/4f797c539e6c745de61a93ca3ff892358ecbcaccd8414d5db545c38428142970"
         "/docker/051e2ee0bce99116029a13df4a9e943137f19f957f38ac02d6bad96f9b700f76\n",
         owner(D, "051e2ee0bce99116029a13df4a9e943137f19f957f38ac02d6bad96f9b700f76"),
@@ -101,14 +101,16 @@ CORPUS: list[tuple[str, str, Attribution | None]] = [
         owner(CD, "4f1c2b3a" * 8, "3f2a9c1e-7b4d-4c55-9e1a-0d6b2f8a7c31"),
     ),
     (
-        "a Kubernetes 1.23 node with Docker (rt-operator notes, cgroup v1): guaranteed pod, systemd driver",
+        "CJLove/rt-operator notes/cgroupv1_notes.md (Kubernetes 1.23 with Docker): guaranteed pod, systemd driver;"
+        " ids illustrative",
         "3:cpu,cpuacct:/kubepods.slice/kubepods-pod9508fe66_7675_4003_b7c9_d83e9f8f85e5.slice"
         "/docker-26cfbe35e08b24f053011af4ada23d8fcbf81f27f8331a94f56de5b677c903e4.scope\n",
         owner(D, "26cfbe35e08b24f053011af4ada23d8fcbf81f27f8331a94f56de5b677c903e4",
               "9508fe66-7675-4003-b7c9-d83e9f8f85e5"),
     ),
     (
-        "cri-o/cri-o internal/oci (cgroupfs: <parent>/crio-conmon-<id>): conmon is in the pod, not the container",
+        "cri-o/cri-o internal/oci names conmon's cgroup <parent>/crio-conmon-<id> (ids from the CRI-O case above):"
+        " conmon is in the pod, not the container",
         "0::/kubepods/burstable/pod90d81341-92de-11e7-8cf2-507b9d4141fa"
         "/crio-conmon-2227daf62df6694645fee5df53c1f91271546a9560e8600a525690ae252b7f63\n",
         owner(pod="90d81341-92de-11e7-8cf2-507b9d4141fa"),
@@ -129,7 +131,8 @@ CORPUS: list[tuple[str, str, Attribution | None]] = [
               "a2acd1bccd50fd7790183537181f658e"),
     ),
     (
-        "kind (kubelet cgroupRoot /kubelet inside a Docker node container): the pod's container, not the node",
+        "kind: a pod's path as a kind node's kubelet names it (cgroupRoot /kubelet, from a pod-info parser's comment)"
+        " under the node container's docker-<id>.scope (its id from above): the pod's container, not the node",
         "0::/system.slice/docker-4f797c539e6c745de61a93ca3ff892358ecbcaccd8414d5db545c38428142970.scope/kubelet.slice"
         "/kubelet-kubepods.slice/kubelet-kubepods-pod20da609e_6973_4463_a1f9_2db9bcc5becc.slice"
         "/cri-containerd-10ec3c89629f71226b227e6510b2d465168b24005bbdcc5d7940517080830635.scope\n",
@@ -137,7 +140,8 @@ CORPUS: list[tuple[str, str, Attribution | None]] = [
               "20da609e-6973-4463-a1f9-2db9bcc5becc"),
     ),
     (
-        "kind on rootful Podman (its node is libpod-<id>.scope/container), besteffort pod",
+        "kind on rootful Podman (its node is libpod-<id>.scope/container), besteffort pod: a line an eBPF agent's"
+        " container-id tests (Rust) record",
         "0::/machine.slice/libpod-cbdfa0f1f08763b1963c30d98e11e1f052cb67f1e9b7c0ab8a6ca6c70cbcad69.scope/container"
         "/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice"
         "/kubelet-kubepods-besteffort-pod6eab3b7b_f0a6_4bb8_bff2_d5bc9017c04b.slice"
@@ -157,13 +161,21 @@ CORPUS: list[tuple[str, str, Attribution | None]] = [
         owner("podman", "55ea3863351726184e26ca7418f577d04c96dac0009e1f088f6c0c7a1dc2ed7c"),
     ),
     (
-        "containers/podman rootless, under the user's systemd (user@1000.service/user.slice)",
+        "Podman rootless, under the user's systemd (user@1000.service/user.slice): 'the standard cgroup pattern"
+        " observed with podman on Gentoo, openSUSE' in a Rust container-id test",
         "0::/user.slice/user-1000.slice/user@1000.service/user.slice"
         "/libpod-3f084b4c7b789c1a0f174da3fcd339e31125d3096b3ff46a0bef4fad71d09362.scope/container\n",
         owner("podman", "3f084b4c7b789c1a0f174da3fcd339e31125d3096b3ff46a0bef4fad71d09362"),
     ),
     (
-        "containers/podman conmon (libpod-conmon-<id>.scope) runs on the host: no container",
+        "Podman's pod slice (machine-libpod_pod_<pod id>.slice; ids illustrative): in no Kubernetes pod",
+        "0::/machine.slice/machine-libpod_pod_6c2f5a4e1b3d4c5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e.slice"
+        "/libpod-55ea3863351726184e26ca7418f577d04c96dac0009e1f088f6c0c7a1dc2ed7c.scope/container\n",
+        owner("podman", "55ea3863351726184e26ca7418f577d04c96dac0009e1f088f6c0c7a1dc2ed7c"),
+    ),
+    (
+        "Podman's conmon (libpod-conmon-<id>.scope, as a process-classifier test lists it) runs on the host:"
+        " no container",
         "0::/machine.slice/libpod-conmon-55ea3863351726184e26ca7418f577d04c96dac0009e1f088f6c0c7a1dc2ed7c.scope\n",
         None,
     ),
@@ -216,17 +228,19 @@ CORPUS: list[tuple[str, str, Attribution | None]] = [
         None,
     ),
     (
-        "cedana (Slurm restore): <node>_slurmstepd.scope, the batch step",
+        "cedana's Slurm restore path, <node>_slurmstepd.scope/job_%d/step_batch/user/task_special (node, job"
+        " illustrative)",
         "0::/system.slice/gpu07_slurmstepd.scope/job_77/step_batch/user/task_special\n",
         owner(job_id="77", job_step="batch"),
     ),
     (
-        "pam_slurm_adopt (an ssh session adopted into the job): the extern step",
+        "a pam_slurm_adopt status check's test data (an ssh session adopted into the job): the extern step",
         "0::/system.slice/slurmstepd.scope/job_42/step_extern/user\n",
         owner(job_id="42", job_step="extern"),
     ),
     (
-        "Slurm cgroup v1 docs (proctrack/cgroup): /slurm/uid_N/job_N/step_batch, a v2 line at the root",
+        "Slurm's cgroup v1 layout (cgroup.conf docs: /slurm/uid_N/job_N/step_S; ids illustrative), a v2 line"
+        " at the root",
         "4:memory:/slurm/uid_1000/job_1234/step_batch/task_0\n0::/\n",
         owner(job_id="1234", job_step="batch", job_uid=1000),
     ),
@@ -266,7 +280,7 @@ def test_the_panel_label_is_the_pod_else_the_runtime_and_twelve_digits() -> None
 
 MOUNTINFO: list[tuple[str, str, Attribution | None]] = [
     (
-        "open-telemetry ContainerResourceDetector tests: cgroup v2 with Docker",
+        "open-telemetry ContainerResourceDetector tests: cgroup v2 with Docker (the line's first fields illustrative)",
         "473 456 254:1 /docker/containers/0eaa6718003210b6520f7e82d14b4c8d4743057a958a503626240f8d1900bc33/hostname"
         " /etc/hostname rw,relatime - ext4 /dev/vda1 rw\n",
         owner(D, "0eaa6718003210b6520f7e82d14b4c8d4743057a958a503626240f8d1900bc33"),
@@ -280,7 +294,8 @@ MOUNTINFO: list[tuple[str, str, Attribution | None]] = [
         owner("podman", "1a2de27e7157106568f7e081e42a8c14858c02bd9df30d6e352b298178b46809"),
     ),
     (
-        "open-telemetry container id tests (CRI-O overlay-containers) with the kubelet's etc-hosts: CRI-O in a pod",
+        "open-telemetry container id tests (CRI-O overlay-containers), with the kubelet's etc-hosts bind (that line"
+        " illustrative): CRI-O in a pod",
         "10312 10303 0:25 /containers/storage/overlay-containers/"
         "2ac4c84cb0d3c3beb04beeef6ccf71c17b5fdd0252ce3a2b66bc2fdd0aaa1814/userdata/hostname /etc/hostname"
         " rw,nosuid,nodev - tmpfs tmpfs rw\n"
