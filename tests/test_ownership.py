@@ -244,6 +244,14 @@ CORPUS: list[tuple[str, str, Attribution | None]] = [
         "4:memory:/slurm/uid_1000/job_1234/step_batch/task_0\n0::/\n",
         owner(job_id="1234", job_step="batch", job_uid=1000),
     ),
+    (
+        "Linux Documentation/admin-guide/cgroup-v2.rst (cgroup namespaces: a cgroup outside the reader's root is"
+        " shown through ..): a neighbour pod seen from gputop's own container (ids from the kind case)",
+        "0::/../../kubelet-kubepods-besteffort-pod6eab3b7b_f0a6_4bb8_bff2_d5bc9017c04b.slice"
+        "/cri-containerd-5ebf11e02dbde102cda4b76bc0e3849a65f9edac7a12bdabfd34db01b9556101.scope\n",
+        owner(CD, "5ebf11e02dbde102cda4b76bc0e3849a65f9edac7a12bdabfd34db01b9556101",
+              "6eab3b7b-f0a6-4bb8-bff2-d5bc9017c04b"),
+    ),
     # --- hosts and daemons: no one ---------------------------------------------------------------
     (
         "elastic/apm-agent-go container_linux_test.go: a login session (v1 and v2)",
