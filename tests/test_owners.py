@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gputop.core.diagnosis import Diagnoses, ProcessDiagnosis
-from gputop.core.model import GpuSample, HostSample, Job, MigSample, ProcessSample, Snapshot
+from gputop.core.model import Energy, GpuSample, HostSample, Job, MigSample, ProcessSample, Snapshot
 from gputop.core.owner_table import render_owners
 from gputop.core.owners import owner_name, owner_rollup, owners_document
 
@@ -75,6 +75,19 @@ def test_without_energy_or_power_those_figures_are_unknown_never_zero() -> None:
                                                            processes=snapshot.gpus[1].processes)))
     alice = owner_rollup(unpowered, "user", energy_since_start_j={0: 1.0, 1: None})[0]
     assert (alice.name, alice.power_share_w, alice.energy_since_start_j) == ("alice", None, None)
+
+
+def test_energy_since_start_is_read_from_each_gpus_own_energy_by_default() -> None:
+    snapshot = machine()
+    with_energy = Snapshot(timestamp=NOW, hostname="node", host=HostSample(), gpus=tuple(
+        GpuSample(index=gpu.index, memory_total=gpu.memory_total, power_draw=gpu.power_draw,
+                  processes=gpu.processes, mig_devices=gpu.mig_devices,
+                  energy=Energy(since_driver_load_j=1e9, since_start_j=ENERGY[gpu.index]))
+        for gpu in snapshot.gpus
+    ))
+    # The same split as when the figures are handed in: 36 kJ x 60/80 on GPU 0, 8 kJ x 6/10 on GPU 1.
+    [job] = owner_rollup(with_energy, "job")
+    assert job.energy_since_start_j == 36_000 * 0.75 + 8_000 * 0.6
 
 
 def test_the_json_owners_document_has_exactly_the_issues_fields() -> None:
