@@ -14,6 +14,7 @@ from gputop.core.cluster.model import ClusterGpu, ClusterProcess, HostDetail
 _INFO = metric_names.EXPORTER_INFO + "_info"
 _DCGM_PREFIX = "DCGM_FI_"
 _ERRORS = metric_names.SAMPLE_ERRORS + "_total"
+_DCGM_ONLY = frozenset(metric_names.DCGM_ONLY_FIELDS)
 _NOT_INFO = frozenset(("__name__", "hostname", "instance", "job"))
 
 
@@ -63,8 +64,10 @@ def parse_detail(hostname: str, samples: list[Sample], live: bool) -> HostDetail
         if name == _INFO:
             info = {k: v for k, v in labels.items() if k not in _NOT_INFO}
             continue
-        # A gputop host's own pod labels (beside its processes, which list the pods already) are not pods to add.
         beside = labels.get(metric_names.BESIDE_GPUTOP_LABEL) == metric_names.BESIDE_GPUTOP_VALUE
+        if beside and not labels.get(metric_names.DCGM_MIG_INSTANCE_LABEL) and name not in _DCGM_ONLY:
+            continue  # a gputop host's GPU figure, read by gputop's own name (not rounded to DCGM's units)
+        # A gputop host's own pod labels (beside its processes, which list the pods already) are not pods to add.
         if live and not beside and name in metric_names.DCGM_FIELD_BY_NAME and (
             pod := _pod(hostname, labels, renamed)
         ) is not None:

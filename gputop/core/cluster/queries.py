@@ -409,12 +409,10 @@ def detail_query(hostname: str) -> str:
     for n, label in enumerate(_DCGM_HOST_LABELS):
         unnamed = "".join(f',{earlier}=""' for earlier in _DCGM_HOST_LABELS[:n])
         dcgm.append(f'{{__name__=~"{names}",{label}={host},{beside}{unnamed}}}')
-    # A gputop host's DCGM series (--names both) for what its own names do not serve: the activity,
-    # energy and health fields, and its MIG devices (memory and activity).
-    own = f'{beside.replace("!=", "=")},{metric_names.DCGM_HOSTNAME_LABELS[0]}={host}'
-    only = "|".join(metric_names.DCGM_ONLY_FIELDS)
-    dcgm.append(f'{{__name__=~"{only}",{own}}}')
-    dcgm.append(f'{{__name__=~"{names}",{own},{metric_names.DCGM_MIG_INSTANCE_LABEL}!=""}}')
+    # A gputop host's DCGM series (--names both), for what its own names do not serve (the activity,
+    # energy and health fields; its MIG devices): parse_detail keeps those. One selector, as ``or``
+    # matches series by their labels without the name, and a MIG device's fields share theirs.
+    dcgm.append(f'{{__name__=~"{names}",{beside.replace("!=", "=")},{metric_names.DCGM_HOSTNAME_LABELS[0]}={host}}}')
     return " or ".join([f"{{{gputop}}}", *dcgm])
 
 
