@@ -188,6 +188,8 @@ gputop_gpu_lost{{{GPU2_LABELS}}} 0.0
 gputop_gpu_answering{{{GPU0_LABELS}}} 1.0
 gputop_gpu_answering{{{GPU1_LABELS}}} 1.0
 gputop_gpu_answering{{{GPU2_LABELS}}} 1.0
+# HELP gputop_gpu_verdict 1 for the GPU's verdict (throttled, stalled, busy_few_sms, memory_bound), else 0.
+# TYPE gputop_gpu_verdict gauge
 # HELP gputop_host_gpus The host's GPUs of each model, lost (1) or not (0).
 # TYPE gputop_host_gpus gauge
 gputop_host_gpus{{hostname="node-1",lost="0",name=""}} 1.0
@@ -235,8 +237,6 @@ no process accounts for, throttled, stalled (0/1), health problems.
 # TYPE gputop_gpu_problems gauge
 # HELP gputop_gpu_xid_errors_total Critical XID errors since the exporter started, by XID.
 # TYPE gputop_gpu_xid_errors_total counter
-# HELP gputop_gpu_verdict 1 for the GPU's verdict (throttled, stalled, busy_few_sms, memory_bound), else 0.
-# TYPE gputop_gpu_verdict gauge
 # HELP gputop_process_gpu_memory_bytes GPU memory used by one process on one GPU.
 # TYPE gputop_process_gpu_memory_bytes gauge
 gputop_process_gpu_memory_bytes{{command="python",container="k8s:pod-1",container_name="",gpu="0",hostname="node-1",pid="101",user="alice"}} 4.4023414784e+10

@@ -158,11 +158,11 @@ def _gputop_families(
     yield timestamp
 
     yield from _gpu_families(hostname, snapshot, seconds_to_full)
+    yield from verdict_family(snapshot, diagnoses, lambda gpu: _gpu_labels(hostname, gpu), GPU_LABELS)
     yield from rollup_families(hostname, snapshot, seconds_to_full, diagnoses)
     yield from diagnosis_families(
         snapshot, diagnoses, xid_counts, lambda gpu: _gpu_labels(hostname, gpu), GPU_LABELS
     )
-    yield from verdict_family(snapshot, diagnoses, lambda gpu: _gpu_labels(hostname, gpu), GPU_LABELS)
     yield from process_families(hostname, snapshot, diagnoses, max_process_series)
 
 
