@@ -6,6 +6,7 @@ No Prometheus here: the exporter's own text, parsed, stands in for the host's se
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from prometheus_client.exposition import generate_latest
@@ -261,3 +262,51 @@ def test_a_gpu_without_gpm_or_in_a_gap_serves_no_profiling_field() -> None:
         collector.update(replace(DCGM_SNAPSHOT, gpus=(replace(DCGM_GPU, activity=activity),)))
         text = generate_latest(make_registry(collector)).decode()
         assert "DCGM_FI_PROF_SM_ACTIVE{" not in text and "DCGM_FI_PROF_PCIE_RX_BYTES{" in text
+
+
+ROOT = Path(__file__).parent.parent
+COUNTERS = ROOT / "tests" / "prom" / "dcgm" / "default-counters.csv"
+
+
+def csv_fields() -> dict[str, tuple[str, str]]:
+    """dcgm-exporter's default-counters.csv: field -> (type, "on" or "commented"); an enabled line wins."""
+    fields: dict[str, tuple[str, str]] = {}
+    for line in COUNTERS.read_text().splitlines():
+        state = "commented" if line.startswith("# DCGM_FI_") else "on" if line.startswith("DCGM_FI_") else None
+        if state is None:
+            continue
+        name, kind = (part.strip() for part in line.removeprefix("# ").split(",")[:2])
+        if kind != "label" and (name not in fields or state == "on"):
+            fields[name] = (kind, state)
+    return fields
+
+
+def table_rows(text: str, first: str) -> list[list[str]]:
+    """The cells of every Markdown table row whose first cell is a backquoted name starting ``first``."""
+    return [[cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in text.splitlines() if line.startswith(f"| `{first}")]
+
+
+def test_docs_table_of_dcgm_fields_is_the_exporters_and_says_where_each_stands_in_default_counters() -> None:
+    rows = {row[0].strip("`"): row for row in table_rows((ROOT / "docs" / "dcgm.md").read_text(), "DCGM_FI_")}
+    assert sorted(rows) == sorted(metric_names.DCGM_FIELD_BY_NAME)
+    listed = csv_fields()
+    for name, field in metric_names.DCGM_FIELD_BY_NAME.items():
+        kind, state = listed.get(name, (field.type, "—"))
+        assert (rows[name][1], rows[name][-1]) == (field.type, state), name
+        assert field.type == kind, f"{name} is a {kind} in default-counters.csv"
+
+
+def test_the_docs_map_each_gputop_metric_to_the_dcgm_field_the_exporter_serves_for_the_same_reading() -> None:
+    """The power limit is NVML's enforced one: DCGM_FI_DEV_ENFORCED_POWER_LIMIT, not DCGM_FI_DEV_POWER_MGMT_LIMIT."""
+    dcgm_by_reading = {field.reading: field.name for field in metric_names.DCGM_FIELDS}
+    mapped = {}
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for row in table_rows(page.read_text(), "gputop_gpu_"):
+            figure = metric_names.GPU_FIGURE_BY_NAME.get(row[0].strip("`"))
+            if figure is not None and figure.field in dcgm_by_reading and len(row) >= 3:
+                mapped[figure.name] = row[2]
+    assert "gputop_gpu_power_limit_watts" in mapped  # the mapping table is found
+    for name, cell in mapped.items():
+        expected = dcgm_by_reading[metric_names.GPU_FIGURE_BY_NAME[name].field]
+        assert cell.split("`")[1] == expected, name
