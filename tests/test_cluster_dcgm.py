@@ -429,7 +429,7 @@ async def test_enter_on_dcgm_hosts_shows_mig_devices_pods_and_every_default_coun
         assert rows[0][-1] == more
         for words in ("reserved 560.0MiB", "mem clock 1593MHz", "last XID 0", "remapped corr 2", "remap failed no",
                       "DEV_MEMORY_TEMP 66", "DEV_NVLINK_BANDWIDTH_TOTAL 123456", "PROF_GR_ENGINE_ACTIVE 0.97",
-                      "occupancy 21%", "PCIe rx 1.9MiB/s", "energy 2.50kWh"):
+                      "occupancy 21%", "PCIe rx 1.9MiB/s", "energy 2.50 kWh"):
             assert words in more, words
         # What the SMs, tensor cores and memory did (DCGM_FI_PROF_*), the MIG device's own SM activity.
         activity = GPU_COLUMNS.index("SM/Tensor/DRAM")
@@ -457,8 +457,8 @@ async def test_enter_on_dcgm_hosts_shows_mig_devices_pods_and_every_default_coun
         assert [(r[0], r[activity]) for r in rows] == [("0", "34%/5%/85%"), ("1", "N/A"), ("1 MIG 1", "80%/40%/N/A")]
         assert rows[2][4] == "2.0GiB/10.0GiB"
         assert rows[0][-1].startswith("MEMORY-BOUND · ")
-        for words in ("PCIe gen 4", "max gen 5", "links up 17", "links 18", "NVLink CRC 7", "energy 1.00kWh",
-                      "since start 0.000kWh", "FP32 8%"):
+        for words in ("PCIe gen 4", "max gen 5", "links up 17", "links 18", "NVLink CRC 7", "energy 1.00 kWh",
+                      "since start 0.0 Wh", "FP32 8%"):
             assert words in rows[0][-1], words
 
 

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Static
 from gputop.core.cluster.model import ClusterGpu, ClusterHost, HostDetail
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, fmt_rate, fmt_watts, safe_text
 from gputop.ui.cluster.render import host_status, memory_bar, problems_text, temperature_text
+from gputop.ui.widgets.card_text import energy_text
 
 GPU_COLUMNS = ("GPU", "Model", "UUID", "Memory", "Used/Total", "Util", "Mem util", "Temp", "Power", "Fan", "SM clock",
                "SM/Tensor/DRAM", "Full in", "Problems", "More")
@@ -59,8 +60,8 @@ _MORE: tuple[tuple[str, str, Callable[[float], str]], ...] = (
     ("nvlink_errors_crc", "NVLink CRC", lambda v: f"{v:.0f}"),
     ("nvlink_errors_replay", "NVLink replay", lambda v: f"{v:.0f}"),
     ("nvlink_errors_recovery", "NVLink recovery", lambda v: f"{v:.0f}"),
-    ("energy_since_driver_load_j", "energy", lambda v: f"{v / 3.6e6:.2f}kWh"),
-    ("energy_since_start_j", "since start", lambda v: f"{v / 3.6e6:.3f}kWh"),
+    ("energy_since_driver_load_j", "energy", energy_text),
+    ("energy_since_start_j", "since start", energy_text),
 )
 PROCESS_COLUMNS = ("GPU", "PID", "User", "Command", "Container", "GPU memory")
 
