@@ -38,7 +38,7 @@ from gputop.core import metric_names, monitoring
 from gputop.core.cluster.model import ClusterHost, ClusterOptions, ClusterState
 from gputop.core.cluster.reader import ClusterReader
 from gputop.core.metric_names import DCGM_FIELD_BY_NAME
-from gputop.ui.cluster.host_screen import HostScreen, more_text
+from gputop.ui.cluster.host_screen import GPU_COLUMNS, HostScreen, more_text
 from gputop.ui.cluster.view import ClusterApp
 
 pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason=SKIP_REASON)
@@ -46,32 +46,37 @@ VICTORIA = shutil.which("victoria-metrics")
 
 DCGM_DIR = Path(__file__).parent / "prom" / "dcgm"
 DASHBOARD = json.loads((DCGM_DIR / "dcgm-exporter-dashboard.json").read_text())
-# Fields of default-counters.csv that wait for readings gputop does not take yet: the activity
-# issue's profiling fields and energy counter, NVLink, and the readings below (PCIe replays,
-# memory temperature, vGPU licence). Each becomes one row of metric_names.DCGM_FIELDS.
-NOT_YET = {
+# Fields of default-counters.csv that gputop does not serve, each for a reason: the graphics engine's
+# activity (GPM has no metric documented as the same: unknown, not a guess); NVLink's bandwidth counter
+# (DCGM does not document its unit; the rates are DCGM_FI_PROF_NVLINK_*_BYTES); PCIe replays, memory
+# temperature and the vGPU licence (readings gputop does not take).
+NOT_SERVED = {
     "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
-    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
-    "DCGM_FI_PROF_DRAM_ACTIVE",
-    "DCGM_FI_PROF_PCIE_TX_BYTES",
-    "DCGM_FI_PROF_PCIE_RX_BYTES",
-    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
     "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
     "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
     "DCGM_FI_DEV_MEMORY_TEMP",
     "DCGM_FI_DEV_VGPU_LICENSE_STATUS",
 }
+# The profiling fields default-counters.csv lists commented out, enabled on dgx-a as a user enables them.
+PROFILING = frozenset({"DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_SM_OCCUPANCY"})
 MIB = 1024**2
 
-# What the fake driver reports (NVML's units: mW, MHz, %, bytes).
+# What the fake driver reports (NVML's units: mW, MHz, %, bytes; GPM's %, MiB/s; energy in mJ).
+HOPPER = dict(gpm=1, sm_occupancy=21, dram_active=85, fp64_active=0, fp32_active=8, fp16_active=3,
+              gpm_pcie_rx_mibs=512, gpm_pcie_tx_mibs=64, gpm_nvlink_rx_mibs=2048, gpm_nvlink_tx_mibs=1024,
+              energy_mj=3_600_000_123, pcie_gen=4, pcie_gen_max=5, pcie_width=16, pcie_width_max=16,
+              nvlink_count=18, nvlink_version=4, nvlink_down=1 << 5, nvlink_crc=7, nvlink_replay=0, nvlink_recovery=1,
+              nvlink_error_link=11)
 ALPHA = (
     Scenario()
-    .gpu(temperature=61, power_mw=312_500, clock_sm=1410, util_gpu=87, memory_used=30 * GiB)
-    .gpu(temperature=44, power_mw=98_000, clock_sm=1980, util_gpu=12, memory_used=10 * GiB, mig_mode=1)
-    .mig(gpu=1, slot=0, memory_used=2 * GiB)
+    .gpu(temperature=61, power_mw=312_500, clock_sm=1410, util_gpu=87, memory_used=30 * GiB, sm_active=34,
+         tensor_active=5, **HOPPER)
+    .gpu(temperature=44, power_mw=98_000, clock_sm=1980, util_gpu=12, memory_used=10 * GiB, mig_mode=1, gpm=1)
+    .mig(gpu=1, slot=0, memory_used=2 * GiB, sm_active=80, tensor_active=40)
 )
 BETA = Scenario().gpu(name="NVIDIA A100-SXM4-40GB", temperature=52, power_mw=250_000, clock_sm=1095,
-                      util_gpu=100, memory_total=40 * GiB, memory_used=39 * GiB)
+                      util_gpu=100, memory_total=40 * GiB, memory_used=39 * GiB, gpm=1, sm_active=90,
+                      tensor_active=70)
 
 
 GIB_MIB = 1024
@@ -82,8 +87,11 @@ def fields(used_gib: float, util: int, temp: int, power: float, reserved_mib: in
     used = used_gib * GIB_MIB
     return {
         "DCGM_FI_DEV_SM_CLOCK": 1410, "DCGM_FI_DEV_MEM_CLOCK": 1593, "DCGM_FI_DEV_MEMORY_TEMP": temp - 5,
-        "DCGM_FI_DEV_GPU_TEMP": temp, "DCGM_FI_DEV_POWER_USAGE": power, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": 9e9,
-        "DCGM_FI_DEV_PCIE_REPLAY_COUNTER": 0, "DCGM_FI_DEV_GPU_UTIL": util, "DCGM_FI_DEV_MEM_COPY_UTIL": util // 2,
+        "DCGM_FI_DEV_GPU_TEMP": temp, "DCGM_FI_DEV_POWER_USAGE": power,
+        "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": 9e9,
+        "DCGM_FI_DEV_PCIE_REPLAY_COUNTER": 0,
+        "DCGM_FI_PROF_SM_ACTIVE": round(util * 0.35) / 100, "DCGM_FI_PROF_SM_OCCUPANCY": 0.21,
+        "DCGM_FI_DEV_GPU_UTIL": util, "DCGM_FI_DEV_MEM_COPY_UTIL": util // 2,
         "DCGM_FI_DEV_ENC_UTIL": 0, "DCGM_FI_DEV_DEC_UTIL": 0, "DCGM_FI_DEV_XID_ERRORS": 0,
         "DCGM_FI_DEV_FB_FREE": 80 * GIB_MIB - used - reserved_mib, "DCGM_FI_DEV_FB_USED": used,
         "DCGM_FI_DEV_FB_RESERVED": reserved_mib, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL": 123456,
@@ -104,8 +112,9 @@ PAGES = {
     "dgx-a": render("dgx-a", [
         DcgmGpu(0, fields(40, 97, 71, 388.25, reserved_mib=560)),
         DcgmGpu(1, fields(1, 0, 33, 61.5, reserved_mib=1)),
-        DcgmGpu(1, {"DCGM_FI_DEV_FB_USED": 512, "DCGM_FI_DEV_FB_FREE": 9216}, mig_profile="1g.10gb", mig_instance=1),
-    ], host_label="Hostname"),
+        DcgmGpu(1, {"DCGM_FI_DEV_FB_USED": 512, "DCGM_FI_DEV_FB_FREE": 9216, "DCGM_FI_PROF_SM_ACTIVE": 0.8},
+                mig_profile="1g.10gb", mig_instance=1),
+    ], host_label="Hostname", uncommented=PROFILING),
     "dgx-b": render("dgx-b", [
         DcgmGpu(i, fields(used, 50, 60, 300.0)) for i, used in enumerate(B_USED_GIB)
     ] + [
@@ -137,13 +146,14 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     hosts: list[Host] = []
     prometheus = None
     try:
-        hosts.append(start("alpha", ALPHA, "both", work))
-        hosts.append(start("beta", BETA, "dcgm", work))
+        # A sample a second: GPM's figures are those between two samples.
+        hosts.append(start("alpha", ALPHA, "both", work, interval_s=1))
+        hosts.append(start("beta", BETA, "dcgm", work, interval_s=1))
         configs = scrape_configs(pages.server_address[1], ["dgx-a", "dgx-b", "dgx-c"], [h.instance for h in hosts],
                                  ["dgx-d"])
         prometheus = PrometheusServer(work, static_configs=configs)
         for host in hosts:
-            host.first_sample()
+            host.first_sample("DCGM_FI_PROF_SM_ACTIVE")
         wait_for("every target scraped", lambda: prometheus.query("count(up == 1) == 6") or None, 30)
         yield Fleet(hosts, prometheus, work, configs)
     finally:
@@ -220,11 +230,46 @@ def test_every_panel_of_nvidias_dashboard_shows_the_scenarios_values(fleet: Flee
         **expected(lambda g: g.memory_used / MIB),
         ("alpha", "1", "1"): 2048.0,
     }
-    # The one panel whose field gputop does not read yet (the activity issue's) shows nothing, not a 0.
-    assert panels["Tensor Core Utilization"] == []
+    # GPM's tensor activity as DCGM's ratio, and the MIG device's own; alpha's GPU 1 reports no figure of
+    # its own (the fake driver's GPM gives none): no series, not a 0.
+    assert by_gpu(panels["Tensor Core Utilization"]) == {
+        ("alpha", "0", ""): 0.05, ("alpha", "1", "1"): 0.4, ("beta", "0", ""): 0.7
+    }
     assert set(panels) == {
         "GPU Temperature", "GPU Avg. Temp", "GPU Power Usage", "GPU Power Total", "GPU SM Clocks",
         "GPU Utilization", "GPU Framebuffer Mem Used", "Tensor Core Utilization",
+    }
+
+
+def test_activity_energy_nvlink_and_the_pcie_link_reach_prometheus_as_the_driver_gives_them(fleet: Fleet) -> None:
+    dcgm = fleet.prometheus.query('{__name__=~"DCGM_FI_PROF_.+|DCGM_FI_DEV_(TOTAL_ENERGY|NVLINK).+",Hostname="alpha",'
+                                  'gpu="0"}')
+    assert {r["metric"]["__name__"]: float(r["value"][1]) for r in dcgm} == {
+        # GPM's percent as DCGM's ratios, its MiB/s as bytes/s, the energy counter in mJ.
+        "DCGM_FI_PROF_SM_ACTIVE": 0.34, "DCGM_FI_PROF_SM_OCCUPANCY": 0.21, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": 0.05,
+        "DCGM_FI_PROF_DRAM_ACTIVE": 0.85, "DCGM_FI_PROF_PIPE_FP64_ACTIVE": 0.0, "DCGM_FI_PROF_PIPE_FP32_ACTIVE": 0.08,
+        "DCGM_FI_PROF_PIPE_FP16_ACTIVE": 0.03, "DCGM_FI_PROF_PCIE_RX_BYTES": 512.0 * MIB,
+        "DCGM_FI_PROF_PCIE_TX_BYTES": 64.0 * MIB, "DCGM_FI_PROF_NVLINK_RX_BYTES": 2048.0 * MIB,
+        "DCGM_FI_PROF_NVLINK_TX_BYTES": 1024.0 * MIB, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": 3_600_000_123.0,
+        "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL": 7.0, "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL": 0.0,
+        "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL": 1.0,
+    }
+    own = fleet.prometheus.query('{__name__=~"gputop_gpu_(nvlink|pcie_link|energy|verdict).*",hostname="alpha",'
+                                 'gpu="0"}')
+    assert {(r["metric"]["__name__"].removeprefix("gputop_gpu_"), r["metric"].get("verdict")): float(r["value"][1])
+            for r in own} == {
+        ("nvlink_links_active", None): 17.0, ("nvlink_links_present", None): 18.0, ("nvlink_version", None): 4.0,
+        ("pcie_link_generation", None): 4.0, ("pcie_link_generation_max", None): 5.0,
+        ("pcie_link_width", None): 16.0, ("pcie_link_width_max", None): 16.0,
+        ("energy_since_start_joules", None): 0.0,  # the fake's counter stands still
+        # DRAM at 85 % while the tensor and FP pipes are at 10 % or less.
+        ("verdict", "memory_bound"): 1.0, ("verdict", "busy_few_sms"): 0.0, ("verdict", "stalled"): 0.0,
+        ("verdict", "throttled"): 0.0,
+    }
+    # A MIG device's own activity, with its instance's labels; nothing it does not give.
+    mig = fleet.prometheus.query('{__name__=~"DCGM_FI_PROF_.+",Hostname="alpha",GPU_I_ID="1"}')
+    assert {(r["metric"]["__name__"], r["metric"]["GPU_I_PROFILE"]): float(r["value"][1]) for r in mig} == {
+        ("DCGM_FI_PROF_SM_ACTIVE", "1g.10gb"): 0.8, ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "1g.10gb"): 0.4,
     }
 
 
@@ -243,15 +288,15 @@ def test_series_carry_dcgm_exporters_labels(fleet: Fleet) -> None:
     assert mig["metric"]["exporter"] == "gputop"
 
 
-def test_every_default_counter_is_served_or_named_as_not_yet() -> None:
+def test_every_default_counter_is_served_or_named_as_not_served() -> None:
     defaults = [
         line.split(",")[0].strip()
         for line in (DCGM_DIR / "default-counters.csv").read_text().splitlines()
         if line.strip() and not line.startswith("#") and line.split(",")[1].strip() != "label"
     ]
     served = set(metric_names.DCGM_FIELD_BY_NAME)
-    assert sorted(set(defaults) - served) == sorted(NOT_YET)
-    assert not NOT_YET & served  # a field added to the table is checked above, not excused here
+    assert sorted(set(defaults) - served) == sorted(NOT_SERVED)
+    assert not NOT_SERVED & served  # a field added to the table is checked above, not excused here
 
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="needs promtool (Debian's prometheus package)")
@@ -357,9 +402,13 @@ async def test_enter_on_dcgm_hosts_shows_mig_devices_pods_and_every_default_coun
     app = ClusterApp(ClusterOptions.create(fleet.prometheus.url, interval_s=60))
     async with app.run_test(size=(200, 50)) as pilot:
         await until(pilot, "the hosts", lambda: len(app.host_list.hosts) == 6)
+        # Every figure of the first refresh in (the hosts come first, each figure as Prometheus answers it).
+        await until(pilot, "the whole first refresh", lambda: app.state is not None and not app.state.pending)
+        await pilot.pause()
         rows = {line.split()[0]: line.split() for line in (app.host_list.line(i).plain for i in range(6))}
         # Each row as drawn: state, GPUs, then utilization, hottest GPU and power (dgx-b's pods not counted).
-        assert {name: (row[1], row[2], *row[-4:-1]) for name, row in rows.items()} == {
+        heat = {name: next(i for i, cell in enumerate(row) if cell.endswith("°C")) for name, row in rows.items()}
+        assert {name: (row[1], row[2], *row[heat[name] - 1:heat[name] + 2]) for name, row in rows.items()} == {
             "alpha": ("live", "2", "50%", "61°C", "410W"), "beta": ("live", "1", "100%", "52°C", "250W"),
             "dgx-a": ("live", "2", "48%", "71°C", "450W"), "dgx-b": ("live", "4", "50%", "60°C", "1200W"),
             "dgx-c:9400": ("live", "1", "5%", "40°C", "90W"), "dgx-d": ("live", "1", "80%", "55°C", "250W"),
@@ -373,14 +422,18 @@ async def test_enter_on_dcgm_hosts_shows_mig_devices_pods_and_every_default_coun
         detail = screen.detail
         assert detail is not None
         # Every default counter dgx-a serves for GPU 0 is on its screen: in a column, or under More.
-        served = {name for name, _, _ in default_counters()}
+        served = {name for name, _, _ in default_counters(PROFILING)}
         kept = {DCGM_FIELD_BY_NAME[n].reading if n in DCGM_FIELD_BY_NAME else n for n in served}
         assert kept == set(detail.gpus[0].figures) - {"memory_total"}
         more = more_text(detail.gpus[0])
         assert rows[0][-1] == more
         for words in ("reserved 560.0MiB", "mem clock 1593MHz", "last XID 0", "remapped corr 2", "remap failed no",
-                      "DEV_MEMORY_TEMP 66", "DEV_NVLINK_BANDWIDTH_TOTAL 123456", "PROF_PIPE_TENSOR_ACTIVE 0.25"):
+                      "DEV_MEMORY_TEMP 66", "DEV_NVLINK_BANDWIDTH_TOTAL 123456", "PROF_GR_ENGINE_ACTIVE 0.97",
+                      "occupancy 21%", "PCIe rx 1.9MiB/s", "energy 2.50 kWh"):
             assert words in more, words
+        # What the SMs, tensor cores and memory did (DCGM_FI_PROF_*), the MIG device's own SM activity.
+        activity = GPU_COLUMNS.index("SM/Tensor/DRAM")
+        assert [r[activity] for r in rows] == ["34%/25%/50%", "0%/25%/50%", "80%/N/A/N/A"]
         await pilot.press("escape")
         screen = await open_host(pilot, app, "dgx-b")
         assert [r[0] for r in gpu_rows(screen)] == ["0", "1", "2", "3"]
@@ -397,6 +450,16 @@ async def test_enter_on_dcgm_hosts_shows_mig_devices_pods_and_every_default_coun
         await pilot.press("escape")
         screen = await open_host(pilot, app, "dgx-c:9400")
         assert [r[0] for r in gpu_rows(screen)] == ["0"]
+        await pilot.press("escape")
+        # A gputop host: its activity (served by DCGM's names beside its own), its MIG device's, its verdict.
+        screen = await open_host(pilot, app, "alpha")
+        rows = gpu_rows(screen)
+        assert [(r[0], r[activity]) for r in rows] == [("0", "34%/5%/85%"), ("1", "N/A"), ("1 MIG 1", "80%/40%/N/A")]
+        assert rows[2][4] == "2.0GiB/10.0GiB"
+        assert rows[0][-1].startswith("MEMORY-BOUND · ")
+        for words in ("PCIe gen 4", "max gen 5", "links up 17", "links 18", "NVLink CRC 7", "energy 1.00 kWh",
+                      "since start 0.0 Wh", "FP32 8%"):
+            assert words in rows[0][-1], words
 
 
 @pytest.mark.skipif(VICTORIA is None, reason="needs VictoriaMetrics: apt-get install -y victoria-metrics")

@@ -20,7 +20,18 @@ from ui.factory import StaticSource
 
 from gputop import __version__
 from gputop.core.exporter import Exporter, ListenError, SnapshotCollector, make_registry, parse_listen
-from gputop.core.model import GpuHealth, GpuSample, HostSample, MigSample, ProcessSample, Snapshot, XidEvent
+from gputop.core.model import (
+    Activity,
+    Energy,
+    GpuHealth,
+    GpuSample,
+    HostSample,
+    MigSample,
+    NvLink,
+    ProcessSample,
+    Snapshot,
+    XidEvent,
+)
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Thresholds
 from gputop.core.snapshot_json import dumps, snapshot_from_dict, snapshot_to_dict
@@ -39,6 +50,14 @@ GPU0 = GpuSample(
     temperature=71.0,
     power_draw=612.5,
     power_limit=700.0,
+    # GPM's figures are served by DCGM's names only (DCGM_FI_PROF_*): none of them below.
+    activity=Activity(sm_active=22.0, tensor_active=3.0),
+    energy=Energy(since_driver_load_j=9_000_000.0, since_start_j=4321.5),
+    nvlink=NvLink(version=4, links_active=17, links_total=18, errors_crc=0),
+    pcie_link_gen=4,
+    pcie_link_gen_max=5,
+    pcie_link_width=8,
+    pcie_link_width_max=16,
     processes=(
         ProcessSample(
             pid=101, gpu_index=0, type="C", gpu_memory=40 * GIB, user="alice", name="python", container="k8s:pod-1"
@@ -130,6 +149,30 @@ gputop_gpu_power_limit_watts{{{GPU0_LABELS}}} 700.0
 # TYPE gputop_gpu_memory_clock_hertz gauge
 # HELP gputop_gpu_sm_clock_max_hertz Maximum SM clock.
 # TYPE gputop_gpu_sm_clock_max_hertz gauge
+# HELP gputop_gpu_energy_since_start_joules Energy the GPU used since gputop started.
+# TYPE gputop_gpu_energy_since_start_joules gauge
+gputop_gpu_energy_since_start_joules{{{GPU0_LABELS}}} 4321.5
+# HELP gputop_gpu_nvlink_links_active NVLink links up.
+# TYPE gputop_gpu_nvlink_links_active gauge
+gputop_gpu_nvlink_links_active{{{GPU0_LABELS}}} 17.0
+# HELP gputop_gpu_nvlink_links_present NVLink links the GPU has.
+# TYPE gputop_gpu_nvlink_links_present gauge
+gputop_gpu_nvlink_links_present{{{GPU0_LABELS}}} 18.0
+# HELP gputop_gpu_nvlink_version NVLink version.
+# TYPE gputop_gpu_nvlink_version gauge
+gputop_gpu_nvlink_version{{{GPU0_LABELS}}} 4.0
+# HELP gputop_gpu_pcie_link_generation PCIe link generation now.
+# TYPE gputop_gpu_pcie_link_generation gauge
+gputop_gpu_pcie_link_generation{{{GPU0_LABELS}}} 4.0
+# HELP gputop_gpu_pcie_link_generation_max PCIe link generation the GPU and its slot can do.
+# TYPE gputop_gpu_pcie_link_generation_max gauge
+gputop_gpu_pcie_link_generation_max{{{GPU0_LABELS}}} 5.0
+# HELP gputop_gpu_pcie_link_width PCIe link width (lanes) now.
+# TYPE gputop_gpu_pcie_link_width gauge
+gputop_gpu_pcie_link_width{{{GPU0_LABELS}}} 8.0
+# HELP gputop_gpu_pcie_link_width_max PCIe link width the GPU and its slot can do.
+# TYPE gputop_gpu_pcie_link_width_max gauge
+gputop_gpu_pcie_link_width_max{{{GPU0_LABELS}}} 16.0
 # HELP gputop_gpu_seconds_to_full Forecast seconds until GPU memory is full at the current growth; \
 absent when no growth is forecast.
 # TYPE gputop_gpu_seconds_to_full gauge
@@ -145,6 +188,8 @@ gputop_gpu_lost{{{GPU2_LABELS}}} 0.0
 gputop_gpu_answering{{{GPU0_LABELS}}} 1.0
 gputop_gpu_answering{{{GPU1_LABELS}}} 1.0
 gputop_gpu_answering{{{GPU2_LABELS}}} 1.0
+# HELP gputop_gpu_verdict 1 for the GPU's verdict (throttled, stalled, busy_few_sms, memory_bound), else 0.
+# TYPE gputop_gpu_verdict gauge
 # HELP gputop_host_gpus The host's GPUs of each model, lost (1) or not (0).
 # TYPE gputop_host_gpus gauge
 gputop_host_gpus{{hostname="node-1",lost="0",name=""}} 1.0
@@ -243,7 +288,8 @@ def test_hostname_override_labels_every_series() -> None:
     collector.update(SNAPSHOT)
     text = scrape(collector)
     assert 'hostname="node-1"' not in text and 'Hostname="node-1"' not in text
-    assert text.count('Hostname="alpha"') == 7  # DCGM's: GPU 0's six fields, GPU 2's memory used
+    # DCGM's: GPU 0's six fields, its SM and tensor activity, energy and NVLink CRC errors; GPU 2's memory used
+    assert text.count('Hostname="alpha"') == 11
     text = scrape_names(SNAPSHOT, "gputop", hostname="alpha")
     assert text.count('hostname="alpha"') == EXPECTED.count('hostname="node-1"') - 1  # no forecast given
 

@@ -9,12 +9,12 @@ knows it. A value the hardware does not give is left out, as dcgm-exporter leave
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from prometheus_client.core import Metric
 
 from gputop.core.dcgm_xid import xid_text
-from gputop.core.diagnosis.reasons import REASONS
+from gputop.core.export_readings import gpu_reading, mig_reading
 from gputop.core.metric_names import (
     BESIDE_GPUTOP_LABEL,
     BESIDE_GPUTOP_VALUE,
@@ -34,45 +34,10 @@ from gputop.core.metric_names import (
 )
 from gputop.core.model import GpuSample, MigSample, Snapshot
 
-_BIT = {name: bit for bit, name, _words in REASONS}
-
-
-def _xid_last(gpu: GpuSample) -> float | None:
-    # DCGM gives the last XID code, 0 while there has been none; without event support there is no field.
-    events = gpu.health.xid_events
-    if events is None:
-        return None
-    return float(events[-1].code) if events else 0.0
-
-
-def _flag(value: bool | None) -> float | None:
-    return None if value is None else float(value)
-
-
-def _clock_event_mask(gpu: GpuSample) -> float | None:
-    reasons = gpu.clock_event_reasons
-    return None if reasons is None else float(sum(_BIT.get(name, 0) for name in reasons))
-
-
-# The readings that are not a GpuSample field of the same name.
-READINGS: dict[str, Callable[[GpuSample], float | None]] = {
-    "xid_last": _xid_last,
-    "ecc_dbe_volatile": lambda gpu: gpu.health.ecc_uncorrected_volatile,
-    "ecc_dbe_aggregate": lambda gpu: gpu.health.ecc_uncorrected_aggregate,
-    "retired_pending": lambda gpu: _flag(gpu.health.retired_pages_pending),
-    "remapped_uncorrectable": lambda gpu: None if (r := gpu.health.remapped_rows) is None else r.uncorrected,
-    "remapped_correctable": lambda gpu: None if (r := gpu.health.remapped_rows) is None else r.corrected,
-    "remap_failure": lambda gpu: None if (r := gpu.health.remapped_rows) is None else float(r.failure),
-    "remap_pending": lambda gpu: None if (r := gpu.health.remapped_rows) is None else float(r.pending),
-    "clock_event_mask": _clock_event_mask,
-}
-
 
 def reading(field: DcgmField, gpu: GpuSample) -> float | None:
     """The field's reading of ``gpu`` in gputop's unit, None where the GPU does not give it."""
-    read = READINGS.get(field.reading)
-    value = read(gpu) if read is not None else getattr(gpu, field.reading)
-    return None if value is None else float(value)
+    return gpu_reading(field.reading, gpu)
 
 
 def mig_profile(mig: MigSample) -> str:
@@ -100,7 +65,7 @@ def pod_labels(gpu: GpuSample) -> dict[str, str]:
 
 
 def dcgm_families(hostname: str, snapshot: Snapshot, beside_gputop: bool = False) -> Iterator[Metric]:
-    """One family per DCGM field, a series per GPU answering it (and per MIG device for memory).
+    """One family per DCGM field, a series per GPU answering it (and per MIG device for memory and activity).
 
     ``beside_gputop``: gputop's own names are served too; the series say so (``exporter="gputop"``).
     """
@@ -135,7 +100,7 @@ def dcgm_families(hostname: str, snapshot: Snapshot, beside_gputop: bool = False
                 family.add_sample(field.name, {**labels, **extra}, field.export(value))
             if field.mig:
                 for mig in gpu.mig_devices:
-                    mig_value = getattr(mig, field.reading, None)
+                    mig_value = mig_reading(field.reading, mig)
                     if mig_value is not None:
                         mig_labels = {
                             **labels,

@@ -21,7 +21,9 @@ from gputop import __version__
 from gputop.core.dcgm_export import dcgm_families
 from gputop.core.diagnosis import NO_DIAGNOSES, Diagnoses
 from gputop.core.diagnosis.metrics import XidCounter, diagnosis_families
+from gputop.core.export_activity import verdict_family
 from gputop.core.export_processes import DEFAULT_MAX_PROCESS_SERIES, process_families
+from gputop.core.export_readings import gpu_reading
 from gputop.core.export_server import WebConfig, exporter_app, serve
 from gputop.core.foresight import Watcher
 from gputop.core.host_rollup import rollup_families
@@ -162,6 +164,7 @@ def _gputop_families(
     yield timestamp
 
     yield from _gpu_families(hostname, snapshot, seconds_to_full)
+    yield from verdict_family(snapshot, diagnoses, lambda gpu: _gpu_labels(hostname, gpu), GPU_LABELS)
     yield from rollup_families(hostname, snapshot, seconds_to_full, diagnoses)
     yield from diagnosis_families(
         snapshot, diagnoses, xid_counts, lambda gpu: _gpu_labels(hostname, gpu), GPU_LABELS
@@ -179,7 +182,7 @@ def _gpu_families(
     for figure in GPU_FIGURES:
         family = GaugeMetricFamily(figure.name, figure.documentation, labels=GPU_LABELS)
         for gpu in snapshot.gpus:
-            value = getattr(gpu, figure.field)
+            value = gpu_reading(figure.field, gpu)
             if value is not None:
                 family.add_metric(_gpu_labels(hostname, gpu), figure.export(value))
         yield family

@@ -32,6 +32,9 @@ GPU_XID_ERRORS = "gputop_gpu_xid_errors"  # a counter, label "xid"
 PROCESS_IDLE_SECONDS = "gputop_process_idle_seconds"
 GPU_PROBLEMS = "gputop_gpu_problems"  # label "kind" (PROBLEM_KINDS): how many the diagnoses found
 PROBLEM_KINDS = ("idle", "unattributed", "throttled", "stalled", "health")
+GPU_VERDICT = "gputop_gpu_verdict"  # label "verdict" (VERDICTS), 0/1: what the GPU's figures add up to
+VERDICT_LABEL = "verdict"
+VERDICTS = ("throttled", "stalled", "busy_few_sms", "memory_bound")
 # What a host's GPUs add up to (core.host_rollup): one series a host where a cluster would
 # otherwise read one a GPU, so a refresh of the cluster view costs Prometheus an eighth as much.
 HOST_SERIES_PREFIX = "gputop_host_"
@@ -50,7 +53,11 @@ HOST_FLAG_LABEL = "flag"
 
 @dataclass(frozen=True, slots=True)
 class GpuFigure:
-    """One GPU gauge: ``exported = getattr(GpuSample, field) * multiply / divide``."""
+    """One GPU gauge: ``exported = reading * multiply / divide``.
+
+    ``field`` names the reading: a ``GpuSample`` field, or one of ``core.export_readings.READINGS``
+    (energy, NVLink: figures nested in the sample); the cluster view keeps it under that name.
+    """
 
     name: str
     field: str
@@ -102,6 +109,19 @@ GPU_FIGURES = (
     GpuFigure("gputop_gpu_sm_clock_hertz", "clock_sm", "SM clock.", multiply=_HERTZ),
     GpuFigure("gputop_gpu_memory_clock_hertz", "clock_memory", "Memory clock.", multiply=_HERTZ),
     GpuFigure("gputop_gpu_sm_clock_max_hertz", "clock_sm_max", "Maximum SM clock.", multiply=_HERTZ),
+    # What DCGM has no name for (the activity figures themselves are served by DCGM's names: DCGM_FIELDS).
+    GpuFigure(
+        "gputop_gpu_energy_since_start_joules", "energy_since_start_j", "Energy the GPU used since gputop started."
+    ),
+    GpuFigure("gputop_gpu_nvlink_links_active", "nvlink_links_active", "NVLink links up."),
+    GpuFigure("gputop_gpu_nvlink_links_present", "nvlink_links_total", "NVLink links the GPU has."),
+    GpuFigure("gputop_gpu_nvlink_version", "nvlink_version", "NVLink version."),
+    GpuFigure("gputop_gpu_pcie_link_generation", "pcie_link_gen", "PCIe link generation now."),
+    GpuFigure(
+        "gputop_gpu_pcie_link_generation_max", "pcie_link_gen_max", "PCIe link generation the GPU and its slot can do."
+    ),
+    GpuFigure("gputop_gpu_pcie_link_width", "pcie_link_width", "PCIe link width (lanes) now."),
+    GpuFigure("gputop_gpu_pcie_link_width_max", "pcie_link_width_max", "PCIe link width the GPU and its slot can do."),
 )
 GPU_FIGURE_BY_NAME = {figure.name: figure for figure in GPU_FIGURES}
 
@@ -133,11 +153,10 @@ MIB = 1024**2
 class DcgmField:
     """One DCGM field: ``exported = reading * multiply / divide`` in DCGM's unit.
 
-    ``reading`` names a ``GpuSample`` field, or one of the health readings of
-    ``core.dcgm_export.READINGS`` (the last XID code, ECC counts, remapped rows); the cluster
-    view keeps what it reads back under the same name in ``ClusterGpu.figures``.
-    A field that needs a new reading (the activity issue's ``DCGM_FI_PROF_*``, total energy,
-    NVLink, PCIe link) is one more row here once the snapshot carries it.
+    ``reading`` names a ``GpuSample`` field, or one of ``core.export_readings.READINGS`` (the last
+    XID code, ECC counts, remapped rows, activity, energy, NVLink); the cluster view keeps what it
+    reads back under the same name in ``ClusterGpu.figures``. ``mig``: the MIG device's own reading
+    (``export_readings.mig_reading``: its memory, its activity) is served too.
     """
 
     name: str
@@ -151,10 +170,16 @@ class DcgmField:
 
     def export(self, value: float) -> float:
         exported = float(value) * self.multiply / self.divide
-        return float(math.floor(exported)) if self.whole else exported
+        # Rounded to a millionth first, so that 1234.567 J is 1234567 mJ, not 1234566 (binary fractions).
+        return float(math.floor(round(exported, 6))) if self.whole else exported
 
     def read_back(self, exported: float) -> float:
         return exported * self.divide / self.multiply
+
+
+def _prof(name: str, reading: str, documentation: str) -> DcgmField:
+    """A profiling ratio (DCGM_FI_PROF_*): GPM's percent as DCGM's 0.0-1.0, per MIG device too."""
+    return DcgmField(name, "gauge", documentation, reading, divide=100, mig=True, whole=False)
 
 
 DCGM_FIELDS = (
@@ -208,5 +233,60 @@ DCGM_FIELDS = (
         "Current clock event reasons (bitmask of NVML's clocks event reasons).",
         "clock_event_mask",
     ),
+    # The activity issue's: GPM's figures as DCGM's profiling fields (default-counters.csv, those it lists
+    # commented out included), energy, and NVLink's error counters (the same NVML field values DCGM reads).
+    _prof("DCGM_FI_PROF_SM_ACTIVE", "sm_active", "The ratio of cycles an SM has at least 1 warp assigned."),
+    _prof("DCGM_FI_PROF_SM_OCCUPANCY", "sm_occupancy", "The ratio of number of warps resident on an SM."),
+    _prof("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "tensor_active", "Ratio of cycles the tensor (HMMA) pipe is active."),
+    _prof(
+        "DCGM_FI_PROF_DRAM_ACTIVE",
+        "dram_active",
+        "Ratio of cycles the device memory interface is active sending or receiving data.",
+    ),
+    _prof("DCGM_FI_PROF_PIPE_FP64_ACTIVE", "fp64_active", "Ratio of cycles the fp64 pipes are active."),
+    _prof("DCGM_FI_PROF_PIPE_FP32_ACTIVE", "fp32_active", "Ratio of cycles the fp32 pipes are active."),
+    _prof("DCGM_FI_PROF_PIPE_FP16_ACTIVE", "fp16_active", "Ratio of cycles the fp16 pipes are active."),
+    DcgmField(
+        "DCGM_FI_PROF_PCIE_TX_BYTES", "gauge", "The rate of data transmitted over the PCIe bus in bytes per second.",
+        "pcie_tx",
+    ),
+    DcgmField(
+        "DCGM_FI_PROF_PCIE_RX_BYTES", "gauge", "The rate of data received over the PCIe bus in bytes per second.",
+        "pcie_rx",
+    ),
+    DcgmField(
+        "DCGM_FI_PROF_NVLINK_TX_BYTES", "gauge", "The rate of data transmitted over NVLink in bytes per second.",
+        "nvlink_tx",
+    ),
+    DcgmField(
+        "DCGM_FI_PROF_NVLINK_RX_BYTES", "gauge", "The rate of data received over NVLink in bytes per second.",
+        "nvlink_rx",
+    ),
+    DcgmField(
+        "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+        "counter",
+        "Total energy consumption since boot (in mJ).",
+        "energy_since_driver_load_j",
+        multiply=1000,
+    ),
+    DcgmField(
+        "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL",
+        "counter",
+        "Total number of NVLink data CRC errors.",
+        "nvlink_errors_crc",
+    ),
+    DcgmField(
+        "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink retries.",
+        "nvlink_errors_replay",
+    ),
+    DcgmField(
+        "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL",
+        "counter",
+        "Total number of NVLink recovery errors.",
+        "nvlink_errors_recovery",
+    ),
 )
 DCGM_FIELD_BY_NAME = {f.name: f for f in DCGM_FIELDS}
+# DCGM's fields whose reading gputop's own names do not serve (activity, energy, health counters):
+# the cluster view reads these from a gputop host's DCGM series too (``exporter="gputop"``).
+DCGM_ONLY_FIELDS = tuple(f.name for f in DCGM_FIELDS if f.reading not in {g.field for g in GPU_FIGURES})

@@ -44,22 +44,26 @@ class Host:
         assert body is not None
         return body
 
-    def first_sample(self) -> None:
-        wait_for(f"{self.name}'s first sample", lambda: "DCGM_FI_DEV_GPU_TEMP{" in (
+    def first_sample(self, series: str = "DCGM_FI_DEV_GPU_TEMP") -> None:
+        """Until the exporter serves ``series`` (GPM's figures need a second sample: DCGM_FI_PROF_SM_ACTIVE)."""
+        wait_for(f"{self.name}'s {series}", lambda: f"{series}{{" in (
             http_get(f"http://{self.instance}/metrics") or "") or None)
 
     def stop(self) -> None:
         terminate(self.process)
 
 
-def start(name: str, scenario: Scenario, names: str, work: Path) -> Host:
-    """``gputop export --names NAMES`` on a fake driver reporting ``scenario``; one sample an hour."""
+def start(name: str, scenario: Scenario, names: str, work: Path, interval_s: float = 3600) -> Host:
+    """``gputop export --names NAMES`` on a fake driver reporting ``scenario``; one sample an hour by default.
+
+    GPM's figures are those between two samples: a scenario with GPM needs a short ``interval_s``.
+    """
     fake = FakeNvml(work / name)
     fake.write(scenario)
     port = free_port()
     with open(work / f"{name}.log", "w") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "gputop", "export", "--listen", f"127.0.0.1:{port}", "--interval", "3600",
+            [sys.executable, "-m", "gputop", "export", "--listen", f"127.0.0.1:{port}", "--interval", f"{interval_s:g}",
              "--hostname", name, "--names", names],
             env=fake.env(), stdout=log, stderr=subprocess.STDOUT,
         )

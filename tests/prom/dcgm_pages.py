@@ -20,13 +20,20 @@ COUNTERS = Path(__file__).parent / "dcgm" / "default-counters.csv"
 DRIVER = "550.54.15"
 # DCGM's floating-point fields among the defaults; the rest are integers.
 _DOUBLE = {"DCGM_FI_DEV_POWER_USAGE"} | {f"DCGM_FI_PROF_{n}" for n in (
-    "GR_ENGINE_ACTIVE", "PIPE_TENSOR_ACTIVE", "DRAM_ACTIVE", "PCIE_TX_BYTES", "PCIE_RX_BYTES")}
+    "GR_ENGINE_ACTIVE", "PIPE_TENSOR_ACTIVE", "DRAM_ACTIVE", "PCIE_TX_BYTES", "PCIE_RX_BYTES", "SM_ACTIVE",
+    "SM_OCCUPANCY", "PIPE_FP64_ACTIVE", "PIPE_FP32_ACTIVE", "PIPE_FP16_ACTIVE")}
 
 
-def default_counters() -> list[tuple[str, str, str]]:
-    """(field, Prometheus type, help) of every field the file enables, labels left out."""
+def default_counters(uncommented: frozenset[str] = frozenset()) -> list[tuple[str, str, str]]:
+    """(field, Prometheus type, help) of every field the file enables, labels left out.
+
+    ``uncommented``: fields the file lists commented out (the profiling fields beyond the defaults)
+    that a user enabled by removing the ``#``, as dcgm-exporter's README says to.
+    """
     counters = []
     for line in COUNTERS.read_text().splitlines():
+        if line.startswith("# DCGM_FI_") and line[2:].split(",")[0].strip() in uncommented:
+            line = line[2:]
         if not line.strip() or line.startswith("#"):
             continue
         name, kind, help_text = (part.strip() for part in line.split(",", 2))
@@ -50,10 +57,13 @@ class DcgmGpu:
         return f"GPU-{host}-{self.index}"
 
 
-def render(host: str, gpus: list[DcgmGpu], host_label: str | None = "Hostname") -> str:
-    """The page; ``host_label`` ``Hostname`` (4.x), ``hostname`` (main after #655), or None (--no-hostname)."""
+def render(
+    host: str, gpus: list[DcgmGpu], host_label: str | None = "Hostname", uncommented: frozenset[str] = frozenset()
+) -> str:
+    """The page; ``host_label`` ``Hostname`` (4.x), ``hostname`` (main after #655), or None (--no-hostname);
+    ``uncommented``: fields enabled beyond the defaults (see default_counters)."""
     lines = []
-    for name, kind, help_text in default_counters():
+    for name, kind, help_text in default_counters(uncommented):
         lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
         for gpu in gpus:
             if name not in gpu.values:

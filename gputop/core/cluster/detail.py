@@ -14,6 +14,7 @@ from gputop.core.cluster.model import ClusterGpu, ClusterProcess, HostDetail
 _INFO = metric_names.EXPORTER_INFO + "_info"
 _DCGM_PREFIX = "DCGM_FI_"
 _ERRORS = metric_names.SAMPLE_ERRORS + "_total"
+_DCGM_ONLY = frozenset(metric_names.DCGM_ONLY_FIELDS)
 _NOT_INFO = frozenset(("__name__", "hostname", "instance", "job"))
 
 
@@ -27,6 +28,7 @@ class _Gpu:
     answering: bool | None = None
     problems: dict[str, int] = field(default_factory=dict)
     mig_profile: str | None = None
+    verdict: str | None = None
 
 
 def read_detail(client: PrometheusClient, hostname: str, now: float, lookback_s: float) -> HostDetail:
@@ -62,7 +64,13 @@ def parse_detail(hostname: str, samples: list[Sample], live: bool) -> HostDetail
         if name == _INFO:
             info = {k: v for k, v in labels.items() if k not in _NOT_INFO}
             continue
-        if live and name in metric_names.DCGM_FIELD_BY_NAME and (pod := _pod(hostname, labels, renamed)) is not None:
+        beside = labels.get(metric_names.BESIDE_GPUTOP_LABEL) == metric_names.BESIDE_GPUTOP_VALUE
+        if beside and not labels.get(metric_names.DCGM_MIG_INSTANCE_LABEL) and name not in _DCGM_ONLY:
+            continue  # a gputop host's GPU figure, read by gputop's own name (not rounded to DCGM's units)
+        # A gputop host's own pod labels (beside its processes, which list the pods already) are not pods to add.
+        if live and not beside and name in metric_names.DCGM_FIELD_BY_NAME and (
+            pod := _pod(hostname, labels, renamed)
+        ) is not None:
             pods.add(pod)
         gpu = _gpu(gpus, labels)
         if gpu is None:
@@ -75,6 +83,10 @@ def parse_detail(hostname: str, samples: list[Sample], live: bool) -> HostDetail
             gpu.answering = sample.value == 1.0
         elif name == metric_names.GPU_PROBLEMS and live and sample.value > 0:
             gpu.problems[labels.get("kind", "?")] = int(sample.value)
+        elif name == metric_names.GPU_VERDICT:
+            # What the figures add up to now: not from figures Prometheus merely kept.
+            if live and sample.value == 1.0:
+                gpu.verdict = labels.get(metric_names.VERDICT_LABEL) or None
         elif name == metric_names.GPU_SECONDS_TO_FULL:
             # A forecast is about now: one Prometheus merely kept is not shown.
             gpu.seconds_to_full = sample.value if live else None
@@ -154,6 +166,7 @@ def _finish(key: tuple[int, int | None], gpu: _Gpu) -> ClusterGpu:
         problems=gpu.problems,
         mig_instance=instance,
         mig_profile=gpu.mig_profile if instance is not None else None,
+        verdict=gpu.verdict,
     )
 
 

@@ -104,6 +104,7 @@ class ClusterGpu:
     # A MIG device of GPU ``index`` (DCGM's GPU_I_ID and GPU_I_PROFILE); None for the GPU itself.
     mig_instance: int | None = None
     mig_profile: str | None = None
+    verdict: str | None = None  # gputop_gpu_verdict: throttled, stalled, busy_few_sms, memory_bound
 
     def figure(self, name: str) -> float | None:
         return self.figures.get(name)

@@ -409,6 +409,11 @@ def detail_query(hostname: str) -> str:
     for n, label in enumerate(_DCGM_HOST_LABELS):
         unnamed = "".join(f',{earlier}=""' for earlier in _DCGM_HOST_LABELS[:n])
         dcgm.append(f'{{__name__=~"{names}",{label}={host},{beside}{unnamed}}}')
+    # A gputop host's DCGM series (--names both), for what its own names do not serve (the activity,
+    # energy and health fields; its MIG devices): parse_detail keeps those. One selector, as ``or``
+    # matches series by their labels without the name, and a MIG device's fields share theirs.
+    own = f'{metric_names.BESIDE_GPUTOP_LABEL}="{metric_names.BESIDE_GPUTOP_VALUE}"'
+    dcgm.append(f'{{__name__=~"{names}",{own},{metric_names.DCGM_HOSTNAME_LABELS[0]}={host}}}')
     return " or ".join([f"{{{gputop}}}", *dcgm])
 
 

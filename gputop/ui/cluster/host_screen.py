@@ -11,15 +11,21 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from gputop.core.cluster.model import ClusterGpu, ClusterHost, HostDetail
-from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, fmt_watts, safe_text
+from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, fmt_rate, fmt_watts, safe_text
 from gputop.ui.cluster.render import host_status, memory_bar, problems_text, temperature_text
+from gputop.ui.widgets.card_text import energy_text
 
 GPU_COLUMNS = ("GPU", "Model", "UUID", "Memory", "Used/Total", "Util", "Mem util", "Temp", "Power", "Fan", "SM clock",
-               "Full in", "Problems", "More")
+               "SM/Tensor/DRAM", "Full in", "Problems", "More")
+# The activity column: what the SMs, tensor cores and memory really did (GPM, DCGM's profiling fields).
+ACTIVITY_IN_COLUMN = ("sm_active", "tensor_active", "dram_active")
 # The readings the columns above show; every other one the host serves goes in "More".
 _IN_COLUMNS = frozenset(("memory_used", "memory_free", "memory_total", "utilization_gpu", "utilization_memory",
-                         "temperature", "temperature_slowdown", "power_draw", "power_limit", "fan_speed", "clock_sm"))
-# Short names for "More", in gputop's units (core.dcgm_export.READINGS and GpuSample's fields).
+                         "temperature", "temperature_slowdown", "power_draw", "power_limit", "fan_speed", "clock_sm",
+                         *ACTIVITY_IN_COLUMN))
+VERDICT_WORDS = {"throttled": "THROTTLED", "stalled": "STALLED?", "busy_few_sms": "BUSY, FEW SMs",
+                 "memory_bound": "MEMORY-BOUND"}
+# Short names for "More", in gputop's units (core.export_readings.READINGS and GpuSample's fields).
 _MORE: tuple[tuple[str, str, Callable[[float], str]], ...] = (
     ("memory_reserved", "reserved", fmt_bytes),
     ("clock_memory", "mem clock", lambda v: f"{v:.0f}MHz"),
@@ -36,6 +42,26 @@ _MORE: tuple[tuple[str, str, Callable[[float], str]], ...] = (
     ("remap_pending", "remap pending", lambda v: "yes" if v else "no"),
     ("remap_failure", "remap failed", lambda v: "yes" if v else "no"),
     ("clock_event_mask", "clock events", lambda v: f"{int(v):#x}"),
+    ("sm_occupancy", "occupancy", fmt_percent),
+    ("fp64_active", "FP64", fmt_percent),
+    ("fp32_active", "FP32", fmt_percent),
+    ("fp16_active", "FP16", fmt_percent),
+    ("pcie_rx", "PCIe rx", fmt_rate),
+    ("pcie_tx", "PCIe tx", fmt_rate),
+    ("pcie_link_gen", "PCIe gen", lambda v: f"{v:.0f}"),
+    ("pcie_link_gen_max", "max gen", lambda v: f"{v:.0f}"),
+    ("pcie_link_width", "width", lambda v: f"x{v:.0f}"),
+    ("pcie_link_width_max", "max width", lambda v: f"x{v:.0f}"),
+    ("nvlink_version", "NVLink v", lambda v: f"{v:.0f}"),
+    ("nvlink_links_active", "links up", lambda v: f"{v:.0f}"),
+    ("nvlink_links_total", "links", lambda v: f"{v:.0f}"),
+    ("nvlink_rx", "NVLink rx", fmt_rate),
+    ("nvlink_tx", "NVLink tx", fmt_rate),
+    ("nvlink_errors_crc", "NVLink CRC", lambda v: f"{v:.0f}"),
+    ("nvlink_errors_replay", "NVLink replay", lambda v: f"{v:.0f}"),
+    ("nvlink_errors_recovery", "NVLink recovery", lambda v: f"{v:.0f}"),
+    ("energy_since_driver_load_j", "energy", energy_text),
+    ("energy_since_start_j", "since start", energy_text),
 )
 PROCESS_COLUMNS = ("GPU", "PID", "User", "Command", "Container", "GPU memory")
 
@@ -49,9 +75,16 @@ def _power(gpu: ClusterGpu) -> str:
     return fmt_watts(gpu.figure("power_draw")) + ("" if limit is None else f"/{fmt_watts(limit)}")
 
 
+def activity_text(gpu: ClusterGpu) -> str:
+    """``34%/12%/61%``: SM active, tensor active, DRAM bandwidth; N/A where the host does not serve them."""
+    figures = [gpu.figure(key) for key in ACTIVITY_IN_COLUMN]
+    return NA if all(value is None for value in figures) else "/".join(fmt_percent(value) for value in figures)
+
+
 def more_text(gpu: ClusterGpu) -> str:
-    """Every figure the GPU serves that no column shows, as ``name value`` pairs."""
-    shown = [f"{label} {fmt(value)}" for key, label, fmt in _MORE if (value := gpu.figure(key)) is not None]
+    """The verdict, then every figure the GPU serves that no column shows, as ``name value`` pairs."""
+    shown = [VERDICT_WORDS.get(gpu.verdict, gpu.verdict)] if gpu.verdict else []
+    shown += [f"{label} {fmt(value)}" for key, label, fmt in _MORE if (value := gpu.figure(key)) is not None]
     known = {key for key, _, _ in _MORE} | _IN_COLUMNS
     shown += [f"{key.removeprefix('DCGM_FI_')} {value:g}" for key, value in sorted(gpu.figures.items())
               if key not in known]
@@ -82,6 +115,7 @@ def gpu_cells(gpu: ClusterGpu) -> tuple[Text | str, ...]:
         _power(gpu),
         fmt_percent(gpu.figure("fan_speed")),
         _mhz(gpu.figure("clock_sm")),
+        activity_text(gpu),
         NA if gpu.seconds_to_full is None else fmt_duration(gpu.seconds_to_full),
         problems_text(gpu.problems),
         more_text(gpu),
