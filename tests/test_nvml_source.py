@@ -418,7 +418,7 @@ def test_mig_devices_have_their_own_memory_ids_and_processes(open_source: OpenSo
                     gpu_index=0,
                     type="C",
                     gpu_memory=6 * GiB,
-                    sm_utilization=None,  # NVML keeps no per-process samples in MIG mode
+                    sm_utilization=30.0,  # used in MIG mode too, where the driver gives it
                     mig_index=0,
                 ),  # fmt: skip
             ),
@@ -433,12 +433,13 @@ def test_mig_devices_have_their_own_memory_ids_and_processes(open_source: OpenSo
             memory_used=0,
             memory_free=40 * GiB,
             processes=(
-                ProcessSample(pid=222, gpu_index=0, type="C+G", gpu_memory=9 * GiB, mig_index=2),
+                # Absent from the driver's samples: it did not run since the last ones.
+                ProcessSample(pid=222, gpu_index=0, type="C+G", gpu_memory=9 * GiB, sm_utilization=0.0, mig_index=2),
             ),
         ),
     )
     # The driver lists MIG processes on the parent too; they count once, in their MIG device.
-    assert gpu.processes == (ProcessSample(pid=333, gpu_index=0, type="C", gpu_memory=GiB),)
+    assert gpu.processes == (ProcessSample(pid=333, gpu_index=0, type="C", gpu_memory=GiB, sm_utilization=0.0),)
     assert sorted(p.pid for p in gpu.all_processes()) == [111, 222, 333]
 
 

@@ -84,6 +84,8 @@ class MigSample:
     memory_used: int | None = None
     memory_free: int | None = None
     processes: tuple[ProcessSample, ...] = ()
+    # False when a process list of the device could not be read: its processes may be incomplete.
+    processes_known: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +163,9 @@ class GpuSample:
     mig_devices: tuple[MigSample, ...] = ()
     # Processes not inside a MIG device; see all_processes().
     processes: tuple[ProcessSample, ...] = ()
+    # False when a process list of the GPU could not be read (an error other than a missing symbol):
+    # the processes may be incomplete, so the memory no process accounts for is unknown.
+    processes_known: bool = True
 
     def all_processes(self) -> tuple[ProcessSample, ...]:
         """Every process on this GPU, those in its MIG devices included.

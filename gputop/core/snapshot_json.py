@@ -52,6 +52,7 @@ def mig_to_dict(mig: MigSample) -> dict[str, Any]:
         "compute_instance_id": mig.compute_instance_id,
         "memory": {"total": mig.memory_total, "used": mig.memory_used, "free": mig.memory_free},
         "processes": [process_to_dict(p) for p in mig.processes],
+        "processes_known": mig.processes_known,
     }
 
 
@@ -97,6 +98,7 @@ def gpu_to_dict(gpu: GpuSample) -> dict[str, Any]:
         "mig_mode": gpu.mig_mode,
         "mig_devices": [mig_to_dict(m) for m in gpu.mig_devices],
         "processes": [process_to_dict(p) for p in gpu.all_processes()],
+        "processes_known": gpu.processes_known,
     }
 
 
@@ -223,6 +225,7 @@ def _mig(data: dict[str, Any], gpu_index: int) -> MigSample:
         memory_used=memory["used"],
         memory_free=memory["free"],
         processes=tuple(_process(p, gpu_index) for p in data["processes"]),
+        processes_known=bool(data.get("processes_known", True)),
     )
 
 
@@ -267,6 +270,7 @@ def _gpu(data: dict[str, Any]) -> GpuSample:
         mig_devices=tuple(_mig(m, index) for m in data["mig_devices"]),
         # MIG processes are listed under their MIG device; the GPU keeps the others.
         processes=tuple(_process(p, index) for p in data["processes"] if p.get("mig_device") is None),
+        processes_known=bool(data.get("processes_known", True)),
     )
 
 

@@ -149,6 +149,9 @@ class Scenario:
     driver: str = "550.54.15"
     cuda: int | None = 12040
     init_error: int | None = None
+    # "success": a process list asked for its size (no buffer) answers SUCCESS with the count set,
+    # as some NVML builds do, instead of INSUFFICIENT_SIZE.
+    size_probe: str | None = None
     gpus: list[GpuSpec] = field(default_factory=list)
     migs: list[MigSpec] = field(default_factory=list)
     processes: list[ProcessSpec] = field(default_factory=list)
@@ -254,6 +257,8 @@ class Scenario:
             lines.append(f"cuda {self.cuda}")
         if self.init_error is not None:
             lines.append(f"init_error {self.init_error}")
+        if self.size_probe is not None:
+            lines.append(f"size_probe {self.size_probe}")
         lines += [_record("gpu", asdict(gpu)) for gpu in self.gpus]
         lines += [_record("mig", asdict(mig)) for mig in self.migs]
         lines += [_record("process", asdict(process)) for process in self.processes]

@@ -210,11 +210,12 @@ class NvmlDevice:
         mig_mode = call(pynvml.nvmlDeviceGetMigMode, handle)
         in_mig = mig_mode is not None and int(mig_mode[0]) == pynvml.NVML_DEVICE_MIG_ENABLE
 
-        # In MIG mode NVML keeps no per-process samples: SM use (and idleness) is unknown there.
-        sm_utilization = None if in_mig else self._sm_utilization(handle)
-        migs = self._migs(handle, facts.max_mig or 0) if in_mig else ()
+        # Many drivers keep no per-process samples in MIG mode (None: SM use and idleness unknown);
+        # where one does, its samples cover the processes of every MIG device of the GPU.
+        sm_utilization = self._sm_utilization(handle)
+        migs = self._migs(handle, facts.max_mig or 0, sm_utilization) if in_mig else ()
         in_migs = {process.pid for mig in migs for process in mig.processes}
-        processes = self._processes(None, handle, sm_utilization, skip=in_migs)
+        processes, processes_known = self._processes(None, handle, sm_utilization, skip=in_migs)
         return GpuSample(
             index=self.index,
             name=facts.name,
@@ -248,6 +249,7 @@ class NvmlDevice:
             ),
             mig_devices=migs,
             processes=processes,
+            processes_known=processes_known,
         )
 
     def _sm_utilization(self, handle: Handle) -> nvml_health.SmSamples | None:
@@ -263,11 +265,17 @@ class NvmlDevice:
         handle: Handle,
         sm_samples: nvml_health.SmSamples | None,
         skip: set[int] | frozenset[int] = frozenset(),
-    ) -> tuple[ProcessSample, ...]:
+    ) -> tuple[tuple[ProcessSample, ...], bool]:
+        """The device's processes, and whether every process list could be read (a list the library
+        lacks altogether is no list, not an unread one)."""
         kinds: dict[int, str] = {}  # "C", "G" or "C+G"
         memory: dict[int, int | None] = {}
+        complete = True
         for letter, family, versions in PROCESS_LISTS:
-            for pid, used in self.gateway.call_versions(family, versions, handle) or ():
+            listed = self.gateway.call_versions(family, versions, handle)
+            if listed is None and not self.gateway.lacks(family, versions):
+                complete = False
+            for pid, used in listed or ():
                 if pid in skip:
                     continue
                 kind = kinds.get(pid)
@@ -292,9 +300,11 @@ class NvmlDevice:
                 last = ProcessSample(pid, self.index, kind, used, sm, mig_index)
             now[pid] = last
         self.process_samples[mig_index] = now
-        return tuple(now.values())
+        return tuple(now.values()), complete
 
-    def _migs(self, handle: Handle, max_mig: int) -> tuple[MigSample, ...]:
+    def _migs(
+        self, handle: Handle, max_mig: int, sm_samples: nvml_health.SmSamples | None
+    ) -> tuple[MigSample, ...]:
         call = self.gateway.call
         migs = []
         for slot in range(max_mig):
@@ -312,6 +322,7 @@ class NvmlDevice:
                 )
                 self.mig_facts[key] = facts
             memory = self.gateway.call_versions("memory", MEMORY_VERSIONS, mig)
+            processes, processes_known = self._processes(slot, mig, sm_samples)
             migs.append(
                 MigSample(
                     index=slot,
@@ -322,7 +333,8 @@ class NvmlDevice:
                     memory_total=None if memory is None else memory.total,
                     memory_used=None if memory is None else memory.used,
                     memory_free=None if memory is None else memory.free,
-                    processes=self._processes(slot, mig, None),
+                    processes=processes,
+                    processes_known=processes_known,
                 )
             )
         return tuple(migs)

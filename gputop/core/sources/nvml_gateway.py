@@ -95,6 +95,10 @@ class Gateway:
             return result
         return None
 
+    def lacks(self, family: str, versions: Sequence[object]) -> bool:
+        """Whether the library has none of the family's versions (its None then means "no such call")."""
+        return self._version.get(family, 0) >= len(versions)
+
     def last_call(self, thread: int | None) -> str | None:
         """The NVML call thread `thread` made last: the one it is stuck in, when it is."""
         return None if thread is None else self._calling.get(thread)
@@ -211,9 +215,12 @@ def read_list(
     count = ctypes.c_uint(0 if array is None else len(array))
     for _ in range(_LIST_TRIES):
         result = call(array, count)
-        if result == pynvml.NVML_SUCCESS:
+        room = 0 if array is None else len(array)
+        if result == pynvml.NVML_SUCCESS and count.value <= room:
             return b"" if array is None else ctypes.string_at(array, count.value * ctypes.sizeof(item))
-        if result != pynvml.NVML_ERROR_INSUFFICIENT_SIZE:
+        # Some NVML builds answer the size probe (no array) with SUCCESS and the count set, not
+        # INSUFFICIENT_SIZE: a count larger than the room given is a size either way.
+        if result not in (pynvml.NVML_SUCCESS, pynvml.NVML_ERROR_INSUFFICIENT_SIZE):
             break
         array = arrays[item] = (item * (count.value * 2 + 5))()  # room for processes started since
         count.value = len(array)

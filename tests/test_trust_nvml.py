@@ -1,0 +1,117 @@
+"""Answers a driver unlike the tests' usual fake must not turn into false ones (issue 28), through the
+real nvidia-ml-py against the fake libnvidia-ml.so.1."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fakenvml import NO_SUCH_PID, FakeNvml, GiB, Scenario
+from prometheus_client.exposition import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from gputop.core.diagnosis.problems import problem_counts
+from gputop.core.exporter import SnapshotCollector, make_registry
+from gputop.core.foresight import Watcher
+from gputop.core.model import HostSample, Snapshot
+from gputop.core.snapshot_json import snapshot_from_dict, snapshot_to_dict
+from gputop.core.sources.nvml import NvmlSource
+
+HOG = NO_SUCH_PID + 7
+
+
+@pytest.fixture
+def source(fake_nvml: FakeNvml) -> Iterator[NvmlSource]:
+    fake_nvml.write(Scenario().gpu())
+    fake_nvml.load()
+    nvml = NvmlSource()
+    nvml.open()
+    yield nvml
+    nvml.close()
+
+
+def _series(collector: SnapshotCollector, name: str, **labels: str) -> dict[str, float]:
+    """GPU index -> value of the samples of ``name`` with ``labels``."""
+    text = generate_latest(make_registry(collector)).decode()
+    return {
+        sample.labels["gpu"]: sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items())
+    }
+
+
+def _tick(source: NvmlSource, watcher: Watcher, t: float) -> tuple[Snapshot, dict[str, object]]:
+    snapshot = Snapshot(timestamp=t, hostname="h", host=HostSample(), gpus=source.sample())
+    foresight = watcher.update(snapshot)
+    document = snapshot_to_dict(snapshot, foresight.forecasts, foresight.events, foresight.diagnoses)
+    return snapshot, document
+
+
+def test_a_size_probe_answered_with_success_and_a_count_is_read_again_with_room(
+    fake_nvml: FakeNvml, source: NvmlSource
+) -> None:
+    fake_nvml.write(
+        Scenario(size_probe="success")
+        .gpu(memory_used=31 * GiB)
+        .process(gpu=0, pid=HOG, used=30 * GiB)
+        .process(gpu=0, pid=HOG + 1, used=1 * GiB, kind="G")
+    )
+    watcher = Watcher()
+    snapshot, document = _tick(source, watcher, 1000.0)
+    [gpu] = snapshot.gpus
+    assert sorted((p.pid, p.type, p.gpu_memory) for p in gpu.processes) == [
+        (HOG, "C", 30 * GiB),
+        (HOG + 1, "G", 1 * GiB),
+    ]
+    gpus = document["gpus"]
+    assert isinstance(gpus, list)
+    assert gpus[0]["unattributed_memory"] == 0
+    assert problem_counts(snapshot, watcher.diagnoser.update(snapshot)) == {0: {}}
+
+
+def test_a_process_list_that_cannot_be_read_makes_unattributed_memory_unknown(
+    fake_nvml: FakeNvml, source: NvmlSource
+) -> None:
+    fake_nvml.write(
+        Scenario()
+        .gpu(memory_used=31 * GiB)
+        .gpu(memory_used=31 * GiB)
+        .process(gpu=0, pid=HOG, used=30 * GiB)
+        .process(gpu=1, pid=HOG + 1, used=1 * GiB)
+        .error("nvmlDeviceGetComputeRunningProcesses", "NO_PERMISSION", gpu=0)
+    )
+    watcher = Watcher()
+    collector = SnapshotCollector(hostname="h")
+    for t in (1000.0, 1001.0):
+        snapshot, document = _tick(source, watcher, t)
+        collector.update(snapshot, {}, watcher.diagnoser.update(snapshot))
+    unread, read = snapshot.gpus
+    assert (unread.processes_known, unread.processes) == (False, ())
+    assert read.processes_known is True
+    gpus = document["gpus"]
+    assert isinstance(gpus, list)
+    assert (gpus[0]["processes_known"], gpus[0]["unattributed_memory"]) == (False, None)
+    # GPU 1's list was read: 30 GiB that no process holds is a figure, and a problem, there.
+    assert (gpus[1]["processes_known"], gpus[1]["unattributed_memory"]) == (True, 30 * GiB)
+    assert document["alerts"] == []
+    assert _series(collector, "gputop_gpu_problems", kind="unattributed") == {"0": 0.0, "1": 1.0}
+    assert _series(collector, "gputop_gpu_memory_unattributed_bytes") == {"1": 30.0 * GiB}
+    # A recording keeps the difference: replayed, GPU 0's unattributed memory is still unknown.
+    replayed = snapshot_from_dict(snapshot_to_dict(snapshot))
+    assert [gpu.processes_known for gpu in replayed.gpus] == [False, True]
+    assert [d.unattributed.memory for d in Watcher().update(replayed).diagnoses.gpus.values()] == [None, 30 * GiB]
+
+
+def test_a_list_the_library_lacks_altogether_is_no_list_not_an_unread_one(fake_nvml: FakeNvml) -> None:
+    fake_nvml.write(Scenario().gpu(memory_used=31 * GiB).process(gpu=0, pid=HOG, used=30 * GiB))
+    mps = [f"nvmlDeviceGetMPSComputeRunningProcesses{suffix}" for suffix in ("", "_v2", "_v3")]
+    fake_nvml.load(omit=mps)
+    nvml = NvmlSource()
+    nvml.open()
+    try:
+        [gpu] = nvml.sample()
+    finally:
+        nvml.close()
+    assert gpu.processes_known is True
+    assert [(p.pid, p.gpu_memory) for p in gpu.processes] == [(HOG, 30 * GiB)]
