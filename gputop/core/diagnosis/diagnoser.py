@@ -15,7 +15,8 @@ the history, and keeps what it needs between ticks:
   ``stall_utilization_percent`` with power at or below
   ``stall_power_percent`` of the limit and memory flat for ``stall_after_s``
   (a job spinning in a collective); else ``"throttled"`` when a reason that
-  limits performance holds the clocks down; else None.
+  limits performance holds the clocks down; else None. Either needs a process
+  holding memory on the GPU: where nothing runs, nothing is stalled or slowed.
 - **unattributed memory** and **health**: see ``memory`` and ``health``.
 """
 
@@ -123,10 +124,13 @@ class Diagnoser:
             return GpuDiagnosis(None, (), unattributed, health, new_ecc)
         limiting = limiting_reasons(gpu.clock_event_reasons)
         verdict: Verdict | None = None
-        if self._stalled(gpu, now):
-            verdict = "stalled"
-        elif limiting:
-            verdict = "throttled"
+        # Judged every tick all the same, so a stall's clock runs from when it began.
+        stalled = self._stalled(gpu, now)
+        if _holds_memory(gpu):
+            if stalled:
+                verdict = "stalled"
+            elif limiting:
+                verdict = "throttled"
         return GpuDiagnosis(verdict, limiting, unattributed, health, new_ecc)
 
     def _stalled(self, gpu: GpuSample, now: float) -> bool:
@@ -202,3 +206,8 @@ class Diagnoser:
             diagnoses[identity] = last
         self._activity = activity
         return diagnoses
+
+
+def _holds_memory(gpu: GpuSample) -> bool:
+    """Whether a process listed on the GPU (or a MIG device of it) holds GPU memory."""
+    return any(process.gpu_memory for process in gpu.all_processes() if not process.stale)
