@@ -202,6 +202,7 @@ def test_a_lost_gpu_stays_listed_while_the_others_go_on_and_it_recovers(
         pci_bus_id="00000000:19:00.0",
         lost=True,
         last_error=text,
+        health=GpuHealth(xid_events=()),  # the XID events since it was lost: none
     )
     assert (during[0], during[2]) == (healthy[0], healthy[2])
     assert source.sample()[1].lost  # still lost while the error lasts

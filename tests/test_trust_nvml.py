@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from fakenvml import NO_SUCH_PID, FakeNvml, GiB, Scenario
+from fakenvml import NO_SUCH_PID, NOT_AVAILABLE, FakeNvml, GiB, Scenario
 from prometheus_client.exposition import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -15,6 +15,7 @@ from gputop.core.exporter import SnapshotCollector, make_registry
 from gputop.core.foresight import Watcher
 from gputop.core.model import HostSample, Snapshot
 from gputop.core.snapshot_json import snapshot_from_dict, snapshot_to_dict
+from gputop.core.sources import nvml_gateway
 from gputop.core.sources.nvml import NvmlSource
 
 HOG = NO_SUCH_PID + 7
@@ -115,3 +116,52 @@ def test_a_list_the_library_lacks_altogether_is_no_list_not_an_unread_one(fake_n
         nvml.close()
     assert gpu.processes_known is True
     assert [(p.pid, p.gpu_memory) for p in gpu.processes] == [(HOG, 30 * GiB)]
+
+
+def test_one_gpus_unexpected_exception_stays_on_that_gpu(fake_nvml: FakeNvml, source: NvmlSource) -> None:
+    # A name that is not UTF-8: pynvml's decode raises UnicodeDecodeError, which is no NVMLError.
+    fake_nvml.write(
+        Scenario()
+        .gpu(name="NVIDIA H100 \udcff", util_gpu=40)
+        .gpu(util_gpu=87)
+        .process(gpu=0, pid=HOG, used=2 * GiB)
+        .process(gpu=1, pid=HOG + 1, used=3 * GiB)
+    )
+    broken, healthy = source.sample()
+    assert (broken.lost, broken.answering, broken.utilization_gpu, broken.memory_used) == (False, False, None, None)
+    assert broken.last_error is not None
+    assert broken.last_error.startswith("nvmlDeviceGetName failed: UnicodeDecodeError: 'utf-8' codec can't decode")
+    assert (healthy.answering, healthy.last_error, healthy.utilization_gpu) == (True, None, 87.0)
+    assert [(p.pid, p.gpu_memory) for p in healthy.processes] == [(HOG + 1, 3 * GiB)]
+    # No alert and no diagnosis from a read that failed; the GPU answers again once the driver does.
+    watcher = Watcher()
+    foresight = watcher.update(Snapshot(timestamp=1.0, hostname="h", host=HostSample(), gpus=(broken, healthy)))
+    assert foresight.events == ()
+    fake_nvml.write(Scenario().gpu(util_gpu=40).gpu(util_gpu=87).process(gpu=0, pid=HOG, used=2 * GiB))
+    again, _ = source.sample()
+    assert (again.answering, again.last_error, again.utilization_gpu) == (True, None, 40.0)
+    assert [(p.pid, p.gpu_memory) for p in again.processes] == [(HOG, 2 * GiB)]
+
+
+def test_a_pynvml_without_its_private_lookup_is_read_through_its_public_calls(
+    fake_nvml: FakeNvml, source: NvmlSource, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As a pynvml that no longer has _nvmlGetFunctionPointer (gputop's name for it is changed, not pynvml).
+    monkeypatch.setattr(nvml_gateway, "PRIVATE_LOOKUP", "_nvmlGetFunctionPointer_gone")
+    fake_nvml.write(
+        Scenario()
+        .gpu(memory_used=31 * GiB)
+        .gpu()
+        .process(gpu=0, pid=HOG, used=30 * GiB, sm=55)
+        .process(gpu=0, pid=HOG + 1, used=NOT_AVAILABLE, kind="G")
+        .process(gpu=1, pid=HOG + 2, used=1 * GiB)
+    )
+    first, second = source.sample()
+    assert sorted((p.pid, p.type, p.gpu_memory, p.sm_utilization) for p in first.processes) == [
+        (HOG, "C", 30 * GiB, 55.0),
+        (HOG + 1, "G", None, 0.0),
+    ]
+    assert [(p.pid, p.gpu_memory) for p in second.processes] == [(HOG + 2, 1 * GiB)]
+    assert nvml_gateway.binding_notice() == (
+        "pynvml has no _nvmlGetFunctionPointer_gone: process lists are read through its public calls"
+    )

@@ -272,7 +272,8 @@ class Scenario:
         path = Path(path)
         previous = path.stat().st_mtime_ns if path.exists() else 0
         scratch = path.with_name(path.name + ".tmp")
-        scratch.write_text(self.render())
+        # surrogateescape: "\udcff" in a text writes the byte 0xff (a driver answering bytes that are not UTF-8).
+        scratch.write_bytes(self.render().encode("utf-8", "surrogateescape"))
         mtime = max(time.time_ns(), previous + 1_000)
         os.utime(scratch, ns=(mtime, mtime))
         os.replace(scratch, path)

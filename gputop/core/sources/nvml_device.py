@@ -10,12 +10,14 @@ new kinds of figure belong in their own module, called from `_read`.
 from __future__ import annotations
 
 import dataclasses
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import pynvml
 
-from gputop.core.model import GpuSample, MigSample, ProcessSample
+from gputop.core.model import GpuHealth, GpuSample, MigSample, ProcessSample
 from gputop.core.sources import nvml_health
 from gputop.core.sources.nvml_events import XidEvents
 from gputop.core.sources.nvml_gateway import (
@@ -31,6 +33,9 @@ PSTATE_UNKNOWN = 32
 PCIE_KB = 1024  # NVML reports PCIe throughput in KB/s of 1024 bytes.
 # Static facts that came back empty (a timeout, a permission) are read again this often.
 STATIC_RETRY_SAMPLES = 30
+# A lost GPU shows the XID events that arrived since it was lost, and this long before: the driver
+# often reports the XID (79: fallen off the bus) a moment before the first call fails.
+XID_BEFORE_LOSS_S = 60.0
 
 
 def _text(value: Any) -> str | None:
@@ -87,14 +92,19 @@ class NvmlDevice:
     process_samples: dict[int | None, dict[int, ProcessSample]] = field(default_factory=dict)
     last: GpuSample | None = None  # the newest sample it answered with
     xid_events: XidEvents | None = None  # the source's XID event thread
+    lost_since: float | None = None  # when it was first found lost (seconds since the epoch)
 
     def sample(self) -> GpuSample:
-        """Read the GPU; a GPU that answers as lost is listed as lost and tried again next time."""
+        """Read the GPU; a GPU that answers as lost is listed as lost and tried again next time.
+
+        Any other exception (a binding that lacks a name, a value it cannot convert) marks this GPU
+        alone, as not answering with the error named: the other GPUs' reads go on.
+        """
         try:
             if self.handle is None:
                 self.handle = self.gateway.call(pynvml.nvmlDeviceGetHandleByIndex, self.index)
                 if self.handle is None:
-                    return self._remember(self._identity(lost=True))
+                    return self._lost_sample(None)
             self.samples_since_facts += 1
             if self.facts is None or (
                 self.samples_since_facts > STATIC_RETRY_SAMPLES and self._incomplete()
@@ -102,14 +112,33 @@ class NvmlDevice:
                 self.facts = self._static_facts(self.handle)
                 self.mig_facts.clear()
                 self.samples_since_facts = 0
-            return self._remember(self._read(self.handle, self.facts))
+            sample = self._read(self.handle, self.facts)
+            self.lost_since = None
+            return self._remember(sample)
         except DeviceLost as error:
             return self.lost(str(error))
+        except Exception as error:  # noqa: BLE001 - one GPU's fault stays on that GPU
+            return self.failed(error, self.gateway.last_call(threading.get_ident()))
 
     def lost(self, error: str) -> GpuSample:
         """The GPU as lost; its handle is fetched again next sample, so that it can come back."""
         self.handle = None
-        return self._remember(self._identity(lost=True, last_error=error))
+        return self._lost_sample(error)
+
+    def failed(self, error: BaseException, call: str | None) -> GpuSample:
+        """The GPU after its read raised something unexpected in ``call``: as not answering (no
+        figures, its last processes marked stale), ``last_error`` naming the call and the error."""
+        return self.not_answering(time.time(), f"{call or 'NVML'} failed: {type(error).__name__}: {error}")
+
+    def _lost_sample(self, error: str | None) -> GpuSample:
+        """Lost, with the XID events that explain it (see XID_BEFORE_LOSS_S)."""
+        if self.lost_since is None:
+            self.lost_since = time.time()
+        events = None if self.xid_events is None else self.xid_events.events(self.index)
+        if events is not None:
+            events = tuple(event for event in events if event.time >= self.lost_since - XID_BEFORE_LOSS_S)
+        health = GpuHealth(xid_events=events)
+        return self._remember(self._identity(lost=True, last_error=error, health=health))
 
     def not_answering(self, since: float, error: str) -> GpuSample:
         """The GPU while a call to it has not come back: no figures, its last processes marked stale."""
@@ -136,12 +165,14 @@ class NvmlDevice:
     def sample_with_pcie(self) -> GpuSample:
         """sample() then pcie(), on one thread: for while the GPU's handle is not known yet."""
         sample = self.sample()
-        if sample.lost:
+        if sample.lost or not sample.answering:
             return sample
         try:
             rx, tx = self.pcie()
         except DeviceLost as error:
             return self.lost(str(error))
+        except Exception as error:  # noqa: BLE001 - one GPU's fault stays on that GPU
+            return self.failed(error, self.gateway.last_call(threading.get_ident()))
         return self._remember(dataclasses.replace(sample, pcie_rx=rx, pcie_tx=tx))
 
     def pcie(self) -> tuple[float | None, float | None]:

@@ -104,9 +104,32 @@ class Gateway:
         return None if thread is None else self._calling.get(thread)
 
 
-def symbol(name: str) -> Any:
-    """The library's function `name`, for symbols pynvml does not wrap (FUNCTION_NOT_FOUND if absent)."""
-    return pynvml._nvmlGetFunctionPointer(name)
+# pynvml's private lookup of a library function, the one private name of pynvml gputop uses (see
+# tests/test_textual_private.py): it lets a list be read in one call into an array kept from the last
+# tick. A pynvml without it is read through its public calls instead (one allocation per item).
+PRIVATE_LOOKUP = "_nvmlGetFunctionPointer"
+
+
+def symbol(name: str) -> Any | None:
+    """The library's function `name` (FUNCTION_NOT_FOUND if absent); None when this pynvml has no
+    private lookup, and the caller must use pynvml's public call."""
+    lookup = getattr(pynvml, PRIVATE_LOOKUP, None)
+    return None if lookup is None else lookup(name)
+
+
+def binding_notice() -> str | None:
+    """The one-line notice ``--debug`` gives when gputop reads NVML's lists the slower public way."""
+    if hasattr(pynvml, PRIVATE_LOOKUP):
+        return None
+    return f"pynvml has no {PRIVATE_LOOKUP}: process lists are read through its public calls"
+
+
+def public(name: str) -> Callable[..., Any]:
+    """pynvml's public call `name`; FUNCTION_NOT_FOUND (as NVML says it) when this pynvml lacks it."""
+    fn = getattr(pynvml, name, None)
+    if fn is None:
+        raise pynvml.NVMLError(pynvml.NVML_ERROR_FUNCTION_NOT_FOUND)
+    return fn  # type: ignore[no-any-return]
 
 
 def describe(error: Exception) -> str:
@@ -246,12 +269,20 @@ def _listing(name: str, item: type[ctypes.Structure]) -> Callable[[Handle], Proc
     @_named(name)
     def call(handle: Handle) -> ProcessList:
         fn = symbol(name)
+        if fn is None:
+            listed = public(name)(handle)
+            return [(int(info.pid), _memory(info.usedGpuMemory)) for info in listed]
         raw = read_list(lambda array, count: int(fn(handle, ctypes.byref(count), array)), item)
         return [
             (pid, None if memory == NOT_AVAILABLE else memory) for pid, memory in items.iter_unpack(raw)
         ]
 
     return call
+
+
+def _memory(used: Any) -> int | None:
+    """A process's memory as pynvml's public call gives it (None or NOT_AVAILABLE: not known)."""
+    return None if used is None or int(used) == NOT_AVAILABLE else int(used)
 
 
 # (type letter, version family, versions newest first)
