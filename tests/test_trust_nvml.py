@@ -3,6 +3,7 @@ real nvidia-ml-py against the fake libnvidia-ml.so.1."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -14,6 +15,7 @@ from gputop.core.diagnosis.problems import problem_counts
 from gputop.core.exporter import SnapshotCollector, make_registry
 from gputop.core.foresight import Watcher
 from gputop.core.model import HostSample, Snapshot
+from gputop.core.once_table import render_text
 from gputop.core.snapshot_json import snapshot_from_dict, snapshot_to_dict
 from gputop.core.sources import nvml_gateway
 from gputop.core.sources.nvml import NvmlSource
@@ -165,3 +167,38 @@ def test_a_pynvml_without_its_private_lookup_is_read_through_its_public_calls(
     assert nvml_gateway.binding_notice() == (
         "pynvml has no _nvmlGetFunctionPointer_gone: process lists are read through its public calls"
     )
+
+
+def test_a_lost_gpu_shows_the_xid_the_event_thread_received_while_it_was_lost(
+    fake_nvml: FakeNvml, source: NvmlSource
+) -> None:
+    fake_nvml.write(Scenario().gpu().gpu())
+    watcher = Watcher()
+    _tick(source, watcher, time.time())
+    fake_nvml.write(Scenario().gpu().gpu().lost(0).xid(0, 79))
+    deadline = time.monotonic() + 10.0
+    while True:
+        snapshot, document = _tick(source, watcher, time.time())
+        lost = snapshot.gpus[0]
+        if lost.health.xid_events or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert lost.lost and [event.code for event in lost.health.xid_events or ()] == [79]
+    gpus = document["gpus"]
+    assert isinstance(gpus, list)
+    assert [event["code"] for event in gpus[0]["health"]["xid_events"]] == [79]
+    # Raised while the GPU is lost, beside the lost alert; not when it answers again.
+    assert [(event.kind, event.message) for event in watcher.monitor.active.values()] == [
+        ("lost", "GPU 0 is lost: it stopped answering the driver"),
+        ("health", "GPU 0 health: XID 79: GPU has fallen off the bus"),
+    ]
+    text = render_text(snapshot, colour=False, diagnoses=watcher.diagnoser.update(snapshot))
+    assert "[0] NVIDIA H100 80GB HBM3  GPU LOST: XID 79: GPU has fallen off the bus" in text.splitlines()
+    fake_nvml.write(Scenario().gpu().gpu().xid(0, 79))
+    _, document = _tick(source, watcher, time.time())
+    alerts = document["alerts"]
+    assert isinstance(alerts, list)
+    # Back: the lost alert clears; the XID, raised while lost, is not raised again as new.
+    assert [(alert["kind"], alert["cleared"], alert["message"]) for alert in alerts] == [
+        ("lost", True, "GPU 0 is answering again")
+    ]

@@ -114,7 +114,10 @@ class Diagnoser:
         limits = self.thresholds
         unattributed = gpu_unattributed(gpu, limits.unattributed_min_gib, limits.unattributed_percent)
         tracker = self._health.setdefault(gpu.index, HealthTracker())
-        if gpu.lost or not gpu.answering:
+        if gpu.lost:
+            # Its counters are not known now: what was outstanding stays so; the XIDs that explain it join.
+            health, new_ecc = tracker.update_lost(gpu.health.xid_events, now), False
+        elif not gpu.answering:
             # Its counters are not known now: what was outstanding stays so.
             health, new_ecc = tracker.problems, False
         else:
