@@ -115,6 +115,7 @@ def alert_to_dict(event: AlertEvent) -> dict[str, Any]:
         "message": event.message,
         "cleared": event.cleared,
         "subject": event.subject,
+        "updated": event.updated,
     }
 
 

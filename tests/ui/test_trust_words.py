@@ -4,8 +4,10 @@ and MIG mode on with no MIG instance, on the card and the detail screen, as a us
 from __future__ import annotations
 
 import dataclasses
+import time
 
 from gputop.core.model import GpuHealth, XidEvent
+from gputop.ui.screens.alert_log import AlertLogScreen
 
 from .factory import NOW, gpu, make_app, proc, screen_text, snapshot
 
@@ -46,3 +48,23 @@ async def test_the_detail_screen_says_it_too() -> None:
         assert screen_text(app).splitlines()[0].rstrip() == (
             " GPU 0  NVIDIA H100 80GB HBM3  LOST  XID 79: GPU has fallen off the bus"
         )
+
+
+async def test_the_alert_log_shows_a_climbing_counter_once_with_its_start_and_latest_count() -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        for t in range(20):
+            sick = dataclasses.replace(gpu(0), health=GpuHealth(ecc_uncorrected_volatile=t + 1))
+            app.apply_snapshot(snapshot(sick, timestamp=NOW + 10.0 * t))
+        await pilot.pause()
+        await pilot.press("exclamation_mark")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, AlertLogScreen)
+        assert screen.lines() == [
+            f"{clock(0)} ⚠ GPU 0 health: 20 uncorrected ECC errors since the driver loaded · updated {clock(190)}"
+        ]
+
+
+def clock(seconds_after_now: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(NOW + seconds_after_now))

@@ -8,9 +8,10 @@ condition starts and cleared once when it ends.
 - ``throttle``: while HW slowdown, HW or SW thermal slowdown, or HW power
   brake holds the clocks down (a power cap alone is the GPU working as set).
 - ``stall``: while the verdict is ``stalled``.
-- ``health``: per outstanding problem; new uncorrected ECC errors raise it
-  again with the new count. An XID alert leaves the active set without a
-  cleared event when it stops being outstanding: it was an event, not a state.
+- ``health``: per outstanding problem; new uncorrected ECC errors update it
+  with the new count (one alert per problem, however often the count climbs).
+  An XID alert leaves the active set without a cleared event when it stops
+  being outstanding: it was an event, not a state.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ class Change:
     condition: bool | None
     message: str = ""
     cleared_message: str = ""
-    renew: bool = False  # raise again even though it is raised
+    update: bool = False  # while raised, its message says more now (a count that climbed)
     silent: bool = False  # clear without an event
 
 
@@ -119,7 +120,7 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
                     key,
                     True,
                     f"GPU {gpu.index} health: {problem.text}",
-                    renew=problem.key == "ecc" and diagnosis.new_ecc_errors,
+                    update=problem.key == "ecc" and diagnosis.new_ecc_errors,
                 )
             )
         alerts_to_clear = gpu.index in gpus_with_idle_alerts
