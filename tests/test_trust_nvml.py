@@ -16,9 +16,12 @@ from gputop.core.exporter import SnapshotCollector, make_registry
 from gputop.core.foresight import Watcher
 from gputop.core.model import HostSample, Snapshot
 from gputop.core.once_table import render_text
+from gputop.core.run_config import RunConfig
+from gputop.core.sampler import Sampler
 from gputop.core.snapshot_json import snapshot_from_dict, snapshot_to_dict
 from gputop.core.sources import nvml_gateway
 from gputop.core.sources.nvml import NvmlSource
+from gputop.ui.app import GpuTopApp
 
 HOG = NO_SUCH_PID + 7
 
@@ -202,3 +205,28 @@ def test_a_lost_gpu_shows_the_xid_the_event_thread_received_while_it_was_lost(
     assert [(alert["kind"], alert["cleared"], alert["message"]) for alert in alerts] == [
         ("lost", True, "GPU 0 is answering again")
     ]
+
+
+def test_mig_mode_without_instances_is_said_in_once(fake_nvml: FakeNvml, source: NvmlSource) -> None:
+    fake_nvml.write(Scenario().gpu(mig_mode=1).gpu(mig_mode=1).mig(1, 0, memory_used=2 * GiB))
+    snapshot, document = _tick(source, Watcher(), 1000.0)
+    lines = render_text(snapshot, colour=False).splitlines()
+    assert lines[3] == "    └ MIG on · no instances"  # GPU 0: its name line, its memory line, then this
+    assert lines[6].startswith("    └ MIG 0 1g.10gb")  # GPU 1 lists its instance instead
+    assert "MIG on · no instances" not in "\n".join(lines[4:])
+    gpus = document["gpus"]
+    assert isinstance(gpus, list)
+    assert (gpus[0]["mig_mode"], gpus[0]["mig_devices"]) == (True, [])
+
+
+async def test_debug_says_in_one_line_that_pynvml_is_read_through_its_public_calls(
+    fake_nvml: FakeNvml, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(nvml_gateway, "PRIVATE_LOOKUP", "_nvmlGetFunctionPointer_gone")
+    fake_nvml.write(Scenario().gpu())
+    fake_nvml.load()
+    app = GpuTopApp(Sampler(NvmlSource()), RunConfig(debug=True), start_sampler=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        said = [n.message for n in app._notifications if n.title == "NVML binding"]
+    assert said == ["pynvml has no _nvmlGetFunctionPointer_gone: process lists are read through its public calls"]
