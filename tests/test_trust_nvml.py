@@ -230,3 +230,21 @@ async def test_debug_says_in_one_line_that_pynvml_is_read_through_its_public_cal
         await pilot.pause()
         said = [n.message for n in app._notifications if n.title == "NVML binding"]
     assert said == ["pynvml has no _nvmlGetFunctionPointer_gone: process lists are read through its public calls"]
+
+
+def test_insufficient_size_without_a_count_leaves_the_list_unread_and_its_array_as_it_was(
+    fake_nvml: FakeNvml, source: NvmlSource
+) -> None:
+    # Found by the property test: the array kept between ticks doubled at every try of every tick, until
+    # making it raised MemoryError (or the machine ran out of memory first).
+    fake_nvml.write(
+        Scenario()
+        .gpu(memory_used=31 * GiB)
+        .process(gpu=0, pid=HOG, used=30 * GiB)
+        .process(gpu=0, pid=HOG + 1, used=1 * GiB, kind="G")
+        .error("nvmlDeviceGetComputeRunningProcesses", "INSUFFICIENT_SIZE", gpu=0)
+    )
+    for _ in range(20):
+        [gpu] = source.sample()
+        assert (gpu.answering, gpu.processes_known) == (True, False)
+        assert [(p.pid, p.type) for p in gpu.processes] == [(HOG + 1, "G")]

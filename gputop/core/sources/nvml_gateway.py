@@ -211,6 +211,9 @@ class _ProcessInfoV1(ctypes.Structure):
 
 NOT_AVAILABLE = pynvml.NVML_VALUE_NOT_AVAILABLE_ulonglong.value
 _LIST_TRIES = 3  # a list that keeps outgrowing its room is left unread this tick
+# More items than any GPU lists (NVML's own limit on processes is far lower): a count above it is
+# not believed, and the list is left unread rather than an array of that size made.
+_LIST_MOST = 1 << 16
 
 
 class _Buffers(threading.local):
@@ -244,6 +247,11 @@ def read_list(
         # Some NVML builds answer the size probe (no array) with SUCCESS and the count set, not
         # INSUFFICIENT_SIZE: a count larger than the room given is a size either way.
         if result not in (pynvml.NVML_SUCCESS, pynvml.NVML_ERROR_INSUFFICIENT_SIZE):
+            break
+        # INSUFFICIENT_SIZE without a count above the room given says nothing of the size needed:
+        # growing the array on it would double it at every try, every tick.
+        if count.value <= room or count.value > _LIST_MOST:
+            result = pynvml.NVML_ERROR_INSUFFICIENT_SIZE
             break
         array = arrays[item] = (item * (count.value * 2 + 5))()  # room for processes started since
         count.value = len(array)
