@@ -3,7 +3,7 @@ and the fake libnvidia-ml.so.1, never crash gputop, never make an output invalid
 alert whose condition the state does not contain.
 
 Seeded and reproducible: ``GPUTOP_PROPERTY_SEED`` (default 28) picks the run, ``GPUTOP_PROPERTY_STATES``
-how many driver states it goes through (default 200, a few seconds; the slow tier in CONTRIBUTING.md
+how many driver states it goes through (default 150, a few seconds; the slow tier in CONTRIBUTING.md
 runs 5000). A failure names the seed and the state, so that it can be replayed.
 
 Each state is what the driver answers at one tick: every figure at random, at its limits (0, the
@@ -44,7 +44,7 @@ from gputop.core.snapshot_json import dumps, snapshot_from_dict, snapshot_to_dic
 from gputop.core.sources.nvml import NvmlSource
 
 SEED = int(os.environ.get("GPUTOP_PROPERTY_SEED", "28"))
-STATES = int(os.environ.get("GPUTOP_PROPERTY_STATES", "200"))
+STATES = int(os.environ.get("GPUTOP_PROPERTY_STATES", "150"))
 GPUS = 3
 U32 = 2**32 - 1
 MEMORY_LIMIT = 2**62  # the fake reads numbers as signed 64-bit
