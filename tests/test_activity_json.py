@@ -151,6 +151,7 @@ def test_a_recording_replays_every_new_figure_and_a_schema_1_recording_still_rea
 def test_once_shows_activity_a_degraded_link_and_links_down_under_the_gpu_and_nothing_more_without_them() -> None:
     text = render_text(SNAPSHOT, colour=False, width=100)
     assert "    act SM 12%  tensor N/A  DRAM 9%  PCIe Gen4 x8 (max Gen5 x16)  NVLink 17/18 up\n" in text
-    plain = replace(GPU, activity=None, nvlink=None, pcie_link_gen=5, pcie_link_width=16, mig_devices=())
+    plain = replace(GPU, activity=None, nvlink=None, pcie_link_gen=5, pcie_link_width=16, mig_mode=False,
+                    mig_devices=())
     lines = render_text(replace(SNAPSHOT, gpus=(plain,)), colour=False, width=100).splitlines()
     assert lines[3] == ""  # header, the GPU's two lines, then the processes

@@ -202,6 +202,7 @@ def test_a_lost_gpu_stays_listed_while_the_others_go_on_and_it_recovers(
         pci_bus_id="00000000:19:00.0",
         lost=True,
         last_error=text,
+        health=GpuHealth(xid_events=()),  # the XID events since it was lost: none
     )
     assert (during[0], during[2]) == (healthy[0], healthy[2])
     assert source.sample()[1].lost  # still lost while the error lasts
@@ -418,7 +419,7 @@ def test_mig_devices_have_their_own_memory_ids_and_processes(open_source: OpenSo
                     gpu_index=0,
                     type="C",
                     gpu_memory=6 * GiB,
-                    sm_utilization=None,  # NVML keeps no per-process samples in MIG mode
+                    sm_utilization=30.0,  # used in MIG mode too, where the driver gives it
                     mig_index=0,
                 ),  # fmt: skip
             ),
@@ -433,12 +434,13 @@ def test_mig_devices_have_their_own_memory_ids_and_processes(open_source: OpenSo
             memory_used=0,
             memory_free=40 * GiB,
             processes=(
-                ProcessSample(pid=222, gpu_index=0, type="C+G", gpu_memory=9 * GiB, mig_index=2),
+                # Absent from the driver's samples: it did not run since the last ones.
+                ProcessSample(pid=222, gpu_index=0, type="C+G", gpu_memory=9 * GiB, sm_utilization=0.0, mig_index=2),
             ),
         ),
     )
     # The driver lists MIG processes on the parent too; they count once, in their MIG device.
-    assert gpu.processes == (ProcessSample(pid=333, gpu_index=0, type="C", gpu_memory=GiB),)
+    assert gpu.processes == (ProcessSample(pid=333, gpu_index=0, type="C", gpu_memory=GiB, sm_utilization=0.0),)
     assert sorted(p.pid for p in gpu.all_processes()) == [111, 222, 333]
 
 

@@ -94,6 +94,6 @@ def test_json_carries_a_null_forecast_and_no_growth_without_history(capsys: pyte
     assert {p["growth_rate"] for gpu in document["gpus"] for p in gpu["processes"]} == {0.0}
     # The alerts raised now: the demo's GPU 1 always runs at 94% of its memory.
     assert ("memory", 1) in [(a["kind"], a["gpu"]) for a in document["alerts"]]
-    keys = ("time", "gpu", "mig_device", "kind", "message", "cleared", "subject")
+    keys = ("time", "gpu", "mig_device", "kind", "message", "cleared", "subject", "updated")
     assert {tuple(a) for a in document["alerts"]} == {keys}
     assert not any(a["cleared"] for a in document["alerts"])

@@ -1,5 +1,6 @@
 """Textual's and Rich's private names are used in ``gputop/ui/textual_private.py`` only, textual-serve's in
-``gputop/serve/textual_serve_private.py`` only, and each still exists there with the shape it is used in."""
+``gputop/serve/textual_serve_private.py`` only, pynvml's in ``gputop/core/sources/nvml_gateway.py`` only, and
+each still exists there with the shape it is used in."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ import re
 import textwrap
 from pathlib import Path
 
+import pynvml
 import pytest
 
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.sources.demo import DemoSource
+from gputop.core.sources.nvml_gateway import PRIVATE_LOOKUP, binding_notice
 from gputop.serve import textual_serve_private
 from gputop.ui import textual_private
 from gputop.ui.app import GpuTopApp
@@ -28,6 +31,8 @@ ALLOWED = {
     "textual": PACKAGE / "ui" / "textual_private.py",
     "rich": PACKAGE / "ui" / "textual_private.py",
     "textual_serve": PACKAGE / "serve" / "textual_serve_private.py",
+    # pynvml's lookup of a library function (PRIVATE_LOOKUP), guarded by a fallback to its public calls.
+    "pynvml": PACKAGE / "core" / "sources" / "nvml_gateway.py",
 }
 FOREIGN = tuple(ALLOWED)
 SELF_ATTRIBUTE = re.compile(r"self\.(_\w+)")
@@ -70,8 +75,9 @@ def _library_private_names(packages: tuple[str, ...]) -> frozenset[str]:
     """Every private name the libraries' sources define or use as an attribute."""
     names: set[str] = set()
     for package in packages:
-        root = Path(importlib.import_module(package).__file__ or "").parent
-        for path in root.rglob("*.py"):
+        source = Path(importlib.import_module(package).__file__ or "")
+        # A package's folder; a single-module library (pynvml.py) is its one file.
+        for path in source.parent.rglob("*.py") if source.name == "__init__.py" else [source]:
             names.update(re.findall(r"(?:\.|def |class |^\s*)(_[A-Za-z]\w*)", path.read_text(), re.M))
     return frozenset(name for name in names if _private(name))
 
@@ -237,3 +243,13 @@ def test_a_textual_serve_whose_private_names_changed_is_named_by_what_changed(mo
     assert textual_serve_private.check_internals() == (
         "AppService._build_environment takes (self, size), expected (self, width, height)"
     )
+
+
+def test_the_private_pynvml_lookup_exists_in_this_nvidia_ml_py() -> None:
+    assert binding_notice() is None
+    assert callable(getattr(pynvml, PRIVATE_LOOKUP))
+
+
+def test_the_check_finds_a_private_pynvml_name_outside_the_gateway() -> None:
+    source = "import pynvml\nfn = pynvml._nvmlGetFunctionPointer('nvmlDeviceGetName')\n"
+    assert private_uses(source, ("pynvml",)) == ["2: ._nvmlGetFunctionPointer"]

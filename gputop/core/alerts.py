@@ -21,10 +21,17 @@ A value that is not available (None) neither raises nor clears an alert, and
 while a GPU is lost its other alerts stay as they were. The alerts the
 diagnoses call for (idle, throttle, stall, health) are decided in
 ``core.diagnosis.alerts`` and applied here the same way.
+
+A condition that worsens while it holds (an error counter that climbs) keeps
+its one alert: the alert is updated in place (the log keeps when it started
+and shows the latest message), and an event with ``updated=True`` carries the
+update to the recording and ``--json`` at most once every
+``UPDATE_INTERVAL_S`` per alert. Only a new kind of problem raises a new alert.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -47,6 +54,7 @@ THERMAL_HYSTERESIS_C = 2.0
 FORECAST_CLEAR_FACTOR = 1.2
 FORECAST_CLEAR_HOLD_S = 15.0
 DEFAULT_LOG_LENGTH = 500
+UPDATE_INTERVAL_S = 60.0
 
 GIB = 1024**3
 
@@ -62,6 +70,9 @@ class AlertEvent:
     message: str
     cleared: bool = False
     subject: str | None = None
+    # An update of an alert still raised (its message now says more); ``started``: when it was raised.
+    updated: bool = False
+    started: float | None = None
 
     @property
     def key(self) -> AlertKey:
@@ -75,7 +86,20 @@ class AlertLog:
         self._events: deque[AlertEvent] = deque(maxlen=maxlen)
 
     def extend(self, events: list[AlertEvent]) -> None:
-        self._events.extend(events)
+        for event in events:
+            if event.updated:
+                self.update(event)
+            else:
+                self._events.append(event)
+
+    def update(self, event: AlertEvent) -> None:
+        """Put an update in place of the entry of the alert it updates (appended if that entry is gone)."""
+        for position in range(len(self._events) - 1, -1, -1):
+            entry = self._events[position]
+            if entry.key == event.key and not entry.cleared:
+                self._events[position] = event
+                return
+        self._events.append(event)
 
     def clear(self) -> None:
         self._events.clear()
@@ -105,6 +129,9 @@ class AlertMonitor:
         self.log = AlertLog(log_length)
         self._active: dict[AlertKey, AlertEvent] = {}
         self._seen_gpus: set[int] = set()
+        # Alert key -> when an update of it was last carried as an event; and the updates not carried yet.
+        self._update_sent: dict[AlertKey, float] = {}
+        self._update_pending: set[AlertKey] = set()
         # Forecast alert key -> time since when its clear condition has held.
         self._forecast_clear_since: dict[AlertKey, float] = {}
 
@@ -148,6 +175,7 @@ class AlertMonitor:
         self._seen_gpus |= present
         if diagnoses is not None:
             self._diagnoses(events, now, snapshot, diagnoses)
+        self._send_pending_updates(events, now)
         self.log.extend(events)
         return events
 
@@ -168,6 +196,8 @@ class AlertMonitor:
             events.append(event)
         elif condition is False and key in self._active:
             del self._active[key]
+            self._update_sent.pop(key, None)
+            self._update_pending.discard(key)
             events.append(
                 AlertEvent(now, gpu_index, mig_index, kind, cleared_message, cleared=True, subject=subject)
             )
@@ -176,10 +206,37 @@ class AlertMonitor:
         active = [key for key in self._active if key[0] in ("idle", "throttle", "stall", "health", "busy")]
         for change in diagnosis_changes(snapshot, diagnoses, active):  # type: ignore[arg-type]
             key: AlertKey = change.key
-            if (change.renew or (change.silent and change.condition is False)) and key in self._active:
+            if change.update and change.condition and key in self._active:
+                self._update(events, now, key, change.message)
+                continue
+            if change.silent and change.condition is False and key in self._active:
                 del self._active[key]
+                self._update_pending.discard(key)
             if not change.silent:
                 self._set(events, now, key, change.condition, change.message, change.cleared_message)
+
+    def _update(self, events: list[AlertEvent], now: float, key: AlertKey, message: str) -> None:
+        """The raised alert ``key`` now says ``message``: updated in place (the log too), and carried as an
+        event at most once every UPDATE_INTERVAL_S."""
+        raised = self._active[key]
+        if raised.message == message:
+            return
+        kind, gpu_index, mig_index, subject = key
+        started = raised.time if raised.started is None else raised.started
+        event = AlertEvent(now, gpu_index, mig_index, kind, message, subject=subject, updated=True, started=started)
+        self._active[key] = event
+        self.log.update(event)
+        self._update_pending.add(key)
+
+    def _send_pending_updates(self, events: list[AlertEvent], now: float) -> None:
+        """Carry each update not carried yet as an event, once UPDATE_INTERVAL_S has passed since the last."""
+        for key in sorted(self._update_pending, key=str):
+            raised = self._active[key]
+            started = raised.time if raised.started is None else raised.started
+            if now - self._update_sent.get(key, started) >= UPDATE_INTERVAL_S:
+                self._update_sent[key] = now
+                self._update_pending.discard(key)
+                events.append(dataclasses.replace(raised, time=now))
 
     def _memory(
         self,

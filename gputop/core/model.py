@@ -168,6 +168,8 @@ class MigSample:
     activity: Activity | None = None
     # The pod the kubelet allocated this MIG device to; None when none, or no kubelet to ask.
     allocation: Allocation | None = None
+    # False when a process list of the device could not be read: its processes may be incomplete.
+    processes_known: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +257,9 @@ class GpuSample:
     processes: tuple[ProcessSample, ...] = ()
     # The pod the kubelet allocated this GPU to; None when none, or no kubelet to ask.
     allocation: Allocation | None = None
+    # False when a process list of the GPU could not be read (an error other than a missing symbol):
+    # the processes may be incomplete, so the memory no process accounts for is unknown.
+    processes_known: bool = True
 
     def all_processes(self) -> tuple[ProcessSample, ...]:
         """Every process on this GPU, those in its MIG devices included.

@@ -10,6 +10,7 @@ from gputop.core.alerts import AlertEvent
 from gputop.core.diagnosis import Diagnoses
 from gputop.core.diagnosis.activity import below_max, pcie_link_text
 from gputop.core.diagnosis.problems import problems
+from gputop.core.diagnosis.states import lost_reason, mig_state
 from gputop.core.format import (
     NA,
     bar_cells,
@@ -96,7 +97,8 @@ def _problem_lines(snapshot: Snapshot, diagnoses: Diagnoses, width: int, paint: 
 def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:
     name = safe_text(gpu.name or NA)
     if gpu.lost:
-        return [paint(_RED, cut(f"[{gpu.index}] {name}  GPU LOST: not answering", width))]
+        reason = "not answering" if not gpu.health.xid_events else lost_reason(gpu)
+        return [paint(_RED, cut(f"[{gpu.index}] {name}  GPU LOST: {reason}", width))]
     if not gpu.answering:
         return [
             paint(_RED, cut(f"[{gpu.index}] {name}  NOT ANSWERING", width)),
@@ -124,6 +126,8 @@ def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:
     activity = _activity_line(gpu)
     if activity:
         lines.append(cut(activity, width))
+    if (mig_words := mig_state(gpu)) is not None:
+        lines.append(f"    └ {mig_words}")
     for mig in gpu.mig_devices:
         profile = safe_text(mig.name).rsplit(" MIG ", 1)[-1] if mig.name else ""
         lines.append(

@@ -99,6 +99,7 @@ def mig_to_dict(mig: MigSample) -> dict[str, Any]:
         "processes": [process_to_dict(p) for p in mig.processes],
         "activity": activity_to_dict(mig.activity),
         "allocation": allocation_to_dict(mig.allocation),
+        "processes_known": mig.processes_known,
     }
 
 
@@ -216,6 +217,7 @@ def gpu_to_dict(gpu: GpuSample) -> dict[str, Any]:
         "mig_devices": [mig_to_dict(m) for m in gpu.mig_devices],
         "processes": [process_to_dict(p) for p in gpu.all_processes()],
         "allocation": allocation_to_dict(gpu.allocation),
+        "processes_known": gpu.processes_known,
     }
 
 
@@ -232,6 +234,7 @@ def alert_to_dict(event: AlertEvent) -> dict[str, Any]:
         "message": event.message,
         "cleared": event.cleared,
         "subject": event.subject,
+        "updated": event.updated,
     }
 
 
@@ -355,6 +358,7 @@ def _mig(data: dict[str, Any], gpu_index: int) -> MigSample:
         processes=tuple(_process(p, gpu_index) for p in data["processes"]),
         activity=_activity(data.get("activity")),
         allocation=_allocation(data.get("allocation")),
+        processes_known=bool(data.get("processes_known", True)),
     )
 
 
@@ -438,6 +442,7 @@ def _gpu(data: dict[str, Any]) -> GpuSample:
         # MIG processes are listed under their MIG device; the GPU keeps the others.
         processes=tuple(_process(p, index) for p in data["processes"] if p.get("mig_device") is None),
         allocation=_allocation(data.get("allocation")),
+        processes_known=bool(data.get("processes_known", True)),
     )
 
 

@@ -181,6 +181,11 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         self.layout_control.resized(self.size.width, self.size.height)
         if self.changed_cells_off is not None and not self.config.full_redraw:
             self.on_changed_cells_off(self.changed_cells_off)
+        if self.config.debug and self.sampler.source.name == "nvml":
+            from gputop.core.sources.nvml_gateway import binding_notice  # noqa: PLC0415 - pynvml only here
+
+            if (notice := binding_notice()) is not None:
+                self.notify(notice, title="NVML binding", severity="warning", timeout=15, markup=False)
         for warning in self.settings_control.warnings:
             self.notify(warning, title="Settings", severity="warning", timeout=15, markup=False)
         if self.latest is not None:

@@ -32,9 +32,10 @@ Notice = tuple[str, str, Severity]  # title, message, severity
 
 def alert_notices(events: Sequence[AlertEvent]) -> list[tuple[str, Severity]]:
     """(message, severity) of each alert a tick raised. A clearing is not announced: its card loses
-    the mark, and the log (``!``) has it."""
+    the mark, and the log (``!``) has it; nor is an update of an alert still raised (the log shows it)."""
     return [
-        (event.message, "warning" if event.kind in WARNING_KINDS else "error") for event in events if not event.cleared
+        (event.message, "warning" if event.kind in WARNING_KINDS else "error") for event in events
+        if not event.cleared and not event.updated
     ]
 
 

@@ -53,7 +53,11 @@ def run(frames: list[tuple[float, GpuSample]], thresholds: Thresholds | None = N
 
 
 def raised(foresights: list[Foresight], kind: str) -> list[AlertEvent]:
-    return [e for f in foresights for e in f.events if e.kind == kind and not e.cleared]
+    return [e for f in foresights for e in f.events if e.kind == kind and not e.cleared and not e.updated]
+
+
+def updated(foresights: list[Foresight], kind: str) -> list[AlertEvent]:
+    return [e for f in foresights for e in f.events if e.kind == kind and e.updated]
 
 
 def cleared(foresights: list[Foresight], kind: str) -> list[AlertEvent]:

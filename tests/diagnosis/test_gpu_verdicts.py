@@ -16,8 +16,12 @@ def test_the_reason_bitmask_decodes_to_names_in_nvml_order() -> None:
     assert limiting_reasons(("gpu_idle", "sw_power_cap", "hw_slowdown")) == ("hw_slowdown", "sw_power_cap")
 
 
+# A job holding memory on the GPU: a verdict needs one.
+JOB = (process(memory=9 * GIB, sm=100.0),)
+
+
 def test_a_power_cap_is_throttled_but_raises_no_alert() -> None:
-    busy = gpu(utilization_gpu=100.0, power_draw=700.0, clock_event_reasons=("sw_power_cap",))
+    busy = gpu(utilization_gpu=100.0, power_draw=700.0, clock_event_reasons=("sw_power_cap",), processes=JOB)
     _, ticks = run([(0.0, busy), (1.0, busy)])
     assert [f.diagnoses.gpus[0].verdict for f in ticks] == ["throttled", "throttled"]
     assert ticks[0].diagnoses.gpus[0].limiting == ("sw_power_cap",)
@@ -25,8 +29,8 @@ def test_a_power_cap_is_throttled_but_raises_no_alert() -> None:
 
 
 def test_hw_thermal_slowdown_raises_a_throttle_alert_once_and_clears_once() -> None:
-    hot = gpu(utilization_gpu=100.0, power_draw=500.0, clock_event_reasons=("hw_thermal", "sw_thermal"))
-    fine = gpu(utilization_gpu=100.0, power_draw=500.0, clock_event_reasons=())
+    hot = gpu(utilization_gpu=100.0, power_draw=500.0, clock_event_reasons=("hw_thermal", "sw_thermal"), processes=JOB)
+    fine = gpu(utilization_gpu=100.0, power_draw=500.0, clock_event_reasons=(), processes=JOB)
     _, ticks = run([(0.0, fine), (1.0, hot), (2.0, hot), (3.0, fine), (4.0, fine)])
     assert [f.diagnoses.gpus[0].verdict for f in ticks] == [None, "throttled", "throttled", None, None]
     assert [(e.time, e.message) for e in raised(ticks, "throttle")] == [
@@ -36,7 +40,7 @@ def test_hw_thermal_slowdown_raises_a_throttle_alert_once_and_clears_once() -> N
 
 
 def test_stalled_after_two_minutes_busy_at_low_power_with_flat_memory() -> None:
-    spinning = gpu(used=40 * GIB, utilization_gpu=100.0, power_draw=150.0, clock_event_reasons=())
+    spinning = gpu(used=40 * GIB, utilization_gpu=100.0, power_draw=150.0, clock_event_reasons=(), processes=JOB)
     working = replace(spinning, power_draw=600.0)
     frames = [(t * 10.0, spinning) for t in range(14)] + [(140.0, working), (150.0, working)]
     _, ticks = run(frames)
@@ -51,6 +55,22 @@ def test_stalled_after_two_minutes_busy_at_low_power_with_flat_memory() -> None:
         )
     ]
     assert [e.time for e in cleared(ticks, "stall")] == [140.0]
+
+
+def test_no_verdict_without_a_process_holding_memory_on_the_gpu() -> None:
+    # Utilization held high at idle power with nothing running (issue 28): nothing is stalled there.
+    empty = gpu(used=0, utilization_gpu=100.0, power_draw=70.0, clock_event_reasons=("sw_power_cap",))
+    holding_nothing = replace(empty, processes=(process(memory=0, sm=None),))
+    memory_unknown = replace(empty, processes=(process(memory=None, sm=None),))
+    for sample in (empty, holding_nothing, memory_unknown):
+        _, ticks = run([(t * 10.0, sample) for t in range(20)])
+        assert {f.diagnoses.gpus[0].verdict for f in ticks} == {None}
+        assert ticks[-1].diagnoses.gpus[0].limiting == ("sw_power_cap",)  # the reason is still reported
+        assert raised(ticks, "stall") == []
+    # The same GPU once a process holds memory there: stalled after two minutes, as before.
+    held = replace(empty, processes=JOB)
+    _, ticks = run([(t * 10.0, held) for t in range(14)])
+    assert [f.diagnoses.gpus[0].verdict for f in ticks][11:] == ["throttled", "stalled", "stalled"]
 
 
 def test_memory_on_the_move_is_not_a_stall() -> None:

@@ -28,6 +28,7 @@ def frames() -> list:  # type: ignore[type-arg]
     """Four GPUs over 130 s: an idle hog with unattributed memory, a power cap, a stall, bad health."""
     hog = process(memory=30 * GIB, sm=0.0, container="docker:0123456789ab", container_name="trainer")
     job = process(pid=99, memory=40 * GIB, sm=100.0, gpu_index=2)
+    capped = process(pid=98, memory=8 * GIB, sm=100.0, gpu_index=1)
     mig = MigSample(index=0, memory_total=20 * GIB, memory_used=2 * GIB, processes=())
     out = []
     for t in range(0, 140, 10):
@@ -35,7 +36,10 @@ def frames() -> list:  # type: ignore[type-arg]
             snapshot(
                 float(t),
                 gpu(0, used=70 * GIB, processes=(hog,), clock_sm_max=1980, clock_memory_max=2619),
-                gpu(1, used=0, utilization_gpu=100.0, power_draw=700.0, clock_event_reasons=("sw_power_cap",)),
+                gpu(
+                    1, used=8 * GIB, utilization_gpu=100.0, power_draw=700.0, clock_event_reasons=("sw_power_cap",),
+                    processes=(capped,),
+                ),  # fmt: skip
                 gpu(
                     2, used=40 * GIB, utilization_gpu=100.0, power_draw=100.0, clock_event_reasons=(), processes=(job,)
                 ),

@@ -34,6 +34,10 @@
  *       ecc_volatile=N ecc_aggregate=N (uncorrected) remap_corrected=N
  *       remap_uncorrected=N remap_pending=0|1 remap_failure=0|1
  *       retired_pending=0|1           health: see "diagnosis" below
+ *   size_probe success                a process list asked for its size (no
+ *                                     buffer) answers SUCCESS with the count
+ *                                     set, as some NVML builds do, instead
+ *                                     of INSUFFICIENT_SIZE
  *   xid gpu=I code=N                  one critical XID event, delivered once
  *                                     to an event set registered for it
  *   error fn=NAME|* code=N [gpu=I] [mig=S]
@@ -221,6 +225,7 @@ static char driver_version[80];
 static long long cuda_version;
 static int init_error;
 static int init_refcount;
+static int size_probe_success; /* "size_probe success": see process_list() */
 
 static char loaded_path[4096];
 static struct stat loaded_stat;
@@ -256,6 +261,7 @@ static void reset_scenario(void) {
     strcpy(driver_version, "0.0");
     cuda_version = UNSET;
     init_error = 0;
+    size_probe_success = 0;
 }
 
 /* Split "key=value" pairs; values may be "quoted". Returns 0 at the end. */
@@ -355,6 +361,11 @@ static void parse_record(char *line) {
         if (kind[0] == 'd') copy_text(driver_version, sizeof driver_version, arg);
         else if (kind[0] == 'c') cuda_version = number(arg);
         else init_error = (int)number(arg);
+        return;
+    }
+    if (strcmp(kind, "size_probe") == 0) {
+        char *arg;
+        size_probe_success = next_pair(&cursor, &arg, &value) && strcmp(arg, "success") == 0;
         return;
     }
     if (strcmp(kind, "gpu") == 0) {
@@ -1009,6 +1020,10 @@ static nvmlReturn_t process_list(const device_t *d, unsigned *count, void *infos
     if (!count) return NVML_ERROR_INVALID_ARGUMENT;
     if (n == 0) {
         *count = 0;
+        return NVML_SUCCESS;
+    }
+    if (!infos && size_probe_success) {
+        *count = n; /* the size, answered as a success */
         return NVML_SUCCESS;
     }
     if (!infos || *count < n) {

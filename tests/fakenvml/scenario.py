@@ -184,6 +184,9 @@ class Scenario:
     driver: str = "550.54.15"
     cuda: int | None = 12040
     init_error: int | None = None
+    # "success": a process list asked for its size (no buffer) answers SUCCESS with the count set,
+    # as some NVML builds do, instead of INSUFFICIENT_SIZE.
+    size_probe: str | None = None
     gpus: list[GpuSpec] = field(default_factory=list)
     migs: list[MigSpec] = field(default_factory=list)
     processes: list[ProcessSpec] = field(default_factory=list)
@@ -289,6 +292,8 @@ class Scenario:
             lines.append(f"cuda {self.cuda}")
         if self.init_error is not None:
             lines.append(f"init_error {self.init_error}")
+        if self.size_probe is not None:
+            lines.append(f"size_probe {self.size_probe}")
         lines += [_record("gpu", asdict(gpu)) for gpu in self.gpus]
         lines += [_record("mig", asdict(mig)) for mig in self.migs]
         lines += [_record("process", asdict(process)) for process in self.processes]
@@ -302,7 +307,8 @@ class Scenario:
         path = Path(path)
         previous = path.stat().st_mtime_ns if path.exists() else 0
         scratch = path.with_name(path.name + ".tmp")
-        scratch.write_text(self.render())
+        # surrogateescape: "\udcff" in a text writes the byte 0xff (a driver answering bytes that are not UTF-8).
+        scratch.write_bytes(self.render().encode("utf-8", "surrogateescape"))
         mtime = max(time.time_ns(), previous + 1_000)
         os.utime(scratch, ns=(mtime, mtime))
         os.replace(scratch, path)

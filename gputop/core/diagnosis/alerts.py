@@ -9,9 +9,10 @@ condition starts and cleared once when it ends.
   brake holds the clocks down (a power cap alone is the GPU working as set).
 - ``stall``: while the verdict is ``stalled``.
 - ``busy``: while the GPU is busy on few SMs (``busy_few_sms``, see ``activity``).
-- ``health``: per outstanding problem; new uncorrected ECC errors raise it
-  again with the new count. An XID alert leaves the active set without a
-  cleared event when it stops being outstanding: it was an event, not a state.
+- ``health``: per outstanding problem; new uncorrected ECC errors update it
+  with the new count (one alert per problem, however often the count climbs).
+  An XID alert leaves the active set without a cleared event when it stops
+  being outstanding: it was an event, not a state.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
-from gputop.core.diagnosis.diagnoser import Diagnoses
+from gputop.core.diagnosis.diagnoser import Diagnoses, GpuDiagnosis
 from gputop.core.diagnosis.reasons import ALERTING, reason_words
 from gputop.core.format import fmt_bytes, fmt_duration, fmt_percent, safe_text
 from gputop.core.model import ProcessSample, Snapshot, percent
@@ -38,7 +39,7 @@ class Change:
     condition: bool | None
     message: str = ""
     cleared_message: str = ""
-    renew: bool = False  # raise again even though it is raised
+    update: bool = False  # while raised, its message says more now (a count that climbed)
     silent: bool = False  # clear without an event
 
 
@@ -62,6 +63,18 @@ def _who(process: ProcessSample) -> str:
     return f"PID {process.pid} ({name}, {user})"
 
 
+def _raised_while_lost(gpu_index: int, diagnosis: GpuDiagnosis, present: set[DiagnosisKey]) -> list[Change]:
+    """The health problems of a lost GPU not raised yet: the XID the driver sent while it was lost explains
+    it, so it is raised now, not when the GPU answers again. Adds their keys to ``present``."""
+    changes = []
+    for problem in diagnosis.health:
+        key: DiagnosisKey = ("health", gpu_index, None, problem.key)
+        if key not in present:
+            present.add(key)
+            changes.append(Change(key, True, f"GPU {gpu_index} health: {problem.text}"))
+    return changes
+
+
 def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collection[DiagnosisKey]) -> list[Change]:
     """What the diagnoses of ``snapshot`` raise and clear, given the alerts ``active`` now."""
     changes: list[Change] = []
@@ -73,6 +86,8 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
         diagnosis = diagnoses.gpus.get(gpu.index)
         if diagnosis is None or gpu.lost or not gpu.answering:
             present |= {key for key in active if key[1] == gpu.index and key[0] != "idle"}
+            if diagnosis is not None and gpu.lost:
+                changes += _raised_while_lost(gpu.index, diagnosis, present)
             continue
         reasons = gpu.clock_event_reasons
         alerting = [name for name in reasons or () if name in ALERTING]
@@ -120,7 +135,7 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
                     key,
                     True,
                     f"GPU {gpu.index} health: {problem.text}",
-                    renew=problem.key == "ecc" and diagnosis.new_ecc_errors,
+                    update=problem.key == "ecc" and diagnosis.new_ecc_errors,
                 )
             )
         alerts_to_clear = gpu.index in gpus_with_idle_alerts

@@ -15,7 +15,8 @@ the history, and keeps what it needs between ticks:
   ``stall_utilization_percent`` with power at or below
   ``stall_power_percent`` of the limit and memory flat for ``stall_after_s``
   (a job spinning in a collective); else ``"throttled"`` when a reason that
-  limits performance holds the clocks down; else None.
+  limits performance holds the clocks down; else None. Either needs a process
+  holding memory on the GPU: where nothing runs, nothing is stalled or slowed.
   Where the GPU's SM activity is known (GPM), SM and tensor activity near
   idle stand in for the power test (see ``activity``).
 - **busy_few_sms**, **memory_bound** and the PCIe link and NVLink health
@@ -122,7 +123,10 @@ class Diagnoser:
         limits = self.thresholds
         unattributed = gpu_unattributed(gpu, limits.unattributed_min_gib, limits.unattributed_percent)
         tracker = self._health.setdefault(gpu.index, HealthTracker())
-        if gpu.lost or not gpu.answering:
+        if gpu.lost:
+            # Its counters are not known now: what was outstanding stays so; the XIDs that explain it join.
+            health, new_ecc = tracker.update_lost(gpu.health.xid_events, now), False
+        elif not gpu.answering:
             # Its counters are not known now: what was outstanding stays so.
             health, new_ecc = tracker.problems, False
         else:
@@ -133,18 +137,23 @@ class Diagnoser:
         limiting = limiting_reasons(gpu.clock_event_reasons)
         judged = self._judge.update(gpu, now)
         verdict: Verdict | None = None
-        if self._stalled(gpu, now):
-            verdict = "stalled"
-        elif limiting:
-            verdict = "throttled"
-        elif judged.busy_few_sms:
-            verdict = "busy_few_sms"
-        elif judged.memory_bound:
-            verdict = "memory_bound"
+        # Judged every tick all the same, so a stall's clock runs from when it began.
+        stalled = self._stalled(gpu, now)
+        holds_memory = _holds_memory(gpu)
+        if holds_memory:
+            if stalled:
+                verdict = "stalled"
+            elif limiting:
+                verdict = "throttled"
+            elif judged.busy_few_sms:
+                verdict = "busy_few_sms"
+            elif judged.memory_bound:
+                verdict = "memory_bound"
         # A stalled GPU is busy on few SMs too: the stall says more, and alerts alone.
-        busy_few_sms = judged.busy_few_sms and verdict != "stalled"
+        busy_few_sms = judged.busy_few_sms and holds_memory and verdict != "stalled"
+        memory_bound = judged.memory_bound and holds_memory
         return GpuDiagnosis(
-            verdict, limiting, unattributed, health + judged.health, new_ecc, busy_few_sms, judged.memory_bound
+            verdict, limiting, unattributed, health + judged.health, new_ecc, busy_few_sms, memory_bound
         )
 
     def _stalled(self, gpu: GpuSample, now: float) -> bool:
@@ -222,3 +231,8 @@ class Diagnoser:
             diagnoses[identity] = last
         self._activity = activity
         return diagnoses
+
+
+def _holds_memory(gpu: GpuSample) -> bool:
+    """Whether a process listed on the GPU (or a MIG device of it) holds GPU memory."""
+    return any(process.gpu_memory for process in gpu.all_processes() if not process.stale)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gputop.core.diagnosis.xid import xid_text
-from gputop.core.model import GpuHealth
+from gputop.core.model import GpuHealth, XidEvent
 
 XID_OUTSTANDING_S = 3600.0
 
@@ -68,3 +68,15 @@ class HealthTracker:
             for key, text in sorted(current.items(), key=lambda item: since[item[0]])
         )
         return self.problems, more_ecc
+
+    def update_lost(self, xid_events: tuple[XidEvent, ...] | None, now: float) -> tuple[HealthProblem, ...]:
+        """While the GPU is lost: its counters are unknown (what was outstanding stays so), and the XID
+        events that arrived meanwhile (a lost GPU's sample carries them) join the problems."""
+        problems = {problem.key: problem for problem in self.problems}
+        for event in xid_events or ():
+            key = f"xid {event.code} @{event.time}"
+            if now - event.time < XID_OUTSTANDING_S and key not in problems:
+                problems[key] = HealthProblem(key, event.time, xid_text(event.code))
+                self._since[key] = event.time
+        self.problems = tuple(sorted(problems.values(), key=lambda problem: problem.since))
+        return self.problems

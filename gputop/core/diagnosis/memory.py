@@ -2,7 +2,9 @@
 
 Used memory minus the memory of the processes listed on the device. A
 process NVML lists but this host cannot see (another PID namespace) is
-accounted for by its listed memory, and counted apart as hidden.
+accounted for by its listed memory, and counted apart as hidden. A process
+list that could not be read makes it unknown (None): memory held by processes
+gputop could not list is not memory no process accounts for.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def _judge(
 
 def gpu_unattributed(gpu: GpuSample, min_gib: float, percent: float) -> Unattributed:
     """A whole GPU; in MIG mode, what is used outside its MIG devices and their processes."""
-    if gpu.lost:
+    if gpu.lost or not gpu.processes_known:
         return NOTHING_UNATTRIBUTED
     parts: list[int | None] = [process.gpu_memory for process in gpu.processes]
     parts += [mig.memory_used for mig in gpu.mig_devices]
@@ -68,5 +70,7 @@ def gpu_unattributed(gpu: GpuSample, min_gib: float, percent: float) -> Unattrib
 
 def mig_unattributed(mig: MigSample, min_gib: float, percent: float) -> Unattributed:
     """One MIG device: its used memory minus its processes'."""
+    if not mig.processes_known:
+        return NOTHING_UNATTRIBUTED
     memory = _remainder(mig.memory_used, (process.gpu_memory for process in mig.processes))
     return _judge(memory, mig.memory_total, mig.processes, min_gib, percent)

@@ -236,17 +236,12 @@ class NvmlSource:
 
     def _result(self, gpu: _Gpu, reads: _Reads) -> GpuSample:
         main, pcie = reads
-        if main is not None and main.done and pcie is None:
-            return main.outcome()  # read with its PCIe counters, on one thread
-        if main is not None and main.done and pcie is not None and pcie.done:
-            if isinstance(pcie.error, DeviceLost):
-                return gpu.device.lost(str(pcie.error))
-            rx, tx = pcie.outcome()
-            sample = main.outcome()
-            # No counter reading: the rates GPM gave in the main read (if any) stand.
-            return dataclasses.replace(
-                sample, pcie_rx=sample.pcie_rx if rx is None else rx, pcie_tx=sample.pcie_tx if tx is None else tx
-            )
+        if main is not None and main.done and (pcie is None or pcie.done):
+            try:
+                return self._joined(gpu, main, pcie)
+            except Exception as error:  # noqa: BLE001 - one GPU's fault stays on that GPU
+                stuck = gpu.pcie_lane if pcie is not None and pcie.error is not None else gpu.lane
+                return gpu.device.failed(error, self._gateway.last_call(stuck.thread_id))
         stuck = gpu.lane if gpu.lane.busy else gpu.pcie_lane
         since = stuck.started_at
         if since is None and gpu.device.last is not None and not gpu.busy:
@@ -257,9 +252,29 @@ class NvmlSource:
             f"{call} did not answer within {self._deadline_s:g}s",
         )
 
+    def _joined(
+        self, gpu: _Gpu, main: Ticket[GpuSample], pcie: Ticket[tuple[float | None, float | None]] | None
+    ) -> GpuSample:
+        """A GPU's sample from its two reads, both done; raises what a read raised unexpectedly."""
+        if pcie is None:
+            return main.outcome()  # read with its PCIe counters, on one thread
+        if isinstance(pcie.error, DeviceLost):
+            return gpu.device.lost(str(pcie.error))
+        sample = main.outcome()
+        if sample.lost or not sample.answering:
+            return sample
+        rx, tx = pcie.outcome()
+        # No counter reading: the rates GPM gave in the main read (if any) stand.
+        return dataclasses.replace(
+            sample, pcie_rx=sample.pcie_rx if rx is None else rx, pcie_tx=sample.pcie_tx if tx is None else tx
+        )
+
     def _count(self) -> int | None:
-        count = self._system_call(pynvml.nvmlDeviceGetCount)
-        return None if count is None else int(count)
+        try:
+            count = self._system_call(pynvml.nvmlDeviceGetCount)
+            return None if count is None else int(count)
+        except Exception:  # noqa: BLE001 - an answer gputop cannot read: as if it did not come
+            return None
 
     def _system_call(self, fn: Callable[[], T]) -> T | None:
         try:

@@ -20,7 +20,7 @@ from typing import Any
 import pynvml
 
 from gputop.core.model import Activity, Energy, NvLink
-from gputop.core.sources.nvml_gateway import Gateway, Handle, symbol
+from gputop.core.sources.nvml_gateway import Gateway, Handle, public, symbol
 
 MIB = 1024 * 1024  # GPM gives throughput in MiB/s
 KIB = 1024  # the NVLink throughput counters count KiB
@@ -98,7 +98,14 @@ class FieldBatch:
 
 
 def _field_values(handle: Handle, array: Any) -> bool:
-    result = int(symbol("nvmlDeviceGetFieldValues")(handle, ctypes.c_int(len(array)), array))
+    fn = symbol("nvmlDeviceGetFieldValues")
+    if fn is None:
+        # No private lookup in this pynvml: its public call, each field by id and scope, copied in.
+        values = public("nvmlDeviceGetFieldValues")(handle, [(slot.fieldId, slot.scopeId) for slot in array])
+        for slot, value in zip(array, values, strict=True):
+            ctypes.memmove(ctypes.byref(slot), ctypes.byref(value), ctypes.sizeof(slot))
+        return True
+    result = int(fn(handle, ctypes.c_int(len(array)), array))
     if result != pynvml.NVML_SUCCESS:
         raise pynvml.NVMLError(result)
     return True

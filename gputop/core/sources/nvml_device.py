@@ -10,12 +10,14 @@ new kinds of figure belong in their own module, called from `_read`.
 from __future__ import annotations
 
 import dataclasses
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import pynvml
 
-from gputop.core.model import GpuSample, MigSample, ProcessSample
+from gputop.core.model import GpuHealth, GpuSample, MigSample, ProcessSample
 from gputop.core.sources import nvml_health
 from gputop.core.sources.nvml_activity import ActivityReader, Reading
 from gputop.core.sources.nvml_events import XidEvents
@@ -32,6 +34,9 @@ PSTATE_UNKNOWN = 32
 PCIE_KB = 1024  # NVML reports PCIe throughput in KB/s of 1024 bytes.
 # Static facts that came back empty (a timeout, a permission) are read again this often.
 STATIC_RETRY_SAMPLES = 30
+# A lost GPU shows the XID events that arrived since it was lost, and this long before: the driver
+# often reports the XID (79: fallen off the bus) a moment before the first call fails.
+XID_BEFORE_LOSS_S = 60.0
 
 
 def _text(value: Any) -> str | None:
@@ -89,14 +94,19 @@ class NvmlDevice:
     last: GpuSample | None = None  # the newest sample it answered with
     xid_events: XidEvents | None = None  # the source's XID event thread
     activity: ActivityReader | None = None  # GPM, energy, NVLink, the PCIe link (nvml_activity.py)
+    lost_since: float | None = None  # when it was first found lost (seconds since the epoch)
 
     def sample(self) -> GpuSample:
-        """Read the GPU; a GPU that answers as lost is listed as lost and tried again next time."""
+        """Read the GPU; a GPU that answers as lost is listed as lost and tried again next time.
+
+        Any other exception (a binding that lacks a name, a value it cannot convert) marks this GPU
+        alone, as not answering with the error named: the other GPUs' reads go on.
+        """
         try:
             if self.handle is None:
                 self.handle = self.gateway.call(pynvml.nvmlDeviceGetHandleByIndex, self.index)
                 if self.handle is None:
-                    return self._remember(self._identity(lost=True))
+                    return self._lost_sample(None)
             self.samples_since_facts += 1
             if self.facts is None or (
                 self.samples_since_facts > STATIC_RETRY_SAMPLES and self._incomplete()
@@ -104,14 +114,33 @@ class NvmlDevice:
                 self.facts = self._static_facts(self.handle)
                 self.mig_facts.clear()
                 self.samples_since_facts = 0
-            return self._remember(self._read(self.handle, self.facts))
+            sample = self._read(self.handle, self.facts)
+            self.lost_since = None
+            return self._remember(sample)
         except DeviceLost as error:
             return self.lost(str(error))
+        except Exception as error:  # noqa: BLE001 - one GPU's fault stays on that GPU
+            return self.failed(error, self.gateway.last_call(threading.get_ident()))
 
     def lost(self, error: str) -> GpuSample:
         """The GPU as lost; its handle is fetched again next sample, so that it can come back."""
         self.handle = None
-        return self._remember(self._identity(lost=True, last_error=error))
+        return self._lost_sample(error)
+
+    def failed(self, error: BaseException, call: str | None) -> GpuSample:
+        """The GPU after its read raised something unexpected in ``call``: as not answering (no
+        figures, its last processes marked stale), ``last_error`` naming the call and the error."""
+        return self.not_answering(time.time(), f"{call or 'NVML'} failed: {type(error).__name__}: {error}")
+
+    def _lost_sample(self, error: str | None) -> GpuSample:
+        """Lost, with the XID events that explain it (see XID_BEFORE_LOSS_S)."""
+        if self.lost_since is None:
+            self.lost_since = time.time()
+        events = None if self.xid_events is None else self.xid_events.events(self.index)
+        if events is not None:
+            events = tuple(event for event in events if event.time >= self.lost_since - XID_BEFORE_LOSS_S)
+        health = GpuHealth(xid_events=events)
+        return self._remember(self._identity(lost=True, last_error=error, health=health))
 
     def not_answering(self, since: float, error: str) -> GpuSample:
         """The GPU while a call to it has not come back: no figures, its last processes marked stale."""
@@ -138,12 +167,14 @@ class NvmlDevice:
     def sample_with_pcie(self) -> GpuSample:
         """sample() then pcie(), on one thread: for while the GPU's handle is not known yet."""
         sample = self.sample()
-        if sample.lost:
+        if sample.lost or not sample.answering:
             return sample
         try:
             rx, tx = self.pcie()
         except DeviceLost as error:
             return self.lost(str(error))
+        except Exception as error:  # noqa: BLE001 - one GPU's fault stays on that GPU
+            return self.failed(error, self.gateway.last_call(threading.get_ident()))
         rx, tx = (sample.pcie_rx, sample.pcie_tx) if rx is None and tx is None else (rx, tx)  # GPM's stand
         return self._remember(dataclasses.replace(sample, pcie_rx=rx, pcie_tx=tx))
 
@@ -216,11 +247,12 @@ class NvmlDevice:
             self.activity = ActivityReader(gateway)
         reading = self.activity.read(handle)
 
-        # In MIG mode NVML keeps no per-process samples: SM use (and idleness) is unknown there.
-        sm_utilization = None if in_mig else self._sm_utilization(handle)
-        migs = self._migs(handle, facts.max_mig or 0) if in_mig else ()
+        # Many drivers keep no per-process samples in MIG mode (None: SM use and idleness unknown);
+        # where one does, its samples cover the processes of every MIG device of the GPU.
+        sm_utilization = self._sm_utilization(handle)
+        migs = self._migs(handle, facts.max_mig or 0, sm_utilization) if in_mig else ()
         in_migs = {process.pid for mig in migs for process in mig.processes}
-        processes = self._processes(None, handle, sm_utilization, skip=in_migs)
+        processes, processes_known = self._processes(None, handle, sm_utilization, skip=in_migs)
         return GpuSample(
             index=self.index,
             name=facts.name,
@@ -256,6 +288,7 @@ class NvmlDevice:
             mig_devices=migs,
             processes=processes,
             **_activity_fields(reading, self.activity),
+            processes_known=processes_known,
         )
 
     def _sm_utilization(self, handle: Handle) -> nvml_health.SmSamples | None:
@@ -271,11 +304,17 @@ class NvmlDevice:
         handle: Handle,
         sm_samples: nvml_health.SmSamples | None,
         skip: set[int] | frozenset[int] = frozenset(),
-    ) -> tuple[ProcessSample, ...]:
+    ) -> tuple[tuple[ProcessSample, ...], bool]:
+        """The device's processes, and whether every process list could be read (a list the library
+        lacks altogether is no list, not an unread one)."""
         kinds: dict[int, str] = {}  # "C", "G" or "C+G"
         memory: dict[int, int | None] = {}
+        complete = True
         for letter, family, versions in PROCESS_LISTS:
-            for pid, used in self.gateway.call_versions(family, versions, handle) or ():
+            listed = self.gateway.call_versions(family, versions, handle)
+            if listed is None and not self.gateway.lacks(family, versions):
+                complete = False
+            for pid, used in listed or ():
                 if pid in skip:
                     continue
                 kind = kinds.get(pid)
@@ -300,9 +339,11 @@ class NvmlDevice:
                 last = ProcessSample(pid, self.index, kind, used, sm, mig_index)
             now[pid] = last
         self.process_samples[mig_index] = now
-        return tuple(now.values())
+        return tuple(now.values()), complete
 
-    def _migs(self, handle: Handle, max_mig: int) -> tuple[MigSample, ...]:
+    def _migs(
+        self, handle: Handle, max_mig: int, sm_samples: nvml_health.SmSamples | None
+    ) -> tuple[MigSample, ...]:
         call = self.gateway.call
         reader = self.activity
         migs = []
@@ -321,6 +362,7 @@ class NvmlDevice:
                 )
                 self.mig_facts[key] = facts
             memory = self.gateway.call_versions("memory", MEMORY_VERSIONS, mig)
+            processes, processes_known = self._processes(slot, mig, sm_samples)
             migs.append(
                 MigSample(
                     index=slot,
@@ -331,7 +373,8 @@ class NvmlDevice:
                     memory_total=None if memory is None else memory.total,
                     memory_used=None if memory is None else memory.used,
                     memory_free=None if memory is None else memory.free,
-                    processes=self._processes(slot, mig, None),
+                    processes=processes,
+                    processes_known=processes_known,
                     activity=None if reader is None else reader.mig_activity(handle, facts.gpu_instance_id),
                 )
             )

@@ -95,14 +95,41 @@ class Gateway:
             return result
         return None
 
+    def lacks(self, family: str, versions: Sequence[object]) -> bool:
+        """Whether the library has none of the family's versions (its None then means "no such call")."""
+        return self._version.get(family, 0) >= len(versions)
+
     def last_call(self, thread: int | None) -> str | None:
         """The NVML call thread `thread` made last: the one it is stuck in, when it is."""
         return None if thread is None else self._calling.get(thread)
 
 
-def symbol(name: str) -> Any:
-    """The library's function `name`, for symbols pynvml does not wrap (FUNCTION_NOT_FOUND if absent)."""
-    return pynvml._nvmlGetFunctionPointer(name)
+# pynvml's private lookup of a library function, the one private name of pynvml gputop uses (see
+# tests/test_textual_private.py): it lets a list be read in one call into an array kept from the last
+# tick. A pynvml without it is read through its public calls instead (one allocation per item).
+PRIVATE_LOOKUP = "_nvmlGetFunctionPointer"
+
+
+def symbol(name: str) -> Any | None:
+    """The library's function `name` (FUNCTION_NOT_FOUND if absent); None when this pynvml has no
+    private lookup, and the caller must use pynvml's public call."""
+    lookup = getattr(pynvml, PRIVATE_LOOKUP, None)
+    return None if lookup is None else lookup(name)
+
+
+def binding_notice() -> str | None:
+    """The one-line notice ``--debug`` gives when gputop reads NVML's lists the slower public way."""
+    if hasattr(pynvml, PRIVATE_LOOKUP):
+        return None
+    return f"pynvml has no {PRIVATE_LOOKUP}: process lists are read through its public calls"
+
+
+def public(name: str) -> Callable[..., Any]:
+    """pynvml's public call `name`; FUNCTION_NOT_FOUND (as NVML says it) when this pynvml lacks it."""
+    fn = getattr(pynvml, name, None)
+    if fn is None:
+        raise pynvml.NVMLError(pynvml.NVML_ERROR_FUNCTION_NOT_FOUND)
+    return fn  # type: ignore[no-any-return]
 
 
 def describe(error: Exception) -> str:
@@ -179,6 +206,9 @@ class _ProcessInfoV1(ctypes.Structure):
 
 NOT_AVAILABLE = pynvml.NVML_VALUE_NOT_AVAILABLE_ulonglong.value
 _LIST_TRIES = 3  # a list that keeps outgrowing its room is left unread this tick
+# More items than any GPU lists (NVML's own limit on processes is far lower): a count above it is
+# not believed, and the list is left unread rather than an array of that size made.
+_LIST_MOST = 1 << 16
 
 
 class _Buffers(threading.local):
@@ -206,9 +236,17 @@ def read_list(
     count = ctypes.c_uint(0 if array is None else len(array))
     for _ in range(_LIST_TRIES):
         result = call(array, count)
-        if result == pynvml.NVML_SUCCESS:
+        room = 0 if array is None else len(array)
+        if result == pynvml.NVML_SUCCESS and count.value <= room:
             return b"" if array is None else ctypes.string_at(array, count.value * ctypes.sizeof(item))
-        if result != pynvml.NVML_ERROR_INSUFFICIENT_SIZE:
+        # Some NVML builds answer the size probe (no array) with SUCCESS and the count set, not
+        # INSUFFICIENT_SIZE: a count larger than the room given is a size either way.
+        if result not in (pynvml.NVML_SUCCESS, pynvml.NVML_ERROR_INSUFFICIENT_SIZE):
+            break
+        # INSUFFICIENT_SIZE without a count above the room given says nothing of the size needed:
+        # growing the array on it would double it at every try, every tick.
+        if count.value <= room or count.value > _LIST_MOST:
+            result = pynvml.NVML_ERROR_INSUFFICIENT_SIZE
             break
         array = arrays[item] = (item * (count.value * 2 + 5))()  # room for processes started since
         count.value = len(array)
@@ -234,12 +272,20 @@ def _listing(name: str, item: type[ctypes.Structure]) -> Callable[[Handle], Proc
     @_named(name)
     def call(handle: Handle) -> ProcessList:
         fn = symbol(name)
+        if fn is None:
+            listed = public(name)(handle)
+            return [(int(info.pid), _memory(info.usedGpuMemory)) for info in listed]
         raw = read_list(lambda array, count: int(fn(handle, ctypes.byref(count), array)), item)
         return [
             (pid, None if memory == NOT_AVAILABLE else memory) for pid, memory in items.iter_unpack(raw)
         ]
 
     return call
+
+
+def _memory(used: Any) -> int | None:
+    """A process's memory as pynvml's public call gives it (None or NOT_AVAILABLE: not known)."""
+    return None if used is None or int(used) == NOT_AVAILABLE else int(used)
 
 
 # (type letter, version family, versions newest first)

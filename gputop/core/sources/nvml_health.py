@@ -15,7 +15,7 @@ import pynvml
 
 from gputop.core.diagnosis.reasons import decode_reasons
 from gputop.core.model import GpuHealth, RemappedRows, XidEvent
-from gputop.core.sources.nvml_gateway import Gateway, Handle, layout, read_list, symbol
+from gputop.core.sources.nvml_gateway import Gateway, Handle, layout, public, read_list, symbol
 
 # The newer name first; drivers before 535 only have ...ThrottleReasons.
 CLOCK_REASON_VERSIONS = (
@@ -96,6 +96,9 @@ def process_utilization(handle: Handle, since: int) -> list[tuple[int, int, int]
     fn = symbol("nvmlDeviceGetProcessUtilization")
     stamp = ctypes.c_ulonglong(since)
     try:
+        if fn is None:
+            listed = public("nvmlDeviceGetProcessUtilization")(handle, since)
+            return [(int(item.pid), int(item.timeStamp), int(item.smUtil)) for item in listed]
         raw = read_list(lambda array, count: int(fn(handle, array, ctypes.byref(count), stamp)), _SAMPLE)
     except pynvml.NVMLError as error:
         if error.value == pynvml.NVML_ERROR_NOT_FOUND:

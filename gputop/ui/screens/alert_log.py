@@ -14,11 +14,20 @@ from textual.widgets import Footer, Static
 from gputop.core.alerts import AlertEvent
 
 
+def _clock(when: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(when))
+
+
 def event_line(event: AlertEvent) -> Text:
-    """``HH:MM:SS ⚠ message`` (raised) or ``HH:MM:SS ✓ message`` (cleared)."""
-    stamp = time.strftime("%H:%M:%S", time.localtime(event.time))
+    """``HH:MM:SS ⚠ message`` (raised) or ``HH:MM:SS ✓ message`` (cleared); an alert updated since it was
+    raised keeps its start time and shows its latest message, and when that came
+    (``HH:MM:SS ⚠ message · updated HH:MM:SS``)."""
+    started = event.time if event.started is None else event.started
     mark, style = ("✓", "green") if event.cleared else ("⚠", "bold yellow")
-    return Text.assemble((stamp, "bold"), " ", (mark, style), " ", event.message)
+    line = Text.assemble((_clock(started), "bold"), " ", (mark, style), " ", event.message)
+    if event.updated:
+        line.append(f" · updated {_clock(event.time)}", style="dim")
+    return line
 
 
 class AlertLogScreen(ModalScreen[None]):

@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.containers import Grid
 from textual.widgets import Footer, Static
 
+from gputop.core.diagnosis.states import lost_reason, mig_state
 from gputop.core.forecast import Forecast, Forecasts
 from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_rate, fmt_temperature, fmt_watts, safe_text
 from gputop.core.history import GpuHistory
@@ -58,7 +59,7 @@ def header_fields(gpu: GpuSample, forecasts: Forecasts | None, now: float | None
     """What the header says about ``gpu`` (as of ``now``), as groups of fields; each group starts a line."""
     identity = [Text.assemble((f" GPU {gpu.index} ", "bold reverse"), (f" {safe_text(gpu.name or NA)}", "bold"))]
     if gpu.lost:
-        return [[*identity, Text("LOST", style="bold red")]]
+        return [[*identity, Text("LOST", style="bold red"), Text(lost_reason(gpu), style="red")]]
     if not gpu.answering:
         identity.append(Text(silence_text(gpu, now), style="bold red"))
     memory = Text(
@@ -85,6 +86,8 @@ def header_fields(gpu: GpuSample, forecasts: Forecasts | None, now: float | None
     mig_fields = [_mig_field(mig, migs.get((gpu.index, mig.index))) for mig in gpu.mig_devices]
     # GPM activity, the PCIe link, NVLink and energy on a line of their own, where any is known.
     activity = [Text(field) for field in activity_figures(gpu)]
+    if (mig_words := mig_state(gpu)) is not None:
+        mig_fields.append(Text(mig_words, style="bold cyan"))
     return [identity + figures] + ([activity] if activity else []) + ([mig_fields] if mig_fields else [])
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from rich.text import Text
 
 from gputop.core.diagnosis import GpuDiagnosis
+from gputop.core.diagnosis.states import lost_reason, mig_state
 from gputop.core.forecast import Forecast
 from gputop.core.format import NA, fmt_percent, fmt_temperature
 from gputop.core.history import GpuHistory
@@ -104,6 +105,8 @@ def card_titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None
             title.append(text, style)
     title.append(f"{gpu.name or NA} ")
     facts = []
+    if (mig := mig_state(gpu)) is not None:
+        facts.append(mig)
     if gpu.pstate is not None:
         facts.append(f"P{gpu.pstate}")
     if gpu.clock_sm is not None:
@@ -118,7 +121,7 @@ def full_lines(content: CardContent, width: int) -> list[StyledLine]:
     """The full card's lines: memory, utilisation, temperature and power, one line per MIG device."""
     gpu, history = content.gpu, content.history
     if gpu.lost:
-        return [StyledLine("✖ GPU lost: no longer answering (fallen off the bus?)", style="bold red")]
+        return [StyledLine(f"✖ GPU lost: {lost_reason(gpu)}", style="bold red")]
     bar_width = max(6, min(20, (width - 24) // 3))
     value_width = 19
     spark_width = max(0, width - 5 - bar_width - 1 - value_width - 1)
@@ -197,7 +200,8 @@ def compact_lines(content: CardContent, width: int, filtered: bool) -> list[Styl
     head = StyledLine((f"{gpu.index:>2}", index_style(filtered)), " ")
     head.append_line(StyledLine(short_name(gpu.name)).fit(name_width)).append(" ")
     if gpu.lost:
-        return [head.append("✖ LOST: no longer answering", "bold red")]
+        reason = "no longer answering" if not gpu.health.xid_events else lost_reason(gpu)
+        return [head.append(f"✖ LOST: {reason}", "bold red")]
     if not gpu.answering:
         head.append(f"✖ {silence_text(gpu, content.now)} ", "bold red")
         spark_width = max(0, width - head.cell_length)
@@ -234,6 +238,8 @@ def compact_lines(content: CardContent, width: int, filtered: bool) -> list[Styl
         memory.append(f"{'' if filling else '⚠ '}{' '.join(labels)} ", "bold yellow")
     for text, style in card_marks(content.diagnosis, short=True):
         memory.append(text, style)
+    if (mig := mig_state(gpu)) is not None:
+        memory.append(f"{mig} ", "bold cyan")
     spark_width = max(0, width - head.cell_length - memory.cell_length - tail.cell_length - 1)
     line = head.append_line(memory).append(_memory_spark(gpu, history, spark_width), "cyan").append(" ")
     lines = [line.append_line(tail)]
