@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gputop.core.alerts import AlertEvent
+from gputop.core.command_text import command_text
 from gputop.core.diagnosis import Diagnoses
 from gputop.core.diagnosis.problems import problems
 from gputop.core.format import (
@@ -145,7 +146,8 @@ def _process_lines(snapshot: Snapshot, width: int, paint: Any) -> list[str]:
         gpu = f"{process.gpu_index}" + (f".{process.mig_index}" if process.mig_index is not None else "")
         age = None if process.started is None else snapshot.timestamp - process.started
         cpu = NA if process.cpu_percent is None else f"{process.cpu_percent:.0f}%"
-        command = safe_text(process.command) if process.visible else "(not visible from here)"
+        shown = command_text(process.command, process.name)
+        command = safe_text(shown) if process.visible else "(not visible from here)"
         if process.stale:
             command = "(as last seen) " + command
         row = (

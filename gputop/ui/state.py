@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
+from gputop.core.command_text import command_text
 from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import ProcessGrowth
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_growth, safe_text
@@ -106,7 +107,7 @@ def _command(row: ProcessRow) -> str:
     p = row.process
     if not p.visible:
         return row.guide + not_visible_words(p.not_visible_reason)
-    command = safe_text(p.command or p.name)
+    command = safe_text(command_text(p.command, p.name))
     return row.guide + (STALE_MARK + command if p.stale else command)
 
 
@@ -368,7 +369,7 @@ def tree_rows(rows: list[ProcessRow], order: SortOrder) -> list[ProcessRow]:
             gpu_index=first.process.gpu_index,
             type="",
             user=users.pop() if len(users) == 1 else None,
-            name=(line.launcher_command or "").split(" ", 1)[0] or None,
+            name=command_text(line.launcher_command).split(" ", 1)[0] or None,
             command=line.launcher_command,
             container=first.process.container,
             visible=True,

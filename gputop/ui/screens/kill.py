@@ -11,6 +11,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from gputop.core.actions import SIGNALS
+from gputop.core.command_text import command_text
 from gputop.core.format import fmt_bytes, safe_text
 from gputop.core.visibility import not_visible_words
 from gputop.ui.state import ProcessRow
@@ -27,7 +28,7 @@ _MAX_LISTED = 12
 def target_line(row: ProcessRow) -> Text:
     """One target as the dialog lists it; every user-controlled string goes through safe_text."""
     p = row.process
-    command = safe_text(p.command or p.name, 60) if p.visible else not_visible_words(p.not_visible_reason)
+    command = safe_text(command_text(p.command, p.name), 60) if p.visible else not_visible_words(p.not_visible_reason)
     return Text.assemble(
         (f"PID {p.pid:<8}", "bold"),
         (f"{safe_text(p.user, 12) if p.visible else '?':<12} ", "yellow"),
