@@ -60,7 +60,12 @@ def run_once(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> 
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     width = args.width or max(MIN_ONCE_WIDTH, shutil.get_terminal_size((80, 24)).columns)
     alerts = list(watcher.monitor.active.values())
-    sys.stdout.write(render_text(snapshot, colour=colour, width=width, alerts=alerts, diagnoses=foresight.diagnoses))
+    sys.stdout.write(
+        render_text(
+            snapshot, colour=colour, width=width, alerts=alerts, diagnoses=foresight.diagnoses,
+            sort_column=settings.sort_column, sort_descending=settings.sort_descending,
+        )
+    )
     return 0
 
 

@@ -98,3 +98,26 @@ def test_width_below_60_is_refused_in_one_line() -> None:
     result = gputop("--demo", "--once", "--width", "20")
     assert result.returncode == 2
     assert "must be at least 60 columns, not 20" in result.stderr
+
+
+def process_rows(lines: list[str]) -> list[tuple[int, str]]:
+    """(PID, GPU-MEM) of each process line of --once, in the order printed."""
+    start = next(n for n, line in enumerate(lines) if line.lstrip().startswith("GPU     PID")) + 1
+    rows = []
+    for line in lines[start:]:
+        if not line.strip():
+            break
+        fields = line.split()
+        rows.append((int(fields[1]), fields[4]))
+    return rows
+
+
+def test_once_sorts_as_the_tui_does_by_gpu_memory_unless_the_settings_say_otherwise(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    by_memory = process_rows(once(columns="200"))
+    gib = [float(memory.removesuffix("GiB")) for _, memory in by_memory if memory.endswith("GiB")]
+    assert len(by_memory) == 10 and len(gib) >= 8
+    assert gib == sorted(gib, reverse=True) and gib[0] > gib[-1]  # not grouped by GPU
+    settings = tmp_path / "gputop.toml"
+    settings.write_text('[processes]\nsort_column = "pid"\nsort_descending = false\n')
+    by_pid = process_rows(once("--config", str(settings), columns="200"))
+    assert [pid for pid, _ in by_pid] == sorted(pid for pid, _ in by_memory)
