@@ -65,9 +65,13 @@ def test_the_input_order_is_kept_among_siblings_and_roots() -> None:
     assert [line.pid for line in build_tree(reversed_input)] == [40, 30, 32, 31, 50]
 
 
-def test_one_worker_left_by_a_filter_is_not_put_under_a_launcher() -> None:
+def test_a_launcher_with_one_worker_gets_its_line_too() -> None:
     processes = [proc(31, 0, 1, 30, TORCHRUN), proc(40, 0, 3)]
-    assert drawn(build_tree(processes), processes) == ["31 row 0 1.0 +0", "40 row 1 3.0 +0"]
+    assert drawn(build_tree(processes), processes) == [
+        f"30 launcher {TORCHRUN} 1.0 +1",
+        "└─ 31 row 0 1.0 +0",
+        "40 row 1 3.0 +0",
+    ]
 
 
 def test_a_process_on_two_gpus_keeps_a_line_per_gpu_and_its_children_under_the_first() -> None:

@@ -82,8 +82,8 @@ async def test_sort_and_filter_apply_within_the_tree() -> None:
         await pilot.press("slash", *"pretrain", "enter")
         assert app.processes.pids() == [400, 401, 402]
         await pilot.press("escape")
-        await pilot.press("slash", *"rank 1", "enter")  # one worker left: no launcher line for it alone
-        assert app.processes.pids() == [402]
+        await pilot.press("slash", *"rank 1", "enter")  # one worker left: its launcher's line still
+        assert app.processes.pids() == [400, 402]
 
 
 async def test_enter_and_k_on_a_launcher_say_to_pick_a_worker() -> None:
