@@ -86,14 +86,15 @@ async def test_sort_and_filter_apply_within_the_tree() -> None:
         assert app.processes.pids() == [400, 402]
 
 
-async def test_enter_and_k_on_a_launcher_say_to_pick_a_worker() -> None:
+async def test_enter_and_k_on_a_launcher_not_read_from_proc_say_to_pick_a_worker() -> None:
+    # Made from what its workers say (as in the demo or a recording): no start time, so no identity.
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
         await pilot.press("t", "down")
         assert app.processes.cursor_row is not None and app.processes.cursor_row.launcher
         await pilot.press("enter")
-        note = "PID 400 (torchrun) holds no GPU memory: select one of its workers"
+        note = "PID 400 (torchrun) cannot be read from here: select one of its workers"
         assert notices(app)[-1] == note
         await pilot.press("k")
         assert not isinstance(app.screen, KillScreen)

@@ -14,6 +14,7 @@ from gputop.core.actions import SIGNALS
 from gputop.core.command_text import command_text
 from gputop.core.format import fmt_bytes, safe_text
 from gputop.core.visibility import not_visible_words
+from gputop.ui.screens.pick import PickScreen
 from gputop.ui.state import ProcessRow
 from gputop.ui.widgets.choice_list import ChoiceList
 
@@ -32,7 +33,7 @@ def target_line(row: ProcessRow) -> Text:
     return Text.assemble(
         (f"PID {p.pid:<8}", "bold"),
         (f"{safe_text(p.user, 12) if p.visible else '?':<12} ", "yellow"),
-        f"GPU {row.gpu_label:<5}",
+        "no GPU    " if row.launcher else f"GPU {row.gpu_label:<5}",
         (f"{fmt_bytes(p.gpu_memory):>9}  ", "cyan"),
         command,
     )
@@ -93,3 +94,22 @@ class KillScreen(ModalScreen[int | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class LauncherChoiceScreen(PickScreen):
+    """k on a launcher (not on a GPU): signal it alone, or it and its workers. Returns the choice."""
+
+    LAUNCHER = "launcher"
+    WITH_WORKERS = "with-workers"
+
+    def __init__(self, launcher: ProcessRow, workers: int) -> None:
+        p = launcher.process
+        name = safe_text(p.name or command_text(p.command, p.name), 24)
+        options = [
+            Option(Text.assemble(("the launcher", "bold"), f"  PID {p.pid} {name}"), id=self.LAUNCHER),
+            Option(
+                Text.assemble((f"the launcher and its {workers} worker{'s' if workers != 1 else ''}", "bold")),
+                id=self.WITH_WORKERS,
+            ),
+        ]
+        super().__init__(f"PID {p.pid} ({name}) holds no GPU memory. Signal", options, 0, id="launcher-screen")
