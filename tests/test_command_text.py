@@ -33,6 +33,9 @@ CONDA = "/opt/conda/envs/torch/bin/python"
         ("/usr/bin/ollama serve --models /data/models", "ollama serve --models /data/models"),
         ("./llama-server -m /models/q4.gguf", "llama-server -m /models/q4.gguf"),
         ("python3", "python3"),
+        # Not a path, though it has slashes: markup in a hostile command line is left whole.
+        ("[@click=app.quit]x[/] [b]y", "[@click=app.quit]x[/] [b]y"),
+        ("/usr/bin/python3 [b]x[/b].py", "python3 [b]x[/b].py"),
     ],
 )
 def test_the_program_base_name_with_its_script_and_arguments(command: str, shown: str) -> None:

@@ -23,8 +23,15 @@ _INTERPRETER = re.compile(r"(python|pypy|perl|ruby|node|Rscript|julia|bash|sh|da
 _OPTION_WITH_VALUE = frozenset({"-X", "-W", "-Q"})
 
 
+# A path: parts of letters, digits and ._+@~- between slashes. Anything else with a slash in it
+# (markup such as "[b]x[/b]" in a hostile command line) is not shortened.
+_PATH = re.compile(r"[\w.+@~-]*(/[\w.+@~-]*)+\Z")
+
+
 def _base(word: str) -> str:
     """The last part of a path; a word that is not a path (or ends in "/") stays whole."""
+    if not _PATH.match(word):
+        return word
     base = posixpath.basename(word)
     return base or word
 
@@ -55,7 +62,7 @@ def command_text(command: str | None, name: str | None = None) -> str:
     program = _base(words[0])
     if _INTERPRETER.match(program):
         script = _script_index(words)
-        if script is not None and "/" in words[script]:
+        if script is not None and _PATH.match(words[script]):
             runs = _base(words[script])
             if posixpath.basename(posixpath.dirname(words[script])) == "bin" and "." not in runs:
                 # A console script (torchrun, accelerate, deepspeed): its name says what runs.
