@@ -31,18 +31,32 @@ def end(process: subprocess.Popen[bytes]) -> None:
 
 
 def test_a_shell_is_the_session_the_walk_stops_at_with_what_is_above_it_named_on_its_line() -> None:
-    shell = subprocess.Popen(["bash", "-c", "sleep 600; exit 0"])
+    shell = subprocess.Popen(["bash"], stdin=subprocess.PIPE)  # a shell reading its commands, no script
+    assert shell.stdin is not None
+    shell.stdin.write(b"sleep 600; exit 0\n")
+    shell.stdin.flush()
     try:
         worker = child_of(shell.pid)
         found = AncestryReader().read([shell.pid], [worker])
         assert list(found) == [shell.pid]  # not this test above it: the session ends the walk
         session = found[shell.pid]
-        assert session.session and session.name == "bash" and session.command == "bash -c sleep 600; exit 0"
+        assert session.session and session.name == "bash" and session.command == "bash"
         assert session.parent_pid == os.getpid() and session.uid == os.getuid()
         assert session.above[0] == psutil.Process().name()  # this test, nearest first, up to PID 1
         assert abs(session.started - psutil.Process(shell.pid).create_time()) < 0.05  # (pid, start): its identity
     finally:
         end(shell)
+
+
+def test_a_bash_c_wrapper_is_a_launcher_not_a_session() -> None:
+    wrapper = subprocess.Popen(["bash", "-c", "sleep 600; exit 0"])
+    try:
+        worker = child_of(wrapper.pid)
+        found = AncestryReader().read([wrapper.pid], [worker])
+        assert not found[wrapper.pid].session and found[wrapper.pid].command == "bash -c sleep 600; exit 0"
+        assert os.getpid() in found  # the walk went on above it
+    finally:
+        end(wrapper)
 
 
 def test_a_launcher_and_its_ancestors_are_read_up_to_a_session_or_pid_1() -> None:

@@ -58,3 +58,6 @@ def test_a_command_too_long_for_its_column_keeps_its_start_and_its_end() -> None
     assert fit_command("├─ python3 train.py --local-rank 1", 28) == "├─ python3 train.p…al-rank 1"
     assert fit_command("│  └─ torchrun --nproc-per-node 4 train.py", 28) == "│  └─ torchrun --n… train.py"
     assert fit_command("python3 train.py --local-rank 0", 12) == "python3 tra…"
+    # Deep in a tree the branches give way first: the command keeps two thirds of the room.
+    deep = "      │  │  └─ python3 train.py --local-rank 1"
+    assert fit_command(deep, 28) == "…└─ python3 train.…al-rank 1"

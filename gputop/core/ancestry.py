@@ -19,10 +19,9 @@ from dataclasses import dataclass, replace
 from gputop.core.procfs import CLOCK_TICKS, boot_time, command_line, decode, parse_stat, read_all, read_proc
 
 # Names (the kernel's 15 characters) of the processes a user's jobs run under: the walk stops there.
-SESSION_NAMES = frozenset(
-    {"bash", "sh", "dash", "zsh", "fish", "ksh", "tcsh", "csh", "sshd", "tmux", "tmux: server", "screen",
-     "SCREEN", "login", "mosh-server"}
-)
+SESSION_NAMES = frozenset({"sshd", "tmux", "tmux: server", "screen", "SCREEN", "login", "mosh-server"})
+# Shells: a session when interactive (no script, no -c); a `bash -c` or `sh run.sh` wrapper is a launcher.
+SHELL_NAMES = frozenset({"bash", "sh", "dash", "zsh", "fish", "ksh", "tcsh", "csh"})
 # A chain longer than this is cut (a loop made by PID reuse mid-walk cannot run away).
 _MAX_DEPTH = 32
 
@@ -67,8 +66,18 @@ def _read(pid: int) -> Ancestor | None:
         name=name,
         command=" ".join(arguments) or name,
         uid=uid,
-        session=name in SESSION_NAMES or name.lstrip("-") in SESSION_NAMES,
+        session=_is_session(name, arguments),
     )
+
+
+def _is_session(name: str, arguments: list[str]) -> bool:
+    """sshd, tmux, screen, login, or an interactive shell (``-bash``, ``zsh -l``: options only, no -c)."""
+    if name in SESSION_NAMES:
+        return True
+    if name.lstrip("-") not in SHELL_NAMES:
+        return False
+    options = arguments[1:]
+    return all(option.startswith("-") for option in options) and "-c" not in options
 
 
 class AncestryReader:

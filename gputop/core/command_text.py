@@ -83,6 +83,12 @@ def fit_command(text: str, width: int) -> str:
         return text[: max(0, width - 1)] + "…"
     command = text.lstrip("├└│─ ")  # after the branches the tree draws before it
     guide = len(text) - len(command)
+    if guide > width // 3:
+        # A deep tree: the branches give way (all but the nearest), not the command.
+        text = "…" + text[guide - 3 :]
+        guide = 4
+        if len(text) <= width:
+            return text
     words = command.split(" ")
     # The program, its options and its script (its first word not an option), and a space.
     script = next((n for n, word in enumerate(words[1:], 1) if not word.startswith("-")), len(words) - 1)
