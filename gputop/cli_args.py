@@ -70,10 +70,28 @@ def duration_value(text: str) -> float:
     return value
 
 
+# The main keys of the TUI, for --help (tests/test_cli.py holds each to the key map; F1 lists them all).
+KEYS_EPILOG = """\
+keys in the TUI (F1 lists them all):
+  Up Down  Enter   move the cursor; the selected process in full
+  k  F9            send a signal to the selected process (or those tagged with Space)
+  /  F4  Esc       filter by command, user, PID or container; clear the filter
+  t  F5            the process tree: workers under their launcher
+  M  P  T  N       sort by GPU memory, CPU, run time, PID (< > move the sort column)
+  u  0-9  a        one user's processes, one GPU's, all GPUs again
+  g                the selected process's GPU in detail, with its history
+  c                compact GPU cards
+  !                the alert log
+  q  F10           quit
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gputop",
         description="A terminal GPU monitor: GPUs, their processes, and trouble coming.",
+        epilog=KEYS_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"gputop {__version__}")
     parser.add_argument("--demo", action="store_true", help="run on a simulated machine (no GPU needed)")

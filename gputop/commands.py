@@ -70,7 +70,12 @@ def run_once(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> 
         sys.stdout.write(render_owners(rows, args.by, snapshot.timestamp, width))
         return 0
     alerts = list(watcher.monitor.active.values())
-    sys.stdout.write(render_text(snapshot, colour=colour, width=width, alerts=alerts, diagnoses=foresight.diagnoses))
+    sys.stdout.write(
+        render_text(
+            snapshot, colour=colour, width=width, alerts=alerts, diagnoses=foresight.diagnoses,
+            sort_column=settings.sort_column, sort_descending=settings.sort_descending,
+        )
+    )
     return 0
 
 

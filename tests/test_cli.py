@@ -99,3 +99,62 @@ def test_width_below_60_is_refused_in_one_line() -> None:
     result = gputop("--demo", "--once", "--width", "20")
     assert result.returncode == 2
     assert "must be at least 60 columns, not 20" in result.stderr
+
+
+def process_rows(lines: list[str]) -> list[tuple[int, str]]:
+    """(PID, GPU-MEM) of each process line of --once, in the order printed."""
+    start = next(n for n, line in enumerate(lines) if line.lstrip().startswith("GPU     PID")) + 1
+    rows = []
+    for line in lines[start:]:
+        if not line.strip():
+            break
+        fields = line.split()
+        rows.append((int(fields[1]), fields[4]))
+    return rows
+
+
+def test_once_sorts_as_the_tui_does_by_gpu_memory_unless_the_settings_say_otherwise(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from gputop.cli import main  # in this process: two runs of the real command line, without two start-ups
+
+    def run_once(*args: str) -> list[str]:
+        assert main(["--demo", "--once", "--width", "200", *args]) == 0
+        return capsys.readouterr().out.splitlines()
+
+    by_memory = process_rows(run_once())
+    gib = [float(memory.removesuffix("GiB")) for _, memory in by_memory if memory.endswith("GiB")]
+    assert len(by_memory) == 10 and len(gib) >= 8
+    assert gib == sorted(gib, reverse=True) and gib[0] > gib[-1]  # not grouped by GPU
+    settings = tmp_path / "gputop.toml"
+    settings.write_text('[processes]\nsort_column = "pid"\nsort_descending = false\n')
+    by_pid = process_rows(run_once("--config", str(settings)))
+    assert [pid for pid, _ in by_pid] == sorted(pid for pid, _ in by_memory)
+
+
+# Each key --help names, as Textual names it, and the action the key map binds it to.
+HELP_KEYS = {
+    "enter": "open_process", "k": "kill", "f9": "kill", "space": "tag", "slash": "filter", "f4": "filter",
+    "escape": "clear_filter", "t": "toggle_tree", "f5": "toggle_tree", "M": "sort_by('gpu_memory')",
+    "P": "sort_by('cpu')", "T": "sort_by('time')", "N": "sort_by('pid')", "less_than_sign": "sort_move(-1)",
+    "greater_than_sign": "sort_move(1)", "u": "pick_user", "0": "only_gpu(0)", "9": "only_gpu(9)",
+    "a": "all_gpus", "g": "detail_selected", "c": "toggle_compact", "exclamation_mark": "alert_log",
+    "q": "quit", "f10": "quit",
+}
+
+
+def test_help_names_the_main_keys_each_bound_as_it_says() -> None:
+    from textual.binding import Binding
+
+    from gputop.cli_args import build_parser
+    from gputop.ui.keymap import BINDINGS, REFUSALS, REPLAY_ACTIONS
+
+    keys_part = build_parser().format_help().split("keys in the TUI (F1 lists them all):\n", 1)[1]
+    assert "  k  F9            send a signal to the selected process (or those tagged with Space)\n" in keys_part
+    assert "  t  F5            the process tree: workers under their launcher\n" in keys_part
+    assert keys_part.endswith("  q  F10           quit\n")
+    bound = {
+        key.strip(): binding.action
+        for binding in BINDINGS
+        if isinstance(binding, Binding) and binding.action not in REFUSALS | REPLAY_ACTIONS  # the live TUI's
+        for key in binding.key.split(",")
+    }
+    assert {key: bound.get(key) for key in HELP_KEYS} == HELP_KEYS

@@ -3,6 +3,7 @@ order kept within it."""
 
 from __future__ import annotations
 
+from gputop.core.ancestry import Ancestor
 from gputop.core.model import ProcessSample
 from gputop.core.tree import TreeLine, build_tree
 
@@ -65,9 +66,13 @@ def test_the_input_order_is_kept_among_siblings_and_roots() -> None:
     assert [line.pid for line in build_tree(reversed_input)] == [40, 30, 32, 31, 50]
 
 
-def test_one_worker_left_by_a_filter_is_not_put_under_a_launcher() -> None:
+def test_a_launcher_with_one_worker_gets_its_line_too() -> None:
     processes = [proc(31, 0, 1, 30, TORCHRUN), proc(40, 0, 3)]
-    assert drawn(build_tree(processes), processes) == ["31 row 0 1.0 +0", "40 row 1 3.0 +0"]
+    assert drawn(build_tree(processes), processes) == [
+        f"30 launcher {TORCHRUN} 1.0 +1",
+        "└─ 31 row 0 1.0 +0",
+        "40 row 1 3.0 +0",
+    ]
 
 
 def test_a_process_on_two_gpus_keeps_a_line_per_gpu_and_its_children_under_the_first() -> None:
@@ -100,3 +105,38 @@ def test_a_gpu_process_that_is_pid_1_in_its_container_still_has_its_workers_unde
         ("├─ ", 7, 3 * GIB),
         ("└─ ", 8, 3 * GIB),
     ]
+
+
+def above(pid: int, parent: int | None, command: str, session: bool = False, *over: str) -> Ancestor:
+    return Ancestor(pid=pid, parent_pid=parent, started=1000.0 + pid, name=command.split()[0], command=command,
+                    uid=1000, session=session, above=over)
+
+
+def test_the_chain_above_a_launcher_goes_up_to_the_session_and_stops_there() -> None:
+    # sshd > tmux > bash (the session) > bash -c wrapper > torchrun > two workers; and a job whose
+    # launcher's parent is PID 1 (a systemd service): no line for PID 1.
+    processes = [proc(201, 0, 30, 200, TORCHRUN), proc(202, 1, 20, 200, TORCHRUN), proc(301, 2, 5, 300, "svc")]
+    ancestors = {
+        200: above(200, 150, TORCHRUN),
+        150: above(150, 100, "bash -c torchrun ..."),
+        100: above(100, 90, "-bash", True, "tmux: server", "sshd"),
+        300: above(300, 1, "svc-launcher"),
+    }
+    lines = build_tree(processes, ancestors)
+    assert [(line.guide, line.pid, line.index) for line in lines] == [
+        ("", 100, None),
+        ("└─ ", 150, None),
+        ("   └─ ", 200, None),
+        ("      ├─ ", 201, 0),
+        ("      └─ ", 202, 1),
+        ("", 300, None),
+        ("└─ ", 301, 2),
+    ]
+    assert lines[0].above == ("tmux: server", "sshd") and lines[0].subtree_memory == 50 * GIB
+    assert (lines[2].started, lines[2].uid, lines[2].launcher_command) == (1200.0, 1000, TORCHRUN)
+
+
+def test_ancestors_that_claim_each_other_end_the_walk() -> None:
+    processes = [proc(11, 0, 1, 10, "a")]
+    ancestors = {10: above(10, 9, "a"), 9: above(9, 10, "b")}  # PID reuse mid-read: a loop
+    assert [line.pid for line in build_tree(processes, ancestors)] == [9, 10, 11]

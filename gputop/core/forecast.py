@@ -24,6 +24,20 @@ The estimator is the same for GPUs, MIG devices and processes:
    times ``horizon_s``). Noise on a real climb no longer makes the forecast
    come and go between ticks; it goes when the slope is no longer positive,
    the fit no longer explains the data, or memory stops changing.
+7. Rising now: a device's time to full is given only while its memory climbs
+   now. The fit of the last ``recent_s`` seconds (30 s) must rise clearly
+   above its noise (the rise over the window more than three times its
+   standard error, the noise read from the median absolute residual; once
+   shown, more than once: a climb that levels off does not flicker), and the newest
+   reading must not have fallen below that fit by more than five times the
+   noise (at least ``fall_ratio`` of the total, 0.5 %). A job that frees
+   memory clears its forecast on the next tick, where the two-minute fit
+   alone would go on saying "full in ~0s" for most of a minute.
+8. Full: a device whose memory in use shows as 100 % (``full_ratio``,
+   99.5 %) is ``full``: it has no time to full, it is full now.
+9. Quiet: once a device's forecast has gone, none is given for ``quiet_s``
+   (30 s, the span a first forecast needs anyway), so a climb that levels
+   off in noise does not bring "full in" back every other tick.
 
 Cost is bounded by ``max_points`` (pairs grow as its square; 24 for devices,
 8 for processes), and a series whose memory has not changed within the
@@ -33,6 +47,7 @@ window is answered without reading it (see ``MemorySeries.last_memory_change``).
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -61,6 +76,10 @@ class ForecastParams:
     # 1 MiB/s is 3.5 GiB an hour: below that a leak takes most of a day to
     # matter on a data-centre GPU, and allocator jitter stays under it.
     process_growth_threshold: float = 1.0 * MIB
+    recent_s: float = 30.0
+    fall_ratio: float = 0.005
+    full_ratio: float = 0.995
+    quiet_s: float = 30.0
 
     def __post_init__(self) -> None:
         if self.max_points < 2 or self.process_max_points < 2:
@@ -78,6 +97,8 @@ class Trend:
     value_now: float  # the line's value at the newest point
     span_s: float  # time between the oldest and newest points used
     steady: bool  # the line explains the data (see the module docstring)
+    residual: float = 0.0  # the median absolute distance of the points from the line
+    points: int = 0  # how many points the fit used
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +107,7 @@ class Forecast:
 
     seconds_to_full: float | None
     growth_rate: float  # bytes/s; 0.0 unless the growth is steady
+    full: bool = False  # memory in use shows as 100 %: full now, not "full in ~0s"
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +184,34 @@ def fit_trend(
     span_s = t_last - times[0]
     rise = abs(slope) * span_s
     steady = rise > 0.0 and residual <= max_residual_ratio * rise
-    return Trend(slope=slope, value_now=value_now, span_s=span_s, steady=steady)
+    return Trend(slope=slope, value_now=value_now, span_s=span_s, steady=steady, residual=residual, points=len(times))
+
+
+# The median absolute deviation of normal noise times this is its standard deviation.
+_MAD_TO_SIGMA = 1.4826
+
+
+def rising_now(
+    timestamps: Sequence[float],
+    memory_used: Sequence[int | None],
+    memory_total: int | None,
+    params: ForecastParams = DEFAULT_PARAMS,
+    shown: bool = False,
+) -> bool:
+    """Memory climbs now: the last ``recent_s`` seconds rise clearly, and the newest reading has not
+    fallen below them (see the module docstring, step 7); ``shown``: its forecast was shown last tick."""
+    if not timestamps:
+        return False
+    newest = memory_used[-1]
+    trend = fit_trend(timestamps, memory_used, params.recent_s, params.max_points)
+    if newest is None or trend is None or trend.slope <= 0.0:
+        return False
+    noise = _MAD_TO_SIGMA * trend.residual
+    if newest < trend.value_now - max(5.0 * noise, params.fall_ratio * (memory_total or 0)):
+        return False  # fallen from where the recent climb had it: memory was freed
+    # For points spread evenly over the window, the standard error of its rise is noise * sqrt(12 / n).
+    standard_error = noise * math.sqrt(12.0 / trend.points)
+    return trend.slope * trend.span_s > (1.0 if shown else 3.0) * standard_error
 
 
 def _flat(series: MemorySeries | ProcessHistory, window_s: float) -> bool:
@@ -203,14 +252,34 @@ def forecast_device(
     if _flat(series, params.window_s):
         return NO_FORECAST
     forecast = forecast_memory(series.timestamps, series.memory, memory_total, params)
-    if forecast.seconds_to_full is not None or not shown:
-        return forecast
-    held = replace(
-        params,
-        horizon_s=params.horizon_s * params.hold_horizon_ratio,
-        max_residual_ratio=params.hold_residual_ratio,
-    )
-    return forecast_memory(series.timestamps, series.memory, memory_total, held)
+    if forecast.seconds_to_full is None and shown:
+        held = replace(
+            params,
+            horizon_s=params.horizon_s * params.hold_horizon_ratio,
+            max_residual_ratio=params.hold_residual_ratio,
+        )
+        forecast = forecast_memory(series.timestamps, series.memory, memory_total, held)
+    if forecast.seconds_to_full is not None and not rising_now(
+        series.timestamps, series.memory, memory_total, params, shown
+    ):
+        return replace(forecast, seconds_to_full=None)
+    return forecast
+
+
+def is_full(memory_used: int | None, memory_total: int | None, params: ForecastParams = DEFAULT_PARAMS) -> bool:
+    """Memory in use shows as 100 % (``full_ratio`` of the total or more)."""
+    if memory_used is None or not memory_total:
+        return False
+    return memory_used >= params.full_ratio * memory_total
+
+
+def _device_forecast(
+    series: MemorySeries, used: int | None, total: int | None, params: ForecastParams, shown: bool
+) -> Forecast:
+    """``forecast_device``, or ``full`` (no time to full) when the memory is full now."""
+    if is_full(used, total, params):
+        return Forecast(seconds_to_full=None, growth_rate=0.0, full=True)
+    return forecast_device(series, total, params, shown)
 
 
 def process_growth(
@@ -254,27 +323,43 @@ class Forecaster:
         self._tick = 0
         self._fitted: dict[ProcessIdentity, ProcessGrowth] = {}
         # Devices whose forecast gave a time to full last tick: they are held (see the docstring).
-        self._shown_gpus: set[int] = set()
-        self._shown_migs: set[MigKey] = set()
+        self._shown: set[int | MigKey] = set()
+        # Devices whose forecast went (memory stopped rising, fell or filled): none again before then,
+        # so a climb that levels off does not bring "full in" back and forth.
+        self._quiet_until: dict[int | MigKey, float] = {}
+
+    def _device(
+        self, key: int | MigKey, series: MemorySeries, used: int | None, total: int | None, now: float
+    ) -> Forecast:
+        """One device's forecast, held (see the docstring) and kept quiet after it went."""
+        shown = key in self._shown
+        forecast = _device_forecast(series, used, total, self.params, shown)
+        if forecast.seconds_to_full is None:
+            if shown:
+                self._quiet_until[key] = now + self.params.quiet_s
+            return forecast
+        if now < self._quiet_until.get(key, now):
+            return replace(forecast, seconds_to_full=None)
+        self._quiet_until.pop(key, None)
+        return forecast
 
     def update(self, history: History, snapshot: Snapshot) -> Forecasts:
         """Every forecast for ``snapshot``, which must be the one last added to ``history``."""
         params = self.params
         gpus: dict[int, Forecast] = {}
         migs: dict[MigKey, Forecast] = {}
+        now = snapshot.timestamp
         for gpu in snapshot.gpus:
             gpu_history = history.gpus.get(gpu.index)
             if gpu_history is not None:
-                gpus[gpu.index] = forecast_device(
-                    gpu_history, gpu.memory_total, params, gpu.index in self._shown_gpus
-                )
+                gpus[gpu.index] = self._device(gpu.index, gpu_history, gpu.memory_used, gpu.memory_total, now)
             for mig in gpu.mig_devices:
                 key = (gpu.index, mig.index)
                 mig_history = history.migs.get(key)
                 if mig_history is not None:
-                    migs[key] = forecast_device(mig_history, mig.memory_total, params, key in self._shown_migs)
-        self._shown_gpus = {index for index, f in gpus.items() if f.seconds_to_full is not None}
-        self._shown_migs = {key for key, f in migs.items() if f.seconds_to_full is not None}
+                    migs[key] = self._device(key, mig_history, mig.memory_used, mig.memory_total, now)
+        shown: set[int | MigKey] = {index for index, f in gpus.items() if f.seconds_to_full is not None}
+        self._shown = shown | {key for key, f in migs.items() if f.seconds_to_full is not None}
 
         self._tick += 1
         tick, stride = self._tick, self.process_stride

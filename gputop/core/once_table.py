@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from gputop.core.alerts import AlertEvent
+from gputop.core.command_text import command_text
 from gputop.core.diagnosis import Diagnoses
 from gputop.core.diagnosis.activity import below_max, pcie_link_text
 from gputop.core.diagnosis.problems import problems
@@ -22,7 +23,7 @@ from gputop.core.format import (
     safe_text,
 )
 from gputop.core.levels import Level, load_level, temperature_level
-from gputop.core.model import GpuSample, Snapshot, percent
+from gputop.core.model import GpuSample, ProcessSample, Snapshot, percent
 
 _RESET = "\x1b[0m"
 _BOLD = "\x1b[1m"
@@ -55,9 +56,11 @@ def render_text(
     width: int = 80,
     alerts: Sequence[AlertEvent] = (),
     diagnoses: Diagnoses | None = None,
+    sort_column: str = "gpu_memory",
+    sort_descending: bool = True,
 ) -> str:
     """The ``--once`` table: GPUs, then processes, the problems found and the alerts active now, in
-    ``width`` columns."""
+    ``width`` columns; the processes in the TUI's order (the settings' sort, GPU memory by default)."""
 
     def paint(code: str, text: str) -> str:
         return f"{code}{text}{_RESET}" if colour else text
@@ -69,7 +72,7 @@ def render_text(
     for gpu in snapshot.gpus:
         lines.extend(_gpu_lines(gpu, width, paint))
     lines.append("")
-    lines.extend(_process_lines(snapshot, width, paint))
+    lines.extend(_process_lines(snapshot, width, paint, sort_column, sort_descending))
     if diagnoses is not None:
         lines.extend(_problem_lines(snapshot, diagnoses, width, paint))
     if alerts:
@@ -162,8 +165,32 @@ def _activity_line(gpu: GpuSample) -> str:
 _PROCESS_HEADER = f"{'GPU':>4} {'PID':>7} {'USER':<9} {'T':<3} {'GPU-MEM':>8} {'SM':>4} {'CPU':>5} {'TIME':>6}  COMMAND"
 
 
-def _process_lines(snapshot: Snapshot, width: int, paint: Any) -> list[str]:
-    processes = sorted(snapshot.processes(), key=lambda p: (p.gpu_index, -(p.gpu_memory or 0), p.pid))
+# The TUI's sort columns (ui/state.py) that --once can order by; any other sorts by GPU memory.
+_SORT_KEYS: dict[str, Callable[[ProcessSample], float | str | None]] = {
+    "gpu": lambda p: p.gpu_index * 1000 + (-1 if p.mig_index is None else p.mig_index),
+    "pid": lambda p: p.pid,
+    "user": lambda p: None if p.user is None else p.user.lower(),
+    "type": lambda p: p.type,
+    "gpu_memory": lambda p: p.gpu_memory,
+    "sm": lambda p: p.sm_utilization,
+    "cpu": lambda p: p.cpu_percent,
+    "host_memory": lambda p: p.host_memory,
+    "time": lambda p: None if p.started is None else -p.started,
+    "command": lambda p: None if p.command is None else p.command.lower(),
+}
+
+
+def sort_processes(processes: Iterable[ProcessSample], column: str, descending: bool) -> list[ProcessSample]:
+    """As the TUI sorts its panel: missing values last, ties by PID then GPU."""
+    key = _SORT_KEYS.get(column, _SORT_KEYS["gpu_memory"])
+    by_pid = sorted(processes, key=lambda p: (p.pid, p.gpu_index, -1 if p.mig_index is None else p.mig_index))
+    present = [p for p in by_pid if key(p) is not None]
+    present.sort(key=key, reverse=descending)  # type: ignore[arg-type]
+    return present + [p for p in by_pid if key(p) is None]
+
+
+def _process_lines(snapshot: Snapshot, width: int, paint: Any, column: str, descending: bool) -> list[str]:
+    processes = sort_processes(snapshot.processes(), column, descending)
     if not processes:
         return [paint(_DIM, "No GPU processes.")]
     lines = [paint(_BOLD, cut(_PROCESS_HEADER, width))]
@@ -171,7 +198,8 @@ def _process_lines(snapshot: Snapshot, width: int, paint: Any) -> list[str]:
         gpu = f"{process.gpu_index}" + (f".{process.mig_index}" if process.mig_index is not None else "")
         age = None if process.started is None else snapshot.timestamp - process.started
         cpu = NA if process.cpu_percent is None else f"{process.cpu_percent:.0f}%"
-        command = safe_text(process.command) if process.visible else "(not visible from here)"
+        shown = command_text(process.command, process.name)
+        command = safe_text(shown) if process.visible else "(not visible from here)"
         if process.stale:
             command = "(as last seen) " + command
         if process.job is not None:

@@ -112,7 +112,7 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         self.feed = TickFeed(Watcher(settings.thresholds, history=self.history), recorder)
         self.handover = Handover()
         self.processes = ProcessTable(id="processes")
-        self.view = ProcessView(self.processes)
+        self.view = ProcessView(self.processes, ancestry=not sampler.source.simulated and replay is None)
         self.sampling = SamplingControl(self, sampler, config.interval_s, self.feed, self.handover)
         self.settings_control = SettingsControl(self, settings, settings_path, list(settings_warnings))
         self.replay_control: ReplayControl | None = None

@@ -91,7 +91,7 @@ class FilterControl:
 
     def pick_user(self) -> None:
         """u: choose one user among those with GPU processes, or all of them."""
-        from gputop.ui.screens.user_pick import UserPickScreen
+        from gputop.ui.screens.user_pick import UserPickScreen, user_usage
 
         app = self.app
         users = users_with_processes(app.snapshot) if app.snapshot else []
@@ -100,4 +100,4 @@ class FilterControl:
             if user is not None:
                 app.view.set_filter(app.filter.with_user(None if user == UserPickScreen.ALL else user))
 
-        app.push_screen(UserPickScreen(users, app.filter.user), picked)
+        app.push_screen(UserPickScreen(users, app.filter.user, user_usage(app.snapshot)), picked)

@@ -52,21 +52,58 @@ class KillControl:
 
     def ask(self) -> None:
         """Ask which signal to send to the targets (none selected: say so), then send it."""
-        from gputop.ui.screens.kill import KillScreen
-
         targets = self.targets()
         if not targets:
             self.app.notify("no process selected", severity="warning")
             return
         if targets[0].launcher:
-            self.app.notify(launcher_note(targets[0]), severity="warning")
+            self.ask_launcher(targets[0], self.below(targets[0]))
             return
+        self.confirm(targets)
+
+    def confirm(self, targets: list[ProcessRow]) -> None:
+        """The signal dialog for ``targets``; each is signalled by its (pid, start time)."""
+        from gputop.ui.screens.kill import KillScreen
 
         def chosen(signal_number: int | None) -> None:
             if signal_number is not None:
-                self.send([row.process.identity for row in targets], signal_number)
+                # A process on two GPUs has a row on each: it is signalled once.
+                self.send(list(dict.fromkeys(row.process.identity for row in targets)), signal_number)
 
         self.app.push_screen(KillScreen(targets), chosen)
+
+    def below(self, row: ProcessRow) -> list[ProcessRow]:
+        """The rows under ``row`` in the tree the user looks at (the lines that follow it, drawn deeper)."""
+        rows = self.active_table().rows
+        keys = [r.key for r in rows]
+        if row.key not in keys:
+            return []
+        under = []
+        for other in rows[keys.index(row.key) + 1 :]:
+            if len(other.guide) <= len(row.guide):
+                break
+            under.append(other)
+        return under
+
+    def ask_launcher(self, launcher: ProcessRow, below: list[ProcessRow]) -> None:
+        """k on a launcher: "the launcher" or "the launcher and its N workers", then the signal."""
+        from gputop.ui.screens.kill import LauncherChoiceScreen
+
+        if launcher.process.started is None:
+            # Without its start time a reused PID could not be told apart: no signal on a guess.
+            self.app.notify(launcher_note(launcher), severity="warning")
+            return
+        # Lines between it and its workers (a torchrun under a shell) go with them, if they can be named.
+        below = [row for row in below if not row.launcher or row.process.started is not None]
+        workers = len({row.process.identity for row in below if not row.launcher})
+
+        def picked(choice: str | None) -> None:
+            if choice == LauncherChoiceScreen.LAUNCHER:
+                self.confirm([launcher])
+            elif choice == LauncherChoiceScreen.WITH_WORKERS:
+                self.confirm([launcher, *below])
+
+        self.app.push_screen(LauncherChoiceScreen(launcher, workers), picked)
 
     def send(self, identities: list[ProcessIdentity], signal_number: int) -> None:
         """Signal each process (re-checked by pid and start time) in a worker thread."""

@@ -40,9 +40,13 @@ class Navigation:
         """Enter: the selected process in full (in the table the user looks at)."""
         from gputop.ui.screens.process import ProcessScreen
 
-        row = self.app.kill_control.active_table().cursor_row
-        if row is None or row.launcher:
+        control = self.app.kill_control
+        row = control.active_table().cursor_row
+        if row is None or (row.launcher and row.process.started is None):
             self.app.notify("no process selected" if row is None else launcher_note(row), severity="warning")
+            return
+        if row.launcher:  # not on a GPU: its own process screen, with its workers for k
+            self.app.push_screen(ProcessScreen(row.process.identity, launcher=row, below=control.below(row)))
             return
         self.app.push_screen(ProcessScreen(row.process.identity))
 

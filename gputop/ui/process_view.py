@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from rich.text import Text
 
+from gputop.core.ancestry import Ancestor, AncestryReader
 from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import ProcessGrowth
 from gputop.core.model import ProcessIdentity, Snapshot
@@ -51,8 +52,11 @@ def panel_title(
 class ProcessView:
     """Owns the panel's sort order and filter and puts the rows they give into the table."""
 
-    def __init__(self, table: ProcessTable) -> None:
+    def __init__(self, table: ProcessTable, ancestry: bool = False) -> None:
+        """``ancestry``: the processes are this host's, live: the tree reads their ancestors from /proc."""
         self.table = table
+        self._ancestry: AncestryReader | None = None
+        self.ancestry = ancestry
         self.sort = SortOrder()
         self.filter = ProcessFilter()
         self._snapshot: Snapshot | None = None
@@ -81,7 +85,7 @@ class ProcessView:
         rows = [row for row in every if self.filter.matches(row)] if self.filter.active else every
         table.empty_message = "no process matches the filter" if self.filter.active else "no GPU processes"
         if self.tree:
-            table.set_rows(tree_rows(rows, self.sort), self.sort, in_order=True)
+            table.set_rows(tree_rows(rows, self.sort, self._ancestors(rows, every)), self.sort, in_order=True)
         else:
             table.set_rows(rows, self.sort)
         hidden_sort = None if self.sort.column in table.shown_columns else self.sort
@@ -93,6 +97,15 @@ class ProcessView:
             # Setting a border title repaints the whole panel: only when it changed.
             self._title = title
             table.border_title = title
+
+    def _ancestors(self, rows: list[ProcessRow], every: list[ProcessRow]) -> dict[int, Ancestor]:
+        """The processes above ``rows`` up to their sessions, when they are this host's (else none)."""
+        if not self.ancestry:
+            return {}
+        if self._ancestry is None:
+            self._ancestry = AncestryReader()
+        parents = (row.process.parent_pid for row in rows if row.process.visible)
+        return self._ancestry.read(parents, (row.process.pid for row in every))
 
     def set_sort(self, order: SortOrder) -> None:
         self.sort = order

@@ -6,6 +6,8 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
+from gputop.core.ancestry import Ancestor
+from gputop.core.command_text import command_text
 from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import ProcessGrowth
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_growth, safe_text
@@ -107,7 +109,7 @@ def _command(row: ProcessRow) -> str:
     p = row.process
     if not p.visible:
         return row.guide + not_visible_words(p.not_visible_reason)
-    command = safe_text(p.command or p.name)
+    command = safe_text(command_text(p.command, p.name))
     return row.guide + (STALE_MARK + command if p.stale else command)
 
 
@@ -379,12 +381,16 @@ def users_with_processes(snapshot: Snapshot) -> list[str]:
     return sorted({p.user for p in snapshot.processes() if p.user is not None})
 
 
-def tree_rows(rows: list[ProcessRow], order: SortOrder) -> list[ProcessRow]:
-    """The rows as a tree (see core.tree), sorted within it: launchers get a row of their own."""
+def tree_rows(
+    rows: list[ProcessRow], order: SortOrder, ancestors: Mapping[int, Ancestor] | None = None
+) -> list[ProcessRow]:
+    """The rows as a tree (see core.tree), sorted within it: launchers (and the processes above them,
+    ``ancestors``, up to the session) get a row of their own."""
+    from gputop.core.ancestry import user_name
     from gputop.core.tree import build_tree  # here: only the tree view (t) needs it
 
     ordered = sort_rows(rows, order)
-    lines = build_tree([row.process for row in ordered])
+    lines = build_tree([row.process for row in ordered], ancestors)
     out = []
     for position, line in enumerate(lines):
         subtree = line.subtree_memory if line.descendants or line.index is None else None
@@ -395,13 +401,16 @@ def tree_rows(rows: list[ProcessRow], order: SortOrder) -> list[ProcessRow]:
         worker = lines[position + 1].index  # a launcher line is followed by its first worker's
         first = ordered[worker if worker is not None else 0]
         users = {row.process.user for row in ordered if row.process.parent_pid == line.pid}
+        # A session's line names what it runs under (tmux, sshd): the chain above it, collapsed.
+        under = f"  (under {', '.join(line.above)})" if line.above else ""
         launcher = ProcessSample(
             pid=line.pid,
             gpu_index=first.process.gpu_index,
             type="",
-            user=users.pop() if len(users) == 1 else None,
-            name=(line.launcher_command or "").split(" ", 1)[0] or None,
-            command=line.launcher_command,
+            started=line.started,
+            user=user_name(line.uid) if line.uid is not None else users.pop() if len(users) == 1 else None,
+            name=command_text(line.launcher_command).split(" ", 1)[0] or None,
+            command=(line.launcher_command or "") + under,
             container=first.process.container,
             visible=True,
         )
@@ -410,5 +419,9 @@ def tree_rows(rows: list[ProcessRow], order: SortOrder) -> list[ProcessRow]:
 
 
 def launcher_note(row: ProcessRow) -> str:
-    """What Enter or k on a launcher's row says: it is not a GPU process itself."""
-    return f"PID {row.process.pid} ({safe_text(row.process.name)}) holds no GPU memory: select one of its workers"
+    """What Enter or k says on a launcher's row whose start time is unknown (the demo, a recording,
+    another PID namespace): without it the PID cannot be told from a reused one."""
+    return (
+        f"PID {row.process.pid} ({safe_text(row.process.name)}) cannot be read from here: "
+        "select one of its workers"
+    )

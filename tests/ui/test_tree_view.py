@@ -58,9 +58,11 @@ async def test_t_shows_workers_under_their_launcher_with_the_memory_summed(size:
         assert app.processes.pids() == [101, 400, 402, 401, 501, 502]
         lines = panel_lines(app)
         # GPU-MEM of the launcher and of 501 is their subtree's: 12+10 and 6+2 GiB.
-        assert "  400 alice" in lines[1] and "Σ22.0GiB" in lines[1] and "torchrun --nproc-per-node" in lines[1]
-        assert "402 alice" in lines[2] and " 12.0GiB" in lines[2] and " ├─ python -u pretrain.py" in lines[2]
-        assert "401 alice" in lines[3] and " 10.0GiB" in lines[3] and " └─ python -u pretrain.py" in lines[3]
+        assert "  400 alice" in lines[1] and "Σ22.0GiB" in lines[1] and " torchrun --nproc" in lines[1]
+        # A worker's command is cut in the middle where it does not fit: its rank stays on screen.
+        assert "402 alice" in lines[2] and " 12.0GiB" in lines[2] and " ├─ python -u pre" in lines[2]
+        assert "401 alice" in lines[3] and " 10.0GiB" in lines[3] and " └─ python -u pre" in lines[3]
+        assert lines[2].endswith("rank 1") and lines[3].endswith("rank 0")
         assert "Σ8.0GiB" in lines[4] and lines[4].endswith(" python serve.py")
         assert lines[5].endswith(" └─ python serve_helper.py")
         assert "Processes 5  tree" in screen_text(app)
@@ -80,18 +82,19 @@ async def test_sort_and_filter_apply_within_the_tree() -> None:
         await pilot.press("slash", *"pretrain", "enter")
         assert app.processes.pids() == [400, 401, 402]
         await pilot.press("escape")
-        await pilot.press("slash", *"rank 1", "enter")  # one worker left: no launcher line for it alone
-        assert app.processes.pids() == [402]
+        await pilot.press("slash", *"rank 1", "enter")  # one worker left: its launcher's line still
+        assert app.processes.pids() == [400, 402]
 
 
-async def test_enter_and_k_on_a_launcher_say_to_pick_a_worker() -> None:
+async def test_enter_and_k_on_a_launcher_not_read_from_proc_say_to_pick_a_worker() -> None:
+    # Made from what its workers say (as in the demo or a recording): no start time, so no identity.
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
         await pilot.press("t", "down")
         assert app.processes.cursor_row is not None and app.processes.cursor_row.launcher
         await pilot.press("enter")
-        note = "PID 400 (torchrun) holds no GPU memory: select one of its workers"
+        note = "PID 400 (torchrun) cannot be read from here: select one of its workers"
         assert notices(app)[-1] == note
         await pilot.press("k")
         assert not isinstance(app.screen, KillScreen)

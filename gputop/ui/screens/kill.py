@@ -6,13 +6,16 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.events import Resize
 from textual.screen import ModalScreen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from gputop.core.actions import SIGNALS
+from gputop.core.command_text import command_text, fit_command
 from gputop.core.format import fmt_bytes, safe_text
 from gputop.core.visibility import not_visible_words
+from gputop.ui.screens.pick import PickScreen
 from gputop.ui.state import ProcessRow
 from gputop.ui.widgets.choice_list import ChoiceList
 
@@ -24,17 +27,22 @@ _SIGNAL_HELP = {
 _MAX_LISTED = 12
 
 
-def target_line(row: ProcessRow) -> Text:
-    """One target as the dialog lists it; every user-controlled string goes through safe_text."""
+def target_line(row: ProcessRow, width: int | None = None) -> Text:
+    """One target as the dialog lists it, in ``width`` cells (its command cut in the middle, so the
+    arguments that tell ranks apart stay); every user-controlled string goes through safe_text."""
     p = row.process
-    command = safe_text(p.command or p.name, 60) if p.visible else not_visible_words(p.not_visible_reason)
-    return Text.assemble(
+    line = Text.assemble(
         (f"PID {p.pid:<8}", "bold"),
         (f"{safe_text(p.user, 12) if p.visible else '?':<12} ", "yellow"),
-        f"GPU {row.gpu_label:<5}",
+        "no GPU    " if row.launcher else f"GPU {row.gpu_label:<5}",
         (f"{fmt_bytes(p.gpu_memory):>9}  ", "cyan"),
-        command,
     )
+    if not p.visible:
+        line.append(not_visible_words(p.not_visible_reason))
+        return line
+    command = safe_text(command_text(p.command, p.name))
+    line.append(command if width is None else fit_command(command, max(16, width - line.cell_len)))
+    return line
 
 
 class KillScreen(ModalScreen[int | None]):
@@ -53,10 +61,7 @@ class KillScreen(ModalScreen[int | None]):
                 Text(f"Send a signal to {count} process{'es' if count != 1 else ''}?", style="bold"),
                 id="kill-title",
             )
-            lines = Text("\n").join(target_line(row) for row in self.targets[:_MAX_LISTED])
-            if count > _MAX_LISTED:
-                lines.append(f"\n… and {count - _MAX_LISTED} more", style="italic")
-            yield Static(lines, id="kill-targets")
+            yield Static(self._target_lines(self.app.size.width), id="kill-targets")
             stale = sorted({row.gpu_label for row in self.targets if row.process.stale})
             if stale:
                 yield Static(
@@ -80,6 +85,18 @@ class KillScreen(ModalScreen[int | None]):
             )
         yield Footer()
 
+    def _target_lines(self, screen_width: int) -> Text:
+        # The dialog is at most 95 % of the screen, less its border and padding (gputop.tcss).
+        width = screen_width * 95 // 100 - 4
+        lines = Text("\n").join(target_line(row, width) for row in self.targets[:_MAX_LISTED])
+        count = len(self.targets)
+        if count > _MAX_LISTED:
+            lines.append(f"\n… and {count - _MAX_LISTED} more", style="italic")
+        return lines
+
+    def on_resize(self, event: Resize) -> None:
+        self.query_one("#kill-targets", Static).update(self._target_lines(event.size.width))
+
     def on_mount(self) -> None:
         signals = self.query_one(OptionList)
         signals.highlighted = 0
@@ -92,3 +109,22 @@ class KillScreen(ModalScreen[int | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class LauncherChoiceScreen(PickScreen):
+    """k on a launcher (not on a GPU): signal it alone, or it and its workers. Returns the choice."""
+
+    LAUNCHER = "launcher"
+    WITH_WORKERS = "with-workers"
+
+    def __init__(self, launcher: ProcessRow, workers: int) -> None:
+        p = launcher.process
+        name = safe_text(p.name or command_text(p.command, p.name), 24)
+        options = [
+            Option(Text.assemble(("the launcher", "bold"), f"  PID {p.pid} {name}"), id=self.LAUNCHER),
+            Option(
+                Text.assemble((f"the launcher and its {workers} worker{'s' if workers != 1 else ''}", "bold")),
+                id=self.WITH_WORKERS,
+            ),
+        ]
+        super().__init__(f"PID {p.pid} ({name}) holds no GPU memory. Signal", options, 0, id="launcher-screen")

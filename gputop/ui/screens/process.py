@@ -135,9 +135,14 @@ class ProcessScreen(LiveScreen):
         ("host_memory", "Host memory (GiB)", "magenta"),
     )
 
-    def __init__(self, identity: ProcessIdentity) -> None:
+    def __init__(
+        self, identity: ProcessIdentity, launcher: ProcessRow | None = None, below: list[ProcessRow] | None = None
+    ) -> None:
+        """``launcher``: a process not on any GPU, from the tree (``below``: the lines under it there)."""
         super().__init__(id="process-screen")
         self.identity = identity
+        self.launcher = launcher
+        self.below = below or []
         self.rows: list[ProcessRow] = []
         self.detail: ProcessDetail | None = None
         self.exited = False
@@ -190,6 +195,8 @@ class ProcessScreen(LiveScreen):
         if rows:
             self.rows, self.exited = rows, False
             self._history = app.history.processes.get(self.identity, self._history)
+        elif self.launcher is not None:
+            pass  # on no GPU list: whether it still runs, /proc says (the facts)
         else:
             self.exited = True  # the last figures and history stay on screen
         self._show_title()
@@ -204,6 +211,12 @@ class ProcessScreen(LiveScreen):
             title.append(f" {safe_text(process.name or process.command, 40)}", style="bold")
             title.append(f"  {safe_text(process.user)}")
             title.append("  GPU " + ", ".join(row.gpu_label for row in self.rows))
+        elif self.launcher is not None:
+            launcher = self.launcher.process
+            workers = len({row.process.identity for row in self.below if not row.launcher})
+            title.append(f" {safe_text(launcher.name, 40)}", style="bold")
+            title.append(f"  {safe_text(launcher.user)}  no GPU: launcher of {workers} GPU process")
+            title.append("" if workers == 1 else "es")
         if self.exited:
             title.append("  exited: gone from the GPU lists", style="bold red")
         self.query_one("#process-title", Static).update(title)
@@ -245,6 +258,9 @@ class ProcessScreen(LiveScreen):
     def action_kill(self) -> None:
         from gputop.ui.screens.kill import KillScreen
 
+        if self.launcher is not None:
+            self.gputop.kill_control.ask_launcher(self.launcher, self.below)
+            return
         if self.exited or not self.rows:
             self.notify(f"PID {self.identity[0]} has exited: nothing to signal", severity="warning")
             return

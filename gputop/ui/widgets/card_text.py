@@ -43,7 +43,9 @@ def short_name(name: str | None) -> str:
 
 
 def forecast_text(forecast: Forecast | None, short: bool = False) -> str:
-    """'full in ~3m10s' when the memory is forecast to fill; '' when flat, falling or far off."""
+    """'full in ~3m10s' when the memory is forecast to fill; 'FULL' at 100 %; '' when flat, falling or far off."""
+    if forecast is not None and forecast.full:
+        return "FULL"
     if forecast is None or forecast.seconds_to_full is None:
         return ""
     return f"{'full' if short else 'full in'} ~{fmt_duration(forecast.seconds_to_full)}"

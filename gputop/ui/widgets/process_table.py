@@ -19,6 +19,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from gputop.core.command_text import fit_command
 from gputop.ui.state import (
     COLUMN_BY_NAME,
     Column,
@@ -392,6 +393,8 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
             cell_style = memory_style if column.name == "gpu_memory" else style
             if (column.name == "growth" and row.growing) or (column.name == "idle" and row.idle):
                 cell_style = style + self.get_component_rich_style("process-table--growing")
+            if column.name == "command":
+                cell = fit_command(cell, column_width)  # cut in the middle: the ranks' arguments stay
             line.add(_fit(cell, column_width, column.right), cell_style)
             used += column_width + 1
         return line.strip(width, style)
