@@ -14,7 +14,8 @@ from gputop.commands import run_cluster, run_doctor, run_export, run_once, run_r
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings, load_settings
-from gputop.core.sources.base import GpuSource, SourceUnavailable, unavailable
+from gputop.core.sources.base import SourceUnavailable
+from gputop.core.sources.factory import open_source
 from gputop.serve.command import parse_command_line, run_serve
 from gputop.ui.before_screen import quit_keys
 
@@ -25,31 +26,6 @@ SERVICES: dict[str | None, Callable[[argparse.Namespace], int]] = {
     "serve": run_serve,
     "doctor": run_doctor,
 }
-
-
-def open_source(args: argparse.Namespace, settings: Settings, patient: bool = False) -> GpuSource:
-    """The demo machine or the real driver; `patient`: wait on a slow nvmlInit, saying so, not give up."""
-    if args.demo:
-        from gputop.core.sources.demo import DemoSource
-
-        if not 1 <= args.demo_gpus <= 16:
-            raise SourceUnavailable("--demo-gpus must be between 1 and 16")
-        return DemoSource(gpu_count=args.demo_gpus)
-    try:
-        from gputop.core.sources.nvml import NvmlSource
-    except (ImportError, AttributeError) as error:  # a package named pynvml that is not nvidia-ml-py
-        raise SourceUnavailable(unavailable(f"the pynvml module is not nvidia-ml-py's ({error})")) from None
-
-    return NvmlSource(settings.driver_deadline_s, on_init_slow=_say_init_is_slow if patient else None)
-
-
-def _say_init_is_slow(deadline_s: float) -> None:
-    print(
-        f"gputop: nvmlInit has not answered within {deadline_s:g}s: the NVIDIA driver may be hung"
-        " or still starting; waiting for it (q or Ctrl+C quits)",
-        file=sys.stderr,
-        flush=True,
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -121,7 +97,7 @@ def _tui(sampler: Sampler, args: argparse.Namespace, settings: Settings, warning
     config = tui_config(args, settings)
     recorder = None
     if config.record_path is not None:
-        from gputop.core.record import Recorder, RecordingError
+        from gputop.core.recording.record import Recorder, RecordingError
 
         try:
             recorder = Recorder(config.record_path)
@@ -163,8 +139,8 @@ def _first_frame(sampler: Sampler) -> bool:
 
 
 def _replay(args: argparse.Namespace, settings: Settings, warnings: list[str]) -> int:
-    from gputop.core.record import RecordingError, read_recording
-    from gputop.core.replay import Replay
+    from gputop.core.recording.record import RecordingError, read_recording
+    from gputop.core.recording.replay import Replay
     from gputop.core.sources.recorded import ReplaySource
 
     try:

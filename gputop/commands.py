@@ -38,9 +38,9 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 def run_once(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> int:
     """``--once`` (a table) or ``--json``: two samples, so the rates and CPU figures mean something."""
-    from gputop.core.foresight import Watcher
-    from gputop.core.once_table import render_text
-    from gputop.core.snapshot_json import dumps, snapshot_to_dict
+    from gputop.core.analysis.foresight import Watcher
+    from gputop.core.output.once_table import render_text
+    from gputop.core.output.snapshot_json import dumps, snapshot_to_dict
 
     # Two samples a quarter of a second apart are too little history for a
     # forecast: --json says so with a null forecast and growth rates of 0.
@@ -52,7 +52,7 @@ def run_once(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> 
     if snapshot.gpus and not any(gpu.answering for gpu in snapshot.gpus):
         return fail(f"no GPU answered: {snapshot.gpus[0].last_error}")
     if args.json:
-        from gputop.core.owners import owners_document
+        from gputop.core.analysis.owners import owners_document
 
         document = snapshot_to_dict(
             snapshot, foresight.forecasts, watcher.monitor.active.values(), foresight.diagnoses
@@ -63,8 +63,8 @@ def run_once(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> 
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     width = args.width or max(MIN_ONCE_WIDTH, shutil.get_terminal_size((80, 24)).columns)
     if args.by is not None:
-        from gputop.core.owner_table import render_owners
-        from gputop.core.owners import owner_rollup
+        from gputop.core.analysis.owners import owner_rollup
+        from gputop.core.output.owner_table import render_owners
 
         rows = owner_rollup(snapshot, args.by, foresight.diagnoses)
         sys.stdout.write(render_owners(rows, args.by, snapshot.timestamp, width))
@@ -76,8 +76,8 @@ def run_once(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> 
 
 def run_record(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> int:
     """``gputop record FILE``: every tick, with its forecasts, alerts and diagnoses, until the duration or Ctrl+C."""
-    from gputop.core.foresight import Watcher
-    from gputop.core.record import Recorder, RecordingError
+    from gputop.core.analysis.foresight import Watcher
+    from gputop.core.recording.record import Recorder, RecordingError
 
     interval_s = args.record_interval or args.interval or settings.interval_s
     watcher = Watcher(settings.thresholds)
@@ -108,13 +108,13 @@ def run_record(sampler: Sampler, args: argparse.Namespace, settings: Settings) -
 def run_export(args: argparse.Namespace) -> int:
     """``gputop export``: /metrics for Prometheus until SIGTERM or Ctrl+C."""
     if args.print_dashboard or args.print_alert_rules:
-        from gputop.core import monitoring
+        from gputop.core.output import monitoring
 
         sys.stdout.write(monitoring.read(monitoring.DASHBOARD if args.print_dashboard else monitoring.ALERT_RULES))
         return 0
-    from gputop.cli import open_source
-    from gputop.core.export_server import WebConfig, WebConfigError, load_web_config
-    from gputop.core.exporter import Exporter, ListenError, describe_bind_error, parse_listen
+    from gputop.core.output.export_server import WebConfig, WebConfigError, load_web_config
+    from gputop.core.output.exporter import Exporter, ListenError, describe_bind_error, parse_listen
+    from gputop.core.sources.factory import open_source
 
     try:
         host, port = parse_listen(args.listen)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gputop.core.alerts import AlertEvent, AlertMonitor
-from gputop.core.forecast import NO_FORECAST, Forecast, Forecasts
+from gputop.core.analysis.alerts import AlertEvent, AlertMonitor
+from gputop.core.analysis.forecast import NO_FORECAST, Forecast, Forecasts
 from gputop.core.model import GpuSample, HostSample, MigSample, Snapshot
 from gputop.core.settings import Thresholds
 

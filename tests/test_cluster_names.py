@@ -11,14 +11,14 @@ import pytest
 from prometheus_client.exposition import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from gputop.core import metric_names
 from gputop.core.cluster.client import Sample
 from gputop.core.cluster.detail import parse_detail
 from gputop.core.cluster.model import HostDetail
 from gputop.core.cluster.rollup import flagged_count, rollup_figures
-from gputop.core.dcgm_export import reading
-from gputop.core.exporter import SnapshotCollector, make_registry
 from gputop.core.model import GpuHealth, GpuSample, HostSample, ProcessSample, RemappedRows, Snapshot, XidEvent
+from gputop.core.output import metric_names
+from gputop.core.output.dcgm_export import reading
+from gputop.core.output.exporter import SnapshotCollector, make_registry
 
 GIB = 1024**3
 

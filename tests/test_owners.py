@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gputop.core.diagnosis import Diagnoses, ProcessDiagnosis
+from gputop.core.analysis.diagnosis import Diagnoses, ProcessDiagnosis
+from gputop.core.analysis.owners import owner_name, owner_rollup, owners_document
 from gputop.core.model import Energy, GpuSample, HostSample, Job, MigSample, ProcessSample, Snapshot
-from gputop.core.owner_table import render_owners
-from gputop.core.owners import owner_name, owner_rollup, owners_document
+from gputop.core.output.owner_table import render_owners
 
 GIB = 1 << 30
 NOW = 10_000.0

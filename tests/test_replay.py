@@ -8,8 +8,8 @@ import time
 import pytest
 
 from gputop.core.model import HostSample, Snapshot
-from gputop.core.record import Recording
-from gputop.core.replay import MAX_GAP_S, Replay
+from gputop.core.recording.record import Recording
+from gputop.core.recording.replay import MAX_GAP_S, Replay
 
 T0 = 1_700_000_000.0
 

@@ -10,7 +10,7 @@ import psutil
 import pytest
 from fakenvml import NO_SUCH_PID
 
-from gputop.core.actions import SignalResult
+from gputop.core.host.signals import SignalResult
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessIdentity, ProcessSample, Snapshot
 from gputop.core.sampler import Sampler, SamplerThread, clamp_interval
 

@@ -16,7 +16,7 @@ from e2e.webserve import ServedGputop
 
 from gputop.cli import main
 from gputop.cli_args import build_parser
-from gputop.core.record import Recorder
+from gputop.core.recording.record import Recorder
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings
 from gputop.core.sources.demo import DemoSource

@@ -3,8 +3,8 @@ order kept within it."""
 
 from __future__ import annotations
 
+from gputop.core.analysis.tree import TreeLine, build_tree
 from gputop.core.model import ProcessSample
-from gputop.core.tree import TreeLine, build_tree
 
 GIB = 1 << 30
 TORCHRUN = "torchrun --nproc-per-node 2 train.py"

@@ -90,11 +90,11 @@ def tab_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace, set
 
 def check_served(served: argparse.Namespace, settings: Settings) -> None:
     """Fail now, once, on what would fail in every tab: an unusable recording, Prometheus URL or GPU source."""
-    from gputop.cli import open_source
     from gputop.core.sources.base import SourceUnavailable
+    from gputop.core.sources.factory import open_source
 
     if served.command == "replay":
-        from gputop.core.record import RecordingError, read_recording
+        from gputop.core.recording.record import RecordingError, read_recording
 
         try:
             recording = read_recording(served.file)
@@ -125,7 +125,7 @@ def run_serve(args: argparse.Namespace) -> int:
     import secrets
 
     from gputop.cli_args import build_parser, fail
-    from gputop.core.exporter import ListenError, describe_bind_error, parse_listen
+    from gputop.core.output.exporter import ListenError, describe_bind_error, parse_listen
 
     settings: Settings = args.settings  # main has read them and printed their warnings
     if args.interval == settings.interval_s:

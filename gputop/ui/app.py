@@ -33,15 +33,15 @@ from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import Static
 
-from gputop.core.diagnosis import Diagnoses
-from gputop.core.forecast import Forecasts
-from gputop.core.foresight import Foresight, Watcher
-from gputop.core.history import History
+from gputop.core.analysis.diagnosis import Diagnoses
+from gputop.core.analysis.forecast import Forecasts
+from gputop.core.analysis.foresight import Foresight, Watcher
+from gputop.core.analysis.history import History
+from gputop.core.analysis.tick_feed import Delivery, Handover, Tick, TickFeed
 from gputop.core.model import Snapshot
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings
-from gputop.core.tick_feed import Delivery, Handover, Tick, TickFeed
 from gputop.ui import keymap, layout
 from gputop.ui.app_actions import AppActions
 from gputop.ui.feed import NOTICE_S, AlertAnnouncer, alert_kinds, alert_notices
@@ -66,8 +66,8 @@ from gputop.ui.widgets.key_footer import KeyFooter
 from gputop.ui.widgets.process_table import ProcessTable
 
 if TYPE_CHECKING:  # imported by the runs that record or replay (cli), not by every start
-    from gputop.core.record import Recorder
-    from gputop.core.replay import Replay
+    from gputop.core.recording.record import Recorder
+    from gputop.core.recording.replay import Replay
     from gputop.ui.replay_control import ReplayControl
 
 

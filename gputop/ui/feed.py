@@ -9,8 +9,8 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Literal
 
-from gputop.core.alerts import AlertEvent
-from gputop.core.tick_feed import Tick
+from gputop.core.analysis.alerts import AlertEvent
+from gputop.core.analysis.tick_feed import Tick
 
 # Alert kinds in the order a card's title names them.
 ALERT_ORDER = ("lost", "memory", "forecast", "thermal")

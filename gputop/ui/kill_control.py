@@ -6,8 +6,8 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
-from gputop.core.actions import Outcome, SignalResult, send_signal
 from gputop.core.format import safe_text
+from gputop.core.host.signals import Outcome, SignalResult, send_signal
 from gputop.core.model import ProcessIdentity
 from gputop.ui.state import ProcessRow, launcher_note
 from gputop.ui.widgets.process_table import ProcessTable

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.timer import Timer
 
 from gputop.core.format import fmt_duration
-from gputop.core.replay import Replay, clock_text
+from gputop.core.recording.replay import Replay, clock_text
 
 if TYPE_CHECKING:
     from gputop.ui.app import GpuTopApp

@@ -8,10 +8,10 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from gputop.core.analysis.tick_feed import Handover, TickFeed
 from gputop.core.format import safe_text
 from gputop.core.model import Snapshot
 from gputop.core.sampler import Sampler, SamplerThread, clamp_interval
-from gputop.core.tick_feed import Handover, TickFeed
 from gputop.ui.messages import SamplerFailed, TicksReady
 
 if TYPE_CHECKING:

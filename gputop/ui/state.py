@@ -6,12 +6,12 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from gputop.core.diagnosis import Diagnoses
-from gputop.core.forecast import ProcessGrowth
+from gputop.core.analysis.diagnosis import Diagnoses
+from gputop.core.analysis.forecast import ProcessGrowth
+from gputop.core.analysis.owners import owner_name
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_growth, safe_text
+from gputop.core.host.visibility import not_visible_words
 from gputop.core.model import ProcessIdentity, ProcessSample, Snapshot
-from gputop.core.owners import owner_name
-from gputop.core.visibility import not_visible_words
 
 # A process appears once per GPU (or MIG device) it uses, so a row is keyed by
 # the process identity (pid, create_time) plus where it runs.
@@ -381,7 +381,7 @@ def users_with_processes(snapshot: Snapshot) -> list[str]:
 
 def tree_rows(rows: list[ProcessRow], order: SortOrder) -> list[ProcessRow]:
     """The rows as a tree (see core.tree), sorted within it: launchers get a row of their own."""
-    from gputop.core.tree import build_tree  # here: only the tree view (t) needs it
+    from gputop.core.analysis.tree import build_tree  # here: only the tree view (t) needs it
 
     ordered = sort_rows(rows, order)
     lines = build_tree([row.process for row in ordered])

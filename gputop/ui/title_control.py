@@ -11,7 +11,7 @@ from gputop.ui.screens.live import LiveScreen
 from gputop.ui.widgets.title_bar import TitleBar, interval_text, title_text
 
 if TYPE_CHECKING:
-    from gputop.core.replay import Replay
+    from gputop.core.recording.replay import Replay
     from gputop.ui.app import GpuTopApp
 
 # While sampling live, the title looks this often whether the newest sample has grown old.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gputop.core.diagnosis.health import XID_OUTSTANDING_S
+from gputop.core.analysis.diagnosis.health import XID_OUTSTANDING_S
 from gputop.core.model import GpuHealth, GpuSample, RemappedRows, XidEvent
 from tests.diagnosis.helpers import cleared, gpu, raised, run
 

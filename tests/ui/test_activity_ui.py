@@ -6,8 +6,8 @@ from dataclasses import replace
 
 from textual_plotext import PlotextPlot
 
-from gputop.core.diagnosis import NO_DIAGNOSES, GpuDiagnosis
-from gputop.core.diagnosis.memory import gpu_unattributed
+from gputop.core.analysis.diagnosis import NO_DIAGNOSES, GpuDiagnosis
+from gputop.core.analysis.diagnosis.memory import gpu_unattributed
 from gputop.core.model import Activity, Energy, GpuSample, HostSample, MigSample, NvLink, Snapshot
 from gputop.ui.screens.detail import DetailScreen, header_fields
 from gputop.ui.widgets.card_lines import CardContent, compact_lines, full_lines

@@ -7,9 +7,9 @@ from functools import partial
 
 from textual.binding import Binding
 
-from gputop.core.alerts import AlertEvent
-from gputop.core.record import Recording
-from gputop.core.replay import Replay
+from gputop.core.analysis.alerts import AlertEvent
+from gputop.core.recording.record import Recording
+from gputop.core.recording.replay import Replay
 from gputop.ui.feed import NOTICE_S, AlertAnnouncer, alert_notices
 from gputop.ui.filter_control import no_such_gpu
 from gputop.ui.keymap import BINDINGS, help_entries, key_bindings, key_name, mode_allows, palette_entries

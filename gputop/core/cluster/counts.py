@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from gputop.core import metric_names
-from gputop.core.levels import DEFAULT_SLOWDOWN_C, TEMPERATURE_ALARM_MARGIN_C
+from gputop.core.analysis.levels import DEFAULT_SLOWDOWN_C, TEMPERATURE_ALARM_MARGIN_C
+from gputop.core.output import metric_names
 
 # The cards' "hot" (core.levels' alarm): within 5 °C of the GPU's own slowdown temperature (DCGM
 # exporter serves none, nor do some GPUs: there core.levels' default stands for it).

@@ -18,12 +18,12 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from gputop.core import metric_names
+from gputop.core.analysis.levels import DEFAULT_SLOWDOWN_C, TEMPERATURE_ALARM_MARGIN_C
 from gputop.core.cluster.client import promql_string
 from gputop.core.cluster.counts import COUNT_BY_KEY, COUNTS, HOT, hot_gpus, per_gpu
 from gputop.core.cluster.model import Flavour
 from gputop.core.cluster.rollup import ROLLUP_FIGURE, flagged_count, rollup_figures, rollup_presence
-from gputop.core.levels import DEFAULT_SLOWDOWN_C, TEMPERATURE_ALARM_MARGIN_C
+from gputop.core.output import metric_names
 
 MIB = 1024 * 1024
 FIGURE_LABEL = "figure"

@@ -7,7 +7,7 @@ GPU-by-GPU queries', so the reader cannot tell which way a host was read.
 
 from __future__ import annotations
 
-from gputop.core import metric_names as names
+from gputop.core.output import metric_names as names
 
 ROLLUP_FIGURE = "rollup"
 _HOST = names.HOSTNAME_LABEL

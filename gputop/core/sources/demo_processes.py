@@ -10,9 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from gputop.core.actions import Outcome, SignalResult, signal_name
+from gputop.core.host.procdetail import ProcessDetail
+from gputop.core.host.signals import Outcome, SignalResult, signal_name
 from gputop.core.model import ProcessIdentity, ProcessSample
-from gputop.core.procdetail import ProcessDetail
 from gputop.core.sources.demo_detail import SimulatedProcess, simulated_detail
 from gputop.core.sources.demo_machine import GIB, MIB, MIG_PROFILES, STALLED_GPU, capacity, is_mig, mig_uuid, model_of
 

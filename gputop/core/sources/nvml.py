@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pynvml
 
-from gputop.core.actions import SignalResult
+from gputop.core.host.signals import SignalResult
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity
 from gputop.core.sources.base import SourceUnavailable
 from gputop.core.sources.lanes import Lane, Ticket
@@ -31,7 +31,7 @@ from gputop.core.sources.nvml_events import XidEvents
 from gputop.core.sources.nvml_gateway import CUDA_VERSIONS, DeviceLost, Gateway, unavailable
 
 if TYPE_CHECKING:
-    from gputop.core.procdetail import ProcessDetail
+    from gputop.core.host.procdetail import ProcessDetail
 
 __all__ = ["DEFAULT_DEADLINE_S", "STATIC_RETRY_SAMPLES", "NvmlSource", "cuda_version_text"]
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from gputop.core.analysis.levels import temperature_level
 from gputop.core.cluster.model import ClusterGpu, ClusterHost
 from gputop.core.cluster.reader import HISTORY_POINTS
 from gputop.core.format import (
@@ -18,7 +19,6 @@ from gputop.core.format import (
     fmt_watts,
     safe_text,
 )
-from gputop.core.levels import temperature_level
 
 # The cards' bar, sparkline and colours for core.levels' cut-offs: a GPU looks the same here as on its card.
 from gputop.ui.widgets.card_text import LEVEL_STYLES, level_style

@@ -13,9 +13,9 @@ from textual.binding import Binding
 from textual.containers import Grid
 from textual.widgets import Footer, Static
 
-from gputop.core.forecast import Forecast, Forecasts
+from gputop.core.analysis.forecast import Forecast, Forecasts
+from gputop.core.analysis.history import GpuHistory
 from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_rate, fmt_temperature, fmt_watts, safe_text
-from gputop.core.history import GpuHistory
 from gputop.core.model import GpuSample, MigSample, Snapshot, percent
 from gputop.ui.process_view import process_count
 from gputop.ui.replay_control import replay_title

@@ -15,16 +15,16 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
-from gputop.core.diagnosis import Diagnoses
+from gputop.core.analysis.diagnosis import Diagnoses
+from gputop.core.analysis.owners import OWNER_KINDS, OwnerRow, owner_rollup
 from gputop.core.model import Snapshot
-from gputop.core.owner_table import (
+from gputop.core.output.owner_table import (
     OWNER_TITLES,
     fit,
     fitted_columns,
     owner_cells,
     sort_owners,
 )
-from gputop.core.owners import OWNER_KINDS, OwnerRow, owner_rollup
 from gputop.ui.screens.live import LiveScreen
 
 _HINT = {

@@ -13,9 +13,9 @@ from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
 
-from gputop.core.diagnosis import GpuDiagnosis
-from gputop.core.forecast import Forecast
-from gputop.core.history import GpuHistory
+from gputop.core.analysis.diagnosis import GpuDiagnosis
+from gputop.core.analysis.forecast import Forecast
+from gputop.core.analysis.history import GpuHistory
 from gputop.core.model import GpuSample
 from gputop.ui.layout import card_lines
 from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines

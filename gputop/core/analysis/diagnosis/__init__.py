@@ -1,6 +1,6 @@
 """Diagnoses: what is wrong with a GPU, and whose process it is (core, no UI)."""
 
-from gputop.core.diagnosis.diagnoser import (
+from gputop.core.analysis.diagnosis.diagnoser import (
     NO_DIAGNOSES,
     Diagnoser,
     Diagnoses,
@@ -8,8 +8,8 @@ from gputop.core.diagnosis.diagnoser import (
     ProcessDiagnosis,
     Verdict,
 )
-from gputop.core.diagnosis.health import HealthProblem
-from gputop.core.diagnosis.memory import Unattributed
+from gputop.core.analysis.diagnosis.health import HealthProblem
+from gputop.core.analysis.diagnosis.memory import Unattributed
 
 __all__ = [
     "NO_DIAGNOSES",

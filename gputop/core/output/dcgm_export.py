@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterator
 
 from prometheus_client.core import Metric
 
-from gputop.core.dcgm_xid import xid_text
-from gputop.core.diagnosis.reasons import REASONS
-from gputop.core.metric_names import (
+from gputop.core.analysis.diagnosis.reasons import REASONS
+from gputop.core.model import GpuSample, MigSample, Snapshot
+from gputop.core.output.dcgm_xid import xid_text
+from gputop.core.output.metric_names import (
     BESIDE_GPUTOP_LABEL,
     BESIDE_GPUTOP_VALUE,
     DCGM_DEVICE_LABEL,
@@ -32,7 +33,6 @@ from gputop.core.metric_names import (
     DCGM_XID_TEXT_LABEL,
     DcgmField,
 )
-from gputop.core.model import GpuSample, MigSample, Snapshot
 
 _BIT = {name: bit for bit, name, _words in REASONS}
 

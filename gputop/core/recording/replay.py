@@ -13,7 +13,7 @@ from bisect import bisect_right
 from datetime import datetime, timedelta
 
 from gputop.core.model import Snapshot
-from gputop.core.record import Recording
+from gputop.core.recording.record import Recording
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 # A recording paused for an hour (laptop asleep) should not freeze the replay for one.

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from gputop.core.host.ownership import Attribution
 from gputop.core.model import Job
-from gputop.core.ownership import Attribution
 
 _FIELDS = {
     b"SLURM_JOB_NAME": "name",

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gputop.core.diagnosis.health import HealthProblem
+from gputop.core.analysis.diagnosis.health import HealthProblem
 from gputop.core.model import GpuSample, NvLink
 
 BUSY_UTILIZATION_PERCENT = 90.0

@@ -11,10 +11,11 @@ from collections.abc import Callable, Iterator, Mapping
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from gputop.core.diagnosis.diagnoser import Diagnoses
-from gputop.core.diagnosis.problems import problem_counts
-from gputop.core.diagnosis.reasons import REASON_NAMES
-from gputop.core.metric_names import (
+from gputop.core.analysis.diagnosis.diagnoser import Diagnoses
+from gputop.core.analysis.diagnosis.problems import problem_counts
+from gputop.core.analysis.diagnosis.reasons import REASON_NAMES
+from gputop.core.model import GpuSample, Snapshot
+from gputop.core.output.metric_names import (
     GPU_CLOCK_EVENT_REASONS,
     GPU_ECC_UNCORRECTED,
     GPU_MEMORY_UNATTRIBUTED,
@@ -23,7 +24,6 @@ from gputop.core.metric_names import (
     GPU_XID_ERRORS,
     PROBLEM_KINDS,
 )
-from gputop.core.model import GpuSample, Snapshot
 
 GpuLabels = Callable[[GpuSample], list[str]]
 

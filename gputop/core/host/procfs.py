@@ -12,7 +12,7 @@ import sys
 
 import psutil
 
-from gputop.core.ownership import (
+from gputop.core.host.ownership import (
     Attribution,
     attribution_from_cgroup,
     attribution_from_mountinfo,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gputop.core.analysis.owners import OwnerRow
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_watts, safe_text
-from gputop.core.owners import OwnerRow
 
 
 @dataclass(frozen=True, slots=True)

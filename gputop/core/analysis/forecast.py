@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 from itertools import combinations
 from types import MappingProxyType
 
-from gputop.core.history import History, MemorySeries, MigKey, ProcessHistory
+from gputop.core.analysis.history import History, MemorySeries, MigKey, ProcessHistory
 from gputop.core.model import ProcessIdentity, Snapshot
 
 MIB = 1024 * 1024

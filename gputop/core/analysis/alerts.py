@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
-from gputop.core.diagnosis import Diagnoses
-from gputop.core.diagnosis.alerts import DiagnosisKind, diagnosis_changes
-from gputop.core.forecast import Forecast, Forecasts
+from gputop.core.analysis.diagnosis import Diagnoses
+from gputop.core.analysis.diagnosis.alerts import DiagnosisKind, diagnosis_changes
+from gputop.core.analysis.forecast import Forecast, Forecasts
 from gputop.core.format import fmt_bytes, fmt_duration, fmt_growth
 from gputop.core.model import Snapshot
 from gputop.core.settings import Thresholds

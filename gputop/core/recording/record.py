@@ -12,11 +12,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from gputop.core.alerts import AlertEvent
-from gputop.core.diagnosis import Diagnoses
-from gputop.core.forecast import Forecasts
+from gputop.core.analysis.alerts import AlertEvent
+from gputop.core.analysis.diagnosis import Diagnoses
+from gputop.core.analysis.forecast import Forecasts
 from gputop.core.model import Snapshot
-from gputop.core.snapshot_json import dumps, snapshot_from_dict, snapshot_to_dict
+from gputop.core.output.snapshot_json import dumps, snapshot_from_dict, snapshot_to_dict
 
 
 class RecordingError(Exception):

@@ -14,10 +14,10 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from gputop.core.alerts import AlertEvent, AlertMonitor
-from gputop.core.diagnosis import Diagnoser, Diagnoses
-from gputop.core.forecast import Forecaster, ForecastParams, Forecasts
-from gputop.core.history import History
+from gputop.core.analysis.alerts import AlertEvent, AlertMonitor
+from gputop.core.analysis.diagnosis import Diagnoser, Diagnoses
+from gputop.core.analysis.forecast import Forecaster, ForecastParams, Forecasts
+from gputop.core.analysis.history import History
 from gputop.core.model import Snapshot
 from gputop.core.settings import Thresholds
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gputop.core.diagnosis.diagnoser import Diagnoses
+from gputop.core.analysis.diagnosis.diagnoser import Diagnoses
 from gputop.core.model import GpuHealth, RemappedRows, Snapshot, XidEvent
 
 

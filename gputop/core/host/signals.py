@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import psutil
 
+from gputop.core.host.procfs import is_thread_of_another_process
 from gputop.core.model import ProcessIdentity
-from gputop.core.procfs import is_thread_of_another_process
 
 # A start time read twice can differ by rounding; anything more is another process.
 _START_TOLERANCE_S = 0.05

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from gputop.core.diagnosis import Diagnoses
+from gputop.core.analysis.diagnosis import Diagnoses
 from gputop.core.model import GpuSample, MigSample, ProcessSample, Snapshot
 
 OWNER_KINDS = ("user", "job", "pod", "container")

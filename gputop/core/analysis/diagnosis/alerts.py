@@ -20,8 +20,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
-from gputop.core.diagnosis.diagnoser import Diagnoses
-from gputop.core.diagnosis.reasons import ALERTING, reason_words
+from gputop.core.analysis.diagnosis.diagnoser import Diagnoses
+from gputop.core.analysis.diagnosis.reasons import ALERTING, reason_words
 from gputop.core.format import fmt_bytes, fmt_duration, fmt_percent, safe_text
 from gputop.core.model import ProcessSample, Snapshot, percent
 

@@ -14,12 +14,12 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gputop.core.alerts import AlertEvent
-from gputop.core.foresight import Foresight, Watcher
+from gputop.core.analysis.alerts import AlertEvent
+from gputop.core.analysis.foresight import Foresight, Watcher
 from gputop.core.model import Snapshot
 
 if TYPE_CHECKING:  # the recorder's module (and gzip, JSON) is imported only by a run that records
-    from gputop.core.record import Recorder, RecordingError
+    from gputop.core.recording.record import Recorder, RecordingError
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +67,7 @@ class TickFeed:
             failure = None
             recorder = self.recorder
             if recorder is not None:
-                from gputop.core.record import RecordingError  # imported already: the recorder's own module
+                from gputop.core.recording.record import RecordingError  # imported already: the recorder's own module
 
                 try:
                     recorder.write(
@@ -91,7 +91,7 @@ class TickFeed:
     def _close_recording(self) -> None:
         recorder, self.recorder = self.recorder, None
         if recorder is not None:
-            from gputop.core.record import RecordingError
+            from gputop.core.recording.record import RecordingError
 
             # A write error, if any, was already reported.
             with contextlib.suppress(RecordingError):

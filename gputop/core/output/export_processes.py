@@ -12,15 +12,15 @@ from collections.abc import Iterator
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from gputop.core.diagnosis import Diagnoses
-from gputop.core.metric_names import (
+from gputop.core.analysis.diagnosis import Diagnoses
+from gputop.core.model import ProcessSample, Snapshot
+from gputop.core.output.metric_names import (
     HOSTNAME_LABEL,
     PROCESS_GPU_MEMORY,
     PROCESS_IDLE_SECONDS,
     PROCESS_LABELS,
     PROCESS_SERIES_DROPPED,
 )
-from gputop.core.model import ProcessSample, Snapshot
 
 DEFAULT_MAX_PROCESS_SERIES = 1000
 # The Slurm job of a process (--job-label): its id, "" outside a job.

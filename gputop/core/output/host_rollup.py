@@ -13,10 +13,11 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from gputop.core.diagnosis import Diagnoses
-from gputop.core.diagnosis.problems import problem_counts
-from gputop.core.levels import Level, temperature_level
-from gputop.core.metric_names import (
+from gputop.core.analysis.diagnosis import Diagnoses
+from gputop.core.analysis.diagnosis.problems import problem_counts
+from gputop.core.analysis.levels import Level, temperature_level
+from gputop.core.model import GpuSample, Snapshot
+from gputop.core.output.metric_names import (
     HOST_FLAG_LABEL,
     HOST_FLAGS,
     HOST_GPUS,
@@ -30,7 +31,6 @@ from gputop.core.metric_names import (
     HOST_UTILIZATION,
     HOSTNAME_LABEL,
 )
-from gputop.core.model import GpuSample, Snapshot
 
 
 def flagged(

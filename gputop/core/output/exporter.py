@@ -18,14 +18,15 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoM
 from prometheus_client.registry import CollectorRegistry
 
 from gputop import __version__
-from gputop.core.dcgm_export import dcgm_families
-from gputop.core.diagnosis import NO_DIAGNOSES, Diagnoses
-from gputop.core.diagnosis.metrics import XidCounter, diagnosis_families
-from gputop.core.export_processes import DEFAULT_MAX_PROCESS_SERIES, process_families
-from gputop.core.export_server import WebConfig, exporter_app, serve
-from gputop.core.foresight import Watcher
-from gputop.core.host_rollup import rollup_families
-from gputop.core.metric_names import (
+from gputop.core.analysis.diagnosis import NO_DIAGNOSES, Diagnoses
+from gputop.core.analysis.diagnosis.metrics import XidCounter, diagnosis_families
+from gputop.core.analysis.foresight import Watcher
+from gputop.core.model import GpuSample, Snapshot
+from gputop.core.output.dcgm_export import dcgm_families
+from gputop.core.output.export_processes import DEFAULT_MAX_PROCESS_SERIES, process_families
+from gputop.core.output.export_server import WebConfig, exporter_app, serve
+from gputop.core.output.host_rollup import rollup_families
+from gputop.core.output.metric_names import (
     EXPORTER_INFO,
     GPU_ANSWERING,
     GPU_FIGURES,
@@ -36,7 +37,6 @@ from gputop.core.metric_names import (
     SAMPLE_ERRORS,
     UP,
 )
-from gputop.core.model import GpuSample, Snapshot
 from gputop.core.sampler import Sampler, SamplerThread
 from gputop.core.settings import Thresholds
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gputop.core.diagnosis.xid import xid_text
+from gputop.core.analysis.diagnosis.xid import xid_text
 from gputop.core.model import GpuHealth
 
 XID_OUTSTANDING_S = 3600.0

@@ -6,10 +6,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from gputop.core.alerts import AlertEvent
-from gputop.core.diagnosis import Diagnoses
-from gputop.core.diagnosis.activity import below_max, pcie_link_text
-from gputop.core.diagnosis.problems import problems
+from gputop.core.analysis.alerts import AlertEvent
+from gputop.core.analysis.diagnosis import Diagnoses
+from gputop.core.analysis.diagnosis.activity import below_max, pcie_link_text
+from gputop.core.analysis.diagnosis.problems import problems
+from gputop.core.analysis.levels import Level, load_level, temperature_level
 from gputop.core.format import (
     NA,
     bar_cells,
@@ -20,7 +21,6 @@ from gputop.core.format import (
     fmt_watts,
     safe_text,
 )
-from gputop.core.levels import Level, load_level, temperature_level
 from gputop.core.model import GpuSample, Snapshot, percent
 
 _RESET = "\x1b[0m"

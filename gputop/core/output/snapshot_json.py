@@ -10,11 +10,12 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from gputop.core.alerts import AlertEvent
-from gputop.core.diagnosis import Diagnoses
-from gputop.core.diagnosis.codec import add_diagnoses, health_from_dict, health_to_dict
-from gputop.core.forecast import NO_FORECAST, NOT_GROWING, Forecast, Forecasts
+from gputop.core.analysis.alerts import AlertEvent
+from gputop.core.analysis.diagnosis import Diagnoses
+from gputop.core.analysis.diagnosis.codec import add_diagnoses, health_from_dict, health_to_dict
+from gputop.core.analysis.forecast import NO_FORECAST, NOT_GROWING, Forecast, Forecasts
 from gputop.core.format import safe_json
+from gputop.core.host.visibility import REASONS
 from gputop.core.model import (
     Activity,
     Allocation,
@@ -27,7 +28,6 @@ from gputop.core.model import (
     ProcessSample,
     Snapshot,
 )
-from gputop.core.visibility import REASONS
 
 # 2: activity (GPM), energy, NVLink and the PCIe link (issue 29); schema 1 documents still read back.
 JSON_SCHEMA_VERSION = 2

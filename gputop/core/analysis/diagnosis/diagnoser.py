@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
-from gputop.core.diagnosis.activity import ActivityJudge, stall_activity
-from gputop.core.diagnosis.health import HealthProblem, HealthTracker
-from gputop.core.diagnosis.memory import GIB, Unattributed, gpu_unattributed, mig_unattributed
-from gputop.core.diagnosis.reasons import limiting_reasons
-from gputop.core.history import MigKey
+from gputop.core.analysis.diagnosis.activity import ActivityJudge, stall_activity
+from gputop.core.analysis.diagnosis.health import HealthProblem, HealthTracker
+from gputop.core.analysis.diagnosis.memory import GIB, Unattributed, gpu_unattributed, mig_unattributed
+from gputop.core.analysis.diagnosis.reasons import limiting_reasons
+from gputop.core.analysis.history import MigKey
 from gputop.core.model import GpuSample, ProcessIdentity, Snapshot, percent
 from gputop.core.settings import Thresholds
 

@@ -23,10 +23,9 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from gputop.core.containers import ContainerNames
-from gputop.core.model import Job, ProcessSample
-from gputop.core.pidns import in_host_pid_namespace
-from gputop.core.procfs import (
+from gputop.core.host.containers import ContainerNames
+from gputop.core.host.pidns import in_host_pid_namespace
+from gputop.core.host.procfs import (
     CLOCK_TICKS,
     Users,
     boot_time,
@@ -41,8 +40,9 @@ from gputop.core.procfs import (
     read_proc,
     status_number,
 )
-from gputop.core.slurm import slurm_job
-from gputop.core.visibility import why_not_visible
+from gputop.core.host.slurm import slurm_job
+from gputop.core.host.visibility import why_not_visible
+from gputop.core.model import Job, ProcessSample
 
 
 @dataclass(frozen=True, slots=True)

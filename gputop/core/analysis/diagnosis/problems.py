@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from gputop.core.diagnosis.diagnoser import Diagnoses
-from gputop.core.diagnosis.reasons import reason_words
+from gputop.core.analysis.diagnosis.diagnoser import Diagnoses
+from gputop.core.analysis.diagnosis.reasons import reason_words
 from gputop.core.format import fmt_bytes, fmt_duration, fmt_percent, safe_text
 from gputop.core.model import GpuSample, Snapshot, percent
 
