@@ -17,7 +17,7 @@ from gputop.core.settings import Settings, load_settings
 from gputop.core.sources.base import SourceUnavailable
 from gputop.core.sources.factory import open_source
 from gputop.serve.command import parse_command_line, run_serve
-from gputop.ui.before_screen import quit_keys
+from gputop.ui.terminal.before_screen import quit_keys
 
 # The commands that run on their own, given the parsed arguments (and the settings in ``args.settings``).
 SERVICES: dict[str | None, Callable[[argparse.Namespace], int]] = {
@@ -110,7 +110,7 @@ def _tui(sampler: Sampler, args: argparse.Namespace, settings: Settings, warning
         )
     except BaseException:
         if drawn:  # the full screen never took over the terminal: give it back as it was
-            from gputop.ui.first_frame import LEAVE
+            from gputop.ui.terminal.first_frame import LEAVE
 
             sys.stdout.write(LEAVE)
             sys.stdout.flush()
@@ -119,7 +119,7 @@ def _tui(sampler: Sampler, args: argparse.Namespace, settings: Settings, warning
 
 def _load_tui() -> Callable[..., int]:
     """Import the TUI; its ``run_tui`` (``ui.textual_imports`` says what it leaves out, and why)."""
-    from gputop.ui.textual_imports import load_tui
+    from gputop.ui.terminal.textual_imports import load_tui
 
     return load_tui()
 
@@ -128,7 +128,7 @@ def _first_frame(sampler: Sampler) -> bool:
     """Show the GPUs at once, while the full screen loads; True when a frame was drawn."""
     if not sys.stdout.isatty():
         return False
-    from gputop.ui.first_frame import draw_first_frame
+    from gputop.ui.terminal.first_frame import draw_first_frame
 
     try:
         with quit_keys():  # while a GPU that hangs holds the first look, up to the deadline

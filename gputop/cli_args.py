@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import TypeVar
 
 from gputop import __version__
-from gputop.serve.command import add_serve_command
 from gputop.core.output.metric_names import NAME_SETS
 from gputop.core.run_config import DEFAULT_INTERVAL_S
 from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S
+from gputop.serve.command import add_serve_command
 
 EXIT_USAGE = 2
 DEFAULT_LISTEN = "127.0.0.1:9400"

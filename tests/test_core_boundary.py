@@ -29,7 +29,7 @@ def test_a_live_start_imports_none_of_what_only_other_runs_or_other_screens_need
     # What the live TUI and the NVML source import before the first frame; each module below is
     # imported by the run or the screen that uses it (recording, replay, a settings file, the
     # tree view, the process screen, the detail screen's charts).
-    later = ["gputop.core.recording.record", "gputop.core.recording.replay", "gputop.ui.replay_control",
+    later = ["gputop.core.recording.record", "gputop.core.recording.replay", "gputop.ui.controls.replay_control",
              "gputop.core.output.snapshot_json", "gzip", "tomllib", "gputop.core.analysis.tree",
              "gputop.core.host.procdetail", "plotext"]
     code = (

@@ -35,7 +35,7 @@ from gputop.core.analysis.forecast import Forecaster  # noqa: E402
 from gputop.core.analysis.history import History  # noqa: E402
 from gputop.core.sampler import Sampler  # noqa: E402
 from gputop.core.sources.nvml import NvmlSource  # noqa: E402
-from gputop.ui.state import SortOrder, snapshot_rows, sort_rows  # noqa: E402
+from gputop.ui.panel.rows import SortOrder, snapshot_rows, sort_rows  # noqa: E402
 
 T = TypeVar("T")
 WARM_TICKS = 5

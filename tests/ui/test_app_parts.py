@@ -10,15 +10,15 @@ from textual.binding import Binding
 from gputop.core.analysis.alerts import AlertEvent
 from gputop.core.recording.record import Recording
 from gputop.core.recording.replay import Replay
+from gputop.ui.controls.keymap import BINDINGS, help_entries, key_bindings, key_name, mode_allows, palette_entries
+from gputop.ui.controls.replay_control import replay_status
+from gputop.ui.controls.sampling_control import next_interval
+from gputop.ui.controls.title_control import late_s, sub_title
 from gputop.ui.feed import NOTICE_S, AlertAnnouncer, alert_notices
-from gputop.ui.filter_control import no_such_gpu
-from gputop.ui.keymap import BINDINGS, help_entries, key_bindings, key_name, mode_allows, palette_entries
-from gputop.ui.process_view import panel_title, sort_for_key
-from gputop.ui.replay_control import replay_status
-from gputop.ui.sampling_control import next_interval
-from gputop.ui.sort_control import picked_order
-from gputop.ui.state import ProcessFilter, SortOrder
-from gputop.ui.title_control import late_s, sub_title
+from gputop.ui.panel.filter_control import no_such_gpu
+from gputop.ui.panel.process_view import panel_title, sort_for_key
+from gputop.ui.panel.rows import ProcessFilter, SortOrder
+from gputop.ui.panel.sort_control import picked_order
 
 from .factory import NOW, gpu, snapshot
 

@@ -11,7 +11,7 @@ from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings, load_settings
 from gputop.ui.app import GpuTopApp
-from gputop.ui.state import COLUMNS, SortOrder
+from gputop.ui.panel.rows import COLUMNS, SortOrder
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.host_strip import HostStrip
 

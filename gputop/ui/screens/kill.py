@@ -13,7 +13,7 @@ from textual.widgets.option_list import Option
 from gputop.core.format import fmt_bytes, safe_text
 from gputop.core.host.signals import SIGNALS
 from gputop.core.host.visibility import not_visible_words
-from gputop.ui.state import ProcessRow
+from gputop.ui.panel.rows import ProcessRow
 from gputop.ui.widgets.choice_list import ChoiceList
 
 _SIGNAL_HELP = {

@@ -25,8 +25,8 @@ from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, safe_te
 from gputop.core.host.procdetail import ProcessDetail, Readable, Relative
 from gputop.core.host.visibility import not_visible_words
 from gputop.core.model import Job, ProcessIdentity, Snapshot
+from gputop.ui.panel.rows import ProcessRow, snapshot_rows
 from gputop.ui.screens.live import LiveScreen
-from gputop.ui.state import ProcessRow, snapshot_rows
 from gputop.ui.widgets.history_chart import HistoryChart
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from gputop.ui.state import (
+from gputop.ui.panel.rows import (
     COLUMN_BY_NAME,
     Column,
     ProcessRow,

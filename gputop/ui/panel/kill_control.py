@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from gputop.core.format import safe_text
 from gputop.core.host.signals import Outcome, SignalResult, send_signal
 from gputop.core.model import ProcessIdentity
-from gputop.ui.state import ProcessRow, launcher_note
+from gputop.ui.panel.rows import ProcessRow, launcher_note
 from gputop.ui.widgets.process_table import ProcessTable
 
 if TYPE_CHECKING:

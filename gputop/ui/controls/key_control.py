@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from textual.screen import ModalScreen, Screen
 
-from gputop.ui import keymap
+from gputop.ui.controls import keymap
 from gputop.ui.widgets.filter_bar import FilterInput
 
 if TYPE_CHECKING:

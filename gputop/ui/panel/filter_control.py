@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gputop.ui.layout import gpu_range
-from gputop.ui.state import ProcessFilter, users_with_processes
+from gputop.ui.panel.rows import ProcessFilter, users_with_processes
 from gputop.ui.widgets.filter_bar import FilterBar
 from gputop.ui.widgets.gpu_grid import GpuGrid
 

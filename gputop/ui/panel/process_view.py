@@ -9,7 +9,15 @@ from rich.text import Text
 from gputop.core.analysis.diagnosis import Diagnoses
 from gputop.core.analysis.forecast import ProcessGrowth
 from gputop.core.model import ProcessIdentity, Snapshot
-from gputop.ui.state import COLUMN_BY_NAME, FilterError, ProcessFilter, ProcessRow, SortOrder, snapshot_rows, tree_rows
+from gputop.ui.panel.rows import (
+    COLUMN_BY_NAME,
+    FilterError,
+    ProcessFilter,
+    ProcessRow,
+    SortOrder,
+    snapshot_rows,
+    tree_rows,
+)
 from gputop.ui.widgets.process_table import ProcessTable
 
 

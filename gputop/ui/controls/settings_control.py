@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gputop.core.settings import Settings, default_settings_path, save_settings
-from gputop.ui.state import COLUMN_BY_NAME, SortOrder
+from gputop.ui.panel.rows import COLUMN_BY_NAME, SortOrder
 from gputop.ui.widgets.host_strip import HostStrip
 
 if TYPE_CHECKING:

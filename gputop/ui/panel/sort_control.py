@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gputop.ui.process_view import sort_for_key
-from gputop.ui.state import SortOrder
+from gputop.ui.panel.process_view import sort_for_key
+from gputop.ui.panel.rows import SortOrder
 
 if TYPE_CHECKING:
     from gputop.ui.app import GpuTopApp

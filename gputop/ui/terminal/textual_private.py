@@ -20,7 +20,7 @@ from textual.geometry import Size
 from textual.screen import Screen
 from textual.strip import Strip
 
-from gputop.ui.terminal_diff import TerminalDiff
+from gputop.ui.terminal.terminal_diff import TerminalDiff
 
 # Writes a frame's changed cells for a screen of a size; None: let Textual write the frame itself.
 FrameWriter = Callable[[object, Console, Size], "str | None"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gputop.ui.state import launcher_note
+from gputop.ui.panel.rows import launcher_note
 
 if TYPE_CHECKING:
     from gputop.ui.app import GpuTopApp
