@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from prometheus_client.exposition import generate_latest
 
-from gputop.cli_args import build_parser
+from gputop.cli.args import build_parser
 from gputop.core.model import GpuSample, HostSample, Job, ProcessSample, Snapshot
 from gputop.core.output.exporter import SnapshotCollector, make_registry
 

@@ -1,5 +1,5 @@
 """Textual's and Rich's private names are used in ``gputop/ui/terminal/textual_private.py`` only, textual-serve's in
-``gputop/serve/textual_serve_private.py`` only, and each still exists there with the shape it is used in."""
+``gputop/cli/serve/textual_serve_private.py`` only, and each still exists there with the shape it is used in."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from gputop.cli.serve import textual_serve_private
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.sources.demo import DemoSource
-from gputop.serve import textual_serve_private
 from gputop.ui.app import GpuTopApp
 from gputop.ui.terminal import textual_private
 from gputop.ui.terminal.textual_private import check_internals
@@ -27,7 +27,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gputop"
 ALLOWED = {
     "textual": PACKAGE / "ui" / "terminal" / "textual_private.py",
     "rich": PACKAGE / "ui" / "terminal" / "textual_private.py",
-    "textual_serve": PACKAGE / "serve" / "textual_serve_private.py",
+    "textual_serve": PACKAGE / "cli" / "serve" / "textual_serve_private.py",
 }
 FOREIGN = tuple(ALLOWED)
 SELF_ATTRIBUTE = re.compile(r"self\.(_\w+)")

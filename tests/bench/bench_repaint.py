@@ -35,7 +35,7 @@ def _probe(out: str, warmup_s: float, argv: list[str]) -> None:
     from textual.screen import Screen
     from textual.widget import Widget
 
-    from gputop.cli import main
+    from gputop.cli.main import main
     from gputop.ui.app import GpuTopApp
     from gputop.ui.controls.layout_control import LayoutControl
     from gputop.ui.panel.process_view import ProcessView

@@ -18,7 +18,7 @@ from .ptyterm import PtyTerminal  # noqa: E402 - needs pyte
 RUN = """
 import os
 from pathlib import Path
-from gputop.cli import main
+from gputop.cli.main import main
 from gputop.ui.terminal import textual_private
 
 calls = Path(os.environ["CALLS_FILE"])

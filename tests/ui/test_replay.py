@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from gputop.cli import main
+from gputop.cli.main import main
 from gputop.core.output.snapshot_json import alert_to_dict
 from gputop.core.recording.record import Recorder, read_recording
 from gputop.core.recording.replay import Replay, clock_text

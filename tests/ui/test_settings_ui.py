@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gputop.cli import tui_config
-from gputop.cli_args import build_parser
+from gputop.cli.args import build_parser
+from gputop.cli.main import tui_config
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings, load_settings

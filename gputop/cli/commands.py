@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 
-from gputop.cli_args import MIN_ONCE_WIDTH, fail
+from gputop.cli.args import MIN_ONCE_WIDTH, fail
 from gputop.core.model import Snapshot
 from gputop.core.sampler import Sampler, TickLoop
 from gputop.core.settings import Settings

@@ -1,4 +1,4 @@
-"""``gputop serve`` on the command line: its options, what each tab runs, and the checks made first.
+"""``gputop serve``: what each tab runs, and the checks made first (its options are in ``cli/args.py``).
 
 Every browser tab runs ``python -m gputop`` with the options ``serve`` was
 given (before or after the word ``serve``), ``--readonly`` unless
@@ -16,31 +16,7 @@ from typing import Any
 
 from gputop.core.settings import Settings
 
-DEFAULT_SERVE_LISTEN = "127.0.0.1:8000"
 SERVED_COMMANDS = (None, "replay", "cluster")
-
-
-def add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    serve = commands.add_parser(
-        "serve",
-        help=f"the TUI in a browser tab (http://{DEFAULT_SERVE_LISTEN}/ by default)",
-        usage="gputop [OPTIONS] serve [--listen HOST:PORT] [--readonly | --allow-signals] [--token TOKEN]"
-        " [OPTIONS] [replay FILE | cluster --prometheus URL ...]",
-        description="Serve gputop (or `replay FILE`, or `cluster ...`) to browsers: each tab runs its own gputop.",
-        allow_abbrev=False,  # an abbreviated gputop option must go to the tabs, not match one of these
-    )
-    serve.add_argument(
-        "--listen", default=DEFAULT_SERVE_LISTEN, metavar="HOST:PORT",
-        help=f"default {DEFAULT_SERVE_LISTEN}; any address but loopback needs the token",
-    )
-    access = serve.add_mutually_exclusive_group()
-    access.add_argument(
-        "--readonly", action="store_true", dest="serve_readonly", help="no signal actions in the browser (the default)"
-    )
-    access.add_argument("--allow-signals", action="store_true", help="let the browser send signals to processes")
-    serve.add_argument(
-        "--token", metavar="TOKEN", help="the token every request must carry (made up when listening beyond loopback)"
-    )
 
 
 def parse_command_line(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
@@ -124,7 +100,7 @@ def run_serve(args: argparse.Namespace) -> int:
     import asyncio
     import secrets
 
-    from gputop.cli_args import build_parser, fail
+    from gputop.cli.args import build_parser, fail
     from gputop.core.output.exporter import ListenError, describe_bind_error, parse_listen
 
     settings: Settings = args.settings  # main has read them and printed their warnings
@@ -139,8 +115,8 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.token == "":
         return fail("--token must not be empty")
     try:
-        from gputop.serve.server import GputopServer, is_loopback
-        from gputop.serve.textual_serve_private import check_internals
+        from gputop.cli.serve.server import GputopServer, is_loopback
+        from gputop.cli.serve.textual_serve_private import check_internals
     except ImportError as error:
         return fail(f"serve needs textual-serve ({error}): pip install 'gputop-monitor[serve]'")
     problem = check_internals()

@@ -25,7 +25,7 @@ import jinja2
 from aiohttp import WSMsgType, web
 from textual_serve.download_manager import DownloadManager
 
-from gputop.serve.textual_serve_private import PAGE_TEMPLATE, TERM_GRACE_S, TEXTUAL_SERVE, Tab
+from gputop.cli.serve.textual_serve_private import PAGE_TEMPLATE, TERM_GRACE_S, TEXTUAL_SERVE, Tab
 
 # At the cap, a new tab waits this long for a tab that is closing (its websocket's close may still be
 # on its way) before it is refused: closing one tab and opening another is not "all tabs in use".

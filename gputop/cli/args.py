@@ -1,5 +1,6 @@
 """The ``gputop`` command line's words: the parser, the types of its values, and how a bad one is said
-(one line, exit status 2). What each command then does is in ``cli`` (the TUI) and ``commands``."""
+(one line, exit status 2), serve's options included. What each command then does is in ``main`` (the TUI),
+``commands`` and ``serve.command``."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from gputop import __version__
 from gputop.core.output.metric_names import NAME_SETS
 from gputop.core.run_config import DEFAULT_INTERVAL_S
 from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S
-from gputop.serve.command import add_serve_command
 
 EXIT_USAGE = 2
 DEFAULT_LISTEN = "127.0.0.1:9400"
+DEFAULT_SERVE_LISTEN = "127.0.0.1:8000"
 MIN_ONCE_WIDTH = 60
 N = TypeVar("N", int, float)
 
@@ -166,4 +167,28 @@ def add_cluster_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     cluster.add_argument(
         "--stale-after", type=interval_value, metavar="S",
         help="a host whose newest sample is older than this is stale (default 3 x max(interval, 15))",
+    )
+
+
+# serve's own options; what each tab runs, and the checks made first, are in serve/command.py.
+def add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = commands.add_parser(
+        "serve",
+        help=f"the TUI in a browser tab (http://{DEFAULT_SERVE_LISTEN}/ by default)",
+        usage="gputop [OPTIONS] serve [--listen HOST:PORT] [--readonly | --allow-signals] [--token TOKEN]"
+        " [OPTIONS] [replay FILE | cluster --prometheus URL ...]",
+        description="Serve gputop (or `replay FILE`, or `cluster ...`) to browsers: each tab runs its own gputop.",
+        allow_abbrev=False,  # an abbreviated gputop option must go to the tabs, not match one of these
+    )
+    serve.add_argument(
+        "--listen", default=DEFAULT_SERVE_LISTEN, metavar="HOST:PORT",
+        help=f"default {DEFAULT_SERVE_LISTEN}; any address but loopback needs the token",
+    )
+    access = serve.add_mutually_exclusive_group()
+    access.add_argument(
+        "--readonly", action="store_true", dest="serve_readonly", help="no signal actions in the browser (the default)"
+    )
+    access.add_argument("--allow-signals", action="store_true", help="let the browser send signals to processes")
+    serve.add_argument(
+        "--token", metavar="TOKEN", help="the token every request must carry (made up when listening beyond loopback)"
     )

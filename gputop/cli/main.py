@@ -1,5 +1,5 @@
 """The ``gputop`` command: which command runs, and the TUI's start (a first frame at once, then the full
-screen). The parser is ``cli_args``; the other commands' runners are ``commands`` and ``serve.command``."""
+screen). The parser is ``args``; the other commands' runners are ``commands`` and ``serve.command``."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from gputop.cli_args import build_parser
-from gputop.cli_args import fail as _fail
-from gputop.commands import run_cluster, run_doctor, run_export, run_once, run_record
+from gputop.cli.args import build_parser
+from gputop.cli.args import fail as _fail
+from gputop.cli.commands import run_cluster, run_doctor, run_export, run_once, run_record
+from gputop.cli.serve.command import parse_command_line, run_serve
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings, load_settings
 from gputop.core.sources.base import SourceUnavailable
 from gputop.core.sources.factory import open_source
-from gputop.serve.command import parse_command_line, run_serve
 from gputop.ui.terminal.before_screen import quit_keys
 
 # The commands that run on their own, given the parsed arguments (and the settings in ``args.settings``).
