@@ -14,7 +14,9 @@ def proc(
     pid: int, gpu: int, gib: float | None, parent: int | None = 1, parent_command: str | None = "bash"
 ) -> ProcessSample:
     memory = None if gib is None else int(gib * GIB)
-    return ProcessSample(pid, gpu, "C", memory, parent_pid=parent, parent_command=parent_command)
+    return ProcessSample(
+        pid=pid, gpu_index=gpu, type="C", gpu_memory=memory, parent_pid=parent, parent_command=parent_command
+    )
 
 
 def drawn(lines: list[TreeLine], processes: list[ProcessSample]) -> list[str]:

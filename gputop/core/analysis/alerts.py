@@ -163,13 +163,23 @@ class AlertMonitor:
         """Raise (with ``message``) or clear the alert ``key``; None leaves it as it is."""
         kind, gpu_index, mig_index, subject = key
         if condition and key not in self._active:
-            event = AlertEvent(now, gpu_index, mig_index, kind, message, subject=subject)
+            event = AlertEvent(
+                time=now, gpu_index=gpu_index, mig_index=mig_index, kind=kind, message=message, subject=subject
+            )
             self._active[key] = event
             events.append(event)
         elif condition is False and key in self._active:
             del self._active[key]
             events.append(
-                AlertEvent(now, gpu_index, mig_index, kind, cleared_message, cleared=True, subject=subject)
+                AlertEvent(
+                    time=now,
+                    gpu_index=gpu_index,
+                    mig_index=mig_index,
+                    kind=kind,
+                    message=cleared_message,
+                    cleared=True,
+                    subject=subject,
+                )
             )
 
     def _diagnoses(self, events: list[AlertEvent], now: float, snapshot: Snapshot, diagnoses: Diagnoses) -> None:

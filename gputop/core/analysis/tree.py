@@ -112,7 +112,16 @@ def build_tree(processes: Sequence[ProcessSample]) -> list[TreeLine]:
 
     def emit(node: _Node, depth: int, stem: str, branch: str) -> None:
         position = len(lines)
-        lines.append(TreeLine(node.index, node.pid, depth, stem + branch, memory[id(node)], node.launcher_command))
+        lines.append(
+            TreeLine(
+                index=node.index,
+                pid=node.pid,
+                depth=depth,
+                guide=stem + branch,
+                subtree_memory=memory[id(node)],
+                launcher_command=node.launcher_command,
+            )
+        )
         below = stem + ("│  " if branch == "├─ " else "   " if branch else "")
         for n, child in enumerate(node.children):
             emit(child, depth + 1, below, "└─ " if n == len(node.children) - 1 else "├─ ")

@@ -183,9 +183,9 @@ class NvmlSource:
             while count is not None and len(self._gpus) < count:
                 index = len(self._gpus)
                 gpu = _Gpu(
-                    NvmlDevice(index, self._gateway, xid_events=self._xids),
-                    Lane(f"gputop-gpu{index}", self._notify),
-                    Lane(f"gputop-gpu{index}-pcie", self._notify),
+                    device=NvmlDevice(index=index, gateway=self._gateway, xid_events=self._xids),
+                    lane=Lane(f"gputop-gpu{index}", self._notify),
+                    pcie_lane=Lane(f"gputop-gpu{index}-pcie", self._notify),
                 )
                 self._gpus.append(gpu)
                 gpus.append(gpu)

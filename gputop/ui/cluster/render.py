@@ -69,17 +69,17 @@ class Column:
 
 
 HOST_COLUMNS = (
-    Column("Host", 20),
-    Column("Status", 10),
-    Column("GPUs", 4, right=True),
-    Column("Model", 20),
-    Column("Fullest GPU", BAR_WIDTH + 5),
-    Column("Used/Total", 17, right=True),
-    Column("Util", 4, right=True),
-    Column("Temp", 5, right=True),
-    Column("Power", 6, right=True),
-    Column("Problems", 8, right=True),
-    Column("Memory history", SPARK_WIDTH),
+    Column(title="Host", width=20),
+    Column(title="Status", width=10),
+    Column(title="GPUs", width=4, right=True),
+    Column(title="Model", width=20),
+    Column(title="Fullest GPU", width=BAR_WIDTH + 5),
+    Column(title="Used/Total", width=17, right=True),
+    Column(title="Util", width=4, right=True),
+    Column(title="Temp", width=5, right=True),
+    Column(title="Power", width=6, right=True),
+    Column(title="Problems", width=8, right=True),
+    Column(title="Memory history", width=SPARK_WIDTH),
 )
 
 

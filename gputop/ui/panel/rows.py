@@ -146,30 +146,135 @@ def _job_order(row: ProcessRow) -> str | None:
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("gpu", "GPU", 4, lambda r: r.gpu_label, lambda r: _gpu_order(r), right=True, descending_first=False),
-    Column("pid", "PID", 7, lambda r: "-" if r.unattributed else str(r.process.pid), lambda r: r.process.pid,
-           right=True, descending_first=False),
-    Column("user", "USER", 9, lambda r: _host(r, safe_text(r.process.user, 9)), lambda r: _lower(r.process.user),
-           descending_first=False),
-    Column("type", "T", 3, lambda r: r.process.type, lambda r: r.process.type, descending_first=False, drop_priority=3),
-    Column("gpu_memory", "GPU-MEM", 8, _gpu_memory, lambda r: r.process.gpu_memory, right=True),
-    Column("share", "MEM%", 5, lambda r: _num(r.memory_share), lambda r: r.memory_share, right=True, drop_priority=2),
-    Column("growth", "GROWTH", 13, lambda r: fmt_growth(r.growth_rate) if r.growing else "",
-           lambda r: r.growth_rate, right=True, drop_priority=1),
-    Column("idle", "IDLE", 10, lambda r: idle_text(r.idle_seconds) if r.idle else "", lambda r: r.idle_seconds,
-           right=True, drop_priority=1),
-    Column("sm", "SM%", 4, lambda r: "" if r.unattributed else _num(r.process.sm_utilization),
-           lambda r: r.process.sm_utilization, right=True),
-    Column("cpu", "CPU%", 6, lambda r: _host(r, _num(r.process.cpu_percent, "{:.1f}")),
-           lambda r: r.process.cpu_percent, right=True),
-    Column("host_memory", "HOST-MEM", 9, lambda r: _host(r, fmt_bytes(r.process.host_memory)),
-           lambda r: r.process.host_memory, right=True, drop_priority=4),
-    Column("time", "TIME", 6, lambda r: _host(r, fmt_duration(r.run_time)), lambda r: r.run_time, right=True),
-    Column("job", "JOB", 10, lambda r: _host(r, safe_text(r.process.job.label, 10) if r.process.job else "-"),
-           _job_order, descending_first=False, drop_priority=5),
-    Column("container", "CONTAINER", 14, lambda r: _host(r, safe_text(r.process.container, 14) if r.process.container
-           else "-"), lambda r: _lower(r.process.container), descending_first=False, drop_priority=5),
-    Column("command", "COMMAND", 0, _command, lambda r: _lower(r.process.command), descending_first=False),
+    Column(
+        name="gpu",
+        title="GPU",
+        width=4,
+        cell=lambda r: r.gpu_label,
+        sort_key=lambda r: _gpu_order(r),
+        right=True,
+        descending_first=False,
+    ),
+    Column(
+        name="pid",
+        title="PID",
+        width=7,
+        cell=lambda r: "-" if r.unattributed else str(r.process.pid),
+        sort_key=lambda r: r.process.pid,
+        right=True,
+        descending_first=False,
+    ),
+    Column(
+        name="user",
+        title="USER",
+        width=9,
+        cell=lambda r: _host(r, safe_text(r.process.user, 9)),
+        sort_key=lambda r: _lower(r.process.user),
+        descending_first=False,
+    ),
+    Column(
+        name="type",
+        title="T",
+        width=3,
+        cell=lambda r: r.process.type,
+        sort_key=lambda r: r.process.type,
+        descending_first=False,
+        drop_priority=3,
+    ),
+    Column(
+        name="gpu_memory",
+        title="GPU-MEM",
+        width=8,
+        cell=_gpu_memory,
+        sort_key=lambda r: r.process.gpu_memory,
+        right=True,
+    ),
+    Column(
+        name="share",
+        title="MEM%",
+        width=5,
+        cell=lambda r: _num(r.memory_share),
+        sort_key=lambda r: r.memory_share,
+        right=True,
+        drop_priority=2,
+    ),
+    Column(
+        name="growth",
+        title="GROWTH",
+        width=13,
+        cell=lambda r: fmt_growth(r.growth_rate) if r.growing else "",
+        sort_key=lambda r: r.growth_rate,
+        right=True,
+        drop_priority=1,
+    ),
+    Column(
+        name="idle",
+        title="IDLE",
+        width=10,
+        cell=lambda r: idle_text(r.idle_seconds) if r.idle else "",
+        sort_key=lambda r: r.idle_seconds,
+        right=True,
+        drop_priority=1,
+    ),
+    Column(
+        name="sm",
+        title="SM%",
+        width=4,
+        cell=lambda r: "" if r.unattributed else _num(r.process.sm_utilization),
+        sort_key=lambda r: r.process.sm_utilization,
+        right=True,
+    ),
+    Column(
+        name="cpu",
+        title="CPU%",
+        width=6,
+        cell=lambda r: _host(r, _num(r.process.cpu_percent, "{:.1f}")),
+        sort_key=lambda r: r.process.cpu_percent,
+        right=True,
+    ),
+    Column(
+        name="host_memory",
+        title="HOST-MEM",
+        width=9,
+        cell=lambda r: _host(r, fmt_bytes(r.process.host_memory)),
+        sort_key=lambda r: r.process.host_memory,
+        right=True,
+        drop_priority=4,
+    ),
+    Column(
+        name="time",
+        title="TIME",
+        width=6,
+        cell=lambda r: _host(r, fmt_duration(r.run_time)),
+        sort_key=lambda r: r.run_time,
+        right=True,
+    ),
+    Column(
+        name="job",
+        title="JOB",
+        width=10,
+        cell=lambda r: _host(r, safe_text(r.process.job.label, 10) if r.process.job else "-"),
+        sort_key=_job_order,
+        descending_first=False,
+        drop_priority=5,
+    ),
+    Column(
+        name="container",
+        title="CONTAINER",
+        width=14,
+        cell=lambda r: _host(r, safe_text(r.process.container, 14) if r.process.container else "-"),
+        sort_key=lambda r: _lower(r.process.container),
+        descending_first=False,
+        drop_priority=5,
+    ),
+    Column(
+        name="command",
+        title="COMMAND",
+        width=0,
+        cell=_command,
+        sort_key=lambda r: _lower(r.process.command),
+        descending_first=False,
+    ),
 )
 COLUMN_BY_NAME = {column.name: column for column in COLUMNS}
 COMMAND_MIN_WIDTH = 24
@@ -345,18 +450,18 @@ def snapshot_rows(
         found = growth.get(identity)
         diagnosis = idle.get(identity)
         return ProcessRow(
-            process,
-            total,
-            now,
-            0.0 if found is None else found.growth_rate,
-            False if found is None else found.is_growing,
-            None if diagnosis is None else diagnosis.idle_seconds,
-            False if diagnosis is None else diagnosis.idle,
+            process=process,
+            gpu_memory_total=total,
+            now=now,
+            growth_rate=0.0 if found is None else found.growth_rate,
+            growing=False if found is None else found.is_growing,
+            idle_seconds=None if diagnosis is None else diagnosis.idle_seconds,
+            idle=False if diagnosis is None else diagnosis.idle,
         )
 
     def unattributed(gpu_index: int, mig_index: int | None, memory: int | None, total: int | None) -> ProcessRow:
         sample = ProcessSample(pid=0, gpu_index=gpu_index, type="", gpu_memory=memory, mig_index=mig_index)
-        return ProcessRow(sample, total, now, unattributed=True)
+        return ProcessRow(process=sample, gpu_memory_total=total, now=now, unattributed=True)
 
     rows = []
     for gpu in snapshot.gpus:
@@ -405,7 +510,16 @@ def tree_rows(rows: list[ProcessRow], order: SortOrder) -> list[ProcessRow]:
             container=first.process.container,
             visible=True,
         )
-        out.append(ProcessRow(launcher, None, first.now, guide=line.guide, subtree_memory=subtree, launcher=True))
+        out.append(
+            ProcessRow(
+                process=launcher,
+                gpu_memory_total=None,
+                now=first.now,
+                guide=line.guide,
+                subtree_memory=subtree,
+                launcher=True,
+            )
+        )
     return out
 
 

@@ -61,7 +61,15 @@ class GpuCard(FrameStyled):
         diagnosis: GpuDiagnosis | None = None,
     ) -> None:
         """Show a new sample of this GPU (taken at ``now``), its memory forecasts and the kinds of alert raised."""
-        self.content = CardContent(gpu, history, forecast, mig_forecasts or {}, alert_kinds, diagnosis, now)
+        self.content = CardContent(
+            gpu=gpu,
+            history=history,
+            forecast=forecast,
+            mig_forecasts=mig_forecasts or {},
+            alert_kinds=alert_kinds,
+            diagnosis=diagnosis,
+            now=now,
+        )
         self.set_class(bool(alert_kinds), "-alert")
         if compact != self.compact:
             self.compact = compact

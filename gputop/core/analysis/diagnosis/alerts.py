@@ -81,10 +81,10 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
         present.add(key)
         changes.append(
             Change(
-                key,
-                None if reasons is None else bool(alerting),
-                f"GPU {gpu.index} throttled: {words}",
-                f"GPU {gpu.index} no longer throttled",
+                key=key,
+                condition=None if reasons is None else bool(alerting),
+                message=f"GPU {gpu.index} throttled: {words}",
+                cleared_message=f"GPU {gpu.index} no longer throttled",
             )
         )
         key = ("stall", gpu.index, None, None)
@@ -92,11 +92,11 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
         power = fmt_percent(percent(gpu.power_draw, gpu.power_limit))
         changes.append(
             Change(
-                key,
-                diagnosis.verdict == "stalled",
-                f"GPU {gpu.index} may be stalled: {fmt_percent(gpu.utilization_gpu)} busy at {power} of its"
+                key=key,
+                condition=diagnosis.verdict == "stalled",
+                message=f"GPU {gpu.index} may be stalled: {fmt_percent(gpu.utilization_gpu)} busy at {power} of its"
                 " power limit with memory flat (a job spinning in a collective?)",
-                f"GPU {gpu.index} no longer looks stalled",
+                cleared_message=f"GPU {gpu.index} no longer looks stalled",
             )
         )
         key = ("busy", gpu.index, None, None)
@@ -104,12 +104,12 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
         sm_active = None if gpu.activity is None else gpu.activity.sm_active
         changes.append(
             Change(
-                key,
-                diagnosis.busy_few_sms,
-                f"GPU {gpu.index} busy on few SMs: {fmt_percent(gpu.utilization_gpu)} busy but only"
+                key=key,
+                condition=diagnosis.busy_few_sms,
+                message=f"GPU {gpu.index} busy on few SMs: {fmt_percent(gpu.utilization_gpu)} busy but only"
                 f" {fmt_percent(sm_active)} of its SMs active (tiny kernels, launch-bound, small batches"
                 " or a waiting collective?)",
-                f"GPU {gpu.index} no longer busy on few SMs",
+                cleared_message=f"GPU {gpu.index} no longer busy on few SMs",
             )
         )
         for problem in diagnosis.health:
@@ -117,9 +117,9 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
             present.add(key)
             changes.append(
                 Change(
-                    key,
-                    True,
-                    f"GPU {gpu.index} health: {problem.text}",
+                    key=key,
+                    condition=True,
+                    message=f"GPU {gpu.index} health: {problem.text}",
                     renew=problem.key == "ecc" and diagnosis.new_ecc_errors,
                 )
             )
@@ -137,11 +137,11 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
                 continue  # nothing to raise or clear: no message to write (thousands of processes a tick)
             changes.append(
                 Change(
-                    key,
-                    idle,
-                    f"{_who(process)} idle {fmt_duration(process_diagnosis.idle_seconds)} on GPU {gpu.index},"
+                    key=key,
+                    condition=idle,
+                    message=f"{_who(process)} idle {fmt_duration(process_diagnosis.idle_seconds)} on GPU {gpu.index},"
                     f" holding {fmt_bytes(process_diagnosis.memory)}",
-                    f"{_who(process)} on GPU {gpu.index} is no longer idle",
+                    cleared_message=f"{_who(process)} on GPU {gpu.index} is no longer idle",
                 )
             )
     for key in active:
@@ -152,5 +152,5 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
                 "health": f"GPU {gpu_index} health: {_RESOLVED.get(subject or '', 'resolved')}",
             }.get(kind, f"GPU {gpu_index} {kind} alert ended")
             is_xid = kind == "health" and (subject or "").startswith("xid ")
-            changes.append(Change(key, False, cleared_message=gone, silent=is_xid))
+            changes.append(Change(key=key, condition=False, cleared_message=gone, silent=is_xid))
     return changes

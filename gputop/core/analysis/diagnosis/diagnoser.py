@@ -129,7 +129,9 @@ class Diagnoser:
             health, new_ecc = tracker.update(gpu.health, now)
         if gpu.lost or not gpu.answering:
             self._stalls.pop(gpu.index, None)
-            return GpuDiagnosis(None, (), unattributed, health, new_ecc)
+            return GpuDiagnosis(
+                verdict=None, limiting=(), unattributed=unattributed, health=health, new_ecc_errors=new_ecc
+            )
         limiting = limiting_reasons(gpu.clock_event_reasons)
         judged = self._judge.update(gpu, now)
         verdict: Verdict | None = None
@@ -144,7 +146,13 @@ class Diagnoser:
         # A stalled GPU is busy on few SMs too: the stall says more, and alerts alone.
         busy_few_sms = judged.busy_few_sms and verdict != "stalled"
         return GpuDiagnosis(
-            verdict, limiting, unattributed, health + judged.health, new_ecc, busy_few_sms, judged.memory_bound
+            verdict=verdict,
+            limiting=limiting,
+            unattributed=unattributed,
+            health=health + judged.health,
+            new_ecc_errors=new_ecc,
+            busy_few_sms=busy_few_sms,
+            memory_bound=judged.memory_bound,
         )
 
     def _stalled(self, gpu: GpuSample, now: float) -> bool:
