@@ -118,7 +118,7 @@ def _tui(sampler: Sampler, args: argparse.Namespace, settings: Settings, warning
 
 
 def _load_tui() -> Callable[..., int]:
-    """Import the TUI; its ``run_tui`` (``ui.textual_imports`` says what it leaves out, and why)."""
+    """Import the TUI; its ``run_tui`` (``ui.terminal.textual_imports`` says what it leaves out, and why)."""
     from gputop.ui.terminal.textual_imports import load_tui
 
     return load_tui()

@@ -35,7 +35,7 @@ class Sampler:
         pod_resources: PodResources | None = None,
     ) -> None:
         self.source = source
-        # The kubelet's GPU allocations (core.podresources): nothing is asked where it has no socket.
+        # The kubelet's GPU allocations (core.host.podresources): nothing is asked where it has no socket.
         self.pod_resources = pod_resources or PodResources()
         self._clock = clock
         self.process_info = process_info or ProcessInfo()

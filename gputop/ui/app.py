@@ -5,7 +5,7 @@ part that owns it:
 
 - ``keymap``: every key (BINDINGS); ``key_control``: which act now (``check_action``), help, the palette;
 - ``messages``: what the sampler thread posts; ``sampling_control``: that thread and its interval;
-- ``feed``: which alerts are announced, and how; ``core.tick_feed``: what each tick feeds (the Watcher's
+- ``feed``: which alerts are announced, and how; ``core.analysis.tick_feed``: what each tick feeds (the Watcher's
   history, forecasts and alerts; the recording), on the sampler thread, and the hand-over to this one;
 - ``layout_control``: the room (too small, compact cards, panel and strip shown), by ``layout``'s arithmetic;
 - ``process_view``: the panel's rows; ``sort_control`` and ``filter_control``: the keys that sort and filter;

@@ -1,7 +1,7 @@
 """Which of the alerts the ticks raised are announced, and how; which a card names. No widgets.
 
 Each tick is taken (history, forecasts, diagnoses, alerts, recording) on the sampler thread, by
-``core.tick_feed``; the app announces what the ticks it receives raised, the ones it skipped included."""
+``core.analysis.tick_feed``; the app announces what the ticks it receives raised, the ones it skipped included."""
 
 from __future__ import annotations
 

@@ -96,7 +96,8 @@ def check_served(served: argparse.Namespace, settings: Settings) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     """``gputop serve``: check, listen, print the URL to open, serve until Ctrl+C; 2 when it cannot."""
-    # Here, not at the top: asyncio imports ssl (OpenSSL, 4 MiB), which the TUI does without (ui.textual_imports).
+    # Here, not at the top: asyncio imports ssl (OpenSSL, 4 MiB), which the TUI does without
+    # (ui.terminal.textual_imports).
     import asyncio
     import secrets
 

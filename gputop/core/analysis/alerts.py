@@ -20,7 +20,7 @@ clears at a lower bar than the one that raised it:
 A value that is not available (None) neither raises nor clears an alert, and
 while a GPU is lost its other alerts stay as they were. The alerts the
 diagnoses call for (idle, throttle, stall, health) are decided in
-``core.diagnosis.alerts`` and applied here the same way.
+``core.analysis.diagnosis.alerts`` and applied here the same way.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ from typing import Literal
 from gputop.core.analysis.levels import DEFAULT_SLOWDOWN_C, TEMPERATURE_ALARM_MARGIN_C
 from gputop.core.output import metric_names
 
-# The cards' "hot" (core.levels' alarm): within 5 °C of the GPU's own slowdown temperature (DCGM
-# exporter serves none, nor do some GPUs: there core.levels' default stands for it).
+# The cards' "hot" (core.analysis.levels' alarm): within 5 °C of the GPU's own slowdown temperature (DCGM
+# exporter serves none, nor do some GPUs: there core.analysis.levels' default stands for it).
 HOT_MARGIN_C = TEMPERATURE_ALARM_MARGIN_C
 
 
@@ -43,7 +43,7 @@ _PROBLEMS = metric_names.GPU_PROBLEMS
 
 
 def hot_gpus(matchers: str) -> str:
-    """gputop's GPUs within HOT_MARGIN_C of their slowdown temperature (core.levels' default where none is
+    """gputop's GPUs within HOT_MARGIN_C of their slowdown temperature (core.analysis.levels' default where none is
     given), each with its temperature."""
     temperature = f"gputop_gpu_temperature_celsius{{{matchers}}}"
     slowdown = f"gputop_gpu_temperature_slowdown_celsius{{{matchers}}}"

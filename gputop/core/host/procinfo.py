@@ -55,7 +55,7 @@ class _StaticFacts:
     container_name: str | None
     parent_pid: int | None
     parent_command: str | None
-    # Its owners (see core.ownership): read once, as a process does not change container or job.
+    # Its owners (see core.host.ownership): read once, as a process does not change container or job.
     container_runtime: str | None = None
     container_id: str | None = None
     pod_uid: str | None = None
@@ -281,7 +281,7 @@ class ProcessInfo:
         return found
 
     def not_visible_reason(self, pid: int) -> str | None:
-        """Why ``pid`` has no host facts (``core.visibility``); asked once per process that has none."""
+        """Why ``pid`` has no host facts (``core.host.visibility``); asked once per process that has none."""
         return why_not_visible(pid, in_host_pid_namespace())
 
     def _facts(self, pids: Iterable[int]) -> dict[int, HostFacts | None]:

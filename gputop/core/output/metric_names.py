@@ -23,7 +23,7 @@ GPU_LOST = "gputop_gpu_lost"
 GPU_ANSWERING = "gputop_gpu_answering"
 PROCESS_GPU_MEMORY = "gputop_process_gpu_memory_bytes"
 PROCESS_SERIES_DROPPED = "gputop_process_series_dropped"  # processes cut by --max-process-series
-# The diagnoses (core.diagnosis.metrics).
+# The diagnoses (core.analysis.diagnosis.metrics).
 GPU_MEMORY_UNATTRIBUTED = "gputop_gpu_memory_unattributed_bytes"
 GPU_CLOCK_EVENT_REASONS = "gputop_gpu_clock_event_reasons"  # label "reason", 0/1
 GPU_ECC_UNCORRECTED = "gputop_gpu_ecc_errors_uncorrected"  # a counter, label "scope": volatile/aggregate
@@ -32,7 +32,7 @@ GPU_XID_ERRORS = "gputop_gpu_xid_errors"  # a counter, label "xid"
 PROCESS_IDLE_SECONDS = "gputop_process_idle_seconds"
 GPU_PROBLEMS = "gputop_gpu_problems"  # label "kind" (PROBLEM_KINDS): how many the diagnoses found
 PROBLEM_KINDS = ("idle", "unattributed", "throttled", "stalled", "health")
-# What a host's GPUs add up to (core.host_rollup): one series a host where a cluster would
+# What a host's GPUs add up to (core.output.host_rollup): one series a host where a cluster would
 # otherwise read one a GPU, so a refresh of the cluster view costs Prometheus an eighth as much.
 HOST_SERIES_PREFIX = "gputop_host_"
 HOST_GPUS = "gputop_host_gpus"  # labels "name" (the model) and "lost" (0/1): how many
@@ -120,7 +120,7 @@ DCGM_MIG_PROFILE_LABEL = "GPU_I_PROFILE"
 DCGM_MIG_INSTANCE_LABEL = "GPU_I_ID"
 DCGM_POD_LABELS = ("pod", "namespace", "container")
 DCGM_XID_CODE_LABEL = "err_code"
-DCGM_XID_TEXT_LABEL = "err_msg"  # core.dcgm_xid: dcgm-exporter's words for the code
+DCGM_XID_TEXT_LABEL = "err_msg"  # core.output.dcgm_xid: dcgm-exporter's words for the code
 # On DCGM's series when gputop's own are served beside them (``--names both``): the cluster view
 # reads such a host by gputop's names and leaves these out, so its GPUs are not counted twice.
 BESIDE_GPUTOP_LABEL = "exporter"
@@ -134,7 +134,7 @@ class DcgmField:
     """One DCGM field: ``exported = reading * multiply / divide`` in DCGM's unit.
 
     ``reading`` names a ``GpuSample`` field, or one of the health readings of
-    ``core.dcgm_export.READINGS`` (the last XID code, ECC counts, remapped rows); the cluster
+    ``core.output.dcgm_export.READINGS`` (the last XID code, ECC counts, remapped rows); the cluster
     view keeps what it reads back under the same name in ``ClusterGpu.figures``.
     A field that needs a new reading (the activity issue's ``DCGM_FI_PROF_*``, total energy,
     NVLink, PCIe link) is one more row here once the snapshot carries it.

@@ -32,7 +32,7 @@ _GREEN = "\x1b[32m"
 _CYAN = "\x1b[36m"
 
 
-# How each level looks in the table (the cut-offs are in core.levels, shared with the cards).
+# How each level looks in the table (the cut-offs are in core.analysis.levels, shared with the cards).
 _LEVEL_COLOURS = {None: _DIM, Level.OK: _GREEN, Level.WARN: _YELLOW, Level.ALARM: _RED}
 
 

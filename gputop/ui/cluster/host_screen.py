@@ -19,7 +19,7 @@ GPU_COLUMNS = ("GPU", "Model", "UUID", "Memory", "Used/Total", "Util", "Mem util
 # The readings the columns above show; every other one the host serves goes in "More".
 _IN_COLUMNS = frozenset(("memory_used", "memory_free", "memory_total", "utilization_gpu", "utilization_memory",
                          "temperature", "temperature_slowdown", "power_draw", "power_limit", "fan_speed", "clock_sm"))
-# Short names for "More", in gputop's units (core.dcgm_export.READINGS and GpuSample's fields).
+# Short names for "More", in gputop's units (core.output.dcgm_export.READINGS and GpuSample's fields).
 _MORE: tuple[tuple[str, str, Callable[[float], str]], ...] = (
     ("memory_reserved", "reserved", fmt_bytes),
     ("clock_memory", "mem clock", lambda v: f"{v:.0f}MHz"),

@@ -20,7 +20,7 @@ from gputop.core.format import (
     safe_text,
 )
 
-# The cards' bar, sparkline and colours for core.levels' cut-offs: a GPU looks the same here as on its card.
+# The cards' bar, sparkline and colours for core.analysis.levels' cut-offs: a GPU looks the same here as on its card.
 from gputop.ui.widgets.card_text import LEVEL_STYLES, level_style
 from gputop.ui.widgets.sparkline import bar, sparkline
 
@@ -30,7 +30,7 @@ READING = Text("…", style="dim")  # a figure being read (the first refresh is 
 
 
 def temperature_text(temperature: float | None, slowdown: float | None) -> Text:
-    """'71°C' coloured against the GPU's slowdown temperature (core.levels' default when unknown)."""
+    """'71°C' coloured against the GPU's slowdown temperature (core.analysis.levels' default when unknown)."""
     return Text(fmt_temperature(temperature), style=LEVEL_STYLES[temperature_level(temperature, slowdown)])
 
 

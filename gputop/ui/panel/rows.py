@@ -33,7 +33,7 @@ class ProcessRow:
     gpu_memory_total: int | None
     now: float
     # Steady growth of the process's GPU memory (bytes/s, 0.0 when not steady) and
-    # whether it is fast enough to flag as a leak (see core.forecast).
+    # whether it is fast enough to flag as a leak (see core.analysis.forecast).
     growth_rate: float = 0.0
     growing: bool = False
     # Seconds since it last used the GPU's SMs (None: unknown) and whether that makes it an idle hog.
@@ -346,10 +346,10 @@ def sort_rows(rows: Iterable[ProcessRow], order: SortOrder) -> list[ProcessRow]:
     return present + missing
 
 
-# The filter text that shows only idle processes (see core.diagnosis).
+# The filter text that shows only idle processes (see core.analysis.diagnosis).
 IDLE_FILTER = "is:idle"
 # Filter text that shows one owner's processes: ``job:1234`` (or ``job:1234.0``, one step),
-# ``pod:namespace/name``, ``container:name`` (see core.owners for the names).
+# ``pod:namespace/name``, ``container:name`` (see core.analysis.owners for the names).
 OWNER_FILTERS = ("job", "pod", "container")
 
 
@@ -485,7 +485,7 @@ def users_with_processes(snapshot: Snapshot) -> list[str]:
 
 
 def tree_rows(rows: list[ProcessRow], order: SortOrder) -> list[ProcessRow]:
-    """The rows as a tree (see core.tree), sorted within it: launchers get a row of their own."""
+    """The rows as a tree (see core.analysis.tree), sorted within it: launchers get a row of their own."""
     from gputop.core.analysis.tree import build_tree  # here: only the tree view (t) needs it
 
     ordered = sort_rows(rows, order)

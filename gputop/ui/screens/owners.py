@@ -1,6 +1,6 @@
 """o: who holds the GPUs, by user, job, pod or container (``o`` again for the next grouping).
 
-The rows come from ``core.owners`` (the same rollup as ``--once --by`` and ``--json``); this screen
+The rows come from ``core.analysis.owners`` (the same rollup as ``--once --by`` and ``--json``); this screen
 only lays them out, keeps a cursor and a sort order, and hands the chosen owner back (Enter), for
 the process panel to show that owner's processes.
 """

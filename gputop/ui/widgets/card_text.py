@@ -11,7 +11,7 @@ from gputop.core.model import GpuSample, MigSample
 
 GIB = 1024**3
 
-# How each level looks on screen (the cut-offs are in core.levels, shared with --once and the cluster view).
+# How each level looks on screen (the cut-offs are in core.analysis.levels, shared with --once and the cluster view).
 LEVEL_STYLES = {None: "bright_black", Level.OK: "green", Level.WARN: "yellow", Level.ALARM: "bold red"}
 
 

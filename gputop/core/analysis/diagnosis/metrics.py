@@ -54,7 +54,7 @@ def diagnosis_families(
 ) -> Iterator[Metric]:
     """Unattributed memory, clock event reasons, ECC, remapped rows, problem counts and XID counts.
 
-    (The max SM clock is a ``GpuFigure`` of ``core.metric_names``.)
+    (The max SM clock is a ``GpuFigure`` of ``core.output.metric_names``.)
     """
     gpus = [gpu for gpu in snapshot.gpus if not gpu.lost]
     unattributed = GaugeMetricFamily(
