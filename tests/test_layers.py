@@ -62,9 +62,14 @@ def _imports(nodes: list[ast.stmt], at_import_time: bool) -> Iterator[ast.Import
                     yield from _imports(child.body if isinstance(child, ast.ExceptHandler) else [child], at_import_time)
 
 
+@functools.cache
+def parsed(module: str) -> ast.Module:
+    return ast.parse(MODULES[module].read_text(encoding="utf-8"))
+
+
 def imported_modules(module: str, at_import_time: bool) -> set[str]:
     """The gputop modules that ``module`` imports (``from a import b`` names module ``a.b`` when there is one)."""
-    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    tree = parsed(module)
     found = set()
     for node in _imports(tree.body, at_import_time):
         if isinstance(node, ast.Import):
