@@ -6,7 +6,7 @@ import contextlib
 import os
 import sys
 
-from gputop.cli import main
+from gputop.cli.main import main
 
 
 def run() -> None:

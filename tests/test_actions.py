@@ -11,7 +11,7 @@ import time
 import psutil
 import pytest
 
-from gputop.core.actions import Outcome, send_signal
+from gputop.core.host.signals import Outcome, send_signal
 
 
 def identity(process: subprocess.Popen[bytes]) -> tuple[int, float]:

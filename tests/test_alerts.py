@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gputop.core.alerts import AlertEvent, AlertMonitor
-from gputop.core.forecast import NO_FORECAST, Forecast, Forecasts
+from gputop.core.analysis.alerts import AlertEvent, AlertMonitor
+from gputop.core.analysis.forecast import NO_FORECAST, Forecast, Forecasts
 from gputop.core.model import GpuSample, HostSample, MigSample, Snapshot
 from gputop.core.settings import Thresholds
 
@@ -35,7 +35,11 @@ def test_memory_alert_fires_once_when_crossing_90_percent() -> None:
     monitor = AlertMonitor()
     ticks = feed(monitor, [80.0, 89.9, 93.0, 95.0, 94.0])
     assert ticks[:2] == [[], []]
-    assert ticks[2] == [AlertEvent(2.0, 1, None, "memory", "GPU 1 memory at 93% (74.4GiB / 80.0GiB)")]
+    assert ticks[2] == [
+        AlertEvent(
+            time=2.0, gpu_index=1, mig_index=None, kind="memory", message="GPU 1 memory at 93% (74.4GiB / 80.0GiB)"
+        )
+    ]
     assert ticks[3:] == [[], []]
     assert list(monitor.active) == [("memory", 1, None, None)]
 
@@ -62,7 +66,11 @@ def test_mig_devices_have_their_own_memory_alert() -> None:
     monitor = AlertMonitor()
     mig = MigSample(index=2, memory_total=10 * GIB, memory_used=int(9.5 * GIB))
     events = monitor.update(snapshot(0.0, gpu(mig_devices=(mig,))))
-    assert events == [AlertEvent(0.0, 1, 2, "memory", "GPU 1 MIG 2 memory at 95% (9.5GiB / 10.0GiB)")]
+    assert events == [
+        AlertEvent(
+            time=0.0, gpu_index=1, mig_index=2, kind="memory", message="GPU 1 MIG 2 memory at 95% (9.5GiB / 10.0GiB)"
+        )
+    ]
 
 
 def test_unknown_memory_neither_raises_nor_clears() -> None:
@@ -82,11 +90,17 @@ def test_thermal_alert_within_5c_of_slowdown_with_2c_hysteresis() -> None:
     assert ticks[0] == []
     assert ticks[1] == [
         AlertEvent(
-            1.0, 1, None, "thermal", "GPU 1 at 85 °C, 5 °C below its slowdown temperature (90 °C)"
+            time=1.0,
+            gpu_index=1,
+            mig_index=None,
+            kind="thermal",
+            message="GPU 1 at 85 °C, 5 °C below its slowdown temperature (90 °C)",
         )
     ]
     assert ticks[2:4] == [[], []]
-    assert ticks[4] == [AlertEvent(4.0, 1, None, "thermal", "GPU 1 cooled to 83 °C", cleared=True)]
+    assert ticks[4] == [
+        AlertEvent(time=4.0, gpu_index=1, mig_index=None, kind="thermal", message="GPU 1 cooled to 83 °C", cleared=True)
+    ]
     assert [e.message for e in ticks[5]] == [
         "GPU 1 at 88 °C, 2 °C below its slowdown temperature (90 °C)"
     ]
@@ -102,7 +116,9 @@ def test_forecast_alert_fires_when_full_within_5_minutes() -> None:
     monitor = AlertMonitor()
     assert monitor.update(snapshot(0.0, gpu()), forecasts(400.0)) == []
     assert monitor.update(snapshot(1.0, gpu()), forecasts(250.0)) == [
-        AlertEvent(1.0, 1, None, "forecast", "GPU 1 memory full in ~4m10s at +1.0GiB/min")
+        AlertEvent(
+            time=1.0, gpu_index=1, mig_index=None, kind="forecast", message="GPU 1 memory full in ~4m10s at +1.0GiB/min"
+        )
     ]
     assert monitor.update(snapshot(2.0, gpu()), forecasts(240.0)) == []
 
@@ -128,11 +144,11 @@ def test_a_forecast_alert_clears_after_15_s_without_a_close_forecast() -> None:
     assert all(events[t] == [] for t in range(1, 16))
     assert events[16] == [
         AlertEvent(
-            16.0,
-            1,
-            None,
-            "forecast",
-            "GPU 1 memory no longer forecast to fill within 5m00s",
+            time=16.0,
+            gpu_index=1,
+            mig_index=None,
+            kind="forecast",
+            message="GPU 1 memory no longer forecast to fill within 5m00s",
             cleared=True,
         )
     ]
@@ -165,11 +181,13 @@ def test_a_lost_gpu_alerts_once_and_clears_when_it_answers_again() -> None:
     monitor.update(snapshot(0.0, gpu(index=0), gpu(index=3)))
     lost = GpuSample(index=3, lost=True)
     assert monitor.update(snapshot(1.0, gpu(index=0), lost)) == [
-        AlertEvent(1.0, 3, None, "lost", "GPU 3 is lost: it stopped answering the driver")
+        AlertEvent(
+            time=1.0, gpu_index=3, mig_index=None, kind="lost", message="GPU 3 is lost: it stopped answering the driver"
+        )
     ]
     assert monitor.update(snapshot(2.0, gpu(index=0), lost)) == []
     assert monitor.update(snapshot(3.0, gpu(index=0), gpu(index=3))) == [
-        AlertEvent(3.0, 3, None, "lost", "GPU 3 is answering again", cleared=True)
+        AlertEvent(time=3.0, gpu_index=3, mig_index=None, kind="lost", message="GPU 3 is answering again", cleared=True)
     ]
 
 
@@ -177,7 +195,9 @@ def test_a_gpu_missing_from_the_snapshot_counts_as_lost() -> None:
     monitor = AlertMonitor()
     monitor.update(snapshot(0.0, gpu(index=0), gpu(index=1)))
     assert monitor.update(snapshot(1.0, gpu(index=0))) == [
-        AlertEvent(1.0, 1, None, "lost", "GPU 1 is lost: it is no longer reported")
+        AlertEvent(
+            time=1.0, gpu_index=1, mig_index=None, kind="lost", message="GPU 1 is lost: it is no longer reported"
+        )
     ]
     assert monitor.update(snapshot(2.0, gpu(index=0))) == []
 

@@ -1,4 +1,4 @@
-"""The processes above the GPU ones, read from /proc (core.ancestry), on real processes."""
+"""The processes above the GPU ones, read from /proc (core.host.ancestry), on real processes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 
 import psutil
 
-from gputop.core.ancestry import AncestryReader
+from gputop.core.host.ancestry import AncestryReader
 
 LAUNCHER = "import subprocess, time\nsubprocess.Popen(['sleep', '600'])\ntime.sleep(600)\n"
 

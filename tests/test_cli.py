@@ -114,7 +114,7 @@ def process_rows(lines: list[str]) -> list[tuple[int, str]]:
 
 
 def test_once_sorts_as_the_tui_does_by_gpu_memory_unless_the_settings_say_otherwise(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
-    from gputop.cli import main  # in this process: two runs of the real command line, without two start-ups
+    from gputop.cli.main import main  # in this process: two runs of the real command line, without two start-ups
 
     def run_once(*args: str) -> list[str]:
         assert main(["--demo", "--once", "--width", "200", *args]) == 0
@@ -144,8 +144,8 @@ HELP_KEYS = {
 def test_help_names_the_main_keys_each_bound_as_it_says() -> None:
     from textual.binding import Binding
 
-    from gputop.cli_args import build_parser
-    from gputop.ui.keymap import BINDINGS, REFUSALS, REPLAY_ACTIONS
+    from gputop.cli.args import build_parser
+    from gputop.ui.controls.keymap import BINDINGS, REFUSALS, REPLAY_ACTIONS
 
     keys_part = build_parser().format_help().split("keys in the TUI (F1 lists them all):\n", 1)[1]
     assert "  k  F9            send a signal to the selected process (or those tagged with Space)\n" in keys_part

@@ -34,10 +34,10 @@ from prom.dcgm_fleet import Host, scrape_configs, serve_pages, start
 from prom.dcgm_pages import DcgmGpu, default_counters, render
 from textual.pilot import Pilot
 
-from gputop.core import metric_names, monitoring
 from gputop.core.cluster.model import ClusterHost, ClusterOptions, ClusterState
 from gputop.core.cluster.reader import ClusterReader
-from gputop.core.metric_names import DCGM_FIELD_BY_NAME
+from gputop.core.output import metric_names, monitoring
+from gputop.core.output.metric_names import DCGM_FIELD_BY_NAME
 from gputop.ui.cluster.host_screen import GPU_COLUMNS, HostScreen, more_text
 from gputop.ui.cluster.view import ClusterApp
 

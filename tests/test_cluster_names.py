@@ -12,16 +12,13 @@ import pytest
 from prometheus_client.exposition import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from gputop.core import metric_names
+from gputop.core.analysis.diagnosis import Diagnoses
+from gputop.core.analysis.diagnosis.diagnoser import GpuDiagnosis
+from gputop.core.analysis.diagnosis.memory import NOTHING_UNATTRIBUTED
 from gputop.core.cluster.client import Sample
 from gputop.core.cluster.detail import parse_detail
 from gputop.core.cluster.model import HostDetail
 from gputop.core.cluster.rollup import flagged_count, rollup_figures
-from gputop.core.dcgm_export import reading
-from gputop.core.diagnosis import Diagnoses
-from gputop.core.diagnosis.diagnoser import GpuDiagnosis
-from gputop.core.diagnosis.memory import NOTHING_UNATTRIBUTED
-from gputop.core.exporter import SnapshotCollector, make_registry
 from gputop.core.model import (
     Activity,
     Energy,
@@ -35,6 +32,9 @@ from gputop.core.model import (
     Snapshot,
     XidEvent,
 )
+from gputop.core.output import metric_names
+from gputop.core.output.dcgm_export import reading
+from gputop.core.output.exporter import SnapshotCollector, make_registry
 
 GIB = 1024**3
 
@@ -100,7 +100,17 @@ SNAPSHOT = Snapshot(
 )
 DCGM_SNAPSHOT = replace(SNAPSHOT, gpus=(DCGM_GPU, LOST_GPU))
 DIAGNOSES = Diagnoses(
-    gpus={0: GpuDiagnosis("busy_few_sms", (), NOTHING_UNATTRIBUTED, (), False, busy_few_sms=True)}, migs={},
+    gpus={
+        0: GpuDiagnosis(
+            verdict="busy_few_sms",
+            limiting=(),
+            unattributed=NOTHING_UNATTRIBUTED,
+            health=(),
+            new_ecc_errors=False,
+            busy_few_sms=True,
+        )
+    },
+    migs={},
     processes={},
 )
 

@@ -23,7 +23,7 @@ from gputop.core.cluster.counts import COUNTS
 from gputop.core.cluster.model import ClusterOptions, ClusterState, ConfigError
 from gputop.core.cluster.queries import Fixed, detail_query, fixed_query, refresh_queries
 from gputop.core.cluster.reader import ClusterReader
-from gputop.core.metric_names import HOST_FLAGS
+from gputop.core.output.metric_names import HOST_FLAGS
 
 NOW = 1_700_000_100.0
 

@@ -81,18 +81,34 @@ DETAIL = HostDetail(
     live=True,
     gpus=(
         ClusterGpu(
-            0,
-            "GPU-b0",
-            "NVIDIA H100 80GB HBM3",
-            {"memory_used": 72 * GIB, "memory_total": 80 * GIB},
+            index=0,
+            uuid="GPU-b0",
+            name="NVIDIA H100 80GB HBM3",
+            figures={"memory_used": 72 * GIB, "memory_total": 80 * GIB},
             problems={"idle": 1, "health": 2},
         ),
-        ClusterGpu(1, "GPU-b1", "NVIDIA H100 80GB HBM3", lost=True),
-        ClusterGpu(2, "GPU-b2", "NVIDIA H100 80GB HBM3", answering=False),
+        ClusterGpu(index=1, uuid="GPU-b1", name="NVIDIA H100 80GB HBM3", lost=True),
+        ClusterGpu(index=2, uuid="GPU-b2", name="NVIDIA H100 80GB HBM3", answering=False),
     ),
     processes=(
-        ClusterProcess("gpu-b", 0, 4242, "alice", "python", "k8s:pod-1", 70 * GIB),
-        ClusterProcess("gpu-b", 0, 4343, "mallory", "evil\x1b[31mname", None, 1 * GIB),
+        ClusterProcess(
+            hostname="gpu-b",
+            gpu_index=0,
+            pid=4242,
+            user="alice",
+            command="python",
+            container="k8s:pod-1",
+            gpu_memory=70 * GIB,
+        ),
+        ClusterProcess(
+            hostname="gpu-b",
+            gpu_index=0,
+            pid=4343,
+            user="mallory",
+            command="evil\x1b[31mname",
+            container=None,
+            gpu_memory=1 * GIB,
+        ),
     ),
     exporter_up=True,
     sample_errors=0.0,
@@ -130,7 +146,9 @@ class FakeReader:
             raise self.failure
         history = self.history(history_for)
         detail = DETAIL if detail_for == "gpu-b" else None
-        return ClusterState(URL, NOW, self.duration_s, self.hosts, COUNTS, history, detail)
+        return ClusterState(
+            url=URL, at=NOW, duration_s=self.duration_s, hosts=self.hosts, counts=COUNTS, history=history, detail=detail
+        )
 
     def history(self, hostnames: Collection[str]) -> dict[str, tuple[float | None, ...]]:
         return {name: self.memory_history for name in hostnames}
@@ -227,7 +245,7 @@ class HeldReader(FakeReader):
         if partial is not None:
             bare = tuple(replace(h, memory_used=None, memory_total=None, memory_percent=None) for h in self.hosts)
             pending = frozenset(("memory_used", "memory_total", "memory_percent", "count:f", "count:h"))
-            partial(ClusterState(URL, NOW, 0.01, bare, COUNTS, pending=pending))
+            partial(ClusterState(url=URL, at=NOW, duration_s=0.01, hosts=bare, counts=COUNTS, pending=pending))
             assert self.release.wait(10), "never released"
         return super().fetch(history_for, detail_for, timeout_s)
 

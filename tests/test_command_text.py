@@ -1,11 +1,11 @@
 """The command as the lists show it: the program's base name, its script and its arguments
-(core.command_text), on command lines as /proc gives them on real machines."""
+(core.output.command_text), on command lines as /proc gives them on real machines."""
 
 from __future__ import annotations
 
 import pytest
 
-from gputop.core.command_text import command_text, fit_command
+from gputop.core.output.command_text import command_text, fit_command
 
 PYENV = "/home/alice/.pyenv/versions/3.11.7/bin/python3.11"
 VENV = "/home/alice/proj/.venv/bin/python3"

@@ -2,7 +2,7 @@
 
 import signal
 
-from gputop.core.actions import Outcome
+from gputop.core.host.signals import Outcome
 from gputop.core.sampler import Sampler
 from gputop.core.sources.demo import DemoSource
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gputop.cli_args import build_parser
+from gputop.cli.args import build_parser
 
 DOC = (Path(__file__).parents[1] / "docs" / "dcgm.md").read_text()
 

@@ -19,9 +19,9 @@ from prom import free_port, terminate, wait_for
 from prometheus_client.exposition import generate_latest
 from ui.factory import StaticSource
 
-from gputop.core.export_server import WebConfigError, load_web_config
-from gputop.core.exporter import Exporter, SnapshotCollector, make_registry
 from gputop.core.model import GpuSample, HostSample, ProcessSample, Snapshot
+from gputop.core.output.export_server import WebConfigError, load_web_config
+from gputop.core.output.exporter import Exporter, SnapshotCollector, make_registry
 from gputop.core.sampler import Sampler
 
 GPU = GpuSample(index=0, name="NVIDIA H100 80GB HBM3", uuid="GPU-a", memory_total=80 * GiB, memory_used=10 * GiB)

@@ -19,7 +19,6 @@ from prometheus_client.parser import text_string_to_metric_families
 from ui.factory import StaticSource
 
 from gputop import __version__
-from gputop.core.exporter import Exporter, ListenError, SnapshotCollector, make_registry, parse_listen
 from gputop.core.model import (
     Activity,
     Energy,
@@ -32,9 +31,10 @@ from gputop.core.model import (
     Snapshot,
     XidEvent,
 )
+from gputop.core.output.exporter import Exporter, ListenError, SnapshotCollector, make_registry, parse_listen
+from gputop.core.output.snapshot_json import dumps, snapshot_from_dict, snapshot_to_dict
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Thresholds
-from gputop.core.snapshot_json import dumps, snapshot_from_dict, snapshot_to_dict
 from gputop.core.sources.demo import DemoSource
 
 GIB = 1024**3

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 from prometheus_client.exposition import generate_latest
 
-from gputop.cli_args import build_parser
-from gputop.core.exporter import SnapshotCollector, make_registry
+from gputop.cli.args import build_parser
 from gputop.core.model import GpuSample, HostSample, Job, ProcessSample, Snapshot
+from gputop.core.output.exporter import SnapshotCollector, make_registry
 
 TRAIN = ProcessSample(pid=101, gpu_index=0, type="C", gpu_memory=1024, user="alice", name="python", visible=True,
                       job=Job(scheduler="slurm", id="1234", step="0"))

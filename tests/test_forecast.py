@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from gputop.core.forecast import (
+from gputop.core.analysis.forecast import (
     NO_FORECAST,
     NOT_GROWING,
     Forecast,
@@ -16,7 +16,7 @@ from gputop.core.forecast import (
     forecast_memory,
     process_growth,
 )
-from gputop.core.history import History
+from gputop.core.analysis.history import History
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
 
 GIB = 1 << 30

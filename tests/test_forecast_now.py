@@ -1,12 +1,12 @@
 """Words that are true: "full in" only while memory rises now, gone on the next tick when it falls,
-and FULL (not "full in ~0s") at 100 %, for GPUs and MIG devices alike (core.forecast.Forecaster)."""
+and FULL (not "full in ~0s") at 100 %, for GPUs and MIG devices alike (core.analysis.forecast.Forecaster)."""
 
 from __future__ import annotations
 
 import random
 
-from gputop.core.forecast import Forecast, Forecaster, rising_now
-from gputop.core.history import History
+from gputop.core.analysis.forecast import Forecast, Forecaster, rising_now
+from gputop.core.analysis.history import History
 from gputop.core.model import GpuSample, HostSample, MigSample, Snapshot
 
 GIB = 1 << 30

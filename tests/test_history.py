@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from gputop.core.history import History
+from gputop.core.analysis.history import History
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
 
 GIB = 1 << 30
@@ -165,7 +165,7 @@ def test_history_holds_8_gpus_and_1024_processes() -> None:
 def test_the_data_side_modules_do_not_import_textual() -> None:
     code = (
         "import sys\n"
-        "import gputop.core.alerts, gputop.core.forecast, gputop.core.history,"
+        "import gputop.core.analysis.alerts, gputop.core.analysis.forecast, gputop.core.analysis.history,"
         " gputop.core.settings\n"
         "assert 'textual' not in sys.modules, 'textual imported'\n"
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gputop.core.levels import Level, load_level, temperature_level
+from gputop.core.analysis.levels import Level, load_level, temperature_level
 
 
 def test_a_load_warns_from_70_percent_and_alarms_from_90() -> None:

@@ -31,16 +31,16 @@ from fakenvml import NO_SUCH_PID, NOT_AVAILABLE, FakeNvml, GiB, MiB, Scenario
 from prometheus_client.exposition import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from gputop.core.alerts import AlertEvent
-from gputop.core.diagnosis.problems import problems
-from gputop.core.diagnosis.reasons import ALERTING, REASONS
-from gputop.core.exporter import SnapshotCollector, make_registry
-from gputop.core.foresight import Watcher
+from gputop.core.analysis.alerts import AlertEvent
+from gputop.core.analysis.diagnosis.problems import problems
+from gputop.core.analysis.diagnosis.reasons import ALERTING, REASONS
+from gputop.core.analysis.foresight import Watcher
 from gputop.core.model import Snapshot
-from gputop.core.once_table import render_text
+from gputop.core.output.exporter import SnapshotCollector, make_registry
+from gputop.core.output.once_table import render_text
+from gputop.core.output.snapshot_json import dumps, snapshot_from_dict, snapshot_to_dict
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Thresholds
-from gputop.core.snapshot_json import dumps, snapshot_from_dict, snapshot_to_dict
 from gputop.core.sources.nvml import NvmlSource
 
 SEED = int(os.environ.get("GPUTOP_PROPERTY_SEED", "28"))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gputop.core.diagnosis import Diagnoses, ProcessDiagnosis
+from gputop.core.analysis.diagnosis import Diagnoses, ProcessDiagnosis
+from gputop.core.analysis.owners import owner_name, owner_rollup, owners_document
 from gputop.core.model import Energy, GpuSample, HostSample, Job, MigSample, ProcessSample, Snapshot
-from gputop.core.owner_table import render_owners
-from gputop.core.owners import owner_name, owner_rollup, owners_document
+from gputop.core.output.owner_table import render_owners
 
 GIB = 1 << 30
 NOW = 10_000.0
@@ -115,7 +115,7 @@ def test_an_unknown_kind_of_owner_is_refused() -> None:
 
 
 def test_by_without_once_is_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    from gputop.cli import main
+    from gputop.cli.main import main
 
     assert main(["--demo", "--by", "job"]) == 2
     assert capsys.readouterr().err == (
@@ -124,7 +124,7 @@ def test_by_without_once_is_refused_in_one_line(capsys: pytest.CaptureFixture[st
 
 
 def test_once_by_user_on_the_demo_machine(capsys: pytest.CaptureFixture[str]) -> None:
-    from gputop.cli import main
+    from gputop.cli.main import main
 
     assert main(["--demo", "--once", "--by", "user", "--width", "80"]) == 0
     lines = capsys.readouterr().out.splitlines()

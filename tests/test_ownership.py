@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from gputop.core.ownership import Attribution, attribution_from_cgroup, attribution_from_mountinfo
-from gputop.core.procfs import container_from_cgroup
+from gputop.core.host.ownership import Attribution, attribution_from_cgroup, attribution_from_mountinfo
+from gputop.core.host.procfs import container_from_cgroup
 
 D = "docker"
 CD = "containerd"

@@ -16,8 +16,8 @@ import pytest
 from fakenvml import GiB, Scenario
 from fakenvml.fixture import FakeNvml
 
+from gputop.core.host.procinfo import ProcessInfo
 from gputop.core.model import Job, ProcessSample
-from gputop.core.procinfo import ProcessInfo
 
 CONTAINER_ID = "5ebf11e02dbde102cda4b76bc0e3849a65f9edac7a12bdabfd34db01b9556101"
 POD_UID = "6eab3b7b-f0a6-4bb8-bff2-d5bc9017c04b"

@@ -11,11 +11,11 @@ import pytest
 from fakenvml import NO_SUCH_PID, GiB, Scenario
 from fakenvml.fixture import FakeNvml
 
+from gputop.core.analysis.owners import owner_rollup
+from gputop.core.host.podresources import PodResources, list_allocations, parse_list_response, with_allocations
 from gputop.core.model import Allocation
-from gputop.core.owners import owner_rollup
-from gputop.core.podresources import PodResources, list_allocations, parse_list_response, with_allocations
+from gputop.core.output.snapshot_json import snapshot_to_dict
 from gputop.core.sampler import Sampler
-from gputop.core.snapshot_json import snapshot_to_dict
 
 grpc = pytest.importorskip("grpc", reason="the PodResources client needs the optional grpcio (gputop[kubernetes])")
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from gputop.core.procdetail import Readable, read_process_detail
-from gputop.core.procinfo import ProcessInfo
+from gputop.core.host.procdetail import Readable, read_process_detail
+from gputop.core.host.procinfo import ProcessInfo
 
 
 def wait_for(condition: object, what: str) -> None:

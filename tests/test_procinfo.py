@@ -15,9 +15,9 @@ import psutil
 import pytest
 from fakenvml import NO_SUCH_PID
 
-from gputop.core import procinfo
-from gputop.core.procfs import container_from_cgroup
-from gputop.core.procinfo import QUIET_READ_EVERY, QUIET_READINGS, ProcessInfo
+from gputop.core.host import procinfo
+from gputop.core.host.procfs import container_from_cgroup
+from gputop.core.host.procinfo import QUIET_READ_EVERY, QUIET_READINGS, ProcessInfo
 
 DOCKER_ID = "4f1c2b3a" * 8
 POD_UID = "3f2a9c1e-7b4d-4c55-9e1a-0d6b2f8a7c31"

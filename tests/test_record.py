@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gputop.core.record import Recorder, RecordingError, read_recording
+from gputop.core.recording.record import Recorder, RecordingError, read_recording
 from gputop.core.sampler import Sampler
 from gputop.core.sources.demo import DemoSource
 

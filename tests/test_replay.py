@@ -8,8 +8,8 @@ import time
 import pytest
 
 from gputop.core.model import HostSample, Snapshot
-from gputop.core.record import Recording
-from gputop.core.replay import MAX_GAP_S, Replay
+from gputop.core.recording.record import Recording
+from gputop.core.recording.replay import MAX_GAP_S, Replay
 
 T0 = 1_700_000_000.0
 
@@ -84,7 +84,7 @@ def test_a_time_outside_the_recording_is_refused() -> None:
 def test_json_carries_a_null_forecast_and_no_growth_without_history(capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
-    from gputop.cli import main
+    from gputop.cli.main import main
 
     assert main(["--demo", "--demo-gpus", "4", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
-from gputop.core.once_table import render_text
+from gputop.core.output.once_table import render_text
+from gputop.core.output.snapshot_json import snapshot_to_dict
 from gputop.core.sampler import Sampler
-from gputop.core.snapshot_json import snapshot_to_dict
 from gputop.core.sources.demo import DemoSource
 
 GIB = 1024**3

@@ -10,7 +10,7 @@ import psutil
 import pytest
 from fakenvml import NO_SUCH_PID
 
-from gputop.core.actions import SignalResult
+from gputop.core.host.signals import SignalResult
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessIdentity, ProcessSample, Snapshot
 from gputop.core.sampler import Sampler, SamplerThread, clamp_interval
 
@@ -43,13 +43,18 @@ class ListedProcesses:
         self.calls += 1
         time.sleep(self.delay_s)
         self.running -= 1
-        mig = MigSample(index=0, processes=tuple(ProcessSample(p, 0, "C", 1 << 30, mig_index=0) for p in self.mig_pids))
+        mig = MigSample(
+            index=0,
+            processes=tuple(
+                ProcessSample(pid=p, gpu_index=0, type="C", gpu_memory=1 << 30, mig_index=0) for p in self.mig_pids
+            ),
+        )
         return (
             GpuSample(
                 index=0,
                 name="Fake GPU",
                 mig_devices=(mig,) if self.mig_pids else (),
-                processes=tuple(ProcessSample(pid, 0, "C", 2 << 30) for pid in self.pids),
+                processes=tuple(ProcessSample(pid=pid, gpu_index=0, type="C", gpu_memory=2 << 30) for pid in self.pids),
             ),
         )
 
@@ -111,7 +116,12 @@ class ChangingMemory(ListedProcesses):
 
     def sample(self) -> tuple[GpuSample, ...]:
         self.calls += 1
-        return (GpuSample(index=0, processes=(ProcessSample(self.pids[0], 0, self.kind, self.memory),)),)
+        return (
+            GpuSample(
+                index=0,
+                processes=(ProcessSample(pid=self.pids[0], gpu_index=0, type=self.kind, gpu_memory=self.memory),),
+            ),
+        )
 
 
 def test_what_nvml_says_of_an_idle_process_shows_every_tick(sleeper: subprocess.Popen[bytes]) -> None:

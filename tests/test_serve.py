@@ -14,15 +14,15 @@ import aiohttp
 import pytest
 from e2e.webserve import ServedGputop
 
-from gputop.cli import main
-from gputop.cli_args import build_parser
-from gputop.core.record import Recorder
+from gputop.cli.args import build_parser
+from gputop.cli.main import main
+from gputop.cli.serve import textual_serve_private
+from gputop.cli.serve.command import parse_command_line, tab_arguments
+from gputop.cli.serve.server import GputopServer
+from gputop.core.recording.record import Recorder
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings
 from gputop.core.sources.demo import DemoSource
-from gputop.serve import textual_serve_private
-from gputop.serve.command import parse_command_line, tab_arguments
-from gputop.serve.server import GputopServer
 
 GPUTOP = [sys.executable, "-m", "gputop"]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gputop.core.host.ownership import attribution_from_cgroup
+from gputop.core.host.slurm import slurm_job
 from gputop.core.model import GpuSample, HostSample, Job, ProcessSample, Snapshot
-from gputop.core.ownership import attribution_from_cgroup
-from gputop.core.record import Recorder, read_recording
-from gputop.core.slurm import slurm_job
+from gputop.core.recording.record import Recorder, read_recording
 
 V1_STEP = "4:memory:/slurm/uid_2101171/job_280678/step_0/task_0\n"
 V2_STEP = "0::/system.slice/slurmstepd.scope/job_280678/step_extern/user\n"

@@ -1,5 +1,5 @@
-"""Textual's and Rich's private names are used in ``gputop/ui/textual_private.py`` only, textual-serve's in
-``gputop/serve/textual_serve_private.py`` only, pynvml's in ``gputop/core/sources/nvml_gateway.py`` only, and
+"""Textual's and Rich's private names are used in ``gputop/ui/terminal/textual_private.py`` only, textual-serve's in
+``gputop/cli/serve/textual_serve_private.py`` only, pynvml's in ``gputop/core/sources/nvml_gateway.py`` only, and
 each still exists there with the shape it is used in."""
 
 from __future__ import annotations
@@ -16,21 +16,21 @@ from pathlib import Path
 import pynvml
 import pytest
 
+from gputop.cli.serve import textual_serve_private
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.sources.demo import DemoSource
 from gputop.core.sources.nvml_gateway import PRIVATE_LOOKUP, binding_notice
-from gputop.serve import textual_serve_private
-from gputop.ui import textual_private
 from gputop.ui.app import GpuTopApp
-from gputop.ui.textual_private import check_internals
+from gputop.ui.terminal import textual_private
+from gputop.ui.terminal.textual_private import check_internals
 
 PACKAGE = Path(__file__).resolve().parent.parent / "gputop"
 # The one module of gputop that may use each library's private names.
 ALLOWED = {
-    "textual": PACKAGE / "ui" / "textual_private.py",
-    "rich": PACKAGE / "ui" / "textual_private.py",
-    "textual_serve": PACKAGE / "serve" / "textual_serve_private.py",
+    "textual": PACKAGE / "ui" / "terminal" / "textual_private.py",
+    "rich": PACKAGE / "ui" / "terminal" / "textual_private.py",
+    "textual_serve": PACKAGE / "cli" / "serve" / "textual_serve_private.py",
     # pynvml's lookup of a library function (PRIVATE_LOOKUP), guarded by a fallback to its public calls.
     "pynvml": PACKAGE / "core" / "sources" / "nvml_gateway.py",
 }

@@ -6,11 +6,11 @@ import json
 import threading
 from pathlib import Path
 
-from gputop.core.foresight import Watcher
+from gputop.core.analysis.foresight import Watcher
+from gputop.core.analysis.tick_feed import Handover, TickFeed
 from gputop.core.model import GpuSample, HostSample, Snapshot
-from gputop.core.record import Recorder
+from gputop.core.recording.record import Recorder
 from gputop.core.settings import Thresholds
-from gputop.core.tick_feed import Handover, TickFeed
 
 GIB = 1024**3
 NOW = 1_700_000_000.0

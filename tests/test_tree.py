@@ -3,9 +3,9 @@ order kept within it."""
 
 from __future__ import annotations
 
-from gputop.core.ancestry import Ancestor
+from gputop.core.analysis.tree import TreeLine, build_tree
+from gputop.core.host.ancestry import Ancestor
 from gputop.core.model import ProcessSample
-from gputop.core.tree import TreeLine, build_tree
 
 GIB = 1 << 30
 TORCHRUN = "torchrun --nproc-per-node 2 train.py"
@@ -15,7 +15,9 @@ def proc(
     pid: int, gpu: int, gib: float | None, parent: int | None = 1, parent_command: str | None = "bash"
 ) -> ProcessSample:
     memory = None if gib is None else int(gib * GIB)
-    return ProcessSample(pid, gpu, "C", memory, parent_pid=parent, parent_command=parent_command)
+    return ProcessSample(
+        pid=pid, gpu_index=gpu, type="C", gpu_memory=memory, parent_pid=parent, parent_command=parent_command
+    )
 
 
 def drawn(lines: list[TreeLine], processes: list[ProcessSample]) -> list[str]:

@@ -11,14 +11,14 @@ from fakenvml import NO_SUCH_PID, NOT_AVAILABLE, FakeNvml, GiB, Scenario
 from prometheus_client.exposition import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from gputop.core.diagnosis.problems import problem_counts
-from gputop.core.exporter import SnapshotCollector, make_registry
-from gputop.core.foresight import Watcher
+from gputop.core.analysis.diagnosis.problems import problem_counts
+from gputop.core.analysis.foresight import Watcher
 from gputop.core.model import HostSample, Snapshot
-from gputop.core.once_table import render_text
+from gputop.core.output.exporter import SnapshotCollector, make_registry
+from gputop.core.output.once_table import render_text
+from gputop.core.output.snapshot_json import snapshot_from_dict, snapshot_to_dict
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
-from gputop.core.snapshot_json import snapshot_from_dict, snapshot_to_dict
 from gputop.core.sources import nvml_gateway
 from gputop.core.sources.nvml import NvmlSource
 from gputop.ui.app import GpuTopApp

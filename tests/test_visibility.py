@@ -18,10 +18,10 @@ import pytest
 from fakenvml import NO_SUCH_PID, GiB, Scenario
 from fakenvml.fixture import FakeNvml
 
+from gputop.core.host.pidns import PROC_PID_INIT_INO, read_pid_namespace
+from gputop.core.host.visibility import EXITED, PERMISSION, PID_NAMESPACE, pid_max, why_not_visible
 from gputop.core.model import ProcessSample
-from gputop.core.pidns import PROC_PID_INIT_INO, read_pid_namespace
-from gputop.core.snapshot_json import _process, process_to_dict
-from gputop.core.visibility import EXITED, PERMISSION, PID_NAMESPACE, pid_max, why_not_visible
+from gputop.core.output.snapshot_json import _process, process_to_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = read_pid_namespace()
@@ -35,8 +35,8 @@ can_unshare = pytest.mark.skipif(
 # Run inside the namespace: what gputop reads there, as JSON.
 CHECK = (
     "import json, sys\n"
-    "from gputop.core.pidns import read_pid_namespace\n"
-    "from gputop.core.visibility import why_not_visible\n"
+    "from gputop.core.host.pidns import read_pid_namespace\n"
+    "from gputop.core.host.visibility import why_not_visible\n"
     "found = read_pid_namespace()\n"
     "print(json.dumps([found.host, found.evidence, why_not_visible(int(sys.argv[1]), found.host)]))\n"
 )
@@ -113,7 +113,7 @@ def as_nobody_under_hidepid(option: str, pid: int) -> object:
         pytest.skip("needs root, unshare and setpriv (util-linux)")
     if not os.access(python, os.X_OK):
         pytest.skip(f"{python} is not installed")
-    code = f"from gputop.core.visibility import why_not_visible; print(repr(why_not_visible({pid}, True)))"
+    code = f"from gputop.core.host.visibility import why_not_visible; print(repr(why_not_visible({pid}, True)))"
     script = (
         f"mount -t proc -o hidepid={option} proc /proc && "
         f"exec setpriv --reuid 65534 --regid 65534 --clear-groups {python} -c '{code}'"

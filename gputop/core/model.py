@@ -84,7 +84,7 @@ class ProcessSample:
     parent_command: str | None = None
     # Listed as last seen: its GPU has stopped answering, so this may be out of date.
     stale: bool = False
-    # Why it is not visible (core.visibility: "exited", "pid_namespace", "permission"); None when it
+    # Why it is not visible (core.host.visibility: "exited", "pid_namespace", "permission"); None when it
     # is visible, or when gputop cannot tell.
     not_visible_reason: str | None = None
     # Its owners, from the cgroup: the container's runtime and whole id, the pod's uid, the batch job.
@@ -237,7 +237,7 @@ class GpuSample:
     clock_memory: int | None = None
     clock_sm_max: int | None = None
     clock_memory_max: int | None = None
-    # Why the clocks are held down, by name (see core.diagnosis.reasons); () when nothing holds them.
+    # Why the clocks are held down, by name (see core.analysis.diagnosis.reasons); () when nothing holds them.
     clock_event_reasons: tuple[str, ...] | None = None
     pstate: int | None = None
     pcie_rx: float | None = None

@@ -9,15 +9,15 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from gputop.core.host import HostReader
+from gputop.core.host.machine import HostReader
+from gputop.core.host.podresources import PodResources, with_allocations
+from gputop.core.host.procinfo import HostFacts, ProcessInfo
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity, ProcessSample, Snapshot
-from gputop.core.podresources import PodResources, with_allocations
-from gputop.core.procinfo import HostFacts, ProcessInfo
 from gputop.core.sources.base import GpuSource
 from gputop.core.sources.lanes import Lane
 
 if TYPE_CHECKING:  # the process screen's reader, imported when a process is opened
-    from gputop.core.procdetail import ProcessDetail
+    from gputop.core.host.procdetail import ProcessDetail
 
 MIN_INTERVAL_S = 0.1
 MAX_INTERVAL_S = 3600.0
@@ -35,7 +35,7 @@ class Sampler:
         pod_resources: PodResources | None = None,
     ) -> None:
         self.source = source
-        # The kubelet's GPU allocations (core.podresources): nothing is asked where it has no socket.
+        # The kubelet's GPU allocations (core.host.podresources): nothing is asked where it has no socket.
         self.pod_resources = pod_resources or PodResources()
         self._clock = clock
         self.process_info = process_info or ProcessInfo()
@@ -121,7 +121,7 @@ class Sampler:
         detail = self.source.process_detail(identity)
         if detail is not None:
             return detail
-        from gputop.core.procdetail import read_process_detail  # here: only the process screen reads it
+        from gputop.core.host.procdetail import read_process_detail  # here: only the process screen reads it
 
         return read_process_detail(identity)
 

@@ -5,7 +5,7 @@ part that owns it:
 
 - ``keymap``: every key (BINDINGS); ``key_control``: which act now (``check_action``), help, the palette;
 - ``messages``: what the sampler thread posts; ``sampling_control``: that thread and its interval;
-- ``feed``: which alerts are announced, and how; ``core.tick_feed``: what each tick feeds (the Watcher's
+- ``feed``: which alerts are announced, and how; ``core.analysis.tick_feed``: what each tick feeds (the Watcher's
   history, forecasts and alerts; the recording), on the sampler thread, and the hand-over to this one;
 - ``layout_control``: the room (too small, compact cards, panel and strip shown), by ``layout``'s arithmetic;
 - ``process_view``: the panel's rows; ``sort_control`` and ``filter_control``: the keys that sort and filter;
@@ -33,42 +33,43 @@ from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import Static
 
-from gputop.core.diagnosis import Diagnoses
-from gputop.core.forecast import Forecasts
-from gputop.core.foresight import Foresight, Watcher
-from gputop.core.history import History
+from gputop.core.analysis.diagnosis import Diagnoses
+from gputop.core.analysis.forecast import Forecasts
+from gputop.core.analysis.foresight import Foresight, Watcher
+from gputop.core.analysis.history import History
+from gputop.core.analysis.tick_feed import Delivery, Handover, Tick, TickFeed
 from gputop.core.model import Snapshot
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings
-from gputop.core.tick_feed import Delivery, Handover, Tick, TickFeed
-from gputop.ui import keymap, layout
+from gputop.ui import layout
 from gputop.ui.app_actions import AppActions
+from gputop.ui.controls import keymap
+from gputop.ui.controls.key_control import KeyControl
+from gputop.ui.controls.layout_control import LayoutControl
+from gputop.ui.controls.navigation import Navigation
+from gputop.ui.controls.sampling_control import SamplingControl
+from gputop.ui.controls.settings_control import SettingsControl
+from gputop.ui.controls.title_control import TitleControl
 from gputop.ui.feed import NOTICE_S, AlertAnnouncer, alert_kinds, alert_notices
-from gputop.ui.filter_control import FilterControl
-from gputop.ui.key_control import KeyControl
-from gputop.ui.kill_control import KillControl
-from gputop.ui.layout_control import LayoutControl
 from gputop.ui.messages import SamplerFailed, TicksReady
-from gputop.ui.navigation import Navigation
-from gputop.ui.process_view import ProcessView
-from gputop.ui.sampling_control import SamplingControl
+from gputop.ui.panel.filter_control import FilterControl
+from gputop.ui.panel.kill_control import KillControl
+from gputop.ui.panel.process_view import ProcessView
+from gputop.ui.panel.rows import ProcessFilter, SortOrder
+from gputop.ui.panel.sort_control import SortControl
 from gputop.ui.screens.live import LiveScreen
-from gputop.ui.settings_control import SettingsControl
-from gputop.ui.sort_control import SortControl
-from gputop.ui.state import ProcessFilter, SortOrder
-from gputop.ui.textual_imports import collecting_rarely
-from gputop.ui.textual_private import ChangedCellsApp
-from gputop.ui.title_control import TitleControl
+from gputop.ui.terminal.textual_imports import collecting_rarely
+from gputop.ui.terminal.textual_private import ChangedCellsApp
 from gputop.ui.widgets.gpu_grid import GpuGrid
 from gputop.ui.widgets.host_strip import HostStrip
 from gputop.ui.widgets.key_footer import KeyFooter
 from gputop.ui.widgets.process_table import ProcessTable
 
 if TYPE_CHECKING:  # imported by the runs that record or replay (cli), not by every start
-    from gputop.core.record import Recorder
-    from gputop.core.replay import Replay
-    from gputop.ui.replay_control import ReplayControl
+    from gputop.core.recording.record import Recorder
+    from gputop.core.recording.replay import Replay
+    from gputop.ui.controls.replay_control import ReplayControl
 
 
 class GpuTopApp(ChangedCellsApp[int], AppActions):
@@ -117,7 +118,7 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         self.settings_control = SettingsControl(self, settings, settings_path, list(settings_warnings))
         self.replay_control: ReplayControl | None = None
         if replay is not None:
-            from gputop.ui.replay_control import ReplayControl  # only a replay needs it
+            from gputop.ui.controls.replay_control import ReplayControl  # only a replay needs it
 
             self.replay_control = ReplayControl(self, replay)
         self.layout_control = LayoutControl(self)

@@ -13,15 +13,15 @@ from gputop.ui.widgets.process_table import ProcessTable
 
 if TYPE_CHECKING:
     from gputop.core.model import Snapshot
-    from gputop.ui.filter_control import FilterControl
-    from gputop.ui.kill_control import KillControl
-    from gputop.ui.layout_control import LayoutControl
-    from gputop.ui.navigation import Navigation
-    from gputop.ui.process_view import ProcessView
-    from gputop.ui.replay_control import ReplayControl
-    from gputop.ui.sampling_control import SamplingControl
-    from gputop.ui.settings_control import SettingsControl
-    from gputop.ui.sort_control import SortControl
+    from gputop.ui.controls.layout_control import LayoutControl
+    from gputop.ui.controls.navigation import Navigation
+    from gputop.ui.controls.replay_control import ReplayControl
+    from gputop.ui.controls.sampling_control import SamplingControl
+    from gputop.ui.controls.settings_control import SettingsControl
+    from gputop.ui.panel.filter_control import FilterControl
+    from gputop.ui.panel.kill_control import KillControl
+    from gputop.ui.panel.process_view import ProcessView
+    from gputop.ui.panel.sort_control import SortControl
 
 
 class AppActions:

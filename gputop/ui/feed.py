@@ -1,7 +1,7 @@
 """Which of the alerts the ticks raised are announced, and how; which a card names. No widgets.
 
 Each tick is taken (history, forecasts, diagnoses, alerts, recording) on the sampler thread, by
-``core.tick_feed``; the app announces what the ticks it receives raised, the ones it skipped included."""
+``core.analysis.tick_feed``; the app announces what the ticks it receives raised, the ones it skipped included."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Literal
 
-from gputop.core.alerts import AlertEvent
-from gputop.core.tick_feed import Tick
+from gputop.core.analysis.alerts import AlertEvent
+from gputop.core.analysis.tick_feed import Tick
 
 # Alert kinds in the order a card's title names them.
 ALERT_ORDER = ("lost", "memory", "forecast", "thermal")

@@ -35,11 +35,11 @@ def _probe(out: str, warmup_s: float, argv: list[str]) -> None:
     from textual.screen import Screen
     from textual.widget import Widget
 
-    from gputop.cli import main
+    from gputop.cli.main import main
     from gputop.ui.app import GpuTopApp
-    from gputop.ui.layout_control import LayoutControl
-    from gputop.ui.process_view import ProcessView
-    from gputop.ui.terminal_diff import TerminalDiff
+    from gputop.ui.controls.layout_control import LayoutControl
+    from gputop.ui.panel.process_view import ProcessView
+    from gputop.ui.terminal.terminal_diff import TerminalDiff
     from gputop.ui.widgets.gpu_card import GpuCard
     from gputop.ui.widgets.process_table import ProcessTable
 

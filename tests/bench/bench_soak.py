@@ -40,11 +40,11 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[n]) for n in (1, 2)]  # fak
 
 from fakenvml import FakeNvml, GiB, MiB, Scenario  # noqa: E402
 
+from gputop.core.analysis.tick_feed import Delivery  # noqa: E402
 from gputop.core.model import Snapshot  # noqa: E402
 from gputop.core.run_config import RunConfig  # noqa: E402
 from gputop.core.sampler import Sampler  # noqa: E402
 from gputop.core.sources.nvml import NvmlSource  # noqa: E402
-from gputop.core.tick_feed import Delivery  # noqa: E402
 from gputop.ui.app import GpuTopApp  # noqa: E402
 
 MIB = 1024**2

@@ -34,7 +34,7 @@ from sleepers import sleepers  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 
 IMPORTS = {
-    "gputop": "import gputop.cli, gputop.core.sources.nvml, gputop.ui.app",
+    "gputop": "import gputop.cli.main, gputop.core.sources.nvml, gputop.ui.app",
     "nvitop": "import nvitop.cli",
 }
 FIRST_SAMPLE = {

@@ -29,13 +29,13 @@ from bench_overhead import machine, parse_config, vary  # noqa: E402
 from fakenvml import FakeNvml, build_scenario  # noqa: E402
 from sleepers import sleepers  # noqa: E402
 
-from gputop.core.alerts import AlertMonitor  # noqa: E402
-from gputop.core.diagnosis import Diagnoser  # noqa: E402
-from gputop.core.forecast import Forecaster  # noqa: E402
-from gputop.core.history import History  # noqa: E402
+from gputop.core.analysis.alerts import AlertMonitor  # noqa: E402
+from gputop.core.analysis.diagnosis import Diagnoser  # noqa: E402
+from gputop.core.analysis.forecast import Forecaster  # noqa: E402
+from gputop.core.analysis.history import History  # noqa: E402
 from gputop.core.sampler import Sampler  # noqa: E402
 from gputop.core.sources.nvml import NvmlSource  # noqa: E402
-from gputop.ui.state import SortOrder, snapshot_rows, sort_rows  # noqa: E402
+from gputop.ui.panel.rows import SortOrder, snapshot_rows, sort_rows  # noqa: E402
 
 T = TypeVar("T")
 WARM_TICKS = 5

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gputop.core.alerts import AlertEvent
-from gputop.core.foresight import Foresight, Watcher
+from gputop.core.analysis.alerts import AlertEvent
+from gputop.core.analysis.foresight import Foresight, Watcher
 from gputop.core.model import GpuSample, HostSample, ProcessSample, Snapshot
 from gputop.core.settings import Thresholds
 

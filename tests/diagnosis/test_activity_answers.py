@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gputop.core.foresight import Watcher
+from gputop.core.analysis.foresight import Watcher
 from gputop.core.model import Activity, GpuSample, NvLink
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Thresholds, settings_from_mapping

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from gputop.core.containers import ContainerNames, docker_name, pod_name
+from gputop.core.host.containers import ContainerNames, docker_name, pod_name
+from gputop.core.host.procinfo import ProcessInfo
 from gputop.core.model import ProcessSample
-from gputop.core.procinfo import ProcessInfo
 
 CONTAINER = "0123456789ab"
 POD_UID = "5f0c8b1e-2a4d-4c1b-9e7f-0a1b2c3d4e5f"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gputop.core.diagnosis.problems import problems
-from gputop.core.foresight import Watcher
+from gputop.core.analysis.diagnosis.problems import problems
+from gputop.core.analysis.foresight import Watcher
 from gputop.core.sampler import Sampler
 from gputop.core.sources.demo import DemoSource
 

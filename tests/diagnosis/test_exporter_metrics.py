@@ -5,9 +5,9 @@ from __future__ import annotations
 from prometheus_client.exposition import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from gputop.core.exporter import SnapshotCollector, make_registry
-from gputop.core.foresight import Watcher
+from gputop.core.analysis.foresight import Watcher
 from gputop.core.model import GpuHealth, RemappedRows, XidEvent
+from gputop.core.output.exporter import SnapshotCollector, make_registry
 from gputop.core.settings import Thresholds
 from tests.diagnosis.helpers import GIB, gpu, process, snapshot
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gputop.core.diagnosis.reasons import decode_reasons, limiting_reasons
+from gputop.core.analysis.diagnosis.reasons import decode_reasons, limiting_reasons
 from gputop.core.model import MigSample
 from gputop.core.settings import Thresholds
 from tests.diagnosis.helpers import GIB, TOTAL, cleared, gpu, process, raised, run

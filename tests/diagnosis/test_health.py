@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gputop.core.diagnosis.health import XID_OUTSTANDING_S
+from gputop.core.analysis.diagnosis.health import XID_OUTSTANDING_S
 from gputop.core.model import GpuHealth, GpuSample, RemappedRows, XidEvent
-from gputop.core.snapshot_json import alert_to_dict
+from gputop.core.output.snapshot_json import alert_to_dict
 from tests.diagnosis.helpers import cleared, gpu, raised, run, updated
 
 ROWS = RemappedRows(corrected=0, uncorrected=0, pending=False, failure=False)

@@ -9,7 +9,7 @@ import pytest
 from fakenvml import NO_SUCH_PID, FakeNvml, Scenario
 from fakenvml.scenario import GiB
 
-from gputop.core.foresight import Watcher
+from gputop.core.analysis.foresight import Watcher
 from gputop.core.model import RemappedRows, XidEvent
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Thresholds

@@ -7,12 +7,12 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from gputop.core.foresight import Watcher
+from gputop.core.analysis.foresight import Watcher
 from gputop.core.model import GpuHealth, MigSample, RemappedRows, XidEvent
-from gputop.core.once_table import render_text
-from gputop.core.record import Recorder, read_recording
+from gputop.core.output.once_table import render_text
+from gputop.core.output.snapshot_json import snapshot_to_dict
+from gputop.core.recording.record import Recorder, read_recording
 from gputop.core.settings import Thresholds
-from gputop.core.snapshot_json import snapshot_to_dict
 from tests.diagnosis.helpers import GIB, gpu, process, snapshot
 
 HEALTH = GpuHealth(

@@ -18,8 +18,8 @@ from .ptyterm import PtyTerminal  # noqa: E402 - needs pyte
 RUN = """
 import os
 from pathlib import Path
-from gputop.cli import main
-from gputop.ui import textual_private
+from gputop.cli.main import main
+from gputop.ui.terminal import textual_private
 
 calls = Path(os.environ["CALLS_FILE"])
 changed_cells = textual_private.changed_cells

@@ -133,7 +133,7 @@ def test_json_is_valid_utf8_and_keeps_undecodable_bytes_as_escapes(
 def test_record_keeps_hostile_names_and_reads_them_back(
     fake_nvml: FakeNvml, hostile_processes: list[subprocess.Popen[bytes]], tmp_path: Path
 ) -> None:
-    from gputop.core.record import read_recording
+    from gputop.core.recording.record import read_recording
 
     fake_nvml.write(machine(hostile_processes))
     path = tmp_path / "hostile.jsonl"

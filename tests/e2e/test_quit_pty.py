@@ -16,7 +16,7 @@ import pytest
 from fakenvml import INIT_FUNCTIONS, GiB, Scenario
 from fakenvml.fixture import FakeNvml
 
-from gputop.ui.first_frame import LEAVE
+from gputop.ui.terminal.first_frame import LEAVE
 
 pytest.importorskip("pyte", reason="needs pyte (pip install -e '.[test]')")
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from gputop.core.pidns import read_pid_namespace
+from gputop.core.host.pidns import read_pid_namespace
 
 from .smi_xml import SmiGpu, compare, parse_smi_xml
 
@@ -117,7 +117,7 @@ def _number(text: str) -> int | None:
 
 
 def test_diagnosis_fields_agree_with_nvidia_smi(real_gpus: list[SmiGpu], cuda_process: subprocess.Popen[str]) -> None:
-    from gputop.core.diagnosis.reasons import decode_reasons
+    from gputop.core.analysis.diagnosis.reasons import decode_reasons
 
     fields = [
         "clocks_event_reasons.active",
@@ -167,7 +167,7 @@ def test_the_process_screen_lists_the_nvidia_devices_a_process_holds(
 ) -> None:
     import psutil
 
-    from gputop.core.procdetail import read_process_detail
+    from gputop.core.host.procdetail import read_process_detail
 
     detail = read_process_detail((cuda_process.pid, psutil.Process(cuda_process.pid).create_time()))
     assert detail.devices.value is not None and "/dev/nvidiactl" in detail.devices.value

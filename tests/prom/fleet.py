@@ -38,10 +38,10 @@ from prometheus_client.core import Metric
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import CollectorRegistry
 
-from gputop.core.diagnosis import Diagnoser, Diagnoses
-from gputop.core.exporter import SnapshotCollector
-from gputop.core.metric_names import HOST_SERIES_PREFIX, LAST_SAMPLE_TIMESTAMP
+from gputop.core.analysis.diagnosis import Diagnoser, Diagnoses
 from gputop.core.model import GpuHealth, GpuSample, HostSample, ProcessSample, RemappedRows, Snapshot
+from gputop.core.output.exporter import SnapshotCollector
+from gputop.core.output.metric_names import HOST_SERIES_PREFIX, LAST_SAMPLE_TIMESTAMP
 
 GIB = 1024**3
 MODEL = "NVIDIA H100 80GB HBM3"

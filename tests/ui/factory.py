@@ -7,13 +7,13 @@ from collections.abc import Iterable
 
 from textual.widgets import Static
 
-from gputop.core.actions import Outcome, SignalResult, signal_name
+from gputop.core.host.procdetail import ProcessDetail
+from gputop.core.host.signals import Outcome, SignalResult, signal_name
+from gputop.core.host.visibility import PID_NAMESPACE
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessIdentity, ProcessSample, Snapshot
-from gputop.core.procdetail import ProcessDetail
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.sources.demo import DemoSource
-from gputop.core.visibility import PID_NAMESPACE
 from gputop.ui.app import GpuTopApp
 
 GIB = 1024**3

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 from textual_plotext import PlotextPlot
 
-from gputop.core.diagnosis import NO_DIAGNOSES, GpuDiagnosis
-from gputop.core.diagnosis.memory import gpu_unattributed
+from gputop.core.analysis.diagnosis import NO_DIAGNOSES, GpuDiagnosis
+from gputop.core.analysis.diagnosis.memory import gpu_unattributed
 from gputop.core.model import Activity, Energy, GpuSample, HostSample, MigSample, NvLink, Snapshot
 from gputop.ui.screens.detail import DetailScreen, header_fields
 from gputop.ui.widgets.card_lines import CardContent, compact_lines, full_lines
@@ -122,7 +122,15 @@ async def test_the_detail_screen_shows_activity_charts_and_figures_in_words() ->
 def test_the_detail_screen_says_busy_on_few_sms_and_memory_bound_in_words() -> None:
     snapshot = Snapshot(timestamp=NOW, hostname="h", host=HostSample(), gpus=(HOPPER,))
     unattributed = gpu_unattributed(HOPPER, 1.0, 5.0)
-    diagnosis = GpuDiagnosis("busy_few_sms", (), unattributed, (), False, busy_few_sms=True, memory_bound=True)
+    diagnosis = GpuDiagnosis(
+        verdict="busy_few_sms",
+        limiting=(),
+        unattributed=unattributed,
+        health=(),
+        new_ecc_errors=False,
+        busy_few_sms=True,
+        memory_bound=True,
+    )
     text = diagnosis_text(HOPPER, diagnosis, snapshot, NO_DIAGNOSES).plain
     assert text.startswith(
         " BUSY, FEW SMs the GPU counts as busy, but its kernels keep only 34% of its SMs working: tiny kernels,"

@@ -7,18 +7,18 @@ from functools import partial
 
 from textual.binding import Binding
 
-from gputop.core.alerts import AlertEvent
-from gputop.core.record import Recording
-from gputop.core.replay import Replay
+from gputop.core.analysis.alerts import AlertEvent
+from gputop.core.recording.record import Recording
+from gputop.core.recording.replay import Replay
+from gputop.ui.controls.keymap import BINDINGS, help_entries, key_bindings, key_name, mode_allows, palette_entries
+from gputop.ui.controls.replay_control import replay_status
+from gputop.ui.controls.sampling_control import next_interval
+from gputop.ui.controls.title_control import late_s, sub_title
 from gputop.ui.feed import NOTICE_S, AlertAnnouncer, alert_notices
-from gputop.ui.filter_control import no_such_gpu
-from gputop.ui.keymap import BINDINGS, help_entries, key_bindings, key_name, mode_allows, palette_entries
-from gputop.ui.process_view import panel_title, sort_for_key
-from gputop.ui.replay_control import replay_status
-from gputop.ui.sampling_control import next_interval
-from gputop.ui.sort_control import picked_order
-from gputop.ui.state import ProcessFilter, SortOrder
-from gputop.ui.title_control import late_s, sub_title
+from gputop.ui.panel.filter_control import no_such_gpu
+from gputop.ui.panel.process_view import panel_title, sort_for_key
+from gputop.ui.panel.rows import ProcessFilter, SortOrder
+from gputop.ui.panel.sort_control import picked_order
 
 from .factory import NOW, gpu, snapshot
 
@@ -102,10 +102,10 @@ def test_the_sub_title_says_the_interval_and_frozen_or_where_the_replay_is() -> 
 
 def test_each_alert_raised_is_announced_a_warning_or_an_error_and_one_clearing_is_not() -> None:
     events = [
-        AlertEvent(NOW, 0, None, "memory", "GPU 0 memory 95%"),
-        AlertEvent(NOW, 1, None, "thermal", "GPU 1 at 90°C"),
-        AlertEvent(NOW, 0, None, "forecast", "GPU 0 full in ~2m", cleared=True),
-        AlertEvent(NOW, 2, None, "idle", "PID 5 idle for 20m"),
+        AlertEvent(time=NOW, gpu_index=0, mig_index=None, kind="memory", message="GPU 0 memory 95%"),
+        AlertEvent(time=NOW, gpu_index=1, mig_index=None, kind="thermal", message="GPU 1 at 90°C"),
+        AlertEvent(time=NOW, gpu_index=0, mig_index=None, kind="forecast", message="GPU 0 full in ~2m", cleared=True),
+        AlertEvent(time=NOW, gpu_index=2, mig_index=None, kind="idle", message="PID 5 idle for 20m"),
     ]
     assert alert_notices(events) == [
         ("GPU 0 memory 95%", "warning"),
@@ -116,7 +116,7 @@ def test_each_alert_raised_is_announced_a_warning_or_an_error_and_one_clearing_i
 
 def test_at_most_three_alert_notifications_show_at_once_and_those_without_room_are_said_together() -> None:
     def raised(*messages: str, kind: str = "memory") -> list[AlertEvent]:
-        return [AlertEvent(NOW, 0, None, kind, message) for message in messages]
+        return [AlertEvent(time=NOW, gpu_index=0, mig_index=None, kind=kind, message=message) for message in messages]
 
     announcer = AlertAnnouncer()
     # Two get one each; the third place gathers the rest, an error if any of them is one.
@@ -133,5 +133,5 @@ def test_at_most_three_alert_notifications_show_at_once_and_those_without_room_a
         ("4 alerts", "e\nf\nand 2 more: ! opens the alert log", "warning")
     ]
     # Room again later: one alone is said as itself, and a clearing is never said.
-    cleared = AlertEvent(NOW, 0, None, "memory", "gone", cleared=True)
+    cleared = AlertEvent(time=NOW, gpu_index=0, mig_index=None, kind="memory", message="gone", cleared=True)
     assert announcer.announce([*raised("i"), cleared], now=3 * NOTICE_S) == [("Alert", "i", "warning")]

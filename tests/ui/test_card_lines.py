@@ -3,7 +3,7 @@ reversed, a lost GPU says so and nothing else, a forecast to fill says FILLING b
 
 from __future__ import annotations
 
-from gputop.core.forecast import Forecast
+from gputop.core.analysis.forecast import Forecast
 from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines
 
 from .factory import gpu

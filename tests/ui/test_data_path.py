@@ -8,11 +8,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from gputop.core.analysis.tick_feed import Delivery
 from gputop.core.model import GpuSample, Snapshot
-from gputop.core.record import Recorder
+from gputop.core.recording.record import Recorder
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
-from gputop.core.tick_feed import Delivery
 from gputop.ui import app as app_module
 from gputop.ui.app import GpuTopApp
 from tests.ui.factory import StaticSource, gpu, notices, proc

@@ -11,8 +11,8 @@ import pytest
 from textual.pilot import Pilot
 
 from gputop.core.model import MigSample, Snapshot
-from gputop.core.record import Recorder, read_recording
-from gputop.core.replay import Replay
+from gputop.core.recording.record import Recorder, read_recording
+from gputop.core.recording.replay import Replay
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.sources.recorded import ReplaySource

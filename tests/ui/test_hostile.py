@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from gputop.core.actions import Outcome, SignalResult, signal_name
 from gputop.core.format import safe_text
+from gputop.core.host.signals import Outcome, SignalResult, signal_name
 from gputop.core.model import ProcessIdentity
 from gputop.ui.app import GpuTopApp, SamplerFailed
 from gputop.ui.screens.detail import DetailScreen

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gputop.core.model import Job, Snapshot
+from gputop.ui.panel.rows import ProcessFilter, snapshot_rows
 from gputop.ui.screens.process import ProcessScreen
-from gputop.ui.state import ProcessFilter, snapshot_rows
 
 from .factory import gpu, make_app, proc, screen_text, snapshot
 

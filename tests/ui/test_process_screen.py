@@ -7,7 +7,7 @@ import re
 import pytest
 from textual.pilot import Pilot
 
-from gputop.core.procdetail import ProcessDetail, Readable, Relative
+from gputop.core.host.procdetail import ProcessDetail, Readable, Relative
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.detail import DetailScreen
 from gputop.ui.screens.kill import KillScreen

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from gputop.cli import main
-from gputop.core.record import Recorder, read_recording
-from gputop.core.replay import Replay, clock_text
+from gputop.cli.main import main
+from gputop.core.output.snapshot_json import alert_to_dict
+from gputop.core.recording.record import Recorder, read_recording
+from gputop.core.recording.replay import Replay, clock_text
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
-from gputop.core.snapshot_json import alert_to_dict
 from gputop.core.sources.recorded import ReplaySource
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.help import HelpScreen

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gputop.cli import tui_config
-from gputop.cli_args import build_parser
+from gputop.cli.args import build_parser
+from gputop.cli.main import tui_config
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings, load_settings
 from gputop.ui.app import GpuTopApp
-from gputop.ui.state import COLUMNS, SortOrder
+from gputop.ui.panel.rows import COLUMNS, SortOrder
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.host_strip import HostStrip
 

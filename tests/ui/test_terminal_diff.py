@@ -13,8 +13,8 @@ from textual._compositor import ChopsUpdate, LayoutUpdate
 from textual.geometry import Region, Size
 from textual.strip import Strip
 
-from gputop.ui.terminal_diff import TerminalDiff
-from gputop.ui.textual_private import changed_cells
+from gputop.ui.terminal.terminal_diff import TerminalDiff
+from gputop.ui.terminal.textual_private import changed_cells
 
 WIDTH, HEIGHT = 40, 8
 SIZE = Size(WIDTH, HEIGHT)

@@ -21,8 +21,8 @@ COLUMNS, ROWS = 100, 30
 # gputop, with every frame Textual hands to the changed-cell writer also written, whole, to a file.
 RUN_AND_LOG_UPDATES = """
 import sys
-from gputop.cli import main
-from gputop.ui import textual_private
+from gputop.cli.main import main
+from gputop.ui.terminal import textual_private
 
 log = open(sys.argv[1], "w", encoding="utf-8")
 changed_cells = textual_private.changed_cells

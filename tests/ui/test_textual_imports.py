@@ -9,13 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gputop.ui.textual_imports import YOUNG_COLLECTION_THRESHOLD, collecting_rarely
+from gputop.ui.terminal.textual_imports import YOUNG_COLLECTION_THRESHOLD, collecting_rarely
 
 ROOT = Path(__file__).resolve().parents[2]
 
 LIVE = r"""
 import gc, json, sys
-from gputop.ui.textual_imports import load_tui
+from gputop.ui.terminal.textual_imports import load_tui
 frozen_before = gc.get_freeze_count()
 load_tui()  # first: asyncio would import ssl
 report = {"ssl": "ssl" in sys.modules, "textual": "textual.app" in sys.modules,

@@ -16,7 +16,7 @@ import pytest
 from fakenvml import GiB, Scenario
 from fakenvml.fixture import FakeNvml
 
-from gputop.core.pidns import read_pid_namespace
+from gputop.core.host.pidns import read_pid_namespace
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.sources.nvml import NvmlSource

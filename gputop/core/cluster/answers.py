@@ -11,13 +11,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gputop.core.analysis.levels import DEFAULT_SLOWDOWN_C
 from gputop.core.cluster import queries
 from gputop.core.cluster.client import Sample
 from gputop.core.cluster.counts import COUNTS, LOST
 from gputop.core.cluster.model import ClusterHost, CountValue, Flavour, HostState
 from gputop.core.cluster.queries import Fixed
 from gputop.core.cluster.rollup import ROLLUP_FIGURE
-from gputop.core.levels import DEFAULT_SLOWDOWN_C
 
 
 @dataclass(slots=True)

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from gputop.core import metric_names
-from gputop.core.levels import DEFAULT_SLOWDOWN_C, TEMPERATURE_ALARM_MARGIN_C
+from gputop.core.analysis.levels import DEFAULT_SLOWDOWN_C, TEMPERATURE_ALARM_MARGIN_C
+from gputop.core.output import metric_names
 
-# The cards' "hot" (core.levels' alarm): within 5 °C of the GPU's own slowdown temperature (DCGM
-# exporter serves none, nor do some GPUs: there core.levels' default stands for it).
+# The cards' "hot" (core.analysis.levels' alarm): within 5 °C of the GPU's own slowdown temperature (DCGM
+# exporter serves none, nor do some GPUs: there core.analysis.levels' default stands for it).
 HOT_MARGIN_C = TEMPERATURE_ALARM_MARGIN_C
 
 
@@ -43,7 +43,7 @@ _PROBLEMS = metric_names.GPU_PROBLEMS
 
 
 def hot_gpus(matchers: str) -> str:
-    """gputop's GPUs within HOT_MARGIN_C of their slowdown temperature (core.levels' default where none is
+    """gputop's GPUs within HOT_MARGIN_C of their slowdown temperature (core.analysis.levels' default where none is
     given), each with its temperature."""
     temperature = f"gputop_gpu_temperature_celsius{{{matchers}}}"
     slowdown = f"gputop_gpu_temperature_slowdown_celsius{{{matchers}}}"
@@ -55,39 +55,45 @@ def hot_gpus(matchers: str) -> str:
 
 COUNTS = (
     FleetCount(
-        "f",
-        "filling",
-        f"{metric_names.GPU_SECONDS_TO_FULL}{{%H}}",
-        (metric_names.GPU_LOST,),
+        key="f",
+        label="filling",
+        select=f"{metric_names.GPU_SECONDS_TO_FULL}{{%H}}",
+        requires=(metric_names.GPU_LOST,),
         worst="bottomk",
         unit="seconds",
     ),
     FleetCount(
-        "h",
-        "hot",
-        hot_gpus("%H")
+        key="h",
+        label="hot",
+        select=hot_gpus("%H")
         + f' or label_replace(%D(DCGM_FI_DEV_GPU_TEMP) >= {_HOT_FALLBACK:g}, "hostname", "$1", "Hostname", "(.*)")',
-        ("gputop_gpu_temperature_celsius", "DCGM_FI_DEV_GPU_TEMP"),
+        requires=("gputop_gpu_temperature_celsius", "DCGM_FI_DEV_GPU_TEMP"),
         unit="celsius",
     ),
     # Every host's summary counts its lost GPUs: the fleet's count is their sum, not a query of its own.
-    FleetCount("l", "lost", f"{metric_names.GPU_LOST}{{%H}} == 1", (metric_names.GPU_LOST,), from_hosts=True),
+    FleetCount(
+        key="l",
+        label="lost",
+        select=f"{metric_names.GPU_LOST}{{%H}} == 1",
+        requires=(metric_names.GPU_LOST,),
+        from_hosts=True,
+    ),
     # The exporter's own diagnoses judge idleness (its thresholds; a process that holds memory) and
     # health: the count reads their verdict per GPU rather than every process or error counter again.
     FleetCount(
-        "i",
-        "idle-hogged",
-        f"{_PROBLEMS}{{kind=\"idle\",%H}} > 0",
-        (metric_names.PROCESS_IDLE_SECONDS,),
+        key="i",
+        label="idle-hogged",
+        select=f'{_PROBLEMS}{{kind="idle",%H}} > 0',
+        requires=(metric_names.PROCESS_IDLE_SECONDS,),
         unit="seconds",
         listed=f"max by (hostname, gpu) ({metric_names.PROCESS_IDLE_SECONDS}{{%H}})"
-        f" and on (hostname, gpu) {_PROBLEMS}{{kind=\"idle\",%H}} > 0",
+        f' and on (hostname, gpu) {_PROBLEMS}{{kind="idle",%H}} > 0',
     ),
     FleetCount(
-        "u",
-        "unhealthy",
-        f"{metric_names.GPU_ANSWERING}{{%H}} == 0 or {_PROBLEMS}{{kind=\"health\",%H}} > 0",
-        (metric_names.GPU_ANSWERING, _PROBLEMS),
+        key="u",
+        label="unhealthy",
+        select=f'{metric_names.GPU_ANSWERING}{{%H}} == 0 or {_PROBLEMS}{{kind="health",%H}} > 0',
+        requires=(metric_names.GPU_ANSWERING, _PROBLEMS),
     ),
 )
 COUNT_BY_KEY = {count.key: count for count in COUNTS}

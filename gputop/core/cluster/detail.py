@@ -6,10 +6,10 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gputop.core import metric_names
 from gputop.core.cluster import queries
 from gputop.core.cluster.client import PrometheusClient, Sample
 from gputop.core.cluster.model import ClusterGpu, ClusterProcess, HostDetail
+from gputop.core.output import metric_names
 
 _INFO = metric_names.EXPORTER_INFO + "_info"
 _DCGM_PREFIX = "DCGM_FI_"

@@ -1,7 +1,7 @@
 """The PromQL the cluster reader sends: per-host summaries, staleness, counts, history, one host's series.
 
 Prometheus does the work: every figure is aggregated per host on the server, or read from
-what the host's exporter already adds up (``core.host_rollup``: one series a host). A refresh
+what the host's exporter already adds up (``core.output.host_rollup``: one series a host). A refresh
 is a few instant queries, each answering a group of figures (tagged with a ``figure`` label)
 for every host, sent side by side: the hosts themselves first (cheap, so rows show at once),
 then memory, load, heat, problems and the counts. What a host's GPUs are (their memory sizes
@@ -18,12 +18,12 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from gputop.core import metric_names
+from gputop.core.analysis.levels import DEFAULT_SLOWDOWN_C, TEMPERATURE_ALARM_MARGIN_C
 from gputop.core.cluster.client import promql_string
 from gputop.core.cluster.counts import COUNT_BY_KEY, COUNTS, HOT, hot_gpus, per_gpu
 from gputop.core.cluster.model import Flavour
 from gputop.core.cluster.rollup import ROLLUP_FIGURE, flagged_count, rollup_figures, rollup_presence
-from gputop.core.levels import DEFAULT_SLOWDOWN_C, TEMPERATURE_ALARM_MARGIN_C
+from gputop.core.output import metric_names
 
 MIB = 1024 * 1024
 FIGURE_LABEL = "figure"
@@ -47,7 +47,7 @@ class FlavourQueries:
     utilization_scale: int
     temperature: str
     power: str
-    slowdown: str | None  # its GPUs' slowdown temperature metric; None: not served (core.levels' default)
+    slowdown: str | None  # its GPUs' slowdown temperature metric; None: not served (core.analysis.levels' default)
     sampled: str  # per (host, instance): when the newest figures were taken
     extra_matchers: str = ""  # added to every selector: DCGM's MIG instances are not whole GPUs
 
@@ -200,9 +200,9 @@ class Fixed:
     flavour: Flavour
     memory_total: float  # all its GPUs together, bytes
     gpu_memory_total: float | None  # every GPU's size, when all are the same (None: they differ)
-    slowdown: float | None  # every GPU's slowdown temperature, °C (core.levels' default where none is given)
+    slowdown: float | None  # every GPU's slowdown temperature, °C (core.analysis.levels' default where none is given)
     # None: they differ
-    rollup: bool = False  # its exporter serves what its GPUs add up to (core.host_rollup)
+    rollup: bool = False  # its exporter serves what its GPUs add up to (core.output.host_rollup)
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,7 +247,7 @@ def refresh_queries(hosts: str | None, lookback_s: float, fixed: Mapping[str, Fi
     """Every host's summary in groups, the targets that are down, the fleet's counts.
 
     ``fixed``: what each host's GPUs are, from the last ``fixed_query`` (empty before the first
-    answer). Hosts whose exporter serves what its GPUs add up to (``core.host_rollup``) are read
+    answer). Hosts whose exporter serves what its GPUs add up to (``core.output.host_rollup``) are read
     from those series, one a host; the others (DCGM exporter's, and gputop's from before it
     served them, which ``fixed`` names) from their GPUs' series: those whose GPUs differ in size
     get their fullest GPU as a ratio per GPU, the others from their memory in use alone, and the

@@ -1,4 +1,4 @@
-"""The refresh's queries for hosts whose exporter serves what its GPUs add up to (``core.host_rollup``).
+"""The refresh's queries for hosts whose exporter serves what its GPUs add up to (``core.output.host_rollup``).
 
 Each figure is one series a host, so Prometheus reads 1,000 series for 1,000 hosts where it
 would read 8,000 GPUs' (and add them up); the answers have the tags and labels of the
@@ -7,7 +7,7 @@ GPU-by-GPU queries', so the reader cannot tell which way a host was read.
 
 from __future__ import annotations
 
-from gputop.core import metric_names as names
+from gputop.core.output import metric_names as names
 
 ROLLUP_FIGURE = "rollup"
 _HOST = names.HOSTNAME_LABEL
@@ -46,6 +46,6 @@ def rollup_figures(*matchers: str) -> dict[str, list[tuple[str, str]]]:
 
 
 def flagged_count(flag: str, *matchers: str) -> str:
-    """How many GPUs of these hosts their exporters flag (``core.host_rollup.flagged``)."""
+    """How many GPUs of these hosts their exporters flag (``core.output.host_rollup.flagged``)."""
     flagged = _selector(names.HOST_GPUS_FLAGGED, (f'{names.HOST_FLAG_LABEL}="{flag}"', *matchers))
     return f"sum(max by ({_HOST}) ({flagged}))"

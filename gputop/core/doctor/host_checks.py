@@ -11,9 +11,9 @@ import socket
 from collections.abc import Mapping
 from pathlib import Path
 
-from gputop.core.containers import DOCKER_SOCKET, PODS_DIR
 from gputop.core.doctor.findings import ERROR, OK, UNKNOWN, WARNING, Finding
-from gputop.core.pidns import read_pid_namespace
+from gputop.core.host.containers import DOCKER_SOCKET, PODS_DIR
+from gputop.core.host.pidns import read_pid_namespace
 
 SOCKET_TIMEOUT_S = 1.0
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from gputop.core.actions import SignalResult
+from gputop.core.host.signals import SignalResult
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity
 
 if TYPE_CHECKING:  # the process screen's reader, imported when a process is opened
-    from gputop.core.procdetail import ProcessDetail
+    from gputop.core.host.procdetail import ProcessDetail
 
 
 class SourceUnavailable(Exception):

@@ -13,9 +13,9 @@ import random
 import time
 from collections.abc import Callable
 
-from gputop.core.actions import SignalResult
+from gputop.core.host.procdetail import ProcessDetail
+from gputop.core.host.signals import SignalResult
 from gputop.core.model import Energy, GpuSample, HostSample, MigSample, ProcessIdentity
-from gputop.core.procdetail import ProcessDetail
 from gputop.core.sources.demo_machine import (
     ENERGY_BEFORE_J,
     FEW_SMS_GPU,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from gputop.core.procdetail import ProcessDetail, Readable, Relative
+from gputop.core.host.procdetail import ProcessDetail, Readable, Relative
 
 _SYSTEMD = Relative(1, "systemd", "/sbin/init splash", "root")
 _SHIM = Relative(

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from gputop.core.actions import Outcome, SignalResult, signal_name
+from gputop.core.host.procdetail import ProcessDetail
+from gputop.core.host.signals import Outcome, SignalResult, signal_name
 from gputop.core.model import ProcessIdentity, ProcessSample
-from gputop.core.procdetail import ProcessDetail
 from gputop.core.sources.demo_detail import SimulatedProcess, simulated_detail
 from gputop.core.sources.demo_machine import GIB, MIB, MIG_PROFILES, STALLED_GPU, capacity, is_mig, mig_uuid, model_of
 
@@ -31,23 +31,89 @@ class Workload(NamedTuple):
 
 _POD = "k8s:3f2a9c1e-7b4d-4c55-9e1a-0d6b2f8a7c31"
 WORKLOADS = (
-    Workload("alice", "python train.py --model llama-7b --bs 16", _POD, "C", 61.0, 0.0, 0),
     Workload(
-        "bob",
-        "python -m vllm.entrypoints.openai.api_server --model mistral-7b",
-        "docker:8c1d2e3f4a5b",
-        "C",
-        70.5,
-        0.0,
-        0,
+        user="alice",
+        command="python train.py --model llama-7b --bs 16",
+        container=_POD,
+        type="C",
+        base_gib=61.0,
+        growth_mib_per_step=0.0,
+        lifetime_steps=0,
     ),
-    Workload("carol", "python finetune.py --lora r=16", None, "C", 9.0, 24.0, 0),
-    Workload("dave", "jupyter-lab --no-browser --port 8888", None, "C", 3.2, 0.0, 0, 25 * 60.0),
-    Workload("root", "/usr/lib/xorg/Xorg vt1 -displayfd 3", None, "G", 0.4, 0.0, 0),
-    Workload("erin", "blender -b scene.blend -a", None, "C+G", 6.5, 0.0, 0),
-    Workload("alice", "torchrun --nproc-per-node 2 pretrain.py", _POD, "C", 1.0, 0.0, 0, workers=2),
-    Workload("bob", "python eval.py --suite mmlu", "docker:8c1d2e3f4a5b", "C", 12.0, 0.0, 40),
-    Workload("frank", "python sweep.py --trial 17", None, "C", 5.0, 4.0, 25),
+    Workload(
+        user="bob",
+        command="python -m vllm.entrypoints.openai.api_server --model mistral-7b",
+        container="docker:8c1d2e3f4a5b",
+        type="C",
+        base_gib=70.5,
+        growth_mib_per_step=0.0,
+        lifetime_steps=0,
+    ),
+    Workload(
+        user="carol",
+        command="python finetune.py --lora r=16",
+        container=None,
+        type="C",
+        base_gib=9.0,
+        growth_mib_per_step=24.0,
+        lifetime_steps=0,
+    ),
+    Workload(
+        user="dave",
+        command="jupyter-lab --no-browser --port 8888",
+        container=None,
+        type="C",
+        base_gib=3.2,
+        growth_mib_per_step=0.0,
+        lifetime_steps=0,
+        idle_for_s=25 * 60.0,
+    ),
+    Workload(
+        user="root",
+        command="/usr/lib/xorg/Xorg vt1 -displayfd 3",
+        container=None,
+        type="G",
+        base_gib=0.4,
+        growth_mib_per_step=0.0,
+        lifetime_steps=0,
+    ),
+    Workload(
+        user="erin",
+        command="blender -b scene.blend -a",
+        container=None,
+        type="C+G",
+        base_gib=6.5,
+        growth_mib_per_step=0.0,
+        lifetime_steps=0,
+    ),
+    Workload(
+        user="alice",
+        command="torchrun --nproc-per-node 2 pretrain.py",
+        container=_POD,
+        type="C",
+        base_gib=1.0,
+        growth_mib_per_step=0.0,
+        lifetime_steps=0,
+        workers=2,
+    ),
+    Workload(
+        user="bob",
+        command="python eval.py --suite mmlu",
+        container="docker:8c1d2e3f4a5b",
+        type="C",
+        base_gib=12.0,
+        growth_mib_per_step=0.0,
+        lifetime_steps=40,
+    ),
+    Workload(
+        user="frank",
+        command="python sweep.py --trial 17",
+        container=None,
+        type="C",
+        base_gib=5.0,
+        growth_mib_per_step=4.0,
+        lifetime_steps=25,
+    ),
 )
 
 
@@ -110,7 +176,16 @@ class DemoProcesses:
         user, command, container, kind, base_gib, growth_mib, lifetime, idle_for_s, _workers = workload
         for rank in range(workload.workers):
             script = f"python -u {command.split()[-1]} --local-rank {rank}"
-            worker = Workload(user, script, container, kind, base_gib, growth_mib, lifetime, idle_for_s)
+            worker = Workload(
+                user=user,
+                command=script,
+                container=container,
+                type=kind,
+                base_gib=base_gib,
+                growth_mib_per_step=growth_mib,
+                lifetime_steps=lifetime,
+                idle_for_s=idle_for_s,
+            )
             self._spawn_process(
                 worker, (gpu + rank) % self._gpu_count, started + 2.0, step, (launcher, workload.command, rank)
             )
@@ -164,7 +239,18 @@ class DemoProcesses:
             if gpu == STALLED_GPU:
                 gpu = (gpu + 1) % self._gpu_count
             self.spawn(
-                Workload("frank", f"python sweep.py --trial {17 + step // 15}", None, "C", 4.0, 6.0, 30), gpu, now, step
+                Workload(
+                    user="frank",
+                    command=f"python sweep.py --trial {17 + step // 15}",
+                    container=None,
+                    type="C",
+                    base_gib=4.0,
+                    growth_mib_per_step=6.0,
+                    lifetime_steps=30,
+                ),
+                gpu,
+                now,
+                step,
             )
 
     @staticmethod
@@ -217,15 +303,15 @@ class DemoProcesses:
         device = str(process.gpu) if process.mig is None else mig_uuid(process.gpu, process.mig)
         return simulated_detail(
             SimulatedProcess(
-                pid,
-                process.user,
-                process.command,
-                process.container,
-                process.gpu,
-                device,
-                process.type,
-                process.parent_pid,
-                process.parent_command,
-                process.rank,
+                pid=pid,
+                user=process.user,
+                command=process.command,
+                container=process.container,
+                gpu=process.gpu,
+                device=device,
+                type=process.type,
+                parent_pid=process.parent_pid,
+                parent_command=process.parent_command,
+                rank=process.rank,
             )
         )

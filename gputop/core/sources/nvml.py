@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pynvml
 
-from gputop.core.actions import SignalResult
+from gputop.core.host.signals import SignalResult
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity
 from gputop.core.sources.base import SourceUnavailable
 from gputop.core.sources.lanes import Lane, Ticket
@@ -31,7 +31,7 @@ from gputop.core.sources.nvml_events import XidEvents
 from gputop.core.sources.nvml_gateway import CUDA_VERSIONS, DeviceLost, Gateway, unavailable
 
 if TYPE_CHECKING:
-    from gputop.core.procdetail import ProcessDetail
+    from gputop.core.host.procdetail import ProcessDetail
 
 __all__ = ["DEFAULT_DEADLINE_S", "STATIC_RETRY_SAMPLES", "NvmlSource", "cuda_version_text"]
 
@@ -183,9 +183,9 @@ class NvmlSource:
             while count is not None and len(self._gpus) < count:
                 index = len(self._gpus)
                 gpu = _Gpu(
-                    NvmlDevice(index, self._gateway, xid_events=self._xids),
-                    Lane(f"gputop-gpu{index}", self._notify),
-                    Lane(f"gputop-gpu{index}-pcie", self._notify),
+                    device=NvmlDevice(index=index, gateway=self._gateway, xid_events=self._xids),
+                    lane=Lane(f"gputop-gpu{index}", self._notify),
+                    pcie_lane=Lane(f"gputop-gpu{index}-pcie", self._notify),
                 )
                 self._gpus.append(gpu)
                 gpus.append(gpu)

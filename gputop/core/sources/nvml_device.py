@@ -336,7 +336,9 @@ class NvmlDevice:
             last = before.get(pid)
             if last is None or last.type != kind or last.gpu_memory != used or last.sm_utilization != sm:
                 # Built only when something changed (about 3 us each): most processes stay as they were.
-                last = ProcessSample(pid, self.index, kind, used, sm, mig_index)
+                last = ProcessSample(
+                    pid=pid, gpu_index=self.index, type=kind, gpu_memory=used, sm_utilization=sm, mig_index=mig_index
+                )
             now[pid] = last
         self.process_samples[mig_index] = now
         return tuple(now.values()), complete

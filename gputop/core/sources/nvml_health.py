@@ -13,7 +13,7 @@ from operator import itemgetter
 
 import pynvml
 
-from gputop.core.diagnosis.reasons import decode_reasons
+from gputop.core.analysis.diagnosis.reasons import decode_reasons
 from gputop.core.model import GpuHealth, RemappedRows, XidEvent
 from gputop.core.sources.nvml_gateway import Gateway, Handle, layout, public, read_list, symbol
 

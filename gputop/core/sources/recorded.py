@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from gputop.core.actions import Outcome, SignalResult, signal_name
+from gputop.core.host.procdetail import ProcessDetail
+from gputop.core.host.signals import Outcome, SignalResult, signal_name
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity
-from gputop.core.procdetail import ProcessDetail
-from gputop.core.replay import Replay
+from gputop.core.recording.replay import Replay
 
 
 class ReplaySource:

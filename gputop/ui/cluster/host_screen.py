@@ -25,7 +25,7 @@ _IN_COLUMNS = frozenset(("memory_used", "memory_free", "memory_total", "utilizat
                          *ACTIVITY_IN_COLUMN))
 VERDICT_WORDS = {"throttled": "THROTTLED", "stalled": "STALLED?", "busy_few_sms": "BUSY, FEW SMs",
                  "memory_bound": "MEMORY-BOUND"}
-# Short names for "More", in gputop's units (core.export_readings.READINGS and GpuSample's fields).
+# Short names for "More", in gputop's units (core.output.export_readings.READINGS and GpuSample's fields).
 _MORE: tuple[tuple[str, str, Callable[[float], str]], ...] = (
     ("memory_reserved", "reserved", fmt_bytes),
     ("clock_memory", "mem clock", lambda v: f"{v:.0f}MHz"),

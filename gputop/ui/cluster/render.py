@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from gputop.core.analysis.levels import temperature_level
 from gputop.core.cluster.model import ClusterGpu, ClusterHost
 from gputop.core.cluster.reader import HISTORY_POINTS
 from gputop.core.format import (
@@ -18,9 +19,8 @@ from gputop.core.format import (
     fmt_watts,
     safe_text,
 )
-from gputop.core.levels import temperature_level
 
-# The cards' bar, sparkline and colours for core.levels' cut-offs: a GPU looks the same here as on its card.
+# The cards' bar, sparkline and colours for core.analysis.levels' cut-offs: a GPU looks the same here as on its card.
 from gputop.ui.widgets.card_text import LEVEL_STYLES, level_style
 from gputop.ui.widgets.sparkline import bar, sparkline
 
@@ -30,7 +30,7 @@ READING = Text("…", style="dim")  # a figure being read (the first refresh is 
 
 
 def temperature_text(temperature: float | None, slowdown: float | None) -> Text:
-    """'71°C' coloured against the GPU's slowdown temperature (core.levels' default when unknown)."""
+    """'71°C' coloured against the GPU's slowdown temperature (core.analysis.levels' default when unknown)."""
     return Text(fmt_temperature(temperature), style=LEVEL_STYLES[temperature_level(temperature, slowdown)])
 
 
@@ -69,17 +69,17 @@ class Column:
 
 
 HOST_COLUMNS = (
-    Column("Host", 20),
-    Column("Status", 10),
-    Column("GPUs", 4, right=True),
-    Column("Model", 20),
-    Column("Fullest GPU", BAR_WIDTH + 5),
-    Column("Used/Total", 17, right=True),
-    Column("Util", 4, right=True),
-    Column("Temp", 5, right=True),
-    Column("Power", 6, right=True),
-    Column("Problems", 8, right=True),
-    Column("Memory history", SPARK_WIDTH),
+    Column(title="Host", width=20),
+    Column(title="Status", width=10),
+    Column(title="GPUs", width=4, right=True),
+    Column(title="Model", width=20),
+    Column(title="Fullest GPU", width=BAR_WIDTH + 5),
+    Column(title="Used/Total", width=17, right=True),
+    Column(title="Util", width=4, right=True),
+    Column(title="Temp", width=5, right=True),
+    Column(title="Power", width=6, right=True),
+    Column(title="Problems", width=8, right=True),
+    Column(title="Memory history", width=SPARK_WIDTH),
 )
 
 

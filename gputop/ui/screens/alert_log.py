@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from gputop.core.alerts import AlertEvent
+from gputop.core.analysis.alerts import AlertEvent
 
 
 def _clock(when: float) -> str:

@@ -13,15 +13,15 @@ from textual.binding import Binding
 from textual.containers import Grid
 from textual.widgets import Footer, Static
 
-from gputop.core.diagnosis.states import lost_reason, mig_state
-from gputop.core.forecast import Forecast, Forecasts
+from gputop.core.analysis.diagnosis.states import lost_reason, mig_state
+from gputop.core.analysis.forecast import Forecast, Forecasts
+from gputop.core.analysis.history import GpuHistory
 from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_rate, fmt_temperature, fmt_watts, safe_text
-from gputop.core.history import GpuHistory
 from gputop.core.model import GpuSample, MigSample, Snapshot, percent
-from gputop.ui.process_view import process_count
-from gputop.ui.replay_control import replay_title
+from gputop.ui.controls.replay_control import replay_title
+from gputop.ui.panel.process_view import process_count
+from gputop.ui.panel.rows import snapshot_rows
 from gputop.ui.screens.live import LiveScreen
-from gputop.ui.state import snapshot_rows
 from gputop.ui.widgets.card_text import activity_figures, forecast_text, mig_profile, silence_text
 from gputop.ui.widgets.diagnosis_panel import DiagnosisPanel
 from gputop.ui.widgets.history_chart import HistoryChart

@@ -11,12 +11,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from gputop.core.actions import SIGNALS
-from gputop.core.command_text import command_text, fit_command
 from gputop.core.format import fmt_bytes, safe_text
-from gputop.core.visibility import not_visible_words
+from gputop.core.host.signals import SIGNALS
+from gputop.core.host.visibility import not_visible_words
+from gputop.core.output.command_text import command_text, fit_command
+from gputop.ui.panel.rows import ProcessRow
 from gputop.ui.screens.pick import PickScreen
-from gputop.ui.state import ProcessRow
 from gputop.ui.widgets.choice_list import ChoiceList
 
 _SIGNAL_HELP = {

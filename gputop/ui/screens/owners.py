@@ -1,6 +1,6 @@
 """o: who holds the GPUs, by user, job, pod or container (``o`` again for the next grouping).
 
-The rows come from ``core.owners`` (the same rollup as ``--once --by`` and ``--json``); this screen
+The rows come from ``core.analysis.owners`` (the same rollup as ``--once --by`` and ``--json``); this screen
 only lays them out, keeps a cursor and a sort order, and hands the chosen owner back (Enter), for
 the process panel to show that owner's processes.
 """
@@ -15,16 +15,16 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
-from gputop.core.diagnosis import Diagnoses
+from gputop.core.analysis.diagnosis import Diagnoses
+from gputop.core.analysis.owners import OWNER_KINDS, OwnerRow, owner_rollup
 from gputop.core.model import Snapshot
-from gputop.core.owner_table import (
+from gputop.core.output.owner_table import (
     OWNER_TITLES,
     fit,
     fitted_columns,
     owner_cells,
     sort_owners,
 )
-from gputop.core.owners import OWNER_KINDS, OwnerRow, owner_rollup
 from gputop.ui.screens.live import LiveScreen
 
 _HINT = {

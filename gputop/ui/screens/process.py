@@ -20,13 +20,13 @@ from textual.binding import Binding
 from textual.containers import Grid, VerticalScroll
 from textual.widgets import Footer, Static
 
+from gputop.core.analysis.history import ProcessHistory
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, safe_text
-from gputop.core.history import ProcessHistory
+from gputop.core.host.procdetail import ProcessDetail, Readable, Relative
+from gputop.core.host.visibility import not_visible_words
 from gputop.core.model import Job, ProcessIdentity, Snapshot
-from gputop.core.procdetail import ProcessDetail, Readable, Relative
-from gputop.core.visibility import not_visible_words
+from gputop.ui.panel.rows import ProcessRow, snapshot_rows
 from gputop.ui.screens.live import LiveScreen
-from gputop.ui.state import ProcessRow, snapshot_rows
 from gputop.ui.widgets.history_chart import HistoryChart
 
 if TYPE_CHECKING:

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 
 from rich.text import Text
 
-from gputop.core.diagnosis import GpuDiagnosis
-from gputop.core.diagnosis.states import lost_reason, mig_state
-from gputop.core.forecast import Forecast
+from gputop.core.analysis.diagnosis import GpuDiagnosis
+from gputop.core.analysis.diagnosis.states import lost_reason, mig_state
+from gputop.core.analysis.forecast import Forecast
+from gputop.core.analysis.history import GpuHistory
 from gputop.core.format import NA, fmt_percent, fmt_temperature
-from gputop.core.history import GpuHistory
 from gputop.core.model import Activity, GpuSample, percent
 from gputop.ui.widgets.card_text import (
     forecast_text,

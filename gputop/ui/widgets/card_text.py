@@ -3,15 +3,15 @@ the colour of a level, memory as used/total, a short model name, "full in ~3m", 
 
 from __future__ import annotations
 
-from gputop.core.diagnosis.activity import pcie_link_text
-from gputop.core.forecast import Forecast
+from gputop.core.analysis.diagnosis.activity import pcie_link_text
+from gputop.core.analysis.forecast import Forecast
+from gputop.core.analysis.levels import Level, load_level, temperature_level
 from gputop.core.format import NA, fmt_age, fmt_duration, fmt_percent, fmt_rate
-from gputop.core.levels import Level, load_level, temperature_level
 from gputop.core.model import GpuSample, MigSample
 
 GIB = 1024**3
 
-# How each level looks on screen (the cut-offs are in core.levels, shared with --once and the cluster view).
+# How each level looks on screen (the cut-offs are in core.analysis.levels, shared with --once and the cluster view).
 LEVEL_STYLES = {None: "bright_black", Level.OK: "green", Level.WARN: "yellow", Level.ALARM: "bold red"}
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gputop.core.diagnosis import GpuDiagnosis
-from gputop.core.diagnosis.problems import throttle_text
+from gputop.core.analysis.diagnosis import GpuDiagnosis
+from gputop.core.analysis.diagnosis.problems import throttle_text
 
 HEALTH_MARK = "✚ HEALTH"
 

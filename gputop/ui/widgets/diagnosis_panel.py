@@ -12,9 +12,9 @@ import time
 from rich.text import Text
 from textual.widgets import Static
 
-from gputop.core.diagnosis import Diagnoses, GpuDiagnosis
-from gputop.core.diagnosis.problems import problems, throttle_text
-from gputop.core.diagnosis.reasons import reason_words
+from gputop.core.analysis.diagnosis import Diagnoses, GpuDiagnosis
+from gputop.core.analysis.diagnosis.problems import problems, throttle_text
+from gputop.core.analysis.diagnosis.reasons import reason_words
 from gputop.core.format import NA, fmt_percent, safe_text
 from gputop.core.model import GpuSample, Snapshot
 

@@ -13,9 +13,9 @@ from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
 
-from gputop.core.diagnosis import GpuDiagnosis
-from gputop.core.forecast import Forecast
-from gputop.core.history import GpuHistory
+from gputop.core.analysis.diagnosis import GpuDiagnosis
+from gputop.core.analysis.forecast import Forecast
+from gputop.core.analysis.history import GpuHistory
 from gputop.core.model import GpuSample
 from gputop.ui.layout import card_lines
 from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines
@@ -61,7 +61,15 @@ class GpuCard(FrameStyled):
         diagnosis: GpuDiagnosis | None = None,
     ) -> None:
         """Show a new sample of this GPU (taken at ``now``), its memory forecasts and the kinds of alert raised."""
-        self.content = CardContent(gpu, history, forecast, mig_forecasts or {}, alert_kinds, diagnosis, now)
+        self.content = CardContent(
+            gpu=gpu,
+            history=history,
+            forecast=forecast,
+            mig_forecasts=mig_forecasts or {},
+            alert_kinds=alert_kinds,
+            diagnosis=diagnosis,
+            now=now,
+        )
         self.set_class(bool(alert_kinds), "-alert")
         if compact != self.compact:
             self.compact = compact

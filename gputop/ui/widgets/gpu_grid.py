@@ -12,9 +12,9 @@ from collections.abc import Callable
 from textual.binding import Binding
 from textual.containers import Grid
 
-from gputop.core.diagnosis import Diagnoses
-from gputop.core.forecast import Forecasts
-from gputop.core.history import History
+from gputop.core.analysis.diagnosis import Diagnoses
+from gputop.core.analysis.forecast import Forecasts
+from gputop.core.analysis.history import History
 from gputop.core.model import Snapshot
 from gputop.ui.layout import CardLayout
 from gputop.ui.widgets.gpu_card import GpuCard

@@ -19,8 +19,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from gputop.core.command_text import fit_command
-from gputop.ui.state import (
+from gputop.core.output.command_text import fit_command
+from gputop.ui.panel.rows import (
     COLUMN_BY_NAME,
     Column,
     ProcessRow,

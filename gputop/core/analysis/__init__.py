@@ -1,0 +1,1 @@
+"""Judgements over history, once a tick: history, forecasts, diagnoses, alerts, owners, the process tree."""

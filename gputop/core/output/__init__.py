@@ -1,0 +1,1 @@
+"""What leaves gputop: --json, --once tables, the Prometheus exporter (gputop and DCGM names), monitoring files."""

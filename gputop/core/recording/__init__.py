@@ -1,0 +1,1 @@
+"""Recordings: writing ticks to JSONL, reading them back, and replaying them."""

@@ -1,0 +1,541 @@
+"""The process panel's rows, columns, sort order and filter: plain logic, no widgets."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+from gputop.core.analysis.diagnosis import Diagnoses
+from gputop.core.analysis.forecast import ProcessGrowth
+from gputop.core.analysis.owners import owner_name
+from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_growth, safe_text
+from gputop.core.host.ancestry import Ancestor
+from gputop.core.host.visibility import not_visible_words
+from gputop.core.model import ProcessIdentity, ProcessSample, Snapshot
+from gputop.core.output.command_text import command_text
+
+# A process appears once per GPU (or MIG device) it uses, so a row is keyed by
+# the process identity (pid, create_time) plus where it runs.
+RowKey = tuple[int, "float | None", int, "int | None"]
+
+# Before the command of a process whose GPU is not answering: the row is as the GPU last listed it.
+STALE_MARK = "(as last seen) "
+
+
+@dataclass(slots=True)
+class ProcessRow:
+    """One process on one GPU, with what the panel needs to show it.
+
+    Not frozen, though nothing changes one once made: one is made for every process every tick, and a
+    frozen dataclass takes four times as long to make.
+    """
+
+    process: ProcessSample
+    gpu_memory_total: int | None
+    now: float
+    # Steady growth of the process's GPU memory (bytes/s, 0.0 when not steady) and
+    # whether it is fast enough to flag as a leak (see core.analysis.forecast).
+    growth_rate: float = 0.0
+    growing: bool = False
+    # Seconds since it last used the GPU's SMs (None: unknown) and whether that makes it an idle hog.
+    idle_seconds: float | None = None
+    idle: bool = False
+    # Not a process: the memory of a GPU or MIG device that no listed process accounts for (PID 0).
+    unattributed: bool = False
+    # In the tree (``t``): the branches before the command, the GPU memory of the process and
+    # everything under it (None: nothing under it), and whether it is a launcher not on any GPU.
+    guide: str = ""
+    subtree_memory: int | None = None
+    launcher: bool = False
+    # Made once: the table reads it several times per row each tick.
+    key: RowKey = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        p = self.process
+        self.key = (p.pid, None, -1, None) if self.launcher else (p.pid, p.started, p.gpu_index, p.mig_index)
+
+    @property
+    def gpu_label(self) -> str:
+        p = self.process
+        if self.launcher:
+            return ""
+        return str(p.gpu_index) if p.mig_index is None else f"{p.gpu_index}.{p.mig_index}"
+
+    @property
+    def memory_share(self) -> float | None:
+        used = self.process.gpu_memory
+        if used is None or not self.gpu_memory_total:
+            return None
+        return 100.0 * used / self.gpu_memory_total
+
+    @property
+    def hidden_text(self) -> str:
+        """What the row says across the host columns when the host cannot see the process."""
+        if self.unattributed:
+            return f"(no process) {fmt_bytes(self.process.gpu_memory)} · no listed process holds it"
+        return not_visible_words(self.process.not_visible_reason)
+
+    @property
+    def run_time(self) -> float | None:
+        started = self.process.started
+        return None if started is None else max(0.0, self.now - started)
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A process panel column: how to show a row's cell, and how to sort by it."""
+
+    name: str
+    title: str
+    width: int
+    cell: Callable[[ProcessRow], str]
+    sort_key: Callable[[ProcessRow], float | str | None]
+    right: bool = False
+    descending_first: bool = True
+    # Columns with a higher number are dropped first when the terminal is narrow.
+    drop_priority: int = 0
+
+
+def _host(row: ProcessRow, text: str) -> str:
+    return text if row.process.visible else ""
+
+
+def _num(value: float | None, fmt: str = "{:.0f}") -> str:
+    return NA if value is None else fmt.format(value)
+
+
+def _command(row: ProcessRow) -> str:
+    p = row.process
+    if not p.visible:
+        return row.guide + not_visible_words(p.not_visible_reason)
+    command = safe_text(command_text(p.command, p.name))
+    return row.guide + (STALE_MARK + command if p.stale else command)
+
+
+def _gpu_memory(row: ProcessRow) -> str:
+    """A process's GPU memory; in the tree, a parent's is its subtree's, marked Σ where it fits."""
+    if row.subtree_memory is None:
+        return fmt_bytes(row.process.gpu_memory)
+    total = fmt_bytes(row.subtree_memory)
+    return "Σ" + total if len(total) < COLUMN_BY_NAME["gpu_memory"].width else total
+
+
+def idle_text(seconds: float | None) -> str:
+    """``idle 25m``, ``idle 6h18m``: how long an idle process has not run."""
+    if seconds is None:
+        return ""
+    if seconds < 3600:
+        return f"idle {int(seconds // 60)}m"
+    return f"idle {fmt_duration(seconds)}"
+
+
+def _gpu_order(row: ProcessRow) -> int:
+    mig = row.process.mig_index
+    return row.process.gpu_index * 1000 + (-1 if mig is None else mig)
+
+
+def _lower(text: str | None) -> str | None:
+    return None if text is None else text.lower()
+
+
+def _job_order(row: ProcessRow) -> str | None:
+    """Jobs by number (``99`` before ``1234``), then step."""
+    job = row.process.job
+    if job is None:
+        return None
+    return f"{job.id:>20}.{job.step or ''}"
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column(
+        name="gpu",
+        title="GPU",
+        width=4,
+        cell=lambda r: r.gpu_label,
+        sort_key=lambda r: _gpu_order(r),
+        right=True,
+        descending_first=False,
+    ),
+    Column(
+        name="pid",
+        title="PID",
+        width=7,
+        cell=lambda r: "-" if r.unattributed else str(r.process.pid),
+        sort_key=lambda r: r.process.pid,
+        right=True,
+        descending_first=False,
+    ),
+    Column(
+        name="user",
+        title="USER",
+        width=9,
+        cell=lambda r: _host(r, safe_text(r.process.user, 9)),
+        sort_key=lambda r: _lower(r.process.user),
+        descending_first=False,
+    ),
+    Column(
+        name="type",
+        title="T",
+        width=3,
+        cell=lambda r: r.process.type,
+        sort_key=lambda r: r.process.type,
+        descending_first=False,
+        drop_priority=3,
+    ),
+    Column(
+        name="gpu_memory",
+        title="GPU-MEM",
+        width=8,
+        cell=_gpu_memory,
+        sort_key=lambda r: r.process.gpu_memory,
+        right=True,
+    ),
+    Column(
+        name="share",
+        title="MEM%",
+        width=5,
+        cell=lambda r: _num(r.memory_share),
+        sort_key=lambda r: r.memory_share,
+        right=True,
+        drop_priority=2,
+    ),
+    Column(
+        name="growth",
+        title="GROWTH",
+        width=13,
+        cell=lambda r: fmt_growth(r.growth_rate) if r.growing else "",
+        sort_key=lambda r: r.growth_rate,
+        right=True,
+        drop_priority=1,
+    ),
+    Column(
+        name="idle",
+        title="IDLE",
+        width=10,
+        cell=lambda r: idle_text(r.idle_seconds) if r.idle else "",
+        sort_key=lambda r: r.idle_seconds,
+        right=True,
+        drop_priority=1,
+    ),
+    Column(
+        name="sm",
+        title="SM%",
+        width=4,
+        cell=lambda r: "" if r.unattributed else _num(r.process.sm_utilization),
+        sort_key=lambda r: r.process.sm_utilization,
+        right=True,
+    ),
+    Column(
+        name="cpu",
+        title="CPU%",
+        width=6,
+        cell=lambda r: _host(r, _num(r.process.cpu_percent, "{:.1f}")),
+        sort_key=lambda r: r.process.cpu_percent,
+        right=True,
+    ),
+    Column(
+        name="host_memory",
+        title="HOST-MEM",
+        width=9,
+        cell=lambda r: _host(r, fmt_bytes(r.process.host_memory)),
+        sort_key=lambda r: r.process.host_memory,
+        right=True,
+        drop_priority=4,
+    ),
+    Column(
+        name="time",
+        title="TIME",
+        width=6,
+        cell=lambda r: _host(r, fmt_duration(r.run_time)),
+        sort_key=lambda r: r.run_time,
+        right=True,
+    ),
+    Column(
+        name="job",
+        title="JOB",
+        width=10,
+        cell=lambda r: _host(r, safe_text(r.process.job.label, 10) if r.process.job else "-"),
+        sort_key=_job_order,
+        descending_first=False,
+        drop_priority=5,
+    ),
+    Column(
+        name="container",
+        title="CONTAINER",
+        width=14,
+        cell=lambda r: _host(r, safe_text(r.process.container, 14) if r.process.container else "-"),
+        sort_key=lambda r: _lower(r.process.container),
+        descending_first=False,
+        drop_priority=5,
+    ),
+    Column(
+        name="command",
+        title="COMMAND",
+        width=0,
+        cell=_command,
+        sort_key=lambda r: _lower(r.process.command),
+        descending_first=False,
+    ),
+)
+COLUMN_BY_NAME = {column.name: column for column in COLUMNS}
+COMMAND_MIN_WIDTH = 24
+
+
+def visible_columns(
+    width: int, names: Collection[str] | None = None, empty: Collection[str] = ()
+) -> tuple[Column, ...]:
+    """The columns that fit in ``width`` cells, leaving the command at least a little room.
+
+    ``names`` (from the settings) limits the columns to those named; the command always shows.
+    ``empty`` columns have nothing to show in any row: they leave their width to the command.
+    """
+    shown = [
+        c for c in COLUMNS if (names is None or c.name in names or c.name == "command") and c.name not in empty
+    ]
+    for priority in (5, 4, 3, 2, 1):
+        fixed = sum(c.width + 1 for c in shown if c.width) + 1
+        if fixed + COMMAND_MIN_WIDTH <= width:
+            break
+        shown = [c for c in shown if c.drop_priority != priority]
+    return tuple(shown)
+
+
+@dataclass(frozen=True, slots=True)
+class SortOrder:
+    column: str = "gpu_memory"
+    descending: bool = True
+
+    def moved(self, step: int, shown: Collection[str] | None = None) -> SortOrder:
+        """The next (step=1) or previous (step=-1) column on screen (``shown``; None: all), in its
+        natural direction."""
+        names = [c.name for c in COLUMNS if shown is None or c.name in shown or c.name == self.column]
+        name = names[(names.index(self.column) + step) % len(names)]
+        return SortOrder(name, COLUMN_BY_NAME[name].descending_first)
+
+    def by(self, name: str) -> SortOrder:
+        """Sort by ``name``; choosing the current column again inverts the order."""
+        if name == self.column:
+            return self.inverted()
+        return SortOrder(name, COLUMN_BY_NAME[name].descending_first)
+
+    def inverted(self) -> SortOrder:
+        return SortOrder(self.column, not self.descending)
+
+
+def empty_columns(rows: Iterable[ProcessRow]) -> frozenset[str]:
+    """The columns with nothing to show in any of ``rows``: no growth, no job, no container."""
+    empty = {"growth", "job", "container"}
+    for row in rows:
+        if row.growing:
+            empty.discard("growth")
+        if row.process.job is not None:
+            empty.discard("job")
+        if row.process.container:
+            empty.discard("container")
+        if not empty:
+            break
+    return frozenset(empty)
+
+
+def sort_rows(rows: Iterable[ProcessRow], order: SortOrder) -> list[ProcessRow]:
+    """Rows in ``order``; missing values last; ties broken by PID, then GPU, so the order is stable."""
+    key = COLUMN_BY_NAME[order.column].sort_key
+    by_pid = sorted(rows, key=lambda r: (r.process.pid, _gpu_order(r)))
+    present = [r for r in by_pid if key(r) is not None]
+    missing = [r for r in by_pid if key(r) is None]
+    present.sort(key=key, reverse=order.descending)  # type: ignore[arg-type]
+    return present + missing
+
+
+# The filter text that shows only idle processes (see core.analysis.diagnosis).
+IDLE_FILTER = "is:idle"
+# Filter text that shows one owner's processes: ``job:1234`` (or ``job:1234.0``, one step),
+# ``pod:namespace/name``, ``container:name`` (see core.analysis.owners for the names).
+OWNER_FILTERS = ("job", "pod", "container")
+
+
+def owner_filter(text: str) -> tuple[str, str] | None:
+    """(kind, name) of owner filter text (``job:1234``); None for other text."""
+    kind, separator, name = text.partition(":")
+    kind = kind.lower()
+    return (kind, name) if separator and name and kind in OWNER_FILTERS else None
+
+
+def _owner_matches(process: ProcessSample, kind: str, name: str) -> bool:
+    if kind == "job" and process.job is not None and process.job.label == name:
+        return True
+    return owner_name(process, kind) == name
+
+
+class FilterError(ValueError):
+    """The filter text is not usable; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessFilter:
+    """What the process panel shows: text or regex, one user, one GPU."""
+
+    text: str = ""
+    user: str | None = None
+    gpu: int | None = None
+    pattern: re.Pattern[str] | None = None
+
+    @staticmethod
+    def compile(text: str) -> re.Pattern[str] | None:
+        """The pattern for filter text; raises FilterError for an invalid ``re:`` expression."""
+        if not text or text.lower() == IDLE_FILTER or owner_filter(text) is not None:
+            return None
+        if text.startswith("re:"):
+            try:
+                return re.compile(text[3:], re.IGNORECASE)
+            except re.error as error:
+                raise FilterError(f"invalid regular expression: {error}") from None
+        return re.compile(re.escape(text), re.IGNORECASE)
+
+    def with_text(self, text: str) -> ProcessFilter:
+        return ProcessFilter(text, self.user, self.gpu, self.compile(text))
+
+    def with_user(self, user: str | None) -> ProcessFilter:
+        return ProcessFilter(self.text, user, self.gpu, self.pattern)
+
+    def with_gpu(self, gpu: int | None) -> ProcessFilter:
+        return ProcessFilter(self.text, self.user, gpu, self.pattern)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.text) or self.user is not None or self.gpu is not None
+
+    def matches(self, row: ProcessRow) -> bool:
+        p = row.process
+        if self.gpu is not None and p.gpu_index != self.gpu:
+            return False
+        if row.unattributed:
+            # Not a process: it shows unless the filter asks for processes by what they are.
+            return not self.text and self.user is None
+        if self.user is not None and p.user != self.user:
+            return False
+        if self.text.lower() == IDLE_FILTER:
+            return row.idle
+        owner = owner_filter(self.text)
+        if owner is not None:
+            return _owner_matches(p, *owner)
+        if self.pattern is None:
+            return True
+        fields = (p.command, p.name, p.user, str(p.pid), p.container, p.container_name)
+        return any(self.pattern.search(field) for field in fields if field)
+
+    def describe(self) -> str:
+        parts = []
+        if self.text:
+            parts.append(f"/{safe_text(self.text)}")
+        if self.user is not None:
+            parts.append(f"user {safe_text(self.user)}")
+        if self.gpu is not None:
+            parts.append(f"GPU {self.gpu}")
+        return " · ".join(parts)
+
+
+def snapshot_rows(
+    snapshot: Snapshot,
+    growth: Mapping[ProcessIdentity, ProcessGrowth] | None = None,
+    diagnoses: Diagnoses | None = None,
+) -> list[ProcessRow]:
+    """Every process row of a snapshot, each with its device's memory total, growth and idleness,
+    and one ``(no process)`` row per device whose unattributed memory is above the tolerance."""
+    growth = growth or {}
+    idle = {} if diagnoses is None else diagnoses.processes
+    now = snapshot.timestamp
+
+    def row(process: ProcessSample, total: int | None) -> ProcessRow:
+        identity = (process.pid, process.started)
+        found = growth.get(identity)
+        diagnosis = idle.get(identity)
+        return ProcessRow(
+            process=process,
+            gpu_memory_total=total,
+            now=now,
+            growth_rate=0.0 if found is None else found.growth_rate,
+            growing=False if found is None else found.is_growing,
+            idle_seconds=None if diagnosis is None else diagnosis.idle_seconds,
+            idle=False if diagnosis is None else diagnosis.idle,
+        )
+
+    def unattributed(gpu_index: int, mig_index: int | None, memory: int | None, total: int | None) -> ProcessRow:
+        sample = ProcessSample(pid=0, gpu_index=gpu_index, type="", gpu_memory=memory, mig_index=mig_index)
+        return ProcessRow(process=sample, gpu_memory_total=total, now=now, unattributed=True)
+
+    rows = []
+    for gpu in snapshot.gpus:
+        for process in gpu.processes:
+            rows.append(row(process, gpu.memory_total))
+        gpu_diagnosis = None if diagnoses is None else diagnoses.gpus.get(gpu.index)
+        if gpu_diagnosis is not None and gpu_diagnosis.unattributed.shown:
+            rows.append(unattributed(gpu.index, None, gpu_diagnosis.unattributed.memory, gpu.memory_total))
+        for mig in gpu.mig_devices:
+            for process in mig.processes:
+                rows.append(row(process, mig.memory_total))
+            mig_unattributed = None if diagnoses is None else diagnoses.migs.get((gpu.index, mig.index))
+            if mig_unattributed is not None and mig_unattributed.shown:
+                rows.append(unattributed(gpu.index, mig.index, mig_unattributed.memory, mig.memory_total))
+    return rows
+
+
+def users_with_processes(snapshot: Snapshot) -> list[str]:
+    """The users that own GPU processes, sorted."""
+    return sorted({p.user for p in snapshot.processes() if p.user is not None})
+
+
+def tree_rows(
+    rows: list[ProcessRow], order: SortOrder, ancestors: Mapping[int, Ancestor] | None = None
+) -> list[ProcessRow]:
+    """The rows as a tree (see core.analysis.tree), sorted within it: launchers (and the processes above them,
+    ``ancestors``, up to the session) get a row of their own."""
+    from gputop.core.analysis.tree import build_tree  # here: only the tree view (t) needs it
+    from gputop.core.host.ancestry import user_name
+
+    ordered = sort_rows(rows, order)
+    lines = build_tree([row.process for row in ordered], ancestors)
+    out = []
+    for position, line in enumerate(lines):
+        subtree = line.subtree_memory if line.descendants or line.index is None else None
+        if line.index is not None:
+            out.append(replace(ordered[line.index], guide=line.guide, subtree_memory=subtree))
+            continue
+        # A launcher: what its workers say of it (the command line read with theirs), nothing of its own.
+        worker = lines[position + 1].index  # a launcher line is followed by its first worker's
+        first = ordered[worker if worker is not None else 0]
+        users = {row.process.user for row in ordered if row.process.parent_pid == line.pid}
+        # A session's line names what it runs under (tmux, sshd): the chain above it, collapsed.
+        under = f"  (under {', '.join(line.above)})" if line.above else ""
+        launcher = ProcessSample(
+            pid=line.pid,
+            gpu_index=first.process.gpu_index,
+            type="",
+            started=line.started,
+            user=user_name(line.uid) if line.uid is not None else users.pop() if len(users) == 1 else None,
+            name=command_text(line.launcher_command).split(" ", 1)[0] or None,
+            command=(line.launcher_command or "") + under,
+            container=first.process.container,
+            visible=True,
+        )
+        out.append(
+            ProcessRow(
+                process=launcher,
+                gpu_memory_total=None,
+                now=first.now,
+                guide=line.guide,
+                subtree_memory=subtree,
+                launcher=True,
+            )
+        )
+    return out
+
+
+def launcher_note(row: ProcessRow) -> str:
+    """What Enter or k says on a launcher's row whose start time is unknown (the demo, a recording,
+    another PID namespace): without it the PID cannot be told from a reused one."""
+    return (
+        f"PID {row.process.pid} ({safe_text(row.process.name)}) cannot be read from here: "
+        "select one of its workers"
+    )

@@ -1,0 +1,161 @@
+"""The import direction ``cli → ui → core`` and no cycle between gputop's modules, read from the source with ast.
+
+Every import counts for the direction (one made inside a function to start faster is still a dependency);
+only what runs when a module is imported counts for cycles (not the bodies of functions, not
+``if TYPE_CHECKING:``).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterator
+from pathlib import Path
+
+import gputop
+
+PACKAGE = Path(gputop.__file__).resolve().parent
+# Lowest first: a module may import its own layer and those below it, never one above.
+LAYERS = ("core", "ui", "cli")
+
+
+def module_names() -> dict[str, Path]:
+    names = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return names
+
+
+MODULES = module_names()
+
+
+def layer(module: str) -> str:
+    """The layer of a gputop module: ``gputop`` itself (its version) counts as core, ``__main__`` as cli."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "core"
+    return "cli" if parts[1] == "__main__" else parts[1]
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(nodes: list[ast.stmt], at_import_time: bool) -> Iterator[ast.Import | ast.ImportFrom]:
+    for node in nodes:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if not at_import_time:
+                yield from (n for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom)))
+            elif isinstance(node, ast.ClassDef):  # a class body runs at import time; its methods do not
+                yield from _imports(node.body, at_import_time)
+        elif isinstance(node, ast.If) and at_import_time and _is_type_checking(node):
+            yield from _imports(node.orelse, at_import_time)
+        else:  # if / try / with at module level: their bodies run when the module is imported
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                for child in getattr(node, field, []):
+                    yield from _imports(child.body if isinstance(child, ast.ExceptHandler) else [child], at_import_time)
+
+
+@functools.cache
+def parsed(module: str) -> ast.Module:
+    return ast.parse(MODULES[module].read_text(encoding="utf-8"))
+
+
+def imported_modules(module: str, at_import_time: bool) -> set[str]:
+    """The gputop modules that ``module`` imports (``from a import b`` names module ``a.b`` when there is one)."""
+    tree = parsed(module)
+    found = set()
+    for node in _imports(tree.body, at_import_time):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        else:
+            assert node.level == 0, f"{module}: relative import"
+            base = node.module or ""
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+        found |= {t for t in targets if t.split(".")[0] == "gputop"}
+    return found
+
+
+@functools.cache
+def graph(at_import_time: bool) -> dict[str, set[str]]:
+    return {module: imported_modules(module, at_import_time) - {module} for module in MODULES}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in edges.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_every_module_is_in_a_layer_and_the_layers_are_the_packages() -> None:
+    assert {layer(m) for m in MODULES} == set(LAYERS)
+    assert {"gputop.cli.main", "gputop.ui.app", "gputop.core.sampler", "gputop.core.sources.factory"} <= set(MODULES)
+
+
+def test_no_module_imports_from_a_layer_above_its_own() -> None:
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph(at_import_time=False).items()
+        for target in targets
+        if LAYERS.index(layer(target)) > LAYERS.index(layer(module))
+    )
+    assert upward == []
+
+
+def test_no_cycle_between_modules_at_import_time() -> None:
+    assert cycles(graph(at_import_time=True)) == []
+
+
+def test_core_and_cli_have_no_cycle_even_through_imports_made_in_functions() -> None:
+    # The command line once had two (cli <-> commands for open_source, cli_args <-> serve.command). The
+    # UI's parts still reach back to the app (issue 23 item 1, the MainScreen, removes that).
+    edges = graph(at_import_time=False)
+    outside_ui = {m: {t for t in targets if layer(t) != "ui"} for m, targets in edges.items() if layer(m) != "ui"}
+    assert cycles(outside_ui) == []
+
+
+def test_the_checks_see_an_upward_import_and_a_cycle() -> None:
+    # The reader and the cycle finder themselves, on what they must catch.
+    edges = graph(at_import_time=False)
+    assert "gputop.core.sources.factory" in edges["gputop.cli.main"]  # `from X import name`: the module X
+    # `from gputop.core.output import monitoring`, inside a function: a dependency, not run at import time
+    assert "gputop.core.output.monitoring" in edges["gputop.cli.commands"]
+    assert "gputop.core.output.monitoring" not in graph(at_import_time=True)["gputop.cli.commands"]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+    assert layer("gputop.__main__") == "cli" and layer("gputop") == "core"
