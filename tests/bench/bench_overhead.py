@@ -77,22 +77,25 @@ class Changer(threading.Thread):
 
 
 @contextmanager
-def live_machine(gpus: int, procs: int) -> Iterator[tuple[dict[str, str], Path]]:
+def live_machine(gpus: int, procs: int, changing: bool = True) -> Iterator[tuple[dict[str, str], Path]]:
     """The fake NVML listing ``gpus`` x ``procs`` real sleeping processes, its values moving every
-    second: the environment a monitor runs in, and a scratch folder that lasts as long."""
+    second (``changing``; else never): the environment a monitor runs in, and a scratch folder
+    that lasts as long."""
     with tempfile.TemporaryDirectory() as scratch, sleepers(gpus * procs) as pids:
         fake = FakeNvml(Path(scratch))
         scenario = build_scenario(gpus, procs, pids=pids)
         fake.write(scenario)
         changer = Changer(fake, scenario)
-        changer.start()
+        if changing:
+            changer.start()
         env = fake.env()
         env["TERM"] = "xterm-256color"
         try:
             yield env, Path(scratch)
         finally:
             changer.stopped.set()
-            changer.join()
+            if changing:
+                changer.join()
 
 
 def parse_config(text: str) -> tuple[int, int]:
