@@ -66,6 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return runner(args)
     if args.record and (args.once or args.json or args.command is not None):
         return _fail("--record records the live TUI; use `gputop record FILE` to record without it")
+    if args.by is not None and not args.once:
+        return _fail('--by groups the --once table: add --once (--json lists every grouping under "owners")')
     if args.command == "replay":
         return _replay(args, settings, warnings)
     if args.command == "record" or args.once or args.json:

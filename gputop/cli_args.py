@@ -94,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-mouse", action="store_true", help="turn mouse reporting off (slow links)")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in --once")
     parser.add_argument(
+        "--by", choices=("user", "job", "pod", "container"), default=None,
+        help="--once: the GPUs' holders grouped by user, job, pod or container",
+    )
+    parser.add_argument(
         "--width", type=width_value, default=None, metavar="N", help="--once in N columns (default: the terminal's)"
     )
     parser.add_argument("--record", metavar="FILE", help="record every tick of the TUI to FILE (JSON lines; .gz: gzip)")
@@ -146,6 +150,10 @@ def add_cluster_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     )
     shipped.add_argument(
         "--print-alert-rules", action="store_true", help="print gputop's Prometheus alert rules (YAML) and exit"
+    )
+    export.add_argument(
+        "--job-label", action="store_true",
+        help="a job label (the Slurm job id) on the per-process series (a series per job: off by default)",
     )
 
     cluster = commands.add_parser("cluster", help="watch many machines' GPUs through Prometheus")

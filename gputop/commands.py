@@ -52,13 +52,23 @@ def run_once(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> 
     if snapshot.gpus and not any(gpu.answering for gpu in snapshot.gpus):
         return fail(f"no GPU answered: {snapshot.gpus[0].last_error}")
     if args.json:
+        from gputop.core.owners import owners_document
+
         document = snapshot_to_dict(
             snapshot, foresight.forecasts, watcher.monitor.active.values(), foresight.diagnoses
         )
+        document["owners"] = owners_document(snapshot, foresight.diagnoses)
         sys.stdout.write(dumps(document, indent=2) + "\n")
         return 0
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     width = args.width or max(MIN_ONCE_WIDTH, shutil.get_terminal_size((80, 24)).columns)
+    if args.by is not None:
+        from gputop.core.owner_table import render_owners
+        from gputop.core.owners import owner_rollup
+
+        rows = owner_rollup(snapshot, args.by, foresight.diagnoses)
+        sys.stdout.write(render_owners(rows, args.by, snapshot.timestamp, width))
+        return 0
     alerts = list(watcher.monitor.active.values())
     sys.stdout.write(render_text(snapshot, colour=colour, width=width, alerts=alerts, diagnoses=foresight.diagnoses))
     return 0
@@ -115,7 +125,7 @@ def run_export(args: argparse.Namespace) -> int:
         return fail(str(error))
     exporter = Exporter(
         sampler, args.export_interval or args.interval, hostname=args.hostname, thresholds=args.settings.thresholds,
-        names=args.names, max_process_series=args.max_process_series, web=web,
+        names=args.names, max_process_series=args.max_process_series, web=web, job_label=args.job_label,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -1,6 +1,6 @@
 """Regenerate the README screenshots: ``python screenshots/make.py``.
 
-Renders six views of the deterministic demo machine (fixed seed, fixed clock,
+Renders seven views of the deterministic demo machine (fixed seed, fixed clock,
 fixed host name, 130 ticks so the sparklines and charts have shape and the stall verdict shows) at 120x40
 and 80x24, to SVG with Textual's own exporter, then to PNG with headless
 Chromium. The same input always gives the same SVG.
@@ -115,6 +115,12 @@ async def _tree(app: GpuTopApp, pilot: Pilot[int]) -> None:
     await pilot.pause()
 
 
+async def _owners(app: GpuTopApp, pilot: Pilot[int]) -> None:
+    # Who holds the GPUs, by user: memory, SM and power shares, the idle memory, the longest run.
+    await pilot.press("o")
+    await pilot.pause()
+
+
 VIEWS: dict[str, View] = {
     "main": _main,
     "detail": _detail,
@@ -122,6 +128,7 @@ VIEWS: dict[str, View] = {
     "help": _help,
     "process": _process,
     "tree": _tree,
+    "owners": _owners,
 }
 
 

@@ -24,6 +24,7 @@ def test_json_from_the_demo_is_one_document_with_every_gpu_and_process() -> None
         "memory", "utilization", "temperature", "fan", "power", "clocks", "pstate", "pcie", "mig_mode",
         "mig_devices", "processes", "forecast",
         "clock_event_reasons", "health", "verdict", "unattributed_memory", "activity", "nvlink", "energy",
+        "allocation",
     ])
     assert [m["index"] for m in document["gpus"][2]["mig_devices"]] == [0, 1, 2]
     assert sum(len(gpu["processes"]) for gpu in document["gpus"]) == 10  # torchrun has two workers

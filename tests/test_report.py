@@ -91,6 +91,7 @@ def test_the_json_document_has_the_documented_keys_and_units() -> None:
         "mig_device": None, "user": "alice", "name": "python", "command": "python train.py", "cpu_percent": 101.4,
         "host_memory": 3 * GIB, "started": NOW - 192, "container": "docker:0123456789ab",
         "container_name": None, "visible": True, "parent_pid": None, "parent_command": None, "stale": False,
+        "container_runtime": None, "container_id": None, "pod_uid": None, "job": None,
     }]
     mig_gpu = document["gpus"][1]
     assert [p["pid"] for p in mig_gpu["processes"]] == [77]

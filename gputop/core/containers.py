@@ -1,7 +1,8 @@
 """Container names for container ids: Docker's Engine API, and Kubernetes' pod log folders.
 
 - ``docker:<id>``: ``GET /containers/<id>/json`` on the Docker socket (read
-  only, a short timeout) gives the name.
+  only, a short timeout) gives the name; ``podman:<id>`` the same on Podman's
+  Docker-compatible socket (the rootful service's).
 - ``k8s:<pod uid>``: the kubelet keeps ``/var/log/pods/<namespace>_<name>_<uid>``
   for every pod on the node, so the uid gives ``namespace/name``.
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     import http.client
 
 DOCKER_SOCKET = "/var/run/docker.sock"
+PODMAN_SOCKET = "/run/podman/podman.sock"
 PODS_DIR = "/var/log/pods"
 TIMEOUT_S = 0.25
 
@@ -88,12 +90,17 @@ def pod_name(pod_uid: str, pods_dir: str = PODS_DIR) -> str | None:
 
 
 class ContainerNames:
-    """Names for the container labels of ``procinfo`` (``docker:<id12>``, ``k8s:<uid>``), cached."""
+    """Names for the container labels of ``procinfo`` (``docker:<id12>``, ``podman:<id12>``, ``k8s:<uid>``), cached."""
 
     def __init__(
-        self, docker_socket: str = DOCKER_SOCKET, pods_dir: str = PODS_DIR, timeout_s: float = TIMEOUT_S
+        self,
+        docker_socket: str = DOCKER_SOCKET,
+        pods_dir: str = PODS_DIR,
+        timeout_s: float = TIMEOUT_S,
+        podman_socket: str = PODMAN_SOCKET,
     ) -> None:
         self.docker_socket = docker_socket
+        self.podman_socket = podman_socket
         self.pods_dir = pods_dir
         self.timeout_s = timeout_s
         self._names: dict[str, str | None] = {}
@@ -106,8 +113,9 @@ class ContainerNames:
             return self._names[container]
         kind, _, ident = container.partition(":")
         name = None
-        if kind == "docker":
-            name = docker_name(ident, self.docker_socket, self.timeout_s)
+        if kind in ("docker", "podman"):
+            socket_path = self.docker_socket if kind == "docker" else self.podman_socket
+            name = docker_name(ident, socket_path, self.timeout_s)
         elif kind == "k8s":
             name = pod_name(ident, self.pods_dir)
         self._names[container] = name

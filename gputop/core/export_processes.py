@@ -23,6 +23,8 @@ from gputop.core.metric_names import (
 from gputop.core.model import ProcessSample, Snapshot
 
 DEFAULT_MAX_PROCESS_SERIES = 1000
+# The Slurm job of a process (--job-label): its id, "" outside a job.
+JOB_LABEL = "job"
 
 
 def process_labels(hostname: str, process: ProcessSample) -> tuple[str, ...]:
@@ -39,7 +41,11 @@ def process_labels(hostname: str, process: ProcessSample) -> tuple[str, ...]:
 
 
 def process_families(
-    hostname: str, snapshot: Snapshot, diagnoses: Diagnoses, max_series: int = DEFAULT_MAX_PROCESS_SERIES
+    hostname: str,
+    snapshot: Snapshot,
+    diagnoses: Diagnoses,
+    max_series: int = DEFAULT_MAX_PROCESS_SERIES,
+    job_label: bool = False,
 ) -> Iterator[Metric]:
     """GPU memory and idle time per process on each GPU, the largest ``max_series`` label sets of them."""
     # NVML can list one process twice on a GPU (compute and graphics lists);
@@ -51,6 +57,9 @@ def process_families(
         if process.stale:
             continue
         labels = process_labels(hostname, process)
+        if job_label:
+            # Only when asked: a label per job multiplies the series a cluster keeps.
+            labels += ("" if process.job is None else process.job.id,)
         seen.add(labels)
         found = diagnoses.processes.get(process.identity)
         if found is not None and found.idle_seconds is not None:
@@ -62,7 +71,8 @@ def process_families(
         # Largest first; ties by label values, so the same processes are kept from one scrape to the next.
         ranked = sorted(seen, key=lambda labels: (-memory.get(labels, 0.0), labels))
         kept = set(ranked[:max_series])
-    family = GaugeMetricFamily(PROCESS_GPU_MEMORY, "GPU memory used by one process on one GPU.", labels=PROCESS_LABELS)
+    label_names = (*PROCESS_LABELS, JOB_LABEL) if job_label else PROCESS_LABELS
+    family = GaugeMetricFamily(PROCESS_GPU_MEMORY, "GPU memory used by one process on one GPU.", labels=label_names)
     for labels, value in memory.items():
         if labels in kept:
             family.add_metric(list(labels), value)
@@ -70,7 +80,7 @@ def process_families(
     family = GaugeMetricFamily(
         PROCESS_IDLE_SECONDS,
         "Seconds since the process last used the GPU's SMs (absent where unknown).",
-        labels=PROCESS_LABELS,
+        labels=label_names,
     )
     for labels, value in idle.items():
         if labels in kept:

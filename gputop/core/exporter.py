@@ -53,9 +53,14 @@ class SnapshotCollector:
     """
 
     def __init__(
-        self, hostname: str | None = None, names: str = "both", max_process_series: int = DEFAULT_MAX_PROCESS_SERIES
+        self,
+        hostname: str | None = None,
+        names: str = "both",
+        max_process_series: int = DEFAULT_MAX_PROCESS_SERIES,
+        job_label: bool = False,
     ) -> None:
         self._hostname = hostname
+        self._job_label = job_label  # --job-label: per-process series get the Slurm job's id
         self._max_process_series = max_process_series
         self._gputop_names = names in ("gputop", "both")
         self._dcgm_names = names in ("dcgm", "both")
@@ -120,7 +125,7 @@ class SnapshotCollector:
         if snapshot is None:
             return
         cap = self._max_process_series
-        yield from _gputop_families(hostname, snapshot, seconds_to_full, diagnoses, xid_counts, cap)
+        yield from _gputop_families(hostname, snapshot, seconds_to_full, diagnoses, xid_counts, cap, self._job_label)
         if self._dcgm_names:
             yield from dcgm_families(hostname, snapshot, beside_gputop=True)
 
@@ -132,6 +137,7 @@ def _gputop_families(
     diagnoses: Diagnoses,
     xid_counts: Mapping[tuple[int, int], int],
     max_process_series: int,
+    job_label: bool = False,
 ) -> Iterator[Metric]:
     """Every series under gputop's own names (``gputop_*``), the exporter's state excepted."""
     info = InfoMetricFamily(
@@ -160,7 +166,7 @@ def _gputop_families(
     yield from diagnosis_families(
         snapshot, diagnoses, xid_counts, lambda gpu: _gpu_labels(hostname, gpu), GPU_LABELS
     )
-    yield from process_families(hostname, snapshot, diagnoses, max_process_series)
+    yield from process_families(hostname, snapshot, diagnoses, max_process_series, job_label)
 
 
 def _gpu_labels(hostname: str, gpu: GpuSample) -> list[str]:
@@ -257,8 +263,11 @@ class Exporter:
         names: str = "both",
         max_process_series: int = DEFAULT_MAX_PROCESS_SERIES,
         web: WebConfig | None = None,
+        job_label: bool = False,
     ) -> None:
-        self.collector = SnapshotCollector(hostname, names=names, max_process_series=max_process_series)
+        self.collector = SnapshotCollector(
+            hostname, names=names, max_process_series=max_process_series, job_label=job_label
+        )
         self._watcher = Watcher(thresholds)
         self._thread = SamplerThread(sampler, interval_s, self._on_snapshot, self.collector.fail)
         self._web = web or WebConfig()

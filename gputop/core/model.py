@@ -37,6 +37,25 @@ class HostSample:
 
 
 @dataclass(frozen=True, slots=True)
+class Job:
+    """The batch job a process runs in (Slurm): its id and step from the cgroup, the rest from the
+    job's environment where readable; None where unknown."""
+
+    scheduler: str  # "slurm"
+    id: str
+    step: str | None = None  # "0", "1", ..., "batch", "extern", "interactive"
+    name: str | None = None
+    user: str | None = None
+    partition: str | None = None
+    account: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``1234.0``, or ``1234`` when the step is unknown."""
+        return self.id if self.step is None else f"{self.id}.{self.step}"
+
+
+@dataclass(frozen=True, slots=True)
 class ProcessSample:
     """One process on one GPU (or MIG device), joined with its host facts."""
 
@@ -68,6 +87,11 @@ class ProcessSample:
     # Why it is not visible (core.visibility: "exited", "pid_namespace", "permission"); None when it
     # is visible, or when gputop cannot tell.
     not_visible_reason: str | None = None
+    # Its owners, from the cgroup: the container's runtime and whole id, the pod's uid, the batch job.
+    container_runtime: str | None = None
+    container_id: str | None = None
+    pod_uid: str | None = None
+    job: Job | None = None
 
     @property
     def identity(self) -> ProcessIdentity:
@@ -114,6 +138,21 @@ class NvLink:
 
 
 @dataclass(frozen=True, slots=True)
+class Allocation:
+    """A device the kubelet allocated to a pod's container (its PodResources API)."""
+
+    namespace: str
+    pod: str
+    container: str
+    resource: str  # nvidia.com/gpu, nvidia.com/mig-1g.10gb, ...
+
+    @property
+    def pod_name(self) -> str:
+        """``namespace/name``."""
+        return f"{self.namespace}/{self.pod}"
+
+
+@dataclass(frozen=True, slots=True)
 class MigSample:
     """One MIG device of a GPU in MIG mode."""
 
@@ -127,6 +166,8 @@ class MigSample:
     memory_free: int | None = None
     processes: tuple[ProcessSample, ...] = ()
     activity: Activity | None = None
+    # The pod the kubelet allocated this MIG device to; None when none, or no kubelet to ask.
+    allocation: Allocation | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +253,8 @@ class GpuSample:
     mig_devices: tuple[MigSample, ...] = ()
     # Processes not inside a MIG device; see all_processes().
     processes: tuple[ProcessSample, ...] = ()
+    # The pod the kubelet allocated this GPU to; None when none, or no kubelet to ask.
+    allocation: Allocation | None = None
 
     def all_processes(self) -> tuple[ProcessSample, ...]:
         """Every process on this GPU, those in its MIG devices included.

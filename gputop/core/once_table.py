@@ -170,6 +170,8 @@ def _process_lines(snapshot: Snapshot, width: int, paint: Any) -> list[str]:
         command = safe_text(process.command) if process.visible else "(not visible from here)"
         if process.stale:
             command = "(as last seen) " + command
+        if process.job is not None:
+            command = f"[job {safe_text(process.job.label)}] {command}"
         row = (
             f"{gpu:>4} {process.pid:>7} {cut(safe_text(process.user or NA), 9):<9} {process.type:<3} "
             f"{fmt_bytes(process.gpu_memory):>8} {fmt_percent(process.sm_utilization):>4} {cpu:>5} "

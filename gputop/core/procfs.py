@@ -8,39 +8,50 @@ processes are read each tick.
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 import psutil
 
-_DOCKER = re.compile(r"docker[-/]([0-9a-f]{64})")
-_CONTAINERD = re.compile(r"cri-containerd-([0-9a-f]{64})")
-_CRIO = re.compile(r"crio-([0-9a-f]{64})")
-_K8S_POD = re.compile(r"pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})")
+from gputop.core.ownership import (
+    Attribution,
+    attribution_from_cgroup,
+    attribution_from_mountinfo,
+    in_namespace_root,
+)
 
 
 def container_from_cgroup(text: str) -> str | None:
-    """The container a process runs in, from the text of /proc/PID/cgroup.
+    """The container label of a process from the text of /proc/PID/cgroup (see ``ownership``).
 
-    Kubernetes pods give ``k8s:<pod uid>``; plain Docker ``docker:<id12>``;
-    containerd and CRI-O ``containerd:<id12>`` and ``crio:<id12>``.
+    Kubernetes pods give ``k8s:<pod uid>``; other containers ``<runtime>:<id12>`` (``docker``,
+    ``containerd``, ``crio``, ``podman``, ``ecs``, ``garden``).
     """
-    pod = _K8S_POD.search(text)
-    if pod:
-        return "k8s:" + pod.group(1).replace("_", "-")
-    for pattern, label in ((_CONTAINERD, "containerd"), (_CRIO, "crio"), (_DOCKER, "docker")):
-        match = pattern.search(text)
-        if match:
-            return f"{label}:{match.group(1)[:12]}"
-    return None
+    found = attribution_from_cgroup(text)
+    return None if found is None else found.label
 
 
-def read_container(pid: int) -> str | None:
+def read_attribution(pid: int) -> Attribution | None:
+    """The container, pod and job of a process, from /proc/PID/cgroup; from mountinfo for one at the
+    root of its cgroup namespace. None when none is named, or the files are unreadable."""
     try:
-        text = read_all(pid, "cgroup")
+        text = read_all(pid, "cgroup").decode("utf-8", "replace")
     except OSError:
         return None
-    return container_from_cgroup(text.decode("utf-8", "replace"))
+    found = attribution_from_cgroup(text)
+    if found is None and in_namespace_root(text):
+        try:
+            found = attribution_from_mountinfo(read_all(pid, "mountinfo").decode("utf-8", "replace"))
+        except OSError:
+            return None
+    return found
+
+
+def read_environ(pid: int) -> bytes | None:
+    """/proc/PID/environ, None when unreadable (another user's process)."""
+    try:
+        return read_all(pid, "environ", 1 << 18)
+    except OSError:
+        return None
 
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from gputop.core.containers import ContainerNames
-from gputop.core.model import ProcessSample
+from gputop.core.model import Job, ProcessSample
 from gputop.core.pidns import in_host_pid_namespace
 from gputop.core.procfs import (
     CLOCK_TICKS,
@@ -36,10 +36,12 @@ from gputop.core.procfs import (
     parent_command,
     parse_stat,
     read_all,
-    read_container,
+    read_attribution,
+    read_environ,
     read_proc,
     status_number,
 )
+from gputop.core.slurm import slurm_job
 from gputop.core.visibility import why_not_visible
 
 
@@ -53,6 +55,11 @@ class _StaticFacts:
     container_name: str | None
     parent_pid: int | None
     parent_command: str | None
+    # Its owners (see core.ownership): read once, as a process does not change container or job.
+    container_runtime: str | None = None
+    container_id: str | None = None
+    pod_uid: str | None = None
+    job: Job | None = None
 
 
 class _Tracked:
@@ -170,7 +177,10 @@ def _first_look_at(
                 name = full
         command = " ".join(arguments) or name
     user = None if uid is None else users.name(uid)
-    container = read_container(pid)
+    owners = read_attribution(pid)
+    container = None if owners is None else owners.label
+    # The environment is read only for a process in a job: it is the one place the job's name is.
+    job = slurm_job(owners, read_environ(pid) if owners and owners.job_id else None, users.name, user)
     parent_pid = int(stat[stat.rfind(b")") + 2 :].split()[1])
     if parent_pid not in parents:
         parents[parent_pid] = parent_command(parent_pid)
@@ -183,6 +193,10 @@ def _first_look_at(
         containers.name(container),
         parent_pid or None,
         parents[parent_pid],
+        container_runtime=None if owners is None else owners.container_runtime,
+        container_id=None if owners is None else owners.container_id,
+        pod_uid=None if owners is None else owners.pod_uid,
+        job=job,
     )
     return static, fields
 
@@ -219,6 +233,10 @@ class HostFacts:
             static.parent_pid,
             static.parent_command,
             process.stale,
+            container_runtime=static.container_runtime,
+            container_id=static.container_id,
+            pod_uid=static.pod_uid,
+            job=static.job,
         )
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from gputop.core.host import HostReader
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity, ProcessSample, Snapshot
+from gputop.core.podresources import PodResources, with_allocations
 from gputop.core.procinfo import HostFacts, ProcessInfo
 from gputop.core.sources.base import GpuSource
 from gputop.core.sources.lanes import Lane
@@ -31,8 +32,11 @@ class Sampler:
         clock: Callable[[], float] = time.time,
         process_info: ProcessInfo | None = None,
         host_reader: HostReader | None = None,
+        pod_resources: PodResources | None = None,
     ) -> None:
         self.source = source
+        # The kubelet's GPU allocations (core.podresources): nothing is asked where it has no socket.
+        self.pod_resources = pod_resources or PodResources()
         self._clock = clock
         self.process_info = process_info or ProcessInfo()
         self._host = host_reader or HostReader()
@@ -100,6 +104,8 @@ class Sampler:
         return self._snapshot(host, gpus)
 
     def _snapshot(self, host: HostSample, gpus: tuple[GpuSample, ...]) -> Snapshot:
+        if not self.source.simulated:
+            gpus = with_allocations(gpus, self.pod_resources.allocations())
         return Snapshot(
             timestamp=self._clock(),
             hostname=self._hostname,

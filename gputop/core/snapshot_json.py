@@ -15,7 +15,18 @@ from gputop.core.diagnosis import Diagnoses
 from gputop.core.diagnosis.codec import add_diagnoses, health_from_dict, health_to_dict
 from gputop.core.forecast import NO_FORECAST, NOT_GROWING, Forecast, Forecasts
 from gputop.core.format import safe_json
-from gputop.core.model import Activity, Energy, GpuSample, HostSample, MigSample, NvLink, ProcessSample, Snapshot
+from gputop.core.model import (
+    Activity,
+    Allocation,
+    Energy,
+    GpuSample,
+    HostSample,
+    Job,
+    MigSample,
+    NvLink,
+    ProcessSample,
+    Snapshot,
+)
 from gputop.core.visibility import REASONS
 
 # 2: activity (GPM), energy, NVLink and the PCIe link (issue 29); schema 1 documents still read back.
@@ -43,7 +54,38 @@ def process_to_dict(process: ProcessSample) -> dict[str, Any]:
         "parent_command": process.parent_command,
         "stale": process.stale,
         "not_visible_reason": process.not_visible_reason,
+        "container_runtime": process.container_runtime,
+        "container_id": process.container_id,
+        "pod_uid": process.pod_uid,
+        "job": None if process.job is None else job_to_dict(process.job),
     }
+
+
+def job_to_dict(job: Job) -> dict[str, Any]:
+    return {
+        "scheduler": job.scheduler,
+        "id": job.id,
+        "step": job.step,
+        "name": job.name,
+        "user": job.user,
+        "partition": job.partition,
+        "account": job.account,
+    }
+
+
+def _job(data: Any) -> Job | None:
+    """A process's job back from JSON; None for none (and in recordings made before jobs)."""
+    if not isinstance(data, dict):
+        return None
+    return Job(
+        scheduler=str(data["scheduler"]),
+        id=str(data["id"]),
+        step=data.get("step"),
+        name=data.get("name"),
+        user=data.get("user"),
+        partition=data.get("partition"),
+        account=data.get("account"),
+    )
 
 
 def mig_to_dict(mig: MigSample) -> dict[str, Any]:
@@ -56,6 +98,7 @@ def mig_to_dict(mig: MigSample) -> dict[str, Any]:
         "memory": {"total": mig.memory_total, "used": mig.memory_used, "free": mig.memory_free},
         "processes": [process_to_dict(p) for p in mig.processes],
         "activity": activity_to_dict(mig.activity),
+        "allocation": allocation_to_dict(mig.allocation),
     }
 
 
@@ -97,6 +140,27 @@ def energy_to_dict(energy: Energy | None) -> dict[str, Any] | None:
     if energy is None:
         return None
     return {"since_driver_load_j": energy.since_driver_load_j, "since_start_j": energy.since_start_j}
+
+
+def allocation_to_dict(allocation: Allocation | None) -> dict[str, Any] | None:
+    if allocation is None:
+        return None
+    return {
+        "namespace": allocation.namespace,
+        "pod": allocation.pod,
+        "container": allocation.container,
+        "resource": allocation.resource,
+    }
+
+
+def _allocation(data: Any) -> Allocation | None:
+    """A device's pod back from JSON; None for none (and in recordings made before allocations)."""
+    if not isinstance(data, dict):
+        return None
+    return Allocation(
+        namespace=str(data["namespace"]), pod=str(data["pod"]), container=str(data["container"]),
+        resource=str(data["resource"]),
+    )
 
 
 def gpu_to_dict(gpu: GpuSample) -> dict[str, Any]:
@@ -151,6 +215,7 @@ def gpu_to_dict(gpu: GpuSample) -> dict[str, Any]:
         "mig_mode": gpu.mig_mode,
         "mig_devices": [mig_to_dict(m) for m in gpu.mig_devices],
         "processes": [process_to_dict(p) for p in gpu.all_processes()],
+        "allocation": allocation_to_dict(gpu.allocation),
     }
 
 
@@ -264,6 +329,10 @@ def _process(data: dict[str, Any], gpu_index: int) -> ProcessSample:
         parent_command=data.get("parent_command"),
         # Recordings made before the reason was read have none.
         not_visible_reason=_reason(data.get("not_visible_reason")),
+        container_runtime=data.get("container_runtime"),
+        container_id=data.get("container_id"),
+        pod_uid=data.get("pod_uid"),
+        job=_job(data.get("job")),
     )
 
 
@@ -285,6 +354,7 @@ def _mig(data: dict[str, Any], gpu_index: int) -> MigSample:
         memory_free=memory["free"],
         processes=tuple(_process(p, gpu_index) for p in data["processes"]),
         activity=_activity(data.get("activity")),
+        allocation=_allocation(data.get("allocation")),
     )
 
 
@@ -367,6 +437,7 @@ def _gpu(data: dict[str, Any]) -> GpuSample:
         mig_devices=tuple(_mig(m, index) for m in data["mig_devices"]),
         # MIG processes are listed under their MIG device; the GPU keeps the others.
         processes=tuple(_process(p, index) for p in data["processes"] if p.get("mig_device") is None),
+        allocation=_allocation(data.get("allocation")),
     )
 
 

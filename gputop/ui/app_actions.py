@@ -145,6 +145,9 @@ class AppActions:
     def action_alert_log(self) -> None:
         self.navigation.alert_log()
 
+    def action_owners(self) -> None:
+        self.navigation.owners()
+
     def action_open_process(self) -> None:
         self.navigation.process()
 

@@ -81,6 +81,14 @@ class FilterControl:
 
         app.push_screen(GpuPickScreen(app.snapshot.gpus if app.snapshot else (), app.filter.gpu), picked)
 
+    def only_owner(self, kind: str, name: str) -> None:
+        """Only one owner's processes (from the owner screen): a user, or ``job:``, ``pod:``, ``container:``."""
+        app = self.app
+        owner = ProcessFilter().with_user(name) if kind == "user" else ProcessFilter().with_text(f"{kind}:{name}")
+        app.view.set_filter(owner)
+        app.query_one(GpuGrid).mark_filtered(None)
+        app.screen.set_focus(app.processes)
+
     def pick_user(self) -> None:
         """u: choose one user among those with GPU processes, or all of them."""
         from gputop.ui.screens.user_pick import UserPickScreen

@@ -33,7 +33,7 @@ class KeyControl:
         screen = app.screen if screen is None else screen
         if isinstance(screen, ModalScreen):
             return action == "quit"
-        if screen.id == "process-screen" and action not in keymap.PROCESS_SCREEN_ACTIONS:
+        if screen.id in ("process-screen", "owners-screen") and action not in keymap.PROCESS_SCREEN_ACTIONS:
             return False
         in_filter_box = isinstance(screen.focused, FilterInput)
         if in_filter_box and action not in keymap.FILTER_BOX_ACTIONS:

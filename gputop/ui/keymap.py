@@ -81,6 +81,7 @@ BINDINGS: list[BindingType] = [
     Binding("G", "sort_by('growth')", "Sort by memory growth", show=False),
     Binding("D", "sort_by('idle')", "Sort by idle time", show=False),
     Binding("exclamation_mark", "alert_log", "Alerts", key_display="!"),
+    Binding("o", "owners", "Owners", show=False, tooltip="Who holds the GPUs: by user, job, pod or container"),
     Binding("S", "save_settings", "Save settings", show=False),
     Binding("ctrl+l", "redraw", "Redraw the screen", show=False),
     # F10: the footer shows it in the filter box too, where q is typed, not obeyed.

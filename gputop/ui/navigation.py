@@ -29,6 +29,13 @@ class Navigation:
 
         self.app.push_screen(AlertLogScreen(self.app.feed.watcher.monitor.log.events))
 
+    def owners(self) -> None:
+        """o: who holds the GPUs; Enter there shows the chosen owner's processes in the panel."""
+        from gputop.ui.screens.owners import OwnerScreen
+
+        app = self.app
+        self.app.push_screen(OwnerScreen(app.snapshot, lambda: app.diagnoses, app.filter_control.only_owner))
+
     def process(self) -> None:
         """Enter: the selected process in full (in the table the user looks at)."""
         from gputop.ui.screens.process import ProcessScreen

@@ -10,6 +10,7 @@ from gputop.core.diagnosis import Diagnoses
 from gputop.core.forecast import ProcessGrowth
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_growth, safe_text
 from gputop.core.model import ProcessIdentity, ProcessSample, Snapshot
+from gputop.core.owners import owner_name
 from gputop.core.visibility import not_visible_words
 
 # A process appears once per GPU (or MIG device) it uses, so a row is keyed by
@@ -136,6 +137,14 @@ def _lower(text: str | None) -> str | None:
     return None if text is None else text.lower()
 
 
+def _job_order(row: ProcessRow) -> str | None:
+    """Jobs by number (``99`` before ``1234``), then step."""
+    job = row.process.job
+    if job is None:
+        return None
+    return f"{job.id:>20}.{job.step or ''}"
+
+
 COLUMNS: tuple[Column, ...] = (
     Column("gpu", "GPU", 4, lambda r: r.gpu_label, lambda r: _gpu_order(r), right=True, descending_first=False),
     Column("pid", "PID", 7, lambda r: "-" if r.unattributed else str(r.process.pid), lambda r: r.process.pid,
@@ -156,6 +165,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("host_memory", "HOST-MEM", 9, lambda r: _host(r, fmt_bytes(r.process.host_memory)),
            lambda r: r.process.host_memory, right=True, drop_priority=4),
     Column("time", "TIME", 6, lambda r: _host(r, fmt_duration(r.run_time)), lambda r: r.run_time, right=True),
+    Column("job", "JOB", 10, lambda r: _host(r, safe_text(r.process.job.label, 10) if r.process.job else "-"),
+           _job_order, descending_first=False, drop_priority=5),
     Column("container", "CONTAINER", 14, lambda r: _host(r, safe_text(r.process.container, 14) if r.process.container
            else "-"), lambda r: _lower(r.process.container), descending_first=False, drop_priority=5),
     Column("command", "COMMAND", 0, _command, lambda r: _lower(r.process.command), descending_first=False),
@@ -206,11 +217,13 @@ class SortOrder:
 
 
 def empty_columns(rows: Iterable[ProcessRow]) -> frozenset[str]:
-    """The columns with nothing to show in any of ``rows``: no growth, no container."""
-    empty = {"growth", "container"}
+    """The columns with nothing to show in any of ``rows``: no growth, no job, no container."""
+    empty = {"growth", "job", "container"}
     for row in rows:
         if row.growing:
             empty.discard("growth")
+        if row.process.job is not None:
+            empty.discard("job")
         if row.process.container:
             empty.discard("container")
         if not empty:
@@ -230,6 +243,22 @@ def sort_rows(rows: Iterable[ProcessRow], order: SortOrder) -> list[ProcessRow]:
 
 # The filter text that shows only idle processes (see core.diagnosis).
 IDLE_FILTER = "is:idle"
+# Filter text that shows one owner's processes: ``job:1234`` (or ``job:1234.0``, one step),
+# ``pod:namespace/name``, ``container:name`` (see core.owners for the names).
+OWNER_FILTERS = ("job", "pod", "container")
+
+
+def owner_filter(text: str) -> tuple[str, str] | None:
+    """(kind, name) of owner filter text (``job:1234``); None for other text."""
+    kind, separator, name = text.partition(":")
+    kind = kind.lower()
+    return (kind, name) if separator and name and kind in OWNER_FILTERS else None
+
+
+def _owner_matches(process: ProcessSample, kind: str, name: str) -> bool:
+    if kind == "job" and process.job is not None and process.job.label == name:
+        return True
+    return owner_name(process, kind) == name
 
 
 class FilterError(ValueError):
@@ -248,7 +277,7 @@ class ProcessFilter:
     @staticmethod
     def compile(text: str) -> re.Pattern[str] | None:
         """The pattern for filter text; raises FilterError for an invalid ``re:`` expression."""
-        if not text or text.lower() == IDLE_FILTER:
+        if not text or text.lower() == IDLE_FILTER or owner_filter(text) is not None:
             return None
         if text.startswith("re:"):
             try:
@@ -281,6 +310,9 @@ class ProcessFilter:
             return False
         if self.text.lower() == IDLE_FILTER:
             return row.idle
+        owner = owner_filter(self.text)
+        if owner is not None:
+            return _owner_matches(p, *owner)
         if self.pattern is None:
             return True
         fields = (p.command, p.name, p.user, str(p.pid), p.container, p.container_name)

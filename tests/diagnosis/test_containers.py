@@ -75,6 +75,13 @@ def test_a_docker_container_is_named_by_the_engine_api(docker: str) -> None:
     assert _Docker.requests == [f"/containers/{CONTAINER}/json", "/containers/ffffffffffff/json"]
 
 
+def test_a_podman_container_is_named_by_podmans_docker_compatible_api(docker: str, tmp_path: Path) -> None:
+    names = ContainerNames(docker_socket=str(tmp_path / "no-docker.sock"), podman_socket=docker)
+    assert names.name(f"podman:{CONTAINER}") == "trainer-7"
+    assert names.name(f"docker:{CONTAINER}") is None  # Docker's socket is not Podman's
+    assert _Docker.requests == [f"/containers/{CONTAINER}/json"]
+
+
 def test_names_are_cached_per_container_failures_too(docker: str, tmp_path: Path) -> None:
     names = ContainerNames(docker_socket=docker, pods_dir=str(tmp_path / "none"))
     assert [names.name(f"docker:{CONTAINER}") for _ in range(3)] == ["trainer-7"] * 3

@@ -22,7 +22,7 @@ from textual.widgets import Footer, Static
 
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, safe_text
 from gputop.core.history import ProcessHistory
-from gputop.core.model import ProcessIdentity, Snapshot
+from gputop.core.model import Job, ProcessIdentity, Snapshot
 from gputop.core.procdetail import ProcessDetail, Readable, Relative
 from gputop.core.visibility import not_visible_words
 from gputop.ui.screens.live import LiveScreen
@@ -39,6 +39,16 @@ def _relative(relative: Relative) -> str:
     command = relative.command or relative.name or NA
     user = f" ({relative.user})" if relative.user else ""
     return f"{relative.pid}{user} {safe_text(command)}"
+
+
+def job_text(job: Job) -> str:
+    """``slurm job 1234.0 · train-llm · user alice · partition gpu · account proj42`` (what is known)."""
+    parts = [f"{job.scheduler} job {job.label}"]
+    if job.name:
+        parts.append(job.name)
+    parts.extend(f"{what} {value}" for what, value in
+                 (("user", job.user), ("partition", job.partition), ("account", job.account)) if value)
+    return safe_text(" · ".join(parts))
 
 
 def _readable(readable: Readable, empty: str) -> Text:
@@ -87,6 +97,8 @@ def facts_table(rows: list[ProcessRow], detail: ProcessDetail | None, now: float
             container.append(" · its name is not known here (Docker's socket or the kubelet's pods unreadable)",
                              style="italic yellow")
         table.add_row("Container", container)
+        if process.job is not None:
+            table.add_row("Job", Text(job_text(process.job)))
     if process is not None and not process.visible:
         # /proc has nothing on it: why, in the panel's words (the detail reader cannot tell).
         table.add_row("", Text(not_visible_words(process.not_visible_reason), style="italic yellow"))

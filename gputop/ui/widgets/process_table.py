@@ -33,7 +33,7 @@ from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.styled_line import text_cells
 
 _TAG_MARK = "●"
-_HOST_COLUMNS = frozenset({"cpu", "host_memory", "time", "container", "command"})
+_HOST_COLUMNS = frozenset({"cpu", "host_memory", "time", "job", "container", "command"})
 # What a launcher's row (in the tree) shows: it holds no GPU of its own.
 _LAUNCHER_COLUMNS = frozenset({"pid", "user", "gpu_memory", "container", "command"})
 

@@ -1,0 +1,162 @@
+"""o: who holds the GPUs, by user, job, pod or container (``o`` again for the next grouping).
+
+The rows come from ``core.owners`` (the same rollup as ``--once --by`` and ``--json``); this screen
+only lays them out, keeps a cursor and a sort order, and hands the chosen owner back (Enter), for
+the process panel to show that owner's processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Footer, Static
+
+from gputop.core.diagnosis import Diagnoses
+from gputop.core.model import Snapshot
+from gputop.core.owner_table import (
+    OWNER_TITLES,
+    fit,
+    fitted_columns,
+    owner_cells,
+    sort_owners,
+)
+from gputop.core.owners import OWNER_KINDS, OwnerRow, owner_rollup
+from gputop.ui.screens.live import LiveScreen
+
+_HINT = {
+    "user": "no GPU processes",
+    "job": "no GPU process is in a Slurm job",
+    "pod": "no GPU process is in a Kubernetes pod",
+    "container": "no GPU process is in a container",
+}
+
+
+class OwnerScreen(LiveScreen):
+    """The owners of the GPU processes, one row each; Enter shows the chosen owner's processes."""
+
+    BINDINGS = [
+        Binding("escape,q", "back", "Back", key_display="Esc"),
+        Binding("o", "next_kind", "By…", key_display="o", tooltip="Group by user, job, pod, container in turn"),
+        Binding("enter", "choose", "Processes", key_display="Enter", tooltip="The process panel, filtered to them"),
+        Binding("less_than_sign", "sort_move(-1)", "Sort column left", show=False),
+        Binding("greater_than_sign", "sort_move(1)", "Sort", key_display="<>"),
+        Binding("I", "sort_invert", "Invert sort order", show=False),
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+    ]
+
+    def __init__(
+        self,
+        snapshot: Snapshot | None,
+        diagnoses: Callable[[], Diagnoses | None],
+        choose: Callable[[str, str], None],
+        kind: str = "user",
+    ) -> None:
+        super().__init__(id="owners-screen")
+        self.kind = kind
+        self.sort_column = "gpu_memory"
+        self.descending = True
+        self.rows: list[OwnerRow] = []
+        self._snapshot = snapshot
+        self._diagnoses = diagnoses
+        self._choose = choose
+        self._cursor_name: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="owners-body"):
+            yield Static(id="owners-title")
+            yield Static(id="owners-table")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._draw()
+
+    def on_resize(self) -> None:
+        self._draw()
+
+    def show_snapshot(self, snapshot: Snapshot) -> None:
+        self._snapshot = snapshot
+        self._draw()
+
+    @property
+    def cursor(self) -> int | None:
+        """The row the cursor is on (it follows its owner from tick to tick)."""
+        names = [row.name for row in self.rows]
+        if not names:
+            return None
+        return names.index(self._cursor_name) if self._cursor_name in names else 0
+
+    def _draw(self) -> None:
+        snapshot = self._snapshot
+        now = 0.0 if snapshot is None else snapshot.timestamp
+        rows = [] if snapshot is None else owner_rollup(snapshot, self.kind, self._diagnoses())
+        self.rows = sort_owners(rows, self.sort_column, self.descending, now)
+        cursor = self.cursor
+        self._cursor_name = None if cursor is None else self.rows[cursor].name
+        kinds = Text("Owners by ", style="bold")
+        for kind in OWNER_KINDS:
+            kinds.append(f" {kind} ", style="bold reverse" if kind == self.kind else "dim")
+        kinds.append(f"   {len(self.rows)}", style="bold")
+        self.query_one("#owners-title", Static).update(kinds)
+        self.query_one("#owners-table", Static).update(self._table(now, cursor))
+
+    def _table(self, now: float, cursor: int | None) -> Text:
+        columns, name_width = fitted_columns(max(40, self.size.width - 1))
+        widths = {column.name: column.width or name_width for column in columns}
+        arrow = "▼" if self.descending else "▲"
+        titles = []
+        for column in columns:
+            title = OWNER_TITLES[self.kind] if column.name == "name" else column.title
+            titles.append(fit(title + (arrow if column.name == self.sort_column else ""), widths[column.name],
+                              column.right))
+        table = Text(" ".join(titles), style="bold")
+        if not self.rows:
+            table.append(f"\n  {_HINT[self.kind]}", style="dim italic")
+        for index, row in enumerate(self.rows):
+            cells = owner_cells(row, now)
+            line = " ".join(fit(cells[c.name], widths[c.name], c.right) for c in columns)
+            table.append("\n")
+            table.append(line, style="reverse" if index == cursor else "")
+        return table
+
+    def lines(self) -> list[str]:
+        """The table as shown, one string per line (for tests)."""
+        return [line.rstrip() for line in str(self.query_one("#owners-table", Static).content).splitlines()]
+
+    def action_back(self) -> None:
+        self.dismiss(None)
+
+    def action_next_kind(self) -> None:
+        self.kind = OWNER_KINDS[(OWNER_KINDS.index(self.kind) + 1) % len(OWNER_KINDS)]
+        self._cursor_name = None
+        self._draw()
+
+    def action_cursor(self, step: int) -> None:
+        cursor = self.cursor
+        if cursor is None:
+            return
+        self._cursor_name = self.rows[max(0, min(len(self.rows) - 1, cursor + step))].name
+        self._draw()
+
+    def action_sort_move(self, step: int) -> None:
+        shown = [c.name for c in fitted_columns(max(40, self.size.width - 1))[0]]
+        name = shown[(shown.index(self.sort_column) + step) % len(shown)] if self.sort_column in shown else shown[0]
+        self.sort_column, self.descending = name, name != "name"
+        self._draw()
+
+    def action_sort_invert(self) -> None:
+        self.descending = not self.descending
+        self._draw()
+
+    def action_choose(self) -> None:
+        cursor = self.cursor
+        if cursor is None:
+            self.notify(_HINT[self.kind], severity="warning")
+            return
+        name = self.rows[cursor].name
+        self.dismiss(None)
+        self._choose(self.kind, name)
