@@ -11,11 +11,12 @@ import pytest
 from rich.text import Text
 from textual.strip import Strip
 
+from gputop.core.model import ProcessSample
 from gputop.ui.widgets import gpu_card
 from gputop.ui.widgets.card_lines import CardContent, card_titles
 from gputop.ui.widgets.gpu_card import GpuCard
 
-from .factory import NOW, make_app, snapshot, two_gpu_snapshot
+from .factory import NOW, gpu, make_app, proc, snapshot, two_gpu_snapshot
 
 SIZE = (120, 40)
 # More ticks than a sparkline is wide at 120 columns (about 20 cells): after them every sparkline
@@ -115,3 +116,42 @@ async def test_the_border_title_is_made_again_only_when_what_it_says_changed(
         await pilot.pause()
         assert str(card.border_subtitle).strip() == "P0 · 1980MHz"
         assert made == [1]
+
+
+def row_text(app: object, pid: int) -> str:
+    table = app.processes  # type: ignore[attr-defined]
+    return "".join(segment.text for segment in table.render_line(1 + table.pids().index(pid)))
+
+
+def one_process(process: ProcessSample, seconds: float) -> object:
+    return snapshot(gpu(0, [process]), timestamp=NOW + seconds)
+
+
+async def test_a_process_row_keeps_its_cells_but_its_time_moves_on() -> None:
+    sample = proc(101, 0, 40, cpu=90, age_s=3590)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_snapshot(one_process(sample, 0))  # type: ignore[arg-type]
+        await pilot.pause()
+        first = row_text(app, 101)
+        assert " 90.0 " in first
+        # The same process sample 20 s later: only the TIME cell differs, and it is up to date.
+        app.apply_snapshot(one_process(sample, 20))  # type: ignore[arg-type]
+        await pilot.pause()
+        later = row_text(app, 101)
+        header = "".join(segment.text for segment in app.processes.render_line(0))
+        time_cell = slice(header.index("TIME") - 2, header.index("TIME") + 4)  # right-aligned, 6 wide
+        assert (first[time_cell], later[time_cell]) == ("59m50s", " 1h00m")
+        assert later[: time_cell.start] + later[time_cell.stop :] == first[: time_cell.start] + first[time_cell.stop :]
+
+
+async def test_a_process_whose_figures_changed_gets_every_cell_made_again() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_snapshot(one_process(proc(101, 0, 40, cpu=90), 0))  # type: ignore[arg-type]
+        await pilot.pause()
+        assert " 90.0 " in row_text(app, 101)
+        app.apply_snapshot(one_process(proc(101, 0, 40, cpu=12.5), 1))  # type: ignore[arg-type]
+        await pilot.pause()
+        text = row_text(app, 101)
+        assert " 12.5 " in text and " 90.0 " not in text
