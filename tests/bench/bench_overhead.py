@@ -137,6 +137,12 @@ NVTOP_BUILT = Path(__file__).resolve().parents[1] / "_build" / "nvtop" / "build"
 
 def monitors(args: argparse.Namespace) -> list[Monitor]:
     found = [Monitor("gputop", [sys.executable, "-m", "gputop", "--interval", "1"] + args.gputop_args.split())]
+    for tree in filter(None, args.trees.split(",")):
+        # Another gputop, e.g. main before a change: `git archive REV | tar -x -C /tmp/before`.
+        name, path = tree.split("=", 1)
+        compileall.compile_dir(Path(path) / "gputop", quiet=1)
+        found.append(Monitor(name, ["env", f"PYTHONPATH={path}", sys.executable, "-m", "gputop", "--interval", "1"]
+                             + args.gputop_args.split()))
     nvitop = find_tool(args.nvitop, "nvitop")
     if nvitop:
         found.append(Monitor("nvitop", [nvitop, "--interval", "1"]))
@@ -237,6 +243,7 @@ def main() -> None:
     parser.add_argument("--gpustat", default=None)
     parser.add_argument("--nvtop", default=None, help="nvtop's binary (default: tests/_build/nvtop, then PATH)")
     parser.add_argument("--gputop-args", default="", help="extra arguments for gputop")
+    parser.add_argument("--trees", default="", help="other gputop trees to run beside this one: NAME=PATH,...")
     parser.add_argument("--only", default=None, help="comma-separated monitor names to run")
     args = parser.parse_args()
 
