@@ -10,7 +10,9 @@ process PID appeared on screen; then ratios against gputop.
 Run (not part of the test suite), e.g. what tests/bench/RESULTS.md reports:
     python tests/bench/bench_overhead.py --configs 8x16,8x128 --static-configs 8x16 --seconds 30 --rounds 2
 nvitop and gpustat are measured when found on PATH or beside this Python (or given
-with --nvitop/--gpustat); --only gputop for quick iterations.
+with --nvitop/--gpustat), nvtop when tests/bench/build_nvtop.sh built it (or --nvtop);
+--only gputop for quick iterations. "steady %" is the CPU from the first GPU figure on
+screen to the end, % of one core: what a monitor costs once it runs.
 """
 
 from __future__ import annotations
@@ -75,22 +77,25 @@ class Changer(threading.Thread):
 
 
 @contextmanager
-def live_machine(gpus: int, procs: int) -> Iterator[tuple[dict[str, str], Path]]:
+def live_machine(gpus: int, procs: int, changing: bool = True) -> Iterator[tuple[dict[str, str], Path]]:
     """The fake NVML listing ``gpus`` x ``procs`` real sleeping processes, its values moving every
-    second: the environment a monitor runs in, and a scratch folder that lasts as long."""
+    second (``changing``; else never): the environment a monitor runs in, and a scratch folder
+    that lasts as long."""
     with tempfile.TemporaryDirectory() as scratch, sleepers(gpus * procs) as pids:
         fake = FakeNvml(Path(scratch))
         scenario = build_scenario(gpus, procs, pids=pids)
         fake.write(scenario)
         changer = Changer(fake, scenario)
-        changer.start()
+        if changing:
+            changer.start()
         env = fake.env()
         env["TERM"] = "xterm-256color"
         try:
             yield env, Path(scratch)
         finally:
             changer.stopped.set()
-            changer.join()
+            if changing:
+                changer.join()
 
 
 def parse_config(text: str) -> tuple[int, int]:
@@ -126,11 +131,24 @@ def compile_gputop() -> None:
     compileall.compile_dir(Path(__file__).resolve().parents[2] / "gputop", quiet=1)
 
 
+# where tests/bench/build_nvtop.sh puts nvtop (built from its source, NVIDIA support only)
+NVTOP_BUILT = Path(__file__).resolve().parents[1] / "_build" / "nvtop" / "build" / "src" / "nvtop"
+
+
 def monitors(args: argparse.Namespace) -> list[Monitor]:
     found = [Monitor("gputop", [sys.executable, "-m", "gputop", "--interval", "1"] + args.gputop_args.split())]
+    for tree in filter(None, args.trees.split(",")):
+        # Another gputop, e.g. main before a change: `git archive REV | tar -x -C /tmp/before`.
+        name, path = tree.split("=", 1)
+        compileall.compile_dir(Path(path) / "gputop", quiet=1)
+        found.append(Monitor(name, ["env", f"PYTHONPATH={path}", sys.executable, "-m", "gputop", "--interval", "1"]
+                             + args.gputop_args.split()))
     nvitop = find_tool(args.nvitop, "nvitop")
     if nvitop:
         found.append(Monitor("nvitop", [nvitop, "--interval", "1"]))
+    nvtop = args.nvtop or next((str(p) for p in [NVTOP_BUILT] if p.exists()), None) or shutil.which("nvtop")
+    if nvtop:
+        found.append(Monitor("nvtop", [nvtop, "--delay", "10"]))  # tenths of a second
     gpustat = find_tool(args.gpustat, "gpustat")
     if gpustat:
         found.append(Monitor("gpustat", [gpustat, "-i", "1"]))
@@ -145,6 +163,7 @@ def summarise(runs: list[PtyRun], warmup_s: float) -> dict[str, float | None]:
     return {
         "cpu_seconds": median([r.cpu_seconds for r in runs]),
         "cpu_percent": median([r.cpu_percent for r in runs]),
+        "steady_percent": median([r.steady_cpu_percent for r in runs]),
         "peak_rss_mib": median([r.peak_rss / 2**20 for r in runs]),
         "bytes_per_s": median([r.bytes_per_second(warmup_s) for r in runs]),
         "first_gpu_s": median([r.first_seen.get("gpu") for r in runs]),
@@ -160,6 +179,7 @@ METRICS = (
     # key, column title, format
     ("cpu_seconds", "CPU s", "6.2f"),
     ("cpu_percent", "CPU %", "6.1f"),
+    ("steady_percent", "steady %", "8.2f"),
     ("peak_rss_mib", "RSS MiB", "8.1f"),
     ("bytes_per_s", "B/s", "8.0f"),
     ("first_gpu_s", "GPU s", "6.2f"),
@@ -221,7 +241,9 @@ def main() -> None:
     parser.add_argument("--static-configs", default="", help="GPUSxPROCS also run with nothing changing, e.g. 8x16")
     parser.add_argument("--nvitop", default=None)
     parser.add_argument("--gpustat", default=None)
+    parser.add_argument("--nvtop", default=None, help="nvtop's binary (default: tests/_build/nvtop, then PATH)")
     parser.add_argument("--gputop-args", default="", help="extra arguments for gputop")
+    parser.add_argument("--trees", default="", help="other gputop trees to run beside this one: NAME=PATH,...")
     parser.add_argument("--only", default=None, help="comma-separated monitor names to run")
     args = parser.parse_args()
 

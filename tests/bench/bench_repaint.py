@@ -115,6 +115,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--warmup", type=float, default=5.0, help="seconds before the parts are counted")
+    parser.add_argument("--static", action="store_true", help="figures that never change (bench_overhead's --static)")
     parser.add_argument("--probe", help=argparse.SUPPRESS)
     args, rest = parser.parse_known_args()
     if args.probe:
@@ -126,13 +127,14 @@ def main() -> None:
 
     compile_gputop()
     gpus, procs = parse_config(args.config)
-    with live_machine(gpus, procs) as (env, scratch):
+    with live_machine(gpus, procs, changing=not args.static) as (env, scratch):
         out = scratch / "figures.json"
         command = [sys.executable, __file__, "--probe", str(out), "--warmup", str(args.warmup), "--interval", "1"]
         for run in range(args.runs):
             result = run_in_pty(command, args.seconds, 120, 40, env=env)
             figures = json.loads(out.read_text())
-            print(f"# run {run + 1}: {args.config}, {args.seconds:g} s, {figures['ticks']} ticks counted, "
+            label = args.config + (" static" if args.static else "")
+            print(f"# run {run + 1}: {label}, {args.seconds:g} s, {figures['ticks']} ticks counted, "
                   f"process CPU of the whole run {result.cpu_seconds:.2f} s")
             print(f"UI thread per tick {figures['ui_thread_ms_per_tick']:6.2f} ms; "
                   f"process {figures['process_ms_per_s']:6.2f} ms a second")

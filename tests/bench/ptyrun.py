@@ -32,6 +32,8 @@ class PtyRun:
     bytes_written: int = 0
     bytes_after_warmup: int = 0
     first_seen: dict[str, float] = field(default_factory=dict)
+    # CPU seconds of the tree when the first of ``steady_after`` was seen: the start-up is over
+    cpu_at_first_frame: float | None = None
     exit_status: int | None = None
     last_screen: str = ""
     output: bytearray = field(default_factory=bytearray)  # every byte written, when keep_output
@@ -39,6 +41,14 @@ class PtyRun:
     @property
     def cpu_percent(self) -> float:
         return 100.0 * self.cpu_seconds / self.seconds
+
+    @property
+    def steady_cpu_percent(self) -> float | None:
+        """% of one core from the first frame to the end: what the monitor costs once running."""
+        seen = self.first_seen.get("gpu")
+        if self.cpu_at_first_frame is None or seen is None or self.seconds - seen < 1:
+            return None
+        return 100.0 * (self.cpu_seconds - self.cpu_at_first_frame) / (self.seconds - seen)
 
     def bytes_per_second(self, warmup_s: float) -> float:
         return self.bytes_after_warmup / max(1e-9, self.seconds - warmup_s)
@@ -93,6 +103,17 @@ def _tree(process: psutil.Process) -> list[psutil.Process]:
         return [process, *process.children(recursive=True)]
     except psutil.Error:
         return [process]
+
+
+def _tree_cpu(process: psutil.Process, cpu_by_pid: dict[int, float]) -> float:
+    """CPU seconds of the tree now (children that ended keep their last figure in ``cpu_by_pid``)."""
+    for member in _tree(process):
+        try:
+            times = member.cpu_times()
+            cpu_by_pid[member.pid] = times.user + times.system
+        except psutil.Error:
+            pass
+    return sum(cpu_by_pid.values())
 
 
 def run_in_pty(
@@ -155,6 +176,8 @@ def run_in_pty(
                     for label, texts in wanted.items():
                         if label not in result.first_seen and any(text in shown for text in texts):
                             result.first_seen[label] = time.monotonic() - start
+                            if label == "gpu":
+                                result.cpu_at_first_frame = _tree_cpu(process, cpu_by_pid)
                     if until_seen and len(result.first_seen) == len(wanted):
                         break
             if now - last_poll >= 0.2:
@@ -167,13 +190,8 @@ def run_in_pty(
                             result.peak_rss = max(result.peak_rss, member.memory_info().rss)
                     except psutil.Error:
                         pass
-        for member in _tree(process):
-            try:
-                times = member.cpu_times()
-                cpu_by_pid[member.pid] = times.user + times.system
-            except psutil.Error:
-                pass
-        result.cpu_seconds = sum(cpu_by_pid.values())
+        result.seconds = time.monotonic() - start  # the loop may end late on a loaded machine
+        result.cpu_seconds = _tree_cpu(process, cpu_by_pid)
         result.last_screen = "\n".join(screen.display)
         os.write(master, quit_keys)
         deadline = time.monotonic() + 5

@@ -1518,6 +1518,8 @@ enum {
     FI_NVLINK_THROUGHPUT_DATA_RX = 139, FI_NVLINK_ERROR_DL_REPLAY = 161,
     FI_NVLINK_ERROR_DL_RECOVERY = 162, FI_NVLINK_ERROR_DL_CRC = 163,
     FI_NVLINK_GET_STATE = 165, FI_NVLINK_GET_VERSION = 166, FI_ENERGY = 191,
+    FI_RETIRED_PENDING = 31, FI_REMAPPED_COR = 142, FI_REMAPPED_UNC = 143,
+    FI_REMAPPED_PENDING = 144, FI_REMAPPED_FAILURE = 145,
 };
 
 /* One field's value (UNSET: NOT_SUPPORTED; -2: INVALID_ARGUMENT) and its type. */
@@ -1531,6 +1533,14 @@ static long long field_value(const device_t *d, unsigned id, unsigned scope, int
     case FI_ECC_DBE_VOL_TOTAL: return d->ecc_volatile;
     case FI_ECC_DBE_AGG_TOTAL: return d->ecc_aggregate;
     case FI_TOTAL_ENERGY: case FI_ENERGY: return a->energy_mj;
+    /* Row remapping and retired pages as nvmlDeviceGetRemappedRows and
+       nvmlDeviceGetRetiredPagesPendingStatus answer them (NOT_SUPPORTED alike). */
+    case FI_REMAPPED_COR: return d->remap_corrected;
+    case FI_REMAPPED_UNC:
+        return d->remap_corrected == UNSET ? UNSET : d->remap_uncorrected == UNSET ? 0 : d->remap_uncorrected;
+    case FI_REMAPPED_PENDING: return d->remap_corrected == UNSET ? UNSET : d->remap_pending > 0;
+    case FI_REMAPPED_FAILURE: return d->remap_corrected == UNSET ? UNSET : d->remap_failure > 0;
+    case FI_RETIRED_PENDING: return d->retired_pending == UNSET ? UNSET : d->retired_pending > 0;
     case FI_NVLINK_LINK_COUNT: *type = VALUE_UINT; return a->nvlink_count;
     case FI_NVLINK_CRC_TOTAL: return a->nvlink_count == UNSET ? UNSET : a->nvlink_crc;
     case FI_NVLINK_REPLAY_TOTAL: return a->nvlink_count == UNSET ? UNSET : a->nvlink_replay;

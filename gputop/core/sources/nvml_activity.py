@@ -69,6 +69,15 @@ FI_LINK_ERRORS = (
     _field("NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY", 161),
     _field("NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY", 162),
 )
+# Row remapping (corrected rows, uncorrected rows, pending, failure) and pages pending retirement:
+# nvmlDeviceGetRemappedRows and nvmlDeviceGetRetiredPagesPendingStatus, read in the tick's batch.
+FI_REMAPPED = (
+    _field("NVML_FI_DEV_REMAPPED_COR", 142),
+    _field("NVML_FI_DEV_REMAPPED_UNC", 143),
+    _field("NVML_FI_DEV_REMAPPED_PENDING", 144),
+    _field("NVML_FI_DEV_REMAPPED_FAILURE", 145),
+)
+FI_RETIRED_PENDING = _field("NVML_FI_DEV_RETIRED_PENDING", 31)
 FI_NVLINK_RX = _field("NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX", 139)
 FI_NVLINK_TX = _field("NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX", 138)
 
@@ -123,6 +132,18 @@ def _field_value(slot: Any) -> float | int | None:
 
 def _integer(value: float | int | None) -> int | None:
     return None if value is None else int(value)
+
+
+def _remapped(values: dict[Field, float | int | None] | None) -> tuple[int, int, int, int] | None:
+    """The four row-remapping fields, or None unless the batch answered all four (then they are
+    asked the old way: a driver may know the call and not the fields)."""
+    if values is None:
+        return None
+    found = [values.get((field_id, 0)) for field_id in FI_REMAPPED]
+    if any(value is None for value in found):
+        return None
+    corrected, uncorrected, pending, failure = (int(value) for value in found if value is not None)
+    return corrected, uncorrected, pending, failure
 
 
 class GpmSamples:
@@ -204,6 +225,9 @@ class Reading:
     pcie_link_gen: int | None = None
     pcie_link_width: int | None = None
     ecc: tuple[int | None, int | None] | None = None  # (volatile, aggregate); None: ask the old way
+    # (corrected, uncorrected, pending, failure) as nvmlDeviceGetRemappedRows; None: ask the old way
+    remapped: tuple[int, int, int, int] | None = None
+    retired_pending: int | None = None  # 1: pages wait to be retired; None: ask the old way
 
 
 @dataclass(slots=True)
@@ -265,6 +289,8 @@ class ActivityReader:
                 _integer(values.get((FI_ECC_VOLATILE, 0))),
                 _integer(values.get((FI_ECC_AGGREGATE, 0))),
             ),
+            remapped=_remapped(values),
+            retired_pending=None if values is None else _integer(values.get((FI_RETIRED_PENDING, 0))),
         )
 
     def mig_activity(self, handle: Handle, gpu_instance_id: int | None) -> Activity | None:
@@ -307,6 +333,7 @@ class ActivityReader:
 
     def _tick_fields(self, links: int) -> list[Field]:
         fields: list[Field] = [(FI_ECC_VOLATILE, 0), (FI_ECC_AGGREGATE, 0), (FI_ENERGY, 0)]
+        fields += [(field_id, 0) for field_id in (*FI_REMAPPED, FI_RETIRED_PENDING)]
         if links:
             fields += [(FI_LINK_STATE, link) for link in range(links)]
             fields += [(field_id, 0) for field_id in FI_ERROR_TOTALS]

@@ -283,7 +283,7 @@ class NvmlDevice:
             mig_mode=None if mig_mode is None else in_mig,
             health=nvml_health.health(
                 gateway, handle, None if self.xid_events is None else self.xid_events.events(self.index),
-                ecc=reading.ecc,
+                ecc=reading.ecc, remapped=reading.remapped, retired_pending=reading.retired_pending,
             ),
             mig_devices=migs,
             processes=processes,

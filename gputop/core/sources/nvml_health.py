@@ -47,14 +47,20 @@ def health(
     handle: Handle,
     xid_events: tuple[XidEvent, ...] | None,
     ecc: tuple[int | None, int | None] | None = None,
+    remapped: tuple[int, int, int, int] | None = None,
+    retired_pending: int | None = None,
 ) -> GpuHealth:
     """ECC counts, row remapping and retired pages of one GPU, with the XID events seen for it.
 
-    ``ecc``: the uncorrected (volatile, aggregate) counts already read in the tick's field-value
-    batch (nvml_activity.py); None: asked here, one call each.
+    ``ecc``, ``remapped`` (corrected rows, uncorrected rows, pending, failure) and ``retired_pending``
+    (1: pages wait to be retired): what the tick's field-value batch already read
+    (nvml_activity.py); None: asked here, one call each.
     """
-    rows = gateway.call(pynvml.nvmlDeviceGetRemappedRows, handle)
-    pending = gateway.call(pynvml.nvmlDeviceGetRetiredPagesPendingStatus, handle)
+    rows = remapped if remapped is not None else gateway.call(pynvml.nvmlDeviceGetRemappedRows, handle)
+    if retired_pending is not None:
+        pending = pynvml.NVML_FEATURE_ENABLED if retired_pending else pynvml.NVML_FEATURE_DISABLED
+    else:
+        pending = gateway.call(pynvml.nvmlDeviceGetRetiredPagesPendingStatus, handle)
     if ecc is None:
         ecc = _ecc(gateway, handle, pynvml.NVML_VOLATILE_ECC), _ecc(gateway, handle, pynvml.NVML_AGGREGATE_ECC)
     return GpuHealth(

@@ -88,6 +88,17 @@ def _sm_series(history: GpuHistory | None) -> Sequence[float | None]:
     return () if history is None else history.sm_active
 
 
+def titles_key(content: CardContent, filtered: bool) -> tuple[object, ...]:
+    """What ``card_titles`` depends on, cheap to compare: equal keys, equal titles. Making the titles
+    as Rich Text every tick cost more than the card's lines; a title changes a few times a run."""
+    gpu = content.gpu
+    silence = None if gpu.answering or gpu.lost else silence_text(gpu, content.now)
+    return (
+        gpu.index, filtered, gpu.lost, silence, content.alert_kinds, tuple(card_marks(content.diagnosis)),
+        gpu.name, gpu.pstate, gpu.clock_sm, gpu.fan_speed,
+    )
+
+
 def card_titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None]:
     """The full card's border title and subtitle (None: no subtitle)."""
     gpu = content.gpu

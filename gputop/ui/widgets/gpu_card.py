@@ -1,12 +1,15 @@
 """One GPU: memory and utilisation bars, temperature against its own slowdown point, power, sparklines.
 
-Drawn with the line API: each tick only the lines whose text changed are refreshed. A GPU whose
+Drawn with the line API: each tick only the lines whose text changed are refreshed, and a line is
+turned into a Strip once, when it changed (a card repainted whole, for a new title or class, reuses
+the rest); the border titles are made again only when what they say changed. A GPU whose
 driver calls have not come back says "not answering 14s" in its title, its figures (N/A) dimmed
 and its sparklines showing the gap. The lines themselves are made in ``card_lines``.
 """
 
 from __future__ import annotations
 
+from rich.style import Style
 from rich.text import Text
 from textual.events import Click, Resize
 from textual.geometry import Region
@@ -18,7 +21,7 @@ from gputop.core.analysis.forecast import Forecast
 from gputop.core.analysis.history import GpuHistory
 from gputop.core.model import GpuSample
 from gputop.ui.layout import card_lines
-from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines
+from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines, titles_key
 from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.styled_line import StripStyles, StyledLine
 
@@ -43,8 +46,12 @@ class GpuCard(FrameStyled):
         self.compact = False
         self.filtered = False
         self._lines: list[StyledLine] = []
+        # Each line's Strip as last drawn (None: not drawn since it changed), and the style under it.
+        self._strips: list[Strip | None] = []
+        self._strips_style: Style | None = None
         self._strip_styles = StripStyles()
         self._titles: tuple[Text | None, Text | None] = (None, None)
+        self._titles_key: tuple[object, ...] | None = None
         self._lines_width = -1
 
     def show(
@@ -91,7 +98,10 @@ class GpuCard(FrameStyled):
         if self.compact:
             lines = compact_lines(content, width, self.filtered)
         else:
-            self._set_titles(*card_titles(content, self.filtered))
+            key = titles_key(content, self.filtered)
+            if key != self._titles_key:
+                self._titles_key = key
+                self._set_titles(*card_titles(content, self.filtered))
             lines = full_lines(content, width)
         if not content.gpu.answering:
             for line in lines:
@@ -106,11 +116,14 @@ class GpuCard(FrameStyled):
         lines = self._make_lines(width)
         old = self._lines
         self._lines = lines
-        if len(old) != len(lines):
+        if len(old) != len(lines) or len(self._strips) != len(lines):
+            self._strips = [None] * len(lines)
             self.refresh()
             return
+        strips = self._strips
         for y, (before, after) in enumerate(zip(old, lines, strict=True)):
             if before != after:
+                strips[y] = None
                 self.refresh(Region(0, y, width, 1))
 
     def set_filtered(self, filtered: bool) -> None:
@@ -129,13 +142,19 @@ class GpuCard(FrameStyled):
 
     def render_line(self, y: int) -> Strip:
         width = self.content_size.width
-        if width != self._lines_width:
-            # A new card is shown before its first layout: draw it at the size it is painted at,
-            # rather than paint it twice.
-            self._lines = self._make_lines(width)
+        base = self.line_style
+        if width != self._lines_width or base != self._strips_style or len(self._strips) != len(self._lines):
+            if width != self._lines_width:
+                # A new card is shown before its first layout: draw it at the size it is painted at,
+                # rather than paint it twice.
+                self._lines = self._make_lines(width)
+            self._strips, self._strips_style = [None] * len(self._lines), base
         if y >= len(self._lines):
-            return Strip.blank(width, self.line_style)
-        return self._strip_styles.strip(self._lines[y], self.line_style, width)
+            return Strip.blank(width, base)
+        strip = self._strips[y]
+        if strip is None:
+            strip = self._strips[y] = self._strip_styles.strip(self._lines[y], base, width)
+        return strip
 
     def on_click(self, event: Click) -> None:
         event.stop()

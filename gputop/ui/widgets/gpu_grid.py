@@ -39,6 +39,7 @@ class GpuGrid(Grid, can_focus=True):
         self._columns = 1
         self.chosen: int | None = None  # the GPU index of the chosen card
         self.filtered: int | None = None  # the GPU the process panel is filtered to
+        self._heights: tuple[int, ...] | None = None  # the row heights set last
 
     def mark_filtered(self, index: int | None) -> None:
         """Mark the card of the GPU the process panel shows alone (None: no GPU filter)."""
@@ -127,5 +128,8 @@ class GpuGrid(Grid, can_focus=True):
         if new_cards:
             self.mount_all(new_cards)
             self.call_after_refresh(self._mark)
-        self.styles.grid_rows = " ".join(str(h) for h in layout.heights) or "1"
-        self.styles.height = sum(layout.heights)
+        heights = tuple(layout.heights)
+        if heights != self._heights:  # parsing the rows again each tick costs more than comparing
+            self._heights = heights
+            self.styles.grid_rows = " ".join(str(h) for h in heights) or "1"
+            self.styles.height = sum(heights)

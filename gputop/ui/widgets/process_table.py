@@ -39,6 +39,23 @@ _HOST_COLUMNS = frozenset({"cpu", "host_memory", "time", "job", "container", "co
 _LAUNCHER_COLUMNS = frozenset({"pid", "user", "gpu_memory", "container", "command"})
 
 
+def _same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
+    """Whether a row shows what it showed last tick but for its TIME: the same process sample
+    (the sampler keeps the object while nothing about the process changed) and the same figures."""
+    return (
+        before.process is now.process
+        and before.gpu_memory_total == now.gpu_memory_total
+        and before.growth_rate == now.growth_rate
+        and before.growing == now.growing
+        and before.idle_seconds == now.idle_seconds
+        and before.idle == now.idle
+        and before.unattributed == now.unattributed
+        and before.guide == now.guide
+        and before.subtree_memory == now.subtree_memory
+        and before.launcher == now.launcher
+    )
+
+
 def _fit(text: str, width: int, right: bool) -> str:
     if text_cells(text) > width:
         text = set_cell_size(text, max(0, width - 1)) + "…" if width > 0 else ""
@@ -111,6 +128,10 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self.tagged: set[RowKey] = set()
         self.empty_message = "no GPU processes"
         self._cells: dict[RowKey, tuple[str, ...]] = {}
+        # Last tick's rows drawn, with their cells: a row whose process and figures are as they were
+        # keeps its cells, TIME alone made again (Dolphie's keyed updates, cell by cell).
+        self._drawn: dict[RowKey, tuple[ProcessRow, tuple[str, ...]]] = {}
+        self._drawn_now: dict[RowKey, tuple[ProcessRow, tuple[str, ...]]] = {}
         self._line_state: list[object] = []  # the visible lines' signatures, from _line_top down
         self._line_top = 0
         self._sort_values: dict[RowKey, float | str | None] = {}
@@ -169,12 +190,15 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self._sort_values = sort_values
         self._in_order = in_order
         empty = empty_columns(ordered) - {sort.column}
-        if empty != self._empty:
+        columns_changed = empty != self._empty
+        if columns_changed:
             self._empty = empty
             self._columns = visible_columns(self.size.width or 120, self.column_names, empty)
             self._line_state = []  # every line is drawn again with the new columns
         self.rows = ordered
         self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
+        # The rows drawn last tick; none when the columns changed just now (cells of other columns).
+        self._drawn, self._drawn_now = ({} if columns_changed else self._drawn_now), {}
         if self.tagged:
             self.tagged.intersection_update(by_key)
         if self.cursor_key not in by_key:
@@ -226,13 +250,30 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self._refresh_changed_lines()
 
     def _row_cells(self, row: ProcessRow) -> tuple[str, ...]:
-        cells = self._cells.get(row.key)
+        key = row.key
+        cells = self._cells.get(key)
         if cells is None:
-            cells = self._cells[row.key] = tuple(
-                column.cell(row) if not row.launcher or column.name in _LAUNCHER_COLUMNS else ""
-                for column in self._columns
-            )
+            before = self._drawn.get(key)
+            if before is not None and _same_but_time(before[0], row):
+                cells = before[1]
+                time_at = self._time_at
+                if time_at is not None and not row.launcher:
+                    cell = self._columns[time_at].cell(row)
+                    if cell != cells[time_at]:
+                        cells = (*cells[:time_at], cell, *cells[time_at + 1 :])
+            else:
+                cells = tuple(
+                    column.cell(row) if not row.launcher or column.name in _LAUNCHER_COLUMNS else ""
+                    for column in self._columns
+                )
+            self._cells[key] = cells
+            self._drawn_now[key] = (row, cells)
         return cells
+
+    @property
+    def _time_at(self) -> int | None:
+        """Where the TIME column is among the columns shown (None: not shown)."""
+        return next((n for n, column in enumerate(self._columns) if column.name == "time"), None)
 
     def _line_signature(self, row: ProcessRow) -> object:
         process, key = row.process, row.key
@@ -269,13 +310,17 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         """Limit the columns to ``names`` (None: every column that fits)."""
         self.column_names = names
         self._columns = visible_columns(self.size.width or 120, names, self._empty)
-        self._cells = {}
+        self._forget_cells()
         self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
         self.refresh()
 
+    def _forget_cells(self) -> None:
+        """The columns changed: every row's cells are made again."""
+        self._cells, self._drawn, self._drawn_now = {}, {}, {}
+
     def on_resize(self, event: Resize) -> None:
         self._columns = visible_columns(event.size.width, self.column_names, self._empty)
-        self._cells = {}
+        self._forget_cells()
         self.virtual_size = Size(event.size.width, len(self.rows) + 1)
         self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
         self.refresh()
