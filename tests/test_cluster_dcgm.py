@@ -46,15 +46,11 @@ VICTORIA = shutil.which("victoria-metrics")
 
 DCGM_DIR = Path(__file__).parent / "prom" / "dcgm"
 DASHBOARD = json.loads((DCGM_DIR / "dcgm-exporter-dashboard.json").read_text())
-# Fields of default-counters.csv that gputop does not serve, each for a reason: the graphics engine's
-# activity (GPM has no metric documented as the same: unknown, not a guess); NVLink's bandwidth counter
-# (DCGM does not document its unit; the rates are DCGM_FI_PROF_NVLINK_*_BYTES); PCIe replays, memory
-# temperature and the vGPU licence (readings gputop does not take).
+# Fields of default-counters.csv that gputop does not serve, each for a reason: NVLink's bandwidth counter
+# (DCGM does not document its unit; the rates are DCGM_FI_PROF_NVLINK_*_BYTES); the vGPU licence (only a
+# vGPU guest has one, and NVML answers it through the vGPU calls a bare-metal GPU does not have).
 NOT_SERVED = {
-    "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
     "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
-    "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
-    "DCGM_FI_DEV_MEMORY_TEMP",
     "DCGM_FI_DEV_VGPU_LICENSE_STATUS",
 }
 # The profiling fields default-counters.csv lists commented out, enabled on dgx-a as a user enables them.
@@ -428,7 +424,7 @@ async def test_enter_on_dcgm_hosts_shows_mig_devices_pods_and_every_default_coun
         more = more_text(detail.gpus[0])
         assert rows[0][-1] == more
         for words in ("reserved 560.0MiB", "mem clock 1593MHz", "last XID 0", "remapped corr 2", "remap failed no",
-                      "DEV_MEMORY_TEMP 66", "DEV_NVLINK_BANDWIDTH_TOTAL 123456", "PROF_GR_ENGINE_ACTIVE 0.97",
+                      "mem temp 66°C", "DEV_NVLINK_BANDWIDTH_TOTAL 123456", "GR active 97%", "PCIe replays 0",
                       "occupancy 21%", "PCIe rx 1.9MiB/s", "energy 2.50 kWh"):
             assert words in more, words
         # What the SMs, tensor cores and memory did (DCGM_FI_PROF_*), the MIG device's own SM activity.
