@@ -46,8 +46,12 @@ def test_json_schema_2_gives_activity_pcie_link_nvlink_energy_and_the_verdict(fa
             nvlink_replay=0,
             nvlink_recovery=0,
             util_gpu=40,
+            graphics_active=41.5,
+            memory_temp=58,
+            pcie_replay=3,
         )
-        .gpu(name="NVIDIA L4", pcie_rx_kbs=100)
+        # A GDDR GPU whose memory sensor field answers 0: no reading, null (as nvidia-smi's N/A).
+        .gpu(name="NVIDIA L4", pcie_rx_kbs=100, memory_temp=0)
     )
     fake_nvml.write(scenario)
     result = subprocess.run(
@@ -65,7 +69,9 @@ def test_json_schema_2_gives_activity_pcie_link_nvlink_energy_and_the_verdict(fa
         "fp64_active": 0.0,
         "fp32_active": 8.0,
         "fp16_active": 3.0,
+        "graphics_active": 41.5,
     }
+    assert hopper["temperature"]["memory"] == 58.0
     assert hopper["pcie"] == {
         "rx": 512.0 * MiB,
         "tx": 64.0 * MiB,
@@ -73,6 +79,7 @@ def test_json_schema_2_gives_activity_pcie_link_nvlink_energy_and_the_verdict(fa
         "link_gen_max": 5,
         "link_width": 16,
         "link_width_max": 16,
+        "replay_errors": 3,
     }
     assert hopper["nvlink"] == {
         "version": 4,
@@ -87,7 +94,7 @@ def test_json_schema_2_gives_activity_pcie_link_nvlink_energy_and_the_verdict(fa
     assert hopper["energy"] == {"since_driver_load_j": 3_600_000.0, "since_start_j": 0.0}
     assert hopper["verdict"] is None
     # A GPU without GPM, NVLink, energy or link figures: nulls, and its PCIe counters as before.
-    assert (l4["activity"], l4["nvlink"], l4["energy"]) == (None, None, None)
+    assert (l4["activity"], l4["nvlink"], l4["energy"], l4["temperature"]["memory"]) == (None, None, None, None)
     assert l4["pcie"] == {
         "rx": 100.0 * 1024,
         "tx": 0.0,
@@ -95,6 +102,7 @@ def test_json_schema_2_gives_activity_pcie_link_nvlink_energy_and_the_verdict(fa
         "link_gen_max": None,
         "link_width": None,
         "link_width_max": None,
+        "replay_errors": None,
     }
 
 
@@ -109,7 +117,9 @@ GPU = GpuSample(
     pcie_link_gen_max=5,
     pcie_link_width=8,
     pcie_link_width_max=16,
-    activity=Activity(sm_active=12.0, sm_occupancy=5.0, tensor_active=None, dram_active=9.0),
+    pcie_replay_errors=12,
+    memory_temperature=71.0,
+    activity=Activity(sm_active=12.0, sm_occupancy=5.0, tensor_active=None, dram_active=9.0, graphics_active=96.0),
     energy=Energy(since_driver_load_j=1.0e8, since_start_j=360.0),
     nvlink=NvLink(
         version=4,
@@ -137,8 +147,10 @@ def test_a_recording_replays_every_new_figure_and_a_schema_1_recording_still_rea
         del old["gpus"][0][key]
     old["gpus"][0]["pcie"] = {"rx": 1.0e9, "tx": None}
     del old["gpus"][0]["mig_devices"][0]["activity"]
+    del old["gpus"][0]["temperature"]["memory"]
     old["schema"] = 1
     back = snapshot_from_dict(old).gpus[0]
+    assert (back.memory_temperature, back.pcie_replay_errors) == (None, None)
     assert (back.activity, back.nvlink, back.energy, back.pcie_link_gen, back.mig_devices[0].activity) == (
         None,
         None,

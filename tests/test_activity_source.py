@@ -90,6 +90,37 @@ def test_a_gpm_gpu_reports_its_activity_between_two_ticks_and_its_pcie_rates_fro
     assert fake_nvml.call_count("nvmlGpmQueryDeviceSupport") == 1
 
 
+def test_graphics_activity_memory_temperature_and_pcie_replays_come_in_the_calls_already_made(
+    source: Any, fake_nvml: FakeNvml
+) -> None:
+    scenario = Scenario().gpu(**HOPPER, graphics_active=92.5, memory_temp=67, pcie_replay=4)
+    nvml = source(scenario)
+    nvml.sample()
+    gpu = nvml.sample()[0]
+    assert gpu.activity is not None and gpu.activity.graphics_active == 92.5
+    assert (gpu.memory_temperature, gpu.pcie_replay_errors) == (67.0, 4)
+    # One GPM request and one field-value batch a tick, as before: the new figures ride in them.
+    assert fake_nvml.call_count("nvmlGpmMetricsGet") == 1
+    assert fake_nvml.call_count("nvmlDeviceGetFieldValues") == 2 + 1  # + the link facts, read once
+    # The counter climbs (a bad riser): the next tick says so.
+    fake_nvml.write(replace(scenario, gpus=[replace(scenario.gpus[0], pcie_replay=9)]))
+    assert nvml.sample()[0].pcie_replay_errors == 9
+
+
+def test_a_gpu_without_a_memory_sensor_or_replay_counter_has_none_not_zero(source: Any, fake_nvml: FakeNvml) -> None:
+    # Left out: NOT_SUPPORTED; memory_temp=0: the sensorless answer some GDDR boards give.
+    for extra in ({}, {"memory_temp": 0}):
+        nvml = source(Scenario().gpu(**HOPPER, **extra))
+        nvml.sample()
+        gpu = nvml.sample()[0]
+        assert (gpu.memory_temperature, gpu.pcie_replay_errors) == (None, None), extra
+        assert gpu.activity is not None and gpu.activity.graphics_active is None
+    # No field values at all (an old driver): None, and no call of their own.
+    nvml = source(Scenario().gpu(memory_temp=60, pcie_replay=1).error("nvmlDeviceGetFieldValues", "NOT_SUPPORTED"))
+    gpu = nvml.sample()[0]
+    assert (gpu.memory_temperature, gpu.pcie_replay_errors) == (None, None)
+
+
 def test_energy_nvlink_and_the_pcie_link_come_out_in_gputop_units(source: Any, fake_nvml: FakeNvml) -> None:
     scenario = Scenario().gpu(**HOPPER)
     nvml = source(scenario)

@@ -46,15 +46,11 @@ VICTORIA = shutil.which("victoria-metrics")
 
 DCGM_DIR = Path(__file__).parent / "prom" / "dcgm"
 DASHBOARD = json.loads((DCGM_DIR / "dcgm-exporter-dashboard.json").read_text())
-# Fields of default-counters.csv that gputop does not serve, each for a reason: the graphics engine's
-# activity (GPM has no metric documented as the same: unknown, not a guess); NVLink's bandwidth counter
-# (DCGM does not document its unit; the rates are DCGM_FI_PROF_NVLINK_*_BYTES); PCIe replays, memory
-# temperature and the vGPU licence (readings gputop does not take).
+# Fields of default-counters.csv that gputop does not serve, each for a reason: NVLink's bandwidth counter
+# (DCGM does not document its unit; the rates are DCGM_FI_PROF_NVLINK_*_BYTES); the vGPU licence (only a
+# vGPU guest has one, and NVML answers it through the vGPU calls a bare-metal GPU does not have).
 NOT_SERVED = {
-    "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
     "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
-    "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
-    "DCGM_FI_DEV_MEMORY_TEMP",
     "DCGM_FI_DEV_VGPU_LICENSE_STATUS",
 }
 # The profiling fields default-counters.csv lists commented out, enabled on dgx-a as a user enables them.
@@ -66,13 +62,15 @@ HOPPER = dict(gpm=1, sm_occupancy=21, dram_active=85, fp64_active=0, fp32_active
               gpm_pcie_rx_mibs=512, gpm_pcie_tx_mibs=64, gpm_nvlink_rx_mibs=2048, gpm_nvlink_tx_mibs=1024,
               energy_mj=3_600_000_123, pcie_gen=4, pcie_gen_max=5, pcie_width=16, pcie_width_max=16,
               nvlink_count=18, nvlink_version=4, nvlink_down=1 << 5, nvlink_crc=7, nvlink_replay=0, nvlink_recovery=1,
-              nvlink_error_link=11)
+              nvlink_error_link=11, graphics_active=88, memory_temp=63, pcie_replay=2)
 ALPHA = (
     Scenario()
     .gpu(temperature=61, power_mw=312_500, clock_sm=1410, util_gpu=87, memory_used=30 * GiB, sm_active=34,
          tensor_active=5, **HOPPER)
     .gpu(temperature=44, power_mw=98_000, clock_sm=1980, util_gpu=12, memory_used=10 * GiB, mig_mode=1, gpm=1)
     .mig(gpu=1, slot=0, memory_used=2 * GiB, sm_active=80, tensor_active=40)
+    # A job holding memory on GPU 0: a verdict needs one (where nothing runs, nothing is memory-bound).
+    .process(gpu=0, pid=4_000_001, used=28 * GiB)
 )
 BETA = Scenario().gpu(name="NVIDIA A100-SXM4-40GB", temperature=52, power_mw=250_000, clock_sm=1095,
                       util_gpu=100, memory_total=40 * GiB, memory_used=39 * GiB, gpm=1, sm_active=90,
@@ -252,7 +250,12 @@ def test_activity_energy_nvlink_and_the_pcie_link_reach_prometheus_as_the_driver
         "DCGM_FI_PROF_PCIE_TX_BYTES": 64.0 * MIB, "DCGM_FI_PROF_NVLINK_RX_BYTES": 2048.0 * MIB,
         "DCGM_FI_PROF_NVLINK_TX_BYTES": 1024.0 * MIB, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": 3_600_000_123.0,
         "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL": 7.0, "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL": 0.0,
-        "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL": 1.0,
+        "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL": 1.0, "DCGM_FI_PROF_GR_ENGINE_ACTIVE": 0.88,
+    }
+    # The memory's own sensor (°C) and the PCIe replay counter, from the tick's field-value batch.
+    health = fleet.prometheus.query('{__name__=~"DCGM_FI_DEV_(MEMORY_TEMP|PCIE_REPLAY_COUNTER)",Hostname="alpha"}')
+    assert {(r["metric"]["__name__"], r["metric"]["gpu"]): float(r["value"][1]) for r in health} == {
+        ("DCGM_FI_DEV_MEMORY_TEMP", "0"): 63.0, ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "0"): 2.0,
     }
     own = fleet.prometheus.query('{__name__=~"gputop_gpu_(nvlink|pcie_link|energy|verdict).*",hostname="alpha",'
                                  'gpu="0"}')
@@ -302,18 +305,22 @@ def test_every_default_counter_is_served_or_named_as_not_served() -> None:
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="needs promtool (Debian's prometheus package)")
 @pytest.mark.parametrize("host", [0, 1], ids=["both", "dcgm"])
 def test_promtool_check_metrics_passes_on_each_name_set(fleet: Fleet, host: int) -> None:
-    """promtool's one complaint is about DCGM's own contract: its ``modelName`` label, which dashboards read."""
+    """promtool's complaints are about DCGM's own contract, which dashboards read: its ``modelName`` label,
+    and the name ``DCGM_FI_DEV_PCIE_REPLAY_COUNTER`` (alpha serves it, beta's GPU has no replay counter)."""
     text = fleet.hosts[host].text()
     result = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
     complaints = (result.stdout + result.stderr).splitlines()
     assert result.returncode == 3 and complaints  # 3: lint problems only (1 would be text it cannot parse)
-    assert {line.split(" ", 1)[1] for line in complaints} == {
-        "label names should be written in 'snake_case' not 'camelCase'"
-    }
-    assert {line.split(" ", 1)[0] for line in complaints} == {f.name for f in metric_names.DCGM_FIELDS
-                                                              if f"{f.name}{{" in text}
-    renamed = subprocess.run(["promtool", "check", "metrics"], input=text.replace("modelName=", "model_name="),
-                             capture_output=True, text=True)
+    camel = "label names should be written in 'snake_case' not 'camelCase'"
+    replay = "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"
+    served = {f.name for f in metric_names.DCGM_FIELDS if f"{f.name}{{" in text}
+    assert (replay in served) == (host == 0)
+    expected = {(name, camel) for name in served}
+    if replay in served:
+        expected.add((replay, "metric name should not include type 'counter'"))
+    assert {tuple(line.split(" ", 1)) for line in complaints} == expected
+    snake = text.replace("modelName=", "model_name=").replace(replay, "DCGM_FI_DEV_PCIE_REPLAYS")
+    renamed = subprocess.run(["promtool", "check", "metrics"], input=snake, capture_output=True, text=True)
     assert (renamed.returncode, renamed.stdout + renamed.stderr) == (0, "")
 
 
@@ -428,7 +435,7 @@ async def test_enter_on_dcgm_hosts_shows_mig_devices_pods_and_every_default_coun
         more = more_text(detail.gpus[0])
         assert rows[0][-1] == more
         for words in ("reserved 560.0MiB", "mem clock 1593MHz", "last XID 0", "remapped corr 2", "remap failed no",
-                      "DEV_MEMORY_TEMP 66", "DEV_NVLINK_BANDWIDTH_TOTAL 123456", "PROF_GR_ENGINE_ACTIVE 0.97",
+                      "mem temp 66°C", "DEV_NVLINK_BANDWIDTH_TOTAL 123456", "GR active 97%", "PCIe replays 0",
                       "occupancy 21%", "PCIe rx 1.9MiB/s", "energy 2.50 kWh"):
             assert words in more, words
         # What the SMs, tensor cores and memory did (DCGM_FI_PROF_*), the MIG device's own SM activity.
@@ -458,7 +465,7 @@ async def test_enter_on_dcgm_hosts_shows_mig_devices_pods_and_every_default_coun
         assert rows[2][4] == "2.0GiB/10.0GiB"
         assert rows[0][-1].startswith("MEMORY-BOUND · ")
         for words in ("PCIe gen 4", "max gen 5", "links up 17", "links 18", "NVLink CRC 7", "energy 1.00 kWh",
-                      "since start 0.0 Wh", "FP32 8%"):
+                      "since start 0.0 Wh", "FP32 8%", "mem temp 63°C", "PCIe replays 2", "GR active 88%"):
             assert words in rows[0][-1], words
 
 

@@ -79,6 +79,10 @@ DCGM_GPU = replace(
     memory_reserved=512 * 1024**2,
     utilization_encoder=3.0,
     utilization_decoder=4.0,
+    memory_temperature=64.0,
+    pcie_replay_errors=3,
+    activity=Activity(sm_active=34.5, sm_occupancy=21.0, tensor_active=12.0, dram_active=61.0, fp64_active=0.0,
+                      fp32_active=8.0, fp16_active=3.0, graphics_active=88.5),
     clock_event_reasons=("sw_power_cap", "hw_slowdown"),
     health=GpuHealth(
         ecc_uncorrected_volatile=2,
@@ -201,6 +205,9 @@ def test_dcgm_fields_are_in_dcgms_units_and_read_back_in_gputops() -> None:
     assert served["DCGM_FI_DEV_XID_ERRORS"] == 48.0  # the last XID, as DCGM gives it
     assert served["DCGM_FI_DEV_CLOCKS_EVENT_REASONS"] == 0x4 | 0x8  # NVML's bits
     assert served["DCGM_FI_DEV_ROW_REMAP_PENDING"] == 1.0
+    assert served["DCGM_FI_DEV_MEMORY_TEMP"] == 64.0  # °C
+    assert served["DCGM_FI_DEV_PCIE_REPLAY_COUNTER"] == 3.0
+    assert served["DCGM_FI_PROF_GR_ENGINE_ACTIVE"] == 0.885  # GPM's percent as DCGM's ratio
     gpu = parse_detail("node-1", exported("dcgm"), live=True).gpus[0]
     assert gpu.figure("memory_used") == 60 * GIB
     assert gpu.memory_percent == 75.0  # the total from free + used + reserved

@@ -583,3 +583,16 @@ def test_dcgm_integer_fields_are_whole_as_dcgm_gives_them() -> None:
                                                  "DCGM_FI_DEV_POWER_USAGE") for line in dcgm_lines(snapshot, field)] == [
         "61440.0", "87.0", "70.0", "612.25"
     ]
+
+
+def test_dcgm_memory_temperature_and_pcie_replays_are_served_only_where_the_gpu_gives_them() -> None:
+    hbm = replace(GPU0, memory_temperature=66.0, pcie_replay_errors=3)
+    gddr = replace(GPU0, index=1, uuid="GPU-cccc")  # no memory sensor, no replay counter: None, not 0
+    snapshot = replace(SNAPSHOT, gpus=(hbm, gddr))
+    assert [line.split('UUID="')[1][:8] + " " + line.rsplit(" ", 1)[1] for field in (
+        "DCGM_FI_DEV_MEMORY_TEMP", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER") for line in dcgm_lines(snapshot, field)] == [
+        "GPU-aaaa 66.0", "GPU-aaaa 3.0"
+    ]
+    text = scrape_names(snapshot, "dcgm")
+    # dcgm-exporter's help text for it (default-counters.csv).
+    assert "# HELP DCGM_FI_DEV_PCIE_REPLAY_COUNTER Total number of PCIe retries.\n" in text

@@ -109,6 +109,8 @@ class Activity:
     fp64_active: float | None = None
     fp32_active: float | None = None
     fp16_active: float | None = None
+    # The time the graphics/compute engine was busy (GPM's GRAPHICS_UTIL, DCGM's GR_ENGINE_ACTIVE).
+    graphics_active: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +232,7 @@ class GpuSample:
     temperature: float | None = None
     temperature_slowdown: float | None = None
     temperature_shutdown: float | None = None
+    memory_temperature: float | None = None  # HBM's own sensor; None where the GPU has none
     fan_speed: float | None = None
     power_draw: float | None = None
     power_limit: float | None = None
@@ -247,6 +250,8 @@ class GpuSample:
     pcie_link_gen_max: int | None = None
     pcie_link_width: int | None = None
     pcie_link_width_max: int | None = None
+    # PCIe replays since the driver loaded: the link resent packets it got wrong (a bad riser or slot).
+    pcie_replay_errors: int | None = None
     activity: Activity | None = None  # None: the GPU has no GPM (or it failed)
     energy: Energy | None = None
     nvlink: NvLink | None = None  # None: the GPU has no NVLink

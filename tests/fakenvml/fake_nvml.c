@@ -1265,6 +1265,9 @@ nvmlReturn_t nvmlEventSetWait(event_set_t *set, nvmlEventData_t *data, unsigned 
  *   gpm_pcie_rx_mibs= gpm_pcie_tx_mibs= gpm_nvlink_rx_mibs= gpm_nvlink_tx_mibs=
  *                               GPM throughput metrics, MiB/s
  *   energy_mj=                  nvmlDeviceGetTotalEnergyConsumption and its field
+ *   graphics_active=            GPM's graphics/compute engine activity, percent
+ *   memory_temp=                the memory temperature field, °C
+ *   pcie_replay=                the PCIe replay counter field
  *   pcie_gen= pcie_gen_max= pcie_width= pcie_width_max=
  *   nvlink_count= nvlink_version= nvlink_down=BITS (links present but down)
  *   nvlink_crc= nvlink_replay= nvlink_recovery= nvlink_error_link=L (default 0:
@@ -1284,10 +1287,12 @@ nvmlReturn_t nvmlEventSetWait(event_set_t *set, nvmlEventData_t *data, unsigned 
 
 typedef struct activity {
     long long gpm, energy_mj, pcie_gen, pcie_gen_max, pcie_width, pcie_width_max;
+    long long memory_temp, pcie_replay;
     long long nvlink_count, nvlink_version, nvlink_down, nvlink_crc, nvlink_replay,
         nvlink_recovery, nvlink_error_link, nvlink_rx_kib, nvlink_tx_kib;
     double sm_active, sm_occupancy, tensor_active, dram_active, fp64_active, fp32_active,
         fp16_active, gpm_pcie_rx_mibs, gpm_pcie_tx_mibs, gpm_nvlink_rx_mibs, gpm_nvlink_tx_mibs;
+    double graphics_active;
 } activity_t;
 
 static activity_t activities[MAX_GPUS + MAX_GPUS * MAX_MIGS];
@@ -1301,7 +1306,7 @@ static void reset_activity(void) {
     for (size_t i = 0; i < sizeof activities / sizeof activities[0]; i++) {
         activity_t *a = &activities[i];
         for (long long *f = &a->gpm; f <= &a->nvlink_tx_kib; f++) *f = UNSET;
-        for (double *f = &a->sm_active; f <= &a->gpm_nvlink_tx_mibs; f++) *f = UNSET_FIGURE;
+        for (double *f = &a->sm_active; f <= &a->graphics_active; f++) *f = UNSET_FIGURE;
     }
 }
 
@@ -1318,6 +1323,7 @@ static int set_activity_field(const device_t *d, const char *key, const char *va
         FIGURE(fp64_active), FIGURE(fp32_active), FIGURE(fp16_active),
         FIGURE(gpm_pcie_rx_mibs), FIGURE(gpm_pcie_tx_mibs), FIGURE(gpm_nvlink_rx_mibs),
         FIGURE(gpm_nvlink_tx_mibs),
+        INTEGER(memory_temp), INTEGER(pcie_replay), FIGURE(graphics_active),
 #undef INTEGER
 #undef FIGURE
     };
@@ -1434,6 +1440,7 @@ nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t d, unsigned gpu_instance_id, nvmlG
 
 static double gpm_metric(const activity_t *a, unsigned id) {
     switch (id) {
+    case 1: return a->graphics_active;
     case 2: return a->sm_active;
     case 3: return a->sm_occupancy;
     case 5: return a->tensor_active;
@@ -1521,6 +1528,7 @@ enum {
     FI_RETIRED_PENDING = 31, FI_REMAPPED_COR = 142, FI_REMAPPED_UNC = 143,
     FI_REMAPPED_PENDING = 144, FI_REMAPPED_FAILURE = 145,
 };
+enum { FI_MEMORY_TEMP = 82, FI_PCIE_REPLAY_COUNTER = 94 };
 
 /* One field's value (UNSET: NOT_SUPPORTED; -2: INVALID_ARGUMENT) and its type. */
 static long long field_value(const device_t *d, unsigned id, unsigned scope, int *type) {
@@ -1541,6 +1549,8 @@ static long long field_value(const device_t *d, unsigned id, unsigned scope, int
     case FI_REMAPPED_PENDING: return d->remap_corrected == UNSET ? UNSET : d->remap_pending > 0;
     case FI_REMAPPED_FAILURE: return d->remap_corrected == UNSET ? UNSET : d->remap_failure > 0;
     case FI_RETIRED_PENDING: return d->retired_pending == UNSET ? UNSET : d->retired_pending > 0;
+    case FI_MEMORY_TEMP: *type = VALUE_UINT; return a->memory_temp;
+    case FI_PCIE_REPLAY_COUNTER: *type = VALUE_UINT; return a->pcie_replay;
     case FI_NVLINK_LINK_COUNT: *type = VALUE_UINT; return a->nvlink_count;
     case FI_NVLINK_CRC_TOTAL: return a->nvlink_count == UNSET ? UNSET : a->nvlink_crc;
     case FI_NVLINK_REPLAY_TOTAL: return a->nvlink_count == UNSET ? UNSET : a->nvlink_replay;

@@ -88,6 +88,9 @@ class GpuSpec:
     gpm_nvlink_rx_mibs: float | None = None
     gpm_nvlink_tx_mibs: float | None = None
     energy_mj: int | None = None
+    graphics_active: float | None = None  # GPM, percent
+    memory_temp: int | None = None  # the memory temperature field, °C
+    pcie_replay: int | None = None  # the PCIe replay counter
     pcie_gen: int | None = None
     pcie_gen_max: int | None = None
     pcie_width: int | None = None

@@ -17,7 +17,7 @@ from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.sources.recorded import ReplaySource
 from gputop.ui.app import GpuTopApp
-from gputop.ui.screens.detail import DetailScreen
+from gputop.ui.screens.detail import DetailScreen, header_fields
 from gputop.ui.widgets.history_chart import HistoryChart, time_window, value_axis
 
 from .factory import GIB, NOW, demo_snapshots, gpu, make_app, proc, snapshot
@@ -118,6 +118,30 @@ async def test_at_120x40_mig_devices_show_their_memory_and_forecast() -> None:
         assert len(memory) == 8
         assert y_labels(memory) == ["100", "50", "0"]
         assert memory[-1].split() == [clock(0), clock(30), clock(60), clock(90), clock(120)]
+
+
+async def test_the_header_shows_the_memory_temperature_and_pcie_replays_only_where_there_are_some() -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        for n in range(2):
+            first, second = tick(n).gpus
+            first = dataclasses.replace(first, memory_temperature=66.0, pcie_replay_errors=12)
+            second = dataclasses.replace(second, memory_temperature=None, pcie_replay_errors=0)
+            app.apply_snapshot(dataclasses.replace(tick(n), gpus=(first, second)))
+        await pilot.pause()
+        app.navigation.detail(0)
+        await pilot.pause()
+        lines = [line.rstrip() for line in rendered(app).splitlines()]
+        assert lines[:3] == [
+            " GPU 0  NVIDIA H100 80GB HBM3  memory 11.5GiB/80.0GiB 14%  util 50%  temp 60°C (slowdown 87°C)"
+            "  memory 66°C",
+            "power 300W/700W  fan 45%  SM 1500/1980MHz  memory clock 2619/2619MHz  PCIe rx 1.5GiB/s tx 300.0MiB/s"
+            " replays 12  P0",
+            "GPU-0000  bus N/A",
+        ]
+    # No sensor and no replay: neither is mentioned (the GPU's own temperature is).
+    header = "  ".join(field.plain for group in header_fields(second, None, None) for field in group)
+    assert "temp 60°C (slowdown 87°C)  power" in header and "replays" not in header
 
 
 async def test_a_tick_redraws_only_the_new_points_not_the_axes() -> None:

@@ -16,7 +16,7 @@ from gputop.core.model import Activity, GpuSample, MigSample
 _BIT = {name: bit for bit, name, _words in REASONS}
 # Activity's fields (GPM, percent), read the same way from a GPU and from a MIG device.
 ACTIVITY_READINGS = ("sm_active", "sm_occupancy", "tensor_active", "dram_active", "fp64_active", "fp32_active",
-                     "fp16_active")
+                     "fp16_active", "graphics_active")
 
 
 def _xid_last(gpu: GpuSample) -> float | None:

@@ -186,12 +186,14 @@ DCGM_FIELDS = (
     DcgmField("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", "clock_sm"),
     DcgmField("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", "clock_memory"),
     DcgmField("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", "temperature"),
+    DcgmField("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C).", "memory_temperature"),
     DcgmField("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", "power_draw", whole=False),
     DcgmField(
         "DCGM_FI_DEV_ENFORCED_POWER_LIMIT", "gauge", "Effective power limit (in W).", "power_limit", whole=False
     ),
     DcgmField("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", "utilization_gpu"),
     DcgmField("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %).", "utilization_memory"),
+    DcgmField("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries.", "pcie_replay_errors"),
     DcgmField("DCGM_FI_DEV_ENC_UTIL", "gauge", "Encoder utilization (in %).", "utilization_encoder"),
     DcgmField("DCGM_FI_DEV_DEC_UTIL", "gauge", "Decoder utilization (in %).", "utilization_decoder"),
     DcgmField("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered.", "xid_last"),
@@ -235,6 +237,7 @@ DCGM_FIELDS = (
     ),
     # The activity issue's: GPM's figures as DCGM's profiling fields (default-counters.csv, those it lists
     # commented out included), energy, and NVLink's error counters (the same NVML field values DCGM reads).
+    _prof("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "graphics_active", "Ratio of time the graphics engine is active."),
     _prof("DCGM_FI_PROF_SM_ACTIVE", "sm_active", "The ratio of cycles an SM has at least 1 warp assigned."),
     _prof("DCGM_FI_PROF_SM_OCCUPANCY", "sm_occupancy", "The ratio of number of warps resident on an SM."),
     _prof("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "tensor_active", "Ratio of cycles the tensor (HMMA) pipe is active."),

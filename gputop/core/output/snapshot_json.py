@@ -111,6 +111,7 @@ ACTIVITY_FIELDS = (
     "fp64_active",
     "fp32_active",
     "fp16_active",
+    "graphics_active",
 )
 
 
@@ -190,6 +191,7 @@ def gpu_to_dict(gpu: GpuSample) -> dict[str, Any]:
             "current": gpu.temperature,
             "slowdown": gpu.temperature_slowdown,
             "shutdown": gpu.temperature_shutdown,
+            "memory": gpu.memory_temperature,
         },
         "fan": gpu.fan_speed,
         "power": {"draw": gpu.power_draw, "limit": gpu.power_limit},
@@ -209,6 +211,7 @@ def gpu_to_dict(gpu: GpuSample) -> dict[str, Any]:
             "link_gen_max": gpu.pcie_link_gen_max,
             "link_width": gpu.pcie_link_width,
             "link_width_max": gpu.pcie_link_width_max,
+            "replay_errors": gpu.pcie_replay_errors,
         },
         "activity": activity_to_dict(gpu.activity),
         "nvlink": nvlink_to_dict(gpu.nvlink),
@@ -417,6 +420,7 @@ def _gpu(data: dict[str, Any]) -> GpuSample:
         temperature=temperature["current"],
         temperature_slowdown=temperature["slowdown"],
         temperature_shutdown=temperature["shutdown"],
+        memory_temperature=temperature.get("memory"),  # not in documents written before it was read
         fan_speed=data["fan"],
         power_draw=power["draw"],
         power_limit=power["limit"],
@@ -433,6 +437,7 @@ def _gpu(data: dict[str, Any]) -> GpuSample:
         pcie_link_gen_max=pcie.get("link_gen_max"),
         pcie_link_width=pcie.get("link_width"),
         pcie_link_width_max=pcie.get("link_width_max"),
+        pcie_replay_errors=pcie.get("replay_errors"),
         activity=_activity(data.get("activity")),
         nvlink=_nvlink(data.get("nvlink")),
         energy=_energy(data.get("energy")),

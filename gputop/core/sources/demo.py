@@ -26,6 +26,7 @@ from gputop.core.sources.demo_machine import (
     UNATTRIBUTED,
     clock_reasons,
     gpu_uuid,
+    has_gpm,
     health,
     is_mig,
     mig_uuid,
@@ -139,6 +140,8 @@ class DemoSource:
             temperature=temperature,
             temperature_slowdown=model.slowdown,
             temperature_shutdown=model.shutdown,
+            # The HBM boards' memory sensor (a few degrees above the core); the GDDR cards have none.
+            memory_temperature=temperature + 3 if "A100" in model.name or has_gpm(index) else None,
             fan_speed=round(30 + utilization * 0.5, 0) if model.has_fan else None,
             power_draw=power,
             power_limit=model.power_limit,
@@ -154,6 +157,7 @@ class DemoSource:
             pcie_link_gen_max=link_gen_max,
             pcie_link_width=link_width,
             pcie_link_width_max=link_width_max,
+            pcie_replay_errors=0,
             activity=demo_activity(index, utilization, stalled, jitter),
             energy=Energy(
                 since_driver_load_j=round(ENERGY_BEFORE_J + self._energy_j[index], 1),

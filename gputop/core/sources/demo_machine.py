@@ -9,7 +9,7 @@ NVLink say is at the end.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gputop.core.model import Activity, GpuHealth, NvLink, RemappedRows, XidEvent
 
@@ -186,6 +186,11 @@ def activity(index: int, utilization: float, stalled: bool, jitter: float) -> Ac
     """GPM's figures for GPU ``index`` at ``utilization``; None for a GPU without GPM."""
     if not has_gpm(index):
         return None
+    # The graphics engine is busy whenever a kernel runs: GPU-Util's figure, measured by GPM.
+    return replace(_pipes(index, utilization, stalled, jitter), graphics_active=utilization)
+
+
+def _pipes(index: int, utilization: float, stalled: bool, jitter: float) -> Activity:
     if stalled:
         return Activity(
             sm_active=1.0,

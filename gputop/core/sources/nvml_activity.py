@@ -39,6 +39,10 @@ ACTIVITY_METRICS: tuple[tuple[str, int], ...] = (
     ("fp64_active", pynvml.NVML_GPM_METRIC_FP64_UTIL),
     ("fp32_active", pynvml.NVML_GPM_METRIC_FP32_UTIL),
     ("fp16_active", pynvml.NVML_GPM_METRIC_FP16_UTIL),
+    # nvml.h: "Percentage of time any compute/graphics app was active on the GPU"; DCGM's
+    # GR_ENGINE_ACTIVE: "the graphics engine is active if a graphics/compute context is bound and the
+    # graphics pipe or compute pipe is busy". The same figure, one more metric in the same request.
+    ("graphics_active", pynvml.NVML_GPM_METRIC_GRAPHICS_UTIL),
 )
 # Throughputs a whole GPU's samples give besides, MiB/s.
 RATE_METRICS: tuple[tuple[str, int], ...] = (
@@ -56,6 +60,8 @@ def _field(name: str, number: int) -> int:
 FI_ECC_VOLATILE = pynvml.NVML_FI_DEV_ECC_DBE_VOL_TOTAL  # uncorrected = double bit
 FI_ECC_AGGREGATE = pynvml.NVML_FI_DEV_ECC_DBE_AGG_TOTAL
 FI_ENERGY = pynvml.NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION  # mJ since the driver loaded
+FI_MEMORY_TEMP = _field("NVML_FI_DEV_MEMORY_TEMP", 82)  # °C
+FI_PCIE_REPLAY = _field("NVML_FI_DEV_PCIE_REPLAY_COUNTER", 94)  # replays since the driver loaded
 FI_LINK_COUNT = pynvml.NVML_FI_DEV_NVLINK_LINK_COUNT
 FI_LINK_VERSION = _field("NVML_FI_DEV_NVLINK_GET_VERSION", 166)
 FI_LINK_STATE = _field("NVML_FI_DEV_NVLINK_GET_STATE", 165)
@@ -146,6 +152,12 @@ def _remapped(values: dict[Field, float | int | None] | None) -> tuple[int, int,
     return corrected, uncorrected, pending, failure
 
 
+def _temperature(values: dict[Field, float | int | None] | None) -> float | None:
+    # A GPU without a memory sensor answers NOT_SUPPORTED (None) in the field; 0 °C is no reading either.
+    value = None if values is None else values.get((FI_MEMORY_TEMP, 0))
+    return float(value) if value else None
+
+
 class GpmSamples:
     """One device's GPM: two samples taken in turn, one a tick, and the metrics between them.
 
@@ -228,6 +240,8 @@ class Reading:
     # (corrected, uncorrected, pending, failure) as nvmlDeviceGetRemappedRows; None: ask the old way
     remapped: tuple[int, int, int, int] | None = None
     retired_pending: int | None = None  # 1: pages wait to be retired; None: ask the old way
+    memory_temperature: float | None = None  # °C
+    pcie_replay_errors: int | None = None
 
 
 @dataclass(slots=True)
@@ -291,6 +305,8 @@ class ActivityReader:
             ),
             remapped=_remapped(values),
             retired_pending=None if values is None else _integer(values.get((FI_RETIRED_PENDING, 0))),
+            memory_temperature=_temperature(values),
+            pcie_replay_errors=None if values is None else _integer(values.get((FI_PCIE_REPLAY, 0))),
         )
 
     def mig_activity(self, handle: Handle, gpu_instance_id: int | None) -> Activity | None:
@@ -332,7 +348,9 @@ class ActivityReader:
             self.batch = FieldBatch(self._tick_fields(self.facts.count or 0))
 
     def _tick_fields(self, links: int) -> list[Field]:
-        fields: list[Field] = [(FI_ECC_VOLATILE, 0), (FI_ECC_AGGREGATE, 0), (FI_ENERGY, 0)]
+        fields: list[Field] = [
+            (FI_ECC_VOLATILE, 0), (FI_ECC_AGGREGATE, 0), (FI_ENERGY, 0), (FI_MEMORY_TEMP, 0), (FI_PCIE_REPLAY, 0)
+        ]
         fields += [(field_id, 0) for field_id in (*FI_REMAPPED, FI_RETIRED_PENDING)]
         if links:
             fields += [(FI_LINK_STATE, link) for link in range(links)]

@@ -393,6 +393,8 @@ def _activity_fields(reading: Reading, reader: ActivityReader) -> dict[str, Any]
         "pcie_link_gen_max": gen_max,
         "pcie_link_width": reading.pcie_link_width,
         "pcie_link_width_max": width_max,
+        "pcie_replay_errors": reading.pcie_replay_errors,
+        "memory_temperature": reading.memory_temperature,
         "activity": reading.activity,
         "energy": reading.energy,
         "nvlink": reading.nvlink,

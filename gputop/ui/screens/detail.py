@@ -68,16 +68,20 @@ def header_fields(gpu: GpuSample, forecasts: Forecasts | None, now: float | None
     filling = forecast_text(None if forecasts is None else forecasts.gpus.get(gpu.index))
     if filling:
         memory.append(f" {filling}", style="bold yellow")
-    pcie = f"PCIe rx {fmt_rate(gpu.pcie_rx)} tx {fmt_rate(gpu.pcie_tx)}"
+    pcie = Text(f"PCIe rx {fmt_rate(gpu.pcie_rx)} tx {fmt_rate(gpu.pcie_tx)}")
+    if gpu.pcie_replay_errors:  # only when the link has resent packets: worth a look at the slot or riser
+        pcie.append(f" replays {gpu.pcie_replay_errors}", style="bold yellow")
     figures = [
         memory,
         Text(f"util {fmt_percent(gpu.utilization_gpu)}"),
         Text(f"temp {fmt_temperature(gpu.temperature)} (slowdown {fmt_temperature(gpu.temperature_slowdown)})"),
+        # HBM's own sensor: shown where the GPU has one (most GDDR boards do not).
+        *([] if gpu.memory_temperature is None else [Text(f"memory {fmt_temperature(gpu.memory_temperature)}")]),
         Text(f"power {fmt_watts(gpu.power_draw)}/{fmt_watts(gpu.power_limit)}"),
         Text(f"fan {fmt_percent(gpu.fan_speed)}"),
         Text(_clock("SM", gpu.clock_sm, gpu.clock_sm_max)),
         Text(_clock("memory clock", gpu.clock_memory, gpu.clock_memory_max)),
-        Text(pcie),
+        pcie,
         Text(f"P{gpu.pstate}" if gpu.pstate is not None else f"P{NA}"),
         Text(gpu.uuid or NA, style="dim"),
         Text(f"bus {gpu.pci_bus_id or NA}", style="dim"),
