@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -87,12 +90,42 @@ def test_once_takes_the_terminals_width_or_width_n_and_marks_every_cut() -> None
     assert max(len(line) for line in once("--width", "100")) == 100
 
 
+# A duration as alerts write it: "25m01s", "42s", "1h24m".
+DURATION = re.compile(r"\b(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?\b")
+
+
+def durations_apart(message: str) -> tuple[str, list[int]]:
+    """The message with each duration replaced by {}, and the durations in seconds."""
+    seconds: list[int] = []
+
+    def take(match: re.Match[str]) -> str:
+        if not match.group(0):
+            return ""
+        hours, minutes, secs = (int(part or 0) for part in match.groups())
+        seconds.append(3600 * hours + 60 * minutes + secs)
+        return "{}"
+
+    return DURATION.sub(take, message), seconds
+
+
 def test_once_ends_with_the_alerts_json_reports() -> None:
+    started = time.monotonic()
     document = json.loads(gputop("--demo", "--json").stdout)
     messages = [alert["message"] for alert in document["alerts"]]
     assert "GPU 1 memory at 94% (75.1GiB / 80.0GiB)" in messages
     lines = once(columns="200")
-    assert lines[-1 - len(messages) :] == ["Alerts", *(f"  ⚠ {message}" for message in messages)]
+    apart_s = math.ceil(time.monotonic() - started)
+    alerts = lines[-1 - len(messages) :]
+    assert alerts[0] == "Alerts"
+    # The same alerts in the same words. An idle time is counted from each run's own start to its
+    # sample (the demo's notebook idle since 25 minutes before it starts), so the two runs' may
+    # differ by the seconds a busy machine took between start and sample ("25m01s", "25m00s").
+    for written, reported in zip(alerts[1:], messages, strict=True):
+        assert written.startswith("  ⚠ ")
+        words, seconds = durations_apart(written[4:])
+        assert (words, len(seconds)) == (durations_apart(reported)[0], len(durations_apart(reported)[1]))
+        for later, earlier in zip(seconds, durations_apart(reported)[1], strict=True):
+            assert abs(later - earlier) <= apart_s, (written, reported)
 
 
 def test_width_below_60_is_refused_in_one_line() -> None:

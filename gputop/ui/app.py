@@ -216,6 +216,10 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
     # -- data in -----------------------------------------------------------------------
 
     def on_ticks_ready(self, message: TicksReady) -> None:
+        if not self.is_running:
+            # Shutting down: Textual takes the screens down while this loop still handles messages
+            # (run_test does, with the sampler thread still posting), so the widgets may be gone.
+            return
         # Everything taken since the last message; none when an earlier message took it already.
         delivery = self.handover.take()
         if delivery is not None:

@@ -4,6 +4,9 @@ error is shown whole, and notifications never cover the filter box."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 import pytest
 
 from gputop.ui.app import GpuTopApp
@@ -19,6 +22,16 @@ def footer(app: GpuTopApp) -> str:
     return " ".join(screen_text(app).splitlines()[-1].replace("▏", " ").split())
 
 
+async def footer_when(app: GpuTopApp, pilot, check: Callable[[str], bool]) -> str:  # type: ignore[no-untyped-def]
+    """The footer once ``check`` holds: Textual rebuilds a footer a few messages after the focus or
+    the screen changes, later than a key press returns on a busy machine (it read empty then)."""
+    deadline = time.monotonic() + 10
+    while not check(shown := footer(app)):
+        assert time.monotonic() < deadline, f"the footer stayed {shown!r}"
+        await pilot.pause(0.02)
+    return shown
+
+
 async def started(app: GpuTopApp, pilot) -> None:  # type: ignore[no-untyped-def]
     app.apply_snapshot(two_gpu_snapshot())
     await pilot.pause()
@@ -29,19 +42,21 @@ async def test_the_footer_follows_the_focus_and_names_keys_alike(size: tuple[int
     app = make_app()
     async with app.run_test(size=size) as pilot:
         await started(app, pilot)
-        main = footer(app)
+        main = await footer_when(app, pilot, lambda shown: shown != "")
         assert main.startswith("F1 Help / Filter <> Sort k Kill Enter Process ! Alerts")
         assert main.endswith("Ctrl+P palette")
         await pilot.press("slash")
-        assert footer(app) == "Enter Apply Esc Clear filter"
+        assert await footer_when(app, pilot, lambda shown: shown.startswith("Enter")) == "Enter Apply Esc Clear filter"
         await pilot.press("enter", "k")
         assert isinstance(app.screen, KillScreen)
-        assert footer(app) == "Enter Choose Esc Cancel"
+        assert await footer_when(app, pilot, lambda shown: "Cancel" in shown) == "Enter Choose Esc Cancel"
         await pilot.press("escape", "enter")  # the process screen: its own keys, never the panel's
-        assert footer(app).startswith("Esc Back k Kill g GPU detail r Read again F1 Help ! Alerts")
-        assert "Sort" not in footer(app) and "Filter" not in footer(app)
+        process = await footer_when(app, pilot, lambda shown: shown.startswith("Esc Back"))
+        assert process.startswith("Esc Back k Kill g GPU detail r Read again F1 Help ! Alerts")
+        assert "Sort" not in process and "Filter" not in process
         await pilot.press("escape", "tab")  # the GPU cards
-        assert footer(app).startswith("Enter GPU detail Esc Processes F1 Help")
+        cards = await footer_when(app, pilot, lambda shown: shown.startswith("Enter GPU"))
+        assert cards.startswith("Enter GPU detail Esc Processes F1 Help")
 
 
 async def test_help_lists_the_keys_that_move_and_every_name_has_one_case() -> None:

@@ -3,8 +3,7 @@
 Each screen is reached as a user reaches it (its key), at 120x40 and 80x24. What could make a
 picture depend on the run is pinned: the snapshots' clock (`factory.NOW`, one simulated second a
 tick) sets the charts' time axis and the processes' ages, the time zone is UTC (the axis and the
-start times are local times), plotext places the axis labels in the order given (below), and
-notifications are cleared before the picture is taken.
+start times are local times), and notifications are cleared before the picture is taken.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
-import plotext._utility as plotext_utility
 import pytest
 from textual.pilot import Pilot
 
@@ -33,19 +31,14 @@ SIZE_IDS = ["120x40", "80x24"]
 
 @pytest.fixture(autouse=True)
 def pinned() -> Iterator[None]:
-    """Local times (chart axes, start times) drawn in UTC, whatever the machine's zone; and the
-    charts' time labels placed left to right.
+    """Local times (chart axes, start times) drawn in UTC, whatever the machine's zone.
 
-    plotext de-duplicates the ticks it is given through a set (`_utility.no_duplicates`), so it
-    places the labels in an order that follows the string hash seed of the process, and where two
-    labels nearly touch, which one moves (or is left out) changes from run to run: the "one cell"
-    the detail and process screens' time labels used to shift between runs. Here it keeps their
-    order, as the dict-based version in plotext's own source (left commented out there) does.
+    The charts' time labels need no pinning: they are far enough apart that plotext places each on
+    the same cells whatever its hash-seeded order (tests/ui/test_history_chart_labels.py).
     """
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TZ", "UTC")
         time.tzset()
-        patch.setattr(plotext_utility, "no_duplicates", lambda data: list(dict.fromkeys(data)))
         yield
     time.tzset()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import replace
 
 import pytest
@@ -227,7 +228,10 @@ async def test_sixteen_gpus_reflow_into_two_columns_on_a_wide_terminal() -> None
 
 
 class _FailingSource(StaticSource):
+    calls = 0  # how many samples failed (counted on the sampler thread)
+
     def sample(self) -> tuple[GpuSample, ...]:
+        self.calls += 1
         raise RuntimeError("NVML went away")
 
     def sample_host(self) -> HostSample | None:
@@ -235,9 +239,14 @@ class _FailingSource(StaticSource):
 
 
 async def test_sampler_errors_are_notified_once_and_the_app_keeps_running() -> None:
-    app = GpuTopApp(Sampler(_FailingSource()), RunConfig(interval_s=0.1), start_sampler=True)
+    source = _FailingSource()
+    app = GpuTopApp(Sampler(source), RunConfig(interval_s=0.1), start_sampler=True)
     async with app.run_test(size=SIZE) as pilot:
-        await asyncio.sleep(0.5)
+        # Waits on what happened, not on a fixed time: on a busy machine 0.5 s held fewer ticks.
+        deadline = time.monotonic() + 20
+        while source.calls < 4 or not notices(app):
+            assert time.monotonic() < deadline, f"{source.calls} failed samples, notices {notices(app)}"
+            await asyncio.sleep(0.05)
         await pilot.pause()
         assert notices(app) == ["RuntimeError: NVML went away"]
         assert app.is_running

@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from textual_plotext import PlotextPlot
+from textual_plotext import Plot, PlotextPlot
 
 # (span, step) of the time axis, in seconds: the smallest span the history fits in, less one step,
 # is used; its start is a multiple of the step, so it moves only when the history crosses one.
@@ -23,8 +24,8 @@ TIME_SPANS_S = (
 )
 # Value-axis steps, times a power of ten: 2.5 only where the ticks stay whole numbers (25, 250).
 _NICE = (1.0, 2.0, 2.5, 5.0, 10.0)
-# Width of a time label ("15:06:40") and the gap beside it.
-_LABEL_WIDTH = 10
+# At most this many time labels on a chart.
+_MOST_TIME_LABELS = 5
 
 
 def time_window(oldest: float, newest: float) -> tuple[float, float]:
@@ -70,6 +71,23 @@ def value_axis(need: float, intervals: int) -> tuple[float, list[float]]:
     return top, [round(n * step, 9) for n in range(count)]
 
 
+def time_ticks(start: float, span: float, canvas: int, label_width: int) -> list[float]:
+    """The times labelled on a time axis ``canvas`` cells wide, evenly apart from ``start`` to its end.
+
+    plotext takes the ticks through a set (its ``no_duplicates``), so it places their labels in an
+    order that follows the process's string hash seed, and it moves a label towards the free
+    cells beside it, or leaves it out where it would touch one placed before. A label stays within
+    ``label_width - 1`` cells of its tick, so labels ``2 * label_width`` cells apart never see each
+    other, and each lands on the same cells whatever the order: here they are at least that far
+    apart, and where two do not fit, the start alone is labelled.
+    """
+    room = 2 * label_width
+    count = min(_MOST_TIME_LABELS, 1 + max(0, canvas - 1) // room)
+    if count < 2:
+        return [start]
+    return [start + span * n / (count - 1) for n in range(count)]
+
+
 def tick_label(value: float) -> str:
     return f"{value:.0f}" if value == round(value) else f"{value:g}"
 
@@ -87,7 +105,7 @@ class HistoryChart(PlotextPlot):
     def show(self, timestamps: Sequence[float], values: Sequence[float | None], limit: float | None) -> None:
         """Chart these points (a missing value is a gap in the line); ``limit`` is the top of the value
         axis (else the highest value)."""
-        self._runs = _runs(timestamps, values)
+        self._runs = runs_of(timestamps, values)
         self._limit = limit
         self._draw()
 
@@ -96,44 +114,71 @@ class HistoryChart(PlotextPlot):
 
     def _draw(self) -> None:
         width, rows = self.size.width, max(1, self.size.height - 1)
-        points = [point for run in self._runs for point in run]
-        if not points:
+        axes = chart_axes(self._runs, self._limit, rows)
+        if axes is None:
             shown: tuple[object, ...] = ("empty", width, rows)
         else:
-            start, span = time_window(points[0][0], points[-1][0])
-            highest = max(v for _, v in points)
-            need = max(self._limit, highest) if self._limit is not None else highest
-            top, ticks = value_axis(need, rows - 1)
-            runs = [[(t, v) for t, v in run if t >= start] for run in self._runs]
-            shown = (start, span, top, width, rows, [(len(run), run[:1], run[-1:]) for run in runs])
+            shown = (axes.start, axes.span, axes.top, width, rows,
+                     [(len(run), run[:1], run[-1:]) for run in axes.runs])
         if shown == self._shown:
             return
         self._shown = shown
-        plt = self.plt
-        plt.clear_data()
-        plt.clear_figure()
-        plt.xaxes(False, False)
-        plt.yaxes(True, False)
-        if not points:
-            plt.xticks([], [])
-            plt.yticks([], [])
-            plt.title("no history yet")
-            self.refresh()
-            return
-        for run in runs:
-            if run:
-                plt.plot([t for t, _ in run], [v for _, v in run], color=self.colour, marker="braille")
-        plt.xlim(start, start + span)
-        plt.ylim(0, top)
-        plt.yticks(ticks, [tick_label(tick) for tick in ticks])
-        count = max(2, min(5, (width - 6) // _LABEL_WIDTH))
-        positions = [start + span * n / (count - 1) for n in range(count)]
-        form = "%H:%M:%S" if span < 600 else "%H:%M"
-        plt.xticks(positions, [time.strftime(form, time.localtime(p)) for p in positions])
+        draw(self.plt, axes, self.colour, width)
         self.refresh()
 
 
-def _runs(timestamps: Sequence[float], values: Sequence[float | None]) -> list[list[tuple[float, float]]]:
+@dataclass(frozen=True)
+class ChartAxes:
+    """What a chart shows: its time axis (``start``, ``span`` seconds), its value axis (to ``top``,
+    labelled at ``ticks``) and the runs of points within it."""
+
+    start: float
+    span: float
+    top: float
+    ticks: list[float]
+    runs: list[list[tuple[float, float]]]
+
+
+def chart_axes(runs: list[list[tuple[float, float]]], limit: float | None, rows: int) -> ChartAxes | None:
+    """The axes for these runs of points on ``rows`` rows (``limit``: the value axis' least top); None: no points."""
+    points = [point for run in runs for point in run]
+    if not points:
+        return None
+    start, span = time_window(points[0][0], points[-1][0])
+    highest = max(v for _, v in points)
+    need = max(limit, highest) if limit is not None else highest
+    top, ticks = value_axis(need, rows - 1)
+    return ChartAxes(
+        start=start, span=span, top=top, ticks=ticks, runs=[[(t, v) for t, v in run if t >= start] for run in runs]
+    )
+
+
+def draw(plt: Plot, axes: ChartAxes | None, colour: str, width: int) -> None:
+    """Set up ``plt`` (cleared first) to draw ``axes`` ``width`` cells wide."""
+    plt.clear_data()
+    plt.clear_figure()
+    plt.xaxes(False, False)
+    plt.yaxes(True, False)
+    if axes is None:
+        plt.xticks([], [])
+        plt.yticks([], [])
+        plt.title("no history yet")
+        return
+    for run in axes.runs:
+        if run:
+            plt.plot([t for t, _ in run], [v for _, v in run], color=colour, marker="braille")
+    start, span = axes.start, axes.span
+    plt.xlim(start, start + span)
+    plt.ylim(0, axes.top)
+    labels = [tick_label(tick) for tick in axes.ticks]
+    plt.yticks(axes.ticks, labels)
+    form = "%H:%M:%S" if span < 600 else "%H:%M"
+    canvas = width - max(len(label) for label in labels) - 1  # less the value labels and the axis
+    positions = time_ticks(start, span, canvas, len(time.strftime(form)))
+    plt.xticks(positions, [time.strftime(form, time.localtime(p)) for p in positions])
+
+
+def runs_of(timestamps: Sequence[float], values: Sequence[float | None]) -> list[list[tuple[float, float]]]:
     """The (time, value) points, split where a value is missing."""
     runs: list[list[tuple[float, float]]] = [[]]
     for moment, value in zip(timestamps, values, strict=False):
