@@ -100,8 +100,10 @@ def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:
         reason = "not answering" if not gpu.health.xid_events else lost_reason(gpu)
         return [paint(_RED, cut(f"[{gpu.index}] {name}  GPU LOST: {reason}", width))]
     if not gpu.answering:
+        # A read that raised is no hung driver: its own words, the error on the next line.
+        state = "READ FAILED" if gpu.read_failed else "NOT ANSWERING"
         return [
-            paint(_RED, cut(f"[{gpu.index}] {name}  NOT ANSWERING", width)),
+            paint(_RED, cut(f"[{gpu.index}] {name}  {state}", width)),
             cut(f"    {gpu.last_error or NA}", width),
         ]
     memory = gpu.memory_percent
