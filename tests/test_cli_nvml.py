@@ -76,7 +76,7 @@ def test_once_prints_the_gpus_then_the_processes(fake_nvml: FakeNvml, sleeper: s
         ["1", str(NO_SUCH_PID), "N/A", "C+G", "2.0GiB"],
     ]
     assert process_rows[0].endswith("sleep 600")
-    assert process_rows[1].endswith("(not visible from here)")
+    assert process_rows[1].endswith("(not visible: exited)")  # past pid_max: no process can have it
     # 40 GiB used on GPU 0, 30 GiB of it listed: more than max(1 GiB, 5 % of 80 GiB) is unexplained.
     assert lines[-3:] == [
         "",

@@ -23,6 +23,7 @@ from gputop.core.format import (
 )
 from gputop.core.levels import Level, load_level, temperature_level
 from gputop.core.model import GpuSample, Snapshot, percent
+from gputop.core.visibility import not_visible_words
 
 _RESET = "\x1b[0m"
 _BOLD = "\x1b[1m"
@@ -173,7 +174,7 @@ def _process_lines(snapshot: Snapshot, width: int, paint: Any) -> list[str]:
         gpu = f"{process.gpu_index}" + (f".{process.mig_index}" if process.mig_index is not None else "")
         age = None if process.started is None else snapshot.timestamp - process.started
         cpu = NA if process.cpu_percent is None else f"{process.cpu_percent:.0f}%"
-        command = safe_text(process.command) if process.visible else "(not visible from here)"
+        command = safe_text(process.command) if process.visible else not_visible_words(process.not_visible_reason)
         if process.stale:
             command = "(as last seen) " + command
         if process.job is not None:
