@@ -22,6 +22,7 @@ from gputop.core.snapshot_json import snapshot_from_dict, snapshot_to_dict
 from gputop.core.sources import nvml_gateway
 from gputop.core.sources.nvml import NvmlSource
 from gputop.ui.app import GpuTopApp
+from gputop.ui.first_frame import first_frame_lines
 from gputop.ui.screens.detail import DetailScreen
 from gputop.ui.widgets.gpu_card import GpuCard
 
@@ -165,6 +166,7 @@ async def test_a_read_that_raised_is_read_failed_not_a_hung_driver_everywhere(
     lines = render_text(snapshot, colour=False).splitlines()
     assert lines[1] == "[0] N/A  READ FAILED" and lines[2].startswith(f"    {words}")
     assert "NOT ANSWERING" not in "\n".join(lines)
+    assert first_frame_lines(snapshot, 120, 10)[1].startswith(f"[0] N/A  {words}")  # the frame at start
     # The card and the detail screen: its own words, not "not answering" with an age.
     app = GpuTopApp(Sampler(source), RunConfig(), start_sampler=False)
     async with app.run_test(size=(160, 40)) as pilot:
