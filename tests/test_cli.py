@@ -23,7 +23,7 @@ def test_json_from_the_demo_is_one_document_with_every_gpu_and_process() -> None
     assert document["source"] == "demo"
     assert [gpu["index"] for gpu in document["gpus"]] == [0, 1, 2, 3]
     assert sorted(document["gpus"][0]) == sorted([
-        "index", "name", "uuid", "pci_bus_id", "lost", "answering", "not_answering_since", "last_error",
+        "index", "name", "uuid", "pci_bus_id", "lost", "answering", "not_answering_since", "last_error", "read_failed",
         "memory", "utilization", "temperature", "fan", "power", "clocks", "pstate", "pcie", "mig_mode",
         "mig_devices", "processes", "processes_known", "forecast",
         "clock_event_reasons", "health", "verdict", "unattributed_memory", "activity", "nvlink", "energy",

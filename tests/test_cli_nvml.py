@@ -46,7 +46,7 @@ def test_json_reports_the_drivers_gpus_and_processes_in_base_units(
     assert first["memory"]["total"] == 80 * GiB and first["memory"]["used"] == 40 * GiB
     assert first["memory"]["reserved"] == 512 * MiB
     assert first["power"] == {"draw": 412.3, "limit": 700.0}
-    assert first["temperature"] == {"current": 71, "slowdown": 87, "shutdown": 92}
+    assert first["temperature"] == {"current": 71, "slowdown": 87, "shutdown": 92, "memory": None}
     assert first["pcie"]["rx"] == 1000 * 1024
     assert (second["fan"], second["power"]["draw"]) == (None, None)
     [process] = first["processes"]
@@ -76,7 +76,7 @@ def test_once_prints_the_gpus_then_the_processes(fake_nvml: FakeNvml, sleeper: s
         ["1", str(NO_SUCH_PID), "N/A", "C+G", "2.0GiB"],
     ]
     assert process_rows[0].endswith("sleep 600")
-    assert process_rows[1].endswith("(not visible from here)")
+    assert process_rows[1].endswith("(not visible: exited)")  # past pid_max: no process can have it
     # 40 GiB used on GPU 0, 30 GiB of it listed: more than max(1 GiB, 5 % of 80 GiB) is unexplained.
     assert lines[-3:] == [
         "",

@@ -83,7 +83,7 @@ def test_the_json_document_has_the_documented_keys_and_units() -> None:
     }
     first = document["gpus"][0]
     assert first["memory"] == {"total": 80 * GIB, "used": 72 * GIB, "free": None, "reserved": None}
-    assert first["temperature"] == {"current": 61.0, "slowdown": 87.0, "shutdown": None}
+    assert first["temperature"] == {"current": 61.0, "slowdown": 87.0, "shutdown": None, "memory": None}
     assert first["power"] == {"draw": 350.4, "limit": 700.0}
     assert first["processes"][0].pop("not_visible_reason") is None  # visible
     assert first["processes"] == [{

@@ -22,6 +22,9 @@ from gputop.core.sampler import Sampler
 from gputop.core.sources import nvml_gateway
 from gputop.core.sources.nvml import NvmlSource
 from gputop.ui.app import GpuTopApp
+from gputop.ui.screens.detail import DetailScreen
+from gputop.ui.terminal.first_frame import first_frame_lines
+from gputop.ui.widgets.gpu_card import GpuCard
 
 HOG = NO_SUCH_PID + 7
 
@@ -135,7 +138,8 @@ def test_one_gpus_unexpected_exception_stays_on_that_gpu(fake_nvml: FakeNvml, so
     broken, healthy = source.sample()
     assert (broken.lost, broken.answering, broken.utilization_gpu, broken.memory_used) == (False, False, None, None)
     assert broken.last_error is not None
-    assert broken.last_error.startswith("nvmlDeviceGetName failed: UnicodeDecodeError: 'utf-8' codec can't decode")
+    assert broken.last_error.startswith("read failed: nvmlDeviceGetName: UnicodeDecodeError: 'utf-8' codec can't")
+    assert broken.read_failed and not healthy.read_failed
     assert (healthy.answering, healthy.last_error, healthy.utilization_gpu) == (True, None, 87.0)
     assert [(p.pid, p.gpu_memory) for p in healthy.processes] == [(HOG + 1, 3 * GiB)]
     # No alert and no diagnosis from a read that failed; the GPU answers again once the driver does.
@@ -146,6 +150,35 @@ def test_one_gpus_unexpected_exception_stays_on_that_gpu(fake_nvml: FakeNvml, so
     again, _ = source.sample()
     assert (again.answering, again.last_error, again.utilization_gpu) == (True, None, 40.0)
     assert [(p.pid, p.gpu_memory) for p in again.processes] == [(HOG, 2 * GiB)]
+
+
+async def test_a_read_that_raised_is_read_failed_not_a_hung_driver_everywhere(
+    fake_nvml: FakeNvml, source: NvmlSource
+) -> None:
+    fake_nvml.write(Scenario().gpu(name="NVIDIA H100 \udcff").gpu(util_gpu=87).process(gpu=1, pid=HOG, used=GiB))
+    words = "read failed: nvmlDeviceGetName: UnicodeDecodeError: 'utf-8' codec can't"
+    snapshot, document = _tick(source, Watcher(), time.time())
+    gpus = document["gpus"]
+    assert isinstance(gpus, list)
+    assert (gpus[0]["answering"], gpus[0]["read_failed"], gpus[1]["read_failed"]) == (False, True, False)
+    assert str(gpus[0]["last_error"]).startswith(words)
+    assert snapshot_from_dict(document).gpus[0].read_failed  # a recording replays it
+    lines = render_text(snapshot, colour=False).splitlines()
+    assert lines[1] == "[0] N/A  READ FAILED" and lines[2].startswith(f"    {words}")
+    assert "NOT ANSWERING" not in "\n".join(lines)
+    assert first_frame_lines(snapshot, 120, 10)[1].startswith(f"[0] N/A  {words}")  # the frame at start
+    # The card and the detail screen: its own words, not "not answering" with an age.
+    app = GpuTopApp(Sampler(source), RunConfig(), start_sampler=False)
+    async with app.run_test(size=(160, 40)) as pilot:
+        app.apply_snapshot(snapshot)
+        await pilot.pause()
+        title = str(app.query(GpuCard).first().border_title)
+        assert f"[ansi_red bold]{words}" in title and "not answering" not in title
+        await pilot.click("#gpu-0")
+        await pilot.pause()
+        assert isinstance(app.screen, DetailScreen) and app.screen.index == 0
+        title = str(app.screen.query_one("#detail-title").content)
+        assert words in title and "not answering" not in title
 
 
 def test_a_pynvml_without_its_private_lookup_is_read_through_its_public_calls(

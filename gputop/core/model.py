@@ -221,6 +221,9 @@ class GpuSample:
     answering: bool = True
     not_answering_since: float | None = None  # when the call that has not come back began
     last_error: str | None = None  # why it is lost or not answering, in a line
+    # Its last read raised something unexpected (``last_error``: "read failed: <call>: <error>"):
+    # not answering, but not a driver that hangs.
+    read_failed: bool = False
     memory_total: int | None = None
     memory_used: int | None = None
     memory_free: int | None = None

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from gputop.core.analysis.diagnosis.memory import Hidden
+from gputop.core.analysis.diagnosis.problems import problems
 from gputop.core.analysis.diagnosis.reasons import decode_reasons, limiting_reasons
+from gputop.core.analysis.foresight import Watcher
 from gputop.core.model import MigSample
+from gputop.core.output.once_table import render_text
 from gputop.core.settings import Thresholds
-from tests.diagnosis.helpers import GIB, TOTAL, cleared, gpu, process, raised, run
+from tests.diagnosis.helpers import GIB, TOTAL, cleared, gpu, process, raised, run, snapshot
 
 
 def test_the_reason_bitmask_decodes_to_names_in_nvml_order() -> None:
@@ -109,6 +113,40 @@ def test_memory_no_process_accounts_for_is_shown_above_the_tolerance() -> None:
     assert (first.memory, first.shown, first.hidden_processes) == (38 * GIB, True, 1)
     # 2 GiB is within max(1 GiB, 5 % of 80 GiB = 4 GiB).
     assert (second.memory, second.shown) == (2 * GIB, False)
+
+
+def test_hidden_processes_are_counted_and_their_memory_summed_by_reason_in_the_words_of_the_panel() -> None:
+    listed = (
+        process(memory=30 * GIB),
+        process(pid=71, memory=2 * GIB, visible=False, not_visible_reason="exited"),
+        process(pid=72, memory=3 * GIB, visible=False, not_visible_reason="exited"),
+        process(pid=73, memory=4 * GIB, visible=False, not_visible_reason="pid_namespace"),
+        process(pid=74, memory=1 * GIB, visible=False, not_visible_reason=None),
+    )
+    snap = snapshot(0.0, gpu(used=70 * GIB, processes=listed))
+    diagnoses = Watcher().update(snap).diagnoses
+    unattributed = diagnoses.gpus[0].unattributed
+    # The hidden processes' memory is accounted for by what NVML lists: 70 - 30 - 2 - 3 - 4 - 1.
+    assert (unattributed.memory, unattributed.hidden_processes) == (30 * GIB, 4)
+    assert unattributed.hidden == (
+        Hidden(reason="exited", processes=2, memory=5 * GIB),
+        Hidden(reason="pid_namespace", processes=1, memory=4 * GIB),
+        Hidden(reason=None, processes=1, memory=1 * GIB),
+    )
+    [found] = [p.text for p in problems(snap, diagnoses) if p.kind == "unattributed"]
+    assert found == (
+        "(no process) 30.0GiB of memory no listed process accounts for; 4 listed but not visible here:"
+        " 2 exited (5.0GiB), 1 other PID namespace (4.0GiB), 1 reason unknown (1.0GiB)"
+    )
+    lines = render_text(snap, colour=False, width=120, diagnoses=diagnoses).splitlines()
+    # --once names each by its reason, in the words of the panel and the process screen.
+    commands = {int(line.split()[1]): line.split("  ")[-1] for line in lines if line.startswith("   0      7")}
+    assert commands == {
+        71: "(not visible: exited)",
+        72: "(not visible: exited)",
+        73: "(not visible: other PID namespace)",
+        74: "(not visible from here)",
+    }
 
 
 def test_unattributed_memory_is_unknown_when_a_process_memory_is() -> None:

@@ -7,11 +7,12 @@ from dataclasses import replace
 
 from textual.pilot import Pilot
 
+from gputop.core.analysis.foresight import Watcher
 from gputop.core.model import GpuHealth, RemappedRows, XidEvent
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.alert_log import AlertLogScreen
 from gputop.ui.screens.detail import DetailScreen
-from gputop.ui.widgets.diagnosis_panel import DiagnosisPanel
+from gputop.ui.widgets.diagnosis_panel import DiagnosisPanel, diagnosis_text
 from gputop.ui.widgets.gpu_card import GpuCard
 
 from .factory import GIB, NOW, demo_snapshots, gpu, make_app, notices, proc, screen_text, snapshot
@@ -146,3 +147,17 @@ async def test_the_demo_opening_on_several_problems_shows_three_notifications_at
         await pilot.press("exclamation_mark")  # the log has every one of them
         assert isinstance(app.screen, AlertLogScreen)
         assert f"Alerts ({len(app.feed.watcher.monitor.log)})" in screen_text(app)
+
+
+def test_the_detail_screen_names_each_hidden_process_by_its_reason_not_all_as_another_namespace() -> None:
+    shown = proc(101, 0, 30, "alice", "python train.py", sm=90.0)
+    gone = replace(proc(102, 0, 2, "bob", "python eval.py"), visible=False, not_visible_reason="exited")
+    denied = replace(proc(103, 0, 3, "carol", "python x.py"), visible=False, not_visible_reason="permission")
+    tick = snapshot(replace(gpu(0, [shown, gone, denied]), memory_used=50 * GIB))
+    diagnoses = Watcher().update(tick).diagnoses
+    text = diagnosis_text(tick.gpus[0], diagnoses.gpus[0], tick, diagnoses).plain
+    assert (
+        "(no process) 15.0GiB of memory no listed process accounts for; 2 listed but not visible here:"
+        " 1 exited (2.0GiB), 1 permission denied (3.0GiB)." in text
+    )
+    assert "listed from another PID namespace" not in text

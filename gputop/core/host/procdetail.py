@@ -140,7 +140,7 @@ def read_process_detail(identity: ProcessIdentity) -> ProcessDetail:
     """Everything /proc says about the process with this identity (pid, start time)."""
     pid, started = identity
     if started is None:
-        return ProcessDetail(pid, gone="not visible from here (another PID namespace): nothing to read")
+        return ProcessDetail(pid, gone="not visible from here (no start time): nothing to read")
     try:
         process = psutil.Process(pid)
         if abs(process.create_time() - started) > _START_TOLERANCE_S:

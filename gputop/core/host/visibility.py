@@ -20,12 +20,15 @@ PID_NAMESPACE: Final = "pid_namespace"
 PERMISSION: Final = "permission"
 REASONS = (EXITED, PID_NAMESPACE, PERMISSION)
 
-# What the panel and the process screen say in place of the command.
-_WORDS = {
-    EXITED: "(not visible: exited)",
-    PID_NAMESPACE: "(not visible: other PID namespace)",
-    PERMISSION: "(not visible: permission denied)",
+# The reason in words; every output says these (the panel, the process screen, --once, the diagnoses).
+_REASON_WORDS = {
+    EXITED: "exited",
+    PID_NAMESPACE: "other PID namespace",
+    PERMISSION: "permission denied",
 }
+UNKNOWN_REASON = "reason unknown"
+# What the panel, the process screen and --once say in place of the command.
+_WORDS = {reason: f"(not visible: {words})" for reason, words in _REASON_WORDS.items()}
 UNKNOWN_WORDS = "(not visible from here)"
 
 # hidepid values that take other users' PIDs out of /proc altogether (the kernel's words, and the
@@ -36,6 +39,11 @@ _HIDING = frozenset({"invisible", "ptraceable", "2", "4"})
 def not_visible_words(reason: str | None) -> str:
     """The words shown for a process that is not visible, for its reason (None: unknown)."""
     return _WORDS.get(reason or "", UNKNOWN_WORDS)
+
+
+def reason_words(reason: str | None) -> str:
+    """The reason alone in words ("exited", "other PID namespace"...; None: "reason unknown")."""
+    return _REASON_WORDS.get(reason or "", UNKNOWN_REASON)
 
 
 def pid_max(proc: str = "/proc") -> int | None:

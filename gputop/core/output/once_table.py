@@ -22,6 +22,7 @@ from gputop.core.format import (
     fmt_watts,
     safe_text,
 )
+from gputop.core.host.visibility import not_visible_words
 from gputop.core.model import GpuSample, ProcessSample, Snapshot, percent
 from gputop.core.output.command_text import command_text
 
@@ -103,8 +104,10 @@ def _gpu_lines(gpu: GpuSample, width: int, paint: Any) -> list[str]:
         reason = "not answering" if not gpu.health.xid_events else lost_reason(gpu)
         return [paint(_RED, cut(f"[{gpu.index}] {name}  GPU LOST: {reason}", width))]
     if not gpu.answering:
+        # A read that raised is no hung driver: its own words, the error on the next line.
+        state = "READ FAILED" if gpu.read_failed else "NOT ANSWERING"
         return [
-            paint(_RED, cut(f"[{gpu.index}] {name}  NOT ANSWERING", width)),
+            paint(_RED, cut(f"[{gpu.index}] {name}  {state}", width)),
             cut(f"    {gpu.last_error or NA}", width),
         ]
     memory = gpu.memory_percent
@@ -199,7 +202,7 @@ def _process_lines(snapshot: Snapshot, width: int, paint: Any, column: str, desc
         age = None if process.started is None else snapshot.timestamp - process.started
         cpu = NA if process.cpu_percent is None else f"{process.cpu_percent:.0f}%"
         shown = command_text(process.command, process.name)
-        command = safe_text(shown) if process.visible else "(not visible from here)"
+        command = safe_text(shown) if process.visible else not_visible_words(process.not_visible_reason)
         if process.stale:
             command = "(as last seen) " + command
         if process.job is not None:

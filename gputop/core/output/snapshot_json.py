@@ -175,6 +175,7 @@ def gpu_to_dict(gpu: GpuSample) -> dict[str, Any]:
         "answering": gpu.answering,
         "not_answering_since": gpu.not_answering_since,
         "last_error": gpu.last_error,
+        "read_failed": gpu.read_failed,
         "memory": {
             "total": gpu.memory_total,
             "used": gpu.memory_used,
@@ -409,6 +410,7 @@ def _gpu(data: dict[str, Any]) -> GpuSample:
         answering=bool(data.get("answering", True)),
         not_answering_since=data.get("not_answering_since"),
         last_error=data.get("last_error"),
+        read_failed=bool(data.get("read_failed", False)),
         memory_total=memory["total"],
         memory_used=memory["used"],
         memory_free=memory["free"],

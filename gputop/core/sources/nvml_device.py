@@ -130,7 +130,8 @@ class NvmlDevice:
     def failed(self, error: BaseException, call: str | None) -> GpuSample:
         """The GPU after its read raised something unexpected in ``call``: as not answering (no
         figures, its last processes marked stale), ``last_error`` naming the call and the error."""
-        return self.not_answering(time.time(), f"{call or 'NVML'} failed: {type(error).__name__}: {error}")
+        words = f"read failed: {call or 'NVML'}: {type(error).__name__}: {error}"
+        return dataclasses.replace(self.not_answering(time.time(), words), read_failed=True)
 
     def _lost_sample(self, error: str | None) -> GpuSample:
         """Lost, with the XID events that explain it (see XID_BEFORE_LOSS_S)."""

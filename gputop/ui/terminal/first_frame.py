@@ -26,9 +26,11 @@ def first_frame_lines(snapshot: Snapshot, columns: int, rows: int) -> list[str]:
         if gpu.lost:
             lines.append(f"[{gpu.index}] {name}  LOST"[:columns])
             continue
-        if not gpu.answering:  # as its card will say: since when its call has not come back
+        if not gpu.answering:  # as its card will say: since when its call has not come back, or why it failed
             since = gpu.not_answering_since
             silent = "not answering" + ("" if since is None else f" {fmt_age(snapshot.timestamp - since)}")
+            if gpu.read_failed:
+                silent = gpu.last_error or "read failed"
             lines.append(f"[{gpu.index}] {name}  {silent}"[:columns])
             continue
         line = (

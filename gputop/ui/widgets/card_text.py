@@ -52,7 +52,10 @@ def forecast_text(forecast: Forecast | None, short: bool = False) -> str:
 
 
 def silence_text(gpu: GpuSample, now: float | None) -> str:
-    """'not answering 14s': how long the GPU's driver calls have not come back, as of ``now``."""
+    """'not answering 14s': how long the GPU's driver calls have not come back, as of ``now``;
+    'read failed: <call>: <error>' for a read that raised instead (no hang: no age to count)."""
+    if gpu.read_failed:
+        return gpu.last_error or "read failed"
     since = gpu.not_answering_since
     if now is None or since is None:
         return "not answering"

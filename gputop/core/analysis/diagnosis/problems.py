@@ -6,8 +6,10 @@ import time
 from dataclasses import dataclass
 
 from gputop.core.analysis.diagnosis.diagnoser import Diagnoses
+from gputop.core.analysis.diagnosis.memory import Hidden, Unattributed
 from gputop.core.analysis.diagnosis.reasons import reason_words
 from gputop.core.format import fmt_bytes, fmt_duration, fmt_percent, safe_text
+from gputop.core.host.visibility import reason_words as visibility_reason
 from gputop.core.model import GpuSample, Snapshot, percent
 
 
@@ -33,10 +35,17 @@ def _stall_text(gpu: GpuSample) -> str:
     return f"STALLED? {fmt_percent(gpu.utilization_gpu)} busy at {power} of its power limit, memory flat"
 
 
-def _unattributed_text(memory: int | None, hidden: int) -> str:
-    text = f"(no process) {fmt_bytes(memory)} of memory no listed process accounts for"
-    if hidden:
-        text += f"; {hidden} process{'es' if hidden != 1 else ''} listed from another PID namespace"
+def _hidden_text(hidden: tuple[Hidden, ...]) -> str:
+    """``2 listed but not visible here: 1 exited (2.0GiB), 1 other PID namespace (4.0GiB)``."""
+    count = sum(group.processes for group in hidden)
+    groups = ", ".join(f"{g.processes} {visibility_reason(g.reason)} ({fmt_bytes(g.memory)})" for g in hidden)
+    return f"{count} listed but not visible here: {groups}"
+
+
+def _unattributed_text(unattributed: Unattributed) -> str:
+    text = f"(no process) {fmt_bytes(unattributed.memory)} of memory no listed process accounts for"
+    if unattributed.hidden:
+        text += f"; {_hidden_text(unattributed.hidden)}"
     return text
 
 
@@ -66,12 +75,12 @@ def problems(snapshot: Snapshot, diagnoses: Diagnoses) -> list[Problem]:
             found.append(Problem(gpu.index, None, "busy_few_sms", text))
         unattributed = diagnosis.unattributed
         if unattributed.shown:
-            text = _unattributed_text(unattributed.memory, unattributed.hidden_processes)
+            text = _unattributed_text(unattributed)
             found.append(Problem(gpu.index, None, "unattributed", text))
         for mig in gpu.mig_devices:
             mig_unattributed = diagnoses.migs.get((gpu.index, mig.index))
             if mig_unattributed is not None and mig_unattributed.shown:
-                text = _unattributed_text(mig_unattributed.memory, mig_unattributed.hidden_processes)
+                text = _unattributed_text(mig_unattributed)
                 found.append(Problem(gpu.index, mig.index, "unattributed", text))
         for process in gpu.all_processes():
             process_diagnosis = diagnoses.processes.get(process.identity)
