@@ -27,7 +27,7 @@ FLEET_COLUMNS: tuple[OwnerColumn, ...] = (
     OwnerColumn("gpus", "GPUS", 6),
     OwnerColumn("gpu_memory", "GPU-MEM", 8),
     OwnerColumn("memory_share", "MEM%", 6),
-    OwnerColumn("idle_memory", "IDLE-MEM", 8),
+    OwnerColumn("idle_memory", "IDLE-MEM", 9),  # 9: room for the sort arrow
     OwnerColumn("processes", "PROCS", 6),
 )
 _HINT = {
