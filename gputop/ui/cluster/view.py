@@ -342,6 +342,8 @@ class ClusterApp(App[int]):
             owners = self.reader.owners(kind, hosts)
         except PrometheusError as error:
             self.post_message(LookupFailed(str(error), error.kind))
+        except Exception as error:  # noqa: BLE001 - shown on the screen; the next refresh asks again
+            self.post_message(LookupFailed(f"{type(error).__name__}: {error}", "refused"))
         else:
             self.post_message(OwnersFetched(kind, owners))
 
@@ -359,7 +361,9 @@ class ClusterApp(App[int]):
         try:
             hostnames = self.reader.owner_hosts(kind, name)
         except PrometheusError as error:
-            self.post_message(FetchFailed(f"{kind} {name}'s hosts: {error}", error.kind))
+            self.post_message(LookupFailed(f"{kind} {name}'s hosts: {error}", error.kind))
+        except Exception as error:  # noqa: BLE001 - told in a notification; the view keeps running
+            self.post_message(LookupFailed(f"{kind} {name}'s hosts: {type(error).__name__}: {error}", "refused"))
         else:
             self.post_message(OwnerHostsFetched(kind, name, hostnames))
 
@@ -433,6 +437,11 @@ class ClusterApp(App[int]):
         screen = self._top_screen()
         if isinstance(screen, FleetOwnerScreen):
             screen.show_error(safe_text(message.reason, 200))
+        elif self.owner_filter is not None and self.owner_hosts is None:
+            # An owner's hosts could not be read: every host stays listed, and the user is told why.
+            self.owner_filter = None
+            self._show_status()
+            self.notify(safe_text(message.reason, 200), severity="error")
         elif isinstance(screen, (HostScreen, GpuListScreen)):
             line = prometheus_line(self.options.url, self.pacer, (message.reason, message.kind), self.next_delay_s)
             screen.show_error(line)
