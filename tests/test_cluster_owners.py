@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,9 +20,11 @@ from prom import PROMETHEUS, SKIP_REASON, PrometheusServer, free_port, wait_for
 from prom.fleet import serve
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import CollectorRegistry
+from test_cluster_view import FakeReader, make_app
 from textual.pilot import Pilot
 
-from gputop.core.cluster.model import ClusterOptions
+from gputop.core.cluster.client import PrometheusError
+from gputop.core.cluster.model import ClusterHost, ClusterOptions
 from gputop.core.cluster.owners import FleetOwner, owners_query
 from gputop.core.cluster.reader import ClusterReader
 from gputop.core.diagnosis import Diagnoser
@@ -31,7 +33,7 @@ from gputop.core.model import GpuSample, HostSample, Job, ProcessSample, Snapsho
 from gputop.ui.cluster.owner_screen import FleetOwnerScreen
 from gputop.ui.cluster.view import ClusterApp
 
-pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason=SKIP_REASON)
+needs_prometheus = pytest.mark.skipif(PROMETHEUS is None, reason=SKIP_REASON)
 
 GIB = 1024**3
 MIB = 1024**2
@@ -164,6 +166,7 @@ def owners(cluster: Cluster, kind: str) -> list[FleetOwner]:
     return cluster.reader.owners(kind, state.hosts)
 
 
+@needs_prometheus
 def test_by_user_each_owner_s_hosts_gpus_memory_share_idle_memory_and_processes(cluster: Cluster) -> None:
     assert owners(cluster, "user") == [
         # 10 + 6 on gpu-a (pid 100 on two GPUs: one process), 8 on gpu-b.
@@ -174,6 +177,7 @@ def test_by_user_each_owner_s_hosts_gpus_memory_share_idle_memory_and_processes(
     ]
 
 
+@needs_prometheus
 def test_by_job_only_processes_in_a_slurm_job_and_by_pod_dcgm_pods_count_for_hosts_and_gpus(cluster: Cluster) -> None:
     assert owners(cluster, "job") == [row("1234", 1, 2, 16, FLEET_GIB, 0, 1), row("1240", 1, 1, 8, FLEET_GIB, 0, 1)]
     assert owners(cluster, "pod") == [
@@ -190,6 +194,7 @@ def test_by_job_only_processes_in_a_slurm_job_and_by_pod_dcgm_pods_count_for_hos
     ]
 
 
+@needs_prometheus
 def test_an_owner_s_hosts_and_the_query_is_one_aggregate_per_figure(cluster: Cluster) -> None:
     assert cluster.reader.owner_hosts("user", "bob") == {"gpu-a", "gpu-b"}
     assert cluster.reader.owner_hosts("pod", "ml/infer") == {"dgx-pods"}
@@ -214,6 +219,7 @@ def listed(app: ClusterApp) -> list[str]:
     return [host.hostname for host in app.host_list.hosts]
 
 
+@needs_prometheus
 async def test_o_shows_the_owners_at_80x24_sorts_cycles_and_enter_lists_the_owner_s_hosts(cluster: Cluster) -> None:
     app = ClusterApp(ClusterOptions.create(cluster.prometheus.url, interval_s=60))
     async with app.run_test(size=(80, 24)) as pilot:
@@ -246,6 +252,7 @@ async def test_o_shows_the_owners_at_80x24_sorts_cycles_and_enter_lists_the_owne
         assert len(listed(app)) == 4
 
 
+@needs_prometheus
 async def test_at_120x40_the_name_has_room_and_enter_on_a_dcgm_pod_lists_its_host(cluster: Cluster) -> None:
     app = ClusterApp(ClusterOptions.create(cluster.prometheus.url, interval_s=60))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -265,3 +272,39 @@ async def test_at_120x40_the_name_has_room_and_enter_on_a_dcgm_pod_lists_its_hos
         await pilot.press("down", "down", "down", "enter")
         await until(pilot, "the pod's hosts", lambda: listed(app) == ["dgx-pods"])
 
+
+
+class SlowOwners(FakeReader):
+    """Hosts answer; the owners (``slow_owners``) or an owner's hosts do not."""
+
+    slow_owners = True
+
+    def owners(self, kind: str, hosts: Collection[ClusterHost]) -> list[FleetOwner]:
+        if self.slow_owners:
+            raise PrometheusError("no answer within 5s", "slow")
+        return [row("alice", 1, 1, 8, 160, 0, 1)]
+
+    def owner_hosts(self, kind: str, name: str) -> frozenset[str]:
+        raise PrometheusError("HTTP 502 Bad Gateway", "unreachable")
+
+
+async def test_owners_that_cannot_be_read_say_why_and_every_host_stays_listed() -> None:
+    reader = SlowOwners()
+    app = make_app(reader)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, "the hosts", lambda: len(listed(app)) == 3)
+        await pilot.press("o")
+        screen = app.screen
+        assert isinstance(screen, FleetOwnerScreen)
+        await until(pilot, "the error", lambda: screen.error == "no answer within 5s")
+        assert "no answer within 5s" in str(app.screen.query_one("#owners-title").content)
+        reader.slow_owners = False
+        await pilot.press("o", "o", "o", "o")  # round to user again: asked again
+        await until(pilot, "the owners", lambda: [r.name for r in screen.rows] == ["alice"])
+        await pilot.press("enter")
+        status = app.query_one("#status")
+        await until(pilot, "the reason", lambda: "user alice's hosts: HTTP 502 Bad Gateway" in str(status.content))
+        assert app.owner_filter is None
+        assert len(listed(app)) == 3
+        await pilot.press("escape")
+        assert "alice" not in str(status.content)

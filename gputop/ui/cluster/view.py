@@ -111,6 +111,7 @@ class ClusterApp(App[int]):
         # The owner chosen on the owner screen (kind, name) and its hosts: the list shows those alone.
         self.owner_filter: tuple[str, str] | None = None
         self.owner_hosts: frozenset[str] | None = None
+        self.owner_error: str | None = None  # why the chosen owner's hosts could not be read
 
     def compose(self) -> ComposeResult:
         yield self._status
@@ -280,6 +281,8 @@ class ClusterApp(App[int]):
         if self.owner_filter is not None:
             kind, name = self.owner_filter
             line.append(f"  {kind} {safe_text(name, 40)}'s hosts (Esc: all)", style="bold")
+        elif self.owner_error is not None:
+            line.append(f"  {self.owner_error}", style="bold red")
         line.append(f"  sort: {order.name} {arrow}")
         line.append("\n")
         line.append_text(prometheus_line(self.options.url, self.pacer, self.error, self.next_delay_s))
@@ -324,6 +327,9 @@ class ClusterApp(App[int]):
             self._filter.clear()
             self.owner_filter, self.owner_hosts = None, None
             self._resort()
+        elif self.owner_error is not None:
+            self.owner_error = None
+            self._show_status()
 
     # The fleet's owners (o): read when the screen opens, at each refresh while it shows, and on o.
 
@@ -353,7 +359,7 @@ class ClusterApp(App[int]):
             screen.show(message.kind, message.owners)
 
     def _owner_chosen(self, kind: str, name: str) -> None:
-        self.owner_filter = (kind, name)
+        self.owner_filter, self.owner_hosts, self.owner_error = (kind, name), None, None
         self._fetch_owner_hosts(kind, name)
 
     @work(thread=True, exit_on_error=False, group="owners")
@@ -438,10 +444,9 @@ class ClusterApp(App[int]):
         if isinstance(screen, FleetOwnerScreen):
             screen.show_error(safe_text(message.reason, 200))
         elif self.owner_filter is not None and self.owner_hosts is None:
-            # An owner's hosts could not be read: every host stays listed, and the user is told why.
-            self.owner_filter = None
+            # An owner's hosts could not be read: every host stays listed, and the status line says why.
+            self.owner_filter, self.owner_error = None, safe_text(message.reason, 100)
             self._show_status()
-            self.notify(safe_text(message.reason, 200), severity="error")
         elif isinstance(screen, (HostScreen, GpuListScreen)):
             line = prometheus_line(self.options.url, self.pacer, (message.reason, message.kind), self.next_delay_s)
             screen.show_error(line)
