@@ -84,14 +84,16 @@ def _dcgm_pods(hosts_pattern: str | None) -> str:
     """DCGM's per-pod device series (honoured labels, or renamed ``exported_*``), one per (pod, host, GPU),
     labelled ``owner`` (``namespace/pod``) and ``hostname``."""
     parts = []
-    for prefix in ("", "exported_"):
-        pod, namespace = f"{prefix}pod", f"{prefix}namespace"
-        host = "" if hosts_pattern is None else f",Hostname=~{promql_string(hosts_pattern)}"
-        selector = f'DCGM_FI_DEV_FB_USED{{{pod}!="",{metric_names.DCGM_OWN_SERIES}{host}}}'
-        named = f'label_join({selector}, "{OWNER_LABEL}", "/", "{namespace}", "{pod}")'
-        # A pod without a namespace label is named by its pod alone.
-        named = _relabel(named, OWNER_LABEL, OWNER_LABEL, "/(.*)")
-        parts.append(_relabel(named, _HOST, "Hostname"))
+    # dcgm-exporter 4.x names the host in ``Hostname``, newer ones in ``hostname`` (as queries._DCGM_HOST_LABELS).
+    for label, unnamed in (("Hostname", ""), ("hostname", ',Hostname=""')):
+        for prefix in ("", "exported_"):
+            pod, namespace = f"{prefix}pod", f"{prefix}namespace"
+            host = f'{label}!=""' if hosts_pattern is None else f"{label}=~{promql_string(hosts_pattern)}"
+            selector = f'DCGM_FI_DEV_FB_USED{{{pod}!="",{metric_names.DCGM_OWN_SERIES},{host}{unnamed}}}'
+            named = f'label_join({selector}, "{OWNER_LABEL}", "/", "{namespace}", "{pod}")'
+            # A pod without a namespace label is named by its pod alone.
+            named = _relabel(named, OWNER_LABEL, OWNER_LABEL, "/(.*)")
+            parts.append(_relabel(named, _HOST, label) if label != _HOST else named)
     return f"max by ({OWNER_LABEL}, {_HOST}, gpu) ({' or '.join(parts)})"
 
 
