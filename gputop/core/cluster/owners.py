@@ -121,6 +121,7 @@ def owners_query(kind: str, hosts_pattern: str | None = None, thresholds: Thresh
     idled = f"max by ({_HOST}, pid) ({_IDLE}{{{hosts}}})"
     idle = f"(({process_memory} >= {limits.idle_min_memory_gib * GIB:g}) and ({idled} >= {limits.idle_after_s:g}))"
     said = f"count by ({_HOST}, pid) ({_IDLE}{{{hosts}}})"
+
     def by(*labels: str, how: str = "count", filtered: str = "") -> str:
         """``how`` of the series by the owner and ``labels`` (a host, a GPU, a process): one series each."""
         inner = owned(kind, lambda s, raw: f"{how} by ({', '.join((raw, *labels))}) ({s}{filtered})", hosts)
@@ -155,7 +156,7 @@ def owner_hosts_query(kind: str, name: str, hosts_pattern: str | None = None) ->
 
 
 def fleet_memory(hosts: Iterable[ClusterHost]) -> float | None:
-    """The fleet's GPU memory: every host that answers, as the host list shows it (gone hosts left out)."""
+    """The fleet's GPU memory: every host listed but those that are down, as the host list shows it."""
     known = [h.memory_total for h in hosts if h.state != "down" and h.memory_total is not None]
     return sum(known) if known else None
 
