@@ -208,6 +208,16 @@ def test_an_owner_s_hosts_and_the_query_is_one_aggregate_per_figure(cluster: Clu
     assert len(answer) == 3 * 5 + 1
 
 
+@needs_prometheus
+def test_hosts_limits_the_owners_to_the_hosts_it_matches(cluster: Cluster) -> None:
+    reader = ClusterReader(ClusterOptions.create(cluster.prometheus.url, hosts="^gpu-a$", interval_s=60))
+    state = reader.fetch()
+    # gpu-a's 160 GiB alone: alice's pid 100 (10 + 6 GiB), bob's idle pid 101 (4 GiB).
+    assert reader.owners("user", state.hosts) == [row("alice", 1, 2, 16, 160, 0, 1), row("bob", 1, 1, 4, 160, 4, 1)]
+    assert reader.owners("pod", state.hosts) == []
+    assert reader.owner_hosts("user", "carol") == frozenset()
+
+
 async def until(pilot: Pilot[int], what: str, condition: Callable[[], bool], timeout_s: float = 30.0) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
