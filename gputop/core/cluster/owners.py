@@ -115,12 +115,12 @@ def owners_query(kind: str, hosts_pattern: str | None = None, thresholds: Thresh
     """Every owner by ``kind``, each figure summed on the server: one query for the whole fleet."""
     limits = thresholds or Thresholds()
     hosts = "" if hosts_pattern is None else f"{_HOST}=~{promql_string(hosts_pattern)}"
-    # The exporter's idle rule, per process (one pid on several GPUs is one process): its memory
-    # on all of them, and how long it has used none of their SMs.
-    process_memory = f"sum by ({_HOST}, pid) ({_MEMORY}{{{hosts}}})"
-    idled = f"max by ({_HOST}, pid) ({_IDLE}{{{hosts}}})"
-    idle = f"(({process_memory} >= {limits.idle_min_memory_gib * GIB:g}) and ({idled} >= {limits.idle_after_s:g}))"
-    said = f"count by ({_HOST}, pid) ({_IDLE}{{{hosts}}})"
+    # The exporter's idle rule, per process (one pid on several GPUs is one process): no SM time for
+    # idle_after_s, and its memory on all its GPUs at least idle_min_memory. The idle time first: it
+    # leaves few processes to group (``and`` matches many to many).
+    idled = f"{_MEMORY}{{{hosts}}} and on ({_HOST}, pid) ({_IDLE}{{{hosts}}} >= {limits.idle_after_s:g})"
+    idle = f"(sum by ({_HOST}, pid) ({idled}) >= {limits.idle_min_memory_gib * GIB:g})"
+    said = f"{_IDLE}{{{hosts}}}"
 
     def by(*labels: str, how: str = "count", filtered: str = "") -> str:
         """Per owner: ``how`` of its series, or with ``labels`` the number of distinct values of them
