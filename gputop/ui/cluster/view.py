@@ -112,6 +112,7 @@ class ClusterApp(App[int]):
         self.owner_filter: tuple[str, str] | None = None
         self.owner_hosts: frozenset[str] | None = None
         self.owner_error: str | None = None  # why the chosen owner's hosts could not be read
+        self._owners_asked: str | None = None  # the kind of the owners' read in flight: one at a time
 
     def compose(self) -> ComposeResult:
         yield self._status
@@ -190,7 +191,7 @@ class ClusterApp(App[int]):
         self._show_status()
         self._summary.update(fleet_line(message.state), layout=False)
         if isinstance(screen, FleetOwnerScreen):
-            self._fetch_owners(screen.kind)  # the owners follow the refresh: one more query while shown
+            self._ask_owners(screen.kind)  # the owners follow the refresh: one more query while shown
 
     def on_part_fetched(self, message: PartFetched) -> None:
         if self.state is not None and not self.state.pending:
@@ -339,7 +340,10 @@ class ClusterApp(App[int]):
         self.push_screen(FleetOwnerScreen(self._ask_owners, self._owner_chosen))
 
     def _ask_owners(self, kind: str) -> None:
-        self._fetch_owners(kind)
+        """Read the owners by ``kind``, unless a read of that kind is still out (a slow Prometheus is not piled on)."""
+        if self._owners_asked != kind:
+            self._owners_asked = kind
+            self._fetch_owners(kind)
 
     @work(thread=True, exit_on_error=False, group="owners")
     def _fetch_owners(self, kind: str) -> None:
@@ -347,10 +351,13 @@ class ClusterApp(App[int]):
         try:
             owners = self.reader.owners(kind, hosts)
         except PrometheusError as error:
+            self._owners_asked = None
             self.post_message(LookupFailed(str(error), error.kind))
         except Exception as error:  # noqa: BLE001 - shown on the screen; the next refresh asks again
+            self._owners_asked = None
             self.post_message(LookupFailed(f"{type(error).__name__}: {error}", "refused"))
         else:
+            self._owners_asked = None  # before the answer is posted: a refresh after it may ask again
             self.post_message(OwnersFetched(kind, owners))
 
     def on_owners_fetched(self, message: OwnersFetched) -> None:
