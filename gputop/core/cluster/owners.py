@@ -120,9 +120,8 @@ def owners_query(kind: str, hosts_pattern: str | None = None, thresholds: Thresh
     # leaves few processes to group (``and`` matches many to many).
     idled = f"{_MEMORY}{{{hosts}}} and on ({_HOST}, pid) ({_IDLE}{{{hosts}}} >= {limits.idle_after_s:g})"
     idle = f"(sum by ({_HOST}, pid) ({idled}) >= {limits.idle_min_memory_gib * GIB:g})"
-    said = f"{_IDLE}{{{hosts}}}"
 
-    def by(*labels: str, how: str = "count", filtered: str = "") -> str:
+    def by(*labels: str, how: str = "count", filtered: str = "", metric: str = _MEMORY) -> str:
         """Per owner: ``how`` of its series, or with ``labels`` the number of distinct values of them
         (hosts, GPUs, processes). Counted by the owner's raw labels and relabelled after, on a few series
         per owner: a series per process or GPU relabelled costs Prometheus seconds at 1,000 hosts."""
@@ -133,7 +132,7 @@ def owners_query(kind: str, hosts_pattern: str | None = None, thresholds: Thresh
                 return f"count by ({raw}) (count by ({raw}, {distinct}) ({selector}{filtered}))"
             return f"{how} by ({raw}) ({selector}{filtered})"
 
-        return f"sum by ({OWNER_LABEL}) ({owned(kind, aggregate, hosts)})"
+        return f"sum by ({OWNER_LABEL}) ({owned(kind, aggregate, hosts, metric)})"
 
     parts = [
         ("memory", by(how="sum")),
@@ -141,8 +140,9 @@ def owners_query(kind: str, hosts_pattern: str | None = None, thresholds: Thresh
         ("gpus", by(_HOST, "gpu", filtered=" > 0")),
         ("processes", by(_HOST, "pid")),
         ("idle_memory", by(how="sum", filtered=f" and on ({_HOST}, pid) {idle}")),
-        # Owners with a process whose idle time is served: for the others idle memory is unknown.
-        ("idle_known", by(filtered=f" and on ({_HOST}, pid) {said}")),
+        # Owners with a process whose idle time is served (its series carry the same owner labels):
+        # for the others idle memory is unknown.
+        ("idle_known", by(metric=_IDLE)),
     ]
     if kind == "pod":
         pods = _dcgm_pods(hosts_pattern)
