@@ -76,6 +76,11 @@ def _sum(values: Iterable[float | None]) -> float | None:
     return sum(known) if known else None
 
 
+def memory_share(memory: float | None, total: float | None) -> float | None:
+    """``memory`` as a share of ``total`` (0-1), a machine's GPU memory or a fleet's; None when either is unknown."""
+    return None if memory is None or not total else memory / total
+
+
 def _gpu_parts(gpu: GpuSample, by: str) -> dict[str, float]:
     """Each owner's part of one GPU (0-1): of its processes' SM time, or of their memory where no
     process has a known SM % above 0 (an idle GPU, or one that does not say)."""
@@ -149,7 +154,7 @@ def owner_rollup(
                 name=name,
                 gpus=tuple(sorted({gpu.index for gpu, process in held if (process.gpu_memory or 0) > 0})),
                 gpu_memory=None if memory is None else int(memory),
-                memory_share=None if memory is None or not machine_memory else memory / machine_memory,
+                memory_share=memory_share(memory, machine_memory),
                 sm_share=None if sm is None else sm / 100.0,
                 power_share_w=_split(name, on, parts, power),
                 energy_since_start_j=_split(name, on, parts, energy),

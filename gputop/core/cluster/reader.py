@@ -34,6 +34,7 @@ from gputop.core.cluster.model import (
     HostDetail,
     Partial,
 )
+from gputop.core.cluster.owners import FleetOwner, read_owner_hosts, read_owners
 from gputop.core.cluster.queries import Fixed
 
 # The memory history of a host: one point per cell of its sparkline.
@@ -200,6 +201,14 @@ class ClusterReader:
 
     def detail(self, hostname: str) -> HostDetail:
         return read_detail(self.client, hostname, self._clock(), self.options.lookback_s)
+
+    def owners(self, kind: str, hosts: Collection[ClusterHost]) -> list[FleetOwner]:
+        """Every owner by ``kind`` across the fleet (``hosts``: the last refresh's, for the fleet's memory)."""
+        return read_owners(self.client, kind, self._clock(), hosts, self.options.hosts)
+
+    def owner_hosts(self, kind: str, name: str) -> frozenset[str]:
+        """The hostnames where one owner holds GPUs."""
+        return read_owner_hosts(self.client, kind, name, self._clock(), self.options.hosts)
 
     def gpus(self, key: str) -> tuple[GpuFinding, ...]:
         """The GPUs behind one count of the summary, the worst first (at most GPU_LIST_LIMIT)."""

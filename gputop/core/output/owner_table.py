@@ -4,9 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from gputop.core.analysis.owners import OwnerRow
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_watts, safe_text
+
+
+class Named(Protocol):
+    """An owner's row: one machine's (``core.owners.OwnerRow``) or a fleet's (``core.cluster.owners.FleetOwner``)."""
+
+    @property
+    def name(self) -> str: ...
+
+
+Row = TypeVar("Row", bound=Named)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,18 +112,18 @@ def render_owners(rows: Sequence[OwnerRow], by: str, now: float, width: int = 80
     return "\n".join(lines) + "\n"
 
 
-def _sort_value(row: OwnerRow, column: str, now: float) -> object:
+def _sort_value(row: Named, column: str, now: float) -> object:
     if column == "name":
         return row.name.lower()
-    if column == "gpus":
+    if column == "gpus" and isinstance(row, OwnerRow):
         return (len(row.gpus), row.gpus)
-    if column == "longest":
+    if column == "longest" and isinstance(row, OwnerRow):
         return None if row.longest_started is None else now - row.longest_started
     value: object = getattr(row, column)
     return value
 
 
-def sort_owners(rows: Sequence[OwnerRow], column: str, descending: bool, now: float) -> list[OwnerRow]:
+def sort_owners(rows: Sequence[Row], column: str, descending: bool, now: float = 0.0) -> list[Row]:
     """``rows`` by ``column`` (a run time for ``longest``); unknown values last, ties by name."""
     by_name = sorted(rows, key=lambda row: row.name)
     known = [row for row in by_name if _sort_value(row, column, now) is not None]

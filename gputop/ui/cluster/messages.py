@@ -10,7 +10,8 @@ from textual.message import Message
 
 from gputop.core.cluster.client import ErrorKind
 from gputop.core.cluster.first import Fetcher
-from gputop.core.cluster.model import ClusterState, GpuFinding, HostDetail
+from gputop.core.cluster.model import ClusterHost, ClusterState, GpuFinding, HostDetail
+from gputop.core.cluster.owners import FleetOwner
 
 
 class ClusterFetcher(Fetcher, Protocol):
@@ -19,6 +20,8 @@ class ClusterFetcher(Fetcher, Protocol):
     def history(self, hostnames: Collection[str]) -> dict[str, tuple[float | None, ...]]: ...
     def detail(self, hostname: str) -> HostDetail: ...
     def gpus(self, key: str) -> tuple[GpuFinding, ...]: ...
+    def owners(self, kind: str, hosts: Collection[ClusterHost]) -> list[FleetOwner]: ...
+    def owner_hosts(self, kind: str, name: str) -> frozenset[str]: ...
 
 
 @dataclass
@@ -65,3 +68,20 @@ class DetailFetched(Message):
 class GpusFetched(Message):
     key: str
     gpus: tuple[GpuFinding, ...]
+
+
+@dataclass
+class OwnersFetched(Message):
+    """The fleet's owners by one kind (the owner screen)."""
+
+    kind: str
+    owners: list[FleetOwner]
+
+
+@dataclass
+class OwnerHostsFetched(Message):
+    """The hosts of the owner chosen on the owner screen."""
+
+    kind: str
+    name: str
+    hostnames: frozenset[str]

@@ -38,8 +38,11 @@ from gputop.ui.cluster.messages import (
     GpusFetched,
     HistoryFetched,
     LookupFailed,
+    OwnerHostsFetched,
+    OwnersFetched,
     PartFetched,
 )
+from gputop.ui.cluster.owner_screen import FleetOwnerScreen
 from gputop.ui.cluster.render import SORT_ORDERS, sort_hosts
 from gputop.ui.cluster.summary import fleet_line, prometheus_line
 
@@ -49,7 +52,8 @@ def keys_line(*keys: tuple[str, str]) -> Text:
 
 
 KEYS_LINE = keys_line(
-    ("Enter", "host"), ("/", "filter"), ("M T P", "sort"), ("< >", "column"), ("I", "invert"), ("q", "quit")
+    ("Enter", "host"), ("/", "filter"), ("o", "owners"), ("M T P", "sort"), ("< >", "column"), ("I", "invert"),
+    ("q", "quit"),
 )
 FILTER_KEYS_LINE = keys_line(("Enter", "keep the filter"), ("Esc", "clear it"), ("re:", "starts a regex"))
 
@@ -70,6 +74,7 @@ class ClusterApp(App[int]):
         Binding("less_than_sign", "sort_step(-1)", "Sort <", show=False),
         Binding("greater_than_sign", "sort_step(1)", "Sort >", show=False),
         Binding("I", "invert", "Invert"),
+        Binding("o", "owners", "Owners"),
         # Shown on the summary line, next to their counts, rather than in the footer.
         *(Binding(count.key, f"list_gpus('{count.key}')", count.label.capitalize(), show=False) for count in COUNTS),
     ]
@@ -103,6 +108,11 @@ class ClusterApp(App[int]):
         self._hosts = HostList(id="hosts")
         self._keys = Static(KEYS_LINE, classes="keys")
         self._filter = FilterBar(id="filter")
+        # The owner chosen on the owner screen (kind, name) and its hosts: the list shows those alone.
+        self.owner_filter: tuple[str, str] | None = None
+        self.owner_hosts: frozenset[str] | None = None
+        self.owner_error: str | None = None  # why the chosen owner's hosts could not be read
+        self._owners_asked: str | None = None  # the kind of the owners' read in flight: one at a time
 
     def compose(self) -> ComposeResult:
         yield self._status
@@ -180,6 +190,8 @@ class ClusterApp(App[int]):
         self._fetch_done(delay)
         self._show_status()
         self._summary.update(fleet_line(message.state), layout=False)
+        if isinstance(screen, FleetOwnerScreen):
+            self._ask_owners(screen.kind)  # the owners follow the refresh: one more query while shown
 
     def on_part_fetched(self, message: PartFetched) -> None:
         if self.state is not None and not self.state.pending:
@@ -245,6 +257,8 @@ class ClusterApp(App[int]):
         if self.host_filter is not None:
             pattern = self.host_filter
             hosts = [h for h in hosts if pattern.search(h.hostname)]
+        if self.owner_hosts is not None:
+            hosts = [h for h in hosts if h.hostname in self.owner_hosts]
         return sort_hosts(hosts, SORT_ORDERS[self.sort_index], self.inverted)
 
     def _show_hosts(self) -> None:
@@ -265,6 +279,11 @@ class ClusterApp(App[int]):
         line = Text.assemble(("gputop cluster ", "bold"), safe_text(self.options.url))
         if self.state is not None:
             line.append(f"  {len(self.host_list.hosts)} hosts listed")
+        if self.owner_filter is not None:
+            kind, name = self.owner_filter
+            line.append(f"  {kind} {safe_text(name, 40)}'s hosts (Esc: all)", style="bold")
+        elif self.owner_error is not None:
+            line.append(f"  {self.owner_error}", style="bold red")
         line.append(f"  sort: {order.name} {arrow}")
         line.append("\n")
         line.append_text(prometheus_line(self.options.url, self.pacer, self.error, self.next_delay_s))
@@ -305,8 +324,65 @@ class ClusterApp(App[int]):
         self._keys.update(FILTER_KEYS_LINE, layout=False)
 
     def action_clear_filter(self) -> None:
-        if self._filter.text:
+        if self._filter.text or self.owner_filter is not None:
             self._filter.clear()
+            self.owner_filter, self.owner_hosts = None, None
+            self._resort()
+        elif self.owner_error is not None:
+            self.owner_error = None
+            self._show_status()
+
+    # The fleet's owners (o): read when the screen opens, at each refresh while it shows, and on o.
+
+    def action_owners(self) -> None:
+        if isinstance(self.screen, FleetOwnerScreen):
+            return
+        self.push_screen(FleetOwnerScreen(self._ask_owners, self._owner_chosen))
+
+    def _ask_owners(self, kind: str) -> None:
+        """Read the owners by ``kind``, unless a read of that kind is still out (a slow Prometheus is not piled on)."""
+        if self._owners_asked != kind:
+            self._owners_asked = kind
+            self._fetch_owners(kind)
+
+    @work(thread=True, exit_on_error=False, group="owners")
+    def _fetch_owners(self, kind: str) -> None:
+        hosts = () if self.state is None else self.state.hosts
+        try:
+            owners = self.reader.owners(kind, hosts)
+        except PrometheusError as error:
+            self._owners_asked = None
+            self.post_message(LookupFailed(str(error), error.kind))
+        except Exception as error:  # noqa: BLE001 - shown on the screen; the next refresh asks again
+            self._owners_asked = None
+            self.post_message(LookupFailed(f"{type(error).__name__}: {error}", "refused"))
+        else:
+            self._owners_asked = None  # before the answer is posted: a refresh after it may ask again
+            self.post_message(OwnersFetched(kind, owners))
+
+    def on_owners_fetched(self, message: OwnersFetched) -> None:
+        screen = self._top_screen()
+        if isinstance(screen, FleetOwnerScreen):
+            screen.show(message.kind, message.owners)
+
+    def _owner_chosen(self, kind: str, name: str) -> None:
+        self.owner_filter, self.owner_hosts, self.owner_error = (kind, name), None, None
+        self._fetch_owner_hosts(kind, name)
+
+    @work(thread=True, exit_on_error=False, group="owners")
+    def _fetch_owner_hosts(self, kind: str, name: str) -> None:
+        try:
+            hostnames = self.reader.owner_hosts(kind, name)
+        except PrometheusError as error:
+            self.post_message(LookupFailed(f"{kind} {name}'s hosts: {error}", error.kind))
+        except Exception as error:  # noqa: BLE001 - told in a notification; the view keeps running
+            self.post_message(LookupFailed(f"{kind} {name}'s hosts: {type(error).__name__}: {error}", "refused"))
+        else:
+            self.post_message(OwnerHostsFetched(kind, name, hostnames))
+
+    def on_owner_hosts_fetched(self, message: OwnerHostsFetched) -> None:
+        if self.owner_filter == (message.kind, message.name):
+            self.owner_hosts = message.hostnames
             self._resort()
 
     def _filter_key(self, event: Key) -> bool:
@@ -372,7 +448,13 @@ class ClusterApp(App[int]):
 
     def on_lookup_failed(self, message: LookupFailed) -> None:
         screen = self._top_screen()
-        if isinstance(screen, (HostScreen, GpuListScreen)):
+        if isinstance(screen, FleetOwnerScreen):
+            screen.show_error(safe_text(message.reason, 200))
+        elif self.owner_filter is not None and self.owner_hosts is None:
+            # An owner's hosts could not be read: every host stays listed, and the status line says why.
+            self.owner_filter, self.owner_error = None, safe_text(message.reason, 100)
+            self._show_status()
+        elif isinstance(screen, (HostScreen, GpuListScreen)):
             line = prometheus_line(self.options.url, self.pacer, (message.reason, message.kind), self.next_delay_s)
             screen.show_error(line)
 

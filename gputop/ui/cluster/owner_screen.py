@@ -1,0 +1,185 @@
+"""o in the cluster view: who holds the fleet's GPUs, by user, job, pod or container (``o`` again for the next).
+
+The rows come from ``core.cluster.owners`` (one query, summed by Prometheus); this screen lays
+them out, keeps a cursor and a sort order, and hands the chosen owner back (Enter) for the host
+list to show that owner's hosts alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Static
+
+from gputop.core.cluster.owners import FleetOwner
+from gputop.core.format import NA, fmt_bytes, safe_text
+from gputop.core.owner_table import NAME_MAX_WIDTH, NAME_MIN_WIDTH, OWNER_TITLES, OwnerColumn, fit, sort_owners
+from gputop.core.owners import OWNER_KINDS
+
+FLEET_COLUMNS: tuple[OwnerColumn, ...] = (
+    OwnerColumn("name", "OWNER", 0, right=False),
+    OwnerColumn("hosts", "HOSTS", 6),
+    OwnerColumn("gpus", "GPUS", 6),
+    OwnerColumn("gpu_memory", "GPU-MEM", 8),
+    OwnerColumn("memory_share", "MEM%", 6),
+    OwnerColumn("idle_memory", "IDLE-MEM", 9),  # 9: room for the sort arrow
+    OwnerColumn("processes", "PROCS", 6),
+)
+_HINT = {
+    "user": "no GPU process series in Prometheus",
+    "job": "no GPU process is in a Slurm job (the exporters serve a job label with --job-label)",
+    "pod": "no GPU process or DCGM device series is in a Kubernetes pod",
+    "container": "no GPU process is in a container",
+}
+KEYS = Text.assemble(
+    *(part for key, what in (("Enter", "its hosts"), ("o", "next grouping"), ("< >", "sort"), ("I", "invert"),
+                             ("Esc", "back")) for part in ((key, "bold"), f" {what}  "))
+)
+
+
+def fleet_cells(row: FleetOwner) -> dict[str, str]:
+    """Each column's text for one owner."""
+    return {
+        "name": safe_text(row.name),
+        "hosts": str(row.hosts),
+        "gpus": str(row.gpus),
+        "gpu_memory": fmt_bytes(row.gpu_memory),
+        "memory_share": NA if row.memory_share is None else f"{100 * row.memory_share:.1f}%",
+        "idle_memory": NA if row.idle_memory is None else fmt_bytes(row.idle_memory) if row.idle_memory else "-",
+        "processes": NA if row.processes is None else str(row.processes),
+    }
+
+
+class FleetOwnerScreen(Screen[None]):
+    """The fleet's owners, one row each; Enter filters the host list to the chosen owner's hosts."""
+
+    BINDINGS = [
+        Binding("escape,q", "back", "Back"),
+        Binding("o", "next_kind", "By…"),
+        Binding("enter", "choose", "Hosts"),
+        Binding("less_than_sign", "sort_move(-1)", "Sort column left", show=False),
+        Binding("greater_than_sign", "sort_move(1)", "Sort column right", show=False),
+        Binding("I", "sort_invert", "Invert sort order", show=False),
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+    ]
+
+    def __init__(self, ask: Callable[[str], None], choose: Callable[[str, str], None], kind: str = "user") -> None:
+        """``ask(kind)``: read the owners by ``kind`` (they come back through ``show``); ``choose(kind, name)``."""
+        super().__init__(id="fleet-owners")
+        self.kind = kind
+        self.sort_column = "gpu_memory"
+        self.descending = True
+        self.rows: list[FleetOwner] = []
+        self.error: str | None = None
+        self._read: list[FleetOwner] | None = None  # None: the answer for this kind is not in yet
+        self._ask = ask
+        self._choose = choose
+        self._cursor_name: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="owners-body"):
+            yield Static(id="owners-title")
+            yield Static(id="owners-table")
+        yield Static(KEYS, classes="keys")
+
+    def on_mount(self) -> None:
+        self._draw()
+        self._ask(self.kind)
+
+    def on_resize(self) -> None:
+        self._draw()
+
+    def show(self, kind: str, rows: Sequence[FleetOwner]) -> None:
+        """The owners by ``kind`` as Prometheus summed them (an answer for another kind is dropped)."""
+        if kind == self.kind:
+            self._read, self.error = list(rows), None
+            self._draw()
+
+    def show_error(self, message: str) -> None:
+        self.error = message
+        self._draw()
+
+    @property
+    def cursor(self) -> int | None:
+        names = [row.name for row in self.rows]
+        if not names:
+            return None
+        return names.index(self._cursor_name) if self._cursor_name in names else 0
+
+    def _columns(self) -> tuple[dict[str, int], tuple[OwnerColumn, ...]]:
+        room = max(40, self.size.width - 1) - sum(c.width + 1 for c in FLEET_COLUMNS if c.width)
+        name_width = max(NAME_MIN_WIDTH, min(NAME_MAX_WIDTH, room))
+        return {c.name: c.width or name_width for c in FLEET_COLUMNS}, FLEET_COLUMNS
+
+    def _draw(self) -> None:
+        self.rows = sort_owners(self._read or [], self.sort_column, self.descending)
+        cursor = self.cursor
+        self._cursor_name = None if cursor is None else self.rows[cursor].name
+        title = Text("Fleet owners by ", style="bold")
+        for kind in OWNER_KINDS:
+            title.append(f" {kind} ", style="bold reverse" if kind == self.kind else "dim")
+        title.append(f"   {len(self.rows)}", style="bold")
+        if self.error is not None:
+            title.append(f"   {self.error}", style="bold red")
+        self.query_one("#owners-title", Static).update(title)
+        widths, columns = self._columns()
+        arrow = "▼" if self.descending else "▲"
+        titles = []
+        for column in columns:
+            name = OWNER_TITLES[self.kind] if column.name == "name" else column.title
+            titles.append(fit(name + (arrow if column.name == self.sort_column else ""), widths[column.name],
+                              column.right))
+        table = Text(" ".join(titles), style="bold")
+        if not self.rows:
+            table.append("\n  " + ("reading…" if self._read is None else _HINT[self.kind]), style="dim italic")
+        for index, row in enumerate(self.rows):
+            cells = fleet_cells(row)
+            table.append("\n")
+            line = " ".join(fit(cells[c.name], widths[c.name], c.right) for c in columns)
+            table.append(line, style="reverse" if index == cursor else "")
+        self.query_one("#owners-table", Static).update(table)
+
+    def lines(self) -> list[str]:
+        """The table as shown, one string per line (for tests)."""
+        return [line.rstrip() for line in str(self.query_one("#owners-table", Static).content).splitlines()]
+
+    def action_back(self) -> None:
+        self.dismiss(None)
+
+    def action_next_kind(self) -> None:
+        self.kind = OWNER_KINDS[(OWNER_KINDS.index(self.kind) + 1) % len(OWNER_KINDS)]
+        self._read, self._cursor_name, self.error = None, None, None
+        self._draw()
+        self._ask(self.kind)
+
+    def action_cursor(self, step: int) -> None:
+        cursor = self.cursor
+        if cursor is None:
+            return
+        self._cursor_name = self.rows[max(0, min(len(self.rows) - 1, cursor + step))].name
+        self._draw()
+
+    def action_sort_move(self, step: int) -> None:
+        names = [c.name for c in FLEET_COLUMNS]
+        name = names[(names.index(self.sort_column) + step) % len(names)]
+        self.sort_column, self.descending = name, name != "name"
+        self._draw()
+
+    def action_sort_invert(self) -> None:
+        self.descending = not self.descending
+        self._draw()
+
+    def action_choose(self) -> None:
+        cursor = self.cursor
+        if cursor is None:
+            self.notify(_HINT[self.kind], severity="warning")
+            return
+        name = self.rows[cursor].name
+        self.dismiss(None)
+        self._choose(self.kind, name)
