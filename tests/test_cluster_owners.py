@@ -23,13 +23,13 @@ from prometheus_client.registry import CollectorRegistry
 from test_cluster_view import FakeReader, make_app
 from textual.pilot import Pilot
 
+from gputop.core.analysis.diagnosis import Diagnoser
 from gputop.core.cluster.client import PrometheusError
 from gputop.core.cluster.model import ClusterHost, ClusterOptions
 from gputop.core.cluster.owners import FleetOwner, owners_query
 from gputop.core.cluster.reader import ClusterReader
-from gputop.core.diagnosis import Diagnoser
-from gputop.core.exporter import SnapshotCollector
 from gputop.core.model import GpuSample, HostSample, Job, ProcessSample, Snapshot
+from gputop.core.output.exporter import SnapshotCollector
 from gputop.ui.cluster.owner_screen import FleetOwnerScreen
 from gputop.ui.cluster.view import ClusterApp
 

@@ -3,13 +3,13 @@
 One instant query per refresh of the owner screen answers every owner of one kind (user, job,
 pod or container) with its hosts, GPUs, GPU memory, idle memory and processes, each figure a
 series tagged ``figure=…`` and labelled ``owner``: Prometheus adds them up, so the answer is a
-few series per owner whatever the number of hosts. The owner's name follows ``core.owners``'
+few series per owner whatever the number of hosts. The owner's name follows ``core.analysis.owners``'
 rules as far as the exporter's labels carry them (``metric_names.PROCESS_LABELS``, ``job`` with
 ``--job-label``). DCGM exporter's per-pod device series (``pod``/``namespace`` labels, one per
 pod on a time-shared GPU) count as pods too, for their hosts and GPUs only: they carry no
 memory of the pod's own.
 
-A process is idle by the exporter's own rule (``core.diagnosis``, default thresholds): it has
+A process is idle by the exporter's own rule (``core.analysis.diagnosis``, default thresholds): it has
 used no SM time for ``idle_after_s`` while holding at least ``idle_min_memory_gib``. The exporter
 serves no verdict per process, so an exporter run with other thresholds is judged by these.
 """
@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from gputop.core import metric_names
+from gputop.core.analysis.owners import OWNER_KINDS, memory_share
 from gputop.core.cluster.client import PrometheusClient, Sample, promql_string
 from gputop.core.cluster.model import ClusterHost
 from gputop.core.cluster.queries import FIGURE_LABEL, tagged
-from gputop.core.owners import OWNER_KINDS, memory_share
+from gputop.core.output import metric_names
 from gputop.core.settings import Thresholds
 
 OWNER_LABEL = "owner"

@@ -11,7 +11,8 @@ from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_watts, safe_text
 
 
 class Named(Protocol):
-    """An owner's row: one machine's (``core.owners.OwnerRow``) or a fleet's (``core.cluster.owners.FleetOwner``)."""
+    """An owner's row: one machine's (``core.analysis.owners.OwnerRow``) or a fleet's
+    (``core.cluster.owners.FleetOwner``)."""
 
     @property
     def name(self) -> str: ...

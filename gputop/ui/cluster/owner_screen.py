@@ -16,10 +16,10 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
+from gputop.core.analysis.owners import OWNER_KINDS
 from gputop.core.cluster.owners import FleetOwner
 from gputop.core.format import NA, fmt_bytes, safe_text
-from gputop.core.owner_table import NAME_MAX_WIDTH, NAME_MIN_WIDTH, OWNER_TITLES, OwnerColumn, fit, sort_owners
-from gputop.core.owners import OWNER_KINDS
+from gputop.core.output.owner_table import NAME_MAX_WIDTH, NAME_MIN_WIDTH, OWNER_TITLES, OwnerColumn, fit, sort_owners
 
 FLEET_COLUMNS: tuple[OwnerColumn, ...] = (
     OwnerColumn("name", "OWNER", 0, right=False),
