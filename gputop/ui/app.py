@@ -124,8 +124,8 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         self.layout_control = LayoutControl(self)
         self.sort_control = SortControl(self)
         self.filter_control = FilterControl(self)
-        self.kill_control = KillControl(self)
-        self.navigation = Navigation(self)
+        self.kill_control = KillControl(self, sampler.source.signal)
+        self.navigation = Navigation(self, lambda: self.feed.watcher.monitor.log.events)
         self.key_control = KeyControl(self)
         self.title_control = TitleControl(self)
         self._mounted = False
