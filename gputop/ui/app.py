@@ -122,10 +122,10 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
 
             self.replay_control = ReplayControl(self, replay)
         self.layout_control = LayoutControl(self)
-        self.sort_control = SortControl(self)
+        self.sort_control = SortControl(self.view, self.push_screen)
         self.filter_control = FilterControl(self)
-        self.kill_control = KillControl(self)
-        self.navigation = Navigation(self)
+        self.kill_control = KillControl(self, sampler.source.signal)
+        self.navigation = Navigation(self, lambda: self.feed.watcher.monitor.log.events)
         self.key_control = KeyControl(self)
         self.title_control = TitleControl(self)
         self._mounted = False

@@ -3,6 +3,7 @@ interval steps, the GPU filter's refusal, the title's lateness, and what alerts 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 from textual.binding import Binding
@@ -16,9 +17,11 @@ from gputop.ui.controls.sampling_control import next_interval
 from gputop.ui.controls.title_control import late_s, sub_title
 from gputop.ui.feed import NOTICE_S, AlertAnnouncer, alert_notices
 from gputop.ui.panel.filter_control import no_such_gpu
-from gputop.ui.panel.process_view import panel_title, sort_for_key
+from gputop.ui.panel.process_view import ProcessView, panel_title, sort_for_key
 from gputop.ui.panel.rows import ProcessFilter, SortOrder
-from gputop.ui.panel.sort_control import picked_order
+from gputop.ui.panel.sort_control import SortControl, picked_order
+from gputop.ui.screens.sort_pick import SortPickScreen
+from gputop.ui.widgets.process_table import ProcessTable
 
 from .factory import NOW, gpu, snapshot
 
@@ -72,6 +75,29 @@ def test_the_sort_menu_keeps_the_direction_of_the_current_column_and_picks_anoth
     assert picked_order(SortOrder("cpu", False), "cpu") == SortOrder("cpu", False)
     assert picked_order(SortOrder("cpu", False), "pid") == SortOrder("pid", False)
     assert picked_order(SortOrder("pid", False), "gpu_memory") == SortOrder("gpu_memory", True)
+
+
+def test_the_sort_keys_and_the_menu_change_the_panel_order_without_an_app() -> None:
+    view = ProcessView(ProcessTable())
+    menus: list[tuple[SortPickScreen, Callable[[str | None], None]]] = []
+    control = SortControl(view, lambda screen, picked: menus.append((screen, picked)))
+
+    control.move(1)  # right of GPU memory among the columns on screen
+    assert view.sort == SortOrder("share", True)
+    control.invert()
+    assert view.sort == SortOrder("share", False)
+    control.by_header("share")
+    assert view.sort == SortOrder("share", True)
+    control.by_key("pid")
+    assert view.sort == SortOrder("pid", False)
+
+    control.menu()
+    ((screen, picked),) = menus
+    assert screen.id == "sort-screen"
+    picked(None)
+    assert view.sort == SortOrder("pid", False)
+    picked("cpu")
+    assert view.sort == SortOrder("cpu", True)
 
 
 def test_only_a_gpu_the_machine_has_can_be_filtered_to_and_the_refusal_says_which_it_has() -> None:

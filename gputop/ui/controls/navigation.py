@@ -5,19 +5,23 @@ The screens are imported when first opened: none of them is needed for the first
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gputop.ui.panel.rows import launcher_note
 
 if TYPE_CHECKING:
+    from gputop.core.analysis.alerts import AlertEvent
     from gputop.ui.app import GpuTopApp
 
 
 class Navigation:
     """Opens the screens the keys (and a click on a card) ask for."""
 
-    def __init__(self, app: GpuTopApp) -> None:
+    def __init__(self, app: GpuTopApp, alert_events: Callable[[], tuple[AlertEvent, ...]]) -> None:
+        """``alert_events``: the alert log's events now (a replay's jump starts a new log)."""
         self.app = app
+        self.alert_events = alert_events
 
     def help(self) -> None:
         from gputop.ui.screens.help import HelpScreen
@@ -27,7 +31,7 @@ class Navigation:
     def alert_log(self) -> None:
         from gputop.ui.screens.alert_log import AlertLogScreen
 
-        self.app.push_screen(AlertLogScreen(self.app.feed.watcher.monitor.log.events))
+        self.app.push_screen(AlertLogScreen(self.alert_events()))
 
     def owners(self) -> None:
         """o: who holds the GPUs; Enter there shows the chosen owner's processes in the panel."""

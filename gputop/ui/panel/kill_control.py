@@ -3,8 +3,10 @@ outcome, and the refusal where gputop sends no signals."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from gputop.core.format import safe_text
 from gputop.core.host.signals import Outcome, SignalResult, send_signal
@@ -15,12 +17,62 @@ from gputop.ui.widgets.process_table import ProcessTable
 if TYPE_CHECKING:
     from gputop.ui.app import GpuTopApp
 
+# The source's signal function: it signals the processes it simulates (a demo), and answers None for
+# real ones, which gputop signals itself.
+SignalFunction = Callable[[ProcessIdentity, int], SignalResult | None]
+
+
+def signal_each(
+    identities: list[ProcessIdentity], signal_number: int, signal: SignalFunction
+) -> Iterator[SignalResult]:
+    """Signal each process, through the source where it simulates them, else by (pid, start time) here."""
+    for identity in identities:
+        result = signal(identity, signal_number)
+        yield send_signal(identity, signal_number) if result is None else result
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """What the user is told of one signal's outcome."""
+
+    message: str
+    title: str
+    severity: Literal["information", "warning", "error"]
+
+
+def outcome_notice(result: SignalResult) -> Notice:
+    """The notice for ``result``; its message may name a process owner: shown, never acted on."""
+    message = safe_text(result.message)
+    if result.outcome is Outcome.SENT:
+        return Notice(message=message, title="Signal sent", severity="information")
+    if result.outcome is Outcome.GONE:
+        return Notice(message=message, title="Already gone", severity="warning")
+    if result.outcome is Outcome.REUSED:
+        return Notice(message=f"refused: {message}", title="Refused (PID reused)", severity="error")
+    if result.outcome is Outcome.DENIED:
+        return Notice(message=message, title="Permission denied", severity="error")
+    return Notice(message=message, title="Signal failed", severity="error")
+
+
+def rows_below(rows: list[ProcessRow], row: ProcessRow) -> list[ProcessRow]:
+    """The rows under ``row`` in a tree (the lines that follow it, drawn deeper); none if it is not there."""
+    keys = [r.key for r in rows]
+    if row.key not in keys:
+        return []
+    under = []
+    for other in rows[keys.index(row.key) + 1 :]:
+        if len(other.guide) <= len(row.guide):
+            break
+        under.append(other)
+    return under
+
 
 class KillControl:
     """Tags processes in the table the user looks at and signals them, off the UI thread."""
 
-    def __init__(self, app: GpuTopApp) -> None:
+    def __init__(self, app: GpuTopApp, signal: SignalFunction) -> None:
         self.app = app
+        self.signal = signal
 
     def active_table(self) -> ProcessTable:
         """The process table the user is looking at: the detail screen's, or the main one."""
@@ -74,16 +126,7 @@ class KillControl:
 
     def below(self, row: ProcessRow) -> list[ProcessRow]:
         """The rows under ``row`` in the tree the user looks at (the lines that follow it, drawn deeper)."""
-        rows = self.active_table().rows
-        keys = [r.key for r in rows]
-        if row.key not in keys:
-            return []
-        under = []
-        for other in rows[keys.index(row.key) + 1 :]:
-            if len(other.guide) <= len(row.guide):
-                break
-            under.append(other)
-        return under
+        return rows_below(self.active_table().rows, row)
 
     def ask_launcher(self, launcher: ProcessRow, below: list[ProcessRow]) -> None:
         """k on a launcher: "the launcher" or "the launcher and its N workers", then the signal."""
@@ -110,24 +153,13 @@ class KillControl:
         self.app.run_worker(partial(self._send, identities, signal_number), thread=True, group="signals")
 
     def _send(self, identities: list[ProcessIdentity], signal_number: int) -> None:
-        for identity in identities:
-            result = self.app.sampler.source.signal(identity, signal_number)
-            if result is None:
-                result = send_signal(identity, signal_number)
+        for result in signal_each(identities, signal_number, self.signal):
             self.app.call_from_thread(self._report, result)
 
     def _report(self, result: SignalResult) -> None:
         app = self.app
-        message = safe_text(result.message)  # it may name a process owner: shown, never acted on
         if result.outcome is Outcome.SENT:
             for table in (app.processes, self.active_table()):
                 table.tagged = {key for key in table.tagged if key[:2] != result.identity}
-            app.notify(message, title="Signal sent", markup=False)
-        elif result.outcome is Outcome.GONE:
-            app.notify(message, title="Already gone", severity="warning", markup=False)
-        elif result.outcome is Outcome.REUSED:
-            app.notify(f"refused: {message}", title="Refused (PID reused)", severity="error", markup=False)
-        elif result.outcome is Outcome.DENIED:
-            app.notify(message, title="Permission denied", severity="error", markup=False)
-        else:
-            app.notify(message, title="Signal failed", severity="error", markup=False)
+        notice = outcome_notice(result)
+        app.notify(notice.message, title=notice.title, severity=notice.severity, markup=False)

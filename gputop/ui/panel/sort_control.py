@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from gputop.ui.panel.process_view import sort_for_key
+from gputop.ui.panel.process_view import ProcessView, sort_for_key
 from gputop.ui.panel.rows import SortOrder
 
-if TYPE_CHECKING:
-    from gputop.ui.app import GpuTopApp
+if TYPE_CHECKING:  # the menu is imported when first opened: the first frame does not need it
+    from gputop.ui.screens.sort_pick import SortPickScreen
+
+    # Opens the sort menu over the screen and calls back with the column picked (None: cancelled).
+    PushSortMenu = Callable[[SortPickScreen, Callable[[str | None], None]], object]
 
 
 def picked_order(current: SortOrder, column: str) -> SortOrder:
@@ -19,33 +23,34 @@ def picked_order(current: SortOrder, column: str) -> SortOrder:
 class SortControl:
     """Changes the panel's sort order the way each key or click asks."""
 
-    def __init__(self, app: GpuTopApp) -> None:
-        self.app = app
+    def __init__(self, view: ProcessView, push_screen: PushSortMenu) -> None:
+        self.view = view
+        self.push_screen = push_screen
 
     def move(self, step: int) -> None:
         """< and >: the column left or right of the current one, among those on screen."""
-        app = self.app
-        app.view.set_sort(app.sort.moved(step, app.processes.shown_columns))
+        view = self.view
+        view.set_sort(view.sort.moved(step, view.table.shown_columns))
 
     def invert(self) -> None:
-        self.app.view.set_sort(self.app.sort.inverted())
+        self.view.set_sort(self.view.sort.inverted())
 
     def by_key(self, column: str) -> None:
         """M, P, T, N, G, D: that column, largest first (PIDs ascending)."""
-        self.app.view.set_sort(sort_for_key(column))
+        self.view.set_sort(sort_for_key(column))
 
     def by_header(self, column: str) -> None:
         """A click on a column's header: that column; on the current one, the other direction."""
-        self.app.view.set_sort(self.app.sort.by(column))
+        self.view.set_sort(self.view.sort.by(column))
 
     def menu(self) -> None:
         """F6: choose the column from a list, the columns not on screen too."""
         from gputop.ui.screens.sort_pick import SortPickScreen
 
-        app = self.app
+        view = self.view
 
         def picked(column: str | None) -> None:
             if column is not None:
-                app.view.set_sort(picked_order(app.sort, column))
+                view.set_sort(picked_order(view.sort, column))
 
-        app.push_screen(SortPickScreen(app.sort, app.processes.shown_columns), picked)
+        self.push_screen(SortPickScreen(view.sort, view.table.shown_columns), picked)
