@@ -99,15 +99,15 @@ async def test_the_no_process_row_is_never_tagged_or_signalled() -> None:
         app.apply_snapshot(machine(0))
         await pilot.pause()
         table = app.processes
-        position = next(n for n, row in enumerate(table.rows) if row.unattributed)
-        for _ in range(position):
-            await pilot.press("down")
+        # It sorts first (38.6 GiB) but the cursor starts on a process (issue 26): up reaches it.
+        assert table.rows[0].unattributed
+        await pilot.press("up")
         assert table.cursor_row is not None and table.cursor_row.unattributed
         await pilot.press("space")
         assert table.tagged == set()
-        await pilot.press("up", "k")
+        await pilot.press("up", "up", "k")
         await pilot.pause()
-        assert "no process selected" in notices(app)
+        assert any(note.startswith("(no process) is not a process") for note in notices(app))
 
 
 async def test_the_detail_screen_explains_what_is_wrong() -> None:
