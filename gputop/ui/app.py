@@ -20,7 +20,6 @@ sample) and shows it once, in ``show_snapshot``. A busy UI skips frames, never t
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Sequence
 from functools import partial
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import TYPE_CHECKING, ClassVar
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.events import Resize
+from textual.events import Event, Key, Resize
 from textual.screen import Screen
 from textual.widgets import Static
 
@@ -45,13 +44,14 @@ from gputop.core.settings import Settings
 from gputop.ui import layout
 from gputop.ui.app_actions import AppActions
 from gputop.ui.controls import keymap
+from gputop.ui.controls.alert_control import AlertToasts
 from gputop.ui.controls.key_control import KeyControl
 from gputop.ui.controls.layout_control import LayoutControl
 from gputop.ui.controls.navigation import Navigation
 from gputop.ui.controls.sampling_control import SamplingControl
 from gputop.ui.controls.settings_control import SettingsControl
 from gputop.ui.controls.title_control import TitleControl
-from gputop.ui.feed import NOTICE_S, AlertAnnouncer, alert_kinds, alert_notices
+from gputop.ui.feed import alert_kinds, alert_notices
 from gputop.ui.messages import SamplerFailed, TicksReady
 from gputop.ui.panel.filter_control import FilterControl
 from gputop.ui.panel.kill_control import KillControl
@@ -108,7 +108,7 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         self.tick: Tick | None = None  # newest received, with its forecasts, diagnoses and alerts
         self.history = history if history is not None else History()
         settings = settings if settings is not None else Settings()
-        self.announcer = AlertAnnouncer()
+        self.alert_toasts = AlertToasts(self)
         # Fed on the sampler thread (live) or this one (a replay); the history is read here under its lock.
         self.feed = TickFeed(Watcher(settings.thresholds, history=self.history), recorder)
         self.handover = Handover()
@@ -209,6 +209,11 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         self.sampling.stop()
         self.feed.stop_recording()
 
+    async def on_event(self, event: Event) -> None:
+        if isinstance(event, Key):  # any key dismisses the alert's notification, and does its work
+            self.alert_toasts.dismiss()
+        await super().on_event(event)
+
     def on_resize(self, event: Resize) -> None:
         self.forget_screen()  # the terminal may have reflowed what it showed
         self.layout_control.resized(event.size.width, event.size.height)
@@ -246,9 +251,7 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         tick = delivery.tick
         self.tick, self.latest = tick, tick.snapshot
         self._say_recording_stopped(delivery.recording_error)
-        notices = self.announcer.announce(delivery.events, time.monotonic())
-        for title, message, severity in notices:
-            self.notify(message, title=title, severity=severity, timeout=NOTICE_S, markup=False)
+        self.alert_toasts.show(delivery.events, tick.snapshot.timestamp)
         if alert_notices(delivery.events) and self.config.bell:
             self.bell()  # once a frame, however many were raised
         if not self.frozen and self._mounted:

@@ -5,7 +5,6 @@ Each tick is taken (history, forecasts, diagnoses, alerts, recording) on the sam
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from typing import Literal
 
@@ -18,13 +17,11 @@ ALERT_ORDER = ("lost", "memory", "forecast", "thermal")
 WARNING_KINDS = frozenset({"memory", "forecast", "idle"})
 
 
-# Alert notifications on screen at once, at most: more would stack over the process panel (a machine
-# with several problems raises them all in its first ticks). The log (``!``) has every alert.
-MAX_NOTICES = 3
-# How long a notification stays (the app's timeout for them).
+# How long a notification stays (the app's timeout for them), unless a key dismisses it first.
 NOTICE_S = 10.0
-# How many alerts a notification that gathers several names; it counts the rest.
-NAMED_IN_SUMMARY = 2
+# Alerts raised this soon after the first tick describe the machine as gputop found it: the title
+# counts them (``⚠ 3``, ``!`` lists them), no notification covers the screen at start.
+QUIET_START_S = 10.0
 
 Severity = Literal["warning", "error"]
 Notice = tuple[str, str, Severity]  # title, message, severity
@@ -40,43 +37,41 @@ def alert_notices(events: Sequence[AlertEvent]) -> list[tuple[str, Severity]]:
 
 
 class AlertAnnouncer:
-    """Which notifications the alerts raised each tick get, never more than MAX_NOTICES on screen.
+    """Which new alert gets a notification: one at a time, never one found at start, never a repeat.
 
-    Alerts get one each while there is room, the last place kept for one that gathers the alerts
-    that found none ("5 alerts": two named, the rest counted); alerts that find no place at all wait
-    for one, and are said when a notification has gone.
+    The title bar counts every alert raised; the log (``!``) has them all. A notification is for news:
+    an alert raised QUIET_START_S or more after the first snapshot, whose (kind, GPU, device, subject)
+    had none before in this run, while no other is on screen and no dialog is open. Several new in one
+    delivery share one ("and 2 more").
     """
 
-    def __init__(self) -> None:
-        self._shown: deque[float] = deque()  # when each notification on screen was shown
-        self._waiting: list[tuple[str, Severity]] = []
+    def __init__(self, quiet_start_s: float = QUIET_START_S) -> None:
+        self.quiet_start_s = quiet_start_s
+        self._started: float | None = None  # the first snapshot's timestamp
+        self._said: set[tuple[object, ...]] = set()  # the keys of the alerts raised so far
 
-    def announce(self, events: Sequence[AlertEvent], now: float) -> list[Notice]:
-        """The notifications to show now (``now``: monotonic seconds), for this tick's ``events``."""
-        while self._shown and now - self._shown[0] >= NOTICE_S:
-            self._shown.popleft()
-        notices: list[Notice] = []
-        for message, severity in alert_notices(events):
-            if not self._waiting and len(self._shown) < MAX_NOTICES - 1:
-                notices.append(("Alert", message, severity))
-                self._shown.append(now)
-            else:
-                self._waiting.append((message, severity))
-        if self._waiting and len(self._shown) < MAX_NOTICES:
-            notices.append(_gathered(self._waiting))
-            self._shown.append(now)
-            self._waiting = []
-        return notices
+    def announce(
+        self, events: Sequence[AlertEvent], now: float, *, on_screen: bool = False, blocked: bool = False
+    ) -> Notice | None:
+        """The notification to show for ``events``, if any; ``now``: the newest snapshot's timestamp.
 
-
-def _gathered(alerts: Sequence[tuple[str, Severity]]) -> Notice:
-    if len(alerts) == 1:
-        return ("Alert", *alerts[0])
-    named = [message for message, _ in alerts[:NAMED_IN_SUMMARY]]
-    rest = len(alerts) - len(named)
-    lines = [*named, f"and {rest} more: ! opens the alert log"] if rest else named
-    severity: Severity = "error" if any(severity == "error" for _, severity in alerts) else "warning"
-    return (f"{len(alerts)} alerts", "\n".join(lines), severity)
+        ``on_screen``: the last notification is still shown; ``blocked``: a dialog is open. Either way
+        the alerts are not said (the title counts them) and stay news for no later notification.
+        """
+        if self._started is None:
+            self._started = now
+        raised = [event for event in events if not event.cleared and not event.updated]
+        new = [event for event in raised if event.key not in self._said]
+        self._said.update(event.key for event in raised)
+        news = [event for event in new if event.time - self._started >= self.quiet_start_s]
+        if not news or on_screen or blocked:
+            return None
+        notices = alert_notices(news)
+        severity: Severity = "error" if any(level == "error" for _, level in notices) else "warning"
+        message = notices[0][0]
+        if len(notices) > 1:
+            message += f"\nand {len(notices) - 1} more: ! opens the alert log"
+        return ("Alert", message, severity)
 
 
 def alert_kinds(tick: Tick, gpu_index: int) -> tuple[str, ...]:

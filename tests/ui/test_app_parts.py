@@ -15,7 +15,7 @@ from gputop.ui.controls.keymap import BINDINGS, help_entries, key_bindings, key_
 from gputop.ui.controls.replay_control import replay_status
 from gputop.ui.controls.sampling_control import next_interval
 from gputop.ui.controls.title_control import late_s, sub_title
-from gputop.ui.feed import NOTICE_S, AlertAnnouncer, alert_notices
+from gputop.ui.feed import alert_notices
 from gputop.ui.panel.filter_control import no_such_gpu
 from gputop.ui.panel.process_view import ProcessView, panel_title, sort_for_key
 from gputop.ui.panel.rows import ProcessFilter, SortOrder
@@ -138,26 +138,3 @@ def test_each_alert_raised_is_announced_a_warning_or_an_error_and_one_clearing_i
         ("GPU 1 at 90°C", "error"),
         ("PID 5 idle for 20m", "warning"),
     ]
-
-
-def test_at_most_three_alert_notifications_show_at_once_and_those_without_room_are_said_together() -> None:
-    def raised(*messages: str, kind: str = "memory") -> list[AlertEvent]:
-        return [AlertEvent(time=NOW, gpu_index=0, mig_index=None, kind=kind, message=message) for message in messages]
-
-    announcer = AlertAnnouncer()
-    # Two get one each; the third place gathers the rest, an error if any of them is one.
-    assert announcer.announce(raised("a", "b") + raised("c", kind="health") + raised("d"), now=0.0) == [
-        ("Alert", "a", "warning"),
-        ("Alert", "b", "warning"),
-        ("2 alerts", "c\nd", "error"),
-    ]
-    # No room while those three show: the next ones wait...
-    assert announcer.announce(raised("e", "f", "g"), now=5.0) == []
-    assert announcer.announce(raised("h"), now=9.0) == []
-    # ...and are said together as soon as the first three have gone.
-    assert announcer.announce([], now=NOTICE_S) == [
-        ("4 alerts", "e\nf\nand 2 more: ! opens the alert log", "warning")
-    ]
-    # Room again later: one alone is said as itself, and a clearing is never said.
-    cleared = AlertEvent(time=NOW, gpu_index=0, mig_index=None, kind="memory", message="gone", cleared=True)
-    assert announcer.announce([*raised("i"), cleared], now=3 * NOTICE_S) == [("Alert", "i", "warning")]

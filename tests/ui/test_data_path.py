@@ -107,7 +107,8 @@ async def test_a_ui_blocked_for_1_5_s_at_0_1_s_loses_no_tick_in_the_recording_th
     assert max(app.frames) >= 10
     assert sum(app.frames) == len(sampled)
     assert shown is not None and shown.timestamp == sampled[-1]
-    # Both alerts were raised while the UI was blocked; each was recorded on its tick and announced.
+    # Both alerts were raised while the UI was blocked; each was recorded on its tick. Raised in the
+    # first seconds, they are counted in the title, not notified (issue 26).
     assert source.hot_from is not None and source.full_from is not None
     hot, full = sampled[source.hot_from - 1], sampled[source.full_from - 1]  # the n-th sample is sampled[n - 1]
     assert [(event.kind, event.gpu_index, event.time) for event in raised] == [(
@@ -116,7 +117,7 @@ async def test_a_ui_blocked_for_1_5_s_at_0_1_s_loses_no_tick_in_the_recording_th
         (hot, "thermal"),
         (full, "memory"),
     ]
-    assert [message for message in said if "GPU" in message] == [event.message for event in raised]
+    assert [message for message in said if "GPU" in message] == []
 
 
 async def test_while_frozen_every_tick_still_goes_into_the_history_and_f_shows_the_newest() -> None:

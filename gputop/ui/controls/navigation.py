@@ -46,6 +46,9 @@ class Navigation:
 
         control = self.app.kill_control
         row = control.active_table().cursor_row
+        if row is not None and row.unattributed:  # not a process: its GPU's detail says where the memory went
+            self.detail(row.process.gpu_index)
+            return
         if row is None or (row.launcher and row.process.started is None):
             self.app.notify("no process selected" if row is None else launcher_note(row), severity="warning")
             return

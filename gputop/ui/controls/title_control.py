@@ -69,7 +69,11 @@ class TitleControl:
         recording = None if app.feed.recorder is None else app.feed.recorder.path
         live = app.start_sampler and not app.frozen
         late = late_s(app.latest, time.time(), app.interval_s, app.sampling.started_at) if live else None
-        bar = title_text(app.snapshot, mode, recording=recording, readonly=app.readonly, frozen=app.frozen, late_s=late)
+        alerts = 0 if app.tick is None else len(app.tick.alerted)
+        bar = title_text(
+            app.snapshot, mode,
+            recording=recording, readonly=app.readonly, frozen=app.frozen, late_s=late, alerts=alerts,
+        )
         app.sub_title = sub_title(app.interval_s, frozen=app.frozen, replay=replay)
         # The late-sample timer may fire while the app is closing: the bar is gone by then.
         if self.bar.is_mounted:

@@ -106,6 +106,13 @@ class KillControl:
         """Ask which signal to send to the targets (none selected: say so), then send it."""
         targets = self.targets()
         if not targets:
+            row = self.active_table().cursor_row
+            if row is not None and row.unattributed:
+                self.app.notify(
+                    "(no process) is not a process: memory no listed process holds; nothing to signal"
+                    " (Enter shows its GPU's causes)", severity="warning",
+                )
+                return
             self.app.notify("no process selected", severity="warning")
             return
         if targets[0].launcher:

@@ -282,23 +282,38 @@ COLUMN_BY_NAME = {column.name: column for column in COLUMNS}
 COMMAND_MIN_WIDTH = 24
 
 
+# Columns shown only while some row has something in them (``empty_columns``): when one appears it
+# takes room the command can spare, never a column already shown (GROWTH never pushes HOST-MEM off).
+CONTENT_COLUMNS = frozenset({"growth", "idle", "job", "container"})
+
+
 def visible_columns(
     width: int, names: Collection[str] | None = None, empty: Collection[str] = ()
 ) -> tuple[Column, ...]:
     """The columns that fit in ``width`` cells, leaving the command at least a little room.
 
     ``names`` (from the settings) limits the columns to those named; the command always shows.
-    ``empty`` columns have nothing to show in any row: they leave their width to the command.
+    ``empty`` columns have nothing to show in any row: they leave their width to the command. The
+    CONTENT_COLUMNS that are not empty come after the others: each shows only where it fits beside
+    the columns that show without it.
     """
-    shown = [
+    wanted = [
         c for c in COLUMNS if (names is None or c.name in names or c.name == "command") and c.name not in empty
     ]
+    shown = [c for c in wanted if c.name not in CONTENT_COLUMNS]
     for priority in (5, 4, 3, 2, 1):
-        fixed = sum(c.width + 1 for c in shown if c.width) + 1
-        if fixed + COMMAND_MIN_WIDTH <= width:
+        if _fixed_width(shown) + COMMAND_MIN_WIDTH <= width:
             break
         shown = [c for c in shown if c.drop_priority != priority]
-    return tuple(shown)
+    for column in (c for c in wanted if c.name in CONTENT_COLUMNS):
+        if _fixed_width([*shown, column]) + COMMAND_MIN_WIDTH <= width:
+            shown.append(column)
+    order = {c.name: n for n, c in enumerate(COLUMNS)}
+    return tuple(sorted(shown, key=lambda c: order[c.name]))
+
+
+def _fixed_width(columns: Collection[Column]) -> int:
+    return sum(c.width + 1 for c in columns if c.width) + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,11 +339,13 @@ class SortOrder:
 
 
 def empty_columns(rows: Iterable[ProcessRow]) -> frozenset[str]:
-    """The columns with nothing to show in any of ``rows``: no growth, no job, no container."""
-    empty = {"growth", "job", "container"}
+    """The columns with nothing to show in any of ``rows``: no growth, no idle process, no job, no container."""
+    empty = {"growth", "idle", "job", "container"}
     for row in rows:
         if row.growing:
             empty.discard("growth")
+        if row.idle:
+            empty.discard("idle")
         if row.process.job is not None:
             empty.discard("job")
         if row.process.container:

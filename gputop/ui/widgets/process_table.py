@@ -56,6 +56,18 @@ def _same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
     )
 
 
+def _nearest_process(rows: list[ProcessRow], index: int) -> RowKey | None:
+    """The key of the row at ``index``, or of the nearest below it, else above it, that is a process:
+    the cursor is never put on a ``(no process)`` row (the user may move onto one). None without a
+    process row."""
+    if not rows:
+        return None
+    for row in [*rows[index:], *reversed(rows[:index])]:
+        if not row.unattributed:
+            return row.key
+    return None
+
+
 def _fit(text: str, width: int, right: bool) -> str:
     if text_cells(text) > width:
         text = set_cell_size(text, max(0, width - 1)) + "…" if width > 0 else ""
@@ -202,11 +214,8 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         if self.tagged:
             self.tagged.intersection_update(by_key)
         if self.cursor_key not in by_key:
-            if ordered:
-                index = 0 if old_index is None else min(old_index, len(ordered) - 1)
-                self.cursor_key = ordered[index].key
-            else:
-                self.cursor_key = None
+            index = 0 if old_index is None else min(old_index, len(ordered) - 1)
+            self.cursor_key = _nearest_process(ordered, index)
         self.virtual_size = Size(self.size.width, len(ordered) + 1)
         new_index = self.cursor_index
         if new_index is not None and old_screen_line is not None:
@@ -217,7 +226,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self._refresh_changed_lines()
 
     def select_first(self) -> None:
-        self.cursor_key = self.rows[0].key if self.rows else None
+        self.cursor_key = _nearest_process(self.rows, 0)
         self.scroll_to(y=0, animate=False, immediate=True)
         self._refresh_changed_lines()
 

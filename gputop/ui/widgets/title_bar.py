@@ -17,14 +17,18 @@ def title_text(
     readonly: bool = False,
     frozen: bool = False,
     late_s: float | None = None,
+    alerts: int = 0,
 ) -> Text:
     """One line about what is on screen; ``mode`` says how it moves (every N s, or the replay).
 
     ``late_s``: the age of the newest sample, when sampling is late (it is shown); with no snapshot
-    yet, how long the first one has been waited for.
+    yet, how long the first one has been waited for. ``alerts``: how many are raised now (``⚠ 3``;
+    ``!`` lists them), shown first after the name so that a narrow terminal keeps it.
     """
     bar = Text(no_wrap=True, overflow="ellipsis")
     bar.append(" gputop ", style="bold reverse")
+    if alerts:
+        bar.append(f" ⚠ {alerts} ", style="bold reverse yellow")
     if snapshot is not None:
         bar.append(f" {snapshot.hostname}", style="bold")
         bar.append(f"  {len(snapshot.gpus)} GPU{'s' if len(snapshot.gpus) != 1 else ''}")
