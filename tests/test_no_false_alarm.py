@@ -335,15 +335,16 @@ def _why_not_growing(index: int, truth: Truth) -> str | None:
 def _why_not_unhealthy(event: AlertEvent, gpu: Gpu) -> str | None:
     subject = event.subject or ""
     fields = gpu.fields
-    # The uncorrected ECC counts come in the tick's field-value batch (with energy and NVLink), and from
-    # nvmlDeviceGetTotalEccErrors where that batch fails: unknown only when both fail.
-    ecc_unknown = _failing(gpu, "nvmlDeviceGetFieldValues") and _failing(gpu, "nvmlDeviceGetTotalEccErrors")
-    if ecc_unknown and subject == "ecc":
+    # The uncorrected ECC counts and row remapping come in the tick's field-value batch (with energy and
+    # NVLink), and from their own calls where that batch fails: unknown only when both fail.
+    batch_failed = _failing(gpu, "nvmlDeviceGetFieldValues")
+    if batch_failed and _failing(gpu, "nvmlDeviceGetTotalEccErrors") and subject == "ecc":
         return "ECC not known"
+    remap_known = not (batch_failed and _failing(gpu, "nvmlDeviceGetRemappedRows"))
     checks = {
         "ecc": bool(_number(fields["ecc_volatile"])),
-        "remap_pending": bool(fields["remap_pending"]) and not _failing(gpu, "nvmlDeviceGetRemappedRows"),
-        "remap_failure": bool(fields["remap_failure"]) and not _failing(gpu, "nvmlDeviceGetRemappedRows"),
+        "remap_pending": bool(fields["remap_pending"]) and remap_known,
+        "remap_failure": bool(fields["remap_failure"]) and remap_known,
         "retired_pending": bool(fields["retired_pending"]),
     }
     return None if checks.get(subject, False) else f"{subject} not in the state"
