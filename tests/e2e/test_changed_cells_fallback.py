@@ -45,7 +45,7 @@ def _gputop(tmp_path: Path, *options: str, **env: str) -> tuple[PtyTerminal, Pat
 
 
 def _cards_and_processes(screen: str) -> bool:
-    return "GPU 0" in screen and "python" in screen
+    return "NVIDIA H100" in screen and "python" in screen
 
 
 def test_a_writer_that_raises_hands_over_to_textual_and_debug_says_so(tmp_path: Path) -> None:
@@ -54,7 +54,7 @@ def test_a_writer_that_raises_hands_over_to_textual_and_debug_says_so(tmp_path: 
         terminal.wait_for("the notice", lambda s: "Full redraw" in s and "failed (RuntimeError: the writer" in s)
         assert calls.read_text() == "5"
         terminal.type(b"p")  # hide the process panel: Textual draws the change
-        terminal.wait_for("the panel gone", lambda s: "GPU 0" in s and "Processes" not in s)
+        terminal.wait_for("the panel gone", lambda s: "NVIDIA H100" in s and "Processes" not in s)
         terminal.type(b"p")
         terminal.wait_for("the panel back", lambda s: "Processes" in s)
         assert calls.read_text() == "5", "the writer was asked again after it failed"
@@ -78,7 +78,7 @@ def test_without_the_writer_textual_draws_every_frame_and_nothing_is_said(
     try:
         terminal.wait_for("the cards and processes", _cards_and_processes)
         terminal.type(b"p")
-        terminal.wait_for("the panel gone", lambda s: "GPU 0" in s and "Processes" not in s)
+        terminal.wait_for("the panel gone", lambda s: "NVIDIA H100" in s and "Processes" not in s)
         assert not calls.exists(), "the writer was used"
         assert "Full redraw" not in terminal.text()
         terminal.type(b"q")
