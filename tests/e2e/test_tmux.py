@@ -215,8 +215,13 @@ def test_an_idle_hog_gets_its_badge_and_alert_and_loses_the_badge_when_it_runs(
         return next((line for line in screen.splitlines() if re.search(rf"\s{hog}\s.*\bsleep 600", line)), "")
 
     screen = tmux.wait_for("the idle badge", lambda s: "idle 0m" in hog_row(s))
+    # Raised in gputop's first seconds: counted in the title (no toast over the panel), listed by `!`.
+    tmux.wait_for("the alert count", lambda s: "⚠ 1" in s.splitlines()[0])
+    tmux.keys("!")
     screen = tmux.wait_for("the idle alert", lambda s: f"PID {hog} (sleep, " in s)
     assert re.search(r"idle \ds on GPU 0, holding", screen.replace("\n", " ").replace("│", " ")), screen
+    tmux.keys("Escape")
+    tmux.wait_for("the main screen", lambda s: hog_row(s) != "")
 
     fake_nvml.write(scenario(60))
     screen = tmux.wait_for("the badge to go", lambda s: hog_row(s) != "" and "idle" not in hog_row(s))

@@ -45,6 +45,7 @@ class AlertToasts:
         toast, self._toast = self._toast, None
         if toast is None:
             return
-        # Textual has no public call to remove one notification; it may have expired already.
-        if toast in self.app._notifications:
-            self.app._unnotify(toast)
+        # Textual's public call clears every notification (it has none for one): the key that dismisses
+        # the alert comes before any notice its own action gives, so only notices already read go too.
+        if not toast.has_expired:
+            self.app.clear_notifications()
