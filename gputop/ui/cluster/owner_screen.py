@@ -13,13 +13,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Static
 
 from gputop.core.analysis.owners import OWNER_KINDS
 from gputop.core.cluster.owners import FleetOwner
 from gputop.core.format import NA, fmt_bytes, safe_text
 from gputop.core.output.owner_table import NAME_MAX_WIDTH, NAME_MIN_WIDTH, OWNER_TITLES, OwnerColumn, fit, sort_owners
+from gputop.ui.screens.owner_list import OwnerListScreen
 
 FLEET_COLUMNS: tuple[OwnerColumn, ...] = (
     OwnerColumn("name", "OWNER", 0, right=False),
@@ -30,7 +30,7 @@ FLEET_COLUMNS: tuple[OwnerColumn, ...] = (
     OwnerColumn("idle_memory", "IDLE-MEM", 9),  # 9: room for the sort arrow
     OwnerColumn("processes", "PROCS", 6),
 )
-_HINT = {
+_HINTS = {
     "user": "no GPU process series in Prometheus",
     "job": "no GPU process is in a Slurm job (the exporters serve a job label with --job-label)",
     "pod": "no GPU process or DCGM device series is in a Kubernetes pod",
@@ -55,8 +55,10 @@ def fleet_cells(row: FleetOwner) -> dict[str, str]:
     }
 
 
-class FleetOwnerScreen(Screen[None]):
+class FleetOwnerScreen(OwnerListScreen[FleetOwner]):
     """The fleet's owners, one row each; Enter filters the host list to the chosen owner's hosts."""
+
+    HINTS = _HINTS
 
     BINDINGS = [
         Binding("escape,q", "back", "Back"),
@@ -71,16 +73,10 @@ class FleetOwnerScreen(Screen[None]):
 
     def __init__(self, ask: Callable[[str], None], choose: Callable[[str, str], None], kind: str = "user") -> None:
         """``ask(kind)``: read the owners by ``kind`` (they come back through ``show``); ``choose(kind, name)``."""
-        super().__init__(id="fleet-owners")
-        self.kind = kind
-        self.sort_column = "gpu_memory"
-        self.descending = True
-        self.rows: list[FleetOwner] = []
+        super().__init__(choose, kind, id="fleet-owners")
         self.error: str | None = None
         self._read: list[FleetOwner] | None = None  # None: the answer for this kind is not in yet
         self._ask = ask
-        self._choose = choose
-        self._cursor_name: str | None = None
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="owners-body"):
@@ -104,13 +100,6 @@ class FleetOwnerScreen(Screen[None]):
     def show_error(self, message: str) -> None:
         self.error = message
         self._draw()
-
-    @property
-    def cursor(self) -> int | None:
-        names = [row.name for row in self.rows]
-        if not names:
-            return None
-        return names.index(self._cursor_name) if self._cursor_name in names else 0
 
     def _columns(self) -> tuple[dict[str, int], tuple[OwnerColumn, ...]]:
         room = max(40, self.size.width - 1) - sum(c.width + 1 for c in FLEET_COLUMNS if c.width)
@@ -137,7 +126,7 @@ class FleetOwnerScreen(Screen[None]):
                               column.right))
         table = Text(" ".join(titles), style="bold")
         if not self.rows:
-            table.append("\n  " + ("reading…" if self._read is None else _HINT[self.kind]), style="dim italic")
+            table.append("\n  " + ("reading…" if self._read is None else self.HINTS[self.kind]), style="dim italic")
         for index, row in enumerate(self.rows):
             cells = fleet_cells(row)
             table.append("\n")
@@ -145,41 +134,11 @@ class FleetOwnerScreen(Screen[None]):
             table.append(line, style="reverse" if index == cursor else "")
         self.query_one("#owners-table", Static).update(table)
 
-    def lines(self) -> list[str]:
-        """The table as shown, one string per line (for tests)."""
-        return [line.rstrip() for line in str(self.query_one("#owners-table", Static).content).splitlines()]
-
-    def action_back(self) -> None:
-        self.dismiss(None)
-
     def action_next_kind(self) -> None:
         self.kind = OWNER_KINDS[(OWNER_KINDS.index(self.kind) + 1) % len(OWNER_KINDS)]
         self._read, self._cursor_name, self.error = None, None, None
         self._draw()
         self._ask(self.kind)
 
-    def action_cursor(self, step: int) -> None:
-        cursor = self.cursor
-        if cursor is None:
-            return
-        self._cursor_name = self.rows[max(0, min(len(self.rows) - 1, cursor + step))].name
-        self._draw()
-
     def action_sort_move(self, step: int) -> None:
-        names = [c.name for c in FLEET_COLUMNS]
-        name = names[(names.index(self.sort_column) + step) % len(names)]
-        self.sort_column, self.descending = name, name != "name"
-        self._draw()
-
-    def action_sort_invert(self) -> None:
-        self.descending = not self.descending
-        self._draw()
-
-    def action_choose(self) -> None:
-        cursor = self.cursor
-        if cursor is None:
-            self.notify(_HINT[self.kind], severity="warning")
-            return
-        name = self.rows[cursor].name
-        self.dismiss(None)
-        self._choose(self.kind, name)
+        self.sort_among([c.name for c in FLEET_COLUMNS], step)

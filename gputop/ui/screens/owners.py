@@ -26,8 +26,9 @@ from gputop.core.output.owner_table import (
     sort_owners,
 )
 from gputop.ui.screens.live import LiveScreen
+from gputop.ui.screens.owner_list import OwnerListScreen
 
-_HINT = {
+_HINTS = {
     "user": "no GPU processes",
     "job": "no GPU process is in a Slurm job",
     "pod": "no GPU process is in a Kubernetes pod",
@@ -35,8 +36,10 @@ _HINT = {
 }
 
 
-class OwnerScreen(LiveScreen):
+class OwnerScreen(OwnerListScreen[OwnerRow], LiveScreen):
     """The owners of the GPU processes, one row each; Enter shows the chosen owner's processes."""
+
+    HINTS = _HINTS
 
     BINDINGS = [
         Binding("escape,q", "back", "Back", key_display="Esc"),
@@ -56,15 +59,9 @@ class OwnerScreen(LiveScreen):
         choose: Callable[[str, str], None],
         kind: str = "user",
     ) -> None:
-        super().__init__(id="owners-screen")
-        self.kind = kind
-        self.sort_column = "gpu_memory"
-        self.descending = True
-        self.rows: list[OwnerRow] = []
+        super().__init__(choose, kind, id="owners-screen")
         self._snapshot = snapshot
         self._diagnoses = diagnoses
-        self._choose = choose
-        self._cursor_name: str | None = None
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="owners-body"):
@@ -81,14 +78,6 @@ class OwnerScreen(LiveScreen):
     def show_snapshot(self, snapshot: Snapshot) -> None:
         self._snapshot = snapshot
         self._draw()
-
-    @property
-    def cursor(self) -> int | None:
-        """The row the cursor is on (it follows its owner from tick to tick)."""
-        names = [row.name for row in self.rows]
-        if not names:
-            return None
-        return names.index(self._cursor_name) if self._cursor_name in names else 0
 
     def _draw(self) -> None:
         snapshot = self._snapshot
@@ -115,7 +104,7 @@ class OwnerScreen(LiveScreen):
                               column.right))
         table = Text(" ".join(titles), style="bold")
         if not self.rows:
-            table.append(f"\n  {_HINT[self.kind]}", style="dim italic")
+            table.append(f"\n  {self.HINTS[self.kind]}", style="dim italic")
         for index, row in enumerate(self.rows):
             cells = owner_cells(row, now)
             line = " ".join(fit(cells[c.name], widths[c.name], c.right) for c in columns)
@@ -123,40 +112,10 @@ class OwnerScreen(LiveScreen):
             table.append(line, style="reverse" if index == cursor else "")
         return table
 
-    def lines(self) -> list[str]:
-        """The table as shown, one string per line (for tests)."""
-        return [line.rstrip() for line in str(self.query_one("#owners-table", Static).content).splitlines()]
-
-    def action_back(self) -> None:
-        self.dismiss(None)
-
     def action_next_kind(self) -> None:
         self.kind = OWNER_KINDS[(OWNER_KINDS.index(self.kind) + 1) % len(OWNER_KINDS)]
         self._cursor_name = None
         self._draw()
 
-    def action_cursor(self, step: int) -> None:
-        cursor = self.cursor
-        if cursor is None:
-            return
-        self._cursor_name = self.rows[max(0, min(len(self.rows) - 1, cursor + step))].name
-        self._draw()
-
     def action_sort_move(self, step: int) -> None:
-        shown = [c.name for c in fitted_columns(max(40, self.size.width - 1))[0]]
-        name = shown[(shown.index(self.sort_column) + step) % len(shown)] if self.sort_column in shown else shown[0]
-        self.sort_column, self.descending = name, name != "name"
-        self._draw()
-
-    def action_sort_invert(self) -> None:
-        self.descending = not self.descending
-        self._draw()
-
-    def action_choose(self) -> None:
-        cursor = self.cursor
-        if cursor is None:
-            self.notify(_HINT[self.kind], severity="warning")
-            return
-        name = self.rows[cursor].name
-        self.dismiss(None)
-        self._choose(self.kind, name)
+        self.sort_among([c.name for c in fitted_columns(max(40, self.size.width - 1))[0]], step)
