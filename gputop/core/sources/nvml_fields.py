@@ -1,0 +1,123 @@
+"""NVML field values: the ids gputop asks for, and one batched ``nvmlDeviceGetFieldValues`` that reads them.
+
+A batch keeps its ctypes array between reads; a driver that does not know a field answers it alone
+(that slot's return code), so one missing field never costs the others. Every call goes through the gateway.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+from typing import Any
+
+import pynvml
+
+from gputop.core.sources.nvml_gateway import Gateway, Handle, public, symbol
+
+ALL_LINKS = 0xFFFFFFFF  # a field's scope: summed over every link
+
+
+def _field(name: str, number: int) -> int:
+    """A field id by name; nvml.h's number where an older nvidia-ml-py does not name it yet."""
+    return int(getattr(pynvml, name, number))
+
+
+FI_ECC_VOLATILE = pynvml.NVML_FI_DEV_ECC_DBE_VOL_TOTAL  # uncorrected = double bit
+FI_ECC_AGGREGATE = pynvml.NVML_FI_DEV_ECC_DBE_AGG_TOTAL
+FI_ENERGY = pynvml.NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION  # mJ since the driver loaded
+FI_MEMORY_TEMP = _field("NVML_FI_DEV_MEMORY_TEMP", 82)  # °C
+FI_PCIE_REPLAY = _field("NVML_FI_DEV_PCIE_REPLAY_COUNTER", 94)  # replays since the driver loaded
+FI_LINK_COUNT = pynvml.NVML_FI_DEV_NVLINK_LINK_COUNT
+FI_LINK_VERSION = _field("NVML_FI_DEV_NVLINK_GET_VERSION", 166)
+FI_LINK_STATE = _field("NVML_FI_DEV_NVLINK_GET_STATE", 165)
+FI_ERROR_TOTALS = (
+    pynvml.NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL,
+    pynvml.NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL,
+    pynvml.NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL,
+)
+FI_LINK_ERRORS = (
+    _field("NVML_FI_DEV_NVLINK_ERROR_DL_CRC", 163),
+    _field("NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY", 161),
+    _field("NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY", 162),
+)
+# Row remapping (corrected rows, uncorrected rows, pending, failure) and pages pending retirement:
+# nvmlDeviceGetRemappedRows and nvmlDeviceGetRetiredPagesPendingStatus, read in the tick's batch.
+FI_REMAPPED = (
+    _field("NVML_FI_DEV_REMAPPED_COR", 142),
+    _field("NVML_FI_DEV_REMAPPED_UNC", 143),
+    _field("NVML_FI_DEV_REMAPPED_PENDING", 144),
+    _field("NVML_FI_DEV_REMAPPED_FAILURE", 145),
+)
+FI_RETIRED_PENDING = _field("NVML_FI_DEV_RETIRED_PENDING", 31)
+FI_NVLINK_RX = _field("NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX", 139)
+FI_NVLINK_TX = _field("NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX", 138)
+
+_VALUE_MEMBERS = {0: "dVal", 1: "uiVal", 2: "ulVal", 3: "ullVal", 4: "sllVal", 5: "siVal", 6: "usVal"}
+Field = tuple[int, int]  # (field id, scope)
+
+
+class FieldBatch:
+    """A fixed list of fields read in one nvmlDeviceGetFieldValues; the array is kept between reads
+    (pynvml builds a new one, field by field, each call)."""
+
+    def __init__(self, fields: Sequence[Field]) -> None:
+        self.fields = tuple(fields)
+        self._array = (pynvml.c_nvmlFieldValue_t * len(self.fields))()
+        for slot, (field_id, scope) in zip(self._array, self.fields, strict=True):
+            slot.fieldId, slot.scopeId = field_id, scope
+
+    def read(self, gateway: Gateway, handle: Handle) -> dict[Field, float | int | None] | None:
+        """Each field's value (None where it has none); None when the call itself failed."""
+        if not self.fields:
+            return {}
+        if gateway.call(_field_values, handle, self._array) is None:
+            return None
+        return {
+            requested: _field_value(slot) for requested, slot in zip(self.fields, self._array, strict=True)
+        }
+
+
+def _field_values(handle: Handle, array: Any) -> bool:
+    fn = symbol("nvmlDeviceGetFieldValues")
+    if fn is None:
+        # No private lookup in this pynvml: its public call, each field by id and scope, copied in.
+        values = public("nvmlDeviceGetFieldValues")(handle, [(slot.fieldId, slot.scopeId) for slot in array])
+        for slot, value in zip(array, values, strict=True):
+            ctypes.memmove(ctypes.byref(slot), ctypes.byref(value), ctypes.sizeof(slot))
+        return True
+    result = int(fn(handle, ctypes.c_int(len(array)), array))
+    if result != pynvml.NVML_SUCCESS:
+        raise pynvml.NVMLError(result)
+    return True
+
+
+_field_values.__name__ = "nvmlDeviceGetFieldValues"
+
+
+def _field_value(slot: Any) -> float | int | None:
+    if slot.nvmlReturn != pynvml.NVML_SUCCESS:
+        return None
+    member = _VALUE_MEMBERS.get(int(slot.valueType))
+    return None if member is None else getattr(slot.value, member)
+
+
+def integer(value: float | int | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def remapped(values: dict[Field, float | int | None] | None) -> tuple[int, int, int, int] | None:
+    """The four row-remapping fields, or None unless the batch answered all four (then they are
+    asked the old way: a driver may know the call and not the fields)."""
+    if values is None:
+        return None
+    found = [values.get((field_id, 0)) for field_id in FI_REMAPPED]
+    if any(value is None for value in found):
+        return None
+    corrected, uncorrected, pending, failure = (int(value) for value in found if value is not None)
+    return corrected, uncorrected, pending, failure
+
+
+def temperature(values: dict[Field, float | int | None] | None) -> float | None:
+    # A GPU without a memory sensor answers NOT_SUPPORTED (None) in the field; 0 °C is no reading either.
+    value = None if values is None else values.get((FI_MEMORY_TEMP, 0))
+    return float(value) if value else None
