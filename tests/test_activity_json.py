@@ -13,7 +13,8 @@ from fakenvml.fixture import FakeNvml
 
 from gputop.core.model import Activity, Energy, GpuSample, HostSample, MigSample, NvLink, Snapshot
 from gputop.core.output.once_table import render_text
-from gputop.core.output.snapshot_json import dumps, snapshot_from_dict, snapshot_to_dict
+from gputop.core.output.snapshot_decode import snapshot_from_dict
+from gputop.core.output.snapshot_json import dumps, snapshot_to_dict
 
 MiB = 1024 * 1024
 

@@ -32,7 +32,8 @@ from gputop.core.model import (
     XidEvent,
 )
 from gputop.core.output.exporter import Exporter, ListenError, SnapshotCollector, make_registry, parse_listen
-from gputop.core.output.snapshot_json import dumps, snapshot_from_dict, snapshot_to_dict
+from gputop.core.output.snapshot_decode import snapshot_from_dict
+from gputop.core.output.snapshot_json import dumps, snapshot_to_dict
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Thresholds
 from gputop.core.sources.demo import DemoSource

@@ -38,7 +38,8 @@ from gputop.core.analysis.foresight import Watcher
 from gputop.core.model import Snapshot
 from gputop.core.output.exporter import SnapshotCollector, make_registry
 from gputop.core.output.once_table import render_text
-from gputop.core.output.snapshot_json import dumps, snapshot_from_dict, snapshot_to_dict
+from gputop.core.output.snapshot_decode import snapshot_from_dict
+from gputop.core.output.snapshot_json import dumps, snapshot_to_dict
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Thresholds
 from gputop.core.sources.nvml import NvmlSource

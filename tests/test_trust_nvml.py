@@ -16,7 +16,8 @@ from gputop.core.analysis.foresight import Watcher
 from gputop.core.model import HostSample, Snapshot
 from gputop.core.output.exporter import SnapshotCollector, make_registry
 from gputop.core.output.once_table import render_text
-from gputop.core.output.snapshot_json import snapshot_from_dict, snapshot_to_dict
+from gputop.core.output.snapshot_decode import snapshot_from_dict
+from gputop.core.output.snapshot_json import snapshot_to_dict
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.sources import nvml_gateway

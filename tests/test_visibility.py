@@ -21,7 +21,8 @@ from fakenvml.fixture import FakeNvml
 from gputop.core.host.pidns import PROC_PID_INIT_INO, read_pid_namespace
 from gputop.core.host.visibility import EXITED, PERMISSION, PID_NAMESPACE, pid_max, why_not_visible
 from gputop.core.model import ProcessSample
-from gputop.core.output.snapshot_json import _process, process_to_dict
+from gputop.core.output.snapshot_decode import process_from_dict
+from gputop.core.output.snapshot_json import process_to_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = read_pid_namespace()
@@ -175,8 +176,8 @@ def test_json_in_a_private_pid_namespace_says_pid_namespace(
 
 def test_a_recording_keeps_the_reason_and_believes_no_other_word() -> None:
     process = ProcessSample(pid=7, gpu_index=0, type="C", gpu_memory=GiB, not_visible_reason=PERMISSION)
-    assert _process(process_to_dict(process), 0) == process
-    assert _process({**process_to_dict(process), "not_visible_reason": "hidden"}, 0).not_visible_reason is None
+    assert process_from_dict(process_to_dict(process), 0) == process
+    assert process_from_dict({**process_to_dict(process), "not_visible_reason": "hidden"}, 0).not_visible_reason is None
     older = process_to_dict(process)
     del older["not_visible_reason"]  # a recording made before the field
-    assert _process(older, 0).not_visible_reason is None
+    assert process_from_dict(older, 0).not_visible_reason is None

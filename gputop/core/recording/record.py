@@ -16,7 +16,8 @@ from gputop.core.analysis.alerts import AlertEvent
 from gputop.core.analysis.diagnosis import Diagnoses
 from gputop.core.analysis.forecast import Forecasts
 from gputop.core.model import Snapshot
-from gputop.core.output.snapshot_json import dumps, snapshot_from_dict, snapshot_to_dict
+from gputop.core.output.snapshot_decode import snapshot_from_dict
+from gputop.core.output.snapshot_json import dumps, snapshot_to_dict
 
 
 class RecordingError(Exception):
