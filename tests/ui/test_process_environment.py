@@ -74,9 +74,12 @@ def shown_lines(app: GpuTopApp) -> list[str]:
 async def test_e_shows_every_variable_sorted_with_secrets_masked_until_v(
     child: psutil.Process, size: tuple[int, int]
 ) -> None:
-    app = make_app(ProcSource())
+    source = ProcSource()
+    app = make_app(source)
     async with app.run_test(size=size) as pilot:
         await open_environment(app, pilot, child)
+        await pilot.press("k", "space")  # the panel's keys do not reach past this screen
+        assert isinstance(app.screen, EnvironmentScreen) and source.sent == []
         lines = shown_lines(app)
         assert lines[0] == f" PID {child.pid}  environment  sleep  7 variables  2 secrets masked"
         assert lines[-1].startswith(" Esc Back  / Filter  v Show secrets  r Read again")
@@ -143,3 +146,11 @@ async def test_an_environment_that_cannot_be_read_says_why() -> None:
         assert lines[0] == " PID 102  environment  python"
         assert lines[1] == " environment not readable (owned by bob; gputop runs as alice; it takes bob or"
         assert lines[2] == " root)"
+        # A process this host cannot see at all (another PID namespace): nothing is read, the reason is said.
+        await pilot.press("escape", "escape", "end")
+        row = app.processes.cursor_row
+        assert row is not None and row.process.pid == 305 and not row.process.visible
+        await pilot.press("enter", "e")
+        assert isinstance(app.screen, EnvironmentScreen)
+        await pilot.pause()
+        assert shown_lines(app)[1] == " environment not readable (not visible: other PID namespace)"

@@ -15,7 +15,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
+from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Static
 
 from gputop.core.format import safe_text
@@ -50,10 +50,14 @@ def variables_table(variables: list[str], name_width: int) -> Table:
     return table
 
 
-class EnvironmentScreen(Screen[None]):
-    """Every variable of one process's environment; Esc goes back to its process screen."""
+class EnvironmentScreen(ModalScreen[None]):
+    """Every variable of one process's environment; Esc goes back to its process screen.
+
+    Modal, so that the main screen's keys (k, space...) do not reach past it to the process panel.
+    """
 
     DEFAULT_CSS = """
+    EnvironmentScreen { background: $background; }
     EnvironmentScreen #environment-title { height: 1; background: $boost; }
     EnvironmentScreen #environment-filter { display: none; height: 3; }
     EnvironmentScreen #environment-filter.shown { display: block; }
@@ -68,11 +72,15 @@ class EnvironmentScreen(Screen[None]):
         Binding("r", "reload", "Read again", key_display="r"),
     ]
 
-    def __init__(self, identity: ProcessIdentity, name: str | None, read: DetailReader) -> None:
+    def __init__(
+        self, identity: ProcessIdentity, name: str | None, read: DetailReader, unseen: str | None = None
+    ) -> None:
+        """``unseen``: why the process cannot be seen from here at all (its panel words); nothing is read."""
         super().__init__(id="environment-screen")
         self.identity = identity
         self.process_name = name
         self.read = read
+        self.unseen = unseen
         self.detail: ProcessDetail | None = None
         self.revealed = False
         self.query_text = ""
@@ -104,7 +112,9 @@ class EnvironmentScreen(Screen[None]):
             title.append(f"  {safe_text(self.process_name, 40)}", style="bold")
         body: Text | Table
         detail = self.detail
-        if detail is None:
+        if self.unseen is not None:
+            body = Text(f"environment not readable {self.unseen}", style="italic yellow")
+        elif detail is None:
             body = Text("reading /proc…", style="italic")
         elif detail.gone is not None:
             body = Text(safe_text(detail.gone), style="italic yellow")
@@ -135,7 +145,8 @@ class EnvironmentScreen(Screen[None]):
         """Read the environment again (the process may have exited meanwhile)."""
         self.detail = None
         self._show()
-        self._read()
+        if self.unseen is None:
+            self._read()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The footer offers what v does now: show the secrets, or hide them again.

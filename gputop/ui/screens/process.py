@@ -295,8 +295,11 @@ class ProcessScreen(LiveScreen):
         from gputop.ui.screens.environment import EnvironmentScreen
 
         shown = self.rows[0] if self.rows else self.launcher
-        name = None if shown is None else shown.process.name
-        self.app.push_screen(EnvironmentScreen(self.identity, name, self.gputop.sampler.process_detail))
+        process = None if shown is None else shown.process
+        name = None if process is None else process.name
+        # Not visible from here: /proc has nothing on it, and the panel's words say why.
+        unseen = None if process is None or process.visible else not_visible_words(process.not_visible_reason)
+        self.app.push_screen(EnvironmentScreen(self.identity, name, self.gputop.sampler.process_detail, unseen))
 
     def action_gpu_detail(self) -> None:
         if self.rows:
