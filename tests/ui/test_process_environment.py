@@ -9,13 +9,14 @@ from collections.abc import Iterator
 
 import psutil
 import pytest
+from rich.console import Console
 from textual.pilot import Pilot
 
-from gputop.core.host.procdetail import MASK, ProcessDetail
+from gputop.core.host.procdetail import MASK, ProcessDetail, Readable
 from gputop.core.model import ProcessIdentity
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.environment import EnvironmentScreen
-from gputop.ui.screens.process import ProcessScreen
+from gputop.ui.screens.process import ProcessScreen, facts_table
 
 from .factory import RecordingSource, gpu, make_app, proc, screen_text, snapshot
 from .test_process_screen import VLLM, open_vllm, source_with_detail
@@ -154,3 +155,18 @@ async def test_an_environment_that_cannot_be_read_says_why() -> None:
         assert isinstance(app.screen, EnvironmentScreen)
         await pilot.pause()
         assert shown_lines(app)[1] == " environment not readable (not visible: other PID namespace)"
+
+
+def test_the_process_screen_lists_the_gpu_variables_masked_and_how_many_e_shows() -> None:
+    detail = ProcessDetail(
+        7, arguments=("python", "train.py"), user="alice", cwd=Readable(("/srv",)),
+        environment=Readable(("CUDA_VISIBLE_DEVICES=0", "HOME=/home/alice", "NVIDIA_API_KEY=nvapi-123", "RANK=0")),
+        devices=Readable(()),
+    )
+    console = Console(width=80, record=True)
+    console.print(facts_table([], detail, 0.0))
+    text = console.export_text()
+    environment = text[text.index("Environment"):text.index("Devices")].split("\n")
+    assert [line.strip() for line in environment] == [
+        "Environment  CUDA_VISIBLE_DEVICES=0", f"NVIDIA_API_KEY={MASK}", "RANK=0", "(e: all 4 variables)", "",
+    ]
