@@ -15,7 +15,7 @@ from textual.pilot import Pilot
 from gputop.core.host.procdetail import MASK, ProcessDetail, Readable
 from gputop.core.model import ProcessIdentity
 from gputop.ui.app import GpuTopApp
-from gputop.ui.screens.environment import EnvironmentScreen
+from gputop.ui.screens.environment import EnvironmentScreen, unreadable_text
 from gputop.ui.screens.process import ProcessScreen, facts_table
 
 from .factory import RecordingSource, gpu, make_app, proc, screen_text, snapshot
@@ -170,3 +170,9 @@ def test_the_process_screen_lists_the_gpu_variables_masked_and_how_many_e_shows(
     assert [line.strip() for line in environment] == [
         "Environment  CUDA_VISIBLE_DEVICES=0", f"NVIDIA_API_KEY={MASK}", "RANK=0", "(e: all 4 variables)", "",
     ]
+
+
+def test_an_environment_read_as_the_process_exits_says_so_in_a_sentence() -> None:
+    # What procdetail says when environ() finds the process gone after its other facts were read.
+    assert unreadable_text("the process has exited") == "environment not readable: the process has exited"
+    assert unreadable_text("not readable (Input/output error)") == "environment not readable (Input/output error)"

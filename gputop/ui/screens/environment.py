@@ -37,6 +37,12 @@ def shown_variables(variables: tuple[str, ...], query: str, revealed: bool) -> l
 _NAME_WIDTH_MAX = 40
 
 
+def unreadable_text(reason: str | None) -> str:
+    """``environment not readable (owned by bob; ...)``, ``environment not readable: the process has exited``."""
+    reason = safe_text(reason or "not readable")
+    return f"environment {reason}" if reason.startswith("not readable") else f"environment not readable: {reason}"
+
+
 def variables_table(variables: list[str], name_width: int) -> Table:
     """Name and value side by side, the names ``name_width`` wide (the same whatever the filter leaves);
     a long value (PATH) wraps, never cut."""
@@ -119,7 +125,7 @@ class EnvironmentScreen(ModalScreen[None]):
         elif detail.gone is not None:
             body = Text(safe_text(detail.gone), style="italic yellow")
         elif detail.environment.value is None:
-            body = Text(f"environment {safe_text(detail.environment.reason or 'not readable')}", style="italic yellow")
+            body = Text(unreadable_text(detail.environment.reason), style="italic yellow")
         else:
             variables = detail.environment.value
             shown = shown_variables(variables, self.query_text, self.revealed)
