@@ -1,5 +1,5 @@
 """The process screen's facts, read from /proc on demand: a real process with a child, its
-environment, its parents; and what is said when a fact cannot be read."""
+environment (whole, and its GPU variables), its parents; and what is said when a fact cannot be read."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from gputop.core.host.procdetail import Readable, read_process_detail
+from gputop.core.host.procdetail import MASK, Readable, is_secret, masked, read_process_detail
 from gputop.core.host.procinfo import ProcessInfo
 
 
@@ -54,8 +54,12 @@ def test_a_process_is_read_whole_with_its_parents_children_and_gpu_variables(
     assert detail.command == "sh -c sleep 600 & wait"
     assert detail.user == launcher.username()
     assert detail.cwd == Readable((str(tmp_path),))
-    # Only the GPU variables, sorted; never the rest of the environment.
-    assert detail.environment == Readable(("CUDA_VISIBLE_DEVICES=2,3", "LOCAL_RANK=0", "NCCL_DEBUG=INFO"))
+    # The whole environment as it was given at exec, sorted by name; the GPU variables among it.
+    assert detail.environment == Readable((
+        "CUDA_VISIBLE_DEVICES=2,3", "LOCAL_RANK=0", "NCCL_DEBUG=INFO",
+        f"PATH={os.environ.get('PATH', '/usr/bin:/bin')}", "SECRET_TOKEN=not for the screen",
+    ))
+    assert detail.gpu_environment == Readable(("CUDA_VISIBLE_DEVICES=2,3", "LOCAL_RANK=0", "NCCL_DEBUG=INFO"))
     assert detail.devices == Readable(())  # no /dev/nvidia* open here (a real-GPU test checks one that has)
     assert [relative.pid for relative in detail.ancestors] == [p.pid for p in launcher.parents()]
     assert detail.ancestors[0].pid == os.getpid()
@@ -95,11 +99,24 @@ def test_another_users_environment_and_devices_say_why_they_cannot_be_read() -> 
         assert detail.gone is None and detail.arguments == ("sleep", "600") and detail.user == owner
         reason = f"not readable (owned by {owner}; gputop runs as uid 1234; it takes {owner} or root)"
         assert detail.environment == Readable(reason=reason)
+        assert detail.gpu_environment == Readable(reason=reason)
         assert detail.devices == Readable(reason=reason)
         assert detail.cwd == Readable(reason=reason)
     finally:
         victim.kill()
         victim.wait()
+
+
+def test_values_whose_names_say_secret_are_masked_and_the_rest_shown_whole() -> None:
+    for name in ("HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "WANDB_API_KEY", "PGPASSWORD", "GOOGLE_CREDENTIALS",
+                 "ssh_key_path", "NVIDIA_API_KEY"):
+        assert is_secret(name), name
+        assert masked(f"{name}=s3cr3t=x") == f"{name}={MASK}"
+    for name in ("PATH", "CUDA_VISIBLE_DEVICES", "HOME", "DISPLAY"):
+        assert not is_secret(name), name
+    assert masked("PATH=/usr/bin:/bin") == "PATH=/usr/bin:/bin"
+    assert masked("HF_TOKEN=") == f"HF_TOKEN={MASK}"  # empty or not: its length is never told
+    assert masked("NOEQUALS_TOKEN") == "NOEQUALS_TOKEN"
 
 
 def test_the_parent_is_read_once_with_the_other_static_facts(launcher: psutil.Process) -> None:

@@ -47,7 +47,10 @@ def test_a_process_whose_start_time_is_unknown_is_not_signalled() -> None:
     (result,) = signal_each([(1, None)], SIGTERM, lambda identity, number: None)
 
     assert result.outcome is Outcome.FAILED
-    assert result.message == "PID 1: not visible from here, its identity is unknown"
+    assert result.message == (
+        "PID 1 not signalled: no start time was read for it when it was listed, so gputop cannot check that PID 1"
+        " is still that process"
+    )
 
 
 def test_each_outcome_is_told_with_its_title_and_severity() -> None:

@@ -99,7 +99,7 @@ async def test_a_process_that_exits_between_the_gpu_list_and_the_lookup_shows_as
             assert EXITED in screen_text(app)
             await pilot.press("escape")
             await kill_selected(app, pilot, gone.pid)
-            assert notices(app) == [f"PID {gone.pid}: not visible from here, its identity is unknown"]
+            assert notices(app) == [f"PID {gone.pid} has exited (no such process in /proc): nothing to signal"]
             assert app.is_running
     finally:
         survivor.kill()
@@ -140,7 +140,7 @@ async def test_a_pid_past_pid_max_is_listed_with_its_memory_as_exited_and_cannot
         row = row_text(app, ELSEWHERE)
         assert f"{ELSEWHERE}" in row and "1.0GiB" in row and EXITED in row
         await kill_selected(app, pilot, ELSEWHERE)
-        assert notices(app) == [f"PID {ELSEWHERE}: not visible from here, its identity is unknown"]
+        assert notices(app) == [f"PID {ELSEWHERE} has exited (no such process in /proc): nothing to signal"]
         assert app.is_running
 
 

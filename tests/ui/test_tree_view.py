@@ -94,10 +94,13 @@ async def test_enter_and_k_on_a_launcher_not_read_from_proc_say_to_pick_a_worker
         await pilot.press("t", "down")
         assert app.processes.cursor_row is not None and app.processes.cursor_row.launcher
         await pilot.press("enter")
-        note = "PID 400 (torchrun) cannot be read from here: select one of its workers"
-        assert notices(app)[-1] == note
+        why = (
+            "its start time could not be read from /proc (gputop in another PID namespace, or the launcher has"
+            " exited), so it cannot be told from a process that reused its PID; select one of its workers"
+        )
+        assert notices(app)[-1] == f"PID 400 (torchrun) cannot be read from here: {why}"
         await pilot.press("k")
         assert not isinstance(app.screen, KillScreen)
-        assert notices(app)[-1] == note
+        assert notices(app)[-1] == f"PID 400 (torchrun) not signalled: {why}"
         await pilot.press("down", "k")  # worker 402
         assert isinstance(app.screen, KillScreen) and "PID 402" in kill_targets(app)

@@ -23,6 +23,10 @@ _START_TOLERANCE_S = 0.05
 _GPU_ENVIRONMENT = re.compile(
     r"^(CUDA_|NCCL_|NVIDIA_|TORCH_NCCL_|(LOCAL_RANK|RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT)$)"
 )
+# Names whose values are likely secrets (HF_TOKEN, AWS_SECRET_ACCESS_KEY, WANDB_API_KEY, PGPASSWORD...):
+# masked on screen until the user asks to see them, so a glance over a shoulder or a screenshot leaks none.
+_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL", re.IGNORECASE)
+MASK = "••••••"  # the same width whatever the value: its length is not told either
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,12 +58,35 @@ class ProcessDetail:
     cwd: Readable = Readable()
     ancestors: tuple[Relative, ...] = ()  # parent first, up to PID 1
     children: tuple[Relative, ...] = ()
-    environment: Readable = Readable()  # "NAME=value" of the GPU-related variables
+    environment: Readable = Readable()  # "NAME=value" of every variable, sorted by name
     devices: Readable = Readable()  # the /dev/nvidia* files it holds open
 
     @property
     def command(self) -> str:
         return " ".join(self.arguments)
+
+    @property
+    def gpu_environment(self) -> Readable:
+        """The variables that say which GPUs it uses and how it talks to the others (or why unreadable)."""
+        if self.environment.value is None:
+            return self.environment
+        return Readable(tuple(item for item in self.environment.value if _GPU_ENVIRONMENT.match(variable_name(item))))
+
+
+def variable_name(variable: str) -> str:
+    """``NAME`` of ``NAME=value``."""
+    return variable.partition("=")[0]
+
+
+def is_secret(name: str) -> bool:
+    """Whether a variable's value is likely a secret, by its name."""
+    return _SECRET_NAME.search(name) is not None
+
+
+def masked(variable: str) -> str:
+    """``NAME=value`` with the value hidden when the name says it is likely a secret."""
+    name, equals, _value = variable.partition("=")
+    return f"{name}{equals}{MASK}" if equals and is_secret(name) else variable
 
 
 def _why(error: BaseException, pid: int) -> str:
@@ -108,14 +135,12 @@ def _relative(process: psutil.Process) -> Relative:
 
 
 def _environment(process: psutil.Process) -> Readable:
-    """The GPU variables of a process's environment, or why they cannot be read."""
+    """A process's whole environment (/proc/PID/environ, as it was at exec), or why it cannot be read."""
     try:
         variables = process.environ()
     except (psutil.Error, OSError) as error:
         return Readable(reason=_why(error, process.pid))
-    return Readable(
-        tuple(f"{name}={value}" for name, value in sorted(variables.items()) if _GPU_ENVIRONMENT.match(name))
-    )
+    return Readable(tuple(f"{name}={value}" for name, value in sorted(variables.items())))
 
 
 def _devices(pid: int) -> Readable:

@@ -41,7 +41,15 @@ def simulated_detail(process: SimulatedProcess) -> ProcessDetail:
         ancestors = [shell, Relative(1022, "sshd", f"sshd: {user}@pts/0", "root"), _SYSTEMD]
     if process.parent_pid is not None:
         ancestors.insert(0, Relative(process.parent_pid, "torchrun", process.parent_command, user))
-    environment = [f"CUDA_VISIBLE_DEVICES={process.device}"]
+    # A login's variables too, and one secret, so that `e` (the whole environment, secrets masked) has them.
+    environment = [
+        f"CUDA_VISIBLE_DEVICES={process.device}",
+        f"HOME={home}",
+        "LANG=C.UTF-8",
+        "PATH=/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin",
+        f"USER={user}",
+        "HF_TOKEN=hf_demoDemoDemoDemoDemo",
+    ]
     if process.type != "G":
         environment.append("CUDA_DEVICE_ORDER=PCI_BUS_ID")
     if process.rank is not None:

@@ -50,7 +50,8 @@ class Navigation:
             self.detail(row.process.gpu_index)
             return
         if row is None or (row.launcher and row.process.started is None):
-            self.app.notify("no process selected" if row is None else launcher_note(row), severity="warning")
+            note = "no process selected" if row is None else launcher_note(row, self.app.sampler.source.name)
+            self.app.notify(note, severity="warning")
             return
         if row.launcher:  # not on a GPU: its own process screen, with its workers for k
             self.app.push_screen(ProcessScreen(row.process.identity, launcher=row, below=control.below(row)))

@@ -141,7 +141,7 @@ class KillControl:
 
         if launcher.process.started is None:
             # Without its start time a reused PID could not be told apart: no signal on a guess.
-            self.app.notify(launcher_note(launcher), severity="warning")
+            self.app.notify(launcher_note(launcher, self.app.sampler.source.name, signalling=True), severity="warning")
             return
         # Lines between it and its workers (a torchrun under a shell) go with them, if they can be named.
         below = [row for row in below if not row.launcher or row.process.started is not None]

@@ -549,10 +549,20 @@ def tree_rows(
     return out
 
 
-def launcher_note(row: ProcessRow) -> str:
-    """What Enter or k says on a launcher's row whose start time is unknown (the demo, a recording,
-    another PID namespace): without it the PID cannot be told from a reused one."""
-    return (
-        f"PID {row.process.pid} ({safe_text(row.process.name)}) cannot be read from here: "
-        "select one of its workers"
-    )
+# Why a launcher's line has no process behind it, by the snapshot's source (else: a live machine).
+_UNREAD_LAUNCHER = {
+    "demo": "the demo simulates its workers, not the launcher (there is no such process)",
+    "replay": "a recording holds its workers, nothing of the launcher (there is no such process here)",
+}
+_UNREAD_LIVE_LAUNCHER = (
+    "its start time could not be read from /proc (gputop in another PID namespace, or the launcher has exited),"
+    " so it cannot be told from a process that reused its PID"
+)
+
+
+def launcher_note(row: ProcessRow, source: str, signalling: bool = False) -> str:
+    """What Enter (or k, ``signalling``) says on a launcher's row whose start time is unknown; ``source``
+    is the snapshot's (``demo``, ``replay``, else a live machine): the line is made from its workers."""
+    done = "not signalled" if signalling else "cannot be read from here"
+    why = _UNREAD_LAUNCHER.get(source, _UNREAD_LIVE_LAUNCHER)
+    return f"PID {row.process.pid} ({safe_text(row.process.name)}) {done}: {why}; select one of its workers"

@@ -1,5 +1,6 @@
 """One process in full: its whole command line, user, container, directory, parents and children,
-GPU variables and device files, and charts of its GPU memory, SM %, CPU % and host memory.
+GPU variables and device files, and charts of its GPU memory, SM %, CPU % and host memory; `e` opens
+its whole environment (screens/environment.py).
 
 The host facts are read once when the screen opens (on a worker thread, through the sampler,
 which asks the source or /proc), and again with `r`; the figures and charts follow each tick.
@@ -22,7 +23,7 @@ from textual.widgets import Footer, Static
 
 from gputop.core.analysis.history import ProcessHistory
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, safe_text
-from gputop.core.host.procdetail import ProcessDetail, Readable, Relative
+from gputop.core.host.procdetail import ProcessDetail, Readable, Relative, masked
 from gputop.core.host.visibility import not_visible_words
 from gputop.core.model import Job, ProcessIdentity, Snapshot
 from gputop.ui.panel.rows import ProcessRow, snapshot_rows
@@ -55,6 +56,19 @@ def _readable(readable: Readable, empty: str) -> Text:
     if readable.value is None:
         return Text(readable.reason or NA, style="italic yellow")
     return Text("\n".join(safe_text(item) for item in readable.value) or empty)
+
+
+def _gpu_environment(detail: ProcessDetail) -> Text:
+    """The GPU variables, then how many there are in all (``e`` shows them)."""
+    gpu_environment = detail.gpu_environment
+    if gpu_environment.value is None:
+        return _readable(gpu_environment, NA)
+    # A secret's value stays masked here too (an NVIDIA_API_KEY is an NVIDIA_ variable).
+    shown = Readable(tuple(masked(variable) for variable in gpu_environment.value))
+    text = _readable(shown, "no CUDA or NCCL variables")
+    total = len(detail.environment.value or ())
+    text.append(f"\n(e: all {total} variable{'s' if total != 1 else ''})", style="dim")
+    return text
 
 
 def facts_table(rows: list[ProcessRow], detail: ProcessDetail | None, now: float) -> Table:
@@ -112,7 +126,7 @@ def facts_table(rows: list[ProcessRow], detail: ProcessDetail | None, now: float
     table.add_row("Directory", _readable(detail.cwd, NA))
     table.add_row("Parents", Text("\n".join(_relative(r) for r in detail.ancestors) or "none"))
     table.add_row("Children", Text("\n".join(_relative(r) for r in detail.children) or "none"))
-    table.add_row("Environment", _readable(detail.environment, "no CUDA or NCCL variables"))
+    table.add_row("Environment", _gpu_environment(detail))
     table.add_row("Devices", _readable(detail.devices, "no /dev/nvidia* open"))
     return table
 
@@ -126,6 +140,7 @@ class ProcessScreen(LiveScreen):
         Binding("k,f9", "kill_refused", "Kill", show=False),
         Binding("g", "gpu_detail", "GPU detail", key_display="g"),
         Binding("r", "reload", "Read again", key_display="r"),
+        Binding("e", "environment", "Environment", key_display="e"),
     ]
 
     _CHARTS = (
@@ -274,6 +289,17 @@ class ProcessScreen(LiveScreen):
 
     def action_kill_refused(self) -> None:
         self.gputop.kill_control.refuse()
+
+    def action_environment(self) -> None:
+        """e: every variable of the process's environment, read afresh (nvitop's key)."""
+        from gputop.ui.screens.environment import EnvironmentScreen
+
+        shown = self.rows[0] if self.rows else self.launcher
+        process = None if shown is None else shown.process
+        name = None if process is None else process.name
+        # Not visible from here: /proc has nothing on it, and the panel's words say why.
+        unseen = None if process is None or process.visible else not_visible_words(process.not_visible_reason)
+        self.app.push_screen(EnvironmentScreen(self.identity, name, self.gputop.sampler.process_detail, unseen))
 
     def action_gpu_detail(self) -> None:
         if self.rows:
