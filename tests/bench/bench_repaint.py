@@ -118,7 +118,6 @@ def _probe(out: str, warmup_s: float, argv: list[str], why: bool = False) -> Non
             return update_styles(self, node, *args, **kwargs)
 
         App.update_styles = restyled  # type: ignore[method-assign]
-        from textual import messages
 
         def noted(owner: type, name: str, label: Callable[..., str]) -> None:
             original: Callable[..., Any] = getattr(owner, name)
@@ -138,7 +137,6 @@ def _probe(out: str, warmup_s: float, argv: list[str], why: bool = False) -> Non
         noted(Screen, "_refresh_layout", lambda _s, *a, scroll=False, **k: f"screen layout (scroll={scroll})")
         noted(Screen, "_on_layout", lambda _s, m: f"Layout message from {type(m.widget).__name__}")
         noted(Screen, "_on_update_scroll", lambda _s, m: f"UpdateScroll message from {type(m.widget).__name__}")
-        assert messages
     receive = GpuTopApp.receive
 
     def counting(self: GpuTopApp, *args: Any, **kwargs: Any) -> Any:
