@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import json
 import os
 import sys
@@ -57,6 +58,7 @@ def _probe(out: str, warmup_s: float, argv: list[str], why: bool = False) -> Non
     def timed(owner: type, name: str, per_class: bool = False) -> None:
         original: Callable[..., Any] = getattr(owner, name)
 
+        @functools.wraps(original)  # the same signature: gputop checks those of Textual's private names
         def wrapper(self: object, *args: object, **kwargs: object) -> Any:
             key = f"{owner.__name__}.{name}" + (f"[{type(self).__name__}]" if per_class else "")
             if not counted() or key in inside:
@@ -122,6 +124,7 @@ def _probe(out: str, warmup_s: float, argv: list[str], why: bool = False) -> Non
         def noted(owner: type, name: str, label: Callable[..., str]) -> None:
             original: Callable[..., Any] = getattr(owner, name)
 
+            @functools.wraps(original)
             def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
                 if counted():
                     refreshes[label(self, *args, **kwargs)] += 1
@@ -133,7 +136,8 @@ def _probe(out: str, warmup_s: float, argv: list[str], why: bool = False) -> Non
         from textual._compositor import Compositor
 
         noted(Compositor, "render_full_update", lambda *_, **__: "compositor: full frame")
-        noted(Compositor, "render_partial_update", lambda *_, **__: "compositor: partial frame")
+        noted(Compositor, "render_partial_update", lambda *_, **__: "compositor: partial frame in one box")
+        noted(Compositor, "_render_chops", lambda *_, **__: "compositor: a box of a partial frame rendered")
         noted(Screen, "_refresh_layout", lambda _s, *a, scroll=False, **k: f"screen layout (scroll={scroll})")
         noted(Screen, "_on_layout", lambda _s, m: f"Layout message from {type(m.widget).__name__}")
         noted(Screen, "_on_update_scroll", lambda _s, m: f"UpdateScroll message from {type(m.widget).__name__}")
