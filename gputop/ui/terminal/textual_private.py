@@ -4,7 +4,9 @@ The changed-cell writer (``terminal_diff``) needs them: it sits between Textual'
 and the terminal, and Textual has no public hook there. Each use below says why it is needed and
 what public API would replace it. ``check_internals`` looks at each one when the app starts; if
 one is missing or has changed shape, or if the writer ever raises, the app falls back to Textual's
-own output for the rest of the run (told under ``--debug`` only) and never crashes.
+own output for the rest of the run (told under ``--debug`` only) and never crashes. The third
+(a screen's compositor) narrows each partial frame to the widgets on its changed lines; it is
+checked by ``check_narrowed`` and, should it ever raise, hands that screen back to Textual's own.
 ``tests/test_textual_private.py`` keeps every other module off Textual's and Rich's private names.
 """
 
