@@ -105,7 +105,7 @@ async def test_a_narrowed_frame_is_the_frame_textual_renders() -> None:
         compositor = app.screen._compositor
         assert "render_partial_update" in vars(compositor)  # narrowed since the screen's first frame
         rng = random.Random(27)
-        for _ in range(40):
+        for _ in range(25):
             regions = set(random_regions(rng, *SIZE))
             compositor._dirty_regions.update(regions)
             ours = narrowed_partial_update(compositor)
