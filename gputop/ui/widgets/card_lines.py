@@ -1,5 +1,6 @@
 """The lines of a GPU's card, full or compact, and its border titles: plain functions of what the card
-shows (``CardContent``) and its width, so the widget only decides which lines to repaint. The lines
+shows (``CardContent``) and its width (and, where the card passes them, its sparklines as last drawn,
+moved on a column a tick), so the widget only decides which lines to repaint. The lines
 are ``StyledLine``s (a few dozen pieces each, new every tick), the titles Rich Text."""
 
 from __future__ import annotations
