@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import json
 import os
 import sys
@@ -29,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `fakenvml`
 
 
-def _probe(out: str, warmup_s: float, argv: list[str]) -> None:
+def _probe(out: str, warmup_s: float, argv: list[str], why: bool = False) -> None:
     """In the child: wrap, run gputop, write the figures to ``out``."""
     from textual.app import App
     from textual.screen import Screen
@@ -48,13 +49,19 @@ def _probe(out: str, warmup_s: float, argv: list[str]) -> None:
     spent: dict[str, float] = collections.defaultdict(float)
     inside: set[str] = set()
     ticks = {"count": 0, "ui_from": 0.0, "ui_to": 0.0, "cpu_from": 0.0, "at_from": 0.0}
+    stopped = threading.Event()  # set at exit: what the app does as it closes is not a tick's
+
+    def counted() -> bool:
+        """Whether the UI thread's work now is counted: from the first tick after the warm-up to the exit."""
+        return threading.get_ident() == ui_thread and ticks["count"] > 0 and not stopped.is_set()
 
     def timed(owner: type, name: str, per_class: bool = False) -> None:
         original: Callable[..., Any] = getattr(owner, name)
 
+        @functools.wraps(original)  # the same signature: gputop checks those of Textual's private names
         def wrapper(self: object, *args: object, **kwargs: object) -> Any:
             key = f"{owner.__name__}.{name}" + (f"[{type(self).__name__}]" if per_class else "")
-            if threading.get_ident() != ui_thread or time.monotonic() - started < warmup_s or key in inside:
+            if not counted() or key in inside:
                 return original(self, *args, **kwargs)
             inside.add(key)
             before = time.thread_time()
@@ -77,6 +84,63 @@ def _probe(out: str, warmup_s: float, argv: list[str]) -> None:
     ]:
         timed(owner, name)
     timed(Widget, "render_lines", per_class=True)
+    # Lines drawn, by widget class, and (--why) who asked for each refresh: what repaints on a tick.
+    lines_drawn: dict[str, int] = collections.defaultdict(int)
+    refreshes: dict[str, int] = collections.defaultdict(int)
+    render_lines = Widget.render_lines
+
+    def counted_lines(self: Widget, crop: Any) -> Any:
+        if counted():
+            lines_drawn[type(self).__name__] += crop.height
+        return render_lines(self, crop)
+
+    Widget.render_lines = counted_lines  # type: ignore[method-assign]
+    if why:
+        import traceback
+
+        refresh = Widget.refresh
+
+        def asked(self: Widget, *regions: Any, **kwargs: Any) -> Any:
+            if counted():
+                frames = traceback.extract_stack(limit=5)[:-1]
+                caller = " <- ".join(f"{Path(f.filename).stem}.{f.name}:{f.lineno}" for f in reversed(frames))
+                layout = " layout" if kwargs.get("layout") else ""
+                refreshes[f"{type(self).__name__}{layout}: {caller}"] += 1
+            return refresh(self, *regions, **kwargs)
+
+        Widget.refresh = asked  # type: ignore[method-assign]
+        update_styles = App.update_styles
+
+        def restyled(self: App[Any], node: Any, *args: Any, **kwargs: Any) -> Any:
+            # A class or pseudo-class changed: the node and everything under it is styled again.
+            if counted():
+                frames = traceback.extract_stack(limit=8)[:-1]
+                caller = " <- ".join(f"{Path(f.filename).stem}.{f.name}:{f.lineno}" for f in reversed(frames))
+                refreshes[f"restyle {type(node).__name__}: {caller}"] += 1
+            return update_styles(self, node, *args, **kwargs)
+
+        App.update_styles = restyled  # type: ignore[method-assign]
+
+        def noted(owner: type, name: str, label: Callable[..., str]) -> None:
+            original: Callable[..., Any] = getattr(owner, name)
+
+            @functools.wraps(original)
+            def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+                if counted():
+                    refreshes[label(self, *args, **kwargs)] += 1
+                return original(self, *args, **kwargs)
+
+            setattr(owner, name, wrapper)
+
+        # What makes the compositor draw the whole screen rather than the changed lines.
+        from textual._compositor import Compositor
+
+        noted(Compositor, "render_full_update", lambda *_, **__: "compositor: full frame")
+        noted(Compositor, "render_partial_update", lambda *_, **__: "compositor: partial frame in one box")
+        noted(Compositor, "_render_chops", lambda *_, **__: "compositor: a box of a partial frame rendered")
+        noted(Screen, "_refresh_layout", lambda _s, *a, scroll=False, **k: f"screen layout (scroll={scroll})")
+        noted(Screen, "_on_layout", lambda _s, m: f"Layout message from {type(m.widget).__name__}")
+        noted(Screen, "_on_update_scroll", lambda _s, m: f"UpdateScroll message from {type(m.widget).__name__}")
     receive = GpuTopApp.receive
 
     def counting(self: GpuTopApp, *args: Any, **kwargs: Any) -> Any:
@@ -93,17 +157,21 @@ def _probe(out: str, warmup_s: float, argv: list[str]) -> None:
 
     def exiting(self: App[Any], *args: Any, **kwargs: Any) -> Any:
         ticks["cpu_to"], ticks["at_to"] = time.process_time(), time.monotonic()
+        stopped.set()
         return app_exit(self, *args, **kwargs)
 
     App.exit = exiting  # type: ignore[method-assign]
     status = main(argv)
     count = max(1, ticks["count"] - 1)  # from the first tick counted to the last: count - 1 intervals
+    taken = max(1, ticks["count"])  # the parts: each tick counted, with its repaint after it
     figures = {
         "ticks": count,
         "ui_thread_ms_per_tick": 1000 * (ticks["ui_to"] - ticks["ui_from"]) / count,
         "process_ms_per_s": 1000 * (ticks.get("cpu_to", 0) - ticks["cpu_from"])
         / max(1e-9, ticks.get("at_to", 0) - ticks["at_from"]),
-        "parts_ms_per_tick": {key: 1000 * value / count for key, value in sorted(spent.items(), key=lambda kv: -kv[1])},
+        "parts_ms_per_tick": {key: 1000 * value / taken for key, value in sorted(spent.items(), key=lambda kv: -kv[1])},
+        "lines_per_tick": {key: value / taken for key, value in sorted(lines_drawn.items(), key=lambda kv: -kv[1])},
+        "refreshes_per_tick": {key: value / taken for key, value in sorted(refreshes.items(), key=lambda kv: -kv[1])},
     }
     Path(out).write_text(json.dumps(figures))
     os._exit(status)
@@ -116,10 +184,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--warmup", type=float, default=5.0, help="seconds before the parts are counted")
     parser.add_argument("--static", action="store_true", help="figures that never change (bench_overhead's --static)")
+    parser.add_argument("--why", action="store_true", help="also count each refresh asked for, by widget and caller")
     parser.add_argument("--probe", help=argparse.SUPPRESS)
     args, rest = parser.parse_known_args()
     if args.probe:
-        _probe(args.probe, args.warmup, rest)
+        _probe(args.probe, args.warmup, rest, why=args.why)
         return
 
     from bench_overhead import compile_gputop, live_machine, parse_config
@@ -129,7 +198,8 @@ def main() -> None:
     gpus, procs = parse_config(args.config)
     with live_machine(gpus, procs, changing=not args.static) as (env, scratch):
         out = scratch / "figures.json"
-        command = [sys.executable, __file__, "--probe", str(out), "--warmup", str(args.warmup), "--interval", "1"]
+        command = [sys.executable, __file__, "--probe", str(out), "--warmup", str(args.warmup)]
+        command += ["--why"] * args.why + ["--interval", "1"]
         for run in range(args.runs):
             result = run_in_pty(command, args.seconds, 120, 40, env=env)
             figures = json.loads(out.read_text())
@@ -141,6 +211,11 @@ def main() -> None:
             for key, value in figures["parts_ms_per_tick"].items():
                 if value >= 0.05:
                     print(f"  {key:40} {value:6.2f} ms")
+            print("lines drawn per tick: " + ", ".join(
+                f"{key} {value:.1f}" for key, value in figures["lines_per_tick"].items() if value >= 0.05
+            ))
+            for key, value in figures["refreshes_per_tick"].items():
+                print(f"  refresh {value:5.2f}/tick  {key}")
 
 
 if __name__ == "__main__":

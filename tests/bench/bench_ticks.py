@@ -3,7 +3,8 @@
 One process reads the fake NVML (the scenario changing every tick, as in bench_overhead) and
 runs each stage of a tick on its own, timing its CPU (time.process_time, so the sampler's GPU
 threads count): the sample (NVML and /proc), the history, the forecaster, the diagnoser, the
-alert monitor, the process panel's rows and their sort; and the collector's time over the ticks.
+alert monitor, the process panel's rows and their sort, the cards' lines (on the UI thread in the
+app); and the collector's time over the ticks.
 Medians over the ticks after the first few (a process idle on the CPU is read every 4th tick
 once it has been found idle twice).
 
@@ -33,12 +34,30 @@ from gputop.core.analysis.alerts import AlertMonitor  # noqa: E402
 from gputop.core.analysis.diagnosis import Diagnoser  # noqa: E402
 from gputop.core.analysis.forecast import Forecaster  # noqa: E402
 from gputop.core.analysis.history import History  # noqa: E402
+from gputop.core.model import Snapshot  # noqa: E402
 from gputop.core.sampler import Sampler  # noqa: E402
 from gputop.core.sources.nvml import NvmlSource  # noqa: E402
 from gputop.ui.panel.rows import SortOrder, snapshot_rows, sort_rows  # noqa: E402
+from gputop.ui.widgets.card_lines import CardContent, full_lines  # noqa: E402
+
+try:  # a tree from before the sparklines were moved on (issue 27) draws each one again
+    from gputop.ui.widgets.sparkline import Sparklines
+except ImportError:
+    Sparklines = None
 
 T = TypeVar("T")
 WARM_TICKS = 5
+CARD_WIDTH = 56  # a card's lines at 120 columns, two cards a row
+
+
+def card_lines(snapshot: Snapshot, history: History, sparks: dict[int, object]) -> None:
+    """The lines of every GPU's full card, as the cards make them each tick (on the UI thread)."""
+    for gpu in snapshot.gpus:
+        content = CardContent(gpu, history=history.gpus.get(gpu.index), now=snapshot.timestamp)
+        if Sparklines is None:
+            full_lines(content, CARD_WIDTH)
+        else:
+            full_lines(content, CARD_WIDTH, sparks.setdefault(gpu.index, Sparklines()))  # type: ignore[arg-type]
 
 
 class Stages:
@@ -86,6 +105,7 @@ def main() -> None:
         history, forecaster, diagnoser, monitor = History(), Forecaster(), Diagnoser(), AlertMonitor()
         first = stages.run("first sample", sampler.sample)
         history.add(first)
+        sparks: dict[int, object] = {}
         gc.callbacks.append(collector)
         try:
             for tick in range(args.ticks):
@@ -98,6 +118,7 @@ def main() -> None:
                 stages.run("alerts", monitor.update, snapshot, forecasts, diagnoses)
                 rows = stages.run("panel rows", snapshot_rows, snapshot, forecasts.processes, diagnoses)
                 stages.run("panel sort", sort_rows, rows, SortOrder())
+                stages.run("card lines", card_lines, snapshot, history, sparks)
         finally:
             gc.callbacks.remove(collector)
             sampler.close()

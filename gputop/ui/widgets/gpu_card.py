@@ -23,6 +23,7 @@ from gputop.core.model import GpuSample
 from gputop.ui.layout import card_lines
 from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines, titles_key
 from gputop.ui.widgets.frame_style import FrameStyled
+from gputop.ui.widgets.sparkline import Sparklines
 from gputop.ui.widgets.styled_line import StripStyles, StyledLine
 
 
@@ -53,6 +54,8 @@ class GpuCard(FrameStyled):
         self._titles: tuple[Text | None, Text | None] = (None, None)
         self._titles_key: tuple[object, ...] | None = None
         self._lines_width = -1
+        # The sparklines as last drawn: a tick moves each on by a column rather than drawing it again.
+        self._sparks = Sparklines()
 
     def show(
         self,
@@ -96,13 +99,13 @@ class GpuCard(FrameStyled):
         if content is None:
             return []
         if self.compact:
-            lines = compact_lines(content, width, self.filtered)
+            lines = compact_lines(content, width, self.filtered, self._sparks)
         else:
             key = titles_key(content, self.filtered)
             if key != self._titles_key:
                 self._titles_key = key
                 self._set_titles(*card_titles(content, self.filtered))
-            lines = full_lines(content, width)
+            lines = full_lines(content, width, self._sparks)
         if not content.gpu.answering:
             for line in lines:
                 line.stylize("dim")

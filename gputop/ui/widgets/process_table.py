@@ -330,7 +330,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
     def on_resize(self, event: Resize) -> None:
         self._columns = visible_columns(event.size.width, self.column_names, self._empty)
         self._forget_cells()
-        self.virtual_size = Size(event.size.width, len(self.rows) + 1)
+        self.virtual_size = Size(self.size.width, len(self.rows) + 1)
         self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
         self.refresh()
 
