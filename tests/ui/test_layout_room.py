@@ -34,29 +34,30 @@ def rows_on_screen(app: GpuTopApp) -> int:
     return min(len(table.rows), table.size.height - 1)  # the header takes a line
 
 
-# (GPUs, processes per GPU, terminal) -> the form gputop picks and the process rows that then show.
+# GPUs, processes per GPU, and at 120x40 then 80x24: the form gputop picks and the process rows shown.
 CASES = [
     # 4 GPUs at 120x40: two columns of full cards (10 lines) leave the panel 24 rows: all 20 show.
-    (4, 5, (120, 40), "full", 20),
-    # 4 GPUs at 80x24: full cards would leave 5 rows; compact ones 13.
-    (4, 5, (80, 24), "compact", 13),
+    # At 80x24 full cards would leave 5 rows; compact ones 13.
+    (4, 5, ("full", 20), ("compact", 13)),
     # 8 GPUs at 120x40: full cards would leave 14 rows; compact ones 25: all 24 processes show.
-    (8, 3, (120, 40), "compact", 24),
-    # 8 GPUs at 80x24: 9 rows under 8 one-line cards, against 5 under full cards that scroll.
-    (8, 3, (80, 24), "compact", 9),
+    # At 80x24: 9 rows under 8 one-line cards, against 5 under full cards that scroll.
+    (8, 3, ("compact", 24), ("compact", 9)),
 ]
 
 
-@pytest.mark.parametrize(("gpus", "per_gpu", "size", "expected_form", "rows"), CASES)
+@pytest.mark.parametrize(("gpus", "per_gpu", "at_120x40", "at_80x24"), CASES)
 async def test_gputop_picks_the_form_that_leaves_the_panel_room(
-    gpus: int, per_gpu: int, size: tuple[int, int], expected_form: str, rows: int
+    gpus: int, per_gpu: int, at_120x40: tuple[str, int], at_80x24: tuple[str, int]
 ) -> None:
     app = make_app()
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=(120, 40)) as pilot:
         app.apply_snapshot(machine(gpus, per_gpu))
         await pilot.pause()
         assert len(app.processes.rows) == gpus * per_gpu
-        assert (form(app), rows_on_screen(app)) == (expected_form, rows)
+        assert (form(app), rows_on_screen(app)) == at_120x40
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert (form(app), rows_on_screen(app)) == at_80x24
 
 
 async def test_c_holds_full_cards_through_a_resize_and_c_again_gives_the_choice_back() -> None:

@@ -24,7 +24,7 @@ from gputop.ui.panel.rows import snapshot_rows
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.widgets.card_text import activity_figures, forecast_text, mig_profile, silence_text
 from gputop.ui.widgets.diagnosis_panel import DiagnosisPanel
-from gputop.ui.widgets.history_chart import HistoryChart
+from gputop.ui.widgets.history_chart import HistoryChart, TimeWindow, window_of
 from gputop.ui.widgets.process_table import ProcessTable
 
 if TYPE_CHECKING:
@@ -217,6 +217,8 @@ class DetailScreen(LiveScreen):
             "power": None if gpu is None else gpu.power_limit,
             "temperature": None if gpu is None else gpu.temperature_shutdown,
         }
+        # One time axis for every chart, ending now: charts stacked under the same labels agree.
+        window = None if history is None else window_of(history.timestamps)
         for name, _title, _colour in self._CHARTS:
             chart = self.query_one(f"#chart-{name}", HistoryChart)
             if history is None:
@@ -225,11 +227,11 @@ class DetailScreen(LiveScreen):
             values: list[float | None] = list(getattr(history, "memory_used" if name == "memory" else name))
             if name == "memory":
                 values = [None if v is None else v / _GIB for v in values]
-            chart.show(history.timestamps, values, limits[name])
+            chart.show(history.timestamps, values, limits[name], window)
         if history is not None and history.has_activity:
-            self._draw_activity(history)
+            self._draw_activity(history, window)
 
-    def _draw_activity(self, history: GpuHistory) -> None:
+    def _draw_activity(self, history: GpuHistory, window: TimeWindow | None) -> None:
         """The GPM charts, added the first time the GPU's history has activity (a GPU without GPM has none)."""
         if not self._activity_charts:
             for name, title, colour in self._ACTIVITY_CHARTS:
@@ -238,7 +240,7 @@ class DetailScreen(LiveScreen):
             charts = self._activity_charts.values()
             self.mount(Grid(*charts, id="detail-activity-charts"), after=self.query_one("#detail-charts"))
         for name, chart in self._activity_charts.items():
-            chart.show(history.timestamps, list(getattr(history, name)), 100.0)
+            chart.show(history.timestamps, list(getattr(history, name)), 100.0, window)
 
     def action_back(self) -> None:
         self.dismiss(None)
