@@ -1,14 +1,15 @@
 """The host strip at 80 columns: one line that fits the 78 cells inside its padding, giving way in
-order of least use (the GPUs' energy, the swap's size, unused swap) before anything is cut."""
+order of least use (the GPUs' energy, the swap's size, unused swap) before anything is cut. On
+screen at 80x24: tests/ui/test_detail_header.py."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from gputop.core.model import Energy, HostSample
-from gputop.ui.widgets.host_strip import HostStrip, host_text
+from gputop.ui.widgets.host_strip import host_text
 
-from .factory import GIB, HOST, demo_snapshots, gpu, make_app, screen_text
+from .factory import GIB, HOST, gpu
 
 TIB = 1024 * GIB
 INSIDE_80 = 78  # 80 columns less the strip's padding
@@ -44,13 +45,3 @@ def test_a_busy_host_gives_up_the_energy_then_the_swap_size_never_the_network() 
     idle_swap = dataclasses.replace(busy, swap_used=0)
     assert host_text(idle_swap, 64, GPUS).plain == "CPU 99%  RAM 2T/2T  LOAD 125.7  GPU 5.2kW  NET ▼1G/s ▲999M/s"
     assert len(host_text(busy, 50, GPUS).plain) == 50
-
-
-async def test_at_80x24_the_strip_shows_its_last_figure_whole() -> None:
-    app = make_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        app.apply_snapshot(demo_snapshots(8, 1)[0])
-        await pilot.pause()
-        line = screen_text(app).splitlines()[app.query_one(HostStrip).region.y]
-        # The demo's first tick, every figure whole; the GPUs' energy since start gave way.
-        assert line.strip() == "CPU 40%  RAM 415G/1T  SWP 2G/64G  LOAD 24.6  GPU 2.5kW  NET ▼119M/s ▲42M/s"
