@@ -17,6 +17,9 @@ MIN_WIDTH, MIN_HEIGHT = 40, 10
 # Full cards give way to compact ones when they would leave the panel fewer rows than this (nvitop
 # folds its cards too: a dozen rows is not enough to see a multi-GPU job's ranks).
 ROWS_WANTED = 15
+# Compact cards unfold only when full ones would leave this many rows more than wanted: a process
+# count that wavers at the threshold does not fold and unfold the cards tick after tick.
+UNFOLD_MARGIN = 2
 # The process panel always keeps room for this many rows: the cards scroll when they need more.
 PANEL_ROWS_MIN = 5
 # Lines of the panel besides its rows: two borders and the header.
@@ -107,10 +110,12 @@ def needs_compact(
     panel_shown: bool,
     host_shown: bool = True,
     contents: Sequence[CardContent] = (),
+    shown_compact: bool = False,
 ) -> bool:
     """Compact cards when full ones would scroll or leave the panel fewer than ROWS_WANTED rows (or
-    fewer than it has processes); then whichever form leaves the most rows while every card keeps its warning
-    marks (``contents``: what the cards show). With the panel hidden, full cards unless they scroll."""
+    fewer than it has processes); then whichever form leaves the most rows while every card keeps
+    its warning marks (``contents``: what the cards show). With the panel hidden, full cards unless
+    they scroll. ``shown_compact``: the cards are compact now (they unfold with a margin)."""
     if not panel_shown:
         return cards_height(gpus, width, False) > cards_room(height, panel_shown=False, host_shown=host_shown)
     count = len(gpus)
@@ -121,7 +126,7 @@ def needs_compact(
     rows = {form: rows_left(gpus, width, height, compact=form, host_shown=host_shown) for form in (False, True)}
     # A form that cuts a warning is chosen only when the other cuts one too.
     forms = [form for form in (False, True) if keeps[form]] or [False, True]
-    wanted = min(process_rows, ROWS_WANTED)
+    wanted = min(process_rows, ROWS_WANTED) + (UNFOLD_MARGIN if shown_compact else 0)
     full_fit = cards_height(gpus, width, False) <= cards_room(height, panel_shown=True, host_shown=host_shown)
     if False in forms and full_fit and rows[False] >= wanted:
         return False
@@ -162,12 +167,13 @@ def plan_cards(
     panel_shown: bool,
     host_shown: bool = True,
     contents: Sequence[CardContent] = (),
+    shown_compact: bool = False,
 ) -> CardLayout:
     """Lay out the cards: the user's choice of compact, else whatever leaves the panel room."""
     if compact_choice is None:
         compact = needs_compact(
             gpus, width, height, process_rows=process_rows, panel_shown=panel_shown, host_shown=host_shown,
-            contents=contents,
+            contents=contents, shown_compact=shown_compact,
         )
     else:
         compact = compact_choice

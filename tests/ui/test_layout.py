@@ -82,6 +82,15 @@ def test_with_few_processes_full_cards_need_room_for_those_rows_only() -> None:
     assert needs_compact(EIGHT, 120, 30, process_rows=0, panel_shown=True) is True
 
 
+def test_compact_cards_unfold_only_when_full_ones_would_leave_two_rows_more_than_wanted() -> None:
+    # 8 GPUs at 120x40: full cards leave 14 rows, enough for 14 processes, not for 15.
+    assert needs_compact(EIGHT, 120, 40, process_rows=14, panel_shown=True) is False
+    assert needs_compact(EIGHT, 120, 40, process_rows=15, panel_shown=True) is True
+    # Folded at 15, they stay folded at 14 and 13, and unfold at 12.
+    folded = [needs_compact(EIGHT, 120, 40, process_rows=n, panel_shown=True, shown_compact=True) for n in (14, 13, 12)]
+    assert folded == [True, True, False]
+
+
 def test_with_the_panel_hidden_full_cards_unless_they_would_scroll() -> None:
     assert needs_compact(EIGHT, 80, 43, process_rows=20, panel_shown=False) is False
     assert needs_compact(EIGHT, 80, 42, process_rows=20, panel_shown=False) is True

@@ -23,6 +23,17 @@ def machine(gpus: int, per_gpu: int) -> Snapshot:
     )
 
 
+def ranks(gpus: int, count: int) -> Snapshot:
+    """``gpus`` GPUs and ``count`` processes in all, on the first GPUs, one each and round again."""
+    per_gpu: list[list[int]] = [[] for _ in range(gpus)]
+    for n in range(count):
+        per_gpu[n % gpus].append(n)
+    return snapshot(
+        *(gpu(index, [proc(1000 + n, index, 2, command=f"python train.py --rank {n}") for n in numbers])
+          for index, numbers in enumerate(per_gpu))
+    )
+
+
 def form(app: GpuTopApp) -> str:
     compact = {card.compact for card in app.query(GpuCard)}
     assert len(compact) == 1  # every card in one form
@@ -78,3 +89,16 @@ async def test_c_holds_full_cards_through_a_resize_and_c_again_gives_the_choice_
         await pilot.resize_terminal(200, 60)
         await pilot.pause()
         assert (form(app), rows_on_screen(app)) == ("full", 24)
+
+
+async def test_a_process_count_wavering_at_the_threshold_does_not_fold_and_unfold_the_cards() -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        # 8 GPUs: full cards leave 14 rows. 14 processes fit under them; a 15th folds them.
+        forms = []
+        for count in (14, 15, 14, 15, 14, 12):
+            app.apply_snapshot(ranks(8, count))
+            await pilot.pause()
+            forms.append(form(app))
+        # Back at 14 they stay folded; at 12 full cards leave two rows to spare, and unfold.
+        assert forms == ["full", "compact", "compact", "compact", "compact", "full"]

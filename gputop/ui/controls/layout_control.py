@@ -27,11 +27,14 @@ class LayoutControl:
         self.compact_choice: bool | None = None
         # The size the last Resize said: while its handlers run, app.size still gives the old one.
         self._size: tuple[int, int] | None = None
+        # Whether the cards are compact now: they unfold with a margin, except after a resize.
+        self._shown_compact = False
 
     def resized(self, width: int, height: int) -> None:
         """A terminal of this size: "too small" below the minimum, else the cards laid out again."""
         app = self.app
         self._size = (width, height)
+        self._shown_compact = False  # a new size: the form is picked afresh
         too_small = layout.too_small(width, height)
         app.query_one("#main").display = not too_small
         app.query_one(Footer).display = not too_small
@@ -63,12 +66,14 @@ class LayoutControl:
             panel_shown=bool(app.processes.display),
             host_shown=bool(app.query_one(HostStrip).display),
             contents=contents,
+            shown_compact=self._shown_compact,
         )
 
     def show_gpus(self, snapshot: Snapshot) -> None:
         """The cards of ``snapshot``, in the room the panel and the host strip leave them."""
         app = self.app
         plan = self.plan(snapshot, self.compact_choice)
+        self._shown_compact = plan.compact
         area = app.query_one("#gpu-area")
         area.set_class(plan.compact, "-compact")
         panel_shown, host_shown = bool(app.processes.display), bool(app.query_one(HostStrip).display)
