@@ -10,20 +10,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gputop.core.model import GpuSample
+from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines
+from gputop.ui.widgets.diagnosis_marks import card_marks
 
 MIN_WIDTH, MIN_HEIGHT = 40, 10
-# Lines the title bar and the footer take, and the border of the GPU area.
-CHROME_LINES = 3
-# The process panel keeps room for this many rows before full cards give way to compact ones.
-PANEL_ROWS_KEPT = 12
-# Lines of a panel with no rows (borders, header, the "no GPU processes" line).
-PANEL_MIN_LINES = 6
+# Full cards give way to compact ones when they would leave the panel fewer rows than this (nvitop
+# folds its cards too: a dozen rows is not enough to see a multi-GPU job's ranks).
+ROWS_WANTED = 15
+# Compact cards unfold only when full ones would leave this many rows more than wanted: a process
+# count that wavers at the threshold does not fold and unfold the cards tick after tick.
+UNFOLD_MARGIN = 2
 # The process panel always keeps room for this many rows: the cards scroll when they need more.
 PANEL_ROWS_MIN = 5
 # Lines of the panel besides its rows: two borders and the header.
 PANEL_CHROME = 3
 # Two columns of cards from this terminal width (full cards, compact cards).
 TWO_COLUMNS_FROM = {False: 100, True: 170}
+# Compact cards sit in an area with a line under it; the grid puts a cell between two columns.
+COMPACT_AREA_BORDER, COLUMN_GUTTER = 1, 1
+# A compact card's side padding, a full card's borders, and the corners a border title leaves.
+COMPACT_PADDING, FULL_BORDERS, TITLE_CORNERS = 2, 2, 2
 
 
 def too_small(width: int, height: int) -> bool:
@@ -53,12 +59,80 @@ def row_heights(lines: Sequence[int], columns: int) -> list[int]:
     return [max(lines[start : start + columns]) for start in range(0, len(lines), columns)]
 
 
-def needs_compact(gpus: Sequence[GpuSample], width: int, height: int, *, process_rows: int, panel_shown: bool) -> bool:
-    """Whether full cards would squeeze the process panel below a dozen rows (or leave no room)."""
-    columns = card_columns(len(gpus), False, width)
-    needed = sum(row_heights([card_lines(gpu, False) for gpu in gpus], columns))
-    panel = min(process_rows, PANEL_ROWS_KEPT) + 3 if panel_shown else 0
-    return needed + max(panel, PANEL_MIN_LINES if panel_shown else 0) > height - CHROME_LINES
+def cards_height(gpus: Sequence[GpuSample], width: int, compact: bool) -> int:
+    """Lines all the cards take when nothing scrolls (the compact area's line under them included)."""
+    columns = card_columns(len(gpus), compact, width)
+    lines = sum(row_heights([card_lines(gpu, compact) for gpu in gpus], columns))
+    return lines + (COMPACT_AREA_BORDER if compact and gpus else 0)
+
+
+def rows_left(gpus: Sequence[GpuSample], width: int, height: int, *, compact: bool, host_shown: bool) -> int:
+    """Process rows the panel shows under the cards in this form (they scroll past ``cards_room``)."""
+    room = cards_room(height, panel_shown=True, host_shown=host_shown)
+    cards = min(cards_height(gpus, width, compact), room)
+    return max(0, height - 2 - (1 if host_shown else 0) - cards - PANEL_CHROME)
+
+
+def warning_marks(content: CardContent, compact: bool) -> list[str]:
+    """What a card must never lose to its width: the alerts raised on it (MEMORY, HOT) and its
+    diagnosis marks (THROTTLED, STALLED?, FEW SMs, HEALTH). A compact card says FILLING as its
+    forecast, which the memory figures already carry, so that word is not counted there."""
+    labels = [label for label in content.alert_labels if not (compact and label == "FILLING")]
+    # A full card's throttle mark goes on with its reasons (``THROTTLED · power cap``): the word is the mark.
+    return labels + [text.split(" · ")[0].strip() for text, _ in card_marks(content.diagnosis, short=compact)]
+
+
+def keeps_marks(content: CardContent, width: int, *, compact: bool) -> bool:
+    """Whether the card, ``width`` cells wide (its borders included), shows every warning mark."""
+    marks = warning_marks(content, compact)
+    if not marks or content.gpu.lost:  # a lost card says LOST first, and only that
+        return True
+    if compact:
+        inner = width - COMPACT_PADDING
+        shown = compact_lines(content, inner, False)[0].plain[:inner]
+    else:
+        shown = card_titles(content, False)[0].plain[: width - FULL_BORDERS - TITLE_CORNERS]
+    return all(mark in shown for mark in marks)
+
+
+def card_width(count: int, width: int, compact: bool) -> int:
+    """Cells across one card (the GPU area's scrollbar not counted: it shows only when cards scroll)."""
+    columns = card_columns(count, compact, width)
+    return (width - COLUMN_GUTTER * (columns - 1)) // columns
+
+
+def needs_compact(
+    gpus: Sequence[GpuSample],
+    width: int,
+    height: int,
+    *,
+    process_rows: int,
+    panel_shown: bool,
+    host_shown: bool = True,
+    contents: Sequence[CardContent] = (),
+    shown_compact: bool = False,
+) -> bool:
+    """Compact cards when full ones would scroll or leave the panel fewer than ROWS_WANTED rows (or
+    fewer than it has processes); then whichever form leaves the most rows while every card keeps
+    its warning marks (``contents``: what the cards show). With the panel hidden, full cards unless
+    they scroll. ``shown_compact``: the cards are compact now (they unfold with a margin)."""
+    if not panel_shown:
+        return cards_height(gpus, width, False) > cards_room(height, panel_shown=False, host_shown=host_shown)
+    count = len(gpus)
+    keeps = {
+        form: all(keeps_marks(content, card_width(count, width, form), compact=form) for content in contents)
+        for form in (False, True)
+    }
+    rows = {form: rows_left(gpus, width, height, compact=form, host_shown=host_shown) for form in (False, True)}
+    # A form that cuts a warning is chosen only when the other cuts one too.
+    forms = [form for form in (False, True) if keeps[form]] or [False, True]
+    wanted = min(process_rows, ROWS_WANTED) + (UNFOLD_MARGIN if shown_compact else 0)
+    full_fit = cards_height(gpus, width, False) <= cards_room(height, panel_shown=True, host_shown=host_shown)
+    if False in forms and full_fit and rows[False] >= wanted:
+        return False
+    # The most rows; on a tie (the cards scroll either way) the form with less hidden, then full
+    # cards (they say more).
+    return max(forms, key=lambda form: (rows[form], -cards_height(gpus, width, form), not form))
 
 
 def cards_room(height: int, *, panel_shown: bool, host_shown: bool) -> int:
@@ -91,15 +165,28 @@ def plan_cards(
     compact_choice: bool | None,
     process_rows: int,
     panel_shown: bool,
+    host_shown: bool = True,
+    contents: Sequence[CardContent] = (),
+    shown_compact: bool = False,
 ) -> CardLayout:
     """Lay out the cards: the user's choice of compact, else whatever leaves the panel room."""
     if compact_choice is None:
-        compact = needs_compact(gpus, width, height, process_rows=process_rows, panel_shown=panel_shown)
+        compact = needs_compact(
+            gpus, width, height, process_rows=process_rows, panel_shown=panel_shown, host_shown=host_shown,
+            contents=contents, shown_compact=shown_compact,
+        )
     else:
         compact = compact_choice
     columns = card_columns(len(gpus), compact, width)
     heights = row_heights([card_lines(gpu, compact) for gpu in gpus], columns)
     return CardLayout(compact, columns, tuple(heights))
+
+
+def toggled_choice(shown_compact: bool, auto_compact: bool) -> bool | None:
+    """The choice after ``c``: the other form, held through resizes; None (gputop picks again by
+    size) when the other form is the one gputop would pick by itself."""
+    wanted = not shown_compact
+    return None if wanted == auto_compact else wanted
 
 
 def gpu_range(indices: Sequence[int]) -> str:

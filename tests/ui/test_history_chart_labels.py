@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gputop.ui.widgets.history_chart import time_ticks
+from gputop.ui.widgets.history_chart import TimeWindow, ago_label, time_ticks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,17 +65,27 @@ def test_two_hash_seeds_draw_the_same_time_labels_in_the_same_cells() -> None:
     assert len(first) == 3 * len(WIDTHS)
     assert [chart[-1] for chart in first] == [chart[-1] for chart in second]
     assert first == second
-    # Every label asked for is drawn, in order: 110 s of history on a 3-minute axis, 1 h on 1 hour.
-    assert time_axis(first, 1, 16) == ["16:00:00"]
-    assert time_axis(first, 1, 61) == ["16:00:00", "16:01:00", "16:02:00", "16:03:00"]
-    assert time_axis(first, 1, 130) == ["16:00:00", "16:00:45", "16:01:30", "16:02:15", "16:03:00"]
-    assert time_axis(first, 2, 58) == ["16:00", "16:15", "16:30", "16:45", "17:00"]
+    # Every label asked for is drawn, in order, back from now: 64 s and 110 s of history on a
+    # 2-minute axis, 50 minutes on an hour; a narrow chart labels its two ends only.
+    assert time_axis(first, 0, 16) == ["-120s", "now"]
+    assert time_axis(first, 1, 61) == ["-120s", "-80s", "-40s", "now"]
+    assert time_axis(first, 2, 19) == ["-60m", "now"]
+    assert time_axis(first, 2, 58) == ["-60m", "-45m", "-30m", "-15m", "now"]
 
 
-def test_labels_are_two_label_widths_apart_and_a_narrow_chart_labels_its_start_only() -> None:
-    # A canvas of 56 cells, labels 8 wide: ticks 55/3 cells apart (>= 16), not 55/4 (< 16).
-    assert time_ticks(0.0, 120.0, 56, 8) == [0.0, 40.0, 80.0, 120.0]
-    assert time_ticks(0.0, 120.0, 33, 8) == [0.0, 60.0, 120.0]
-    assert time_ticks(0.0, 120.0, 32, 8) == [0.0, 120.0]
-    assert time_ticks(0.0, 120.0, 16, 8) == [0.0]
-    assert time_ticks(0.0, 600.0, 200, 5) == [0.0, 150.0, 300.0, 450.0, 600.0]  # five at most
+def test_labels_are_two_label_widths_apart_on_whole_steps_back_from_now() -> None:
+    # Two minutes in steps of 20 s: labels 40 s apart where 3 intervals of 2 x 5 cells fit.
+    two_minutes = TimeWindow(end=1000.0, span=120.0, step=20.0)
+    assert time_ticks(two_minutes, 31) == [880.0, 920.0, 960.0, 1000.0]
+    assert time_ticks(two_minutes, 30) == [880.0, 940.0, 1000.0]
+    assert time_ticks(two_minutes, 21) == [880.0, 940.0, 1000.0]
+    assert time_ticks(two_minutes, 20) == [880.0, 1000.0]
+    assert time_ticks(two_minutes, 10) == [1000.0]  # now alone
+    # Five minutes in steps of 30 s: six labels a minute apart at most.
+    assert time_ticks(TimeWindow(end=0.0, span=300.0, step=30.0), 200) == [-300.0, -240.0, -180.0, -120.0, -60.0, 0.0]
+
+
+def test_a_label_says_how_long_before_now_in_one_unit_per_axis() -> None:
+    assert [ago_label(back, 120) for back in (0, 40, 120)] == ["now", "-40s", "-120s"]
+    assert [ago_label(back, 300) for back in (60, 150, 300)] == ["-1m", "-2m30s", "-5m"]
+    assert [ago_label(back, 14400) for back in (5400, 7200)] == ["-1h30m", "-2h"]

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+from gputop.core.analysis.diagnosis import GpuDiagnosis
+from gputop.core.analysis.diagnosis.health import HealthProblem
+from gputop.core.analysis.diagnosis.memory import Unattributed
 from gputop.core.model import GpuSample, MigSample
 from gputop.ui.layout import (
     CardLayout,
     card_columns,
     card_lines,
     cards_room,
+    keeps_marks,
     needs_compact,
     plan_cards,
     row_heights,
+    rows_left,
+    toggled_choice,
     too_small,
 )
+from gputop.ui.widgets.card_lines import CardContent
 
 PLAIN = GpuSample(index=0)
 MIG = GpuSample(index=1, mig_devices=(MigSample(index=0), MigSample(index=1)))
@@ -43,17 +50,98 @@ def test_the_terminal_is_too_small_below_40_by_10() -> None:
     assert [too_small(w, h) for w, h in ((39, 10), (40, 9), (40, 10))] == [True, True, False]
 
 
-def test_full_cards_give_way_when_the_panel_would_keep_fewer_than_a_dozen_rows() -> None:
-    eight = [GpuSample(index=n) for n in range(8)]
-    # 8 cards x 5 lines = 40, plus 12 panel rows + 3 = 55, plus 3 for title, footer and border.
-    assert needs_compact(eight, 80, 58, process_rows=20, panel_shown=True) is False
-    assert needs_compact(eight, 80, 57, process_rows=20, panel_shown=True) is True
-    # Two columns halve the cards' height; a hidden panel needs no room.
-    assert needs_compact(eight, 120, 38, process_rows=20, panel_shown=True) is False
-    assert needs_compact(eight, 80, 43, process_rows=20, panel_shown=False) is False
-    # With few processes the panel keeps room for six lines, not a dozen rows.
-    assert needs_compact(eight, 80, 49, process_rows=1, panel_shown=True) is False
-    assert needs_compact(eight, 80, 48, process_rows=1, panel_shown=True) is True
+EIGHT = [GpuSample(index=n, name="NVIDIA H100 80GB HBM3") for n in range(8)]
+
+
+def test_rows_left_under_the_cards_count_title_host_strip_footer_and_the_panels_border_and_header() -> None:
+    # 120 columns: two columns of full cards, 4 rows x 5 lines; compact: 8 lines and the line under them.
+    assert rows_left(EIGHT, 120, 40, compact=False, host_shown=True) == 40 - 3 - 20 - 3 == 14
+    assert rows_left(EIGHT, 120, 40, compact=True, host_shown=True) == 40 - 3 - 9 - 3 == 25
+    assert rows_left(EIGHT, 120, 40, compact=False, host_shown=False) == 15
+    # 80x24: full cards scroll in their room, the panel keeps 5 rows; compact ones leave 9.
+    assert rows_left(EIGHT, 80, 24, compact=False, host_shown=True) == 5
+    assert rows_left(EIGHT, 80, 24, compact=True, host_shown=True) == 9
+
+
+def test_full_cards_give_way_when_they_would_leave_fewer_than_15_process_rows() -> None:
+    # 8 GPUs at 120 columns: full cards leave 14 rows at 40 lines, 15 at 41.
+    assert needs_compact(EIGHT, 120, 40, process_rows=20, panel_shown=True) is True
+    assert needs_compact(EIGHT, 120, 41, process_rows=20, panel_shown=True) is False
+    # One column at 80: 40 lines of cards, so 61 lines for 15 rows.
+    assert needs_compact(EIGHT, 80, 61, process_rows=20, panel_shown=True) is False
+    assert needs_compact(EIGHT, 80, 60, process_rows=20, panel_shown=True) is True
+    # The hidden host strip gives a line back.
+    assert needs_compact(EIGHT, 120, 40, process_rows=20, panel_shown=True, host_shown=False) is False
+
+
+def test_with_few_processes_full_cards_need_room_for_those_rows_only() -> None:
+    assert needs_compact(EIGHT, 120, 36, process_rows=10, panel_shown=True) is False  # 10 rows left
+    assert needs_compact(EIGHT, 120, 35, process_rows=10, panel_shown=True) is True
+    # No process at all: the panel still keeps its 5 rows (full cards would scroll).
+    assert needs_compact(EIGHT, 120, 31, process_rows=0, panel_shown=True) is False
+    assert needs_compact(EIGHT, 120, 30, process_rows=0, panel_shown=True) is True
+
+
+def test_compact_cards_unfold_only_when_full_ones_would_leave_two_rows_more_than_wanted() -> None:
+    # 8 GPUs at 120x40: full cards leave 14 rows, enough for 14 processes, not for 15.
+    assert needs_compact(EIGHT, 120, 40, process_rows=14, panel_shown=True) is False
+    assert needs_compact(EIGHT, 120, 40, process_rows=15, panel_shown=True) is True
+    # Folded at 15, they stay folded at 14 and 13, and unfold at 12.
+    folded = [needs_compact(EIGHT, 120, 40, process_rows=n, panel_shown=True, shown_compact=True) for n in (14, 13, 12)]
+    assert folded == [True, True, False]
+
+
+def test_with_the_panel_hidden_full_cards_unless_they_would_scroll() -> None:
+    assert needs_compact(EIGHT, 80, 43, process_rows=20, panel_shown=False) is False
+    assert needs_compact(EIGHT, 80, 42, process_rows=20, panel_shown=False) is True
+
+
+def test_when_both_forms_scroll_the_compact_one_hides_less() -> None:
+    sixteen = [GpuSample(index=n) for n in range(16)]
+    # 80x24: either form leaves the panel its 5 rows; 17 compact lines scroll less than 80 full ones.
+    assert rows_left(sixteen, 80, 24, compact=False, host_shown=True) == 5
+    assert rows_left(sixteen, 80, 24, compact=True, host_shown=True) == 5
+    assert needs_compact(sixteen, 80, 24, process_rows=40, panel_shown=True) is True
+
+
+def warned(index: int = 0) -> CardContent:
+    """A hot GPU at its memory limit, throttled, with an XID: four warnings on one card."""
+    diagnosis = GpuDiagnosis(
+        verdict="throttled",
+        limiting=("sw_power_cap",),
+        unattributed=Unattributed(memory=0, shown=False),
+        health=(HealthProblem("xid 79", 0.0, "XID 79: fell off the bus"),),
+        new_ecc_errors=False,
+    )
+    gpu = GpuSample(index=index, name="NVIDIA H100 80GB HBM3", memory_used=79 * 2**30, memory_total=80 * 2**30)
+    return CardContent(gpu, alert_kinds=("memory", "thermal"), diagnosis=diagnosis)
+
+
+def test_a_card_keeps_its_marks_when_the_words_fit_on_its_line_or_title() -> None:
+    # Compact: index, name, memory bar and figures take 44 cells; the marks 32 more.
+    assert keeps_marks(warned(), 80, compact=True) is True
+    assert keeps_marks(warned(), 60, compact=True) is False
+    # Full: the marks sit in the border title, before the name.
+    assert keeps_marks(warned(), 60, compact=False) is True
+    assert keeps_marks(warned(), 40, compact=False) is False
+    assert keeps_marks(CardContent(PLAIN), 10, compact=True) is True  # nothing to lose
+
+
+def test_a_form_that_would_cut_a_warning_is_not_picked_by_itself() -> None:
+    one = [warned().gpu]
+    # 24 lines: a full card leaves 13 rows, a compact one 16; at 80 columns the compact line keeps
+    # MEMORY HOT THROTTLED HEALTH, at 60 it would cut them, so the card stays full.
+    assert needs_compact(one, 80, 24, process_rows=20, panel_shown=True, contents=[warned()]) is True
+    assert needs_compact(one, 60, 24, process_rows=20, panel_shown=True, contents=[warned()]) is False
+    # Where both forms cut a warning, the most rows win.
+    assert needs_compact(one, 40, 24, process_rows=20, panel_shown=True, contents=[warned()]) is True
+
+
+def test_c_holds_the_other_form_or_hands_the_choice_back_when_it_lands_on_gputops_own() -> None:
+    assert toggled_choice(shown_compact=False, auto_compact=False) is True
+    assert toggled_choice(shown_compact=True, auto_compact=True) is False
+    assert toggled_choice(shown_compact=True, auto_compact=False) is None
+    assert toggled_choice(shown_compact=False, auto_compact=True) is None
 
 
 def test_the_plan_follows_the_users_choice_else_the_room_left() -> None:

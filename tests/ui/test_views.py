@@ -215,7 +215,9 @@ async def test_too_small_terminal_says_so_instead_of_crashing() -> None:
 
 
 async def test_sixteen_gpus_reflow_into_two_columns_on_a_wide_terminal() -> None:
-    for height, compact in ((50, False), (30, True)):
+    # 8 rows of full cards take 40 lines: at 51 they fit above the panel's 5 rows (at 50 they would
+    # scroll a line, and gputop folds them).
+    for height, compact in ((51, False), (30, True)):
         app = make_app()
         async with app.run_test(size=(200, height)) as pilot:
             app.apply_snapshot(snapshot(*(gpu(n) for n in range(16))))

@@ -24,7 +24,7 @@ from gputop.ui.panel.rows import snapshot_rows
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.widgets.card_text import activity_figures, forecast_text, mig_profile, silence_text
 from gputop.ui.widgets.diagnosis_panel import DiagnosisPanel
-from gputop.ui.widgets.history_chart import HistoryChart
+from gputop.ui.widgets.history_chart import HistoryChart, TimeWindow, window_of
 from gputop.ui.widgets.process_table import ProcessTable
 
 if TYPE_CHECKING:
@@ -55,80 +55,135 @@ def _mig_field(mig: MigSample, forecast: Forecast | None) -> Text:
     return text
 
 
-def header_fields(gpu: GpuSample, forecasts: Forecasts | None, now: float | None) -> list[list[Text]]:
-    """What the header says about ``gpu`` (as of ``now``), as groups of fields; each group starts a line."""
+# Below this width the header may say its facts in shorter words, where that saves it a line.
+_SHORT_BELOW = 100
+# Shorter words for the same facts (in activity_figures' fields).
+_SHORT_ACTIVITY = (
+    (" (occupancy ", " (occ "),
+    (" since the driver loaded", " since driver load"),
+    ("NVLink errors CRC 0 replay 0 recovery 0", "NVLink errors 0"),
+)
+
+
+def _short_bus(bus: str) -> str:
+    """``00000000:28:00.0`` as lspci writes it, ``0000:28:00.0``: the domain's leading zeros only."""
+    return bus[4:] if len(bus) > 12 and bus.startswith("0000") else bus
+
+
+def header_fields(
+    gpu: GpuSample, forecasts: Forecasts | None, now: float | None, *, short: bool = False
+) -> list[list[Text]]:
+    """What the header says about ``gpu`` (as of ``now``), as groups of fields; each group starts a line.
+    ``short``: the same facts in fewer cells (``mem``, ``mem clk``), the activity run on after the rest."""
     identity = [Text.assemble((f" GPU {gpu.index} ", "bold reverse"), (f" {safe_text(gpu.name or NA)}", "bold"))]
     if gpu.lost:
         return [[*identity, Text("LOST", style="bold red"), Text(lost_reason(gpu), style="red")]]
     if not gpu.answering:
         identity.append(Text(silence_text(gpu, now), style="bold red"))
-    memory = Text(
-        f"memory {fmt_bytes(gpu.memory_used)}/{fmt_bytes(gpu.memory_total)} {fmt_percent(gpu.memory_percent)}"
-    )
+    used, total = fmt_bytes(gpu.memory_used), fmt_bytes(gpu.memory_total)
+    if short and used.endswith("GiB") and total.endswith("GiB"):
+        used = used.removesuffix("GiB")  # one unit for the pair: 75.1/80.0GiB
+    memory = Text(f"{'mem' if short else 'memory'} {used}/{total} {fmt_percent(gpu.memory_percent)}")
     filling = forecast_text(None if forecasts is None else forecasts.gpus.get(gpu.index))
     if filling:
         memory.append(f" {filling}", style="bold yellow")
     pcie = Text(f"PCIe rx {fmt_rate(gpu.pcie_rx)} tx {fmt_rate(gpu.pcie_tx)}")
     if gpu.pcie_replay_errors:  # only when the link has resent packets: worth a look at the slot or riser
         pcie.append(f" replays {gpu.pcie_replay_errors}", style="bold yellow")
+    temperature = Text(
+        f"temp {fmt_temperature(gpu.temperature)}"
+        f" ({'slow' if short else 'slowdown'} {fmt_temperature(gpu.temperature_slowdown)})"
+    )
+    # HBM's own sensor: shown where the GPU has one (most GDDR boards do not).
+    memory_temperature = [] if gpu.memory_temperature is None else [
+        Text(f"{'mem' if short else 'memory'} {fmt_temperature(gpu.memory_temperature)}")
+    ]
+    bus = Text(f"bus {gpu.pci_bus_id or NA}", style="dim")
+    identifiers = [Text(gpu.uuid or NA, style="dim"), bus]
+    if short:  # fields that read together stay together when short fields fill earlier lines
+        temperature = Text("  ").join([temperature, *memory_temperature])
+        memory_temperature = []
+        identifiers = [Text(f"{gpu.uuid or NA} bus {_short_bus(gpu.pci_bus_id or NA)}", style="dim")]
     figures = [
         memory,
         Text(f"util {fmt_percent(gpu.utilization_gpu)}"),
-        Text(f"temp {fmt_temperature(gpu.temperature)} (slowdown {fmt_temperature(gpu.temperature_slowdown)})"),
-        # HBM's own sensor: shown where the GPU has one (most GDDR boards do not).
-        *([] if gpu.memory_temperature is None else [Text(f"memory {fmt_temperature(gpu.memory_temperature)}")]),
+        temperature,
+        *memory_temperature,
         Text(f"power {fmt_watts(gpu.power_draw)}/{fmt_watts(gpu.power_limit)}"),
         Text(f"fan {fmt_percent(gpu.fan_speed)}"),
         Text(_clock("SM", gpu.clock_sm, gpu.clock_sm_max)),
-        Text(_clock("memory clock", gpu.clock_memory, gpu.clock_memory_max)),
+        Text(_clock("mem clk" if short else "memory clock", gpu.clock_memory, gpu.clock_memory_max)),
         pcie,
         Text(f"P{gpu.pstate}" if gpu.pstate is not None else f"P{NA}"),
-        Text(gpu.uuid or NA, style="dim"),
-        Text(f"bus {gpu.pci_bus_id or NA}", style="dim"),
+        *identifiers,
     ]
     migs = forecasts.migs if forecasts is not None else {}
     mig_fields = [_mig_field(mig, migs.get((gpu.index, mig.index))) for mig in gpu.mig_devices]
     # GPM activity, the PCIe link, NVLink and energy on a line of their own, where any is known.
-    activity = [Text(field) for field in activity_figures(gpu)]
+    activity = [Text(_shorter(field) if short else field) for field in activity_figures(gpu)]
     if (mig_words := mig_state(gpu)) is not None:
         mig_fields.append(Text(mig_words, style="bold cyan"))
+    if short:
+        return [identity + figures + activity] + ([mig_fields] if mig_fields else [])
     return [identity + figures] + ([activity] if activity else []) + ([mig_fields] if mig_fields else [])
 
 
-def flow(groups: list[list[Text]], width: int) -> list[Text]:
-    """The fields in lines of at most ``width`` cells, two spaces apart; a field wider than a line is cut."""
+def _shorter(field: str) -> str:
+    for long, short in _SHORT_ACTIVITY:
+        field = field.replace(long, short)
+    return field
+
+
+def _room(line: Text, field: Text, width: int) -> bool:
+    """Whether ``field`` goes on ``line`` (an empty line takes any field, cut if it must be)."""
+    return not line.cell_len or line.cell_len + len(_GAP) + field.cell_len <= width
+
+
+def flow(groups: list[list[Text]], width: int, *, backfill: bool = False) -> list[Text]:
+    """The fields in lines of at most ``width`` cells, two spaces apart; a field wider than a line is cut.
+    ``backfill``: a field goes on the first line of its group with room for it (a short one fills an
+    earlier line's end), for the fewest lines where the order matters less than the height."""
     lines: list[Text] = []
     for group in groups:
-        line = Text()
+        start = len(lines)
+        lines.append(Text())
         for field in group:
-            if line.cell_len and line.cell_len + len(_GAP) + field.cell_len > width:
-                lines.append(line)
+            candidates = lines[start:] if backfill else lines[-1:]
+            line = next((one for one in candidates if _room(one, field, width)), None)
+            if line is None:
                 line = Text()
+                lines.append(line)
             if line.cell_len:
                 line.append(_GAP)
             line.append_text(field)
-        lines.append(line)
     for line in lines:
         line.truncate(max(1, width), overflow="ellipsis")
     return lines
 
 
 class DetailHeader(Static):
-    """The detail screen's header: as many lines as its fields need at this width."""
+    """The detail screen's header: as many lines as its fields need at this width; on a narrow
+    terminal in shorter words where those save a line (docked, each line is one less for the charts)."""
 
     def __init__(self) -> None:
         super().__init__(id="detail-title")
         self._groups: list[list[Text]] = []
+        self._short: list[list[Text]] = []
 
-    def show(self, groups: list[list[Text]]) -> None:
-        self._groups = groups
+    def show(self, groups: list[list[Text]], short: list[list[Text]] | None = None) -> None:
+        self._groups, self._short = groups, short or groups
         self._fit()
 
     def on_resize(self) -> None:
         self._fit()
 
     def _fit(self) -> None:
-        lines = flow(self._groups, self.size.width or 80)
+        width = self.size.width or 80
+        lines = flow(self._groups, width)
+        if width < _SHORT_BELOW:
+            shorter = flow(self._short, width, backfill=True)
+            if len(shorter) < len(lines):
+                lines = shorter
         self.styles.height = max(1, len(lines))
         self.update(Text("\n").join(lines))
 
@@ -204,10 +259,12 @@ class DetailScreen(LiveScreen):
         gpu = self._gpu
         if gpu is None:
             groups = [[Text(f" GPU {self.index}: no longer reported", style="bold red"), *position]]
-        else:
-            groups = header_fields(gpu, self.gpu_app.forecasts, self._now)
+            self.query_one(DetailHeader).show(groups)
+            return
+        forms = [header_fields(gpu, self.gpu_app.forecasts, self._now, short=short) for short in (False, True)]
+        for groups in forms:
             groups[0][1:1] = position
-        self.query_one(DetailHeader).show(groups)
+        self.query_one(DetailHeader).show(*forms)
 
     def _draw_charts(self, history: GpuHistory | None, gpu: GpuSample | None) -> None:
         # Fixed scales where the GPU has them, so a flat line reads as flat, not as noise.
@@ -217,6 +274,8 @@ class DetailScreen(LiveScreen):
             "power": None if gpu is None else gpu.power_limit,
             "temperature": None if gpu is None else gpu.temperature_shutdown,
         }
+        # One time axis for every chart, ending now: charts stacked under the same labels agree.
+        window = None if history is None else window_of(history.timestamps)
         for name, _title, _colour in self._CHARTS:
             chart = self.query_one(f"#chart-{name}", HistoryChart)
             if history is None:
@@ -225,11 +284,11 @@ class DetailScreen(LiveScreen):
             values: list[float | None] = list(getattr(history, "memory_used" if name == "memory" else name))
             if name == "memory":
                 values = [None if v is None else v / _GIB for v in values]
-            chart.show(history.timestamps, values, limits[name])
+            chart.show(history.timestamps, values, limits[name], window)
         if history is not None and history.has_activity:
-            self._draw_activity(history)
+            self._draw_activity(history, window)
 
-    def _draw_activity(self, history: GpuHistory) -> None:
+    def _draw_activity(self, history: GpuHistory, window: TimeWindow | None) -> None:
         """The GPM charts, added the first time the GPU's history has activity (a GPU without GPM has none)."""
         if not self._activity_charts:
             for name, title, colour in self._ACTIVITY_CHARTS:
@@ -238,7 +297,7 @@ class DetailScreen(LiveScreen):
             charts = self._activity_charts.values()
             self.mount(Grid(*charts, id="detail-activity-charts"), after=self.query_one("#detail-charts"))
         for name, chart in self._activity_charts.items():
-            chart.show(history.timestamps, list(getattr(history, name)), 100.0)
+            chart.show(history.timestamps, list(getattr(history, name)), 100.0, window)
 
     def action_back(self) -> None:
         self.dismiss(None)

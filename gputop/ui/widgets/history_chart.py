@@ -1,41 +1,63 @@
 """One GPU figure over the session, as a braille chart (plotext; imported only with the detail screen).
 
-The chart is drawn so that a tick changes as few cells as it can: the time axis spans a round
-duration from a round start and stays put while the history grows into it (a new sample adds its
-own dots at the right, and the terminal is sent only those cells), moving a step at a time when
-the history outgrows it; the value axis is fixed by the GPU's limit where it has one. Axis ticks
-are round numbers: integers on the value axis, whole seconds or minutes on the time axis.
+Now is at the right edge: the time axis ends at the newest sample and spans a round duration back
+from it (labelled ``-120s`` ... ``now``, ``-5m`` ... ``now``), so every series reaches the edge and
+the line scrolls left a tick at a time. Every chart of a screen is drawn on one ``TimeWindow`` and
+with its value labels one width, so charts stacked under the same time labels put a moment on the
+same column. The value axis is fixed by the GPU's limit where it has one. Axis ticks are round
+numbers: integers on the value axis, whole seconds, minutes or hours back from now on the time axis.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from textual_plotext import Plot, PlotextPlot
 
-# (span, step) of the time axis, in seconds: the smallest span the history fits in, less one step,
-# is used; its start is a multiple of the step, so it moves only when the history crosses one.
+# (span, step) of the time axis, in seconds: the smallest span the history fits in is used; its
+# labels are a whole number of steps apart, back from now.
 TIME_SPANS_S = (
     (60, 10), (120, 20), (180, 30), (300, 30), (600, 60), (900, 60), (1200, 120), (1800, 300),
     (3600, 300), (5400, 600), (7200, 600), (14400, 1800), (43200, 3600), (86400, 7200),
 )
 # Value-axis steps, times a power of ten: 2.5 only where the ticks stay whole numbers (25, 250).
 _NICE = (1.0, 2.0, 2.5, 5.0, 10.0)
-# At most this many time labels on a chart.
-_MOST_TIME_LABELS = 5
+# At most this many time labels on a chart (-5m -4m -3m -2m -1m now).
+_MOST_TIME_LABELS = 6
+# Value labels are padded to this many cells, so charts of one screen start their plots on one
+# column whatever their scale (80, 100, 750 and 1000 W alike).
+VALUE_LABEL_WIDTH = 4
 
 
-def time_window(oldest: float, newest: float) -> tuple[float, float]:
-    """(start, span) of the time axis for a history from ``oldest`` to ``newest``."""
+@dataclass(frozen=True)
+class TimeWindow:
+    """The time axis: ``span`` seconds up to ``end`` (now, at the right edge), labelled every ``step``
+    seconds or a multiple of it."""
+
+    end: float
+    span: float
+    step: float
+
+    @property
+    def start(self) -> float:
+        return self.end - self.span
+
+
+def time_window(oldest: float, newest: float) -> TimeWindow:
+    """The time axis for a history from ``oldest`` to ``newest``: the least round span that holds it."""
     elapsed = newest - oldest
     for span, step in TIME_SPANS_S:
-        if span - step >= elapsed:
-            return math.floor(oldest / step) * step, float(span)
+        if span >= elapsed:
+            return TimeWindow(newest, float(span), float(step))
     span, step = TIME_SPANS_S[-1]
-    return math.floor((newest - span + step) / step) * step, float(span)
+    return TimeWindow(newest, float(span), float(step))
+
+
+def window_of(timestamps: Sequence[float]) -> TimeWindow | None:
+    """The time axis for charts drawn from these sample times (None: no sample yet)."""
+    return time_window(timestamps[0], timestamps[-1]) if timestamps else None
 
 
 def value_axis(need: float, intervals: int) -> tuple[float, list[float]]:
@@ -71,25 +93,46 @@ def value_axis(need: float, intervals: int) -> tuple[float, list[float]]:
     return top, [round(n * step, 9) for n in range(count)]
 
 
-def time_ticks(start: float, span: float, canvas: int, label_width: int) -> list[float]:
-    """The times labelled on a time axis ``canvas`` cells wide, evenly apart from ``start`` to its end.
+def ago_label(seconds: float, span: float) -> str:
+    """How long before now a time label is, in one unit per axis: ``now``, ``-40s`` on an axis of two
+    minutes or less, ``-3m`` or ``-2m30s`` up to two hours, ``-6h`` or ``-1h30m`` beyond."""
+    back = round(seconds)
+    if back <= 0:
+        return "now"
+    if span <= 120:
+        return f"-{back}s"
+    if span < 7200:
+        return f"-{back // 60}m" if back % 60 == 0 else f"-{back // 60}m{back % 60:02d}s"
+    return f"-{back // 3600}h" if back % 3600 == 0 else f"-{back // 3600}h{back % 3600 // 60:02d}m"
+
+
+def time_ticks(window: TimeWindow, canvas: int) -> list[float]:
+    """The times labelled on a time axis ``canvas`` cells wide: now and back to the window's start,
+    a whole number of steps apart.
 
     plotext takes the ticks through a set (its ``no_duplicates``), so it places their labels in an
     order that follows the process's string hash seed, and it moves a label towards the free
     cells beside it, or leaves it out where it would touch one placed before. A label stays within
     ``label_width - 1`` cells of its tick, so labels ``2 * label_width`` cells apart never see each
     other, and each lands on the same cells whatever the order: here they are at least that far
-    apart, and where two do not fit, the start alone is labelled.
+    apart, and where two do not fit, now alone is labelled.
     """
-    room = 2 * label_width
-    count = min(_MOST_TIME_LABELS, 1 + max(0, canvas - 1) // room)
-    if count < 2:
-        return [start]
-    return [start + span * n / (count - 1) for n in range(count)]
+    steps = round(window.span / window.step)
+    # The most labels that fit, on a whole number of steps (120 s in steps of 20: every 40 s).
+    for count in range(min(_MOST_TIME_LABELS, steps + 1), 1, -1):
+        if steps % (count - 1):
+            continue
+        times = [window.start + window.span * n / (count - 1) for n in range(count)]
+        label_width = max(len(ago_label(window.end - moment, window.span)) for moment in times)
+        if (canvas - 1) / (count - 1) >= 2 * label_width:
+            return times
+    return [window.end]
 
 
 def tick_label(value: float) -> str:
-    return f"{value:.0f}" if value == round(value) else f"{value:g}"
+    """A value label, padded to the width every chart of a screen shares."""
+    text = f"{value:.0f}" if value == round(value) else f"{value:g}"
+    return text.rjust(VALUE_LABEL_WIDTH)
 
 
 class HistoryChart(PlotextPlot):
@@ -101,12 +144,21 @@ class HistoryChart(PlotextPlot):
         self._shown: tuple[object, ...] | None = None
         self._runs: list[list[tuple[float, float]]] = []
         self._limit: float | None = None
+        self._window: TimeWindow | None = None
 
-    def show(self, timestamps: Sequence[float], values: Sequence[float | None], limit: float | None) -> None:
+    def show(
+        self,
+        timestamps: Sequence[float],
+        values: Sequence[float | None],
+        limit: float | None,
+        window: TimeWindow | None = None,
+    ) -> None:
         """Chart these points (a missing value is a gap in the line); ``limit`` is the top of the value
-        axis (else the highest value)."""
+        axis (else the highest value); ``window`` the time axis the screen's charts share (else the
+        one of ``timestamps``: charts given the same times share it too)."""
         self._runs = runs_of(timestamps, values)
         self._limit = limit
+        self._window = window or window_of(timestamps)
         self._draw()
 
     def on_resize(self) -> None:
@@ -114,12 +166,11 @@ class HistoryChart(PlotextPlot):
 
     def _draw(self) -> None:
         width, rows = self.size.width, max(1, self.size.height - 1)
-        axes = chart_axes(self._runs, self._limit, rows)
+        axes = chart_axes(self._runs, self._limit, rows, self._window)
         if axes is None:
             shown: tuple[object, ...] = ("empty", width, rows)
         else:
-            shown = (axes.start, axes.span, axes.top, width, rows,
-                     [(len(run), run[:1], run[-1:]) for run in axes.runs])
+            shown = (axes.window, axes.top, width, rows, [(len(run), run[:1], run[-1:]) for run in axes.runs])
         if shown == self._shown:
             return
         self._shown = shown
@@ -129,28 +180,29 @@ class HistoryChart(PlotextPlot):
 
 @dataclass(frozen=True)
 class ChartAxes:
-    """What a chart shows: its time axis (``start``, ``span`` seconds), its value axis (to ``top``,
-    labelled at ``ticks``) and the runs of points within it."""
+    """What a chart shows: its time axis (``window``), its value axis (to ``top``, labelled at
+    ``ticks``) and the runs of points within it."""
 
-    start: float
-    span: float
+    window: TimeWindow
     top: float
     ticks: list[float]
     runs: list[list[tuple[float, float]]]
 
 
-def chart_axes(runs: list[list[tuple[float, float]]], limit: float | None, rows: int) -> ChartAxes | None:
-    """The axes for these runs of points on ``rows`` rows (``limit``: the value axis' least top); None: no points."""
+def chart_axes(
+    runs: list[list[tuple[float, float]]], limit: float | None, rows: int, window: TimeWindow | None = None
+) -> ChartAxes | None:
+    """The axes for these runs of points on ``rows`` rows (``limit``: the value axis' least top;
+    ``window``: the time axis, else the one the points span); None: no points."""
     points = [point for run in runs for point in run]
     if not points:
         return None
-    start, span = time_window(points[0][0], points[-1][0])
+    window = window or time_window(points[0][0], points[-1][0])
+    shown = [[(t, v) for t, v in run if window.start <= t <= window.end] for run in runs]
     highest = max(v for _, v in points)
     need = max(limit, highest) if limit is not None else highest
     top, ticks = value_axis(need, rows - 1)
-    return ChartAxes(
-        start=start, span=span, top=top, ticks=ticks, runs=[[(t, v) for t, v in run if t >= start] for run in runs]
-    )
+    return ChartAxes(window=window, top=top, ticks=ticks, runs=[run for run in shown if run])
 
 
 def draw(plt: Plot, axes: ChartAxes | None, colour: str, width: int) -> None:
@@ -165,17 +217,15 @@ def draw(plt: Plot, axes: ChartAxes | None, colour: str, width: int) -> None:
         plt.title("no history yet")
         return
     for run in axes.runs:
-        if run:
-            plt.plot([t for t, _ in run], [v for _, v in run], color=colour, marker="braille")
-    start, span = axes.start, axes.span
-    plt.xlim(start, start + span)
+        plt.plot([t for t, _ in run], [v for _, v in run], color=colour, marker="braille")
+    window = axes.window
+    plt.xlim(window.start, window.end)
     plt.ylim(0, axes.top)
     labels = [tick_label(tick) for tick in axes.ticks]
     plt.yticks(axes.ticks, labels)
-    form = "%H:%M:%S" if span < 600 else "%H:%M"
     canvas = width - max(len(label) for label in labels) - 1  # less the value labels and the axis
-    positions = time_ticks(start, span, canvas, len(time.strftime(form)))
-    plt.xticks(positions, [time.strftime(form, time.localtime(p)) for p in positions])
+    positions = time_ticks(window, canvas)
+    plt.xticks(positions, [ago_label(window.end - moment, window.span) for moment in positions])
 
 
 def runs_of(timestamps: Sequence[float], values: Sequence[float | None]) -> list[list[tuple[float, float]]]:

@@ -14,12 +14,14 @@ from gputop.ui.widgets.sparkline import bar_pieces
 from gputop.ui.widgets.styled_line import StripStyles, StyledLine
 
 
-def gpu_power(gpus: Sequence[GpuSample]) -> StyledLine:
-    """``  GPU 2.4kW 1.3 kWh``: the GPUs' power draw now (summed over those that report it) and the
-    energy they used since gputop started; empty where no GPU reports either."""
+def gpu_power(gpus: Sequence[GpuSample], *, energy: bool = True) -> StyledLine:
+    """``  GPU 2.4kW 1.3 kWh``: the GPUs' power draw now (summed over those that report it) and,
+    with ``energy``, the energy they used since gputop started; empty where no GPU reports either."""
     draws = [gpu.power_draw for gpu in gpus if gpu.power_draw is not None]
     energies = [
-        gpu.energy.since_start_j for gpu in gpus if gpu.energy is not None and gpu.energy.since_start_j is not None
+        gpu.energy.since_start_j
+        for gpu in gpus
+        if energy and gpu.energy is not None and gpu.energy.since_start_j is not None
     ]
     if not draws and not energies:
         return StyledLine()
@@ -67,21 +69,37 @@ def _short_bytes(value: int | None) -> str:
 
 
 def _short_host_text(host: HostSample, width: int, gpus: Sequence[GpuSample]) -> StyledLine:
+    """The strip on a narrow terminal: the richest form that fits. What gives way first is what is
+    least needed at a glance: the GPUs' energy since start (the detail screen has it), then the
+    swap's size, then swap altogether where none is used; the line's end is cut only after that."""
+    forms = [(True, True, True), (False, True, True), (False, False, True), (False, False, False)]
+    text = StyledLine()
+    for energy, swap_total, swap_unused in forms:
+        text = _short_form(host, gpus, energy=energy, swap_total=swap_total, swap_unused=swap_unused)
+        if text.cell_length <= width:
+            return text
+    return text.fit(width, pad=False)
+
+
+def _short_form(
+    host: HostSample, gpus: Sequence[GpuSample], *, energy: bool, swap_total: bool, swap_unused: bool
+) -> StyledLine:
+    """One narrow form of the strip (``swap_unused``: say SWP even where no swap is used)."""
     memory_percent = percent(host.memory_used, host.memory_total)
     text = StyledLine(
         ("CPU ", "bold"),
         (fmt_percent(host.cpu_percent), level_style(host.cpu_percent)),
         ("  RAM ", "bold"),
         (f"{_short_bytes(host.memory_used)}/{_short_bytes(host.memory_total)}", level_style(memory_percent)),
-        ("  SWP ", "bold"),
-        f"{_short_bytes(host.swap_used)}/{_short_bytes(host.swap_total)}",
-        ("  LOAD ", "bold"),
-        NA if host.load_average is None else f"{host.load_average[0]:.1f}",
     )
-    text.append_line(gpu_power(gpus)).append("  NET ", "bold").append("▼", "green")
+    if swap_unused or host.swap_used != 0:  # unknown swap still says N/A
+        swap = _short_bytes(host.swap_used)
+        text.append("  SWP ", "bold").append(f"{swap}/{_short_bytes(host.swap_total)}" if swap_total else swap)
+    text.append("  LOAD ", "bold").append(NA if host.load_average is None else f"{host.load_average[0]:.1f}")
+    text.append_line(gpu_power(gpus, energy=energy)).append("  NET ", "bold").append("▼", "green")
     text.append(_short_bytes(None if host.net_rx_rate is None else int(host.net_rx_rate)) + "/s ")
     text.append("▲", "magenta").append(_short_bytes(None if host.net_tx_rate is None else int(host.net_tx_rate)) + "/s")
-    return text.fit(width, pad=False)
+    return text
 
 
 class HostStrip(FrameStyled):
@@ -97,11 +115,12 @@ class HostStrip(FrameStyled):
 
     def show(self, host: HostSample, gpus: Sequence[GpuSample] = ()) -> None:
         self.host, self.gpus = host, gpus
-        self._set_text(host_text(host, self.size.width or 120, gpus))
+        self._set_text(host_text(host, self.content_size.width or 120, gpus))
 
     def on_resize(self) -> None:
         if self.host is not None:
-            self._set_text(host_text(self.host, self.size.width, self.gpus))
+            # Within the padding: a line fitted to the whole width lost its end to Textual's "…".
+            self._set_text(host_text(self.host, self.content_size.width, self.gpus))
 
     def _set_text(self, text: StyledLine) -> None:
         # One line, always: an unchanged line is not redrawn, and a changed one needs no layout.
