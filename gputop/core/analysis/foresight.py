@@ -18,6 +18,7 @@ from gputop.core.analysis.alerts import AlertEvent, AlertMonitor
 from gputop.core.analysis.diagnosis import Diagnoser, Diagnoses
 from gputop.core.analysis.forecast import Forecaster, ForecastParams, Forecasts
 from gputop.core.analysis.history import History
+from gputop.core.analysis.hold import HOLD, HoldTimes
 from gputop.core.model import Snapshot
 from gputop.core.settings import Thresholds
 
@@ -34,12 +35,16 @@ class Foresight:
 class Watcher:
     """Keeps the history, forecaster and alert monitor of one stream of snapshots."""
 
-    def __init__(self, thresholds: Thresholds | None = None, history: History | None = None) -> None:
+    def __init__(
+        self, thresholds: Thresholds | None = None, history: History | None = None, hold: HoldTimes = HOLD
+    ) -> None:
+        """``hold``: how long an alert's condition must hold (``IMMEDIATE`` for a one-off report)."""
         self.thresholds = Thresholds() if thresholds is None else thresholds
+        self.hold = hold
         self.history = History() if history is None else history
         self.forecaster = Forecaster(ForecastParams(horizon_s=self.thresholds.horizon_s))
         self.diagnoser = Diagnoser(self.thresholds)
-        self.monitor = AlertMonitor(self.thresholds)
+        self.monitor = AlertMonitor(self.thresholds, hold=hold)
         # Held only while the history changes (a few hundred microseconds a tick): the forecaster,
         # diagnoser and monitor are read and written by the feeding thread alone.
         self.lock = threading.Lock()
@@ -59,4 +64,4 @@ class Watcher:
             self.history.clear()
         self.forecaster = Forecaster(self.forecaster.params)
         self.diagnoser = Diagnoser(self.thresholds)
-        self.monitor = AlertMonitor(self.thresholds)
+        self.monitor = AlertMonitor(self.thresholds, hold=self.hold)
