@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from rich.text import Text
 from textual.pilot import Pilot
 
 from gputop.core.analysis.foresight import Watcher
@@ -49,8 +50,9 @@ async def eleven_minutes(app: GpuTopApp, pilot: Pilot[int]) -> None:
 
 
 def title_of(card: GpuCard) -> str:
+    """The card's title as the user reads it (Textual keeps it as markup)."""
     title = card.border_title
-    return "" if title is None else str(getattr(title, "plain", title))
+    return "" if title is None else Text.from_markup(str(title)).plain
 
 
 def rows(app: GpuTopApp) -> list[str]:

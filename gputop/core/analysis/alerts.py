@@ -51,7 +51,7 @@ from typing import Literal
 from gputop.core.analysis.diagnosis import Diagnoses
 from gputop.core.analysis.diagnosis.alerts import DiagnosisKind, diagnosis_changes
 from gputop.core.analysis.forecast import Forecast, Forecasts
-from gputop.core.analysis.hold import HOLD, IMMEDIATE, Holder, HoldTimes
+from gputop.core.analysis.hold import HOLD, IMMEDIATE, Holder, HoldTimes, clear_held
 from gputop.core.format import fmt_bytes, fmt_duration, fmt_growth
 from gputop.core.model import Snapshot
 from gputop.core.settings import Thresholds
@@ -199,10 +199,7 @@ class AlertMonitor:
         if kind in HELD_KINDS:
             return self.hold
         if kind in CLEAR_HELD_KINDS:
-            return HoldTimes(
-                raise_after_s=0.0, raise_after_ticks=1,
-                clear_after_s=self.hold.clear_after_s, clear_after_ticks=self.hold.clear_after_ticks,
-            )  # fmt: skip
+            return clear_held(self.hold)
         return IMMEDIATE
 
     def _set(

@@ -11,6 +11,7 @@ are the snapshots' timestamps, so a replay or a recording holds exactly as the l
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -31,6 +32,11 @@ class HoldTimes:
 HOLD = HoldTimes()
 # A one-off report (``--once``): the condition now, as it is.
 IMMEDIATE = HoldTimes(raise_after_s=0.0, raise_after_ticks=1, clear_after_s=0.0, clear_after_ticks=1)
+
+
+def clear_held(times: HoldTimes) -> HoldTimes:
+    """``times`` for a condition that already waited its own while before it started: on at once, off as held."""
+    return dataclasses.replace(times, raise_after_s=0.0, raise_after_ticks=1)
 
 
 @dataclass(slots=True)

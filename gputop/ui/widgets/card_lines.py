@@ -24,12 +24,9 @@ from gputop.ui.widgets.card_text import (
     silence_text,
     temperature_style,
 )
-from gputop.ui.widgets.diagnosis_marks import card_marks
+from gputop.ui.widgets.diagnosis_marks import Mark, card_marks, fit_marks, mark_pieces, throttle_reasons
 from gputop.ui.widgets.sparkline import bar_pieces, sparkline
 from gputop.ui.widgets.styled_line import Piece, StyledLine
-
-# Short names of the alerts raised on a card, shown in its title (a lost GPU already says LOST).
-ALERT_LABELS = {"memory": "MEMORY", "thermal": "HOT", "forecast": "FILLING"}
 
 
 @dataclass(frozen=True)
@@ -45,9 +42,9 @@ class CardContent:
     diagnosis: GpuDiagnosis | None = None
     now: float | None = None
 
-    @property
-    def alert_labels(self) -> list[str]:
-        return [ALERT_LABELS[kind] for kind in self.alert_kinds if kind in ALERT_LABELS]
+    def marks(self, short: bool = False) -> list[Mark]:
+        """What is wrong, worst first (see ``diagnosis_marks``)."""
+        return card_marks(lost=self.gpu.lost, alert_kinds=self.alert_kinds, diagnosis=self.diagnosis, short=short)
 
 
 def index_style(filtered: bool) -> str:
@@ -94,7 +91,7 @@ def titles_key(content: CardContent, filtered: bool) -> tuple[object, ...]:
     gpu = content.gpu
     silence = None if gpu.answering or gpu.lost else silence_text(gpu, content.now)
     return (
-        gpu.index, filtered, gpu.lost, silence, content.alert_kinds, tuple(card_marks(content.diagnosis)),
+        gpu.index, filtered, gpu.lost, silence, tuple(content.marks()), throttle_reasons(content.diagnosis),
         gpu.name, gpu.pstate, gpu.clock_sm, gpu.fan_speed,
     )
 
@@ -102,18 +99,15 @@ def titles_key(content: CardContent, filtered: bool) -> tuple[object, ...]:
 def card_titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None]:
     """The full card's border title and subtitle (None: no subtitle)."""
     gpu = content.gpu
-    # What is wrong comes first, the name last: a title too long for the card loses the name's end.
+    # What is wrong comes first, worst first, then the throttle reasons, the name last: a title too long for
+    # the card loses the name, then the reasons, then the least of the marks.
     title = Text.assemble((f" {gpu.index} ", index_style(filtered)), " ")
-    if gpu.lost:
-        title.append("LOST ", style="bold red")
-    elif not gpu.answering:
+    if not gpu.answering and not gpu.lost:
         title.append(f"{silence_text(gpu, content.now)} ", style="bold red")
-    labels = content.alert_labels
-    if labels and not gpu.lost:
-        title.append(f"⚠ {' '.join(labels)} ", style="bold yellow")
-    if not gpu.lost:
-        for text, style in card_marks(content.diagnosis):
-            title.append(text, style)
+    for text, style in mark_pieces(content.marks()):
+        title.append(text, style)
+    if reasons := throttle_reasons(content.diagnosis):
+        title.append(f"· {reasons} ", style="yellow")
     title.append(f"{gpu.name or NA} ")
     facts = []
     if (mig := mig_state(gpu)) is not None:
@@ -238,18 +232,14 @@ def compact_lines(content: CardContent, width: int, filtered: bool) -> list[Styl
         (f"{fmt_percent(memory_percent):>5}", memory_style),
         " ",
     )
-    # What is wrong, in words, and when it fills: the sparkline and then the tail give way to them.
-    # The forecast comes first and says FILLING by itself.
-    filling = forecast_text(content.forecast, short=True)
-    labels = content.alert_labels
-    if filling:
-        labels = [label for label in labels if label != ALERT_LABELS["forecast"]]
-        memory.append(f"⚠ {filling} ", "bold yellow")
-    if labels:
-        memory.append(f"{'' if filling else '⚠ '}{' '.join(labels)} ", "bold yellow")
-    for text, style in card_marks(content.diagnosis, short=True):
+    # What is wrong, worst first, in the room the figures leave: the sparkline gives way to the marks, the
+    # lesser marks to the figures (°C, util and W stay on a hot GPU's row), where the forecast says FILLING.
+    marks = _with_forecast(content.marks(short=True), forecast_text(content.forecast, short=True))
+    room = width - head.cell_length - memory.cell_length - tail.cell_length - 1
+    before = memory.cell_length
+    for text, style in fit_marks(marks, room):
         memory.append(text, style)
-    if (mig := mig_state(gpu)) is not None:
+    if (mig := mig_state(gpu)) is not None and memory.cell_length - before + len(mig) + 1 <= room:
         memory.append(f"{mig} ", "bold cyan")
     spark_width = max(0, width - head.cell_length - memory.cell_length - tail.cell_length - 1)
     line = head.append_line(memory).append(_memory_spark(gpu, history, spark_width), "cyan").append(" ")
@@ -260,6 +250,16 @@ def compact_lines(content: CardContent, width: int, filtered: bool) -> list[Styl
             migs = _compact_migs(content, profiles=False)
         lines.append(migs)
     return lines
+
+
+def _with_forecast(marks: list[Mark], filling: str) -> list[Mark]:
+    """A compact row's marks with the forecast ("full ~3m", "FULL") in FILLING's place, or in the place it
+    would have (the forecast shows without an alert too)."""
+    if not filling:
+        return marks
+    kept = [mark for mark in marks if mark.token != "FILLING"]
+    lesser = next((n for n, mark in enumerate(kept) if mark.token == "FEW SMs"), len(kept))
+    return [*kept[:lesser], Mark(filling, "bold yellow", alert=True), *kept[lesser:]]
 
 
 def _compact_migs(content: CardContent, profiles: bool) -> StyledLine:
