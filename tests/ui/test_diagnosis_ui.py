@@ -120,7 +120,7 @@ async def test_the_detail_screen_explains_what_is_wrong() -> None:
         await pilot.press("g")
         await pilot.pause()
         assert isinstance(app.screen, DetailScreen)
-        text = str(app.screen.query_one(DiagnosisPanel).render())
+        text = app.screen.query_one(DiagnosisPanel).text.plain
         assert "THROTTLED · power cap SM clock 1500 of 1980 MHz; clock event reasons: power cap" in text
         assert "(no process) 38.6GiB of memory no listed process accounts for." in text
         assert "Likely: processes in another PID namespace" in text
@@ -129,7 +129,7 @@ async def test_the_detail_screen_explains_what_is_wrong() -> None:
         await pilot.press("escape")
         await pilot.click("#gpu-1")
         await pilot.pause()
-        text = str(app.screen.query_one(DiagnosisPanel).render())
+        text = app.screen.query_one(DiagnosisPanel).text.plain
         assert "STALLED?" in text and "NCCL" in text
         assert "XID 79: GPU has fallen off the bus" in text
         assert "1 uncorrected ECC error since the driver loaded" in text

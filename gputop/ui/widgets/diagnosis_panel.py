@@ -12,6 +12,8 @@ import time
 from collections.abc import Collection
 
 from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from gputop.core.analysis.alerts import AlertEvent
@@ -132,16 +134,25 @@ def diagnosis_text(
     return text
 
 
-class DiagnosisPanel(Static, can_focus=True):
+class DiagnosisPanel(VerticalScroll, can_focus=True):
     """What is wrong with one GPU; hidden when nothing is. Taller than its room it scrolls (the wheel, or Tab to
     it and the arrows), and its border says how many lines are out of sight."""
 
     DEFAULT_CSS = """
     DiagnosisPanel {
-        height: auto; max-height: 10; overflow-y: auto; padding: 0 1; border: round $warning; display: none;
+        height: auto; max-height: 10; padding: 0 1; border: round $warning; display: none;
+        scrollbar-size-vertical: 1;
     }
     DiagnosisPanel:focus { border: round $accent; }
+    DiagnosisPanel > Static { height: auto; }
     """
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+        super().__init__(id=id)
+        self.text = Text()  # what it says now
+
+    def compose(self) -> ComposeResult:
+        yield Static()
 
     def show(
         self,
@@ -151,14 +162,14 @@ class DiagnosisPanel(Static, can_focus=True):
         alerts: Collection[AlertEvent] = (),
     ) -> None:
         gpu = next((g for g in snapshot.gpus if g.index == index), None)
-        text = (
+        self.text = (
             Text()
             if gpu is None or diagnoses is None
             else diagnosis_text(gpu, diagnoses.gpus.get(index), snapshot, diagnoses, alerts=alerts)
         )
-        self.display = bool(text.plain)
+        self.display = bool(self.text.plain)
         self.border_title = f"What is wrong with GPU {index}"
-        self.update(text)
+        self.query_one(Static).update(self.text)
         self.call_after_refresh(self.show_hint)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
