@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from gputop.core.analysis.alerts import AlertEvent, AlertMonitor
 from gputop.core.analysis.forecast import NO_FORECAST, Forecast, Forecasts
+from gputop.core.analysis.foresight import Watcher
 from gputop.core.analysis.hold import IMMEDIATE
-from gputop.core.model import GpuSample, HostSample, MigSample, Snapshot
+from gputop.core.model import GpuSample, HostSample, MigSample, ProcessSample, Snapshot
+from gputop.core.output.snapshot_json import snapshot_to_dict
 from gputop.core.settings import Thresholds
+from gputop.ui.widgets.diagnosis_marks import card_marks, throttle_reasons
 
 GIB = 1 << 30
 TOTAL = 80 * GIB
@@ -292,3 +295,37 @@ def test_the_log_keeps_the_latest_events_with_their_times() -> None:
     feed(monitor, [95.0, 80.0, 95.0, 80.0, 95.0])
     assert [(e.time, e.cleared) for e in monitor.log] == [(2.0, False), (3.0, True), (4.0, False)]
     assert len(monitor.log) == 3
+
+
+# -- the marks a card shows, held by time --------------------------------------------------------------------
+
+
+def throttled_gpu(reasons: tuple[str, ...]) -> GpuSample:
+    """Busy, a process holding memory, its clocks held down for ``reasons`` (none: free)."""
+    process = ProcessSample(pid=7, gpu_index=1, type="C", gpu_memory=8 * GIB, sm_utilization=90.0)
+    return gpu(utilization_gpu=100.0, power_draw=400.0, power_limit=700.0, clock_event_reasons=reasons,
+               processes=(process,))  # fmt: skip
+
+
+def test_a_throttled_mark_is_held_3_s_up_and_15_s_down_while_the_verdict_stays_the_ticks_own() -> None:
+    """The demo's GPU touching its power cap: blips of a tick or two, then 6 s of it, then free."""
+    capped = ("sw_power_cap",)
+    pattern = [capped, (), (), capped, capped, ()] + [capped] * 6 + [()] * 20
+    watcher = Watcher()
+    ticks = [watcher.update(snapshot(float(t), throttled_gpu(reasons))) for t, reasons in enumerate(pattern)]
+    verdicts = [tick.diagnoses.gpus[1].verdict for tick in ticks]
+    assert verdicts == [None if reasons == () else "throttled" for reasons in pattern]  # the tick's own
+    shown = [tick.diagnoses.gpus[1].held for tick in ticks]
+    assert all(held is not None for held in shown)
+    on = [t for t, held in enumerate(shown) if held is not None and "throttled" in held.verdicts]
+    # Throttled from 6 s to 11 s: shown from 9 s (held 3 s), until 15 s after it ended at 12 s: 9..26.
+    assert on == list(range(9, 27))
+    assert {held.limiting for held in shown if held is not None and held.verdicts} == {capped}
+    # What the card says: the held mark, with its reasons, also on the ticks where the verdict is gone.
+    marks = card_marks(lost=False, alert_kinds=(), diagnosis=ticks[20].diagnoses.gpus[1])
+    assert [mark.token for mark in marks] == ["THROTTLED"]
+    assert throttle_reasons(ticks[20].diagnoses.gpus[1]) == "power cap"
+    # The JSON of a tick (--json, a recording) carries the tick's verdict, not the held mark.
+    tick = snapshot(20.0, throttled_gpu(()))
+    document = snapshot_to_dict(tick, ticks[20].forecasts, (), ticks[20].diagnoses)
+    assert document["gpus"][0]["verdict"] is None
