@@ -3,11 +3,12 @@ and the recording on the sampler thread, so a busy UI skips frames, never ticks 
 
 from __future__ import annotations
 
-import itertools
 import json
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from gputop.core.analysis.tick_feed import Delivery
 from gputop.core.model import GpuSample, Snapshot
@@ -45,12 +46,18 @@ class WarmingSource(StaticSource):
 
 class CountingSampler(Sampler):
     """Counts the snapshots it hands the sampler thread's loop; once ``stop_loop`` is set, the next
-    sample stops the loop instead (the loop then drops it: it is not counted). Its clock says half a
-    second passed between samples taken 0.1 s apart, so that an alert is held (3 s) within the test."""
+    sample stops the loop instead (the loop then drops it: it is not counted). Its clock runs at the
+    samples' pace (0.1 s) until the source warms, then says half a second passed between samples, so that
+    an alert is held (3 s) within the test, and raised within the first 10 s all the same."""
 
-    def __init__(self, source: StaticSource) -> None:
-        ticks = itertools.count()
-        super().__init__(source, clock=lambda: 1_700_000_000.0 + 0.5 * next(ticks))
+    def __init__(self, source: WarmingSource) -> None:
+        now = [1_700_000_000.0]
+
+        def clock() -> float:
+            now[0] += 0.1 if source.hot_from is None else 0.5
+            return now[0]
+
+        super().__init__(source, clock=clock)
         self.timestamps: list[float] = []
         self.stop_loop: Callable[[], None] | None = None
 
@@ -115,7 +122,7 @@ async def test_a_ui_blocked_for_1_5_s_at_0_1_s_loses_no_tick_in_the_recording_th
     assert source.hot_from is not None and source.full_from is not None
     # The n-th sample is sampled[n - 1]; each alert is raised on the 6th sample after its condition's first.
     hot, full = sampled[source.hot_from + 5], sampled[source.full_from + 5]
-    assert hot - sampled[source.hot_from - 1] == full - sampled[source.full_from - 1] == 3.0
+    assert hot - sampled[source.hot_from - 1] == full - sampled[source.full_from - 1] == pytest.approx(3.0)
     assert [(event.kind, event.gpu_index, event.time) for event in raised] == [(
         "thermal", 0, hot), ("memory", 1, full)]
     assert [(line["timestamp"], alert["kind"]) for line in recorded for alert in line["alerts"]] == [
