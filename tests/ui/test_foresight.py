@@ -129,7 +129,7 @@ async def rings_over_the_rises(bell: bool) -> int:
     async with app.run_test(size=SIZE) as pilot:
         for tick, used in enumerate(RISES):
             app.apply_snapshot(memory_tick(tick, used))
-            await pilot.pause()
+        await pilot.pause()
     return len(rings)
 
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 from rich.text import Text
+from textual.pilot import Pilot
 
 from gputop.core.model import GpuHealth, GpuSample, XidEvent
 from gputop.ui.app import GpuTopApp
@@ -61,8 +62,9 @@ def plain(markup: object) -> str:
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
-async def test_every_mark_at_once_the_worst_comes_first_and_the_figures_stay(size: tuple[int, int]) -> None:
+async def test_every_mark_at_once_the_worst_first_on_the_cards_and_in_the_detail_box(size: tuple[int, int]) -> None:
     app = make_app()
+    app.animation_level = "none"  # a scroll lands at once
     async with app.run_test(size=size) as pilot:
         await started(app)
         await pilot.pause()
@@ -91,35 +93,34 @@ async def test_every_mark_at_once_the_worst_comes_first_and_the_figures_stay(siz
         if size == (120, 40):  # at 80x24 the full cards leave GPU 3 below the fold
             drawn = [line for line in screen_text(app).splitlines() if " 3  ✚ HEALTH" in line]
             assert len(drawn) == 1 and "┏━  3  ✚ HEALTH ⚠ MEMORY HOT THROTTLED · HW slowdown, SW… ━┓" in drawn[0]
+        await the_problems_box_lists_every_problem_and_scrolls_to_the_rest(app, pilot)
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
-async def test_the_problems_box_lists_every_problem_and_scrolls_to_the_rest(size: tuple[int, int]) -> None:
-    app = make_app()
-    async with app.run_test(size=size) as pilot:
-        await started(app)
-        await pilot.press("3", "g")  # the panel filtered to GPU 3, then its detail
-        await pilot.pause()
-        assert isinstance(app.screen, DetailScreen)
-        box = app.screen.query_one(DiagnosisPanel)
-        text = box.text.plain
-        heads = [line.split()[0] for line in text.splitlines() if not line.startswith("   ")]  # not the causes
-        # Worst first, as on the card; HOT and the memory alert included.
-        assert heads == ["HEALTH", "HEALTH", "MEMORY", "HOT", "THROTTLED", "GPU"]
-        assert "XID 79: GPU has fallen off the bus" in text and "2 uncorrected ECC errors" in text
-        assert " MEMORY 97% in use (77.6GiB of 80.0GiB)" in text
-        assert " HOT 86 °C, 1 °C below its slowdown temperature (87 °C)" in text
-        # It does not fit: the border says how much is out of sight, and Tab then End scroll to it.
-        below = round(box.max_scroll_y)
-        lines = "lines" if below > 1 else "line"
-        assert below > 0 and plain(box.border_subtitle) == f"↓ {below} more {lines}: scroll, or Tab here and ↓"
-        while app.focused is not box:
-            await pilot.press("tab")
-        await pilot.pause()
-        assert "XID 79: GPU has fallen off the bus" in screen_text(app)  # in sight, the worst first
-        await pilot.press("end")
-        await pilot.wait_for_scheduled_animations()
-        assert box.scroll_y == box.max_scroll_y
-        assert plain(box.border_subtitle) == f"↑ {below} above"
-        shown = screen_text(app)
-        assert "driver itself holds." in shown and "XID 79" not in shown  # the last line in sight, the first not
+async def the_problems_box_lists_every_problem_and_scrolls_to_the_rest(app: GpuTopApp, pilot: Pilot[int]) -> None:
+    """In GPU 3's detail: every problem listed worst first; what does not fit is out of sight, said so, and
+    reached with Shift+Tab and End."""
+    await pilot.press("3", "g")  # the panel filtered to GPU 3, then its detail
+    await pilot.pause()
+    assert isinstance(app.screen, DetailScreen)
+    box = app.screen.query_one(DiagnosisPanel)
+    text = box.text.plain
+    heads = [line.split()[0] for line in text.splitlines() if not line.startswith("   ")]  # not the causes
+    # Worst first, as on the card; HOT and the memory alert included.
+    assert heads == ["HEALTH", "HEALTH", "MEMORY", "HOT", "THROTTLED", "GPU"]
+    assert "XID 79: GPU has fallen off the bus" in text and "2 uncorrected ECC errors" in text
+    assert " MEMORY 97% in use (77.6GiB of 80.0GiB)" in text
+    assert " HOT 86 °C, 1 °C below its slowdown temperature (87 °C)" in text
+    # It does not fit: the border says how much is out of sight, and Tab then End scroll to it.
+    below = round(box.max_scroll_y)
+    lines = "lines" if below > 1 else "line"
+    assert below > 0 and plain(box.border_subtitle) == f"↓ {below} more {lines}: scroll, or Tab here and ↓"
+    await pilot.press("shift+tab")  # from the process list, back to the box above it
+    await pilot.pause()
+    assert app.focused is box
+    assert "XID 79: GPU has fallen off the bus" in screen_text(app)  # in sight, the worst first
+    await pilot.press("end")
+    await pilot.pause()
+    assert box.scroll_y == box.max_scroll_y
+    assert plain(box.border_subtitle) == f"↑ {below} above"
+    shown = screen_text(app)
+    assert "driver itself holds." in shown and "XID 79" not in shown  # the last line in sight, the first not
