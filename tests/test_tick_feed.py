@@ -34,19 +34,23 @@ def snap(step: int, *, used_gib: float = 10.0, temperature: float = 60.0) -> Sna
 
 def test_a_tick_carries_its_alerts_and_the_kinds_raised_after_it(tmp_path: Path) -> None:
     feed = TickFeed(Watcher(Thresholds()), Recorder(str(tmp_path / "r.jsonl")))
-    first = feed.take(snap(0))
-    hot = feed.take(snap(1, temperature=86.0))
-    full = feed.take(snap(2, temperature=86.0, used_gib=78.0))
-    assert first.alerted == frozenset() and first.foresight.events == ()
-    assert [(e.kind, e.gpu_index) for e in hot.foresight.events] == [("thermal", 0)]
-    assert hot.alerted == {("thermal", 0)}
-    assert [(e.kind, e.gpu_index) for e in full.foresight.events] == [("memory", 1)]
-    assert full.alerted == {("thermal", 0), ("memory", 1)}
+    # GPU 0 hot from t=1, GPU 1's memory full from t=3: each raised once it has held 3 s (at 4 and 6).
+    ticks = [
+        feed.take(snap(step, temperature=86.0 if step >= 1 else 60.0, used_gib=78.0 if step >= 3 else 10.0))
+        for step in range(8)
+    ]
+    assert [[(e.kind, e.gpu_index) for e in tick.foresight.events] for tick in ticks] == [
+        [], [], [], [], [("thermal", 0)], [], [("memory", 1)], []
+    ]
+    assert [tick.alerted for tick in ticks] == [frozenset()] * 4 + [{("thermal", 0)}] * 2 + [
+        {("thermal", 0), ("memory", 1)}
+    ] * 2
     feed.stop_recording()
     lines = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
-    assert [(line["timestamp"], [a["kind"] for a in line["alerts"]]) for line in lines] == [
-        (NOW, []), (NOW + 1, ["thermal"]), (NOW + 2, ["memory"])
+    assert [(line["timestamp"], [a["kind"] for a in line["alerts"]]) for line in lines if line["alerts"]] == [
+        (NOW + 4, ["thermal"]), (NOW + 6, ["memory"])
     ]
+    assert len(lines) == 8
 
 
 def test_a_recording_that_fails_stops_and_says_so_on_that_tick_only() -> None:
@@ -62,14 +66,20 @@ def test_the_handover_keeps_the_newest_tick_and_every_event_and_error_of_the_tic
     feed = TickFeed(Watcher(), Recorder("/dev/full"))
     handover = Handover()
     assert handover.take() is None
-    ticks = [feed.take(snap(0)), feed.take(snap(1, temperature=86.0)), feed.take(snap(2, used_gib=78.0))]
+    # Hot from 1 to 4 (raised at 4, cleared 15 s after it cooled: at 20), memory full from 18 (raised at 21).
+    ticks = [
+        feed.take(snap(step, temperature=86.0 if 1 <= step <= 4 else 60.0, used_gib=78.0 if step >= 18 else 10.0))
+        for step in range(22)
+    ]
     for tick in ticks:
         handover.put(tick)
     delivery = handover.take()
     assert delivery is not None
-    assert delivery.tick is ticks[-1] and delivery.ticks == 3
-    assert delivery.events == ticks[1].foresight.events + ticks[2].foresight.events
-    assert [(e.kind, e.cleared) for e in delivery.events] == [("thermal", False), ("thermal", True), ("memory", False)]
+    assert delivery.tick is ticks[-1] and delivery.ticks == 22
+    assert delivery.events == ticks[4].foresight.events + ticks[20].foresight.events + ticks[21].foresight.events
+    assert [(e.time - NOW, e.kind, e.cleared) for e in delivery.events] == [
+        (4, "thermal", False), (20, "thermal", True), (21, "memory", False)
+    ]
     assert delivery.recording_error is ticks[0].recording_error is not None
     assert handover.take() is None  # each tick delivered once
 

@@ -39,12 +39,14 @@ def run_doctor(args: argparse.Namespace) -> int:
 def run_once(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> int:
     """``--once`` (a table) or ``--json``: two samples, so the rates and CPU figures mean something."""
     from gputop.core.analysis.foresight import Watcher
+    from gputop.core.analysis.hold import IMMEDIATE
     from gputop.core.output.once_table import render_text
     from gputop.core.output.snapshot_json import dumps, snapshot_to_dict
 
     # Two samples a quarter of a second apart are too little history for a
     # forecast: --json says so with a null forecast and growth rates of 0.
-    watcher = Watcher(settings.thresholds)
+    # A report, not a watch: the alerts are the conditions now, not held by time.
+    watcher = Watcher(settings.thresholds, hold=IMMEDIATE)
     watcher.update(sampler.sample())
     time.sleep(_ONCE_SETTLE_S)
     snapshot = sampler.sample()

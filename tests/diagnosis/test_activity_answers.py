@@ -33,11 +33,11 @@ def busy(activity: Activity | None, **fields: object) -> GpuSample:
 
 def test_busy_with_few_sms_raises_its_alert_after_the_delay_and_not_before_and_clears_once() -> None:
     few = busy(FEW_SMS)
-    frames = [(t * 10.0, few) for t in range(14)] + [(140.0, busy(HEALTHY)), (150.0, busy(HEALTHY))]
+    frames = [(t * 10.0, few) for t in range(14)] + [(t * 10.0, busy(HEALTHY)) for t in range(14, 17)]
     _, ticks = run(frames)
     verdicts = [f.diagnoses.gpus[0].verdict for f in ticks]
     assert verdicts.index("busy_few_sms") == 12  # busy_idle_after_s = 120 s after the first tick
-    assert verdicts[11] is None and verdicts[14:] == [None, None]
+    assert verdicts[11] is None and verdicts[14:] == [None, None, None]
     assert [(e.time, e.message) for e in raised(ticks, "busy")] == [
         (
             120.0,
@@ -45,7 +45,8 @@ def test_busy_with_few_sms_raises_its_alert_after_the_delay_and_not_before_and_c
             " small batches or a waiting collective?)",
         )
     ]
-    assert [(e.time, e.message) for e in cleared(ticks, "busy")] == [(140.0, "GPU 0 no longer busy on few SMs")]
+    # Healthy from 140 s: the alert clears once that has held 15 s, on the tick at 160 s.
+    assert [(e.time, e.message) for e in cleared(ticks, "busy")] == [(160.0, "GPU 0 no longer busy on few SMs")]
 
 
 def test_busy_idle_after_s_is_the_users_setting() -> None:

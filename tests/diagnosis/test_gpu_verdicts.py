@@ -35,22 +35,27 @@ def test_a_power_cap_is_throttled_but_raises_no_alert() -> None:
 def test_hw_thermal_slowdown_raises_a_throttle_alert_once_and_clears_once() -> None:
     hot = gpu(utilization_gpu=100.0, power_draw=500.0, clock_event_reasons=("hw_thermal", "sw_thermal"), processes=JOB)
     fine = gpu(utilization_gpu=100.0, power_draw=500.0, clock_event_reasons=(), processes=JOB)
-    _, ticks = run([(0.0, fine), (1.0, hot), (2.0, hot), (3.0, fine), (4.0, fine)])
-    assert [f.diagnoses.gpus[0].verdict for f in ticks] == [None, "throttled", "throttled", None, None]
+    # Throttled from 1 s to 5 s (a blip of 2 s first, too short to alert), then fine from 6 s: the alert is
+    # raised once the throttling has held 3 s (at 4 s), cleared once it has been gone 15 s (at 21 s).
+    frames = [(0.0, fine), (1.0, hot), (2.0, hot), (3.0, hot), (4.0, hot), (5.0, hot)]
+    frames = [(-10.0, hot), (-9.0, hot), (-8.0, fine), *frames] + [(float(t), fine) for t in range(6, 25)]
+    _, ticks = run(frames)
+    verdicts = [f.diagnoses.gpus[0].verdict for f in ticks]
+    assert verdicts[:9] == ["throttled", "throttled", None, None] + ["throttled"] * 5 and set(verdicts[9:]) == {None}
     assert [(e.time, e.message) for e in raised(ticks, "throttle")] == [
-        (1.0, "GPU 0 throttled: HW thermal, SW thermal")
+        (4.0, "GPU 0 throttled: HW thermal, SW thermal")
     ]
-    assert [(e.time, e.message) for e in cleared(ticks, "throttle")] == [(3.0, "GPU 0 no longer throttled")]
+    assert [(e.time, e.message) for e in cleared(ticks, "throttle")] == [(21.0, "GPU 0 no longer throttled")]
 
 
 def test_stalled_after_two_minutes_busy_at_low_power_with_flat_memory() -> None:
     spinning = gpu(used=40 * GIB, utilization_gpu=100.0, power_draw=150.0, clock_event_reasons=(), processes=JOB)
     working = replace(spinning, power_draw=600.0)
-    frames = [(t * 10.0, spinning) for t in range(14)] + [(140.0, working), (150.0, working)]
+    frames = [(t * 10.0, spinning) for t in range(14)] + [(t * 10.0, working) for t in range(14, 17)]
     _, ticks = run(frames)
     verdicts = [f.diagnoses.gpus[0].verdict for f in ticks]
     assert verdicts.index("stalled") == 12  # 120 s after the first tick at 0 s
-    assert verdicts[12:] == ["stalled", "stalled", None, None]
+    assert verdicts[12:] == ["stalled", "stalled", None, None, None]
     assert [(e.time, e.message) for e in raised(ticks, "stall")] == [
         (
             120.0,
@@ -58,7 +63,8 @@ def test_stalled_after_two_minutes_busy_at_low_power_with_flat_memory() -> None:
             " (a job spinning in a collective?)",
         )
     ]
-    assert [e.time for e in cleared(ticks, "stall")] == [140.0]
+    # Working again from 140 s: cleared once that has held 15 s, on the tick at 160 s.
+    assert [e.time for e in cleared(ticks, "stall")] == [160.0]
 
 
 def test_no_verdict_without_a_process_holding_memory_on_the_gpu() -> None:

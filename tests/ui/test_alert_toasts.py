@@ -61,14 +61,20 @@ async def test_a_hot_gpu_at_start_is_counted_a_new_alert_toasts_top_right_and_a_
     app = make_app()
     # Textual's test harness leaves notifications off unless asked: they are what is tested here.
     async with app.run_test(size=size, notifications=True) as pilot:
-        app.apply_snapshot(hot_and_full(NOW, full=False))  # type: ignore[arg-type]
+        # GPU 0 hot from the start: its alert is raised once that has held 3 s, at NOW + 3.
+        for second in range(4):
+            app.apply_snapshot(hot_and_full(NOW + second, full=False))  # type: ignore[arg-type]
         await pilot.pause()
         # At start: no notification; the title counts the alert.
         assert notices(app) == []
         assert not app.screen.query("Toast")
         assert "⚠ 1" in screen_text(app).splitlines()[0]
-        # Twenty seconds on, GPU 1's memory fills: news, one notification, at the top right.
-        app.apply_snapshot(hot_and_full(NOW + 20, full=True))  # type: ignore[arg-type]
+        # Twenty seconds on, GPU 1's memory fills: news once it has held 3 s, one notification, at the top right.
+        for second in range(20, 23):
+            app.apply_snapshot(hot_and_full(NOW + second, full=True))  # type: ignore[arg-type]
+        await pilot.pause()
+        assert notices(app) == [] and "⚠ 1" in screen_text(app).splitlines()[0]  # full for 2 s only: not yet
+        app.apply_snapshot(hot_and_full(NOW + 23, full=True))  # type: ignore[arg-type]
         await pilot.pause()
         await pilot.pause()  # the notification's message, then its toast mounted
         assert notices(app) == ["GPU 1 memory at 97% (77.5GiB / 80.0GiB)"]

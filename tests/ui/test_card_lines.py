@@ -42,4 +42,5 @@ def test_a_full_card_has_memory_utilisation_and_temperature_with_power_lines() -
 def test_a_compact_card_says_when_it_fills_and_leaves_out_the_filling_label_that_repeats_it() -> None:
     content = CardContent(gpu(0), forecast=Forecast(190.0, 1e6), alert_kinds=("forecast", "thermal"))
     line = compact_lines(content, 120, filtered=False)[0].plain
-    assert "⚠ full ~3m10s HOT " in line and "FILLING" not in line
+    # HOT first (it is here), the forecast after (trouble coming), in FILLING's place.
+    assert "⚠ HOT full ~3m10s " in line and "FILLING" not in line

@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from gputop.core.analysis.tick_feed import Delivery
 from gputop.core.model import GpuSample, Snapshot
 from gputop.core.recording.record import Recorder
@@ -44,10 +46,18 @@ class WarmingSource(StaticSource):
 
 class CountingSampler(Sampler):
     """Counts the snapshots it hands the sampler thread's loop; once ``stop_loop`` is set, the next
-    sample stops the loop instead (the loop then drops it: it is not counted)."""
+    sample stops the loop instead (the loop then drops it: it is not counted). Its clock runs at the
+    samples' pace (0.1 s) until the source warms, then says half a second passed between samples, so that
+    an alert is held (3 s) within the test, and raised within the first 10 s all the same."""
 
-    def __init__(self, source: StaticSource) -> None:
-        super().__init__(source)
+    def __init__(self, source: WarmingSource) -> None:
+        now = [1_700_000_000.0]
+
+        def clock() -> float:
+            now[0] += 0.1 if source.hot_from is None else 0.5
+            return now[0]
+
+        super().__init__(source, clock=clock)
         self.timestamps: list[float] = []
         self.stop_loop: Callable[[], None] | None = None
 
@@ -107,10 +117,12 @@ async def test_a_ui_blocked_for_1_5_s_at_0_1_s_loses_no_tick_in_the_recording_th
     assert max(app.frames) >= 10
     assert sum(app.frames) == len(sampled)
     assert shown is not None and shown.timestamp == sampled[-1]
-    # Both alerts were raised while the UI was blocked; each was recorded on its tick. Raised in the
-    # first seconds, they are counted in the title, not notified (issue 26).
+    # Both alerts were raised while the UI was blocked, once held 3 s; each was recorded on its tick. Raised in
+    # the first seconds, they are counted in the title, not notified (issue 26).
     assert source.hot_from is not None and source.full_from is not None
-    hot, full = sampled[source.hot_from - 1], sampled[source.full_from - 1]  # the n-th sample is sampled[n - 1]
+    # The n-th sample is sampled[n - 1]; each alert is raised on the 6th sample after its condition's first.
+    hot, full = sampled[source.hot_from + 5], sampled[source.full_from + 5]
+    assert hot - sampled[source.hot_from - 1] == full - sampled[source.full_from - 1] == pytest.approx(3.0)
     assert [(event.kind, event.gpu_index, event.time) for event in raised] == [(
         "thermal", 0, hot), ("memory", 1, full)]
     assert [(line["timestamp"], alert["kind"]) for line in recorded for alert in line["alerts"]] == [

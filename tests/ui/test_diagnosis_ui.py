@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from rich.text import Text
 from textual.pilot import Pilot
 
 from gputop.core.analysis.foresight import Watcher
@@ -49,8 +50,9 @@ async def eleven_minutes(app: GpuTopApp, pilot: Pilot[int]) -> None:
 
 
 def title_of(card: GpuCard) -> str:
+    """The card's title as the user reads it (Textual keeps it as markup)."""
     title = card.border_title
-    return "" if title is None else str(getattr(title, "plain", title))
+    return "" if title is None else Text.from_markup(str(title)).plain
 
 
 def rows(app: GpuTopApp) -> list[str]:
@@ -118,7 +120,7 @@ async def test_the_detail_screen_explains_what_is_wrong() -> None:
         await pilot.press("g")
         await pilot.pause()
         assert isinstance(app.screen, DetailScreen)
-        text = str(app.screen.query_one(DiagnosisPanel).render())
+        text = app.screen.query_one(DiagnosisPanel).text.plain
         assert "THROTTLED · power cap SM clock 1500 of 1980 MHz; clock event reasons: power cap" in text
         assert "(no process) 38.6GiB of memory no listed process accounts for." in text
         # A test source: not known whether the machine was watched from the host's PID namespace.
@@ -128,7 +130,7 @@ async def test_the_detail_screen_explains_what_is_wrong() -> None:
         await pilot.press("escape")
         await pilot.click("#gpu-1")
         await pilot.pause()
-        text = str(app.screen.query_one(DiagnosisPanel).render())
+        text = app.screen.query_one(DiagnosisPanel).text.plain
         assert "STALLED?" in text and "NCCL" in text
         assert "XID 79: GPU has fallen off the bus" in text
         assert "1 uncorrected ECC error since the driver loaded" in text

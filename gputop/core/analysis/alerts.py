@@ -3,19 +3,29 @@
 ``AlertMonitor.update`` is called once a tick with the snapshot and its
 forecasts. It returns only the events of that tick: one when a condition
 starts, one (``cleared=True``) when it ends, nothing while it holds. So that
-a value wobbling around a threshold does not fire every tick, each alert
-clears at a lower bar than the one that raised it:
+a value wobbling around a threshold does not fire every tick, each alert is
+held by level and by time.
+
+By level, each alert clears at a lower bar than the one that raised it:
 
 - memory: raised at ``memory_percent`` (90 %) of total, cleared below
   ``memory_percent - 2`` (88 %);
 - thermal (only when the GPU reports its slowdown temperature): raised at
   ``slowdown - thermal_margin_c`` (5 °C below), cleared below a further 2 °C;
 - forecast: raised when the forecast says full within ``forecast_seconds``
-  (300 s); cleared once, for 15 s in a row, there has been no forecast or one
-  at least 20 % further out (360 s), since a forecast can drop out for a
-  tick when its fit wobbles;
+  (300 s); cleared when there is no forecast or one at least 20 % further
+  out (360 s);
 - lost: raised when the GPU is marked lost or a GPU seen before is missing
   from the snapshot; cleared when it is back and answering.
+
+By time (``core.analysis.hold``, with the snapshots' timestamps as the clock):
+memory, thermal, forecast and throttle alerts are raised only once their
+condition has held for 3 s over at least 2 ticks, and every one of those and
+the stall and busy alerts (whose diagnoses already wait their own while before
+they start) clears only once its condition has stayed clear for 15 s. A GPU
+lost, a health problem and an idle process are facts the driver or the
+diagnoser already judged over time: raised and cleared at once. A one-off
+report (``--once``) uses ``IMMEDIATE``: the conditions as they are now.
 
 A value that is not available (None) neither raises nor clears an alert, and
 while a GPU is lost its other alerts stay as they were. The alerts the
@@ -41,6 +51,7 @@ from typing import Literal
 from gputop.core.analysis.diagnosis import Diagnoses
 from gputop.core.analysis.diagnosis.alerts import DiagnosisKind, diagnosis_changes
 from gputop.core.analysis.forecast import Forecast, Forecasts
+from gputop.core.analysis.hold import HOLD, IMMEDIATE, Holder, HoldTimes, clear_held
 from gputop.core.format import fmt_bytes, fmt_duration, fmt_growth
 from gputop.core.model import Snapshot
 from gputop.core.settings import Thresholds
@@ -52,7 +63,10 @@ AlertKey = tuple[AlertKind, int, "int | None", "str | None"]
 MEMORY_HYSTERESIS_PERCENT = 2.0
 THERMAL_HYSTERESIS_C = 2.0
 FORECAST_CLEAR_FACTOR = 1.2
-FORECAST_CLEAR_HOLD_S = 15.0
+# Alerts on a level that wobbles: held on the way up and down.
+HELD_KINDS = frozenset({"memory", "thermal", "forecast", "throttle"})
+# Alerts whose diagnosis already waited before it started: held on the way down only.
+CLEAR_HELD_KINDS = frozenset({"stall", "busy"})
 DEFAULT_LOG_LENGTH = 500
 UPDATE_INTERVAL_S = 60.0
 
@@ -123,17 +137,17 @@ class AlertMonitor:
     """Turns snapshots and forecasts into alert events, one per crossing."""
 
     def __init__(
-        self, thresholds: Thresholds | None = None, log_length: int = DEFAULT_LOG_LENGTH
+        self, thresholds: Thresholds | None = None, log_length: int = DEFAULT_LOG_LENGTH, hold: HoldTimes = HOLD
     ) -> None:
         self.thresholds = Thresholds() if thresholds is None else thresholds
+        self.hold = hold
+        self._holder: Holder[AlertKey] = Holder()
         self.log = AlertLog(log_length)
         self._active: dict[AlertKey, AlertEvent] = {}
         self._seen_gpus: set[int] = set()
         # Alert key -> when an update of it was last carried as an event; and the updates not carried yet.
         self._update_sent: dict[AlertKey, float] = {}
         self._update_pending: set[AlertKey] = set()
-        # Forecast alert key -> time since when its clear condition has held.
-        self._forecast_clear_since: dict[AlertKey, float] = {}
 
     @property
     def active(self) -> Mapping[AlertKey, AlertEvent]:
@@ -176,8 +190,17 @@ class AlertMonitor:
         if diagnoses is not None:
             self._diagnoses(events, now, snapshot, diagnoses)
         self._send_pending_updates(events, now)
+        self._holder.sweep()
         self.log.extend(events)
         return events
+
+    def _times(self, kind: AlertKind) -> HoldTimes:
+        """How long ``kind``'s condition must hold before it is raised or cleared."""
+        if kind in HELD_KINDS:
+            return self.hold
+        if kind in CLEAR_HELD_KINDS:
+            return clear_held(self.hold)
+        return IMMEDIATE
 
     def _set(
         self,
@@ -188,15 +211,18 @@ class AlertMonitor:
         message: str,
         cleared_message: str,
     ) -> None:
-        """Raise (with ``message``) or clear the alert ``key``; None leaves it as it is."""
+        """Raise (with ``message``) or clear the alert ``key`` once ``condition`` has held long enough for its
+        kind; None leaves it as it is."""
         kind, gpu_index, mig_index, subject = key
-        if condition and key not in self._active:
+        if not self._holder.step(key, key in self._active, condition, now, self._times(kind)):
+            return
+        if key not in self._active:
             event = AlertEvent(
                 time=now, gpu_index=gpu_index, mig_index=mig_index, kind=kind, message=message, subject=subject
             )
             self._active[key] = event
             events.append(event)
-        elif condition is False and key in self._active:
+        else:
             del self._active[key]
             self._update_sent.pop(key, None)
             self._update_pending.discard(key)
@@ -329,19 +355,11 @@ class AlertMonitor:
         limit = self.thresholds.forecast_seconds
         seconds = None if forecast is None else forecast.seconds_to_full
         device = _device(gpu_index, mig_index)
-        if key not in self._active:
-            if forecast is not None and seconds is not None and seconds <= limit:
-                message = (
-                    f"{device} memory full in ~{fmt_duration(seconds)}"
-                    f" at {fmt_growth(forecast.growth_rate)}"
-                )
-                self._set(events, now, key, True, message, "")
-            return
-        if seconds is not None and seconds < limit * FORECAST_CLEAR_FACTOR:
-            self._forecast_clear_since.pop(key, None)
-            return
-        since = self._forecast_clear_since.setdefault(key, now)
-        if now - since >= FORECAST_CLEAR_HOLD_S:
-            del self._forecast_clear_since[key]
-            cleared = f"{device} memory no longer forecast to fill within {fmt_duration(limit)}"
-            self._set(events, now, key, False, "", cleared)
+        # Raised within the limit; once raised, kept while the forecast stays within 1.2 times it.
+        within = limit if key not in self._active else limit * FORECAST_CLEAR_FACTOR
+        condition = seconds is not None and (seconds <= within if key not in self._active else seconds < within)
+        message = ""
+        if forecast is not None and seconds is not None:
+            message = f"{device} memory full in ~{fmt_duration(seconds)} at {fmt_growth(forecast.growth_rate)}"
+        cleared = f"{device} memory no longer forecast to fill within {fmt_duration(limit)}"
+        self._set(events, now, key, condition, message, cleared)

@@ -18,6 +18,8 @@ from gputop.core.analysis.alerts import AlertEvent, AlertMonitor
 from gputop.core.analysis.diagnosis import Diagnoser, Diagnoses
 from gputop.core.analysis.forecast import Forecaster, ForecastParams, Forecasts
 from gputop.core.analysis.history import History
+from gputop.core.analysis.hold import HOLD, HoldTimes
+from gputop.core.analysis.marks import MarkHolder
 from gputop.core.model import Snapshot
 from gputop.core.settings import Thresholds
 
@@ -27,19 +29,24 @@ class Foresight:
     """What one snapshot says about trouble coming."""
 
     forecasts: Forecasts
-    diagnoses: Diagnoses
+    diagnoses: Diagnoses  # each GPU's with the verdict marks its card shows, held by time (``held``)
     events: tuple[AlertEvent, ...]  # alerts raised or cleared by this snapshot
 
 
 class Watcher:
     """Keeps the history, forecaster and alert monitor of one stream of snapshots."""
 
-    def __init__(self, thresholds: Thresholds | None = None, history: History | None = None) -> None:
+    def __init__(
+        self, thresholds: Thresholds | None = None, history: History | None = None, hold: HoldTimes = HOLD
+    ) -> None:
+        """``hold``: how long an alert's condition must hold (``IMMEDIATE`` for a one-off report)."""
         self.thresholds = Thresholds() if thresholds is None else thresholds
+        self.hold = hold
         self.history = History() if history is None else history
         self.forecaster = Forecaster(ForecastParams(horizon_s=self.thresholds.horizon_s))
         self.diagnoser = Diagnoser(self.thresholds)
-        self.monitor = AlertMonitor(self.thresholds)
+        self.monitor = AlertMonitor(self.thresholds, hold=hold)
+        self.marks = MarkHolder(hold)
         # Held only while the history changes (a few hundred microseconds a tick): the forecaster,
         # diagnoser and monitor are read and written by the feeding thread alone.
         self.lock = threading.Lock()
@@ -51,6 +58,8 @@ class Watcher:
         forecasts = self.forecaster.update(self.history, snapshot)
         diagnoses = self.diagnoser.update(snapshot)
         events = self.monitor.update(snapshot, forecasts, diagnoses)
+        judged = {gpu.index for gpu in snapshot.gpus if gpu.answering and not gpu.lost}
+        diagnoses = self.marks.update(snapshot.timestamp, diagnoses, judged)
         return Foresight(forecasts, diagnoses, tuple(events))
 
     def reset(self) -> None:
@@ -59,4 +68,5 @@ class Watcher:
             self.history.clear()
         self.forecaster = Forecaster(self.forecaster.params)
         self.diagnoser = Diagnoser(self.thresholds)
-        self.monitor = AlertMonitor(self.thresholds)
+        self.monitor = AlertMonitor(self.thresholds, hold=self.hold)
+        self.marks = MarkHolder(self.hold)

@@ -31,6 +31,7 @@ class Tick:
     # (kind, GPU index) of every alert raised once this tick was taken (a MIG device's under its GPU).
     alerted: frozenset[tuple[str, int]]
     recording_error: RecordingError | None = None  # the recording stopped on this tick
+    raised: tuple[AlertEvent, ...] = ()  # those alerts, each as it was raised (its device, its message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +64,8 @@ class TickFeed:
         with self._lock:
             watcher = self.watcher
             foresight = watcher.update(snapshot)
-            alerted = frozenset((key[0], key[1]) for key in watcher.monitor.active)
+            raised = tuple(watcher.monitor.active.values())
+            alerted = frozenset((event.kind, event.gpu_index) for event in raised)
             failure = None
             recorder = self.recorder
             if recorder is not None:
@@ -76,7 +78,7 @@ class TickFeed:
                 except RecordingError as error:
                     failure = error
                     self._close_recording()
-        return Tick(snapshot, foresight, alerted, failure)
+        return Tick(snapshot, foresight, alerted, failure, raised)
 
     def reset(self) -> None:
         """Drop history, forecasts and alerts (a replay jumping rebuilds them)."""

@@ -241,7 +241,8 @@ class DetailScreen(LiveScreen):
         self._now = snapshot.timestamp
         self.update_title()
         growth = None if app.forecasts is None else app.forecasts.processes
-        self.query_one(DiagnosisPanel).show(snapshot, app.diagnoses, self.index)
+        alerts = [] if app.tick is None else [alert for alert in app.tick.raised if alert.gpu_index == self.index]
+        self.query_one(DiagnosisPanel).show(snapshot, app.diagnoses, self.index, alerts)
         rows = [row for row in snapshot_rows(snapshot, growth, app.diagnoses) if row.process.gpu_index == self.index]
         table = self.query_one(ProcessTable)
         table.set_rows(rows, app.sort)

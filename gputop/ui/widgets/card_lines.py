@@ -1,6 +1,5 @@
 """The lines of a GPU's card, full or compact, and its border titles: plain functions of what the card
-shows (``CardContent``) and its width (and, where the card passes them, its sparklines as last drawn,
-moved on a column a tick), so the widget only decides which lines to repaint. The lines
+shows (``CardContent``) and its width, so the widget only decides which lines to repaint. The lines
 are ``StyledLine``s (a few dozen pieces each, new every tick), the titles Rich Text."""
 
 from __future__ import annotations
@@ -25,12 +24,9 @@ from gputop.ui.widgets.card_text import (
     silence_text,
     temperature_style,
 )
-from gputop.ui.widgets.diagnosis_marks import card_marks
-from gputop.ui.widgets.sparkline import Sparklines, bar_pieces, sparkline
+from gputop.ui.widgets.diagnosis_marks import Mark, card_marks, fit_marks, mark_pieces, throttle_reasons
+from gputop.ui.widgets.sparkline import bar_pieces, sparkline
 from gputop.ui.widgets.styled_line import Piece, StyledLine
-
-# Short names of the alerts raised on a card, shown in its title (a lost GPU already says LOST).
-ALERT_LABELS = {"memory": "MEMORY", "thermal": "HOT", "forecast": "FILLING"}
 
 
 @dataclass(frozen=True)
@@ -46,9 +42,9 @@ class CardContent:
     diagnosis: GpuDiagnosis | None = None
     now: float | None = None
 
-    @property
-    def alert_labels(self) -> list[str]:
-        return [ALERT_LABELS[kind] for kind in self.alert_kinds if kind in ALERT_LABELS]
+    def marks(self, short: bool = False) -> list[Mark]:
+        """What is wrong, worst first (see ``diagnosis_marks``)."""
+        return card_marks(lost=self.gpu.lost, alert_kinds=self.alert_kinds, diagnosis=self.diagnosis, short=short)
 
 
 def index_style(filtered: bool) -> str:
@@ -56,25 +52,19 @@ def index_style(filtered: bool) -> str:
     return "bold reverse" if filtered else "bold"
 
 
-def _spark(
-    sparks: Sparklines | None, name: str, history: GpuHistory | None, values: Sequence[float | None], width: int,
-    low: float, high: float,
-) -> str:
-    """A sparkline of one of the history's series: moved on from the card's last drawing of it where
-    the card keeps them (``sparks``), drawn anew otherwise."""
-    if history is None:
-        return sparkline((), width, low, high)
-    if sparks is None:
-        return sparkline(values, width, low, high)
-    return sparks.draw(name, values, history.timestamps, width, low, high, source=history)
+def _utilization_series(history: GpuHistory | None) -> Sequence[float | None]:
+    return () if history is None else history.utilization
 
 
-def _memory_spark(gpu: GpuSample, history: GpuHistory | None, width: int, sparks: Sparklines | None) -> str:
+def _temperature_series(history: GpuHistory | None) -> Sequence[float | None]:
+    return () if history is None else history.temperature
+
+
+def _memory_spark(gpu: GpuSample, history: GpuHistory | None, width: int) -> str:
     """Memory in use over time, against the GPU's size (the last one known through a gap)."""
     if history is None:
         return sparkline((), width, 0, 1.0)
-    high = float(gpu.memory_total or history.memory_total or 1)
-    return _spark(sparks, "memory", history, history.memory_used, width, 0, high)
+    return sparkline(history.memory_used, width, 0, float(gpu.memory_total or history.memory_total or 1))
 
 
 def activity_text(activity: Activity, room: int) -> StyledLine:
@@ -91,13 +81,17 @@ def activity_text(activity: Activity, room: int) -> StyledLine:
     return short
 
 
+def _sm_series(history: GpuHistory | None) -> Sequence[float | None]:
+    return () if history is None else history.sm_active
+
+
 def titles_key(content: CardContent, filtered: bool) -> tuple[object, ...]:
     """What ``card_titles`` depends on, cheap to compare: equal keys, equal titles. Making the titles
     as Rich Text every tick cost more than the card's lines; a title changes a few times a run."""
     gpu = content.gpu
     silence = None if gpu.answering or gpu.lost else silence_text(gpu, content.now)
     return (
-        gpu.index, filtered, gpu.lost, silence, content.alert_kinds, tuple(card_marks(content.diagnosis)),
+        gpu.index, filtered, gpu.lost, silence, tuple(content.marks()), throttle_reasons(content.diagnosis),
         gpu.name, gpu.pstate, gpu.clock_sm, gpu.fan_speed,
     )
 
@@ -105,18 +99,15 @@ def titles_key(content: CardContent, filtered: bool) -> tuple[object, ...]:
 def card_titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None]:
     """The full card's border title and subtitle (None: no subtitle)."""
     gpu = content.gpu
-    # What is wrong comes first, the name last: a title too long for the card loses the name's end.
+    # What is wrong comes first, worst first, then the throttle reasons, the name last: a title too long for
+    # the card loses the name, then the reasons, then the least of the marks.
     title = Text.assemble((f" {gpu.index} ", index_style(filtered)), " ")
-    if gpu.lost:
-        title.append("LOST ", style="bold red")
-    elif not gpu.answering:
+    if not gpu.answering and not gpu.lost:
         title.append(f"{silence_text(gpu, content.now)} ", style="bold red")
-    labels = content.alert_labels
-    if labels and not gpu.lost:
-        title.append(f"⚠ {' '.join(labels)} ", style="bold yellow")
-    if not gpu.lost:
-        for text, style in card_marks(content.diagnosis):
-            title.append(text, style)
+    for text, style in mark_pieces(content.marks()):
+        title.append(text, style)
+    if reasons := throttle_reasons(content.diagnosis):
+        title.append(f"· {reasons} ", style="yellow")
     title.append(f"{gpu.name or NA} ")
     facts = []
     if (mig := mig_state(gpu)) is not None:
@@ -131,9 +122,8 @@ def card_titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None
     return title, subtitle
 
 
-def full_lines(content: CardContent, width: int, sparks: Sparklines | None = None) -> list[StyledLine]:
-    """The full card's lines: memory, utilisation, temperature and power, one line per MIG device.
-    ``sparks``: the card's sparklines as last drawn, moved on rather than drawn again."""
+def full_lines(content: CardContent, width: int) -> list[StyledLine]:
+    """The full card's lines: memory, utilisation, temperature and power, one line per MIG device."""
     gpu, history = content.gpu, content.history
     if gpu.lost:
         return [StyledLine(f"✖ GPU lost: {lost_reason(gpu)}", style="bold red")]
@@ -167,7 +157,7 @@ def full_lines(content: CardContent, width: int, sparks: Sparklines | None = Non
         "MEM  ",
         bar_pieces(memory_percent, bar_width, memory_style),
         memory_value,
-        _memory_spark(gpu, history, max(0, spark_width - len(filling) - 1), sparks),
+        _memory_spark(gpu, history, max(0, spark_width - len(filling) - 1)),
         "cyan",
     )
     if filling:
@@ -178,7 +168,7 @@ def full_lines(content: CardContent, width: int, sparks: Sparklines | None = Non
             "UTIL ",
             bar_pieces(gpu.utilization_gpu, bar_width, util_style),
             util_value,
-            _spark(sparks, "utilization", history, history.utilization if history else (), spark_width, 0, 100),
+            sparkline(_utilization_series(history), spark_width, 0, 100),
             "green",
         ),
     ]
@@ -186,15 +176,11 @@ def full_lines(content: CardContent, width: int, sparks: Sparklines | None = Non
         # What the SMs really did (GPM), under GPU-Util which only says some kernel ran.
         room = bar_width + 1 + value_width
         act = StyledLine(("ACT  ", "bold")).append_line(activity_text(gpu.activity, room).fit(room))
-        sm = _spark(sparks, "sm", history, history.sm_active if history else (), spark_width, 0, 100)
-        lines.append(act.append(" ").append(sm, "green"))
+        lines.append(act.append(" ").append(sparkline(_sm_series(history), spark_width, 0, 100), "green"))
     high = gpu.temperature_shutdown or 100.0
     left = StyledLine().append_line(temperature).append("  ").append_line(power)
     temperature_line = StyledLine(("TEMP ", "bold")).append_line(left.fit(bar_width + 1 + value_width))
-    temperatures = history.temperature if history else ()
-    temperature_line.append(" ").append(
-        _spark(sparks, "temperature", history, temperatures, spark_width, 20.0, high), "magenta"
-    )
+    temperature_line.append(" ").append(sparkline(_temperature_series(history), spark_width, 20.0, high), "magenta")
     lines.append(temperature_line)
     for mig in gpu.mig_devices:
         mig_percent = percent(mig.memory_used, mig.memory_total)
@@ -212,10 +198,8 @@ def full_lines(content: CardContent, width: int, sparks: Sparklines | None = Non
     return lines
 
 
-def compact_lines(
-    content: CardContent, width: int, filtered: bool, sparks: Sparklines | None = None
-) -> list[StyledLine]:
-    """The compact card: one line (a second one for MIG devices); ``sparks`` as for ``full_lines``."""
+def compact_lines(content: CardContent, width: int, filtered: bool) -> list[StyledLine]:
+    """The compact card: one line (a second one for MIG devices)."""
     gpu, history = content.gpu, content.history
     name_width = 20 if width >= 110 else 14
     head = StyledLine((f"{gpu.index:>2}", index_style(filtered)), " ")
@@ -226,7 +210,7 @@ def compact_lines(
     if not gpu.answering:
         head.append(f"✖ {silence_text(gpu, content.now)} ", "bold red")
         spark_width = max(0, width - head.cell_length)
-        return [head.append(_memory_spark(gpu, history, spark_width, sparks), "cyan")]
+        return [head.append(_memory_spark(gpu, history, spark_width), "cyan")]
     bar_width = 12 if width >= 110 else 8
     memory_percent = gpu.memory_percent
     memory_style = level_style(memory_percent)
@@ -248,21 +232,17 @@ def compact_lines(
         (f"{fmt_percent(memory_percent):>5}", memory_style),
         " ",
     )
-    # What is wrong, in words, and when it fills: the sparkline and then the tail give way to them.
-    # The forecast comes first and says FILLING by itself.
-    filling = forecast_text(content.forecast, short=True)
-    labels = content.alert_labels
-    if filling:
-        labels = [label for label in labels if label != ALERT_LABELS["forecast"]]
-        memory.append(f"⚠ {filling} ", "bold yellow")
-    if labels:
-        memory.append(f"{'' if filling else '⚠ '}{' '.join(labels)} ", "bold yellow")
-    for text, style in card_marks(content.diagnosis, short=True):
+    # What is wrong, worst first, in the room the figures leave: the sparkline gives way to the marks, the
+    # lesser marks to the figures (°C, util and W stay on a hot GPU's row), where the forecast says FILLING.
+    marks = _with_forecast(content.marks(short=True), forecast_text(content.forecast, short=True))
+    room = width - head.cell_length - memory.cell_length - tail.cell_length - 1
+    before = memory.cell_length
+    for text, style in fit_marks(marks, room):
         memory.append(text, style)
-    if (mig := mig_state(gpu)) is not None:
+    if (mig := mig_state(gpu)) is not None and memory.cell_length - before + len(mig) + 1 <= room:
         memory.append(f"{mig} ", "bold cyan")
     spark_width = max(0, width - head.cell_length - memory.cell_length - tail.cell_length - 1)
-    line = head.append_line(memory).append(_memory_spark(gpu, history, spark_width, sparks), "cyan").append(" ")
+    line = head.append_line(memory).append(_memory_spark(gpu, history, spark_width), "cyan").append(" ")
     lines = [line.append_line(tail)]
     if gpu.mig_devices:
         migs = _compact_migs(content, profiles=True)
@@ -270,6 +250,16 @@ def compact_lines(
             migs = _compact_migs(content, profiles=False)
         lines.append(migs)
     return lines
+
+
+def _with_forecast(marks: list[Mark], filling: str) -> list[Mark]:
+    """A compact row's marks with the forecast ("full ~3m", "FULL") in FILLING's place, or in the place it
+    would have (the forecast shows without an alert too)."""
+    if not filling:
+        return marks
+    kept = [mark for mark in marks if mark.token != "FILLING"]
+    lesser = next((n for n, mark in enumerate(kept) if mark.token == "FEW SMs"), len(kept))
+    return [*kept[:lesser], Mark(filling, "bold yellow", alert=True), *kept[lesser:]]
 
 
 def _compact_migs(content: CardContent, profiles: bool) -> StyledLine:

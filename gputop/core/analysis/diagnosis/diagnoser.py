@@ -27,7 +27,7 @@ the history, and keeps what it needs between ticks:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
@@ -61,6 +61,18 @@ class GpuDiagnosis:
     new_ecc_errors: bool  # the uncorrected ECC count rose this tick
     busy_few_sms: bool = False  # busy for busy_idle_after_s on few SMs (whatever the verdict)
     memory_bound: bool = False
+    # What a card shows of the verdict, held by time (core.analysis.marks): set by the Watcher; None where the
+    # diagnosis was made alone (the verdict as it is). Not part of the diagnosis itself (--json, recordings).
+    held: HeldMarks | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class HeldMarks:
+    """The verdict marks a card shows: ``verdicts`` among "throttled", "stalled" and "busy_few_sms" (more than one
+    while one ends and another starts), and the throttle reasons it names (the latest seen while throttled)."""
+
+    verdicts: frozenset[str]
+    limiting: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
