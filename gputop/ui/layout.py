@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 from gputop.core.model import GpuSample
 from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines
-from gputop.ui.widgets.diagnosis_marks import card_marks
 
 MIN_WIDTH, MIN_HEIGHT = 40, 10
 # Full cards give way to compact ones when they would leave the panel fewer rows than this (nvitop
@@ -74,12 +73,10 @@ def rows_left(gpus: Sequence[GpuSample], width: int, height: int, *, compact: bo
 
 
 def warning_marks(content: CardContent, compact: bool) -> list[str]:
-    """What a card must never lose to its width: the alerts raised on it (MEMORY, HOT) and its
-    diagnosis marks (THROTTLED, STALLED?, FEW SMs, HEALTH). A compact card says FILLING as its
-    forecast, which the memory figures already carry, so that word is not counted there."""
-    labels = [label for label in content.alert_labels if not (compact and label == "FILLING")]
-    # A full card's throttle mark goes on with its reasons (``THROTTLED · power cap``): the word is the mark.
-    return labels + [text.split(" · ")[0].strip() for text, _ in card_marks(content.diagnosis, short=compact)]
+    """What a card must never lose to its width: its marks (``diagnosis_marks``: HEALTH, LOST, MEMORY, HOT,
+    THROTTLED, STALLED?, FILLING, FEW SMs). A compact card says FILLING as its forecast, which the memory
+    figures already carry, so that word is not counted there."""
+    return [mark.token for mark in content.marks(short=compact) if not (compact and mark.token == "FILLING")]
 
 
 def keeps_marks(content: CardContent, width: int, *, compact: bool) -> bool:

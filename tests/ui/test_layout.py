@@ -118,23 +118,25 @@ def warned(index: int = 0) -> CardContent:
 
 
 def test_a_card_keeps_its_marks_when_the_words_fit_on_its_line_or_title() -> None:
-    # Compact: index, name, memory bar and figures take 44 cells; the marks 32 more.
-    assert keeps_marks(warned(), 80, compact=True) is True
-    assert keeps_marks(warned(), 60, compact=True) is False
+    # Compact: index, name, memory bar, figures and the util/°C/W tail leave the marks the rest; at 100
+    # columns all four fit, at 80 the lesser ones fold into "+3" behind HEALTH.
+    assert keeps_marks(warned(), 100, compact=True) is True
+    assert keeps_marks(warned(), 80, compact=True) is False
     # Full: the marks sit in the border title, before the name.
     assert keeps_marks(warned(), 60, compact=False) is True
-    assert keeps_marks(warned(), 40, compact=False) is False
+    assert keeps_marks(warned(), 30, compact=False) is False
     assert keeps_marks(CardContent(PLAIN), 10, compact=True) is True  # nothing to lose
 
 
 def test_a_form_that_would_cut_a_warning_is_not_picked_by_itself() -> None:
     one = [warned().gpu]
-    # 24 lines: a full card leaves 13 rows, a compact one 16; at 80 columns the compact line keeps
-    # MEMORY HOT THROTTLED HEALTH, at 60 it would cut them, so the card stays full.
-    assert needs_compact(one, 80, 24, process_rows=20, panel_shown=True, contents=[warned()]) is True
+    # 24 lines: a full card leaves 13 rows, a compact one 16; at 100 columns the compact line keeps
+    # HEALTH MEMORY HOT THROTTLED, at 80 and 60 it would fold them into "+N", so the card stays full.
+    assert needs_compact(one, 100, 24, process_rows=20, panel_shown=True, contents=[warned()]) is True
+    assert needs_compact(one, 80, 24, process_rows=20, panel_shown=True, contents=[warned()]) is False
     assert needs_compact(one, 60, 24, process_rows=20, panel_shown=True, contents=[warned()]) is False
     # Where both forms cut a warning, the most rows win.
-    assert needs_compact(one, 40, 24, process_rows=20, panel_shown=True, contents=[warned()]) is True
+    assert needs_compact(one, 30, 24, process_rows=20, panel_shown=True, contents=[warned()]) is True
 
 
 def test_c_holds_the_other_form_or_hands_the_choice_back_when_it_lands_on_gputops_own() -> None:

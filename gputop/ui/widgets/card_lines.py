@@ -1,5 +1,6 @@
 """The lines of a GPU's card, full or compact, and its border titles: plain functions of what the card
-shows (``CardContent``) and its width, so the widget only decides which lines to repaint. The lines
+shows (``CardContent``) and its width (and, where the card passes them, its sparklines as last drawn,
+moved on a column a tick), so the widget only decides which lines to repaint. The lines
 are ``StyledLine``s (a few dozen pieces each, new every tick), the titles Rich Text."""
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from gputop.ui.widgets.card_text import (
     temperature_style,
 )
 from gputop.ui.widgets.diagnosis_marks import Mark, card_marks, fit_marks, mark_pieces, throttle_reasons
-from gputop.ui.widgets.sparkline import bar_pieces, sparkline
+from gputop.ui.widgets.sparkline import Sparklines, bar_pieces, sparkline
 from gputop.ui.widgets.styled_line import Piece, StyledLine
 
 
@@ -52,19 +53,25 @@ def index_style(filtered: bool) -> str:
     return "bold reverse" if filtered else "bold"
 
 
-def _utilization_series(history: GpuHistory | None) -> Sequence[float | None]:
-    return () if history is None else history.utilization
+def _spark(
+    sparks: Sparklines | None, name: str, history: GpuHistory | None, values: Sequence[float | None], width: int,
+    low: float, high: float,
+) -> str:
+    """A sparkline of one of the history's series: moved on from the card's last drawing of it where
+    the card keeps them (``sparks``), drawn anew otherwise."""
+    if history is None:
+        return sparkline((), width, low, high)
+    if sparks is None:
+        return sparkline(values, width, low, high)
+    return sparks.draw(name, values, history.timestamps, width, low, high, source=history)
 
 
-def _temperature_series(history: GpuHistory | None) -> Sequence[float | None]:
-    return () if history is None else history.temperature
-
-
-def _memory_spark(gpu: GpuSample, history: GpuHistory | None, width: int) -> str:
+def _memory_spark(gpu: GpuSample, history: GpuHistory | None, width: int, sparks: Sparklines | None) -> str:
     """Memory in use over time, against the GPU's size (the last one known through a gap)."""
     if history is None:
         return sparkline((), width, 0, 1.0)
-    return sparkline(history.memory_used, width, 0, float(gpu.memory_total or history.memory_total or 1))
+    high = float(gpu.memory_total or history.memory_total or 1)
+    return _spark(sparks, "memory", history, history.memory_used, width, 0, high)
 
 
 def activity_text(activity: Activity, room: int) -> StyledLine:
@@ -79,10 +86,6 @@ def activity_text(activity: Activity, room: int) -> StyledLine:
     for n, (name, value) in enumerate(figures):
         short.append(" " if n else "").append(f"{name[0]} ", "bright_black").append(fmt_percent(value))
     return short
-
-
-def _sm_series(history: GpuHistory | None) -> Sequence[float | None]:
-    return () if history is None else history.sm_active
 
 
 def titles_key(content: CardContent, filtered: bool) -> tuple[object, ...]:
@@ -122,8 +125,9 @@ def card_titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None
     return title, subtitle
 
 
-def full_lines(content: CardContent, width: int) -> list[StyledLine]:
-    """The full card's lines: memory, utilisation, temperature and power, one line per MIG device."""
+def full_lines(content: CardContent, width: int, sparks: Sparklines | None = None) -> list[StyledLine]:
+    """The full card's lines: memory, utilisation, temperature and power, one line per MIG device.
+    ``sparks``: the card's sparklines as last drawn, moved on rather than drawn again."""
     gpu, history = content.gpu, content.history
     if gpu.lost:
         return [StyledLine(f"✖ GPU lost: {lost_reason(gpu)}", style="bold red")]
@@ -157,7 +161,7 @@ def full_lines(content: CardContent, width: int) -> list[StyledLine]:
         "MEM  ",
         bar_pieces(memory_percent, bar_width, memory_style),
         memory_value,
-        _memory_spark(gpu, history, max(0, spark_width - len(filling) - 1)),
+        _memory_spark(gpu, history, max(0, spark_width - len(filling) - 1), sparks),
         "cyan",
     )
     if filling:
@@ -168,7 +172,7 @@ def full_lines(content: CardContent, width: int) -> list[StyledLine]:
             "UTIL ",
             bar_pieces(gpu.utilization_gpu, bar_width, util_style),
             util_value,
-            sparkline(_utilization_series(history), spark_width, 0, 100),
+            _spark(sparks, "utilization", history, history.utilization if history else (), spark_width, 0, 100),
             "green",
         ),
     ]
@@ -176,11 +180,15 @@ def full_lines(content: CardContent, width: int) -> list[StyledLine]:
         # What the SMs really did (GPM), under GPU-Util which only says some kernel ran.
         room = bar_width + 1 + value_width
         act = StyledLine(("ACT  ", "bold")).append_line(activity_text(gpu.activity, room).fit(room))
-        lines.append(act.append(" ").append(sparkline(_sm_series(history), spark_width, 0, 100), "green"))
+        sm = _spark(sparks, "sm", history, history.sm_active if history else (), spark_width, 0, 100)
+        lines.append(act.append(" ").append(sm, "green"))
     high = gpu.temperature_shutdown or 100.0
     left = StyledLine().append_line(temperature).append("  ").append_line(power)
     temperature_line = StyledLine(("TEMP ", "bold")).append_line(left.fit(bar_width + 1 + value_width))
-    temperature_line.append(" ").append(sparkline(_temperature_series(history), spark_width, 20.0, high), "magenta")
+    temperatures = history.temperature if history else ()
+    temperature_line.append(" ").append(
+        _spark(sparks, "temperature", history, temperatures, spark_width, 20.0, high), "magenta"
+    )
     lines.append(temperature_line)
     for mig in gpu.mig_devices:
         mig_percent = percent(mig.memory_used, mig.memory_total)
@@ -198,8 +206,10 @@ def full_lines(content: CardContent, width: int) -> list[StyledLine]:
     return lines
 
 
-def compact_lines(content: CardContent, width: int, filtered: bool) -> list[StyledLine]:
-    """The compact card: one line (a second one for MIG devices)."""
+def compact_lines(
+    content: CardContent, width: int, filtered: bool, sparks: Sparklines | None = None
+) -> list[StyledLine]:
+    """The compact card: one line (a second one for MIG devices); ``sparks`` as for ``full_lines``."""
     gpu, history = content.gpu, content.history
     name_width = 20 if width >= 110 else 14
     head = StyledLine((f"{gpu.index:>2}", index_style(filtered)), " ")
@@ -210,7 +220,7 @@ def compact_lines(content: CardContent, width: int, filtered: bool) -> list[Styl
     if not gpu.answering:
         head.append(f"✖ {silence_text(gpu, content.now)} ", "bold red")
         spark_width = max(0, width - head.cell_length)
-        return [head.append(_memory_spark(gpu, history, spark_width), "cyan")]
+        return [head.append(_memory_spark(gpu, history, spark_width, sparks), "cyan")]
     bar_width = 12 if width >= 110 else 8
     memory_percent = gpu.memory_percent
     memory_style = level_style(memory_percent)
@@ -242,7 +252,7 @@ def compact_lines(content: CardContent, width: int, filtered: bool) -> list[Styl
     if (mig := mig_state(gpu)) is not None and memory.cell_length - before + len(mig) + 1 <= room:
         memory.append(f"{mig} ", "bold cyan")
     spark_width = max(0, width - head.cell_length - memory.cell_length - tail.cell_length - 1)
-    line = head.append_line(memory).append(_memory_spark(gpu, history, spark_width), "cyan").append(" ")
+    line = head.append_line(memory).append(_memory_spark(gpu, history, spark_width, sparks), "cyan").append(" ")
     lines = [line.append_line(tail)]
     if gpu.mig_devices:
         migs = _compact_migs(content, profiles=True)

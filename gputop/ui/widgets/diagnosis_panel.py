@@ -21,13 +21,35 @@ from gputop.core.analysis.diagnosis import Diagnoses, GpuDiagnosis
 from gputop.core.analysis.diagnosis.problems import problems, throttle_text
 from gputop.core.analysis.diagnosis.reasons import reason_words
 from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_temperature, safe_text
+from gputop.core.host.pidns import in_host_pid_namespace
+from gputop.core.host.visibility import PID_NAMESPACE
 from gputop.core.model import GpuSample, Snapshot, percent
 
-UNATTRIBUTED_CAUSES = (
-    "Likely: processes in another PID namespace (gputop in a container without --pid=host sees none of the"
-    " host's: run it with --pid=host, or `nvidia-smi --query-compute-apps=pid,used_memory --format=csv` on the"
-    " host); a process that exited while its GPU context lingers; memory the driver itself holds."
-)
+_ON_THE_HOST = "run it with --pid=host, or `nvidia-smi --query-compute-apps=pid,used_memory --format=csv` on the host"
+_OTHER_CAUSES = "a process that exited while its GPU context lingers; memory the driver itself holds"
+
+
+def unattributed_causes(host_namespace: bool | None) -> str:
+    """The likely causes of memory no listed process accounts for, by whether gputop runs in the host's
+    PID namespace (None: not known, as in the demo or a replay): a cause ruled out is not offered."""
+    if host_namespace is False:
+        return (f"Likely: processes in another PID namespace (gputop in a container without --pid=host sees none"
+                f" of the host's: {_ON_THE_HOST}); {_OTHER_CAUSES}.")
+    if host_namespace:
+        return f"Likely: {_OTHER_CAUSES} (gputop runs in the host's PID namespace: no process is hidden by one)."
+    return (f"Likely: {_OTHER_CAUSES}; or, if gputop runs in a container without --pid=host, processes of the"
+            f" host it cannot see ({_ON_THE_HOST}).")
+
+
+def _host_namespace(snapshot: Snapshot, hidden_reasons: set[str | None]) -> bool | None:
+    """Whether the machine shown was watched from the host's PID namespace, as far as is known."""
+    if PID_NAMESPACE in hidden_reasons:
+        return False  # the sampler found a listed process hidden by one
+    if snapshot.source == "nvml":  # live: this gputop's own namespace, read once and kept
+        return in_host_pid_namespace()
+    return None  # the demo or a recording: not this machine's
+
+
 STALL_ADVICE = (
     "busy at low power with memory flat: the signature of a job spinning in a collective (an NCCL hang);"
     " look at its other ranks"
@@ -120,6 +142,7 @@ def diagnosis_text(
         dram = fmt_percent(None if activity is None else activity.dram_active)
         text.append(" MEMORY-BOUND ", style="bold yellow").append(f"{MEMORY_BOUND_ADVICE.format(dram=dram)}\n")
     unattributed = False
+    hidden_reasons = {process.not_visible_reason for process in gpu.all_processes() if not process.visible}
     for problem in problems(snapshot, diagnoses):
         if problem.gpu_index != gpu.index:
             continue
@@ -129,7 +152,7 @@ def diagnosis_text(
         elif problem.kind == "idle":
             text.append(" IDLE ", style="bold yellow").append(f"{safe_text(problem.text)}\n")
     if unattributed:
-        text.append(f"   {UNATTRIBUTED_CAUSES}\n", style="dim")
+        text.append(f"   {unattributed_causes(_host_namespace(snapshot, hidden_reasons))}\n", style="dim")
     text.rstrip()
     return text
 
