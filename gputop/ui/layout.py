@@ -116,16 +116,20 @@ def needs_compact(
     if not panel_shown:
         return cards_height(gpus, width, False) > cards_room(height, panel_shown=False, host_shown=host_shown)
     count = len(gpus)
+    room = cards_room(height, panel_shown=True, host_shown=host_shown)
+    fits = {form: cards_height(gpus, width, form) <= room for form in (False, True)}
+    # A card scrolled out of sight shows none of its marks: a form that scrolls keeps them only on a
+    # machine with nothing to warn of.
     keeps = {
         form: all(keeps_marks(content, card_width(count, width, form), compact=form) for content in contents)
+        and (fits[form] or not any(warning_marks(content, form) for content in contents))
         for form in (False, True)
     }
     rows = {form: rows_left(gpus, width, height, compact=form, host_shown=host_shown) for form in (False, True)}
     # A form that cuts a warning is chosen only when the other cuts one too.
     forms = [form for form in (False, True) if keeps[form]] or [False, True]
     wanted = min(process_rows, ROWS_WANTED) + (UNFOLD_MARGIN if shown_compact else 0)
-    full_fit = cards_height(gpus, width, False) <= cards_room(height, panel_shown=True, host_shown=host_shown)
-    if False in forms and full_fit and rows[False] >= wanted:
+    if False in forms and fits[False] and rows[False] >= wanted:
         return False
     # The most rows; on a tie (the cards scroll either way) the form with less hidden, then full
     # cards (they say more).

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gputop.core.analysis.diagnosis import GpuDiagnosis
 from gputop.core.analysis.diagnosis.health import HealthProblem
 from gputop.core.analysis.diagnosis.memory import Unattributed
-from gputop.core.model import GpuSample, MigSample
+from gputop.core.model import Activity, GpuSample, MigSample
 from gputop.ui.layout import (
     CardLayout,
     card_columns,
@@ -19,7 +19,7 @@ from gputop.ui.layout import (
     toggled_choice,
     too_small,
 )
-from gputop.ui.widgets.card_lines import CardContent
+from gputop.ui.widgets.card_lines import CardContent, compact_lines
 
 PLAIN = GpuSample(index=0)
 MIG = GpuSample(index=1, mig_devices=(MigSample(index=0), MigSample(index=1)))
@@ -164,3 +164,31 @@ def test_the_cards_leave_the_panel_room_for_five_rows_and_take_it_all_when_it_is
     assert cards_room(24, panel_shown=True, host_shown=False) == 24 - 2 - 8
     assert cards_room(24, panel_shown=False, host_shown=True) == 24 - 3
     assert cards_room(10, panel_shown=True, host_shown=True) == 1
+
+
+def test_full_cards_that_scroll_keep_no_marks_so_a_folded_compact_row_wins() -> None:
+    four = [warned(index) for index in range(4)]
+    gpus = [content.gpu for content in four]
+    # 80x24: full cards scroll, GPUs 2 and 3 out of sight with every mark; compact rows fold all but
+    # HEALTH into "+3", yet every GPU's worst mark stays in sight, and the panel gets its rows.
+    assert keeps_marks(four[0], 80, compact=True) is False
+    assert needs_compact(gpus, 80, 24, process_rows=20, panel_shown=True, contents=four) is True
+    # With room for four full cards and the panel's rows, full cards say it all.
+    assert needs_compact(gpus, 80, 60, process_rows=20, panel_shown=True, contents=four) is False
+
+
+def test_a_compact_row_gives_its_sm_figure_to_the_worst_mark_and_keeps_util_temperature_and_power() -> None:
+    diagnosis = GpuDiagnosis(
+        verdict="throttled", limiting=("sw_power_cap",), unattributed=Unattributed(memory=0, shown=False),
+        health=(), new_ecc_errors=False,
+    )
+    gpu = GpuSample(
+        index=0, name="NVIDIA H100 80GB HBM3", memory_used=66 * 2**30, memory_total=80 * 2**30, utilization_gpu=91,
+        temperature=77, power_draw=612, activity=Activity(sm_active=66.0),
+    )
+    throttled = CardContent(gpu, diagnosis=diagnosis)
+    row = compact_lines(throttled, 76, False)[0].plain
+    assert "THROTTLED" in row and " sm" not in row and row.rstrip().endswith("91%  77°C  612W")
+    # Where the mark fits beside it, the SM figure stays.
+    wide = compact_lines(throttled, 96, False)[0].plain
+    assert "THROTTLED" in wide and wide.rstrip().endswith("91% sm 66%  77°C  612W")

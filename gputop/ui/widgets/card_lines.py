@@ -225,17 +225,14 @@ def compact_lines(
     memory_percent = gpu.memory_percent
     memory_style = level_style(memory_percent)
     temp_style = temperature_style(gpu)
-    tail = StyledLine((f"{fmt_percent(gpu.utilization_gpu):>5}", level_style(gpu.utilization_gpu)))
-    if gpu.activity is not None:  # SM active beside GPU-Util, on a GPU with GPM
-        tail.append(" sm", "bright_black").append(f"{fmt_percent(gpu.activity.sm_active):>4}")
-    tail.append_line(
-        StyledLine(
-            (f"{fmt_temperature(gpu.temperature):>6}", temp_style),
-            f"{'N/A' if gpu.power_draw is None else f'{gpu.power_draw:.0f}W':>6}",
-        )
+    figures = StyledLine(
+        (f"{fmt_temperature(gpu.temperature):>6}", temp_style),
+        f"{'N/A' if gpu.power_draw is None else f'{gpu.power_draw:.0f}W':>6}",
     )
     if gpu.power_limit is not None and width >= 100:
-        tail.append(f"/{gpu.power_limit:.0f}W", "bright_black")
+        figures.append(f"/{gpu.power_limit:.0f}W", "bright_black")
+    # SM active beside GPU-Util, on a GPU with GPM: the first figure to give way to the worst mark.
+    sm_cells = 0 if gpu.activity is None else len(" sm") + 4
     memory = StyledLine(
         *bar_pieces(memory_percent, bar_width, memory_style),
         f" {memory_pair(gpu.memory_used, gpu.memory_total, short=True):>11}",
@@ -245,7 +242,13 @@ def compact_lines(
     # What is wrong, worst first, in the room the figures leave: the sparkline gives way to the marks, the
     # lesser marks to the figures (°C, util and W stay on a hot GPU's row), where the forecast says FILLING.
     marks = _with_forecast(content.marks(short=True), forecast_text(content.forecast, short=True))
-    room = width - head.cell_length - memory.cell_length - tail.cell_length - 1
+    room = width - head.cell_length - memory.cell_length - len("  100%") - sm_cells - figures.cell_length
+    if sm_cells and marks and not _worst_fits(marks, room):
+        room, sm_cells = room + sm_cells, 0
+    tail = StyledLine((f"{fmt_percent(gpu.utilization_gpu):>5}", level_style(gpu.utilization_gpu)))
+    if sm_cells and gpu.activity is not None:
+        tail.append(" sm", "bright_black").append(f"{fmt_percent(gpu.activity.sm_active):>4}")
+    tail.append_line(figures)
     before = memory.cell_length
     for text, style in fit_marks(marks, room):
         memory.append(text, style)
@@ -260,6 +263,12 @@ def compact_lines(
             migs = _compact_migs(content, profiles=False)
         lines.append(migs)
     return lines
+
+
+def _worst_fits(marks: list[Mark], room: int) -> bool:
+    """Whether the worst of ``marks`` shows in ``room`` cells (not only a count of them)."""
+    pieces = fit_marks(marks, room)
+    return bool(pieces) and marks[0].token in pieces[0][0]
 
 
 def _with_forecast(marks: list[Mark], filling: str) -> list[Mark]:
