@@ -2,13 +2,46 @@
 
 from __future__ import annotations
 
+import gc
+import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fakenvml import SCENARIO_ENV, FakeNvml, build_library
+
+from gputop.ui.terminal.textual_imports import YOUNG_COLLECTION_THRESHOLD
+
+
+def _bytecode_outside_the_tree() -> None:
+    """With PYTHONDONTWRITEBYTECODE=1 (as on the shared development machine) every pytest process (each
+    xdist worker, the serial run) rewrote the asserts of every test module again, about 5 CPU seconds
+    each, and every ``python -m gputop`` a test starts compiled gputop again. The bytecode goes to a
+    cache outside the tree instead (Python's own pycache_prefix, checked against each source's mtime
+    and size as usual), so the checkout stays as clean as the variable keeps it."""
+    if not sys.dont_write_bytecode or sys.pycache_prefix:
+        return
+    prefix = str(Path(tempfile.gettempdir()) / f"gputop-test-pycache-{os.getuid()}")
+    sys.pycache_prefix = prefix
+    sys.dont_write_bytecode = False
+    os.environ["PYTHONPYCACHEPREFIX"] = prefix  # the processes the tests start
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+
+_bytecode_outside_the_tree()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The collector as gputop sets it for its TUI (ui/terminal/textual_imports.py): what is loaded by
+    now frozen, the youngest generation collected every YOUNG_COLLECTION_THRESHOLD allocations. At
+    Python's default (700) the cyclic collector took ~20% of a Pilot test's CPU time, scanning the
+    modules of the whole collected suite again and again."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *gc.get_threshold()[1:])
 
 
 @pytest.fixture(autouse=True)

@@ -119,14 +119,14 @@ async def test_q_f10_and_ctrl_c_quit() -> None:
 
 
 async def test_help_lists_every_key() -> None:
-    for key in ("f1", "question_mark", "h"):
-        app = make_app()
-        async with app.run_test(size=SIZE) as pilot:
+    app = make_app()  # one app: each key opens help from the main screen, Esc closes it again
+    async with app.run_test(size=SIZE) as pilot:
+        for key in ("f1", "question_mark", "h"):
             await pilot.press(key)
             screen = app.screen
             assert isinstance(screen, HelpScreen), key
             await pilot.press("escape")
-            assert not isinstance(app.screen, HelpScreen)
+            assert not isinstance(app.screen, HelpScreen), key
     entries = {description: keys for keys, description in screen.entries}
     assert entries["Help"] == "F1, ?, h"
     assert entries["Filter: text (command, user, PID, container), re:REGEX, or is:idle for idle processes"] == "/, F4"
