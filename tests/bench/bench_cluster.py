@@ -135,9 +135,14 @@ def worker(args: argparse.Namespace) -> int:
     assert len(state.hosts) == args.expect, (len(state.hosts), args.expect)
     if args.owners_only:
         # The owner screen's read of each kind, three times, in turns as the refreshes.
+        from gputop.core.cluster.client import PrometheusError
+
         for n, kind in enumerate(k for k in ("user", "job", "pod", "container") for _ in range(3)):
             at(args.start + slots * FIRST_SLOT_S + n * args.interval + slot * args.interval / slots)
-            measured(f"owners {kind}", lambda kind=kind: reader.owners(kind, state.hosts))
+            try:
+                measured(f"owners {kind}", lambda kind=kind: reader.owners(kind, state.hosts))
+            except PrometheusError as error:  # Prometheus' own limit (--query.timeout, 2 min)
+                print(json.dumps({"what": f"owners {kind}", "error": str(error)}), flush=True)
         return 0
     paced = args.start + slots * FIRST_SLOT_S
     for n in range(args.refreshes):
@@ -347,19 +352,29 @@ def bench_size(args: argparse.Namespace, hosts: int) -> None:
     try:
         wait_for("every host scraped", lambda: prometheus.query(f"count(up == 1) == {hosts}") or None, 600, 1.0)
         time.sleep(args.age)
+        if args.owners_only:
+            # The owners' rules evaluated at least once (their first evaluation waits up to an interval).
+            recorded = "count(owner:gputop_process:figures)"
+            wait_for("the owners' rules", lambda: prometheus.query(recorded) or None, 600, 2.0)
         scraping, serving = rate(prometheus.process.pid), rate(fleet.process.pid)
         print(f"# {hosts} hosts, {args.age:g}s of data; scraping alone: Prometheus {100 * scraping:.1f}% of a core,"
               f" the simulator {100 * serving:.1f}%; load average {os.getloadavg()[0]:.1f}", flush=True)
         answers = run_workers(prometheus.url, prometheus.process.pid, fleet, scraping, args)
         # What the rules cost Prometheus at each evaluation (the owners' group: every kind's aggregation).
         for group in prometheus.query("prometheus_rule_group_last_duration_seconds"):
-            print(f"# rule group {group['metric'].get('rule_group', '?').rsplit(';', 1)[-1]}: last evaluation"
-                  f" {float(group['value'][1]):.3f}s", flush=True)
+            name = group["metric"].get("rule_group", "?")
+            missed = prometheus.query(f'prometheus_rule_group_iterations_missed_total{{rule_group="{name}"}}')
+            print(f"# rule group {name.rsplit(';', 1)[-1]}: last evaluation {float(group['value'][1]):.3f}s,"
+                  f" iterations missed {missed[0]['value'][1] if missed else '?'}", flush=True)
         for name, _ in args.trees:
             lines = answers[name]
             if args.owners_only:
                 for kind in ("user", "job", "pod", "container"):
-                    report(hosts, name, f"owners {kind}", [line for line in lines if line["what"] == f"owners {kind}"])
+                    asked = [line for line in lines if line["what"] == f"owners {kind}"]
+                    report(hosts, name, f"owners {kind}", [line for line in asked if "error" not in line])
+                    for line in asked:
+                        if "error" in line:
+                            print(f"{hosts:>5} {name:<4} owners {kind}: {line['error']}", flush=True)
                 continue
             for what in ("first", "refresh", "host screen"):
                 report(hosts, name, what, [line for line in lines if line["what"] == what])
