@@ -95,7 +95,7 @@ def titles_key(content: CardContent, filtered: bool) -> tuple[object, ...]:
     silence = None if gpu.answering or gpu.lost else silence_text(gpu, content.now)
     return (
         gpu.index, filtered, gpu.lost, silence, content.alert_kinds, tuple(card_marks(content.diagnosis)),
-        gpu.name, gpu.pstate, gpu.clock_sm, gpu.fan_speed,
+        gpu.name, gpu.pstate, gpu.clock_sm, gpu.fan_speed, gpu.allocation,
     )
 
 
@@ -115,7 +115,8 @@ def card_titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None
         for text, style in card_marks(content.diagnosis):
             title.append(text, style)
     title.append(f"{gpu.name or NA} ")
-    facts = []
+    # The pod the kubelet allocated the GPU to (none where its API is not there), with or without processes.
+    facts = [] if gpu.allocation is None else [f"pod {gpu.allocation.pod_name}"]
     if (mig := mig_state(gpu)) is not None:
         facts.append(mig)
     if gpu.pstate is not None:
