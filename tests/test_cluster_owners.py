@@ -239,7 +239,7 @@ def test_the_recorded_answer_is_one_selection_and_without_the_rules_the_raw_aggr
     client = cluster.reader.client
     before = client.traffic.requests
     answer, recorded = ask_owners(client, "user", time.time())
-    # One request; five figures an owner, bob's idle memory, and the marker that the rules run.
+    # One request; five figures an owner, bob's idle memory, and the marker that the user rule answered.
     assert (recorded, client.traffic.requests - before, len(answer)) == (True, 1, 3 * 5 + 1 + 1)
     # An hour before this Prometheus started it had recorded nothing: the raw aggregation is asked.
     before = client.traffic.requests

@@ -40,7 +40,7 @@ RECORDED = "owner:gputop_process:figures"
 RULE_GROUP = "gputop-owners"
 # How often Prometheus evaluates them: the owner screen may be this much behind the processes.
 RULE_INTERVAL = "1m"
-_PRESENT = "rules"  # the figure of the marker series that says the rules are loaded
+_PRESENT = "rules"  # the figure of the marker series: the kind's rule answered
 GIB = 1024**3
 _MEMORY = metric_names.PROCESS_GPU_MEMORY
 _IDLE = metric_names.PROCESS_IDLE_SECONDS
@@ -166,15 +166,15 @@ def owners_query(kind: str, hosts_pattern: str | None = None, thresholds: Thresh
 
 
 def recorded_query(kind: str) -> str:
-    """The recorded figures of every owner by ``kind``, and a marker (``figure="rules"``) when the rules run.
+    """The recorded figures of every owner by ``kind``, with the rule's marker (``figure="rules"``).
 
-    The marker is there as soon as the rules record any owner of any kind, so an empty answer with
-    it means no owner of this kind, and one without it that the rules are not loaded.
+    Each kind's rule records the marker at every evaluation that succeeds, owners or none: an answer
+    with it is the rule's (an empty one but for it: no owner of that kind), one without it says the
+    rule is not loaded, or has not answered for Prometheus' look-back (5 minutes).
     """
     if kind not in _NAMINGS:
         raise ValueError(f"no such owner kind: {kind!r} (one of {', '.join(OWNER_KINDS)})")
-    present = f'label_replace(count({RECORDED}), "{FIGURE_LABEL}", "{_PRESENT}", "", "")'
-    return f"{RECORDED}{{{KIND_LABEL}={promql_string(kind)}}} or {present}"
+    return f"{RECORDED}{{{KIND_LABEL}={promql_string(kind)}}}"
 
 
 def recording_rules() -> str:
@@ -182,11 +182,12 @@ def recording_rules() -> str:
 
     The exporter's default idle thresholds, as the reader's own query uses them.
     """
+    marker = f'label_replace(vector(1), "{FIGURE_LABEL}", "{_PRESENT}", "", "")'
     lines = [f"  - name: {RULE_GROUP}", f"    interval: {RULE_INTERVAL}", "    rules:"]
     for kind in OWNER_KINDS:
         # Quoted in single quotes, YAML's literal form: PromQL's double-quoted strings and
         # backslashes pass unchanged (a single quote is doubled, and the queries have none).
-        expr = owners_query(kind).replace("'", "''")
+        expr = f"{owners_query(kind)} or {marker}".replace("'", "''")
         lines += [f"      - record: {RECORDED}", f"        expr: '{expr}'", "        labels:",
                   f"          {KIND_LABEL}: {kind}"]
     return "\n".join(lines) + "\n"
