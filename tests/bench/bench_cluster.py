@@ -361,11 +361,17 @@ def bench_size(args: argparse.Namespace, hosts: int) -> None:
               f" the simulator {100 * serving:.1f}%; load average {os.getloadavg()[0]:.1f}", flush=True)
         answers = run_workers(prometheus.url, prometheus.process.pid, fleet, scraping, args)
         # What the rules cost Prometheus at each evaluation (the owners' group: every kind's aggregation).
-        for group in prometheus.query("prometheus_rule_group_last_duration_seconds"):
-            name = group["metric"].get("rule_group", "?")
-            missed = prometheus.query(f'prometheus_rule_group_iterations_missed_total{{rule_group="{name}"}}')
-            print(f"# rule group {name.rsplit(';', 1)[-1]}: last evaluation {float(group['value'][1]):.3f}s,"
-                  f" iterations missed {missed[0]['value'][1] if missed else '?'}", flush=True)
+        # From Prometheus' own /metrics (it does not scrape itself here).
+        with urllib.request.urlopen(f"{prometheus.url}/metrics", timeout=60) as response:
+            own = response.read().decode()
+
+        def own_metric(metric: str) -> dict[str, str]:
+            return dict(re.findall(rf'^{metric}\{{rule_group="([^"]*)"\}} (\S+)$', own, re.M))
+
+        missed = own_metric("prometheus_rule_group_iterations_missed_total")
+        for name, seconds in own_metric("prometheus_rule_group_last_duration_seconds").items():
+            print(f"# rule group {name.rsplit(';', 1)[-1]}: last evaluation {float(seconds):.3f}s,"
+                  f" iterations missed {missed.get(name, '?')}", flush=True)
         for name, _ in args.trees:
             lines = answers[name]
             if args.owners_only:
