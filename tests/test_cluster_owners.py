@@ -4,7 +4,9 @@ Three hosts serve the exact text ``gputop export --job-label`` writes for a fixe
 exporter's own collector renders it, with the real Diagnoser's idle verdicts after ten minutes),
 and a fourth serves DCGM exporter's format with Kubernetes' per-pod labels on its device series
 (one GPU held by one pod, one time-shared by two). Every figure below is worked out by hand from
-the scenario.
+the scenario. Prometheus runs the recording rules gputop ships (every second here, where the
+shipped group says a minute), so the reader answers from them; the raw aggregation it falls back
+on is held to the same figures.
 """
 
 from __future__ import annotations
@@ -26,9 +28,19 @@ from textual.pilot import Pilot
 from gputop.core.analysis.diagnosis import Diagnoser
 from gputop.core.cluster.client import PrometheusError
 from gputop.core.cluster.model import ClusterHost, ClusterOptions
-from gputop.core.cluster.owners import FleetOwner, owners_query
+from gputop.core.cluster.owners import (
+    RECORDED,
+    RULE_INTERVAL,
+    FleetOwner,
+    ask_owners,
+    fleet_memory,
+    owners_query,
+    parse_owners,
+    recording_rules,
+)
 from gputop.core.cluster.reader import ClusterReader
 from gputop.core.model import GpuSample, HostSample, Job, ProcessSample, Snapshot
+from gputop.core.output import monitoring
 from gputop.core.output.exporter import SnapshotCollector
 from gputop.ui.cluster.owner_screen import FleetOwnerScreen
 from gputop.ui.cluster.view import ClusterApp
@@ -136,10 +148,17 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         f'        labels: {{instance: "{name}:9400", __metrics_path__: "/hosts/{name}/metrics"}}\n'
         for name in (*SCENARIO, "dgx-pods")
     )
-    prometheus = PrometheusServer(work, static_configs=targets)
+    # The shipped rules, evaluated every second rather than every minute.
+    rules = work / "rules.yml"
+    rules.write_text(monitoring.read(monitoring.ALERT_RULES).replace(f"interval: {RULE_INTERVAL}", "interval: 1s"))
+    prometheus = PrometheusServer(work, static_configs=targets, rule_files=[rules])
     try:
         wait_for("every host scraped", lambda: prometheus.query("count(up == 1) == 4") or None, 60)
         wait_for("idle times scraped", lambda: prometheus.query("count(gputop_process_idle_seconds) == 7") or None, 30)
+        # Recorded once every idle time was in: bob's idle memory, and a DCGM pod.
+        recorded = f'{RECORDED}{{kind="user",owner="bob",figure="idle_memory"}} == {4 * GIB}'
+        wait_for("the rules recorded", lambda: prometheus.query(recorded) or None, 30)
+        wait_for("the pods recorded", lambda: prometheus.query(f'{RECORDED}{{owner="ml/batch"}}') or None, 30)
         reader = ClusterReader(ClusterOptions.create(prometheus.url, interval_s=60))
         reader.fetch()
         yield Cluster(prometheus, reader)
@@ -162,8 +181,13 @@ FLEET_GIB = 560
 
 
 def owners(cluster: Cluster, kind: str) -> list[FleetOwner]:
+    """The reader's answer, from the recording rules; the raw aggregation says the same."""
     state = cluster.reader.fetch()
-    return cluster.reader.owners(kind, state.hosts)
+    read = cluster.reader.owners(kind, state.hosts)
+    assert cluster.reader.owners_recorded is True
+    raw = parse_owners(cluster.reader.client.query(owners_query(kind), time.time()), fleet_memory(state.hosts))
+    assert raw == read
+    return read
 
 
 @needs_prometheus
@@ -209,11 +233,34 @@ def test_an_owner_s_hosts_and_the_query_is_one_aggregate_per_figure(cluster: Clu
 
 
 @needs_prometheus
+def test_the_recorded_answer_is_one_selection_and_without_the_rules_the_raw_aggregation_answers(
+    cluster: Cluster,
+) -> None:
+    client = cluster.reader.client
+    before = client.traffic.requests
+    answer, recorded = ask_owners(client, "user", time.time())
+    # One request; five figures an owner, bob's idle memory, and the marker that the user rule answered.
+    assert (recorded, client.traffic.requests - before, len(answer)) == (True, 1, 3 * 5 + 1 + 1)
+    # An hour before this Prometheus started it had recorded nothing: the raw aggregation is asked.
+    before = client.traffic.requests
+    assert ask_owners(client, "user", time.time() - 3600) == ([], False)
+    assert client.traffic.requests - before == 2
+
+
+def test_the_shipped_rules_are_the_ones_the_reader_s_query_makes() -> None:
+    shipped = monitoring.read(monitoring.ALERT_RULES)
+    assert shipped.endswith(recording_rules())
+    assert shipped.count(f"record: {RECORDED}") == 4
+
+
+@needs_prometheus
 def test_hosts_limits_the_owners_to_the_hosts_it_matches(cluster: Cluster) -> None:
     reader = ClusterReader(ClusterOptions.create(cluster.prometheus.url, hosts="^gpu-a$", interval_s=60))
     state = reader.fetch()
-    # gpu-a's 160 GiB alone: alice's pid 100 (10 + 6 GiB), bob's idle pid 101 (4 GiB).
+    # gpu-a's 160 GiB alone: alice's pid 100 (10 + 6 GiB), bob's idle pid 101 (4 GiB). The recorded
+    # figures are the whole fleet's: these are aggregated from the raw series.
     assert reader.owners("user", state.hosts) == [row("alice", 1, 2, 16, 160, 0, 1), row("bob", 1, 1, 4, 160, 4, 1)]
+    assert reader.owners_recorded is False
     assert reader.owners("pod", state.hosts) == []
     assert reader.owner_hosts("user", "carol") == frozenset()
 

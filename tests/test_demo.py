@@ -1,8 +1,12 @@
 """The demo machine: deterministic, varied, and its processes can be signalled."""
 
 import signal
+import subprocess
+import sys
 
+from gputop.core.analysis.owners import owner_rollup
 from gputop.core.host.signals import Outcome
+from gputop.core.model import HostSample, Job, Snapshot
 from gputop.core.sampler import Sampler
 from gputop.core.sources.demo import DemoSource
 
@@ -85,3 +89,26 @@ def test_torchrun_is_a_launcher_with_two_workers_whose_detail_the_demo_simulates
     assert detail.devices.value == ("/dev/nvidia-uvm", "/dev/nvidia3", "/dev/nvidiactl")
     gone = Sampler(source).process_detail((workers[1].pid, 1.0))
     assert gone.gone == f"PID {workers[1].pid} now belongs to another process: the one shown has exited"
+
+
+def test_the_demo_s_processes_have_owners_of_every_kind_and_gpu_0_is_allocated_to_the_pod() -> None:
+    gpus = run(DemoSource(gpu_count=4, clock=lambda: 5000.0), 1)[-1]
+    snapshot = Snapshot(timestamp=5000.0, hostname="demo", host=HostSample(), gpus=gpus)
+    names = {by: [row.name for row in owner_rollup(snapshot, by)] for by in ("job", "pod", "container")}
+    assert names == {
+        "job": ["4242", "4317"],  # carol's finetune, frank's sweep (trial 17)
+        "pod": ["ml/llama-train"],  # alice's training and her launcher's two workers
+        "container": ["vllm-mistral", "containerd:a41f7c02e9d3"],  # bob's server and eval; the pod's container
+    }
+    carol = next(p for gpu in gpus for p in gpu.all_processes() if p.user == "carol")
+    assert carol.job == Job(scheduler="slurm", id="4242", step="0", name="lora-ft", user="carol", partition="gpu",
+                            account="nlp")
+    assert [gpu.allocation.pod_name if gpu.allocation else None for gpu in gpus] == ["ml/llama-train", None, None, None]
+
+
+def test_once_by_pod_prints_the_demo_s_pod() -> None:
+    result = subprocess.run([sys.executable, "-m", "gputop", "--demo", "--once", "--by", "pod"], capture_output=True,
+                            text=True, timeout=60)
+    assert (result.returncode, result.stderr) == (0, "")
+    table = result.stdout[result.stdout.index("POD "):].splitlines()
+    assert len(table) == 2 and table[1].split()[:2] == ["ml/llama-train", "0,2,3"]

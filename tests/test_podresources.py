@@ -126,3 +126,27 @@ def test_an_invisible_process_on_an_allocated_gpu_is_counted_to_its_pod(
         assert sampler.sample().gpus[0].allocation is None
     finally:
         sampler.close()
+
+
+def test_the_card_names_the_pod_of_an_allocated_gpu_before_any_process_of_it_runs_and_nothing_without_the_api(
+    kubelet: tuple[str, list[bytes]], fake_nvml: FakeNvml, tmp_path: Path
+) -> None:
+    from gputop.core.sources.nvml import NvmlSource
+    from gputop.ui.widgets.card_lines import CardContent, card_titles
+
+    path, _ = kubelet
+    fake_nvml.write(Scenario().gpu(memory_total=80 * GiB, memory_used=1 * GiB).gpu(memory_total=80 * GiB))
+    fake_nvml.load()
+    subtitles = []
+    for socket in (path, str(tmp_path / "absent.sock")):
+        sampler = Sampler(NvmlSource(), pod_resources=PodResources(socket))
+        sampler.open()
+        try:
+            gpus = sampler.sample().gpus
+        finally:
+            sampler.close()
+        assert gpus[0].processes == ()
+        subtitles.append([str(card_titles(CardContent(gpu=gpu), filtered=False)[1]) for gpu in gpus])
+    allocated, unknown = subtitles
+    assert allocated[0].startswith(" pod ml/trainer-0 · ") and "pod" not in allocated[1]
+    assert not any("pod" in subtitle for subtitle in unknown)

@@ -22,6 +22,11 @@ measured against the same Prometheus in the same run:
   that made the change were written, not counting the emulator's own parsing); CPU and peak
   RSS over ``--app-seconds``.
 
+``--owners-only``: the first refresh, then the owner screen's read of each kind (``o``) three
+times per tree, and what the shipped recording rules cost Prometheus per evaluation. Prometheus
+loads this tree's shipped rules (``--rule-interval``); a tree from before them aggregates the raw
+series. E.g. ``--hosts 1000 --diagnoses --owners-only --trees new=.,old=/tmp/old``.
+
 Run from the repository root, under the machine's lock::
 
     flock /tmp/gputop-heavy.lock python tests/bench/bench_cluster.py --hosts 1000 --trees new=.,old=/tmp/old
@@ -128,6 +133,17 @@ def worker(args: argparse.Namespace) -> int:
     at(args.start + slot * FIRST_SLOT_S)
     state = measured("first", lambda: reader.fetch((), None, 600))
     assert len(state.hosts) == args.expect, (len(state.hosts), args.expect)
+    if args.owners_only:
+        # The owner screen's read of each kind, three times, in turns as the refreshes.
+        from gputop.core.cluster.client import PrometheusError
+
+        for n, kind in enumerate(k for k in ("user", "job", "pod", "container") for _ in range(3)):
+            at(args.start + slots * FIRST_SLOT_S + n * args.interval + slot * args.interval / slots)
+            try:
+                measured(f"owners {kind}", lambda kind=kind: reader.owners(kind, state.hosts))
+            except PrometheusError as error:  # Prometheus' own limit (--query.timeout, 2 min)
+                print(json.dumps({"what": f"owners {kind}", "error": str(error)}), flush=True)
+        return 0
     paced = args.start + slots * FIRST_SLOT_S
     for n in range(args.refreshes):
         at(paced + n * args.interval + slot * args.interval / slots)
@@ -181,7 +197,7 @@ def run_workers(url: str, prometheus: int, fleet: FleetProcess, scraping: float,
             "--prometheus-pid", str(prometheus), "--fleet-pid", str(fleet.process.pid),
             "--scraping-rate", f"{scraping}", "--refreshes", str(args.refreshes), "--expect", str(len(fleet.hostnames)),
             "--hostnames", ",".join(fleet.hostnames), "--start", f"{start}", "--slot", str(slot),
-            "--slots", str(len(args.trees)),
+            "--slots", str(len(args.trees)), *(["--owners-only"] if args.owners_only else []),
         ]
         running[name] = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines = {}
@@ -327,16 +343,45 @@ def rate(pid: int, seconds: float = 10.0) -> float:
 def bench_size(args: argparse.Namespace, hosts: int) -> None:
     work = Path(tempfile.mkdtemp(prefix=f"bench-cluster-{hosts}-"))
     fleet = FleetProcess(hosts, work, diagnoses=args.diagnoses, legacy=args.legacy)
-    prometheus = PrometheusServer(work, static_configs=fleet.static_configs(), scrape_interval_s=args.scrape)
+    # The rules gputop ships (this tree's), the owners' recording rules among them, at --rule-interval.
+    rules = work / "rules.yml"
+    rules.write_text((ROOT / "gputop/core/output/monitoring/alert-rules.yml").read_text().replace(
+        "interval: 1m", f"interval: {args.rule_interval:g}s"))
+    prometheus = PrometheusServer(work, static_configs=fleet.static_configs(), scrape_interval_s=args.scrape,
+                                  rule_files=[rules])
     try:
         wait_for("every host scraped", lambda: prometheus.query(f"count(up == 1) == {hosts}") or None, 600, 1.0)
         time.sleep(args.age)
+        if args.owners_only:
+            # The owners' rules evaluated at least once (their first evaluation waits up to an interval).
+            recorded = "count(owner:gputop_process:figures)"
+            wait_for("the owners' rules", lambda: prometheus.query(recorded) or None, 600, 2.0)
         scraping, serving = rate(prometheus.process.pid), rate(fleet.process.pid)
         print(f"# {hosts} hosts, {args.age:g}s of data; scraping alone: Prometheus {100 * scraping:.1f}% of a core,"
               f" the simulator {100 * serving:.1f}%; load average {os.getloadavg()[0]:.1f}", flush=True)
         answers = run_workers(prometheus.url, prometheus.process.pid, fleet, scraping, args)
+        # What the rules cost Prometheus at each evaluation (the owners' group: every kind's aggregation).
+        # From Prometheus' own /metrics (it does not scrape itself here).
+        with urllib.request.urlopen(f"{prometheus.url}/metrics", timeout=60) as response:
+            own = response.read().decode()
+
+        def own_metric(metric: str) -> dict[str, str]:
+            return dict(re.findall(rf'^{metric}\{{rule_group="([^"]*)"\}} (\S+)$', own, re.M))
+
+        missed = own_metric("prometheus_rule_group_iterations_missed_total")
+        for name, seconds in own_metric("prometheus_rule_group_last_duration_seconds").items():
+            print(f"# rule group {name.rsplit(';', 1)[-1]}: last evaluation {float(seconds):.3f}s,"
+                  f" iterations missed {missed.get(name, '?')}", flush=True)
         for name, _ in args.trees:
             lines = answers[name]
+            if args.owners_only:
+                for kind in ("user", "job", "pod", "container"):
+                    asked = [line for line in lines if line["what"] == f"owners {kind}"]
+                    report(hosts, name, f"owners {kind}", [line for line in asked if "error" not in line])
+                    for line in asked:
+                        if "error" in line:
+                            print(f"{hosts:>5} {name:<4} owners {kind}: {line['error']}", flush=True)
+                continue
             for what in ("first", "refresh", "host screen"):
                 report(hosts, name, what, [line for line in lines if line["what"] == what])
             for line in lines:
@@ -347,7 +392,7 @@ def bench_size(args: argparse.Namespace, hosts: int) -> None:
                         f" {line['bytes'] / 1e3:6.1f} kB",
                         flush=True,
                     )
-        for name, tree in args.trees:
+        for name, tree in [] if args.owners_only else args.trees:
             report_view(hosts, name, run_view(tree, prometheus.url, args.app_seconds, fleet.hostnames[0]))
         print(f"# load average after {hosts} hosts: {os.getloadavg()[0]:.1f}", flush=True)
     finally:
@@ -407,6 +452,10 @@ def main() -> int:
     parser.add_argument("--interval", type=float, default=5.0)
     parser.add_argument("--refreshes", type=int, default=5)
     parser.add_argument("--app-seconds", type=float, default=30.0)
+    parser.add_argument("--owners-only", action="store_true",
+                        help="measure the owner screen's read alone (o in the view: each kind, three times)")
+    parser.add_argument("--rule-interval", type=float, default=60.0,
+                        help="seconds between evaluations of the shipped rules (the owners' recording rules)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--tree", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)

@@ -105,7 +105,8 @@ class PrometheusServer:
     """``prometheus`` on a free loopback port, scraping ``targets`` every second, data in ``work``.
 
     ``static_configs`` (YAML, indented for the job) replaces the plain target list; ``port``
-    reuses an address, so a stopped server can come back where the cluster view looks.
+    reuses an address, so a stopped server can come back where the cluster view looks; ``rule_files``
+    are loaded as Prometheus' rule files.
     """
 
     def __init__(
@@ -116,6 +117,7 @@ class PrometheusServer:
         static_configs: str | None = None,
         scrape_interval_s: float = 1.0,
         port: int | None = None,
+        rule_files: Sequence[Path] = (),
     ) -> None:
         assert PROMETHEUS is not None, SKIP_REASON
         self.port = port or free_port()
@@ -127,6 +129,7 @@ class PrometheusServer:
         config.write_text(
             f"global:\n  scrape_interval: {every}\n  scrape_timeout: {every}\n  evaluation_interval: {every}\n"
             f"scrape_configs:\n  - job_name: {job}\n    honor_labels: true\n    static_configs:\n{static_configs}"
+            + (f"rule_files: {json.dumps([str(path) for path in rule_files])}\n" if rule_files else "")
         )
         (work / "data").mkdir(exist_ok=True)
         self._log = open(work / "prometheus.log", "a")  # noqa: SIM115 - closed in stop()

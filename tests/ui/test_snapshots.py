@@ -9,16 +9,19 @@ start times are local times), and notifications are cleared before the picture i
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Collection, Iterator
 from typing import Any
 
 import pytest
 from textual.pilot import Pilot
 
+from gputop.core.cluster.model import ClusterHost
+from gputop.core.cluster.owners import FleetOwner
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.sources.demo import DemoSource
 from gputop.ui.app import GpuTopApp
+from gputop.ui.cluster.owner_screen import FleetOwnerScreen
 from gputop.ui.cluster.view import ClusterApp
 
 from ..test_cluster_view import FakeReader
@@ -139,8 +142,8 @@ def feed_these(app: GpuTopApp, snapshots: list[Any]) -> Callable[[Pilot[int]], A
 
 
 # g: the GPU of the selected process (the largest: GPU 1, stalled); F1: help; Enter: the selected
-# process in full; t: the tree (torchrun's workers under it).
-SCREENS = {"detail": ("g",), "help": ("f1",), "process": ("enter",), "tree": ("t",)}
+# process in full; t: the tree (torchrun's workers under it); o: the owners, by user.
+SCREENS = {"detail": ("g",), "help": ("f1",), "process": ("enter",), "tree": ("t",), "owners": ("o",)}
 
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
@@ -160,6 +163,42 @@ def test_cluster_view(snap_compare: Any, size: tuple[int, int]) -> None:
                 break
             await pilot.pause(0.02)
         assert app.state is not None and len(app.host_list.history) == 3
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+GIB = 1024**3
+
+
+class OwnedFleet(FakeReader):
+    """The fake fleet, and who holds it by user (idle memory: some, none, not served)."""
+
+    def owners(self, kind: str, hosts: Collection[ClusterHost]) -> list[FleetOwner]:
+        def row(name: str, hosts: int, gpus: int, gib: float | None, idle_gib: float | None,
+                processes: int | None) -> FleetOwner:
+            return FleetOwner(name=name, hosts=hosts, gpus=gpus, gpu_memory=None if gib is None else int(gib * GIB),
+                              memory_share=None if gib is None else gib / 640,
+                              idle_memory=None if idle_gib is None else int(idle_gib * GIB), processes=processes)
+
+        return [row("alice", 2, 5, 310, 0, 6), row("bob", 2, 2, 74.5, 60, 3), row("carol", 1, 1, 8, None, 1)]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+def test_cluster_owner_screen(snap_compare: Any, size: tuple[int, int]) -> None:
+    app: ClusterApp = make_cluster_app(OwnedFleet())
+
+    async def run_before(pilot: Pilot[int]) -> None:
+        for _ in range(250):
+            if app.state is not None:
+                break
+            await pilot.pause(0.02)
+        await pilot.press("o")
+        for _ in range(250):
+            if isinstance(app.screen, FleetOwnerScreen) and len(app.screen.rows) == 3:
+                break
+            await pilot.pause(0.02)
+        assert isinstance(app.screen, FleetOwnerScreen) and len(app.screen.rows) == 3
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)

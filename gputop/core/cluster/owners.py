@@ -9,6 +9,13 @@ rules as far as the exporter's labels carry them (``metric_names.PROCESS_LABELS`
 pod on a time-shared GPU) count as pods too, for their hosts and GPUs only: they carry no
 memory of the pod's own.
 
+Summed on every refresh, that is still work over every process series of the fleet (seconds of
+Prometheus' CPU at 1,000 hosts). The recording rules shipped in the monitoring package
+(``core.output.monitoring``, group ``gputop-owners``: ``recording_rules`` below writes them) keep
+the same answer per kind, one series per owner and figure, as ``owner:gputop_process:figures``;
+where Prometheus has them the screen reads those (one selection), and the raw aggregation where it
+has not, or where the view is limited to some hosts (the recorded figures are the whole fleet's).
+
 A process is idle by the exporter's own rule (``core.analysis.diagnosis``, default thresholds): it has
 used no SM time for ``idle_after_s`` while holding at least ``idle_min_memory_gib``. The exporter
 serves no verdict per process, so an exporter run with other thresholds is judged by these.
@@ -27,6 +34,13 @@ from gputop.core.output import metric_names
 from gputop.core.settings import Thresholds
 
 OWNER_LABEL = "owner"
+KIND_LABEL = "kind"
+# The recording rules' series (level:metric:operations): per owner and figure, labelled kind, owner, figure.
+RECORDED = "owner:gputop_process:figures"
+RULE_GROUP = "gputop-owners"
+# How often Prometheus evaluates them: the owner screen may be this much behind the processes.
+RULE_INTERVAL = "1m"
+_PRESENT = "rules"  # the figure of the marker series: the kind's rule answered
 GIB = 1024**3
 _MEMORY = metric_names.PROCESS_GPU_MEMORY
 _IDLE = metric_names.PROCESS_IDLE_SECONDS
@@ -151,6 +165,34 @@ def owners_query(kind: str, hosts_pattern: str | None = None, thresholds: Thresh
     return tagged(parts)
 
 
+def recorded_query(kind: str) -> str:
+    """The recorded figures of every owner by ``kind``, with the rule's marker (``figure="rules"``).
+
+    Each kind's rule records the marker at every evaluation that succeeds, owners or none: an answer
+    with it is the rule's (an empty one but for it: no owner of that kind), one without it says the
+    rule is not loaded, or has not answered for Prometheus' look-back (5 minutes).
+    """
+    if kind not in _NAMINGS:
+        raise ValueError(f"no such owner kind: {kind!r} (one of {', '.join(OWNER_KINDS)})")
+    return f"{RECORDED}{{{KIND_LABEL}={promql_string(kind)}}}"
+
+
+def recording_rules() -> str:
+    """The rule group that records ``owners_query`` per kind (YAML, as shipped in ``alert-rules.yml``).
+
+    The exporter's default idle thresholds, as the reader's own query uses them.
+    """
+    marker = f'label_replace(vector(1), "{FIGURE_LABEL}", "{_PRESENT}", "", "")'
+    lines = [f"  - name: {RULE_GROUP}", f"    interval: {RULE_INTERVAL}", "    rules:"]
+    for kind in OWNER_KINDS:
+        # Quoted in single quotes, YAML's literal form: PromQL's double-quoted strings and
+        # backslashes pass unchanged (a single quote is doubled, and the queries have none).
+        expr = f"{owners_query(kind)} or {marker}".replace("'", "''")
+        lines += [f"      - record: {RECORDED}", f"        expr: '{expr}'", "        labels:",
+                  f"          {KIND_LABEL}: {kind}"]
+    return "\n".join(lines) + "\n"
+
+
 def owner_hosts_query(kind: str, name: str, hosts_pattern: str | None = None) -> str:
     """The hosts where one owner holds GPUs (Enter on the owner screen)."""
     hosts = "" if hosts_pattern is None else f"{_HOST}=~{promql_string(hosts_pattern)}"
@@ -196,6 +238,21 @@ def parse_owners(answer: Sequence[Sample], fleet_memory_total: float | None) -> 
     return rows
 
 
+def ask_owners(
+    client: PrometheusClient, kind: str, at: float, hosts_pattern: str | None = None
+) -> tuple[list[Sample], bool]:
+    """The answer for ``parse_owners``, and whether it came from the recording rules.
+
+    The recorded figures first, where they can answer (the whole fleet): one selection. Where
+    Prometheus has not got the rules, the raw aggregation after it. Raises PrometheusError.
+    """
+    if hosts_pattern is None:
+        answer = client.query(recorded_query(kind), at)
+        if any(sample.labels.get(FIGURE_LABEL) == _PRESENT for sample in answer):
+            return answer, True
+    return client.query(owners_query(kind, hosts_pattern), at), False
+
+
 def read_owners(
     client: PrometheusClient,
     kind: str,
@@ -203,8 +260,9 @@ def read_owners(
     hosts: Iterable[ClusterHost],
     hosts_pattern: str | None = None,
 ) -> list[FleetOwner]:
-    """Every owner by ``kind`` across the fleet (one query). Raises PrometheusError."""
-    return parse_owners(client.query(owners_query(kind, hosts_pattern), at), fleet_memory(hosts))
+    """Every owner by ``kind`` across the fleet (one query, two without the rules). Raises PrometheusError."""
+    answer, _ = ask_owners(client, kind, at, hosts_pattern)
+    return parse_owners(answer, fleet_memory(hosts))
 
 
 def read_owner_hosts(

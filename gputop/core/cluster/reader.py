@@ -34,7 +34,7 @@ from gputop.core.cluster.model import (
     HostDetail,
     Partial,
 )
-from gputop.core.cluster.owners import FleetOwner, read_owner_hosts, read_owners
+from gputop.core.cluster.owners import FleetOwner, ask_owners, fleet_memory, parse_owners, read_owner_hosts
 from gputop.core.cluster.queries import Fixed
 
 # The memory history of a host: one point per cell of its sparkline.
@@ -69,6 +69,8 @@ class ClusterReader:
         self._fixed_job: Future[list[Sample]] | None = None  # asked after a refresh, taken at the next
         self._fixed_job_at = -math.inf
         self._pool = ThreadPoolExecutor(max_workers=9, thread_name_prefix="prometheus")
+        # Whether the last owners' answer came from the recording rules (None: none asked yet).
+        self.owners_recorded: bool | None = None
 
     def fetch(
         self,
@@ -204,7 +206,8 @@ class ClusterReader:
 
     def owners(self, kind: str, hosts: Collection[ClusterHost]) -> list[FleetOwner]:
         """Every owner by ``kind`` across the fleet (``hosts``: the last refresh's, for the fleet's memory)."""
-        return read_owners(self.client, kind, self._clock(), hosts, self.options.hosts)
+        answer, self.owners_recorded = ask_owners(self.client, kind, self._clock(), self.options.hosts)
+        return parse_owners(answer, fleet_memory(hosts))
 
     def owner_hosts(self, kind: str, name: str) -> frozenset[str]:
         """The hostnames where one owner holds GPUs."""

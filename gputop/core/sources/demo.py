@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from gputop.core.host.procdetail import ProcessDetail
 from gputop.core.host.signals import SignalResult
-from gputop.core.model import Energy, GpuSample, HostSample, MigSample, ProcessIdentity
+from gputop.core.model import Allocation, Energy, GpuSample, HostSample, MigSample, ProcessIdentity
 from gputop.core.sources.demo_machine import (
     ENERGY_BEFORE_J,
     FEW_SMS_GPU,
@@ -36,6 +36,10 @@ from gputop.core.sources.demo_machine import (
 )
 from gputop.core.sources.demo_machine import activity as demo_activity
 from gputop.core.sources.demo_processes import DemoProcesses, SimProcess
+
+# What the kubelet's PodResources API says on this node: GPU 0 is the training pod's (its
+# workers elsewhere run on devices it does not list: a demo's licence).
+ALLOCATIONS = {0: Allocation(namespace="ml", pod="llama-train", container="trainer", resource="nvidia.com/gpu")}
 
 
 class DemoSource:
@@ -168,6 +172,7 @@ class DemoSource:
             health=health(index, self._opened),
             mig_devices=mig_devices,
             processes=tuple(DemoProcesses.sample(p, utilization) for p in plain),
+            allocation=ALLOCATIONS.get(index),
         )
 
     def _mig(self, gpu: int, slot: int, processes: list[SimProcess], utilization: float) -> MigSample:

@@ -1,6 +1,11 @@
 """The demo machine's processes: the workloads it runs (a training job, a vLLM server, a LoRA finetune
 whose memory grows, dave's notebook that sits idle on GPU 3, a launcher and its workers, short
-sweeps), how their memory moves each step, and signals and /proc facts, simulated."""
+sweeps), how their memory moves each step, and signals and /proc facts, simulated.
+
+Their owners, as gputop reads them on a real machine: the training and its launcher's workers in a
+Kubernetes pod (``ml/llama-train``), the vLLM server and its evaluation in a Docker container
+(``vllm-mistral``), the finetune and the sweeps in Slurm jobs; the rest belong to their users alone.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from typing import NamedTuple
 
 from gputop.core.host.procdetail import ProcessDetail
 from gputop.core.host.signals import Outcome, SignalResult, signal_name
-from gputop.core.model import ProcessIdentity, ProcessSample
+from gputop.core.model import Job, ProcessIdentity, ProcessSample
 from gputop.core.sources.demo_detail import SimulatedProcess, simulated_detail
 from gputop.core.sources.demo_machine import GIB, MIB, MIG_PROFILES, STALLED_GPU, capacity, is_mig, mig_uuid, model_of
 
@@ -27,9 +32,36 @@ class Workload(NamedTuple):
     lifetime_steps: int  # 0: runs for ever
     idle_for_s: float = 0.0  # > 0: holds its memory without running, since this long before the start
     workers: int = 0  # a launcher (torchrun) that holds no GPU memory, with this many workers on GPUs
+    job: Job | None = None  # the Slurm job it runs in
 
 
-_POD = "k8s:3f2a9c1e-7b4d-4c55-9e1a-0d6b2f8a7c31"
+class ContainerFacts(NamedTuple):
+    """What the cgroup (and Docker's socket, the kubelet's logs) say of a container."""
+
+    name: str
+    runtime: str
+    id: str  # the whole id, as the runtime names it
+    pod_uid: str | None = None
+
+
+POD_UID = "3f2a9c1e-7b4d-4c55-9e1a-0d6b2f8a7c31"
+POD_NAME = "ml/llama-train"
+_POD = f"k8s:{POD_UID}"
+_DOCKER = "docker:8c1d2e3f4a5b"
+CONTAINERS = {
+    _POD: ContainerFacts(name=POD_NAME, runtime="containerd", id="a41f7c02e9d3" + "5b" * 26, pod_uid=POD_UID),
+    _DOCKER: ContainerFacts(name="vllm-mistral", runtime="docker", id="8c1d2e3f4a5b" + "9e" * 26),
+}
+FINETUNE_JOB = Job(scheduler="slurm", id="4242", step="0", name="lora-ft", user="carol", partition="gpu",
+                   account="nlp")
+
+
+def sweep_job(trial: int) -> Job:
+    """frank's sweeps, one batch job a trial (an array's tasks too have a job id each: the cgroup's)."""
+    return Job(scheduler="slurm", id=str(4300 + trial), step="batch", name="sweep", user="frank", partition="gpu",
+               account="nlp")
+
+
 WORKLOADS = (
     Workload(
         user="alice",
@@ -43,7 +75,7 @@ WORKLOADS = (
     Workload(
         user="bob",
         command="python -m vllm.entrypoints.openai.api_server --model mistral-7b",
-        container="docker:8c1d2e3f4a5b",
+        container=_DOCKER,
         type="C",
         base_gib=70.5,
         growth_mib_per_step=0.0,
@@ -57,6 +89,7 @@ WORKLOADS = (
         base_gib=9.0,
         growth_mib_per_step=24.0,
         lifetime_steps=0,
+        job=FINETUNE_JOB,
     ),
     Workload(
         user="dave",
@@ -99,7 +132,7 @@ WORKLOADS = (
     Workload(
         user="bob",
         command="python eval.py --suite mmlu",
-        container="docker:8c1d2e3f4a5b",
+        container=_DOCKER,
         type="C",
         base_gib=12.0,
         growth_mib_per_step=0.0,
@@ -113,6 +146,7 @@ WORKLOADS = (
         base_gib=5.0,
         growth_mib_per_step=4.0,
         lifetime_steps=25,
+        job=sweep_job(17),
     ),
 )
 
@@ -138,6 +172,7 @@ class SimProcess:
     parent_pid: int | None = None
     parent_command: str | None = None
     rank: int | None = None  # a launcher's worker: its rank
+    job: Job | None = None
 
     @property
     def shown_memory(self) -> int:
@@ -173,7 +208,7 @@ class DemoProcesses:
             return
         launcher = self._next_pid
         self._next_pid += 1
-        user, command, container, kind, base_gib, growth_mib, lifetime, idle_for_s, _workers = workload
+        user, command, container, kind, base_gib, growth_mib, lifetime, idle_for_s, _workers, job = workload
         for rank in range(workload.workers):
             script = f"python -u {command.split()[-1]} --local-rank {rank}"
             worker = Workload(
@@ -185,6 +220,7 @@ class DemoProcesses:
                 growth_mib_per_step=growth_mib,
                 lifetime_steps=lifetime,
                 idle_for_s=idle_for_s,
+                job=job,
             )
             self._spawn_process(
                 worker, (gpu + rank) % self._gpu_count, started + 2.0, step, (launcher, workload.command, rank)
@@ -193,7 +229,7 @@ class DemoProcesses:
     def _spawn_process(
         self, workload: Workload, gpu: int, started: float, step: int, parent: tuple[int, str, int] | None = None
     ) -> None:
-        user, command, container, kind, base_gib, growth_mib, lifetime, idle_for_s, _workers = workload
+        user, command, container, kind, base_gib, growth_mib, lifetime, idle_for_s, _workers, job = workload
         mig = None
         if is_mig(gpu):
             mig = sum(1 for p in self.running.values() if p.gpu == gpu) % len(MIG_PROFILES)
@@ -214,6 +250,7 @@ class DemoProcesses:
             cpu=self._random.uniform(20, 180) if kind != "G" else 2.0,
             rss=int(self._random.uniform(1.5, 24) * GIB),
             last_active=self._clock() - idle_for_s if idle_for_s else None,
+            job=job,
         )
         if parent is not None:
             simulated = self.running[self._next_pid]
@@ -238,15 +275,17 @@ class DemoProcesses:
             gpu = self._random.randrange(self._gpu_count)
             if gpu == STALLED_GPU:
                 gpu = (gpu + 1) % self._gpu_count
+            trial = 17 + step // 15
             self.spawn(
                 Workload(
                     user="frank",
-                    command=f"python sweep.py --trial {17 + step // 15}",
+                    command=f"python sweep.py --trial {trial}",
                     container=None,
                     type="C",
                     base_gib=4.0,
                     growth_mib_per_step=6.0,
                     lifetime_steps=30,
+                    job=sweep_job(trial),
                 ),
                 gpu,
                 now,
@@ -257,6 +296,7 @@ class DemoProcesses:
     def sample(process: SimProcess, utilization: float) -> ProcessSample:
         """What the driver and /proc say of ``process`` on a GPU this busy."""
         idle = process.last_active is not None
+        facts = CONTAINERS.get(process.container or "")
         return ProcessSample(
             pid=process.pid,
             gpu_index=process.gpu,
@@ -272,6 +312,11 @@ class DemoProcesses:
             cpu_percent=round(process.cpu, 1),
             host_memory=process.rss,
             container=process.container,
+            container_name=None if facts is None else facts.name,
+            container_runtime=None if facts is None else facts.runtime,
+            container_id=None if facts is None else facts.id,
+            pod_uid=None if facts is None else facts.pod_uid,
+            job=process.job,
             visible=True,
             parent_pid=process.parent_pid,
             parent_command=process.parent_command,

@@ -95,7 +95,7 @@ def titles_key(content: CardContent, filtered: bool) -> tuple[object, ...]:
     silence = None if gpu.answering or gpu.lost else silence_text(gpu, content.now)
     return (
         gpu.index, filtered, gpu.lost, silence, tuple(content.marks()), throttle_reasons(content.diagnosis),
-        gpu.name, gpu.pstate, gpu.clock_sm, gpu.fan_speed,
+        gpu.name, gpu.pstate, gpu.clock_sm, gpu.fan_speed, gpu.allocation,
     )
 
 
@@ -112,7 +112,8 @@ def card_titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None
     if reasons := throttle_reasons(content.diagnosis):
         title.append(f"· {reasons} ", style="yellow")
     title.append(f"{gpu.name or NA} ")
-    facts = []
+    # The pod the kubelet allocated the GPU to (none where its API is not there), with or without processes.
+    facts = [] if gpu.allocation is None else [f"pod {gpu.allocation.pod_name}"]
     if (mig := mig_state(gpu)) is not None:
         facts.append(mig)
     if gpu.pstate is not None:
