@@ -74,7 +74,7 @@ def test_the_panel_title_counts_what_the_filter_lets_through_and_the_tags() -> N
     assert panel_title(2, 5, ProcessFilter().with_gpu(1), 1).plain == "Processes 2 of 5  filter: GPU 1  tagged: 1"
 
 
-def test_plus_and_minus_step_the_interval_and_stop_at_the_ends() -> None:
+def test_the_brackets_step_the_interval_and_stop_at_the_ends() -> None:
     assert [next_interval(1.0, 1), next_interval(1.0, -1), next_interval(0.7, 1), next_interval(0.7, -1)] == [
         2.0, 0.5, 1.0, 0.5
     ]

@@ -36,7 +36,8 @@ TABLE_ACTIONS = frozenset(
     {"sort_move", "sort_invert", "sort_menu", "sort_by", "tag", "untag_all", "kill", "kill_refused", "open_process"}
 )
 PANEL_ACTIONS = frozenset(
-    {"filter", "next_match", "pick_user", "toggle_tree", "only_gpu", "all_gpus", "pick_gpu", "detail_selected"}
+    {"filter", "next_match", "pick_user", "toggle_tree", "only_gpu", "all_gpus", "pick_gpu", "detail_selected",
+     "fold", "unfold"}
 )
 # Keys that are not bindings of the app, listed in help all the same.
 NAVIGATION_HELP: tuple[tuple[str, str], ...] = (
@@ -78,6 +79,9 @@ BINDINGS: list[BindingType] = [
     Binding("comma,left", "replay_step(-1)", "Step back", show=False),
     Binding("right_square_bracket", "replay_speed(1)", "Faster", key_display="[]"),
     Binding("left_square_bracket", "replay_speed(-1)", "Slower", show=False),
+    # Live, the same keys set the refresh rate (a live run has no replay speed): ] faster, [ slower.
+    Binding("right_square_bracket", "interval(-1)", "Faster refresh", show=False),
+    Binding("left_square_bracket", "interval(1)", "Slower refresh", show=False),
     Binding("j", "replay_jump", "Jump to a time"),
     Binding("U", "untag_all", "Untag all", show=False),
     Binding("k,f9", "kill", "Kill", key_display="k"),
@@ -86,11 +90,15 @@ BINDINGS: list[BindingType] = [
     Binding("enter", "open_process", "Process", key_display="Enter", tooltip="The process in full: command, parents, "
             "environment, devices, charts"),
     Binding("c", "toggle_compact", "Compact", show=False),
-    Binding("p", "toggle_processes", "Show/hide processes", show=False),
-    Binding("s", "toggle_host", "Show/hide host strip", show=False),
+    # gputop's own p and s (htop's p shows program paths and s straces, neither of which gputop does): help says so.
+    Binding("p", "toggle_processes", "Show/hide processes", show=False,
+            tooltip="Show/hide the process panel (gputop's p; not htop's program path)"),
+    Binding("s", "toggle_host", "Show/hide host strip", show=False,
+            tooltip="Show/hide the host strip (gputop's s; not htop's strace)"),
     Binding("f", "freeze", "Freeze", show=False),  # in help and the palette: the footer must fit 80 columns
-    Binding("plus", "interval(1)", "Slower refresh", show=False),
-    Binding("minus", "interval(-1)", "Faster refresh", show=False),
+    # htop's habit in the tree view: - folds the subtree under the selected line, + unfolds it.
+    Binding("minus", "fold", "Fold the subtree under the line (tree view)", show=False),
+    Binding("plus", "unfold", "Unfold the subtree under the line (tree view)", show=False),
     Binding("G", "sort_by('growth')", "Sort by memory growth", show=False),
     Binding("D", "sort_by('idle')", "Sort by idle time", show=False),
     Binding("exclamation_mark", "alert_log", "Alerts", key_display="!"),

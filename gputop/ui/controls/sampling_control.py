@@ -16,7 +16,7 @@ from gputop.core.model import Snapshot
 from gputop.core.sampler import Sampler, SamplerThread, clamp_interval
 from gputop.ui.messages import SamplerFailed, TicksReady
 
-# The steps + and - move the refresh interval through.
+# The steps ] and [ move the refresh interval through (faster, slower).
 INTERVAL_STEPS_S = (0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0)
 
 

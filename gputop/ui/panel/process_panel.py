@@ -51,6 +51,19 @@ class ProcessPanel(ProcessTable):
         if (keys := self.parts) is not None:
             keys.view.set_tree(not keys.view.tree)
 
+    def action_fold(self) -> None:
+        """-: in the tree, hide the subtree under the selected line (htop's habit)."""
+        self._fold(True)
+
+    def action_unfold(self) -> None:
+        """+: in the tree, show the folded subtree under the selected line again."""
+        self._fold(False)
+
+    def _fold(self, folded: bool) -> None:
+        keys = self.parts
+        if keys is not None and not keys.view.fold(self.cursor_key, folded) and not keys.view.tree:
+            self.notify("+ and - fold the tree: t shows it", severity="warning")
+
     def action_detail_selected(self) -> None:
         if (keys := self.parts) is not None:
             keys.navigation.detail_of_selected(self)

@@ -62,6 +62,7 @@ def _same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
         and before.guide == now.guide
         and before.subtree_memory == now.subtree_memory
         and before.launcher == now.launcher
+        and before.folded == now.folded
     )
 
 
