@@ -149,7 +149,7 @@ class GpuTopApp(ChangedCellsApp[int]):
             view=self.view, sort=self.sort_control, filters=self.filter_control, kill=self.kill_control,
             navigation=self.navigation, allows=self.key_control.allows,
         )
-        self.processes.parts = self.panel_keys
+        self.processes.connect(self.panel_keys)
         # The main screen, its room, and the settings applied to both.
         self.main = MainScreen(
             title_bar=self.title_control.bar, panel=self.processes, filter_bar=self.filter_control.bar,

@@ -11,7 +11,7 @@ tag, kill, open; ``keymap.TABLE_BINDINGS``); the work is its ``parts``' (``panel
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from rich.cells import set_cell_size
 from rich.segment import Segment
@@ -40,12 +40,48 @@ from gputop.ui.widgets.styled_line import text_cells
 if TYPE_CHECKING:
     from textual.binding import BindingType
 
-    from gputop.ui.panel.panel_keys import PanelKeys
-
 _TAG_MARK = "●"
 _HOST_COLUMNS = frozenset({"cpu", "host_memory", "time", "job", "container", "command"})
 # What a launcher's row (in the tree) shows: it holds no GPU of its own.
 _LAUNCHER_COLUMNS = frozenset({"pid", "user", "gpu_memory", "container", "command"})
+
+
+class SortParts(Protocol):
+    """What sorts the rows (``panel/sort_control.py``)."""
+
+    def move(self, step: int) -> None: ...
+    def invert(self) -> None: ...
+    def by_key(self, column: str) -> None: ...
+    def by_header(self, column: str) -> None: ...
+    def menu(self) -> None: ...
+
+
+class KillParts(Protocol):
+    """What tags and signals a table's processes (``panel/kill_control.py``)."""
+
+    def toggle_tag(self, table: ProcessTable) -> None: ...
+    def untag_all(self, table: ProcessTable) -> None: ...
+    def ask(self, table: ProcessTable) -> None: ...
+    def refuse(self) -> None: ...
+
+
+class OpenParts(Protocol):
+    """What opens a table's selected process in full (``controls/navigation.py``)."""
+
+    def process(self, table: ProcessTable) -> None: ...
+
+
+class TableParts(Protocol):
+    """The parts a process table's keys call (``panel/panel_keys.py``'s ``PanelKeys`` is one): declared here,
+    so that the widget does not import the parts that import it."""
+
+    @property
+    def sort(self) -> SortParts: ...
+    @property
+    def kill(self) -> KillParts: ...
+    @property
+    def navigation(self) -> OpenParts: ...
+    def allows(self, action: str) -> bool: ...
 
 
 def _same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
@@ -136,7 +172,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         *TABLE_BINDINGS,
     ]
 
-    def __init__(self, id: str | None = None, parts: PanelKeys | None = None) -> None:
+    def __init__(self, id: str | None = None, parts: TableParts | None = None) -> None:
         super().__init__(id=id)
         self._parts = parts
         self.rows: list[ProcessRow] = []
@@ -163,16 +199,16 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
     # -- the keys that act on the processes -----------------------------------------
 
     @property
-    def parts(self) -> PanelKeys | None:
+    def parts(self) -> TableParts | None:
         """The parts this table's keys call: its own, or else the app's (a table the app did not make: the
         detail screen's); None without either (the keys then do nothing)."""
         if self._parts is not None:
             return self._parts
-        parts: PanelKeys | None = getattr(self.app, "panel_keys", None) if self.is_attached else None
+        parts: TableParts | None = getattr(self.app, "panel_keys", None) if self.is_attached else None
         return parts
 
     @parts.setter
-    def parts(self, parts: PanelKeys | None) -> None:
+    def parts(self, parts: TableParts | None) -> None:
         self._parts = parts
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
