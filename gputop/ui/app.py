@@ -1,14 +1,17 @@
 """The gputop TUI: GPU cards, a host strip and a process panel, fed one Snapshot per tick.
 
-The app composes small parts, each in its own module; its key actions (``app_actions``) hand each key to the
-part that owns it:
+The app makes the parts, each in its own module and given only what it uses, and the main screen
+(``screens/main.py``), which composes the widgets and owns its keys; the keys of the process panel are the
+panel's (``panel/process_panel.py``), those that act over every screen (help, alerts, freeze, refresh, a
+replay's, quit) the app's, below. Textual's focus chain finds each key where it lives; ``check_action``
+adds only what the mode allows (read-only, replay).
 
-- ``keymap``: every key (BINDINGS); ``key_control``: which act now (``check_action``), help, the palette;
+- ``keymap``: every key, and where it lives; ``key_control``: which the mode allows, help, the palette;
 - ``messages``: what the sampler thread posts; ``sampling_control``: that thread and its interval;
 - ``feed``: which alerts are announced, and how; ``core.analysis.tick_feed``: what each tick feeds (the Watcher's
   history, forecasts and alerts; the recording), on the sampler thread, and the hand-over to this one;
 - ``layout_control``: the room (too small, compact cards, panel and strip shown), by ``layout``'s arithmetic;
-- ``process_view``: the panel's rows; ``sort_control`` and ``filter_control``: the keys that sort and filter;
+- ``process_view``: the panel's rows; ``sort_control`` and ``filter_control``: sorting and filtering;
 - ``kill_control``: tag and signal; ``replay_control``: replay; ``navigation``: the screens over this one;
 - ``title_control``: the title; ``settings_control``: the settings file applied and saved;
 - widgets: ``title_bar``, ``filter_bar``, ``gpu_grid`` (of ``gpu_card``), ``host_strip``, ``process_table``.
@@ -25,12 +28,10 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual.app import ComposeResult, SystemCommand
+from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
 from textual.events import Event, Key, Resize
 from textual.screen import Screen
-from textual.widgets import Static
 
 from gputop.core.analysis.diagnosis import Diagnoses
 from gputop.core.analysis.forecast import Forecasts
@@ -42,7 +43,6 @@ from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings
 from gputop.ui import layout
-from gputop.ui.app_actions import AppActions
 from gputop.ui.controls import keymap
 from gputop.ui.controls.alert_control import AlertToasts
 from gputop.ui.controls.key_control import KeyControl
@@ -50,21 +50,21 @@ from gputop.ui.controls.layout_control import LayoutControl
 from gputop.ui.controls.navigation import Navigation
 from gputop.ui.controls.sampling_control import SamplingControl
 from gputop.ui.controls.settings_control import SettingsControl
-from gputop.ui.controls.title_control import TitleControl
+from gputop.ui.controls.title_control import TitleControl, TitleFacts
 from gputop.ui.feed import alert_kinds, alert_notices
 from gputop.ui.messages import SamplerFailed, TicksReady
 from gputop.ui.panel.filter_control import FilterControl
 from gputop.ui.panel.kill_control import KillControl
+from gputop.ui.panel.panel_keys import PanelKeys
+from gputop.ui.panel.process_panel import ProcessPanel
 from gputop.ui.panel.process_view import ProcessView
 from gputop.ui.panel.rows import ProcessFilter, SortOrder
 from gputop.ui.panel.sort_control import SortControl
 from gputop.ui.screens.live import LiveScreen
+from gputop.ui.screens.main import MainScreen
 from gputop.ui.terminal.textual_imports import collecting_rarely
 from gputop.ui.terminal.textual_private import ChangedCellsApp
-from gputop.ui.widgets.gpu_grid import GpuGrid
-from gputop.ui.widgets.host_strip import HostStrip
-from gputop.ui.widgets.key_footer import KeyFooter
-from gputop.ui.widgets.process_table import ProcessTable
+from gputop.ui.widgets.card_lines import CardContent
 
 if TYPE_CHECKING:  # imported by the runs that record or replay (cli), not by every start
     from gputop.core.recording.record import Recorder
@@ -72,13 +72,14 @@ if TYPE_CHECKING:  # imported by the runs that record or replay (cli), not by ev
     from gputop.ui.controls.replay_control import ReplayControl
 
 
-class GpuTopApp(ChangedCellsApp[int], AppActions):
+class GpuTopApp(ChangedCellsApp[int]):
     """Live GPUs and their processes."""
 
     CSS_PATH = "gputop.tcss"
     TITLE = "gputop"
     ENABLE_COMMAND_PALETTE = True
-    BINDINGS: ClassVar[list[BindingType]] = keymap.BINDINGS
+    # The keys that act over every screen but a dialog; the main screen and its panel have their own.
+    BINDINGS: ClassVar[list[BindingType]] = keymap.APP_BINDINGS
 
     def __init__(
         self,
@@ -112,23 +113,74 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         # Fed on the sampler thread (live) or this one (a replay); the history is read here under its lock.
         self.feed = TickFeed(Watcher(settings.thresholds, history=self.history), recorder)
         self.handover = Handover()
-        self.processes = ProcessTable(id="processes")
+        self.sampling = SamplingControl(
+            sampler, config.interval_s, self.feed, self.handover,
+            take_first=self.apply_snapshot, post=self.post_message, notify=self.notify,
+        )
+        self.title_control = TitleControl(
+            facts=self._title_facts, set_sub_title=partial(setattr, self, "sub_title"),
+            top=lambda: self.screen, every=self.set_interval,
+        )
+        # The process panel and the parts behind its keys.
+        self.processes = ProcessPanel(id="processes")
         self.view = ProcessView(self.processes, ancestry=not sampler.source.simulated and replay is None)
-        self.sampling = SamplingControl(self, sampler, config.interval_s, self.feed, self.handover)
-        self.settings_control = SettingsControl(self, settings, settings_path, list(settings_warnings))
+        self.filter_control = FilterControl(
+            self.view, mark_card=lambda index: self.main.grid.mark_filtered(index), current=lambda: self.snapshot,
+            notify=self.notify, push_screen=self.push_screen,
+        )
+        self.key_control = KeyControl(
+            readonly=self.readonly, replaying=replay is not None, filter_shown=lambda: self.filter_control.shown
+        )
+        self.sort_control = SortControl(self.view, self.push_screen)
+        refusal = None if not (self.readonly or replay is not None) else (
+            "a recording" if replay is not None else "read-only (--readonly)"
+        )
+        self.kill_control = KillControl(
+            self, sampler.source.signal, panel=self.processes, tags_changed=self.view.refresh, refusal=refusal,
+            source_name=sampler.source.name,
+        )
+        self.navigation = Navigation(
+            self,
+            alert_events=lambda: self.feed.watcher.monitor.log.events,
+            help_entries=self.key_control.help_entries,
+            current=lambda: self.snapshot,
+            diagnoses=lambda: self.diagnoses,
+            only_owner=self.filter_control.only_owner,
+            source_name=sampler.source.name,
+        )
+        self.panel_keys = PanelKeys(
+            view=self.view, sort=self.sort_control, filters=self.filter_control, kill=self.kill_control,
+            navigation=self.navigation, allows=self.key_control.allows,
+        )
+        self.processes.connect(self.panel_keys)
+        # The main screen, its room, and the settings applied to both.
+        self.main = MainScreen(
+            title_bar=self.title_control.bar, panel=self.processes, filter_bar=self.filter_control.bar,
+            size=lambda: self.size, current=lambda: self.snapshot, draw_cards=self._draw_cards,
+            card_contents=self._card_contents, ready=self._start,
+        )
+        self.settings_control = SettingsControl(
+            settings, settings_path, list(settings_warnings),
+            view=self.view, layout=self.main.room, interval=lambda: self.interval_s, app=self,
+        )
+        self.main.connect(
+            navigation=self.navigation, filters=self.filter_control,
+            save_settings=self.settings_control.save, allows=self.key_control.allows,
+        )
         self.replay_control: ReplayControl | None = None
         if replay is not None:
             from gputop.ui.controls.replay_control import ReplayControl  # only a replay needs it
 
-            self.replay_control = ReplayControl(self, replay)
-        self.layout_control = LayoutControl(self)
-        self.sort_control = SortControl(self.view, self.push_screen)
-        self.filter_control = FilterControl(self)
-        self.kill_control = KillControl(self, sampler.source.signal)
-        self.navigation = Navigation(self, lambda: self.feed.watcher.monitor.log.events)
-        self.key_control = KeyControl(self)
-        self.title_control = TitleControl(self)
+            self.replay_control = ReplayControl(
+                replay, take=self.apply_snapshot, show=self._show_unless_frozen, reset=self.feed.reset,
+                moved=self.update_title, app=self,
+            )
         self._mounted = False
+
+    @property
+    def layout_control(self) -> LayoutControl:
+        """The main screen's room."""
+        return self.main.room
 
     @property
     def interval_s(self) -> float:
@@ -161,24 +213,16 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
 
     # -- the screen ----------------------------------------------------------------------
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="main"):
-            yield self.title_control.bar
-            yield HostStrip()
-            with VerticalScroll(id="gpu-area", can_focus=False):
-                yield GpuGrid(id="gpu-grid")
-            yield self.processes
-            yield self.filter_control.bar
-        yield Static(f"terminal too small (need {layout.MIN_WIDTH}x{layout.MIN_HEIGHT})", id="too-small")
-        yield KeyFooter()
+    def get_default_screen(self) -> Screen[None]:
+        return self.main
 
-    def on_mount(self) -> None:
+    def _start(self) -> None:
+        """The main screen is mounted: apply the settings, show what was sampled, start sampling or the replay."""
         self._mounted = True
         self.settings_control.apply()
         # Suspended and resumed (Ctrl+Z, fg), the terminal was used by others: draw it all again.
         self.app_suspend_signal.subscribe(self, lambda _app: self.forget_screen())
         self.app_resume_signal.subscribe(self, lambda _app: self.action_redraw())
-        self.processes.focus()
         self.layout_control.resized(self.size.width, self.size.height)
         if self.changed_cells_off is not None and not self.config.full_redraw:
             self.on_changed_cells_off(self.changed_cells_off)
@@ -273,7 +317,7 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         # replaces its dicts rather than changing them, and its arrays are read by index.)
         with self.feed.watcher.lock:
             self.layout_control.show_gpus(snapshot)
-        self.query_one(HostStrip).show(snapshot.host, snapshot.gpus)
+        self.main.host.show(snapshot.host, snapshot.gpus)
         self.view.show(snapshot, None if self.forecasts is None else self.forecasts.processes, self.diagnoses)
         self.update_title()
         screen = self.screen
@@ -282,11 +326,47 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
             with self.feed.watcher.lock:
                 screen.show_snapshot(snapshot)
 
+    def _show_unless_frozen(self, snapshot: Snapshot) -> None:
+        if not self.frozen:
+            self.show_snapshot(snapshot)
+
+    def _draw_cards(self, snapshot: Snapshot, plan: layout.CardLayout) -> None:
+        """The cards of ``snapshot`` as planned, with their history, forecasts, alerts and diagnoses."""
+        self.main.grid.show(snapshot, plan, self.history, self.forecasts, self.alert_kinds, self.diagnoses)
+
+    def _card_contents(self, snapshot: Snapshot) -> list[CardContent]:
+        """What each card of ``snapshot`` would show: its forecast, the alerts raised on it, its diagnosis."""
+        forecasts, diagnoses = self.forecasts, self.diagnoses
+        return [
+            CardContent(
+                gpu,
+                forecast=None if forecasts is None else forecasts.gpus.get(gpu.index),
+                alert_kinds=self.alert_kinds(gpu.index),
+                diagnosis=None if diagnoses is None else diagnoses.gpus.get(gpu.index),
+                now=snapshot.timestamp,
+            )
+            for gpu in snapshot.gpus
+        ]
+
+    def _title_facts(self) -> TitleFacts:
+        return TitleFacts(
+            snapshot=self.snapshot,
+            latest=self.latest,
+            interval_s=self.interval_s,
+            replay=self.replay,
+            recording=None if self.feed.recorder is None else self.feed.recorder.path,
+            readonly=self.readonly,
+            frozen=self.frozen,
+            live=self.start_sampler and not self.frozen,
+            started_at=self.sampling.started_at,
+            alerts=0 if self.tick is None else len(self.tick.alerted),
+        )
+
     def update_title(self) -> None:
         """Say again what is shown and how it moves (the parts call this when either changed)."""
         self.title_control.update()
 
-    # -- keys: which act now (key_control), how they are named (keymap) -----------------
+    # -- the keys that act over every screen; which the mode allows ----------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.key_control.allows(action)
@@ -295,6 +375,39 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
         """Keys named alike everywhere, footers included: "Esc", "F10", "Enter"."""
         return binding.key_display or keymap.key_name(binding.key)
 
+    def action_help(self) -> None:
+        self.navigation.help()
+
+    def action_alert_log(self) -> None:
+        self.navigation.alert_log()
+
+    def action_freeze(self) -> None:
+        self.frozen = not self.frozen
+        if not self.frozen and self.latest is not None and self.latest is not self.snapshot:
+            self.show_snapshot(self.latest)
+        self.update_title()
+        self.notify("display frozen: press f to resume" if self.frozen else "display live again", timeout=2)
+
+    def action_interval(self, direction: int) -> None:
+        self.sampling.step_interval(direction)
+        self.update_title()
+
+    def action_replay_pause(self) -> None:
+        if self.replay_control is not None:
+            self.replay_control.toggle_pause()
+
+    def action_replay_step(self, count: int) -> None:
+        if self.replay_control is not None:
+            self.replay_control.step(count)
+
+    def action_replay_speed(self, direction: int) -> None:
+        if self.replay_control is not None:
+            self.replay_control.change_speed(direction)
+
+    def action_replay_jump(self) -> None:
+        if self.replay_control is not None:
+            self.replay_control.ask_jump()
+
     def action_redraw(self) -> None:
         """Ctrl+L: draw every cell again (a garbled terminal, a tmux reattach)."""
         self.forget_screen()
@@ -302,8 +415,8 @@ class GpuTopApp(ChangedCellsApp[int], AppActions):
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        for description, keys, action in self.key_control.palette_entries(screen):
-            yield SystemCommand(description, keys, partial(self.run_action, action))
+        for description, keys, action, node in self.key_control.palette_entries(screen.active_bindings.values()):
+            yield SystemCommand(description, keys, partial(self.run_action, action, node))
 
 
 def run_tui(

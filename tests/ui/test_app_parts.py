@@ -1,29 +1,39 @@
-"""The app's parts without an app: the key table in each mode, sort keys and the sort menu, the panel title,
-interval steps, the GPU filter's refusal, the title's lateness, and what alerts are announced."""
+"""The app's parts without an app: the key table in each mode and where each key lives, sort keys and the sort
+menu, the filter keys, the layout of the main screen, the panel title, interval steps, the GPU filter's refusal,
+the title's lateness and words, and what alerts are announced."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
-from textual.binding import Binding
+from textual.binding import ActiveBinding, Binding
+from textual.geometry import Size
+from textual.screen import Screen
+from textual.widgets import Static
 
 from gputop.core.analysis.alerts import AlertEvent
 from gputop.core.recording.record import Recording
 from gputop.core.recording.replay import Replay
+from gputop.ui import layout
+from gputop.ui.controls import keymap
+from gputop.ui.controls.key_control import KeyControl
 from gputop.ui.controls.keymap import BINDINGS, help_entries, key_bindings, key_name, mode_allows, palette_entries
+from gputop.ui.controls.layout_control import LayoutControl
 from gputop.ui.controls.replay_control import replay_status
 from gputop.ui.controls.sampling_control import next_interval
-from gputop.ui.controls.title_control import late_s, sub_title
+from gputop.ui.controls.title_control import TitleControl, TitleFacts, late_s, sub_title
 from gputop.ui.feed import alert_notices
-from gputop.ui.panel.filter_control import no_such_gpu
+from gputop.ui.panel.filter_control import FilterControl, no_such_gpu
 from gputop.ui.panel.process_view import ProcessView, panel_title, sort_for_key
 from gputop.ui.panel.rows import ProcessFilter, SortOrder
 from gputop.ui.panel.sort_control import SortControl, picked_order
 from gputop.ui.screens.sort_pick import SortPickScreen
+from gputop.ui.screens.user_pick import UserPickScreen
 from gputop.ui.widgets.process_table import ProcessTable
 
-from .factory import NOW, gpu, snapshot
+from .factory import NOW, gpu, proc, snapshot
 
 LIVE = partial(mode_allows, readonly=False, replaying=False)
 READ_ONLY = partial(mode_allows, readonly=True, replaying=False)
@@ -64,7 +74,7 @@ def test_the_panel_title_counts_what_the_filter_lets_through_and_the_tags() -> N
     assert panel_title(2, 5, ProcessFilter().with_gpu(1), 1).plain == "Processes 2 of 5  filter: GPU 1  tagged: 1"
 
 
-def test_plus_and_minus_step_the_interval_and_stop_at_the_ends() -> None:
+def test_the_brackets_step_the_interval_and_stop_at_the_ends() -> None:
     assert [next_interval(1.0, 1), next_interval(1.0, -1), next_interval(0.7, 1), next_interval(0.7, -1)] == [
         2.0, 0.5, 1.0, 0.5
     ]
@@ -138,3 +148,119 @@ def test_each_alert_raised_is_announced_a_warning_or_an_error_and_one_clearing_i
         ("GPU 1 at 90°C", "error"),
         ("PID 5 idle for 20m", "warning"),
     ]
+
+
+def test_each_key_lives_in_one_place_and_the_footer_keeps_the_declared_order() -> None:
+    places = [keymap.APP_BINDINGS, keymap.MAIN_SCREEN_BINDINGS, keymap.PANEL_BINDINGS, keymap.TABLE_BINDINGS]
+    assert sum(len(place) for place in places) == len(BINDINGS)
+    where = {binding.action: n for n, place in enumerate(places) for binding in key_bindings(place)}
+    actions = ("help", "toggle_compact", "filter", "kill", "sort_move(1)", "quit")
+    assert [where[action] for action in actions] == [0, 1, 2, 3, 3, 0]
+    # Keys of the panel, the screen and the app, gathered in that order by the focus chain, shown in keymap's.
+    kill, screen_escape, help_key = (
+        next(b for b in key_bindings(BINDINGS) if b.action == action) for action in ("kill", "clear_filter", "help")
+    )
+    node = object()
+    active = {"k": ActiveBinding(node, kill, True, ""), "escape": ActiveBinding(node, screen_escape, True, ""),
+              "f1": ActiveBinding(node, help_key, True, "")}  # type: ignore[arg-type]
+    assert list(keymap.in_footer_order(active)) == ["f1", "escape", "k"]
+    # A screen's own keys (Esc Back) come first.
+    back = Binding("escape", "back", "Back")
+    screen = object()
+    own = {"f1": active["f1"], "escape": ActiveBinding(screen, back, True, "")}  # type: ignore[arg-type]
+    assert list(keymap.in_footer_order(own, own=screen)) == ["escape", "f1"]
+
+
+def test_the_mode_and_the_filter_decide_which_keys_act_and_the_palette_runs_each_where_it_lives() -> None:
+    shown = [False]
+    live = KeyControl(readonly=False, replaying=False, filter_shown=lambda: shown[0])
+    assert live.allows("kill") and not live.allows("kill_refused") and not live.allows("replay_pause")
+    assert not live.allows("clear_filter")
+    shown[0] = True
+    assert live.allows("clear_filter")
+    read_only = KeyControl(readonly=True, replaying=False, filter_shown=lambda: False)
+    assert not read_only.allows("kill") and read_only.allows("kill_refused") and read_only.allows("freeze")
+    panel, app = object(), object()
+    kill = next(b for b in key_bindings(BINDINGS) if b.action == "kill")
+    freeze = next(b for b in key_bindings(BINDINGS) if b.action == "freeze")
+    active = [ActiveBinding(panel, kill, True, ""), ActiveBinding(app, freeze, True, "")]  # type: ignore[arg-type]
+    assert live.palette_entries(active) == [("Kill", "key: k, F9", "kill", panel), ("Freeze", "key: f", "freeze", app)]
+    assert read_only.palette_entries(active) == [("Freeze", "key: f", "freeze", app)]
+
+
+def _filter_control() -> tuple[FilterControl, ProcessView, list[int | None], list[str], list[Any]]:
+    shown = snapshot(
+        gpu(0, [proc(101, 0, 10, user="alice"), proc(102, 0, 5, user="bob")]), gpu(1, [proc(201, 1, 8, user="bob")])
+    )
+    view = ProcessView(ProcessTable())
+    view.show(shown, None)
+    marks: list[int | None] = []
+    notes: list[str] = []
+    pushed: list[Any] = []
+    control = FilterControl(
+        view, mark_card=marks.append, current=lambda: shown,
+        notify=lambda message, **_: notes.append(message),
+        push_screen=lambda screen, done: pushed.append((screen, done)),
+    )
+    return control, view, marks, notes, pushed
+
+
+def test_the_filter_keys_filter_the_panel_mark_the_card_and_refuse_in_words_without_an_app() -> None:
+    control, view, marks, notes, pushed = _filter_control()
+    assert view.table.pids() == [101, 201, 102]
+    control.only_gpu(7)
+    assert notes == ["there is no GPU 7: this machine has GPUs 0-1 (# lists them)"]
+    assert view.table.pids() == [101, 201, 102] and marks == []
+    control.only_gpu(0)
+    assert view.table.pids() == [101, 102] and marks == [0]
+    control.next_match()
+    assert notes[-1] == "no filter: / types one, then n goes from match to match"
+    control.filter_gpu(None)
+    assert view.table.pids() == [101, 201, 102] and marks == [0, None]
+    control.pick_user()
+    ((screen, picked),) = pushed
+    assert isinstance(screen, UserPickScreen)
+    picked("bob")
+    assert view.table.pids() == [201, 102] and view.filter.user == "bob"
+    assert control.shown  # a filter applies: Esc has something to clear
+
+
+def _layout(width: int, height: int, drawn: list[layout.CardLayout]) -> LayoutControl:
+    shown = snapshot(*(gpu(n, [proc(100 + n, n, 5)]) for n in range(8)))
+    return LayoutControl(
+        main=Static(), footer=Static(), too_small=Static(), area=Static(), panel=Static(), host=Static(),
+        size=lambda: Size(width, height), current=lambda: shown, draw_cards=lambda _snapshot, plan: drawn.append(plan),
+    )
+
+
+def test_the_main_screen_s_room_too_small_compact_and_the_parts_hidden_without_an_app() -> None:
+    drawn: list[layout.CardLayout] = []
+    room = _layout(120, 40, drawn)
+    room.resized(39, 10)  # the minimum is 40x10
+    assert (room.main.display, room.footer.display, room.too_small.display) == (False, False, True)
+    room.resized(120, 40)
+    assert (room.main.display, room.footer.display, room.too_small.display) == (True, True, False)
+    full = drawn[-1].compact
+    room.toggle_compact()
+    assert drawn[-1].compact is (not full) and room.compact_choice is (not full)
+    room.toggle_processes()
+    assert room.panel.display is False and len(drawn) == 4
+    room.toggle_host()
+    assert room.host.display is False and len(drawn) == 5
+
+
+def test_the_title_says_the_interval_and_frozen_from_the_facts_it_is_given() -> None:
+    titles: list[str] = []
+    timers: list[float] = []
+    facts = TitleFacts(
+        snapshot=None, latest=None, interval_s=2.0, replay=None, recording=None, readonly=False, frozen=True,
+        live=False, started_at=None, alerts=0,
+    )
+    control = TitleControl(
+        facts=lambda: facts, set_sub_title=titles.append, top=lambda: Screen(),
+        every=lambda seconds, _call: timers.append(seconds),
+    )
+    control.update()
+    assert titles == ["every 2s · FROZEN"]
+    control.watch_lateness()
+    assert timers == [0.5]

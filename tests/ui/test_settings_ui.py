@@ -40,7 +40,7 @@ async def test_S_saves_the_view_and_a_new_app_starts_the_same(tmp_path: Path) ->
     async with app.run_test(size=SIZE) as pilot:
         app.apply_snapshot(two_gpu_snapshot())
         await pilot.pause()
-        await pilot.press("P", "I", "p", "s", "c", "plus", "S")
+        await pilot.press("P", "I", "p", "s", "c", "left_square_bracket", "S")
         assert notices(app) == [f"settings saved to {path}"]
     saved, warnings = load_settings(path)
     assert warnings == []

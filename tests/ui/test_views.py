@@ -89,23 +89,23 @@ async def test_f_freezes_the_display_until_pressed_again() -> None:
         assert "FROZEN" not in str(app.query_one("#title-bar").content)
 
 
-async def test_plus_and_minus_change_the_interval_down_to_a_tenth_of_a_second() -> None:
+async def test_brackets_change_the_interval_down_to_a_tenth_of_a_second() -> None:
     app = make_app(interval_s=1.0)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("plus")
+        await pilot.press("left_square_bracket")
         assert app.interval_s == 2.0
-        await pilot.press("minus", "minus")
+        await pilot.press("right_square_bracket", "right_square_bracket")
         assert app.interval_s == 0.5
-        await pilot.press("minus", "minus", "minus", "minus")
+        await pilot.press(*["right_square_bracket"] * 4)
         assert app.interval_s == 0.1
         assert app.sub_title == "every 0.1s"
         assert "every 0.1s" in str(app.query_one("#title-bar").content)
 
 
-async def test_plus_retimes_the_running_sampler_thread() -> None:
+async def test_a_bracket_retimes_the_running_sampler_thread() -> None:
     app = GpuTopApp(Sampler(StaticSource()), RunConfig(interval_s=0.5), start_sampler=True)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("plus")
+        await pilot.press("left_square_bracket")
         assert app.sampling.thread is not None and app.sampling.thread.interval_s == 1.0
 
 

@@ -1,56 +1,47 @@
-"""Which of the main screen's keys act now, and the help and palette made of them.
+"""Which keys exist in this mode, and the help and palette made of the keys that act now.
 
-``keymap`` declares the keys and what each mode (read-only, replay) allows; this adds what the
-screen on top and the focus allow: the footer shows what acts on the thing that has the focus.
+Each key lives where it acts (``keymap`` says where), so Textual's focus chain decides which act on the
+screen on top; this adds only what the mode allows (read-only, replay), for every place's
+``check_action``, and whether Esc has a filter to clear.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
 
-from textual.screen import ModalScreen, Screen
+from textual.binding import ActiveBinding
+from textual.dom import DOMNode
 
 from gputop.ui.controls import keymap
-from gputop.ui.widgets.filter_bar import FilterInput
-
-if TYPE_CHECKING:
-    from gputop.ui.app import GpuTopApp
 
 
 class KeyControl:
-    """Answers the app's ``check_action``, and lists the keys that act now for help and the palette."""
+    """Answers ``check_action`` for the mode, and lists the keys that act now for help and the palette."""
 
-    def __init__(self, app: GpuTopApp) -> None:
-        self.app = app
+    def __init__(self, *, readonly: bool, replaying: bool, filter_shown: Callable[[], bool]) -> None:
+        """``filter_shown``: whether a filter is applied or its box open (Esc then clears it)."""
+        self.readonly = readonly
+        self.replaying = replaying
+        self.filter_shown = filter_shown
 
-    def allows(self, action: str, screen: Screen[object] | None = None) -> bool:
-        """Whether ``action`` acts now on ``screen`` (the screen on top; the palette asks for the
-        one it was opened over): a dialog's own keys, the filter box's Enter and Esc, the process
-        screen's keys; the main screen's only where they act."""
-        app = self.app
-        if not keymap.mode_allows(action, readonly=app.readonly, replaying=app.replay is not None):
-            return False
-        screen = app.screen if screen is None else screen
-        if isinstance(screen, ModalScreen):
-            return action == "quit"
-        if screen.id in ("process-screen", "owners-screen") and action not in keymap.PROCESS_SCREEN_ACTIONS:
-            return False
-        in_filter_box = isinstance(screen.focused, FilterInput)
-        if in_filter_box and action not in keymap.FILTER_BOX_ACTIONS:
+    def allows(self, action: str) -> bool:
+        """Whether ``action`` acts in this mode (and Esc only with a filter to clear)."""
+        if not keymap.mode_allows(action, readonly=self.readonly, replaying=self.replaying):
             return False
         if action == "clear_filter":
-            return app.filter.active or app.filter_control.bar.display
-        if action == "filter":
-            # Only on the main screen, and "/" typed into the box is text (a regex may hold one).
-            return screen is app.screen_stack[0] and not in_filter_box
+            return self.filter_shown()
         return True
 
     def help_entries(self) -> list[tuple[str, str]]:
-        """(keys, description) for every key binding that is available now, and the keys that move."""
-        bindings = keymap.key_bindings(self.app.BINDINGS)
-        return [*keymap.help_entries(bindings, self.allows), *keymap.NAVIGATION_HELP]
+        """(keys, description) for every key of the main screen that acts now, and the keys that move."""
+        return [*keymap.help_entries(keymap.key_bindings(keymap.BINDINGS), self.allows), *keymap.NAVIGATION_HELP]
 
-    def palette_entries(self, screen: Screen[object]) -> list[tuple[str, str, str]]:
-        """(description, keys, action) for each action the palette, opened over ``screen``, offers."""
-        bindings = keymap.key_bindings(self.app.BINDINGS)
-        return keymap.palette_entries(bindings, lambda action: self.allows(action, screen))
+    def palette_entries(self, active: Iterable[ActiveBinding]) -> list[tuple[str, str, str, DOMNode]]:
+        """(description, keys, action, where it runs) for each action the palette offers: those of the
+        ``active`` keys (of the screen it was opened over) that act in this mode, with all their keys."""
+        where = {binding.binding.action: binding.node for binding in active}
+        bindings = [binding for binding in keymap.key_bindings(keymap.BINDINGS) if binding.action in where]
+        return [
+            (description, keys, action, where[action])
+            for description, keys, action in keymap.palette_entries(bindings, self.allows)
+        ]

@@ -1,8 +1,17 @@
 """Every key of the main screen, declared once: the footer, help (F1) and the palette (Ctrl+P) read it.
 
-To add a key: a ``Binding`` in ``BINDINGS`` below (its description is the footer's word, its
-tooltip the longer help text) and an ``action_*`` on the app. If the action signals processes, acts on the live
-machine, or moves a replay, name it in the matching set below so ``check_action`` hides it where it
+Each key lives where it acts, and Textual's focus chain decides which act now:
+
+- ``APP_BINDINGS``: over every screen but a dialog (help, alerts, freeze, refresh, a replay's keys, quit);
+  their actions are the app's;
+- ``MAIN_SCREEN_BINDINGS``: the main screen's own (``screens/main.py``): cards, strip, panel shown, owners, settings;
+- ``TABLE_BINDINGS``: any process table's (the main panel's and the detail screen's): sort, tag, kill, open;
+- ``PANEL_BINDINGS``: the main panel's (``panel/process_panel.py``): filter, tree, one GPU, one user.
+
+To add a key: a ``Binding`` in ``BINDINGS`` below (its description is the footer's word, its tooltip the
+longer help text; its place in the list is its place in the footer and help), its action's name in the set
+of the place where it acts, and an ``action_*`` there. If the action signals processes, acts on the live
+machine, or moves a replay, name it in the matching set below too so ``check_action`` hides it where it
 does not apply.
 """
 
@@ -10,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from textual.binding import Binding, BindingType
+from textual.binding import ActiveBinding, Binding, BindingType
 from textual.keys import key_to_character
 
 # Actions that send signals: gone from keys, footer, help and palette in read-only mode.
@@ -21,10 +30,15 @@ LIVE_ACTIONS = SIGNAL_ACTIONS | {"freeze", "interval"}
 REPLAY_ACTIONS = frozenset({"replay_pause", "replay_step", "replay_speed", "replay_jump"})
 # Says why a key does nothing here (k in read-only mode or a replay): never listed in help or the palette.
 REFUSALS = frozenset({"kill_refused"})
-# What the main screen's keys may do while the filter box has the focus: the footer shows only these.
-FILTER_BOX_ACTIONS = frozenset({"clear_filter", "quit"})
-# What they may do over the process screen (its own keys do the rest).
-PROCESS_SCREEN_ACTIONS = frozenset({"help", "alert_log", "quit", "freeze", "interval"}) | REPLAY_ACTIONS
+# Where each action's key lives (the rest are the main screen's own).
+APP_ACTIONS = frozenset({"help", "alert_log", "quit", "freeze", "interval", "redraw"}) | REPLAY_ACTIONS
+TABLE_ACTIONS = frozenset(
+    {"sort_move", "sort_invert", "sort_menu", "sort_by", "tag", "untag_all", "kill", "kill_refused", "open_process"}
+)
+PANEL_ACTIONS = frozenset(
+    {"filter", "next_match", "pick_user", "toggle_tree", "only_gpu", "all_gpus", "pick_gpu", "detail_selected",
+     "fold", "unfold"}
+)
 # Keys that are not bindings of the app, listed in help all the same.
 NAVIGATION_HELP: tuple[tuple[str, str], ...] = (
     ("Tab, Shift+Tab", "Move the focus between the process panel and the GPU cards"),
@@ -65,6 +79,9 @@ BINDINGS: list[BindingType] = [
     Binding("comma,left", "replay_step(-1)", "Step back", show=False),
     Binding("right_square_bracket", "replay_speed(1)", "Faster", key_display="[]"),
     Binding("left_square_bracket", "replay_speed(-1)", "Slower", show=False),
+    # Live, the same keys set the refresh rate (a live run has no replay speed): ] faster, [ slower.
+    Binding("right_square_bracket", "interval(-1)", "Faster refresh", show=False),
+    Binding("left_square_bracket", "interval(1)", "Slower refresh", show=False),
     Binding("j", "replay_jump", "Jump to a time"),
     Binding("U", "untag_all", "Untag all", show=False),
     Binding("k,f9", "kill", "Kill", key_display="k"),
@@ -73,11 +90,15 @@ BINDINGS: list[BindingType] = [
     Binding("enter", "open_process", "Process", key_display="Enter", tooltip="The process in full: command, parents, "
             "environment, devices, charts"),
     Binding("c", "toggle_compact", "Compact", show=False),
-    Binding("p", "toggle_processes", "Show/hide processes", show=False),
-    Binding("s", "toggle_host", "Show/hide host strip", show=False),
+    # gputop's own p and s (htop's p shows program paths and s straces, neither of which gputop does): help says so.
+    Binding("p", "toggle_processes", "Show/hide processes", show=False,
+            tooltip="Show/hide the process panel (gputop's p; not htop's program path)"),
+    Binding("s", "toggle_host", "Show/hide host strip", show=False,
+            tooltip="Show/hide the host strip (gputop's s; not htop's strace)"),
     Binding("f", "freeze", "Freeze", show=False),  # in help and the palette: the footer must fit 80 columns
-    Binding("plus", "interval(1)", "Slower refresh", show=False),
-    Binding("minus", "interval(-1)", "Faster refresh", show=False),
+    # htop's habit in the tree view: - folds the subtree under the selected line, + unfolds it.
+    Binding("minus", "fold", "Fold the subtree under the line (tree view)", show=False),
+    Binding("plus", "unfold", "Unfold the subtree under the line (tree view)", show=False),
     Binding("G", "sort_by('growth')", "Sort by memory growth", show=False),
     Binding("D", "sort_by('idle')", "Sort by idle time", show=False),
     Binding("exclamation_mark", "alert_log", "Alerts", key_display="!"),
@@ -88,6 +109,33 @@ BINDINGS: list[BindingType] = [
     Binding("q,f10", "quit", "Quit", key_display="F10", show=False),
     Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
 ]
+
+
+
+
+def _bindings_of(actions: Callable[[str], bool]) -> list[BindingType]:
+    """The bindings of BINDINGS whose action (without its arguments) ``actions`` names."""
+    return [b for b in BINDINGS if isinstance(b, Binding) and actions(b.action.split("(")[0])]
+
+
+APP_BINDINGS = _bindings_of(APP_ACTIONS.__contains__)
+TABLE_BINDINGS = _bindings_of(TABLE_ACTIONS.__contains__)
+PANEL_BINDINGS = _bindings_of(PANEL_ACTIONS.__contains__)
+MAIN_SCREEN_BINDINGS = _bindings_of(lambda action: action not in APP_ACTIONS | TABLE_ACTIONS | PANEL_ACTIONS)
+# Each action's place in BINDINGS: the footer lists the keys of every place in this one order.
+_FOOTER_RANK = {binding.action: rank for rank, binding in enumerate(BINDINGS) if isinstance(binding, Binding)}
+
+
+def footer_rank(binding: Binding, own: bool) -> tuple[int, int]:
+    """Where a key goes in a footer: a screen's ``own`` keys and those not declared here (Esc Back, the
+    filter box's Enter) first, in their order, then the keys declared here in their order."""
+    rank = _FOOTER_RANK.get(binding.action)
+    return (0, 0) if own or rank is None else (1, rank)
+
+
+def in_footer_order(active: dict[str, ActiveBinding], own: object = None) -> dict[str, ActiveBinding]:
+    """A screen's active keys in the footer's order; ``own``: the screen whose keys come first."""
+    return dict(sorted(active.items(), key=lambda item: footer_rank(item[1].binding, item[1].node is own)))
 
 
 def mode_allows(action: str, *, readonly: bool, replaying: bool) -> bool:

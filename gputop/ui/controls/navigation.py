@@ -1,4 +1,4 @@
-"""Which screen opens over the main one: help, the alert log, a process in full, a GPU in detail.
+"""Which screen opens over the main one: help, the alert log, the owners, a process in full, a GPU in detail.
 
 The screens are imported when first opened: none of them is needed for the first frame.
 """
@@ -6,27 +6,48 @@ The screens are imported when first opened: none of them is needed for the first
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from gputop.ui.panel.kill_control import rows_below
 from gputop.ui.panel.rows import launcher_note
 
 if TYPE_CHECKING:
+    from textual.app import App
+
     from gputop.core.analysis.alerts import AlertEvent
-    from gputop.ui.app import GpuTopApp
+    from gputop.core.analysis.diagnosis import Diagnoses
+    from gputop.core.model import Snapshot
+    from gputop.ui.widgets.process_table import ProcessTable
 
 
 class Navigation:
     """Opens the screens the keys (and a click on a card) ask for."""
 
-    def __init__(self, app: GpuTopApp, alert_events: Callable[[], tuple[AlertEvent, ...]]) -> None:
-        """``alert_events``: the alert log's events now (a replay's jump starts a new log)."""
+    def __init__(
+        self,
+        app: App[Any],
+        *,
+        alert_events: Callable[[], tuple[AlertEvent, ...]],
+        help_entries: Callable[[], list[tuple[str, str]]],
+        current: Callable[[], Snapshot | None],
+        diagnoses: Callable[[], Diagnoses | None],
+        only_owner: Callable[[str, str], None],
+        source_name: str = "nvml",
+    ) -> None:
+        """``app`` only opens screens and tells; ``alert_events``: the alert log's events now (a replay's
+        jump starts a new log); ``current``: the snapshot shown; ``only_owner``: filters the panel to an owner."""
         self.app = app
+        self.source_name = source_name  # demo, replay or a live source: what a launcher's line is made from
         self.alert_events = alert_events
+        self.help_entries = help_entries
+        self.current = current
+        self.diagnoses = diagnoses
+        self.only_owner = only_owner
 
     def help(self) -> None:
         from gputop.ui.screens.help import HelpScreen
 
-        self.app.push_screen(HelpScreen(self.app.key_control.help_entries()))
+        self.app.push_screen(HelpScreen(self.help_entries()))
 
     def alert_log(self) -> None:
         from gputop.ui.screens.alert_log import AlertLogScreen
@@ -37,30 +58,28 @@ class Navigation:
         """o: who holds the GPUs; Enter there shows the chosen owner's processes in the panel."""
         from gputop.ui.screens.owners import OwnerScreen
 
-        app = self.app
-        self.app.push_screen(OwnerScreen(app.snapshot, lambda: app.diagnoses, app.filter_control.only_owner))
+        self.app.push_screen(OwnerScreen(self.current(), self.diagnoses, self.only_owner))
 
-    def process(self) -> None:
-        """Enter: the selected process in full (in the table the user looks at)."""
+    def process(self, table: ProcessTable) -> None:
+        """Enter: the process selected in ``table`` in full."""
         from gputop.ui.screens.process import ProcessScreen
 
-        control = self.app.kill_control
-        row = control.active_table().cursor_row
+        row = table.cursor_row
         if row is not None and row.unattributed:  # not a process: its GPU's detail says where the memory went
             self.detail(row.process.gpu_index)
             return
         if row is None or (row.launcher and row.process.started is None):
-            note = "no process selected" if row is None else launcher_note(row, self.app.sampler.source.name)
+            note = "no process selected" if row is None else launcher_note(row, self.source_name)
             self.app.notify(note, severity="warning")
             return
         if row.launcher:  # not on a GPU: its own process screen, with its workers for k
-            self.app.push_screen(ProcessScreen(row.process.identity, launcher=row, below=control.below(row)))
+            self.app.push_screen(ProcessScreen(row.process.identity, launcher=row, below=rows_below(table.rows, row)))
             return
         self.app.push_screen(ProcessScreen(row.process.identity))
 
-    def detail_of_selected(self) -> None:
-        """g: the detail screen of the selected process's GPU."""
-        row = self.app.processes.cursor_row
+    def detail_of_selected(self, table: ProcessTable) -> None:
+        """g: the detail screen of the GPU of the process selected in ``table``."""
+        row = table.cursor_row
         if row is None:
             self.app.notify("no process selected", severity="warning")
             return

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.timer import Timer
 
 from gputop.core.format import fmt_duration
+from gputop.core.model import Snapshot
 from gputop.core.recording.replay import Replay, clock_text
 
 if TYPE_CHECKING:
-    from gputop.ui.app import GpuTopApp
+    from textual.app import App
+
+# Takes one snapshot on the UI thread (``quiet``: neither announced nor drawn, a jump catching up).
+TakeSnapshot = Callable[..., object]
 
 # Snapshots fed (quietly) before the target of a replay jump, so forecasts and sparklines have a past.
 REPLAY_REWIND = 300
@@ -37,17 +42,32 @@ def replay_title(replay: Replay) -> Text:
 
 
 class ReplayControl:
-    """Moves a replay through its snapshots at its speed and feeds each one to the app."""
+    """Moves a replay through its snapshots at its speed and feeds each one to the app.
 
-    def __init__(self, app: GpuTopApp, replay: Replay) -> None:
-        self.app = app
+    ``take``: the app's ``apply_snapshot``; ``show``: draws a snapshot unless the display is frozen;
+    ``reset``: forgets the history and alerts (before a jump rebuilds them); ``moved``: says the new
+    position in the title; ``app``: its timer, dialogs and notifications.
+    """
+
+    def __init__(
+        self,
+        replay: Replay,
+        *,
+        take: TakeSnapshot,
+        show: Callable[[Snapshot], None],
+        reset: Callable[[], None],
+        moved: Callable[[], None],
+        app: App[Any],
+    ) -> None:
         self.replay = replay
+        self.take, self.show, self.reset, self.moved = take, show, reset, moved
+        self.app = app
         self._timer: Timer | None = None
 
     def start(self) -> None:
         """Show the first snapshot, say if the recording is damaged, and start playing."""
         replay = self.replay
-        self.app.apply_snapshot(replay.current)
+        self.take(replay.current)
         if replay.damage is not None:
             self.app.notify(replay.damage, title="Recording damaged", severity="error", timeout=30, markup=False)
         self._schedule()
@@ -62,14 +82,14 @@ class ReplayControl:
             self._timer = self.app.set_timer(delay, self._tick)
 
     def _moved(self) -> None:
-        self.app.update_title()
+        self.moved()
         self._schedule()
 
     def _tick(self) -> None:
         replay = self.replay
         self._timer = None
         if replay.advance():
-            self.app.apply_snapshot(replay.current)
+            self.take(replay.current)
         if replay.at_end and not replay.paused:
             replay.paused = True
             where = "where the recording is damaged" if replay.damage else "the end of the recording"
@@ -78,14 +98,13 @@ class ReplayControl:
 
     def seek(self, position: int) -> None:
         """Show snapshot ``position``, rebuilt from the snapshots before it (history, forecasts, alerts)."""
-        replay, app = self.replay, self.app
+        replay = self.replay
         replay.position = position
-        app.feed.reset()
+        self.reset()
         for snapshot in replay.snapshots[max(0, position - REPLAY_REWIND) : position]:
-            app.apply_snapshot(snapshot, quiet=True)
-        app.apply_snapshot(replay.current, quiet=True)
-        if not app.frozen:
-            app.show_snapshot(replay.current)
+            self.take(snapshot, quiet=True)
+        self.take(replay.current, quiet=True)
+        self.show(replay.current)
         self._moved()
 
     def toggle_pause(self) -> None:
@@ -103,7 +122,7 @@ class ReplayControl:
         before = replay.position
         after = replay.step(count)
         if after == before + 1:
-            self.app.apply_snapshot(replay.current)
+            self.take(replay.current)
             self._moved()
         elif after != before:
             self.seek(after)

@@ -6,7 +6,9 @@ and left in the hand-over; the app, told by a message, takes the newest when it 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+
+from textual.message import Message
 
 from gputop.core.analysis.tick_feed import Handover, TickFeed
 from gputop.core.format import safe_text
@@ -14,10 +16,7 @@ from gputop.core.model import Snapshot
 from gputop.core.sampler import Sampler, SamplerThread, clamp_interval
 from gputop.ui.messages import SamplerFailed, TicksReady
 
-if TYPE_CHECKING:
-    from gputop.ui.app import GpuTopApp
-
-# The steps + and - move the refresh interval through.
+# The steps ] and [ move the refresh interval through (faster, slower).
 INTERVAL_STEPS_S = (0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0)
 
 
@@ -31,12 +30,24 @@ def next_interval(current_s: float, direction: int) -> float:
 
 
 class SamplingControl:
-    """Starts the sampler thread, retimes it, stops it."""
+    """Starts the sampler thread, retimes it, stops it.
+
+    ``take_first``: the app's ``apply_snapshot`` (the first sample, taken on the UI thread); ``post``: posts a
+    message to the app (thread-safe); ``notify``: tells the user.
+    """
 
     def __init__(
-        self, app: GpuTopApp, sampler: Sampler, interval_s: float, feed: TickFeed, handover: Handover
+        self,
+        sampler: Sampler,
+        interval_s: float,
+        feed: TickFeed,
+        handover: Handover,
+        *,
+        take_first: Callable[[Snapshot], object],
+        post: Callable[[Message], object],
+        notify: Callable[..., object],
     ) -> None:
-        self.app = app
+        self.take_first, self.post, self.notify = take_first, post, notify
         self.sampler = sampler
         self.feed = feed
         self.handover = handover
@@ -52,7 +63,7 @@ class SamplingControl:
         try:
             snapshot = self.sampler.sample_at_once()
             if snapshot is not None:
-                self.app.apply_snapshot(snapshot)
+                self.take_first(snapshot)
         except Exception as error:  # noqa: BLE001 - shown, and the thread tries again
             self.report_error(error)
         self.thread = SamplerThread(
@@ -72,10 +83,10 @@ class SamplingControl:
             self._post_error(error)
             return
         self.handover.put(tick)
-        self.app.post_message(TicksReady())  # thread-safe
+        self.post(TicksReady())  # thread-safe
 
     def _post_error(self, error: BaseException) -> None:
-        self.app.post_message(SamplerFailed(error))
+        self.post(SamplerFailed(error))
 
     def step_interval(self, direction: int) -> None:
         """Sample less often (``direction`` > 0) or more often, from the next tick on."""
@@ -88,4 +99,4 @@ class SamplingControl:
         text = safe_text(f"{type(error).__name__}: {error}")
         if text not in self.errors_reported:
             self.errors_reported.add(text)
-            self.app.notify(text, title="Sampling failed (gputop keeps trying)", severity="error", markup=False)
+            self.notify(text, title="Sampling failed (gputop keeps trying)", severity="error", markup=False)

@@ -2,42 +2,59 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gputop.core.settings import Settings, default_settings_path, save_settings
+from gputop.ui.controls.layout_control import LayoutControl
+from gputop.ui.panel.process_view import ProcessView
 from gputop.ui.panel.rows import COLUMN_BY_NAME, SortOrder
-from gputop.ui.widgets.host_strip import HostStrip
 
 if TYPE_CHECKING:
-    from gputop.ui.app import GpuTopApp
+    from textual.app import App
 
 
 class SettingsControl:
-    """Applies the settings to the view (sort, columns, toggles, theme) and saves the view (``S``)."""
+    """Applies the settings to the view (sort, columns, toggles, theme) and saves the view (``S``).
 
-    def __init__(self, app: GpuTopApp, settings: Settings, path: Path | None, warnings: list[str]) -> None:
-        self.app = app
+    Given what the settings set: the panel's ``view`` (sort, columns), the ``layout`` (compact cards, the
+    panel and the host strip shown), ``interval`` (the sampling interval now) and ``app`` for its theme
+    and to tell where the file went.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        path: Path | None,
+        warnings: list[str],
+        *,
+        view: ProcessView,
+        layout: LayoutControl,
+        interval: Callable[[], float],
+        app: App[Any],
+    ) -> None:
         self.settings = settings
         self.path = path
         self.warnings = warnings
+        self.view, self.layout, self.interval, self.app = view, layout, interval, app
 
     def apply(self) -> None:
         """Sort, columns, toggles and theme from the settings; what cannot be used joins the warnings."""
-        app, settings = self.app, self.settings
+        app, settings, view = self.app, self.settings, self.view
         if settings.sort_column in COLUMN_BY_NAME:
-            app.view.sort = SortOrder(settings.sort_column, settings.sort_descending)
+            view.sort = SortOrder(settings.sort_column, settings.sort_descending)
         else:
             self.warnings.append(f"unknown sort column '{settings.sort_column}'; sorting by GPU memory")
         unknown = [name for name in settings.columns or () if name not in COLUMN_BY_NAME]
         if unknown:
             plural = "s" if len(unknown) > 1 else ""
             self.warnings.append(f"unknown column{plural} ignored: {', '.join(unknown)}")
-        app.processes.show_columns(settings.columns)
-        app.layout_control.compact_choice = True if settings.compact else None
-        app.processes.display = settings.show_processes
-        app.query_one(HostStrip).display = settings.show_host
+        view.table.show_columns(settings.columns)
+        self.layout.compact_choice = True if settings.compact else None
+        self.layout.panel.display = settings.show_processes
+        self.layout.host.display = settings.show_host
         if settings.theme in app.available_themes:
             if settings.theme != app.theme:  # setting a theme restyles everything: only when it changes
                 app.theme = settings.theme
@@ -46,16 +63,15 @@ class SettingsControl:
 
     def current(self) -> Settings:
         """The settings file that would bring back this view."""
-        app = self.app
         return replace(
             self.settings,
-            interval_s=app.interval_s,
-            theme=app.theme,
-            sort_column=app.view.sort.column,
-            sort_descending=app.view.sort.descending,
-            compact=app.layout_control.compact_choice is True,
-            show_processes=bool(app.processes.display),
-            show_host=bool(app.query_one(HostStrip).display),
+            interval_s=self.interval(),
+            theme=self.app.theme,
+            sort_column=self.view.sort.column,
+            sort_descending=self.view.sort.descending,
+            compact=self.layout.compact_choice is True,
+            show_processes=bool(self.layout.panel.display),
+            show_host=bool(self.layout.host.display),
         )
 
     def save(self) -> None:

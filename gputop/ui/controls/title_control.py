@@ -4,6 +4,8 @@ read-only, frozen, and how old the newest sample is when sampling falls behind (
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gputop.core.model import Snapshot
@@ -11,8 +13,9 @@ from gputop.ui.screens.live import LiveScreen
 from gputop.ui.widgets.title_bar import TitleBar, interval_text, title_text
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
+
     from gputop.core.recording.replay import Replay
-    from gputop.ui.app import GpuTopApp
 
 # While sampling live, the title looks this often whether the newest sample has grown old.
 LATENESS_CHECK_S = 0.5
@@ -39,16 +42,46 @@ def sub_title(interval_s: float, *, frozen: bool, replay: Replay | None) -> str:
     return f"every {interval_s:g}s" + (" · FROZEN" if frozen else "")
 
 
-class TitleControl:
-    """Keeps the title bar, the sub-title and the open screen's title up to date."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TitleFacts:
+    """What the title says, as the app has it now."""
 
-    def __init__(self, app: GpuTopApp) -> None:
-        self.app = app
+    snapshot: Snapshot | None  # shown
+    latest: Snapshot | None  # newest received (differs while frozen)
+    interval_s: float
+    replay: Replay | None
+    recording: str | None  # the file recorded to
+    readonly: bool
+    frozen: bool
+    live: bool  # sampling live and not frozen: the title says when the newest sample grows old
+    started_at: float | None  # when live sampling started
+    alerts: int  # alerts raised now
+
+
+class TitleControl:
+    """Keeps the title bar, the sub-title and the open screen's title up to date.
+
+    ``facts``: what the app has now; ``set_sub_title``: the terminal's window title; ``top``: the screen on
+    top (a live one says its title again); ``every``: runs a function every so many seconds (a timer).
+    """
+
+    def __init__(
+        self,
+        *,
+        facts: Callable[[], TitleFacts],
+        set_sub_title: Callable[[str], None],
+        top: Callable[[], Screen[object]],
+        every: Callable[[float, Callable[[], None]], object],
+    ) -> None:
+        self.facts = facts
+        self.set_sub_title = set_sub_title
+        self.top = top
+        self.every = every
         self.bar = TitleBar(id="title-bar")
 
     def watch_lateness(self) -> None:
         """While sampling live: say in the title when the newest sample grows old."""
-        self.app.set_interval(LATENESS_CHECK_S, self._say_lateness)
+        self.every(LATENESS_CHECK_S, self._say_lateness)
 
     def _say_lateness(self) -> None:
         # Not while the screen is being taken down. The bar's own link to the app, not a query of
@@ -58,26 +91,23 @@ class TitleControl:
 
     def update(self) -> None:
         """Say in the title bar (and the sub-title) what is shown and how it moves."""
-        app = self.app
-        replay = app.replay
+        facts = self.facts()
+        replay = facts.replay
         if replay is None:
-            mode = interval_text(app.interval_s)
+            mode = interval_text(facts.interval_s)
         else:
             from gputop.ui.controls.replay_control import replay_title
 
             mode = replay_title(replay)
-        recording = None if app.feed.recorder is None else app.feed.recorder.path
-        live = app.start_sampler and not app.frozen
-        late = late_s(app.latest, time.time(), app.interval_s, app.sampling.started_at) if live else None
-        alerts = 0 if app.tick is None else len(app.tick.alerted)
+        late = late_s(facts.latest, time.time(), facts.interval_s, facts.started_at) if facts.live else None
         bar = title_text(
-            app.snapshot, mode,
-            recording=recording, readonly=app.readonly, frozen=app.frozen, late_s=late, alerts=alerts,
+            facts.snapshot, mode, recording=facts.recording, readonly=facts.readonly, frozen=facts.frozen,
+            late_s=late, alerts=facts.alerts,
         )
-        app.sub_title = sub_title(app.interval_s, frozen=app.frozen, replay=replay)
+        self.set_sub_title(sub_title(facts.interval_s, frozen=facts.frozen, replay=replay))
         # The late-sample timer may fire while the app is closing: the bar is gone by then.
         if self.bar.is_mounted:
             self.bar.show(bar)
-        screen = app.screen
+        screen = self.top()
         if isinstance(screen, LiveScreen) and screen.is_mounted:  # else it says it once mounted
             screen.update_title()

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
+from gputop.core.model import Snapshot
 from gputop.ui.layout import gpu_range
+from gputop.ui.panel.process_view import ProcessView
 from gputop.ui.panel.rows import ProcessFilter, users_with_processes
 from gputop.ui.widgets.filter_bar import FilterBar
-from gputop.ui.widgets.gpu_grid import GpuGrid
 
 if TYPE_CHECKING:
-    from gputop.ui.app import GpuTopApp
+    from textual.screen import Screen
+
+# Tells the user something (the app's notify: message, then severity and the like as keywords).
+Notify = Callable[..., object]
+# Opens a screen over this one and calls back with what it was dismissed with.
+PushScreen = Callable[["Screen[Any]", Callable[[Any], None]], object]
 
 
 def no_such_gpu(index: int, indices: Sequence[int]) -> str | None:
@@ -22,82 +28,104 @@ def no_such_gpu(index: int, indices: Sequence[int]) -> str | None:
 
 
 class FilterControl:
-    """Opens, applies and clears the filter box; filters to one GPU (0-9, #) or one user (u)."""
+    """Opens, applies and clears the filter box; filters to one GPU (0-9, #) or one user (u).
 
-    def __init__(self, app: GpuTopApp) -> None:
-        self.app = app
-        self.bar = FilterBar(app.view.apply_filter_text, self._done)
+    ``view``: the panel's rows (and its table); ``mark_card``: marks the card of the GPU filtered to (None:
+    none); ``current``: the snapshot shown; ``notify`` and ``push_screen``: the app's.
+    """
+
+    def __init__(
+        self,
+        view: ProcessView,
+        *,
+        mark_card: Callable[[int | None], None],
+        current: Callable[[], Snapshot | None],
+        notify: Notify,
+        push_screen: PushScreen,
+    ) -> None:
+        self.view = view
+        self.mark_card = mark_card
+        self.current = current
+        self.notify = notify
+        self.push_screen = push_screen
+        self.bar = FilterBar(view.apply_filter_text, self._done)
+
+    @property
+    def shown(self) -> bool:
+        """Whether a filter is applied or its box open: Esc then has something to clear."""
+        return self.view.filter.active or bool(self.bar.display)
+
+    def _focus_panel(self) -> None:
+        table = self.view.table
+        table.screen.set_focus(table)
 
     def open(self) -> None:
         """/: the filter box, holding the filter's text."""
-        self.bar.open(self.app.filter.text)
+        self.bar.open(self.view.filter.text)
 
     def _done(self) -> None:
         """Enter in the filter box: back to the panel, first match selected."""
-        app = self.app
-        app.processes.select_first()
-        app.screen.set_focus(app.processes)
+        self.view.table.select_first()
+        self._focus_panel()
 
     def clear(self) -> None:
         """Esc: leave the filter box and clear the filter (text, user and GPU)."""
-        app = self.app
         self.bar.clear()
-        app.view.set_filter(ProcessFilter())
-        app.query_one(GpuGrid).mark_filtered(None)
-        app.screen.set_focus(app.processes)
+        self.view.set_filter(ProcessFilter())
+        self.mark_card(None)
+        self._focus_panel()
 
     def next_match(self) -> None:
         """n / F3: the next process (after the cursor, wrapping) that the filter's text matches."""
-        app = self.app
-        if not app.filter.text:
-            app.notify("no filter: / types one, then n goes from match to match", severity="warning")
+        process_filter = self.view.filter
+        if not process_filter.text:
+            self.notify("no filter: / types one, then n goes from match to match", severity="warning")
             return
-        app.processes.select_next(app.filter.matches)
+        self.view.table.select_next(process_filter.matches)
 
     def only_gpu(self, index: int) -> None:
         """0-9: only that GPU's processes; a GPU this machine does not have is refused, in words."""
-        snapshot = self.app.snapshot
+        snapshot = self.current()
         refusal = no_such_gpu(index, [gpu.index for gpu in snapshot.gpus] if snapshot else [])
         if refusal is not None:
-            self.app.notify(refusal, severity="warning")
+            self.notify(refusal, severity="warning")
             return
         self.filter_gpu(index)
 
     def filter_gpu(self, index: int | None) -> None:
         """Only GPU ``index``'s processes (None: every GPU's), its card marked."""
-        app = self.app
-        app.view.set_filter(app.filter.with_gpu(index))
-        app.query_one(GpuGrid).mark_filtered(index)
+        self.view.set_filter(self.view.filter.with_gpu(index))
+        self.mark_card(index)
 
     def pick_gpu(self) -> None:
         """#: choose the GPU from a list (GPUs 10 and up too), or all of them."""
         from gputop.ui.screens.gpu_pick import GpuPickScreen
 
-        app = self.app
+        snapshot = self.current()
 
         def picked(choice: str | None) -> None:
             if choice is not None:
                 self.filter_gpu(None if choice == GpuPickScreen.ALL else int(choice))
 
-        app.push_screen(GpuPickScreen(app.snapshot.gpus if app.snapshot else (), app.filter.gpu), picked)
+        self.push_screen(GpuPickScreen(snapshot.gpus if snapshot else (), self.view.filter.gpu), picked)
 
     def only_owner(self, kind: str, name: str) -> None:
         """Only one owner's processes (from the owner screen): a user, or ``job:``, ``pod:``, ``container:``."""
-        app = self.app
         owner = ProcessFilter().with_user(name) if kind == "user" else ProcessFilter().with_text(f"{kind}:{name}")
-        app.view.set_filter(owner)
-        app.query_one(GpuGrid).mark_filtered(None)
-        app.screen.set_focus(app.processes)
+        self.view.set_filter(owner)
+        self.mark_card(None)
+        self._focus_panel()
 
     def pick_user(self) -> None:
         """u: choose one user among those with GPU processes, or all of them."""
         from gputop.ui.screens.user_pick import UserPickScreen, user_usage
 
-        app = self.app
-        users = users_with_processes(app.snapshot) if app.snapshot else []
+        snapshot = self.current()
+        users = users_with_processes(snapshot) if snapshot else []
+        view = self.view
 
         def picked(user: str | None) -> None:
             if user is not None:
-                app.view.set_filter(app.filter.with_user(None if user == UserPickScreen.ALL else user))
+                view.set_filter(view.filter.with_user(None if user == UserPickScreen.ALL else user))
 
-        app.push_screen(UserPickScreen(users, app.filter.user, user_usage(app.snapshot)), picked)
+        self.push_screen(UserPickScreen(users, view.filter.user, user_usage(snapshot)), picked)

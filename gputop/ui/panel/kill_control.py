@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from gputop.core.format import safe_text
 from gputop.core.host.signals import Outcome, SignalResult, send_signal
@@ -15,7 +15,7 @@ from gputop.ui.panel.rows import ProcessRow, launcher_note
 from gputop.ui.widgets.process_table import ProcessTable
 
 if TYPE_CHECKING:
-    from gputop.ui.app import GpuTopApp
+    from textual.app import App
 
 # The source's signal function: it signals the processes it simulates (a demo), and answers None for
 # real ones, which gputop signals itself.
@@ -68,45 +68,59 @@ def rows_below(rows: list[ProcessRow], row: ProcessRow) -> list[ProcessRow]:
 
 
 class KillControl:
-    """Tags processes in the table the user looks at and signals them, off the UI thread."""
+    """Tags processes in a process table and signals them, off the UI thread.
 
-    def __init__(self, app: GpuTopApp, signal: SignalFunction) -> None:
+    ``app`` only shows (notify, the dialogs) and runs the signals in a worker; ``signal`` is the source's;
+    ``panel`` is the main screen's table, ``tags_changed`` redraws its title; ``refusal``: why no signal
+    is sent in this mode (read-only, a replay), or None where signals are sent.
+    """
+
+    def __init__(
+        self,
+        app: App[Any],
+        signal: SignalFunction,
+        *,
+        panel: ProcessTable,
+        tags_changed: Callable[[], None],
+        refusal: str | None,
+        source_name: str = "nvml",
+    ) -> None:
         self.app = app
+        self.source_name = source_name  # demo, replay or a live source: what a launcher's line is made from
         self.signal = signal
+        self.panel = panel
+        self.tags_changed = tags_changed
+        self.refusal = refusal
+        self._table = panel  # the table the last signal was asked from
 
-    def active_table(self) -> ProcessTable:
-        """The process table the user is looking at: the detail screen's, or the main one."""
-        focused = self.app.focused
-        return focused if isinstance(focused, ProcessTable) else self.app.processes
-
-    def toggle_tag(self) -> None:
+    def toggle_tag(self, table: ProcessTable) -> None:
         """Space: tag the selected process, or untag it."""
-        self.active_table().toggle_tag()
-        self.app.view.refresh()
+        table.toggle_tag()
+        self.tags_changed()
 
-    def untag_all(self) -> None:
-        self.active_table().untag_all()
-        self.app.view.refresh()
+    def untag_all(self, table: ProcessTable) -> None:
+        table.untag_all()
+        self.tags_changed()
 
     def refuse(self) -> None:
         """k in read-only mode or a replay: say why nothing is sent."""
-        why = "a recording" if self.app.replay is not None else "read-only (--readonly)"
-        self.app.notify(f"{why}: gputop sends no signals", title="Not sent", severity="warning")
+        self.app.notify(f"{self.refusal}: gputop sends no signals", title="Not sent", severity="warning")
 
-    def targets(self) -> list[ProcessRow]:
+    @staticmethod
+    def targets(table: ProcessTable) -> list[ProcessRow]:
         """The tagged processes, or else the selected one (a ``(no process)`` row is none)."""
-        table = self.active_table()
         tagged = table.tagged_rows()
         if tagged:
             return tagged
         row = table.cursor_row
         return [] if row is None or row.unattributed else [row]
 
-    def ask(self) -> None:
-        """Ask which signal to send to the targets (none selected: say so), then send it."""
-        targets = self.targets()
+    def ask(self, table: ProcessTable) -> None:
+        """Ask which signal to send to ``table``'s targets (none selected: say so), then send it."""
+        self._table = table
+        targets = self.targets(table)
         if not targets:
-            row = self.active_table().cursor_row
+            row = table.cursor_row
             if row is not None and row.unattributed:
                 self.app.notify(
                     "(no process) is not a process: memory no listed process holds; nothing to signal"
@@ -116,7 +130,7 @@ class KillControl:
             self.app.notify("no process selected", severity="warning")
             return
         if targets[0].launcher:
-            self.ask_launcher(targets[0], self.below(targets[0]))
+            self.ask_launcher(targets[0], rows_below(table.rows, targets[0]))
             return
         self.confirm(targets)
 
@@ -131,17 +145,13 @@ class KillControl:
 
         self.app.push_screen(KillScreen(targets), chosen)
 
-    def below(self, row: ProcessRow) -> list[ProcessRow]:
-        """The rows under ``row`` in the tree the user looks at (the lines that follow it, drawn deeper)."""
-        return rows_below(self.active_table().rows, row)
-
     def ask_launcher(self, launcher: ProcessRow, below: list[ProcessRow]) -> None:
         """k on a launcher: "the launcher" or "the launcher and its N workers", then the signal."""
         from gputop.ui.screens.kill import LauncherChoiceScreen
 
         if launcher.process.started is None:
             # Without its start time a reused PID could not be told apart: no signal on a guess.
-            self.app.notify(launcher_note(launcher, self.app.sampler.source.name, signalling=True), severity="warning")
+            self.app.notify(launcher_note(launcher, self.source_name, signalling=True), severity="warning")
             return
         # Lines between it and its workers (a torchrun under a shell) go with them, if they can be named.
         below = [row for row in below if not row.launcher or row.process.started is not None]
@@ -164,9 +174,8 @@ class KillControl:
             self.app.call_from_thread(self._report, result)
 
     def _report(self, result: SignalResult) -> None:
-        app = self.app
         if result.outcome is Outcome.SENT:
-            for table in (app.processes, self.active_table()):
+            for table in (self.panel, self._table):
                 table.tagged = {key for key in table.tagged if key[:2] != result.identity}
         notice = outcome_notice(result)
-        app.notify(notice.message, title=notice.title, severity=notice.severity, markup=False)
+        self.app.notify(notice.message, title=notice.title, severity=notice.severity, markup=False)

@@ -15,11 +15,19 @@ from gputop.ui.panel.rows import (
     FilterError,
     ProcessFilter,
     ProcessRow,
+    RowKey,
     SortOrder,
+    fold_rows,
     snapshot_rows,
     tree_rows,
 )
 from gputop.ui.widgets.process_table import ProcessTable
+
+
+def _nothing_below(rows: list[ProcessRow], row: ProcessRow) -> bool:
+    """Whether no tree line follows ``row`` drawn deeper than it."""
+    after = rows.index(row) + 1
+    return after >= len(rows) or len(rows[after].guide) <= len(row.guide)
 
 
 def sort_for_key(column: str) -> SortOrder:
@@ -72,6 +80,7 @@ class ProcessView:
         self._diagnoses: Diagnoses | None = None
         self._title: Text | None = None
         self.tree = False
+        self.folded: set[RowKey] = set()  # tree lines whose subtree is hidden (- folds, + unfolds)
 
     def show(
         self,
@@ -93,7 +102,11 @@ class ProcessView:
         rows = [row for row in every if self.filter.matches(row)] if self.filter.active else every
         table.empty_message = "no process matches the filter" if self.filter.active else "no GPU processes"
         if self.tree:
-            table.set_rows(tree_rows(rows, self.sort, self._ancestors(rows, every)), self.sort, in_order=True)
+            tree = tree_rows(rows, self.sort, self._ancestors(rows, every))
+            if self.folded:
+                self.folded.intersection_update(row.key for row in tree)  # lines gone: forgotten
+                tree = fold_rows(tree, self.folded)
+            table.set_rows(tree, self.sort, in_order=True)
         else:
             table.set_rows(rows, self.sort)
         hidden_sort = None if self.sort.column in table.shown_columns else self.sort
@@ -123,6 +136,23 @@ class ProcessView:
         """Show the processes as a tree (workers under their launcher) or as a flat list."""
         self.tree = tree
         self.refresh()
+
+    def fold(self, key: RowKey | None, folded: bool) -> bool:
+        """Fold (hide) or unfold the subtree under the tree line ``key``; False when there is nothing to do
+        (not the tree, no line, nothing under it, or already so)."""
+        if not self.tree or key is None:
+            return False
+        row = next((row for row in self.table.rows if row.key == key), None)
+        if row is None or (folded and (key in self.folded or _nothing_below(self.table.rows, row))):
+            return False
+        if not folded and key not in self.folded:
+            return False
+        if folded:
+            self.folded.add(key)
+        else:
+            self.folded.discard(key)
+        self.refresh()
+        return True
 
     def set_filter(self, process_filter: ProcessFilter) -> None:
         self.filter = process_filter

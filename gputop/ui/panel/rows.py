@@ -48,6 +48,8 @@ class ProcessRow:
     guide: str = ""
     subtree_memory: int | None = None
     launcher: bool = False
+    # Folded in the tree (``-``): how many processes its hidden subtree holds (0: not folded).
+    folded: int = 0
     # Made once: the table reads it several times per row each tick.
     key: RowKey = field(init=False, repr=False, compare=False)
 
@@ -110,7 +112,8 @@ def _command(row: ProcessRow) -> str:
     if not p.visible:
         return row.guide + not_visible_words(p.not_visible_reason)
     command = safe_text(command_text(p.command, p.name))
-    return row.guide + (STALE_MARK + command if p.stale else command)
+    fold = f"[+{row.folded}] " if row.folded else ""
+    return row.guide + fold + (STALE_MARK + command if p.stale else command)
 
 
 def _gpu_memory(row: ProcessRow) -> str:
@@ -546,6 +549,32 @@ def tree_rows(
                 launcher=True,
             )
         )
+    return out
+
+
+def fold_rows(rows: list[ProcessRow], folded: Collection[RowKey]) -> list[ProcessRow]:
+    """The tree's ``rows`` with the subtree under each ``folded`` line hidden, that line saying how many
+    processes it hides (``[+3]``); a folded line with nothing under it shows as it is."""
+    out: list[ProcessRow] = []
+    hiding_deeper_than: int | None = None
+    for position, row in enumerate(rows):
+        depth = len(row.guide)
+        if hiding_deeper_than is not None:
+            if depth > hiding_deeper_than:
+                continue
+            hiding_deeper_than = None
+        if row.key in folded:
+            below = []
+            for other in rows[position + 1 :]:
+                if len(other.guide) <= depth:
+                    break
+                below.append(other)
+            if below:
+                hidden = {other.process.identity for other in below if not other.launcher and not other.unattributed}
+                out.append(replace(row, folded=max(1, len(hidden))))
+                hiding_deeper_than = depth
+                continue
+        out.append(row)
     return out
 
 

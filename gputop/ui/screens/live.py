@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from textual.binding import ActiveBinding
 from textual.screen import Screen
 
 from gputop.core.model import Snapshot
+from gputop.ui.controls.keymap import in_footer_order
 
 
 class LiveScreen(Screen[None]):
@@ -12,6 +14,11 @@ class LiveScreen(Screen[None]):
 
     Only once it is mounted: a screen just opened shows the app's newest snapshot in its ``on_mount``.
     """
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        # The screen's own keys first (Esc Back), then those of a process table and the app's, in keymap's order.
+        return in_footer_order(super().active_bindings, own=self)
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
         """A new tick's snapshot (the display is not frozen)."""

@@ -19,6 +19,13 @@ class FilterInput(Input):
     # Enter is handled in on_key, before any binding: this one puts it in the footer, beside Esc.
     BINDINGS = [Binding("enter", "apply", "Apply", key_display="Enter")]
 
+    # The keys that leave the box or act while typing (Esc clears the filter, F10 and Ctrl+C quit); every
+    # other key is the box's: the keys of the screen and the app (F1, !, Ctrl+P) act not while a filter is typed.
+    LEAVING_KEYS = frozenset({"escape", "enter", "f10", "ctrl+c", "tab", "shift+tab"})
+
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        return key not in self.LEAVING_KEYS
+
     def __init__(self, on_enter: Callable[[FilterInput], None], *, placeholder: str, id: str) -> None:
         super().__init__(placeholder=placeholder, id=id)
         self.on_enter = on_enter

@@ -3,11 +3,15 @@
 Rows are keyed by process identity. Each tick the cursor stays on the same
 process, the selected row keeps its place on screen, rows that left vanish,
 new ones appear, and only lines whose text changed are redrawn.
+
+Any process table (the main panel's, the detail screen's) has the keys that act on its processes (sort,
+tag, kill, open; ``keymap.TABLE_BINDINGS``); the work is its ``parts``' (``panel/panel_keys.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from rich.cells import set_cell_size
 from rich.segment import Segment
@@ -15,11 +19,11 @@ from rich.style import Style
 from textual.binding import Binding
 from textual.events import Click, Resize
 from textual.geometry import Region, Size
-from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from gputop.core.output.command_text import fit_command
+from gputop.ui.controls.keymap import TABLE_ACTIONS, TABLE_BINDINGS
 from gputop.ui.panel.rows import (
     COLUMN_BY_NAME,
     Column,
@@ -33,10 +37,51 @@ from gputop.ui.panel.rows import (
 from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.styled_line import text_cells
 
+if TYPE_CHECKING:
+    from textual.binding import BindingType
+
 _TAG_MARK = "●"
 _HOST_COLUMNS = frozenset({"cpu", "host_memory", "time", "job", "container", "command"})
 # What a launcher's row (in the tree) shows: it holds no GPU of its own.
 _LAUNCHER_COLUMNS = frozenset({"pid", "user", "gpu_memory", "container", "command"})
+
+
+class SortParts(Protocol):
+    """What sorts the rows (``panel/sort_control.py``)."""
+
+    def move(self, step: int) -> None: ...
+    def invert(self) -> None: ...
+    def by_key(self, column: str) -> None: ...
+    def by_header(self, column: str) -> None: ...
+    def menu(self) -> None: ...
+
+
+class KillParts(Protocol):
+    """What tags and signals a table's processes (``panel/kill_control.py``)."""
+
+    def toggle_tag(self, table: ProcessTable) -> None: ...
+    def untag_all(self, table: ProcessTable) -> None: ...
+    def ask(self, table: ProcessTable) -> None: ...
+    def refuse(self) -> None: ...
+
+
+class OpenParts(Protocol):
+    """What opens a table's selected process in full (``controls/navigation.py``)."""
+
+    def process(self, table: ProcessTable) -> None: ...
+
+
+class TableParts(Protocol):
+    """The parts a process table's keys call (``panel/panel_keys.py``'s ``PanelKeys`` is one): declared here,
+    so that the widget does not import the parts that import it."""
+
+    @property
+    def sort(self) -> SortParts: ...
+    @property
+    def kill(self) -> KillParts: ...
+    @property
+    def navigation(self) -> OpenParts: ...
+    def allows(self, action: str) -> bool: ...
 
 
 def _same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
@@ -53,6 +98,7 @@ def _same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
         and before.guide == now.guide
         and before.subtree_memory == now.subtree_memory
         and before.launcher == now.launcher
+        and before.folded == now.folded
     )
 
 
@@ -116,24 +162,19 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         "process-table--growing",
     }
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "cursor(-1)", "Up", show=False),
         Binding("down", "cursor(1)", "Down", show=False),
         Binding("pageup", "page(-1)", "Page up", show=False),
         Binding("pagedown", "page(1)", "Page down", show=False),
         Binding("home", "cursor(-1000000)", "First", show=False),
         Binding("end", "cursor(1000000)", "Last", show=False),
+        *TABLE_BINDINGS,
     ]
 
-    class HeaderClicked(Message):
-        """A column header was clicked: sort by it."""
-
-        def __init__(self, column: str) -> None:
-            super().__init__()
-            self.column = column
-
-    def __init__(self, id: str | None = None) -> None:
+    def __init__(self, id: str | None = None, parts: TableParts | None = None) -> None:
         super().__init__(id=id)
+        self._parts = parts
         self.rows: list[ProcessRow] = []
         self.sort = SortOrder()
         self.cursor_key: RowKey | None = None
@@ -154,6 +195,63 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self._widths_for: tuple[tuple[Column, ...], int] | None = None
         self._widths: list[int] = []
         self._header_drawn: tuple[tuple[Column, ...], SortOrder, int] | None = None
+
+    # -- the keys that act on the processes -----------------------------------------
+
+    @property
+    def parts(self) -> TableParts | None:
+        """The parts this table's keys call: its own, or else the app's (a table the app did not make: the
+        detail screen's); None without either (the keys then do nothing)."""
+        if self._parts is not None:
+            return self._parts
+        parts: TableParts | None = getattr(self.app, "panel_keys", None) if self.is_attached else None
+        return parts
+
+    @parts.setter
+    def parts(self, parts: TableParts | None) -> None:
+        self._parts = parts
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action not in TABLE_ACTIONS:
+            return True
+        parts = self.parts
+        return parts is not None and parts.allows(action)
+
+    def action_sort_move(self, step: int) -> None:
+        if (keys := self.parts) is not None:
+            keys.sort.move(step)
+
+    def action_sort_invert(self) -> None:
+        if (keys := self.parts) is not None:
+            keys.sort.invert()
+
+    def action_sort_by(self, column: str) -> None:
+        if (keys := self.parts) is not None:
+            keys.sort.by_key(column)
+
+    def action_sort_menu(self) -> None:
+        if (keys := self.parts) is not None:
+            keys.sort.menu()
+
+    def action_tag(self) -> None:
+        if (keys := self.parts) is not None:
+            keys.kill.toggle_tag(self)
+
+    def action_untag_all(self) -> None:
+        if (keys := self.parts) is not None:
+            keys.kill.untag_all(self)
+
+    def action_kill(self) -> None:
+        if (keys := self.parts) is not None:
+            keys.kill.ask(self)
+
+    def action_kill_refused(self) -> None:
+        if (keys := self.parts) is not None:
+            keys.kill.refuse()
+
+    def action_open_process(self) -> None:
+        if (keys := self.parts) is not None:
+            keys.navigation.process(self)
 
     # -- what tests and the app read -------------------------------------------------
 
@@ -365,8 +463,8 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
             return
         if offset.y == 0:
             column = self._column_at(offset.x)
-            if column is not None:
-                self.post_message(self.HeaderClicked(column.name))
+            if column is not None and (keys := self.parts) is not None:
+                keys.sort.by_header(column.name)  # sort by it; on the current column, the other direction
             return
         index = offset.y - 1 + self.scroll_offset.y
         if 0 <= index < len(self.rows):
