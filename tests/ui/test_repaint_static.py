@@ -73,7 +73,7 @@ async def test_a_changed_host_line_and_process_row_ask_no_card_title_or_footer(
         app.apply_snapshot(machine(FILL_TICKS, host_cpu=88.0, cpu_101=55.0))  # type: ignore[arg-type]
         await pilot.pause()
         asked = set(drawn.lines)
-        assert {"HostStrip", "ProcessTable"} <= asked
+        assert {"HostStrip", "ProcessPanel"} <= asked  # the main screen's process table
         assert not asked & {"GpuCard", "GpuGrid", "TitleBar", "KeyFooter"}, drawn.lines
         host = "".join(segment.text for segment in app.query_one("#host-strip").render_line(0))
         assert "88.0%" in host

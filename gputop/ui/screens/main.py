@@ -98,6 +98,9 @@ class MainScreen(Screen[None]):
         yield self.footer
 
     def on_mount(self) -> None:
+        # The panel has the keys people press first (sort, filter, kill). Textual's auto-focus waits for the
+        # terminal's focus, which a browser tab (`gputop serve`) or an unfocused pane may never report.
+        self.panel.focus()
         self._ready()
 
     @property

@@ -138,8 +138,8 @@ class ProcessScreen(LiveScreen):
         Binding("escape,q,backspace", "back", "Back", key_display="Esc"),
         Binding("k,f9", "kill", "Kill", key_display="k"),
         Binding("k,f9", "kill_refused", "Kill", show=False),
-        Binding("g", "gpu_detail", "GPU detail", key_display="g"),
-        Binding("r", "reload", "Read again", key_display="r"),
+        Binding("g", "gpu_detail", "GPU", key_display="g", tooltip="The detail screen of its GPU"),
+        Binding("r", "reload", "Read again", key_display="r", show=False),  # in help: the footer must fit 80 columns
         Binding("e", "environment", "Environment", key_display="e"),
     ]
 

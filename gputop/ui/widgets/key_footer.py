@@ -28,8 +28,14 @@ class KeyFooter(Footer):
         if self._rebuild_queued and screen is self.screen:
             return  # the rebuild already queued will show the bindings as they are by then
         super().bindings_changed(screen)
-        # Footer queues a rebuild only for its own screen while the app has the focus.
-        self._rebuild_queued = bool(screen.app.app_focus and self.is_attached and screen is self.screen)
+        if not (self.is_attached and screen is self.screen):
+            return
+        # Footer queues a rebuild only while the app has the terminal's focus; a terminal that starts
+        # unfocused (a browser tab through `gputop serve`, a tmux pane with focus events) would keep an
+        # empty footer until focused. The keys act whether or not it has the focus: show them anyway.
+        if not screen.app.app_focus:
+            self.call_after_refresh(self.recompose)
+        self._rebuild_queued = True
 
     def _shown(self) -> tuple[object, ...]:
         """Everything a rebuild would show: each active key's name, description, action and state."""
