@@ -119,9 +119,11 @@ def _tui(sampler: Sampler, args: argparse.Namespace, settings: Settings, warning
 
 def _load_tui() -> Callable[..., int]:
     """Import the TUI; its ``run_tui`` (``ui.terminal.textual_imports`` says what it leaves out, and why)."""
-    from gputop.ui.terminal.textual_imports import load_tui
+    from gputop.ui.terminal.textual_imports import importing_tui
 
-    return load_tui()
+    with importing_tui():
+        from gputop.ui.app import run_tui
+    return run_tui
 
 
 def _first_frame(sampler: Sampler) -> bool:

@@ -61,6 +61,7 @@ from gputop.ui.panel.process_view import ProcessView
 from gputop.ui.panel.rows import ProcessFilter, SortOrder
 from gputop.ui.panel.sort_control import SortControl
 from gputop.ui.screens.live import LiveScreen
+from gputop.ui.screens.live_data import LiveData
 from gputop.ui.screens.main import MainScreen
 from gputop.ui.terminal.textual_imports import collecting_rarely
 from gputop.ui.terminal.textual_private import ChangedCellsApp
@@ -143,8 +144,12 @@ class GpuTopApp(ChangedCellsApp[int]):
             self,
             alert_events=lambda: self.feed.watcher.monitor.log.events,
             help_entries=self.key_control.help_entries,
-            current=lambda: self.snapshot,
-            diagnoses=lambda: self.diagnoses,
+            data=LiveData(
+                current=lambda: self.snapshot, history=self.history, forecasts=lambda: self.forecasts,
+                diagnoses=lambda: self.diagnoses, raised=lambda: () if self.tick is None else self.tick.raised,
+                sort=lambda: self.view.sort, process_detail=sampler.process_detail, replay=replay,
+            ),
+            kill=self.kill_control,
             only_owner=self.filter_control.only_owner,
             source_name=sampler.source.name,
         )

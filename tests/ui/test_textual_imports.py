@@ -15,9 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 LIVE = r"""
 import gc, json, sys
-from gputop.ui.terminal.textual_imports import load_tui
+from gputop.cli.main import _load_tui  # the command line starts the TUI so
 frozen_before = gc.get_freeze_count()
-load_tui()  # first: asyncio would import ssl
+_load_tui()  # first: asyncio would import ssl
 report = {"ssl": "ssl" in sys.modules, "textual": "textual.app" in sys.modules,
           "frozen": gc.get_freeze_count() > frozen_before, "collecting": gc.isenabled()}
 import ssl  # an import after the TUI's still works

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from textual.app import App
 
     from gputop.core.analysis.alerts import AlertEvent
-    from gputop.core.analysis.diagnosis import Diagnoses
-    from gputop.core.model import Snapshot
+    from gputop.ui.screens.live_data import LiveData
+    from gputop.ui.screens.process import KillParts
     from gputop.ui.widgets.process_table import ProcessTable
 
 
@@ -29,19 +29,20 @@ class Navigation:
         *,
         alert_events: Callable[[], tuple[AlertEvent, ...]],
         help_entries: Callable[[], list[tuple[str, str]]],
-        current: Callable[[], Snapshot | None],
-        diagnoses: Callable[[], Diagnoses | None],
+        data: LiveData,
+        kill: KillParts,
         only_owner: Callable[[str, str], None],
         source_name: str = "nvml",
     ) -> None:
         """``app`` only opens screens and tells; ``alert_events``: the alert log's events now (a replay's
-        jump starts a new log); ``current``: the snapshot shown; ``only_owner``: filters the panel to an owner."""
+        jump starts a new log); ``data``: what the screens read (the snapshot shown, its forecasts...);
+        ``kill``: what a process screen's k calls; ``only_owner``: filters the panel to an owner."""
         self.app = app
         self.source_name = source_name  # demo, replay or a live source: what a launcher's line is made from
         self.alert_events = alert_events
         self.help_entries = help_entries
-        self.current = current
-        self.diagnoses = diagnoses
+        self.data = data
+        self.kill = kill
         self.only_owner = only_owner
 
     def help(self) -> None:
@@ -58,7 +59,7 @@ class Navigation:
         """o: who holds the GPUs; Enter there shows the chosen owner's processes in the panel."""
         from gputop.ui.screens.owners import OwnerScreen
 
-        self.app.push_screen(OwnerScreen(self.current(), self.diagnoses, self.only_owner))
+        self.app.push_screen(OwnerScreen(self.data.current(), self.data.diagnoses, self.only_owner))
 
     def process(self, table: ProcessTable) -> None:
         """Enter: the process selected in ``table`` in full."""
@@ -72,10 +73,11 @@ class Navigation:
             note = "no process selected" if row is None else launcher_note(row, self.source_name)
             self.app.notify(note, severity="warning")
             return
-        if row.launcher:  # not on a GPU: its own process screen, with its workers for k
-            self.app.push_screen(ProcessScreen(row.process.identity, launcher=row, below=rows_below(table.rows, row)))
-            return
-        self.app.push_screen(ProcessScreen(row.process.identity))
+        # A launcher is on no GPU: its own process screen, with its workers for k.
+        launcher, below = (row, rows_below(table.rows, row)) if row.launcher else (None, None)
+        self.app.push_screen(ProcessScreen(
+            row.process.identity, data=self.data, kill=self.kill, gpu_detail=self.detail, launcher=launcher, below=below
+        ))
 
     def detail_of_selected(self, table: ProcessTable) -> None:
         """g: the detail screen of the GPU of the process selected in ``table``."""
@@ -89,4 +91,4 @@ class Navigation:
         """GPU ``index`` in detail."""
         from gputop.ui.screens.detail import DetailScreen
 
-        self.app.push_screen(DetailScreen(index))
+        self.app.push_screen(DetailScreen(index, self.data))

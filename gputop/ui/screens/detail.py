@@ -5,8 +5,6 @@ Imported lazily (plotext is not needed for the first frame).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -22,13 +20,11 @@ from gputop.ui.controls.replay_control import replay_title
 from gputop.ui.panel.process_view import process_count
 from gputop.ui.panel.rows import snapshot_rows
 from gputop.ui.screens.live import LiveScreen
+from gputop.ui.screens.live_data import LiveData
 from gputop.ui.widgets.card_text import activity_figures, forecast_text, mig_profile, silence_text
 from gputop.ui.widgets.diagnosis_panel import DiagnosisPanel
 from gputop.ui.widgets.history_chart import HistoryChart, TimeWindow, window_of
 from gputop.ui.widgets.process_table import ProcessTable
-
-if TYPE_CHECKING:
-    from gputop.ui.app import GpuTopApp
 
 _GIB = 1024**3
 _GAP = "  "
@@ -208,16 +204,14 @@ class DetailScreen(LiveScreen):
         ("dram_active", "DRAM bandwidth (%)", "cyan"),
     )
 
-    def __init__(self, index: int) -> None:
+    def __init__(self, index: int, data: LiveData) -> None:
+        """GPU ``index``, read from ``data``."""
         super().__init__(id="detail-screen")
         self.index = index
+        self.data = data
         self._gpu: GpuSample | None = None
         self._now: float | None = None
         self._activity_charts: dict[str, HistoryChart] = {}  # mounted once the GPU shows activity
-
-    @property
-    def gpu_app(self) -> GpuTopApp:
-        return cast("GpuTopApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield DetailHeader()
@@ -231,38 +225,40 @@ class DetailScreen(LiveScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        if self.gpu_app.snapshot is not None:
-            self.show_snapshot(self.gpu_app.snapshot)
+        snapshot = self.data.current()
+        if snapshot is not None:
+            self.show_snapshot(snapshot)
         self.query_one(ProcessTable).focus()
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
-        app = self.gpu_app
+        data = self.data
         self._gpu = next((g for g in snapshot.gpus if g.index == self.index), None)
         self._now = snapshot.timestamp
         self.update_title()
-        growth = None if app.forecasts is None else app.forecasts.processes
-        alerts = [] if app.tick is None else [alert for alert in app.tick.raised if alert.gpu_index == self.index]
-        self.query_one(DiagnosisPanel).show(snapshot, app.diagnoses, self.index, alerts)
-        rows = [row for row in snapshot_rows(snapshot, growth, app.diagnoses) if row.process.gpu_index == self.index]
+        forecasts, diagnoses = data.forecasts(), data.diagnoses()
+        growth = None if forecasts is None else forecasts.processes
+        alerts = [alert for alert in data.raised() if alert.gpu_index == self.index]
+        self.query_one(DiagnosisPanel).show(snapshot, diagnoses, self.index, alerts)
+        rows = [row for row in snapshot_rows(snapshot, growth, diagnoses) if row.process.gpu_index == self.index]
         table = self.query_one(ProcessTable)
-        table.set_rows(rows, app.sort)
+        table.set_rows(rows, data.sort())
         table.border_title = Text.assemble(("Processes", "bold"), f" {process_count(rows)}")
         try:
-            history: GpuHistory | None = app.history.gpu(self.index)
+            history: GpuHistory | None = data.history.gpu(self.index)
         except KeyError:  # the GPU is no longer reported
             history = None
         self._draw_charts(history, self._gpu)
 
     def update_title(self) -> None:
         """The header: this GPU's figures, and where a replay is (it moves between snapshots too)."""
-        replay = self.gpu_app.replay
+        replay = self.data.replay
         position = [replay_title(replay)[2:]] if replay is not None else []
         gpu = self._gpu
         if gpu is None:
             groups = [[Text(f" GPU {self.index}: no longer reported", style="bold red"), *position]]
             self.query_one(DetailHeader).show(groups)
             return
-        forms = [header_fields(gpu, self.gpu_app.forecasts, self._now, short=short) for short in (False, True)]
+        forms = [header_fields(gpu, self.data.forecasts(), self._now, short=short) for short in (False, True)]
         for groups in forms:
             groups[0][1:1] = position
         self.query_one(DetailHeader).show(*forms)

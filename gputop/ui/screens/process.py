@@ -10,7 +10,8 @@ Imported lazily (plotext is not needed for the first frame).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable
+from typing import Protocol
 
 from rich.console import Group
 from rich.table import Table
@@ -28,10 +29,8 @@ from gputop.core.host.visibility import not_visible_words
 from gputop.core.model import Job, ProcessIdentity, Snapshot
 from gputop.ui.panel.rows import ProcessRow, snapshot_rows
 from gputop.ui.screens.live import LiveScreen
+from gputop.ui.screens.live_data import LiveData
 from gputop.ui.widgets.history_chart import HistoryChart
-
-if TYPE_CHECKING:
-    from gputop.ui.app import GpuTopApp
 
 _GIB = 1024**3
 
@@ -131,6 +130,18 @@ def facts_table(rows: list[ProcessRow], detail: ProcessDetail | None, now: float
     return table
 
 
+class KillParts(Protocol):
+    """What the screen's k calls (the panel's KillControl): the launcher's choice, a signal, the refusal."""
+
+    refusal: str | None  # why no signal is sent in this mode (read-only, a replay); None where they are
+
+    def ask_launcher(self, launcher: ProcessRow, below: list[ProcessRow]) -> None: ...
+
+    def send(self, identities: list[ProcessIdentity], signal_number: int) -> None: ...
+
+    def refuse(self) -> None: ...
+
+
 class ProcessScreen(LiveScreen):
     """One process in full; Esc goes back."""
 
@@ -151,11 +162,22 @@ class ProcessScreen(LiveScreen):
     )
 
     def __init__(
-        self, identity: ProcessIdentity, launcher: ProcessRow | None = None, below: list[ProcessRow] | None = None
+        self,
+        identity: ProcessIdentity,
+        *,
+        data: LiveData,
+        kill: KillParts,
+        gpu_detail: Callable[[int], None],
+        launcher: ProcessRow | None = None,
+        below: list[ProcessRow] | None = None,
     ) -> None:
-        """``launcher``: a process not on any GPU, from the tree (``below``: the lines under it there)."""
+        """``data``: what the screen reads; ``kill``: what k calls; ``gpu_detail``: opens a GPU's detail (g).
+        ``launcher``: a process not on any GPU, from the tree (``below``: the lines under it there)."""
         super().__init__(id="process-screen")
         self.identity = identity
+        self.data = data
+        self.kill = kill
+        self.gpu_detail = gpu_detail
         self.launcher = launcher
         self.below = below or []
         self.rows: list[ProcessRow] = []
@@ -163,10 +185,6 @@ class ProcessScreen(LiveScreen):
         self.exited = False
         self._history: ProcessHistory | None = None
         self._now = 0.0
-
-    @property
-    def gputop(self) -> GpuTopApp:
-        return cast("GpuTopApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield Static(id="process-title")
@@ -180,7 +198,7 @@ class ProcessScreen(LiveScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        snapshot = self.gputop.snapshot
+        snapshot = self.data.current()
         if snapshot is not None:
             self.show_snapshot(snapshot)
         self.query_one("#process-facts").focus()
@@ -188,7 +206,7 @@ class ProcessScreen(LiveScreen):
 
     @work(thread=True, exclusive=True, group="process-detail")
     def _read_detail(self) -> None:
-        detail = self.gputop.sampler.process_detail(self.identity)
+        detail = self.data.process_detail(self.identity)
         self.app.call_from_thread(self._show_detail, detail)
 
     def _show_detail(self, detail: ProcessDetail) -> None:
@@ -203,13 +221,13 @@ class ProcessScreen(LiveScreen):
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
         """A new tick: the process's figures now, and its history so far."""
-        app = self.gputop
-        growth = None if app.forecasts is None else app.forecasts.processes
+        forecasts = self.data.forecasts()
+        growth = None if forecasts is None else forecasts.processes
         rows = [row for row in snapshot_rows(snapshot, growth) if row.process.identity == self.identity]
         self._now = snapshot.timestamp
         if rows:
             self.rows, self.exited = rows, False
-            self._history = app.history.processes.get(self.identity, self._history)
+            self._history = self.data.history.processes.get(self.identity, self._history)
         elif self.launcher is not None:
             pass  # on no GPU list: whether it still runs, /proc says (the facts)
         else:
@@ -262,8 +280,7 @@ class ProcessScreen(LiveScreen):
     # -- actions ---------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        app = self.gputop
-        cannot_signal = app.readonly or app.replay is not None
+        cannot_signal = self.kill.refusal is not None  # read-only, or a replay
         if action == "kill":
             return not cannot_signal
         if action == "kill_refused":
@@ -274,7 +291,7 @@ class ProcessScreen(LiveScreen):
         from gputop.ui.screens.kill import KillScreen
 
         if self.launcher is not None:
-            self.gputop.kill_control.ask_launcher(self.launcher, self.below)
+            self.kill.ask_launcher(self.launcher, self.below)
             return
         if self.exited or not self.rows:
             self.notify(f"PID {self.identity[0]} has exited: nothing to signal", severity="warning")
@@ -283,12 +300,12 @@ class ProcessScreen(LiveScreen):
 
         def chosen(signal_number: int | None) -> None:
             if signal_number is not None:
-                self.gputop.kill_control.send([identity], signal_number)
+                self.kill.send([identity], signal_number)
 
         self.app.push_screen(KillScreen(self.rows[:1]), chosen)
 
     def action_kill_refused(self) -> None:
-        self.gputop.kill_control.refuse()
+        self.kill.refuse()
 
     def action_environment(self) -> None:
         """e: every variable of the process's environment, read afresh (nvitop's key)."""
@@ -299,11 +316,11 @@ class ProcessScreen(LiveScreen):
         name = None if process is None else process.name
         # Not visible from here: /proc has nothing on it, and the panel's words say why.
         unseen = None if process is None or process.visible else not_visible_words(process.not_visible_reason)
-        self.app.push_screen(EnvironmentScreen(self.identity, name, self.gputop.sampler.process_detail, unseen))
+        self.app.push_screen(EnvironmentScreen(self.identity, name, self.data.process_detail, unseen))
 
     def action_gpu_detail(self) -> None:
         if self.rows:
-            self.gputop.navigation.detail(self.rows[0].process.gpu_index)
+            self.gpu_detail(self.rows[0].process.gpu_index)
 
     def action_back(self) -> None:
         self.dismiss(None)

@@ -19,29 +19,29 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 # Allocations between two collections of the youngest generation while the TUI runs.
 YOUNG_COLLECTION_THRESHOLD = 10_000
 
 
-def load_tui() -> Callable[..., int]:
-    """Import the TUI without ssl, the collector off meanwhile; its ``run_tui``."""
+@contextmanager
+def importing_tui() -> Iterator[None]:
+    """While the TUI is imported (by the command line, ``cli → ui``): no ssl, the collector off; frozen after."""
     blocked = "ssl" not in sys.modules
     if blocked:
         sys.modules["ssl"] = None  # type: ignore[assignment]
     collecting = gc.isenabled()
     gc.disable()
     try:
-        from gputop.ui.app import run_tui
+        yield
     finally:
         if blocked and "ssl" in sys.modules and sys.modules["ssl"] is None:
             del sys.modules["ssl"]
         gc.freeze()
         if collecting:
             gc.enable()
-    return run_tui
 
 
 @contextmanager
@@ -55,4 +55,4 @@ def collecting_rarely() -> Iterator[None]:
         gc.set_threshold(*threshold)
 
 
-__all__ = ["collecting_rarely", "load_tui"]
+__all__ = ["collecting_rarely", "importing_tui"]
