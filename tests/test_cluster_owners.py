@@ -11,7 +11,7 @@ on is held to the same figures.
 
 from __future__ import annotations
 
-import threading
+import multiprocessing
 import time
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
@@ -142,7 +142,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     work: Path = tmp_path_factory.mktemp("owners")
     port = free_port()
     server = serve(Pages(), port)  # type: ignore[arg-type]
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # The pages are served from a process of their own: served from a thread of this test process, the Pilot
+    # tests beside them (or another module's on a loaded machine) kept scrapes from answering in time, and a
+    # scrape that fails makes that host's series stale at once: the owners read or recorded lacked a host.
+    pages = multiprocessing.get_context("fork").Process(target=server.serve_forever, daemon=True)
+    pages.start()
     targets = "".join(
         f'      - targets: ["127.0.0.1:{port}"]\n'
         f'        labels: {{instance: "{name}:9400", __metrics_path__: "/hosts/{name}/metrics"}}\n'
@@ -151,7 +155,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     # The shipped rules, evaluated every second rather than every minute.
     rules = work / "rules.yml"
     rules.write_text(monitoring.read(monitoring.ALERT_RULES).replace(f"interval: {RULE_INTERVAL}", "interval: 1s"))
-    prometheus = PrometheusServer(work, static_configs=targets, rule_files=[rules])
+    # Scraped every 3 s with 3 s to answer: a scrape that fails on a loaded machine (1 s is tight at -n 4 on
+    # two cores) makes that host's series stale at once, and the owners recorded then lack it.
+    prometheus = PrometheusServer(work, static_configs=targets, rule_files=[rules], scrape_interval_s=3.0)
     try:
         wait_for("every host scraped", lambda: prometheus.query("count(up == 1) == 4") or None, 60)
         wait_for("idle times scraped", lambda: prometheus.query("count(gputop_process_idle_seconds) == 7") or None, 30)
@@ -164,7 +170,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         yield Cluster(prometheus, reader)
     finally:
         prometheus.stop()
-        server.shutdown()
+        pages.terminate()
+        pages.join(10)
+        server.server_close()
 
 
 def row(name: str, hosts: int, gpus: int, gib: float | None, fleet_gib: float, idle_gib: float | None,
