@@ -91,6 +91,53 @@ def activity_text(activity: Activity, room: int) -> StyledLine:
     return short
 
 
+def lines_key(content: CardContent, width: int, compact: bool, filtered: bool) -> tuple[object, ...]:
+    """Everything ``full_lines``/``compact_lines`` (and the card's dimming) read, cheap to compare:
+    equal keys, equal lines, so a card whose key did not change keeps its lines (issue 27).
+
+    Only the figures a card shows are in it, not the whole sample: the processes' CPU and the
+    energy counter change every tick and no card line shows them. A sparkline is a function of its
+    last values (at most ``width`` of them) and its scale, not of the stamps: a tick whose history
+    windows read the same (figures that did not change, a full history) keeps the card's lines."""
+    gpu, history = content.gpu, content.history
+    activity = gpu.activity
+    if history is None:
+        windows: tuple[object, ...] = ()
+    else:
+        # Lists compare None by identity where the arrays behind them would not compare NaN equal.
+        windows = (
+            history.memory_total,
+            _window(history.memory_used, width),
+            _window(history.utilization, width),
+            _window(history.temperature, width),
+            _window(history.sm_active, width) if activity is not None else None,
+        )
+    migs = tuple(
+        (mig.index, mig.name, mig.memory_used, mig.memory_total, len(mig.processes), mig.allocation,
+         forecast_text(content.mig_forecasts.get(mig.index), short=compact))
+        for mig in gpu.mig_devices
+    )
+    return (
+        width, compact, filtered, history is None, windows, migs,
+        gpu.index, gpu.name, gpu.lost, gpu.answering,
+        (lost_reason(gpu), bool(gpu.health.xid_events)) if gpu.lost else None,
+        None if gpu.answering or gpu.lost else silence_text(gpu, content.now),
+        gpu.memory_total, gpu.memory_used, gpu.utilization_gpu, gpu.utilization_memory,
+        gpu.temperature, gpu.temperature_slowdown, gpu.temperature_shutdown,
+        gpu.power_draw, gpu.power_limit, gpu.mig_mode,
+        gpu.allocation,  # no line shows it yet; a pod line will (another branch of issue 27's round)
+        None if activity is None else (activity.sm_active, activity.tensor_active, activity.dram_active),
+        forecast_text(content.forecast, short=compact),
+        content.alert_kinds if compact else (),
+        tuple(card_marks(content.diagnosis, short=True)) if compact else (),
+    )
+
+
+def _window(values: Sequence[float | None] | Sequence[int | None], width: int) -> Sequence[object]:
+    """The last ``width`` values: all a sparkline at most ``width`` cells wide draws."""
+    return values[-width:] if width > 0 else ()
+
+
 def titles_key(content: CardContent, filtered: bool) -> tuple[object, ...]:
     """What ``card_titles`` depends on, cheap to compare: equal keys, equal titles. Making the titles
     as Rich Text every tick cost more than the card's lines; a title changes a few times a run."""
@@ -98,7 +145,7 @@ def titles_key(content: CardContent, filtered: bool) -> tuple[object, ...]:
     silence = None if gpu.answering or gpu.lost else silence_text(gpu, content.now)
     return (
         gpu.index, filtered, gpu.lost, silence, content.alert_kinds, tuple(card_marks(content.diagnosis)),
-        gpu.name, gpu.pstate, gpu.clock_sm, gpu.fan_speed,
+        gpu.name, gpu.pstate, gpu.clock_sm, gpu.fan_speed, mig_state(gpu),
     )
 
 

@@ -21,7 +21,14 @@ from gputop.core.analysis.forecast import Forecast
 from gputop.core.analysis.history import GpuHistory
 from gputop.core.model import GpuSample
 from gputop.ui.layout import card_lines
-from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines, titles_key
+from gputop.ui.widgets.card_lines import (
+    CardContent,
+    card_titles,
+    compact_lines,
+    full_lines,
+    lines_key,
+    titles_key,
+)
 from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.sparkline import Sparklines
 from gputop.ui.widgets.styled_line import StripStyles, StyledLine
@@ -54,6 +61,10 @@ class GpuCard(FrameStyled):
         self._titles: tuple[Text | None, Text | None] = (None, None)
         self._titles_key: tuple[object, ...] | None = None
         self._lines_width = -1
+        # What the lines were last built from (``lines_key``), and those lines: a tick that leaves
+        # the key equal keeps them.
+        self._lines_key: tuple[object, ...] | None = None
+        self._built: list[StyledLine] = []
         # The sparklines as last drawn: a tick moves each on by a column rather than drawing it again.
         self._sparks = Sparklines()
 
@@ -98,19 +109,26 @@ class GpuCard(FrameStyled):
         content = self.content
         if content is None:
             return []
-        if self.compact:
-            lines = compact_lines(content, width, self.filtered, self._sparks)
-        else:
+        if not self.compact:
             key = titles_key(content, self.filtered)
             if key != self._titles_key:
                 self._titles_key = key
                 self._set_titles(*card_titles(content, self.filtered))
+        # Building a card's lines costs ~0.2 ms; comparing what they are built from, a tenth of it.
+        lines_from = lines_key(content, width, self.compact, self.filtered)
+        if lines_from == self._lines_key and width == self._lines_width:
+            return self._built
+        self._lines_key = lines_from
+        if self.compact:
+            lines = compact_lines(content, width, self.filtered, self._sparks)
+        else:
             lines = full_lines(content, width, self._sparks)
         if not content.gpu.answering:
             for line in lines:
                 line.stylize("dim")
         self._lines_width = width
-        return [line.fit(width) for line in lines]
+        self._built = [line.fit(width) for line in lines]
+        return self._built
 
     def _relayout(self) -> None:
         if self.content is None:
@@ -118,6 +136,8 @@ class GpuCard(FrameStyled):
         width = self.content_size.width
         lines = self._make_lines(width)
         old = self._lines
+        if lines is old:
+            return  # built from what they were built from last time: nothing to repaint
         self._lines = lines
         if len(old) != len(lines) or len(self._strips) != len(lines):
             self._strips = [None] * len(lines)
