@@ -31,7 +31,7 @@ from gputop.core.model import (
     XidEvent,
 )
 from gputop.ui.widgets import gpu_card as gpu_card_module
-from gputop.ui.widgets.card_lines import CardContent, compact_lines, full_lines, lines_key
+from gputop.ui.widgets.card_lines import CardContent, compact_lines, full_lines, lines_key, spark_room
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.styled_line import StyledLine
 
@@ -251,6 +251,29 @@ def test_the_newest_value_of_each_sparkline_changes_the_key(change: dict[str, ob
     before, after = (CardContent(base, history=history, now=NOW) for history in histories)
     assert fresh(before, 60, False, False) != fresh(after, 60, False, False)
     assert lines_key(before, 60, False, False) != lines_key(after, 60, False, False)
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_no_sparkline_draws_a_value_older_than_the_key_holds(compact: bool) -> None:
+    # Two histories that differ only in the value just older than the key's window: the lines agree.
+    base = base_gpus()[0]
+    for width in range(24, 200, 11):
+        room = spark_room(width, compact)
+        histories = []
+        for odd in (False, True):
+            history = History(gpu_maxlen=260)
+            for n in range(240):
+                moved = odd and n == 240 - room - 1
+                figures = replace(
+                    base, utilization_gpu=(n * 7) % 100 if not moved else 99.5, temperature=30.0 + n % 50,
+                    memory_used=(n % 70 + (9 if moved else 0)) * GIB,
+                    activity=Activity(sm_active=(n * 3) % 100 if not moved else 99.5),
+                )
+                history.add(snapshot(figures, timestamp=NOW + n))
+            histories.append(history.gpus[0])
+        before, after = (CardContent(base, history=history, now=NOW) for history in histories)
+        assert lines_key(before, width, compact, False) == lines_key(after, width, compact, False)
+        assert fresh(before, width, compact, False) == fresh(after, width, compact, False), width
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -31,6 +31,7 @@ from gputop.ui.widgets.styled_line import Piece, StyledLine
 
 # Short names of the alerts raised on a card, shown in its title (a lost GPU already says LOST).
 ALERT_LABELS = {"memory": "MEMORY", "thermal": "HOT", "forecast": "FILLING"}
+FULL_VALUE_WIDTH = 19  # the figures between a full card's bar and its sparkline
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def lines_key(content: CardContent, width: int, compact: bool, filtered: bool) -
 
     Only the figures a card shows are in it, not the whole sample: the processes' CPU and the
     energy counter change every tick and no card line shows them. A sparkline is a function of its
-    last values (at most ``width`` of them) and its scale, not of the stamps: a tick whose history
+    last values (as many as it is wide, ``spark_room``) and its scale, not of the stamps: a tick whose history
     windows read the same (figures that did not change, a full history) keeps the card's lines."""
     gpu, history = content.gpu, content.history
     activity = gpu.activity
@@ -105,12 +106,13 @@ def lines_key(content: CardContent, width: int, compact: bool, filtered: bool) -
         windows: tuple[object, ...] = ()
     else:
         # Lists compare None by identity where the arrays behind them would not compare NaN equal.
+        room = spark_room(width, compact)
         windows = (
             history.memory_total,
-            _window(history.memory_used, width),
-            _window(history.utilization, width),
-            _window(history.temperature, width),
-            _window(history.sm_active, width) if activity is not None else None,
+            _window(history.memory_used, room),
+            _window(history.utilization, room),
+            _window(history.temperature, room),
+            _window(history.sm_active, room) if activity is not None else None,
         )
     migs = tuple(
         (mig.index, mig.name, mig.memory_used, mig.memory_total, len(mig.processes), mig.allocation,
@@ -131,6 +133,15 @@ def lines_key(content: CardContent, width: int, compact: bool, filtered: bool) -
         content.alert_kinds if compact else (),
         tuple(card_marks(content.diagnosis, short=True)) if compact else (),
     )
+
+
+def spark_room(width: int, compact: bool) -> int:
+    """The most cells a sparkline of a card ``width`` wide takes: exactly the full card's, and for the
+    compact one what its index and name leave (its figures, when it shows them, leave less)."""
+    if compact:
+        return max(0, width - (20 if width >= 110 else 14) - 4)
+    bar_width = max(6, min(20, (width - 24) // 3))
+    return max(0, width - 5 - bar_width - 1 - FULL_VALUE_WIDTH - 1)
 
 
 def _window(values: Sequence[float | None] | Sequence[int | None], width: int) -> Sequence[object]:
@@ -185,8 +196,8 @@ def full_lines(content: CardContent, width: int, sparks: Sparklines | None = Non
     if gpu.lost:
         return [StyledLine(f"✖ GPU lost: {lost_reason(gpu)}", style="bold red")]
     bar_width = max(6, min(20, (width - 24) // 3))
-    value_width = 19
-    spark_width = max(0, width - 5 - bar_width - 1 - value_width - 1)
+    value_width = FULL_VALUE_WIDTH
+    spark_width = spark_room(width, compact=False)
     memory_percent = gpu.memory_percent
     memory_style = level_style(memory_percent)
     util_style = level_style(gpu.utilization_gpu)
