@@ -1,10 +1,11 @@
 """A card whose inputs did not change keeps its lines instead of building them again (issue 27).
 
-``card_lines.lines_key`` is what a card's lines are built from; ``GpuCard`` builds them again only
-when it changed. Over seeded random runs that change one input at a time (each field of the GPU's
-sample, its history, forecasts, alerts, diagnosis, the clock, the width, compact/full, the filter
-mark), the lines a card keeps or builds are exactly the lines built afresh; and each field a card
-shows changes its lines when it changes, so a field forgotten in the key fails the first test.
+``card_lines.lines_key`` and ``spark_windows`` are what a card's lines are built from; ``GpuCard``
+builds them again only when either changed. Over seeded random runs that change one input at a
+time (each field of the GPU's sample, its history, forecasts, alerts, diagnosis, the clock, the
+width, compact/full, the filter mark), the lines a card keeps or builds are exactly the lines built
+afresh; and each field a card shows changes its lines when it changes, so a field forgotten in the
+key fails the first test.
 """
 
 from __future__ import annotations
@@ -31,7 +32,14 @@ from gputop.core.model import (
     XidEvent,
 )
 from gputop.ui.widgets import gpu_card as gpu_card_module
-from gputop.ui.widgets.card_lines import CardContent, compact_lines, full_lines, lines_key, spark_room
+from gputop.ui.widgets.card_lines import (
+    CardContent,
+    compact_lines,
+    full_lines,
+    lines_key,
+    spark_room,
+    spark_windows,
+)
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.styled_line import StyledLine
 
@@ -165,6 +173,11 @@ def fresh(content: CardContent, width: int, compact: bool, filtered: bool) -> li
     return [line.fit(width) for line in lines]
 
 
+def key(content: CardContent, width: int, compact: bool, filtered: bool) -> tuple[object, ...]:
+    """What a card's lines are built from: ``lines_key`` and the sparklines' values."""
+    return lines_key(content, width, compact, filtered), spark_windows(content, width, compact)
+
+
 def test_every_field_of_a_gpu_sample_is_changed_in_the_runs() -> None:
     # A field added to GpuSample must be added here: the runs then prove the key has it, or needs not.
     assert set(CHOICES) == {f.name for f in fields(GpuSample)}
@@ -203,7 +216,7 @@ def lines_change(base: GpuSample, other: GpuSample) -> bool:
             after = CardContent(other, history=history, now=NOW)
             if fresh(before, width, compact, False) != fresh(after, width, compact, False):
                 changed = True
-                assert lines_key(before, width, compact, False) != lines_key(after, width, compact, False)
+                assert key(before, width, compact, False) != key(after, width, compact, False)
     return changed
 
 
@@ -250,7 +263,7 @@ def test_the_newest_value_of_each_sparkline_changes_the_key(change: dict[str, ob
     # The same sample on the card (the newest one in the bars and figures): only a sparkline differs.
     before, after = (CardContent(base, history=history, now=NOW) for history in histories)
     assert fresh(before, 60, False, False) != fresh(after, 60, False, False)
-    assert lines_key(before, 60, False, False) != lines_key(after, 60, False, False)
+    assert key(before, 60, False, False) != key(after, 60, False, False)
 
 
 @pytest.mark.parametrize("compact", [False, True])
@@ -272,7 +285,7 @@ def test_no_sparkline_draws_a_value_older_than_the_key_holds(compact: bool) -> N
                 history.add(snapshot(figures, timestamp=NOW + n))
             histories.append(history.gpus[0])
         before, after = (CardContent(base, history=history, now=NOW) for history in histories)
-        assert lines_key(before, width, compact, False) == lines_key(after, width, compact, False)
+        assert key(before, width, compact, False) == key(after, width, compact, False)
         assert fresh(before, width, compact, False) == fresh(after, width, compact, False), width
 
 

@@ -93,45 +93,52 @@ def activity_text(activity: Activity, room: int) -> StyledLine:
 
 
 def lines_key(content: CardContent, width: int, compact: bool, filtered: bool) -> tuple[object, ...]:
-    """Everything ``full_lines``/``compact_lines`` (and the card's dimming) read, cheap to compare:
-    equal keys, equal lines, so a card whose key did not change keeps its lines (issue 27).
+    """Everything ``full_lines``/``compact_lines`` (and the card's dimming) read but the sparklines'
+    values (``spark_windows``), cheap to compare: with equal windows, equal keys give equal lines, so a
+    card whose key and windows did not change keeps its lines (issue 27).
 
     Only the figures a card shows are in it, not the whole sample: the processes' CPU and the
-    energy counter change every tick and no card line shows them. A sparkline is a function of its
-    last values (as many as it is wide, ``spark_room``) and its scale, not of the stamps: a tick whose history
-    windows read the same (figures that did not change, a full history) keeps the card's lines."""
-    gpu, history = content.gpu, content.history
+    energy counter change every tick and no card line shows them."""
+    gpu = content.gpu
     activity = gpu.activity
-    if history is None:
-        windows: tuple[object, ...] = ()
-    else:
-        # Lists compare None by identity where the arrays behind them would not compare NaN equal.
-        room = spark_room(width, compact)
-        windows = (
-            history.memory_total,
-            _window(history.memory_used, room),
-            _window(history.utilization, room),
-            _window(history.temperature, room),
-            _window(history.sm_active, room) if activity is not None else None,
-        )
     migs = tuple(
         (mig.index, mig.name, mig.memory_used, mig.memory_total, len(mig.processes), mig.allocation,
          forecast_text(content.mig_forecasts.get(mig.index), short=compact))
         for mig in gpu.mig_devices
     )
+    history = content.history
     return (
-        width, compact, filtered, history is None, windows, migs,
+        gpu.memory_used, gpu.utilization_gpu, gpu.temperature, gpu.power_draw,  # what changes most
+        width, compact, filtered, None if history is None else history.memory_total, migs,
         gpu.index, gpu.name, gpu.lost, gpu.answering,
         (lost_reason(gpu), bool(gpu.health.xid_events)) if gpu.lost else None,
         None if gpu.answering or gpu.lost else silence_text(gpu, content.now),
-        gpu.memory_total, gpu.memory_used, gpu.utilization_gpu, gpu.utilization_memory,
-        gpu.temperature, gpu.temperature_slowdown, gpu.temperature_shutdown,
-        gpu.power_draw, gpu.power_limit, gpu.mig_mode,
+        gpu.memory_total, gpu.utilization_memory, gpu.temperature_slowdown, gpu.temperature_shutdown,
+        gpu.power_limit, gpu.mig_mode,
         gpu.allocation,  # no line shows it yet; a pod line will (another branch of issue 27's round)
         None if activity is None else (activity.sm_active, activity.tensor_active, activity.dram_active),
         forecast_text(content.forecast, short=compact),
         content.alert_kinds if compact else (),
         tuple(card_marks(content.diagnosis, short=True)) if compact else (),
+    )
+
+
+def spark_windows(content: CardContent, width: int, compact: bool) -> tuple[object, ...] | None:
+    """The values the card's sparklines draw (None: no history). A sparkline is a function of its
+    last values (as many as it is wide, ``spark_room``) and its scale (in ``lines_key``), not of the
+    stamps: a tick whose windows read the same (figures that did not change, a full history) keeps
+    the card's lines. Kept apart from ``lines_key``: reading them costs more than the rest of the key,
+    and a card whose figures changed needs not read them."""
+    history = content.history
+    if history is None:
+        return None
+    room = spark_room(width, compact)
+    # Lists compare None by identity where the arrays behind them would not compare NaN equal.
+    return (
+        _window(history.memory_used, room),
+        _window(history.utilization, room),
+        _window(history.temperature, room),
+        _window(history.sm_active, room) if content.gpu.activity is not None else None,
     )
 
 

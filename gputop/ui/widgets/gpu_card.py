@@ -27,11 +27,15 @@ from gputop.ui.widgets.card_lines import (
     compact_lines,
     full_lines,
     lines_key,
+    spark_windows,
     titles_key,
 )
 from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.sparkline import Sparklines
 from gputop.ui.widgets.styled_line import StripStyles, StyledLine
+
+# The sparklines' values not read on the last build (its other inputs had changed): never equal to any.
+_UNREAD = object()
 
 
 class GpuCard(FrameStyled):
@@ -64,6 +68,7 @@ class GpuCard(FrameStyled):
         # What the lines were last built from (``lines_key``), and those lines: a tick that leaves
         # the key equal keeps them.
         self._lines_key: tuple[object, ...] | None = None
+        self._windows: object = _UNREAD  # ``spark_windows`` as of the last tick that read them
         self._built: list[StyledLine] = []
         # The sparklines as last drawn: a tick moves each on by a column rather than drawing it again.
         self._sparks = Sparklines()
@@ -114,11 +119,16 @@ class GpuCard(FrameStyled):
             if key != self._titles_key:
                 self._titles_key = key
                 self._set_titles(*card_titles(content, self.filtered))
-        # Building a card's lines costs ~0.2 ms; comparing what they are built from, a tenth of it.
+        # Building a card's lines costs ~0.2 ms; comparing what they are built from costs less, and
+        # the sparklines' values (the dearest part) are read only once the rest is found equal.
         lines_from = lines_key(content, width, self.compact, self.filtered)
         if lines_from == self._lines_key and width == self._lines_width:
-            return self._built
-        self._lines_key = lines_from
+            windows = spark_windows(content, width, self.compact)
+            if windows == self._windows:
+                return self._built
+            self._windows = windows
+        else:
+            self._lines_key, self._windows = lines_from, _UNREAD
         if self.compact:
             lines = compact_lines(content, width, self.filtered, self._sparks)
         else:
