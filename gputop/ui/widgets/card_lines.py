@@ -132,7 +132,7 @@ def spark_windows(content: CardContent, width: int, compact: bool) -> tuple[obje
     history = content.history
     if history is None:
         return None
-    room = spark_room(width, compact)
+    room = spark_room(width, compact, content.gpu.answering)
     # Lists compare None by identity where the arrays behind them would not compare NaN equal.
     return (
         _window(history.memory_used, room),
@@ -142,11 +142,16 @@ def spark_windows(content: CardContent, width: int, compact: bool) -> tuple[obje
     )
 
 
-def spark_room(width: int, compact: bool) -> int:
-    """The most cells a sparkline of a card ``width`` wide takes: exactly the full card's, and for the
-    compact one what its index and name leave (its figures, when it shows them, leave less)."""
+def spark_room(width: int, compact: bool, answering: bool = True) -> int:
+    """The most cells a sparkline of a card ``width`` wide takes: exactly the full card's; for the
+    compact one, what the least its other parts take leaves (its index and name, and unless the GPU
+    is silent, its bar, memory, utilization, temperature and power at their narrowest)."""
     if compact:
-        return max(0, width - (20 if width >= 110 else 14) - 4)
+        name_width, bar_width = (20, 12) if width >= 110 else (14, 8)
+        head = name_width + 4  # "NN name "
+        if not answering:
+            return max(0, width - head)
+        return max(0, width - head - (bar_width + 18) - 17 - 1)  # memory, tail, the space between
     bar_width = max(6, min(20, (width - 24) // 3))
     return max(0, width - 5 - bar_width - 1 - FULL_VALUE_WIDTH - 1)
 
