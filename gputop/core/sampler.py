@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import operator
 import socket
 import threading
 import time
@@ -47,11 +48,10 @@ class Sampler:
         self._pids: list[int] = []  # the GPU processes of the last sample
         # GPU readings taken by first_look() that the next sample() joins instead of reading again.
         self._first_gpus: tuple[GpuSample, ...] | None = None
-        # Last tick's processes by list (GPU index, MIG device index or None) and PID: what the source
-        # said, the host facts, the two joined; the joined one is kept while the other two are unchanged.
-        self._joined: dict[
-            tuple[int, int | None], dict[int, tuple[ProcessSample, HostFacts | None, ProcessSample]]
-        ] = {}
+        # Last tick's processes by list (GPU index, MIG device index or None): what the source said,
+        # the host facts, the two joined; a joined process is kept while the other two are unchanged,
+        # and the whole joined list while all of them are.
+        self._joined: dict[tuple[int, int | None], _Joined] = {}
 
     def open(self) -> None:
         """Open the source; raises SourceUnavailable."""
@@ -134,22 +134,25 @@ class Sampler:
             # A process joined afresh costs a new ProcessSample (about 5 us); thousands of them are
             # idle tick after tick, so the one built last tick is kept while what the source said of
             # it and its host facts (each the same object while unchanged, for NVML) are as they were.
-            last_tick = before.get(place, {})
-            kept: dict[int, tuple[ProcessSample, HostFacts | None, ProcessSample]] = {}
-            self._joined[place] = kept
+            found = tuple(map(facts.get, map(_PID, processes)))
+            last = before.get(place)
+            # Most lists are as they were, process for process: compared in C (each item by identity
+            # first), the whole list is kept, rather than looked up process by process (3.5 ms a
+            # tick at 1,024 processes).
+            if last is not None and last[1] == found and last[0] == processes:
+                self._joined[place] = last
+                return last[2]
+            kept = {} if last is None else {p.pid: (p, f, r) for p, f, r in zip(*last, strict=True)}
             out = []
-            for process in processes:
-                pid = process.pid
-                found = facts.get(pid)
-                last = last_tick.get(pid)
-                if last is not None and last[1] is found and (last[0] is process or last[0] == process):
-                    result = last[2]
+            for process, fact in zip(processes, found, strict=True):
+                prior = kept.get(process.pid)
+                if prior is not None and prior[1] is fact and (prior[0] is process or prior[0] == process):
+                    out.append(prior[2])
                 else:
-                    result = _with_facts(process, found, self.process_info)
-                    last = (process, found, result)
-                kept[pid] = last
-                out.append(result)
-            return tuple(out)
+                    out.append(_with_facts(process, fact, self.process_info))
+            result = tuple(out)
+            self._joined[place] = (processes, found, result)
+            return result
 
         return tuple(
             dataclasses.replace(
@@ -162,6 +165,11 @@ class Sampler:
             )
             for gpu in gpus
         )
+
+
+_PID = operator.attrgetter("pid")
+# A list of processes as the source gave it, their host facts (None: not visible), and the two joined.
+_Joined = tuple[tuple[ProcessSample, ...], tuple[HostFacts | None, ...], tuple[ProcessSample, ...]]
 
 
 def _with_facts(process: ProcessSample, facts: HostFacts | None, info: ProcessInfo) -> ProcessSample:

@@ -102,6 +102,9 @@ class NvmlDevice:
         Any other exception (a binding that lacks a name, a value it cannot convert) marks this GPU
         alone, as not answering with the error named: the other GPUs' reads go on.
         """
+        return self._sample(with_pcie=False)
+
+    def _sample(self, with_pcie: bool) -> GpuSample:
         try:
             if self.handle is None:
                 self.handle = self.gateway.call(pynvml.nvmlDeviceGetHandleByIndex, self.index)
@@ -114,7 +117,7 @@ class NvmlDevice:
                 self.facts = self._static_facts(self.handle)
                 self.mig_facts.clear()
                 self.samples_since_facts = 0
-            sample = self._read(self.handle, self.facts)
+            sample = self._read(self.handle, self.facts, with_pcie)
             self.lost_since = None
             return self._remember(sample)
         except DeviceLost as error:
@@ -166,18 +169,11 @@ class NvmlDevice:
         )
 
     def sample_with_pcie(self) -> GpuSample:
-        """sample() then pcie(), on one thread: for while the GPU's handle is not known yet."""
-        sample = self.sample()
-        if sample.lost or not sample.answering:
-            return sample
-        try:
-            rx, tx = self.pcie()
-        except DeviceLost as error:
-            return self.lost(str(error))
-        except Exception as error:  # noqa: BLE001 - one GPU's fault stays on that GPU
-            return self.failed(error, self.gateway.last_call(threading.get_ident()))
-        rx, tx = (sample.pcie_rx, sample.pcie_tx) if rx is None and tx is None else (rx, tx)  # GPM's stand
-        return self._remember(dataclasses.replace(sample, pcie_rx=rx, pcie_tx=tx))
+        """sample() with the PCIe counters read last, on the same thread and into the same sample (one
+        GpuSample a tick, not a second copy with the counters): for a GPU read in turn, or whose handle
+        is not known yet. A counter that says the GPU is lost, or fails, marks the GPU as sample()'s
+        own calls do."""
+        return self._sample(with_pcie=True)
 
     def pcie(self) -> tuple[float | None, float | None]:
         """PCIe receive and transmit rates (bytes/s), None where not available; raises DeviceLost."""
@@ -233,7 +229,7 @@ class NvmlDevice:
             clock_memory_max=clock_memory_max,
         )
 
-    def _read(self, handle: Handle, facts: _StaticFacts) -> GpuSample:
+    def _read(self, handle: Handle, facts: _StaticFacts, with_pcie: bool = False) -> GpuSample:
         gateway = self.gateway
         call = gateway.call
         memory = gateway.call_versions("memory", MEMORY_VERSIONS, handle)
@@ -288,7 +284,8 @@ class NvmlDevice:
             ),
             mig_devices=migs,
             processes=processes,
-            **_activity_fields(reading, self.activity),
+            # Last, after every other call of the read (as when they were read after it).
+            **_activity_fields(reading, self.activity, self.pcie() if with_pcie else None),
             processes_known=processes_known,
         )
 
@@ -384,12 +381,16 @@ class NvmlDevice:
         return tuple(migs)
 
 
-def _activity_fields(reading: Reading, reader: ActivityReader) -> dict[str, Any]:
-    """GpuSample's fields from this tick's activity reads (nvml_activity.py)."""
+def _activity_fields(
+    reading: Reading, reader: ActivityReader, counters: tuple[float | None, float | None] | None = None
+) -> dict[str, Any]:
+    """GpuSample's fields from this tick's activity reads (nvml_activity.py), and the PCIe counters'
+    rates where they were read and answered (else GPM's rates, if any, stand)."""
     gen_max, width_max = reader.link_maxima()
+    rx, tx = (reading.pcie_rx, reading.pcie_tx) if counters is None or counters == (None, None) else counters
     return {
-        "pcie_rx": reading.pcie_rx,
-        "pcie_tx": reading.pcie_tx,
+        "pcie_rx": rx,
+        "pcie_tx": tx,
         "pcie_link_gen": reading.pcie_link_gen,
         "pcie_link_gen_max": gen_max,
         "pcie_link_width": reading.pcie_link_width,

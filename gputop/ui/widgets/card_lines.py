@@ -29,6 +29,8 @@ from gputop.ui.widgets.diagnosis_marks import Mark, card_marks, fit_marks, mark_
 from gputop.ui.widgets.sparkline import Sparklines, bar_pieces, sparkline
 from gputop.ui.widgets.styled_line import Piece, StyledLine
 
+FULL_VALUE_WIDTH = 19  # the figures between a full card's bar and its sparkline
+
 
 @dataclass(frozen=True)
 class CardContent:
@@ -88,6 +90,73 @@ def activity_text(activity: Activity, room: int) -> StyledLine:
     return short
 
 
+def lines_key(content: CardContent, width: int, compact: bool, filtered: bool) -> tuple[object, ...]:
+    """Everything ``full_lines``/``compact_lines`` (and the card's dimming) read but the sparklines'
+    values (``spark_windows``), cheap to compare: with equal windows, equal keys give equal lines, so a
+    card whose key and windows did not change keeps its lines (issue 27).
+
+    Only the figures a card shows are in it, not the whole sample: the processes' CPU and the
+    energy counter change every tick and no card line shows them."""
+    gpu = content.gpu
+    activity = gpu.activity
+    migs = tuple(
+        (mig.index, mig.name, mig.memory_used, mig.memory_total, len(mig.processes), mig.allocation,
+         forecast_text(content.mig_forecasts.get(mig.index), short=compact))
+        for mig in gpu.mig_devices
+    )
+    history = content.history
+    return (
+        gpu.memory_used, gpu.utilization_gpu, gpu.temperature, gpu.power_draw,  # what changes most
+        width, compact, filtered, None if history is None else history.memory_total, migs,
+        gpu.index, gpu.name, gpu.lost, gpu.answering,
+        (lost_reason(gpu), bool(gpu.health.xid_events)) if gpu.lost else None,
+        None if gpu.answering or gpu.lost else silence_text(gpu, content.now),
+        gpu.memory_total, gpu.utilization_memory, gpu.temperature_slowdown, gpu.temperature_shutdown,
+        gpu.power_limit, gpu.mig_mode,
+        None if activity is None else (activity.sm_active, activity.tensor_active, activity.dram_active),
+        forecast_text(content.forecast, short=compact),
+        tuple(content.marks(short=True)) if compact else (),  # the alerts and held verdicts, worst first
+    )
+
+
+def spark_windows(content: CardContent, width: int, compact: bool) -> tuple[object, ...] | None:
+    """The values the card's sparklines draw (None: no history). A sparkline is a function of its
+    last values (as many as it is wide, ``spark_room``) and its scale (in ``lines_key``), not of the
+    stamps: a tick whose windows read the same (figures that did not change, a full history) keeps
+    the card's lines. Kept apart from ``lines_key``: reading them costs more than the rest of the key,
+    and a card whose figures changed needs not read them."""
+    history = content.history
+    if history is None:
+        return None
+    room = spark_room(width, compact, content.gpu.answering)
+    # Lists compare None by identity where the arrays behind them would not compare NaN equal.
+    return (
+        _window(history.memory_used, room),
+        _window(history.utilization, room),
+        _window(history.temperature, room),
+        _window(history.sm_active, room) if content.gpu.activity is not None else None,
+    )
+
+
+def spark_room(width: int, compact: bool, answering: bool = True) -> int:
+    """The most cells a sparkline of a card ``width`` wide takes: exactly the full card's; for the
+    compact one, what the least its other parts take leaves (its index and name, and unless the GPU
+    is silent, its bar, memory, utilization, temperature and power at their narrowest)."""
+    if compact:
+        name_width, bar_width = (20, 12) if width >= 110 else (14, 8)
+        head = name_width + 4  # "NN name "
+        if not answering:
+            return max(0, width - head)
+        return max(0, width - head - (bar_width + 18) - 17 - 1)  # memory, tail, the space between
+    bar_width = max(6, min(20, (width - 24) // 3))
+    return max(0, width - 5 - bar_width - 1 - FULL_VALUE_WIDTH - 1)
+
+
+def _window(values: Sequence[float | None] | Sequence[int | None], width: int) -> Sequence[object]:
+    """The last ``width`` values: all a sparkline at most ``width`` cells wide draws."""
+    return values[-width:] if width > 0 else ()
+
+
 def titles_key(content: CardContent, filtered: bool) -> tuple[object, ...]:
     """What ``card_titles`` depends on, cheap to compare: equal keys, equal titles. Making the titles
     as Rich Text every tick cost more than the card's lines; a title changes a few times a run."""
@@ -95,7 +164,7 @@ def titles_key(content: CardContent, filtered: bool) -> tuple[object, ...]:
     silence = None if gpu.answering or gpu.lost else silence_text(gpu, content.now)
     return (
         gpu.index, filtered, gpu.lost, silence, tuple(content.marks()), throttle_reasons(content.diagnosis),
-        gpu.name, gpu.pstate, gpu.clock_sm, gpu.fan_speed, gpu.allocation,
+        gpu.name, gpu.pstate, gpu.clock_sm, gpu.fan_speed, gpu.allocation, mig_state(gpu),
     )
 
 
@@ -133,8 +202,8 @@ def full_lines(content: CardContent, width: int, sparks: Sparklines | None = Non
     if gpu.lost:
         return [StyledLine(f"✖ GPU lost: {lost_reason(gpu)}", style="bold red")]
     bar_width = max(6, min(20, (width - 24) // 3))
-    value_width = 19
-    spark_width = max(0, width - 5 - bar_width - 1 - value_width - 1)
+    value_width = FULL_VALUE_WIDTH
+    spark_width = spark_room(width, compact=False)
     memory_percent = gpu.memory_percent
     memory_style = level_style(memory_percent)
     util_style = level_style(gpu.utilization_gpu)
