@@ -45,3 +45,17 @@ def test_a_busy_host_gives_up_the_energy_then_the_swap_size_never_the_network() 
     idle_swap = dataclasses.replace(busy, swap_used=0)
     assert host_text(idle_swap, 64, GPUS).plain == "CPU 99%  RAM 2T/2T  LOAD 125.7  GPU 5.2kW  NET ▼1G/s ▲999M/s"
     assert len(host_text(busy, 50, GPUS).plain) == 50
+
+
+def test_at_120_columns_a_busy_host_keeps_its_network_rates_whole() -> None:
+    busy = HostSample(
+        cpu_percent=32.5, memory_total=TIB, memory_used=404 * GIB, swap_total=64 * GIB, swap_used=3 * GIB // 2,
+        load_average=(22.37, 20.0, 18.0), net_rx_rate=102.7 * 1024**2, net_tx_rate=46.8 * 1024**2,
+    )
+    inside_120 = 118
+    # With bars the line is one cell too long with the energy: the energy gives way, not the tx rate.
+    line = host_text(busy, inside_120, GPUS).plain
+    assert len(line) <= inside_120 and "kWh" not in line and line.endswith("NET ▼102.7MiB/s ▲46.8MiB/s")
+    # Wider, both fit; narrower than the bars allow, the narrow form keeps the network whole too.
+    assert "1.23 kWh" in host_text(busy, 160, GPUS).plain
+    assert host_text(busy, 110, GPUS).plain.endswith("NET ▼103M/s ▲47M/s")

@@ -35,9 +35,18 @@ def gpu_power(gpus: Sequence[GpuSample], *, energy: bool = True) -> StyledLine:
 
 
 def host_text(host: HostSample, width: int, gpus: Sequence[GpuSample] = ()) -> StyledLine:
-    """The host strip's text for a terminal ``width`` cells wide."""
-    if width < 110:
-        return _short_host_text(host, width, gpus)
+    """The host strip's text for a terminal ``width`` cells wide: the wide form with bars where it fits
+    (the GPUs' energy giving way first), else the narrow forms; the network's end is never cut first."""
+    if width >= 110:
+        for energy in (True, False):
+            text = _wide_host_text(host, width, gpus, energy=energy)
+            if text.cell_length <= width:
+                return text
+    return _short_host_text(host, width, gpus)
+
+
+def _wide_host_text(host: HostSample, width: int, gpus: Sequence[GpuSample], *, energy: bool) -> StyledLine:
+    """The strip with bars for CPU and RAM, the swap's size and (``energy``) the GPUs' energy since start."""
     bar_width = 10 if width >= 140 else 5
     # The 5 and 15 minute load averages where there is room for them beside the GPUs' power.
     load_values = 3 if width >= 140 or not gpus else 1
@@ -57,10 +66,10 @@ def host_text(host: HostSample, width: int, gpus: Sequence[GpuSample] = ()) -> S
         NA if host.load_average is None else " ".join(f"{value:.2f}" for value in host.load_average[:load_values]),
     )
     # The GPUs' power before the network: on a GPU machine the line's end is what gives way.
-    text.append_line(gpu_power(gpus)).append("  ")
+    text.append_line(gpu_power(gpus, energy=energy)).append("  ")
     text.append("NET ", "bold").append("▼", "green").append(fmt_rate(host.net_rx_rate)).append(" ")
     text.append("▲", "magenta").append(fmt_rate(host.net_tx_rate))
-    return text.fit(width, pad=False)
+    return text
 
 
 def _short_bytes(value: int | None) -> str:
