@@ -17,10 +17,9 @@ from gputop.ui.panel.rows import (
     ProcessRow,
     RowKey,
     SortOrder,
-    fold_rows,
     snapshot_rows,
-    tree_rows,
 )
+from gputop.ui.panel.tree_rows import fold_rows, tree_rows
 from gputop.ui.widgets.process_table import ProcessTable
 
 
