@@ -164,7 +164,20 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         wait_for("the rules recorded", lambda: prometheus.query(recorded) or None, 30)
         wait_for("the pods recorded", lambda: prometheus.query(f'{RECORDED}{{owner="ml/batch"}}') or None, 30)
         reader = ClusterReader(ClusterOptions.create(prometheus.url, interval_s=60))
-        reader.fetch()
+        fleet = fleet_memory(reader.fetch().hosts)
+
+        def caught_up() -> bool | None:
+            # A rule evaluated before the last host's first scrape was ingested recorded a partial fleet; the
+            # next evaluation (a second later) has it all. The tests compare the two answers: wait for that.
+            now = time.time()
+            for kind in ("user", "job", "pod", "container"):
+                recorded, found = ask_owners(reader.client, kind, now)
+                raw = reader.client.query(owners_query(kind), now)
+                if not found or parse_owners(recorded, fleet) != parse_owners(raw, fleet):
+                    return None
+            return True
+
+        wait_for("the recorded owners to agree with the raw ones", caught_up, 30)
         yield Cluster(prometheus, reader)
     finally:
         prometheus.stop()
