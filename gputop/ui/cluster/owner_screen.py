@@ -18,7 +18,7 @@ from textual.widgets import Static
 from gputop.core.analysis.owners import OWNER_KINDS
 from gputop.core.cluster.owners import FleetOwner
 from gputop.core.format import NA, fmt_bytes, safe_text
-from gputop.core.output.owner_table import NAME_MAX_WIDTH, NAME_MIN_WIDTH, OWNER_TITLES, OwnerColumn, fit, sort_owners
+from gputop.core.output.owner_table import NAME_MAX_WIDTH, NAME_MIN_WIDTH, OwnerColumn, fit, sort_owners
 from gputop.ui.screens.owner_list import OwnerListScreen
 
 FLEET_COLUMNS: tuple[OwnerColumn, ...] = (
@@ -118,13 +118,7 @@ class FleetOwnerScreen(OwnerListScreen[FleetOwner]):
             title.append(f"   {self.error}", style="bold red")
         self.query_one("#owners-title", Static).update(title)
         widths, columns = self._columns()
-        arrow = "▼" if self.descending else "▲"
-        titles = []
-        for column in columns:
-            name = OWNER_TITLES[self.kind] if column.name == "name" else column.title
-            titles.append(fit(name + (arrow if column.name == self.sort_column else ""), widths[column.name],
-                              column.right))
-        table = Text(" ".join(titles), style="bold")
+        table = self.header(columns, widths)
         if not self.rows:
             table.append("\n  " + ("reading…" if self._read is None else self.HINTS[self.kind]), style="dim italic")
         for index, row in enumerate(self.rows):

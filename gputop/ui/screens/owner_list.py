@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import ClassVar, Generic
 
+from rich.text import Text
 from textual.screen import Screen
 from textual.widgets import Static
 
-from gputop.core.output.owner_table import Row
+from gputop.core.output.owner_table import OWNER_TITLES, OwnerColumn, Row, fit
 
 
 class OwnerListScreen(Screen[None], Generic[Row]):
@@ -36,6 +37,16 @@ class OwnerListScreen(Screen[None], Generic[Row]):
         if not names:
             return None
         return names.index(self._cursor_name) if self._cursor_name in names else 0
+
+    def header(self, columns: Sequence[OwnerColumn], widths: dict[str, int]) -> Text:
+        """The table's title line: the kind's name for the owner column, an arrow on the sorted one."""
+        arrow = "▼" if self.descending else "▲"
+        titles = [
+            fit((OWNER_TITLES[self.kind] if column.name == "name" else column.title)
+                + (arrow if column.name == self.sort_column else ""), widths[column.name], column.right)
+            for column in columns
+        ]
+        return Text(" ".join(titles), style="bold")
 
     def lines(self) -> list[str]:
         """The table as shown, one string per line (for tests)."""

@@ -19,7 +19,6 @@ from gputop.core.analysis.diagnosis import Diagnoses
 from gputop.core.analysis.owners import OWNER_KINDS, OwnerRow, owner_rollup
 from gputop.core.model import Snapshot
 from gputop.core.output.owner_table import (
-    OWNER_TITLES,
     fit,
     fitted_columns,
     owner_cells,
@@ -96,13 +95,7 @@ class OwnerScreen(OwnerListScreen[OwnerRow], LiveScreen):
     def _table(self, now: float, cursor: int | None) -> Text:
         columns, name_width = fitted_columns(max(40, self.size.width - 1))
         widths = {column.name: column.width or name_width for column in columns}
-        arrow = "▼" if self.descending else "▲"
-        titles = []
-        for column in columns:
-            title = OWNER_TITLES[self.kind] if column.name == "name" else column.title
-            titles.append(fit(title + (arrow if column.name == self.sort_column else ""), widths[column.name],
-                              column.right))
-        table = Text(" ".join(titles), style="bold")
+        table = self.header(columns, widths)
         if not self.rows:
             table.append(f"\n  {self.HINTS[self.kind]}", style="dim italic")
         for index, row in enumerate(self.rows):
