@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from gputop.core.analysis.alerts import AlertEvent
     from gputop.ui.screens.live_data import LiveData
-    from gputop.ui.screens.process import KillParts
+    from gputop.ui.screens.process import ProcessKillParts
     from gputop.ui.widgets.process_table import ProcessTable
 
 
@@ -30,7 +30,7 @@ class Navigation:
         alert_events: Callable[[], tuple[AlertEvent, ...]],
         help_entries: Callable[[], list[tuple[str, str]]],
         data: LiveData,
-        kill: KillParts,
+        kill: ProcessKillParts,
         only_owner: Callable[[str, str], None],
         source_name: str = "nvml",
     ) -> None:

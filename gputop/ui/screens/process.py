@@ -130,7 +130,7 @@ def facts_table(rows: list[ProcessRow], detail: ProcessDetail | None, now: float
     return table
 
 
-class KillParts(Protocol):
+class ProcessKillParts(Protocol):
     """What the screen's k calls (the panel's KillControl): the launcher's choice, a signal, the refusal."""
 
     refusal: str | None  # why no signal is sent in this mode (read-only, a replay); None where they are
@@ -166,7 +166,7 @@ class ProcessScreen(LiveScreen):
         identity: ProcessIdentity,
         *,
         data: LiveData,
-        kill: KillParts,
+        kill: ProcessKillParts,
         gpu_detail: Callable[[int], None],
         launcher: ProcessRow | None = None,
         below: list[ProcessRow] | None = None,
