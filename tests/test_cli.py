@@ -170,7 +170,8 @@ HELP_KEYS = {
     "P": "sort_by('cpu')", "T": "sort_by('time')", "N": "sort_by('pid')", "less_than_sign": "sort_move(-1)",
     "greater_than_sign": "sort_move(1)", "u": "pick_user", "0": "only_gpu(0)", "9": "only_gpu(9)",
     "a": "all_gpus", "g": "detail_selected", "c": "toggle_compact", "exclamation_mark": "alert_log",
-    "q": "quit", "f10": "quit",
+    "q": "quit", "f10": "quit", "minus": "fold", "plus": "unfold", "right_square_bracket": "interval(-1)",
+    "left_square_bracket": "interval(1)",
 }
 
 

@@ -78,10 +78,12 @@ keys in the TUI (F1 lists them all):
   k  F9            send a signal to the selected process (or those tagged with Space)
   /  F4  Esc       filter by command, user, PID or container; clear the filter
   t  F5            the process tree: workers under their launcher
+  -  +             in the tree: fold, unfold the subtree under the selected line
   M  P  T  N       sort by GPU memory, CPU, run time, PID (< > move the sort column)
   u  0-9  a        one user's processes, one GPU's, all GPUs again
   g                the selected process's GPU in detail, with its history
-  c                compact GPU cards
+  c                compact or full GPU cards (gputop picks by the room until told)
+  ]  [             faster, slower refresh
   !                the alert log
   q  F10           quit
 """
