@@ -473,6 +473,9 @@ static void load_scenario(const char *path) {
     fclose(file);
 }
 
+/* Broadcast whenever a scenario is loaded: an event wait looks for new XIDs then. */
+static pthread_cond_t scenario_loaded = PTHREAD_COND_INITIALIZER;
+
 static void maybe_reload(int force) {
     const char *path = getenv("FAKE_NVML_SCENARIO");
     struct stat st;
@@ -491,6 +494,7 @@ static void maybe_reload(int force) {
     copy_text(loaded_path, sizeof loaded_path, path);
     loaded_stat = st;
     loaded = 1;
+    pthread_cond_broadcast(&scenario_loaded);
 }
 
 static int handle_valid(const device_t *d) {
@@ -1224,11 +1228,21 @@ static int next_xid(const event_set_t *set) {
     return -1;
 }
 
-/* Waits without the lock, like a real wait, so the sampler's calls go on meanwhile. */
+/* Waits without the lock, like a real wait, so the sampler's calls go on meanwhile; and asleep,
+ * like a real driver's wait in the kernel: woken when a call loads a new scenario (which may hold
+ * an XID), else at the timeout, so a waiting event thread costs the process no CPU. */
 static nvmlReturn_t event_wait(int fn, event_set_t *set, nvmlEventData_t *data, unsigned timeout_ms) {
-    for (unsigned waited = 0;; waited += 50) {
-        pthread_mutex_lock(&state_lock);
-        if (waited == 0) call_counts[fn]++;
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&state_lock);
+    call_counts[fn]++;
+    for (int timed_out = 0;;) {
         maybe_reload(0);
         nvmlReturn_t result = init_refcount == 0 ? NVML_ERROR_UNINITIALIZED : rule_error(fn, -1, -1);
         int index = result == NVML_SUCCESS ? next_xid(set) : -1;
@@ -1239,11 +1253,12 @@ static nvmlReturn_t event_wait(int fn, event_set_t *set, nvmlEventData_t *data, 
             data->eventData = xids[index].code;
             data->gpuInstanceId = data->computeInstanceId = 0xFFFFFFFFu;
         }
-        pthread_mutex_unlock(&state_lock);
-        if (result != NVML_SUCCESS || index >= 0) return result;
-        if (waited >= timeout_ms) return NVML_ERROR_TIMEOUT;
-        struct timespec tick = {0, 50 * 1000 * 1000};
-        nanosleep(&tick, NULL);
+        if (result == NVML_SUCCESS && index < 0 && timed_out) result = NVML_ERROR_TIMEOUT;
+        if (result != NVML_SUCCESS || index >= 0) {
+            pthread_mutex_unlock(&state_lock);
+            return result;
+        }
+        timed_out = pthread_cond_timedwait(&scenario_loaded, &state_lock, &deadline) == ETIMEDOUT;
     }
 }
 
