@@ -131,3 +131,21 @@ def test_without_per_process_samples_nvml_idleness_is_unknown(fake_nvml: FakeNvm
     assert foresight.diagnoses.processes[(NO_SUCH_PID + 2, None)].idle_seconds is None
     assert [e for e in watcher.monitor.log if e.kind == "idle"] == []
 
+
+
+def test_an_event_wait_that_fails_at_once_is_asked_again_after_a_pause_never_in_a_spin(fake_nvml: FakeNvml) -> None:
+    from gputop.core.sources.nvml_events import ERROR_PAUSE_S
+
+    fake_nvml.write(Scenario().gpu().error("nvmlEventSetWait_v2", "UNKNOWN"))
+    fake_nvml.load()
+    source = NvmlSource()
+    source.open()
+    try:
+        source.sample()  # the first sample counts the GPUs and starts the event thread
+        fake_nvml.reset_counts()
+        time.sleep(0.5)
+        waits = fake_nvml.call_count("nvmlEventSetWait_v2")
+    finally:
+        source.close()
+    # Asked again and again (the thread did not give up), at most once a pause: 0.5 s / 0.05 s.
+    assert 3 <= waits <= 0.5 / ERROR_PAUSE_S + 2

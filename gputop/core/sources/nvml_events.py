@@ -26,6 +26,7 @@ from gputop.core.sources.nvml_gateway import DeviceLost, Gateway
 
 KEEP = 32
 WAIT_MS = 200
+ERROR_PAUSE_S = 0.05
 WAIT_VERSIONS = (pynvml.nvmlEventSetWait_v2, pynvml.nvmlEventSetWait)
 
 
@@ -88,13 +89,17 @@ class XidEvents(threading.Thread):
                     self._unsupported.add(index)
 
     def _wait(self, event_set: Any) -> None:
+        started = time.monotonic()
         try:
             data = self._gateway.call_versions("event_wait", WAIT_VERSIONS, event_set, WAIT_MS)
         except DeviceLost:
             data = None
         if data is None:
-            # A timeout (no event within WAIT_MS) or an error: a pause, so an error never spins.
-            self._stopped.wait(0.05)
+            # A timeout (no event within WAIT_MS) or an error. One that came back at once is followed
+            # by a pause, so that an error never spins; after a timeout the thread waits again at once
+            # (each wake-up costs CPU, with nothing to read).
+            if time.monotonic() - started < WAIT_MS / 2000:
+                self._stopped.wait(ERROR_PAUSE_S)
             return
         index = self._by_address.get(_address(data.device) or 0)
         if index is not None and int(data.eventType) & pynvml.nvmlEventTypeXidCriticalError:
