@@ -12,7 +12,9 @@ Run (not part of the test suite), e.g. what tests/bench/RESULTS.md reports:
 nvitop and gpustat are measured when found on PATH or beside this Python (or given
 with --nvitop/--gpustat), nvtop when tests/bench/build_nvtop.sh built it (or --nvtop);
 --only gputop for quick iterations. "steady %" is the CPU from the first GPU figure on
-screen to the end, % of one core: what a monitor costs once it runs.
+screen to the end, % of one core; "running %" the CPU from the end of the warm-up (--warmup)
+to the end: what a monitor costs once it runs, its start-up left out whenever its first frame
+comes (gputop draws one before its full screen loads, and "steady %" counts that loading).
 """
 
 from __future__ import annotations
@@ -164,6 +166,7 @@ def summarise(runs: list[PtyRun], warmup_s: float) -> dict[str, float | None]:
         "cpu_seconds": median([r.cpu_seconds for r in runs]),
         "cpu_percent": median([r.cpu_percent for r in runs]),
         "steady_percent": median([r.steady_cpu_percent for r in runs]),
+        "running_percent": median([r.running_cpu_percent for r in runs]),
         "peak_rss_mib": median([r.peak_rss / 2**20 for r in runs]),
         "bytes_per_s": median([r.bytes_per_second(warmup_s) for r in runs]),
         "first_gpu_s": median([r.first_seen.get("gpu") for r in runs]),
@@ -180,6 +183,7 @@ METRICS = (
     ("cpu_seconds", "CPU s", "6.2f"),
     ("cpu_percent", "CPU %", "6.1f"),
     ("steady_percent", "steady %", "8.2f"),
+    ("running_percent", "running %", "9.2f"),
     ("peak_rss_mib", "RSS MiB", "8.1f"),
     ("bytes_per_s", "B/s", "8.0f"),
     ("first_gpu_s", "GPU s", "6.2f"),
@@ -236,7 +240,7 @@ def main() -> None:
     parser.add_argument("--configs", default="8x16,8x128", help="GPUSxPROCS, comma-separated")
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--warmup", type=float, default=5.0, help="seconds before bytes/s counts")
+    parser.add_argument("--warmup", type=float, default=5.0, help="seconds before bytes/s and running % count")
     parser.add_argument("--static", action="store_true", help="nothing changes in --configs: GPU values are constant")
     parser.add_argument("--static-configs", default="", help="GPUSxPROCS also run with nothing changing, e.g. 8x16")
     parser.add_argument("--nvitop", default=None)
@@ -253,7 +257,7 @@ def main() -> None:
         chosen = [m for m in chosen if m.name in args.only.split(",")]
     print(f"# {datetime.date.today()} {platform.node()}: {machine()}, Python {platform.python_version()}")
     print(f"# {args.seconds:g} s per run, {args.rounds} rounds, 120x40, interval 1 s, "
-          f"bytes/s after a {args.warmup:g} s warm-up; medians over the rounds")
+          f"bytes/s and running % after a {args.warmup:g} s warm-up; medians over the rounds")
     for monitor in chosen:
         print(f"# {monitor.name}: {' '.join(monitor.command)}")
     configs = [(config, args.static) for config in args.configs.split(",") if config]

@@ -34,6 +34,9 @@ class PtyRun:
     first_seen: dict[str, float] = field(default_factory=dict)
     # CPU seconds of the tree when the first of ``steady_after`` was seen: the start-up is over
     cpu_at_first_frame: float | None = None
+    # CPU seconds of the tree, and when, at the first poll after the warm-up: what it costs once running
+    cpu_at_warmup: float | None = None
+    at_warmup: float | None = None
     exit_status: int | None = None
     last_screen: str = ""
     output: bytearray = field(default_factory=bytearray)  # every byte written, when keep_output
@@ -49,6 +52,17 @@ class PtyRun:
         if self.cpu_at_first_frame is None or seen is None or self.seconds - seen < 1:
             return None
         return 100.0 * (self.cpu_seconds - self.cpu_at_first_frame) / (self.seconds - seen)
+
+    @property
+    def running_cpu_percent(self) -> float | None:
+        """% of one core from the end of the warm-up to the end: the same window for every monitor.
+
+        A monitor that draws a first frame before its full screen has loaded (gputop does) counts
+        that loading in ``steady_cpu_percent``; this figure leaves every monitor's start-up out.
+        """
+        if self.cpu_at_warmup is None or self.at_warmup is None or self.seconds - self.at_warmup < 1:
+            return None
+        return 100.0 * (self.cpu_seconds - self.cpu_at_warmup) / (self.seconds - self.at_warmup)
 
     def bytes_per_second(self, warmup_s: float) -> float:
         return self.bytes_after_warmup / max(1e-9, self.seconds - warmup_s)
@@ -190,6 +204,8 @@ def run_in_pty(
                             result.peak_rss = max(result.peak_rss, member.memory_info().rss)
                     except psutil.Error:
                         pass
+                if result.cpu_at_warmup is None and now - start >= warmup_s:
+                    result.cpu_at_warmup, result.at_warmup = sum(cpu_by_pid.values()), now - start
         result.seconds = time.monotonic() - start  # the loop may end late on a loaded machine
         result.cpu_seconds = _tree_cpu(process, cpu_by_pid)
         result.last_screen = "\n".join(screen.display)
