@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `fakenvml`
 
@@ -57,6 +58,16 @@ def thread_cpu(pid: int) -> dict[str, tuple[float, int]]:
     return found
 
 
+def command_line(process: Any) -> str:
+    """A psutil process's command line as one string; empty for one that ended meanwhile."""
+    import psutil
+
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
 def label(name: str) -> str:
     """The line a thread is counted on: the per-GPU lanes (gputop-gpu0, gputop-gpu1, ...) as one."""
     if name.startswith("gputop-gpu") and name[len("gputop-gpu") :].isdigit():
@@ -72,11 +83,11 @@ def one_run(args: argparse.Namespace, env: dict[str, str], out: Path) -> dict[st
     marks: dict[str, tuple[float, dict[str, tuple[float, int]]]] = {}
 
     def watch() -> None:
-        # run_in_pty forks the child itself: it is this process's newest child once it starts.
+        # run_in_pty forks the child itself: the child of this process that runs the probe.
         me = psutil.Process()
-        while not (children := me.children()):
+        while not (children := [c.pid for c in me.children() if str(out) in command_line(c)]):
             time.sleep(0.01)
-        child = children[-1].pid
+        child = children[0]
         time.sleep(args.warmup)
         marks["from"] = (time.monotonic(), thread_cpu(child))
         time.sleep(args.seconds - args.warmup - 1)
