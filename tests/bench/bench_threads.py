@@ -7,7 +7,8 @@ warm-up and again at the end, each thread's CPU time is read from the kernel
 figures come out by thread name (the eight per-GPU lanes summed as one line as well). Nothing
 is wrapped or sampled: the figures are what the threads cost, without a profiler's own cost.
 Each thread's wake-ups a second (its voluntary context switches: each time it slept and was
-woken) come beside its CPU: on a virtual machine a wake-up alone can cost 100 us or more.
+woken) come beside its CPU; the last line says what one wake-up costs on this machine alone (on
+a virtual machine 100 us or more, a few on bare metal).
 
 Run (not part of the test suite):
     python tests/bench/bench_threads.py --config 8x16 --seconds 40 --runs 2
@@ -56,6 +57,24 @@ def thread_cpu(pid: int) -> dict[str, tuple[float, int]]:
                     sleeps = sum(int(line.split()[1]) for line in handle if line.startswith("voluntary_ctxt_switches"))
                 found[tid] = (cpu, sleeps)
     return found
+
+
+def wake_up_cost_us(period_s: float = 0.1, wakes: int = 20) -> float:
+    """CPU microseconds one wake-up of a sleeping thread costs on this machine (a timed wait that
+    runs out, with nothing to do): what each of the threads' wake-ups costs before any work."""
+    spent: list[float] = []
+    stop = threading.Event()
+
+    def sleeper() -> None:
+        started = time.thread_time()
+        for _ in range(wakes):
+            stop.wait(period_s)
+        spent.append(time.thread_time() - started)
+
+    thread = threading.Thread(target=sleeper)
+    thread.start()
+    thread.join()
+    return 1e6 * spent[0] / wakes
 
 
 def command_line(process: Any) -> str:
@@ -151,6 +170,7 @@ def main() -> None:
     whole = statistics.median(sum(cpu for cpu, _ in run.values()) for run in per_run)
     wakes = statistics.median(sum(w for _, w in run.values()) for run in per_run)
     print(f"  {'whole process':32} {whole:7.2f} {wakes:11.1f}")
+    print(f"one wake-up of a sleeping thread costs {wake_up_cost_us():.0f} us of CPU here (a timed wait run out)")
 
 
 if __name__ == "__main__":
