@@ -11,10 +11,12 @@ Run (not part of the test suite), e.g. what tests/bench/RESULTS.md reports:
     python tests/bench/bench_overhead.py --configs 8x16,8x128 --static-configs 8x16 --seconds 30 --rounds 2
 nvitop and gpustat are measured when found on PATH or beside this Python (or given
 with --nvitop/--gpustat), nvtop when tests/bench/build_nvtop.sh built it (or --nvtop);
---only gputop for quick iterations. "steady %" is the CPU from the first GPU figure on
-screen to the end, % of one core; "running %" the CPU from the end of the warm-up (--warmup)
-to the end: what a monitor costs once it runs, its start-up left out whenever its first frame
-comes (gputop draws one before its full screen loads, and "steady %" counts that loading).
+--only gputop for quick iterations; "textual" (textual_floor.py, measured unless --only leaves it
+out) is no monitor but the floor under any Textual one: an app that changes one line a second.
+"steady %" is the CPU from the first GPU figure on screen to the end, % of one core;
+"running %" the CPU from the end of the warm-up (--warmup) to the end: what a monitor costs
+once it runs, its start-up left out whenever its first frame comes (gputop draws one before
+its full screen loads, and "steady %" counts that loading).
 """
 
 from __future__ import annotations
@@ -154,6 +156,8 @@ def monitors(args: argparse.Namespace) -> list[Monitor]:
     gpustat = find_tool(args.gpustat, "gpustat")
     if gpustat:
         found.append(Monitor("gpustat", [gpustat, "-i", "1"]))
+    # Not a monitor: Textual's floor, what any Textual app showing one changing line costs.
+    found.append(Monitor("textual", [sys.executable, str(Path(__file__).with_name("textual_floor.py"))]))
     return found
 
 
