@@ -13,10 +13,13 @@ from dataclasses import replace
 import pytest
 from textual._compositor import Compositor
 from textual.geometry import Region
+from textual.pilot import Pilot
 from textual.widget import Widget
 
+from gputop.ui.app import GpuTopApp
 from gputop.ui.terminal import textual_private
 from gputop.ui.terminal.textual_private import check_narrowed, frame_pieces, narrowed_partial_update
+from gputop.ui.widgets.key_footer import KeyFooter
 
 from .factory import HOST, NOW, gpu, make_app, proc, snapshot
 
@@ -32,6 +35,17 @@ def machine(seconds: float, *, host_cpu: float = 37.5, cpu_101: float = 10.0) ->
         for index in range(4)
     ]
     return replace(snapshot(*gpus, timestamp=NOW + seconds), host=replace(HOST, cpu_percent=host_cpu))
+
+
+async def settled(pilot: Pilot[object], app: GpuTopApp) -> None:
+    """Wait until the footer has built its keys: a rebuild still queued (Textual asks for it after a
+    frame) would otherwise land in the tick measured, and make the whole screen render again."""
+    footer = app.screen.query_one(KeyFooter)
+    for _ in range(50):
+        await pilot.pause()
+        if footer._built is not None and not footer._rebuild_queued:
+            return
+    raise AssertionError("the footer never built its keys")
 
 
 class Drawn:
@@ -53,7 +67,7 @@ async def test_a_tick_with_the_same_figures_asks_no_widget_for_a_line(monkeypatc
     async with app.run_test(size=SIZE) as pilot:
         for tick in range(FILL_TICKS):
             app.apply_snapshot(machine(tick))  # type: ignore[arg-type]
-        await pilot.pause()
+        await settled(pilot, app)
         drawn = Drawn(monkeypatch)
         app.apply_snapshot(machine(FILL_TICKS))  # type: ignore[arg-type]
         await pilot.pause()
@@ -67,7 +81,7 @@ async def test_a_changed_host_line_and_process_row_ask_no_card_title_or_footer(
     async with app.run_test(size=SIZE) as pilot:
         for tick in range(FILL_TICKS):
             app.apply_snapshot(machine(tick))  # type: ignore[arg-type]
-        await pilot.pause()
+        await settled(pilot, app)
         assert app.narrowed_off is None
         drawn = Drawn(monkeypatch)
         app.apply_snapshot(machine(FILL_TICKS, host_cpu=88.0, cpu_101=55.0))  # type: ignore[arg-type]
