@@ -56,9 +56,10 @@ from gputop.ui.messages import SamplerFailed, TicksReady
 from gputop.ui.panel.filter_control import FilterControl
 from gputop.ui.panel.kill_control import KillControl
 from gputop.ui.panel.panel_keys import PanelKeys
+from gputop.ui.panel.process_filter import ProcessFilter
 from gputop.ui.panel.process_panel import ProcessPanel
 from gputop.ui.panel.process_view import ProcessView
-from gputop.ui.panel.rows import ProcessFilter, SortOrder
+from gputop.ui.panel.rows import SortOrder
 from gputop.ui.panel.sort_control import SortControl
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.screens.live_data import LiveData

@@ -26,8 +26,9 @@ from gputop.ui.controls.sampling_control import next_interval
 from gputop.ui.controls.title_control import TitleControl, TitleFacts, late_s, sub_title
 from gputop.ui.feed import alert_notices
 from gputop.ui.panel.filter_control import FilterControl, no_such_gpu
+from gputop.ui.panel.process_filter import ProcessFilter
 from gputop.ui.panel.process_view import ProcessView, panel_title, sort_for_key
-from gputop.ui.panel.rows import ProcessFilter, SortOrder
+from gputop.ui.panel.rows import SortOrder
 from gputop.ui.panel.sort_control import SortControl, picked_order
 from gputop.ui.screens.sort_pick import SortPickScreen
 from gputop.ui.screens.user_pick import UserPickScreen

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gputop.core.model import Job, Snapshot
-from gputop.ui.panel.rows import ProcessFilter, snapshot_rows
+from gputop.ui.panel.process_filter import ProcessFilter
+from gputop.ui.panel.rows import snapshot_rows
 from gputop.ui.screens.process import ProcessScreen
 
 from .factory import gpu, make_app, proc, screen_text, snapshot

@@ -10,15 +10,8 @@ from gputop.core.analysis.diagnosis import Diagnoses
 from gputop.core.analysis.forecast import ProcessGrowth
 from gputop.core.host.ancestry import Ancestor, AncestryReader
 from gputop.core.model import ProcessIdentity, Snapshot
-from gputop.ui.panel.rows import (
-    COLUMN_BY_NAME,
-    FilterError,
-    ProcessFilter,
-    ProcessRow,
-    RowKey,
-    SortOrder,
-    snapshot_rows,
-)
+from gputop.ui.panel.process_filter import FilterError, ProcessFilter
+from gputop.ui.panel.rows import COLUMN_BY_NAME, ProcessRow, RowKey, SortOrder, snapshot_rows
 from gputop.ui.panel.tree_rows import fold_rows, tree_rows
 from gputop.ui.widgets.process_table import ProcessTable
 

@@ -1,14 +1,12 @@
-"""The process panel's rows, columns, sort order and filter: plain logic, no widgets."""
+"""The process panel's rows, columns and sort order: plain logic, no widgets (the filter: ``process_filter``)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from gputop.core.analysis.diagnosis import Diagnoses
 from gputop.core.analysis.forecast import ProcessGrowth
-from gputop.core.analysis.owners import owner_name
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_growth, safe_text
 from gputop.core.host.visibility import not_visible_words
 from gputop.core.model import ProcessIdentity, ProcessSample, Snapshot
@@ -299,9 +297,7 @@ def visible_columns(
     CONTENT_COLUMNS that are not empty come after the others: each shows only where it fits beside
     the columns that show without it.
     """
-    wanted = [
-        c for c in COLUMNS if (names is None or c.name in names or c.name == "command") and c.name not in empty
-    ]
+    wanted = [c for c in COLUMNS if (names is None or c.name in names or c.name == "command") and c.name not in empty]
     shown = [c for c in wanted if c.name not in CONTENT_COLUMNS]
     for priority in (5, 4, 3, 2, 1):
         if _fixed_width(shown) + COMMAND_MIN_WIDTH <= width:
@@ -365,94 +361,6 @@ def sort_rows(rows: Iterable[ProcessRow], order: SortOrder) -> list[ProcessRow]:
     missing = [r for r in by_pid if key(r) is None]
     present.sort(key=key, reverse=order.descending)  # type: ignore[arg-type]
     return present + missing
-
-
-# The filter text that shows only idle processes (see core.analysis.diagnosis).
-IDLE_FILTER = "is:idle"
-# Filter text that shows one owner's processes: ``job:1234`` (or ``job:1234.0``, one step),
-# ``pod:namespace/name``, ``container:name`` (see core.analysis.owners for the names).
-OWNER_FILTERS = ("job", "pod", "container")
-
-
-def owner_filter(text: str) -> tuple[str, str] | None:
-    """(kind, name) of owner filter text (``job:1234``); None for other text."""
-    kind, separator, name = text.partition(":")
-    kind = kind.lower()
-    return (kind, name) if separator and name and kind in OWNER_FILTERS else None
-
-
-def _owner_matches(process: ProcessSample, kind: str, name: str) -> bool:
-    if kind == "job" and process.job is not None and process.job.label == name:
-        return True
-    return owner_name(process, kind) == name
-
-
-class FilterError(ValueError):
-    """The filter text is not usable; the message says why."""
-
-
-@dataclass(frozen=True, slots=True)
-class ProcessFilter:
-    """What the process panel shows: text or regex, one user, one GPU."""
-
-    text: str = ""
-    user: str | None = None
-    gpu: int | None = None
-    pattern: re.Pattern[str] | None = None
-
-    @staticmethod
-    def compile(text: str) -> re.Pattern[str] | None:
-        """The pattern for filter text; raises FilterError for an invalid ``re:`` expression."""
-        if not text or text.lower() == IDLE_FILTER or owner_filter(text) is not None:
-            return None
-        if text.startswith("re:"):
-            try:
-                return re.compile(text[3:], re.IGNORECASE)
-            except re.error as error:
-                raise FilterError(f"invalid regular expression: {error}") from None
-        return re.compile(re.escape(text), re.IGNORECASE)
-
-    def with_text(self, text: str) -> ProcessFilter:
-        return ProcessFilter(text, self.user, self.gpu, self.compile(text))
-
-    def with_user(self, user: str | None) -> ProcessFilter:
-        return ProcessFilter(self.text, user, self.gpu, self.pattern)
-
-    def with_gpu(self, gpu: int | None) -> ProcessFilter:
-        return ProcessFilter(self.text, self.user, gpu, self.pattern)
-
-    @property
-    def active(self) -> bool:
-        return bool(self.text) or self.user is not None or self.gpu is not None
-
-    def matches(self, row: ProcessRow) -> bool:
-        p = row.process
-        if self.gpu is not None and p.gpu_index != self.gpu:
-            return False
-        if row.unattributed:
-            # Not a process: it shows unless the filter asks for processes by what they are.
-            return not self.text and self.user is None
-        if self.user is not None and p.user != self.user:
-            return False
-        if self.text.lower() == IDLE_FILTER:
-            return row.idle
-        owner = owner_filter(self.text)
-        if owner is not None:
-            return _owner_matches(p, *owner)
-        if self.pattern is None:
-            return True
-        fields = (p.command, p.name, p.user, str(p.pid), p.container, p.container_name)
-        return any(self.pattern.search(field) for field in fields if field)
-
-    def describe(self) -> str:
-        parts = []
-        if self.text:
-            parts.append(f"/{safe_text(self.text)}")
-        if self.user is not None:
-            parts.append(f"user {safe_text(self.user)}")
-        if self.gpu is not None:
-            parts.append(f"GPU {self.gpu}")
-        return " · ".join(parts)
 
 
 def snapshot_rows(
