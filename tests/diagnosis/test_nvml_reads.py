@@ -132,7 +132,6 @@ def test_without_per_process_samples_nvml_idleness_is_unknown(fake_nvml: FakeNvm
     assert [e for e in watcher.monitor.log if e.kind == "idle"] == []
 
 
-
 def test_an_event_wait_that_fails_at_once_is_asked_again_after_a_pause_never_in_a_spin(fake_nvml: FakeNvml) -> None:
     from gputop.core.sources.nvml_events import ERROR_PAUSE_S
 
