@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 
-import psutil
-
 
 def me() -> str:
     """Who gputop acts as (the effective user)."""
@@ -20,6 +18,9 @@ def me() -> str:
 
 def owner_of(pid: int) -> str:
     """The user a process runs as, by name where the system knows one ("uid N" else)."""
+    # Here, not at the top: `gputop doctor` imports this module for me() where psutil may be missing.
+    import psutil
+
     try:
         return str(psutil.Process(pid).username())
     except (psutil.Error, KeyError):
