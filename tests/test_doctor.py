@@ -323,7 +323,7 @@ def test_a_proc_that_hides_other_users_processes_is_said_with_what_it_costs() ->
     )
     done = subprocess.run(
         ["unshare", "--mount", "--fork", "sh", "-c",
-         f'mount -t proc -o hidepid=2 proc /proc && exec "$0" -c "$1"', sys.executable, code],
+         'mount -t proc -o hidepid=2 proc /proc && exec "$0" -c "$1"', sys.executable, code],
         capture_output=True, text=True, timeout=60, env=clean_env(),
     )
     assert done.returncode == 0, done.stderr
@@ -343,6 +343,8 @@ def test_a_proc_that_hides_nothing_or_exempts_gputops_group_is_fine() -> None:
     fine = proc_visibility(shown, euid=1000, groups=(1000,))
     assert (fine.status, fine.found) == (OK, "/proc shows every user's processes")
     exempt = proc_visibility(hidden, euid=1000, groups=(1000, 27))
-    assert (exempt.status, exempt.found) == (OK, "/proc is mounted with hidepid=2,gid=27, and gputop's user is in group 27")
+    assert (exempt.status, exempt.found) == (
+        OK, "/proc is mounted with hidepid=2,gid=27, and gputop's user is in group 27"
+    )
     hiding = proc_visibility(hidden, euid=1000, groups=(1000,), user="alice")
     assert (hiding.status, hiding.found.split(":")[0]) == (WARNING, "/proc is mounted with hidepid=2,gid=27")
