@@ -70,7 +70,8 @@ def test_a_signal_the_user_may_not_send_names_the_owner() -> None:
             os.seteuid(0)
         assert result.outcome is Outcome.DENIED
         assert result.message == (
-            f"SIGTERM to PID {victim.pid}: permission denied (owned by {owner}; it takes {owner} or root)"
+            f"SIGTERM to PID {victim.pid}: permission denied (owned by {owner}: only {owner} or root may signal it;"
+            " gputop runs as uid 1234)"
         )
         assert victim.poll() is None
     finally:

@@ -54,3 +54,15 @@ def test_the_readme_links_every_page_of_docs() -> None:
     readme = (ROOT / "README.md").read_text()
     linked = {target.removeprefix("docs/") for target in LINK.findall(readme) if target.startswith("docs/")}
     assert {page.name for page in DOCS.glob("*.md")} == linked
+
+
+def test_every_install_command_names_this_projects_distribution() -> None:
+    # `gputop` on PyPI is another project: `pip install gputop[...]` would install it instead.
+    wrong = []
+    for page in pages():
+        for command in re.findall(r"pip install [^`\n]*", page.read_text()):
+            command = re.split(r"&&|;|#|\|", command)[0]
+            targets = [word.strip("'\"") for word in command.split()[2:] if not word.startswith("-")]
+            if any(not (t.startswith(".") or t.startswith("gputop-monitor")) for t in targets if "gputop" in t):
+                wrong.append(f"{page.name}: {command}")
+    assert wrong == []

@@ -22,7 +22,7 @@ from fakenvml.fixture import FakeNvml
 
 from gputop.core.doctor import ERROR, OK, UNKNOWN, WARNING, Finding
 from gputop.core.doctor.driver_checks import driver, kernel_module_version, run_probe
-from gputop.core.doctor.host_checks import container_names
+from gputop.core.doctor.host_checks import container_names, proc_visibility
 
 ROOT = Path(__file__).resolve().parent.parent
 HAS_DEVICES = any(Path("/dev").glob("nvidia*"))
@@ -303,3 +303,48 @@ def test_a_check_that_hangs_or_fails_is_unknown_and_the_others_go_on(monkeypatch
     assert doctor_module._in_time("socket", "a socket", fails) == Finding(
         "socket", "a socket", UNKNOWN, "the check failed: PermissionError: [Errno 13] Permission denied"
     )
+
+
+PROC_WARNING = (
+    "/proc is mounted with hidepid=invisible: gputop, as nobody, sees only its own processes; other users' GPU"
+    " processes show N/A as their user and command, and cannot be signalled"
+)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare")
+def test_a_proc_that_hides_other_users_processes_is_said_with_what_it_costs() -> None:
+    # A private mount namespace with /proc mounted hidepid=2; the check runs as nobody, then as root.
+    code = (
+        "import json, os; from gputop.core.doctor.host_checks import proc_visibility\n"
+        "as_root = proc_visibility()\n"
+        "os.setgroups([]); os.setgid(65534); os.setuid(65534)\n"
+        "f = proc_visibility()\n"
+        "print(json.dumps([[f.status, f.found, f.advice], [as_root.status, as_root.found]]))\n"
+    )
+    done = subprocess.run(
+        ["unshare", "--mount", "--fork", "sh", "-c",
+         'mount -t proc -o hidepid=2 proc /proc && exec "$0" -c "$1"', sys.executable, code],
+        capture_output=True, text=True, timeout=60, env=clean_env(),
+    )
+    assert done.returncode == 0, done.stderr
+    as_nobody, as_root = json.loads(done.stdout)
+    assert as_nobody == [
+        WARNING,
+        PROC_WARNING,
+        "run gputop as root, or have /proc remounted with a group gputop's user is in"
+        " (`mount -o remount,hidepid=2,gid=GROUP /proc`)",
+    ]
+    assert as_root == [OK, "/proc is mounted with hidepid=invisible, but gputop runs as root and sees every process"]
+
+
+def test_a_proc_that_hides_nothing_or_exempts_gputops_group_is_fine() -> None:
+    shown = "25 1 0:22 / /proc rw,nosuid - proc proc rw\n"
+    hidden = "25 1 0:22 / /proc rw,nosuid - proc proc rw,hidepid=2,gid=27\n"
+    fine = proc_visibility(shown, euid=1000, groups=(1000,))
+    assert (fine.status, fine.found) == (OK, "/proc shows every user's processes")
+    exempt = proc_visibility(hidden, euid=1000, groups=(1000, 27))
+    assert (exempt.status, exempt.found) == (
+        OK, "/proc is mounted with hidepid=2,gid=27, and gputop's user is in group 27"
+    )
+    hiding = proc_visibility(hidden, euid=1000, groups=(1000,), user="alice")
+    assert (hiding.status, hiding.found.split(":")[0]) == (WARNING, "/proc is mounted with hidepid=2,gid=27")

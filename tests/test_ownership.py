@@ -191,6 +191,20 @@ CORPUS: list[tuple[str, str, Attribution | None]] = [
         owner("ecs", "432624d2150b349fe35ba397284dea788c2bf66b885d14dfc1569b01890ca7da"),
     ),
     (
+        "DataDog/datadogpy tests/unit/dogstatsd/test_container.py: ECS on EC2, cgroup v1, the cluster's name"
+        " above the task",
+        "9:perf_event:/ecs/test-ecs-classic/5a0d5ceddf6c44c1928d367a815d890f"
+        "/38fac3e99302b3622be089dd41e7ccf38aff368a86cc339972075136ee2710ce\n"
+        "1:blkio:/ecs/test-ecs-classic/5a0d5ceddf6c44c1928d367a815d890f"
+        "/38fac3e99302b3622be089dd41e7ccf38aff368a86cc339972075136ee2710ce\n",
+        owner("ecs", "38fac3e99302b3622be089dd41e7ccf38aff368a86cc339972075136ee2710ce"),
+    ),
+    (
+        "DataDog/datadogpy test_container.py: Fargate platform 1.4.0 (the task above a <32 hex>-<n> container)",
+        "11:hugetlb:/ecs/55091c13-b8cf-4801-b527-f4601742204d/34dc0b5e626f2c5c4c5170e34b10e765-1234567890\n",
+        owner("ecs", "34dc0b5e626f2c5c4c5170e34b10e765-1234567890"),
+    ),
+    (
         "DataDog/dd-trace-go container_linux_test.go: Fargate",
         "1:name=systemd:/ecs/34dc0b5e626f2c5c4c5170e34b10e765-1234567890\n",
         owner("ecs", "34dc0b5e626f2c5c4c5170e34b10e765-1234567890"),
@@ -251,6 +265,22 @@ CORPUS: list[tuple[str, str, Attribution | None]] = [
         "/cri-containerd-5ebf11e02dbde102cda4b76bc0e3849a65f9edac7a12bdabfd34db01b9556101.scope\n",
         owner(CD, "5ebf11e02dbde102cda4b76bc0e3849a65f9edac7a12bdabfd34db01b9556101",
               "6eab3b7b-f0a6-4bb8-bff2-d5bc9017c04b"),
+    ),
+    (
+        "a Go cgroups package's parseCGroupSubsysFromLine test (multi-subsys): containerd 1.5+ under the"
+        " systemd cgroup driver, the colon form below containerd.service",
+        "12:cpu,cpuacct:/system.slice/containerd.service/kubepods-besteffort-podb41662f7_b03a_4c65_8ef9_6e4e55c3cf27"
+        ".slice:cri-containerd:1753b7cbbf62734d812936961224d5bc0cf8f45214e0d5cdd1a781a053e7c48f\n",
+        owner(CD, "1753b7cbbf62734d812936961224d5bc0cf8f45214e0d5cdd1a781a053e7c48f",
+              "b41662f7-b03a-4c65-8ef9-6e4e55c3cf27"),
+    ),
+    (
+        "spiffe/spire pkg/agent/plugin/workloadattestor/k8s (the paths its attestor reads): containerd 1.4,"
+        " systemd driver, the colon form at the root",
+        "0::/kubepods-besteffort-pod72f7f152_440c_66ac_9084_e0fc1d8a910c.slice:cri-containerd"
+        ":b2a102854b4969b2ce98dc329c86b4fb2b06e4ad2cc8da9d8a7578c9cd2004a2\n",
+        owner(CD, "b2a102854b4969b2ce98dc329c86b4fb2b06e4ad2cc8da9d8a7578c9cd2004a2",
+              "72f7f152-440c-66ac-9084-e0fc1d8a910c"),
     ),
     # --- hosts and daemons: no one ---------------------------------------------------------------
     (

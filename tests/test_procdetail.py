@@ -97,7 +97,7 @@ def test_another_users_environment_and_devices_say_why_they_cannot_be_read() -> 
         finally:
             os.seteuid(0)
         assert detail.gone is None and detail.arguments == ("sleep", "600") and detail.user == owner
-        reason = f"not readable (owned by {owner}; gputop runs as uid 1234; it takes {owner} or root)"
+        reason = f"not readable (owned by {owner}: only {owner} or root may read it; gputop runs as uid 1234)"
         assert detail.environment == Readable(reason=reason)
         assert detail.gpu_environment == Readable(reason=reason)
         assert detail.devices == Readable(reason=reason)

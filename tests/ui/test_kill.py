@@ -175,7 +175,8 @@ async def test_permission_denied_names_the_owner() -> None:
             await pilot.pause()
             assert target.poll() is None
             assert notices(app) == [
-                f"SIGTERM to PID {target.pid}: permission denied (owned by nobody; it takes nobody or root)"
+                f"SIGTERM to PID {target.pid}: permission denied (owned by nobody: only nobody or root may signal it;"
+                " gputop runs as uid 1234)"
             ]
             assert app.is_running
     finally:

@@ -145,8 +145,8 @@ async def test_an_environment_that_cannot_be_read_says_why() -> None:
         await pilot.pause()
         lines = shown_lines(app)
         assert lines[0] == " PID 102  environment  python"
-        assert lines[1] == " environment not readable (owned by bob; gputop runs as alice; it takes bob or"
-        assert lines[2] == " root)"
+        assert lines[1] == " environment not readable (owned by bob: only bob or root may read it; gputop"
+        assert lines[2] == " runs as alice)"
         # A process this host cannot see at all (another PID namespace): nothing is read, the reason is said.
         await pilot.press("escape", "escape", "end")
         row = app.processes.cursor_row

@@ -29,7 +29,7 @@ DETAIL = ProcessDetail(
     ancestors=(Relative(2011, "containerd-shim", "containerd-shim-runc-v2 -id abc123", "root"),
                Relative(1, "systemd", "/sbin/init", "root")),
     children=(Relative(150, "python", "python -c from multiprocessing.spawn import spawn_main", "bob"),),
-    environment=Readable(reason="not readable (owned by bob; gputop runs as alice; it takes bob or root)"),
+    environment=Readable(reason="not readable (owned by bob: only bob or root may read it; gputop runs as alice)"),
     devices=Readable(("/dev/nvidia0", "/dev/nvidia-uvm", "/dev/nvidiactl")),
 )
 
@@ -94,7 +94,7 @@ async def test_the_whole_command_and_every_fact_are_shown(size: tuple[int, int])
             "/dev/nvidia-uvm",
         ):
             assert expected in seen, expected
-        assert "Environment not readable (owned by bob; gputop runs as alice;" in seen
+        assert "Environment not readable (owned by bob: only bob or root may read it;" in seen
         # Four charts, at least 6 rows each, over the 40 ticks seen.
         charts = list(screen.query(HistoryChart))
         assert len(charts) == 4 and all(chart.size.height >= 6 for chart in charts)

@@ -91,6 +91,7 @@ def diagnose(environ: Mapping[str, str] | None = None) -> Diagnosis:
         findings.append(persistence)
     findings += [
         _in_time("pid_namespace", "PID namespace", host_checks.pid_namespace),
+        _in_time("proc_visibility", "other users' processes", host_checks.proc_visibility),
         _in_time("container_names", "container names", host_checks.container_names),
         host_checks.colours(env),
     ]

@@ -1,5 +1,5 @@
 """The doctor's checks of this host that need no driver: device files, the Python binding, the PID
-namespace, container names and the terminal's colours."""
+namespace, whether /proc shows other users' processes, container names and the terminal's colours."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pathlib import Path
 
 from gputop.core.doctor.findings import ERROR, OK, UNKNOWN, WARNING, Finding
 from gputop.core.host.containers import DOCKER_SOCKET, PODS_DIR
+from gputop.core.host.permission import me
 from gputop.core.host.pidns import read_pid_namespace
 
 SOCKET_TIMEOUT_S = 1.0
@@ -155,3 +156,55 @@ def colours(environ: Mapping[str, str]) -> Finding:
             " your terminal shows 24-bit colour",
         )
     return Finding("colorterm", title, OK, "COLORTERM is not set: the terminal is taken to show 256 colours")
+
+
+def _proc_options(mountinfo: str) -> dict[str, str] | None:
+    """The super options of the proc filesystem seen on /proc (``hidepid``, ``gid``), or None.
+
+    Mounts stacked on /proc are listed in the order they were made: the last one is the one seen.
+    """
+    found = None
+    for line in mountinfo.splitlines():
+        left, _, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if len(fields) > 4 and fields[4] == "/proc" and tail and tail[0] == "proc":
+            options = tail[-1].split(",") if len(tail) >= 3 else []
+            found = dict(option.partition("=")[::2] for option in options)
+    return found
+
+
+def proc_visibility(
+    mountinfo: str | None = None, euid: int | None = None, groups: tuple[int, ...] | None = None, user: str = ""
+) -> Finding:
+    """Whether /proc shows gputop other users' processes: ``hidepid`` hides them from all but root and
+    the group named by ``gid=``, and their GPU processes then have no user, command or signal."""
+    title = "other users' processes"
+    if mountinfo is None:
+        try:
+            mountinfo = Path("/proc/self/mountinfo").read_text()
+        except OSError as error:
+            return Finding("proc_visibility", title, UNKNOWN, f"/proc/self/mountinfo: {error.strerror or error}")
+    options = _proc_options(mountinfo)
+    if options is None:
+        return Finding("proc_visibility", title, UNKNOWN, "no proc filesystem mounted on /proc")
+    hidepid = options.get("hidepid", "0")
+    if hidepid in ("0", "off"):
+        return Finding("proc_visibility", title, OK, "/proc shows every user's processes")
+    euid = os.geteuid() if euid is None else euid
+    groups = tuple(os.getgroups()) + (os.getegid(),) if groups is None else groups
+    exempt_group = options.get("gid")
+    mount = f"/proc is mounted with hidepid={hidepid}" + (f",gid={exempt_group}" if exempt_group else "")
+    if euid == 0:
+        return Finding("proc_visibility", title, OK, f"{mount}, but gputop runs as root and sees every process")
+    if exempt_group is not None and exempt_group.isdigit() and int(exempt_group) in groups:
+        return Finding("proc_visibility", title, OK, f"{mount}, and gputop's user is in group {exempt_group}")
+    who = user or me()
+    return Finding(
+        "proc_visibility",
+        title,
+        WARNING,
+        f"{mount}: gputop, as {who}, sees only its own processes; other users' GPU processes show N/A as"
+        " their user and command, and cannot be signalled",
+        "run gputop as root, or have /proc remounted with a group gputop's user is in"
+        " (`mount -o remount,hidepid=2,gid=GROUP /proc`)",
+    )

@@ -117,7 +117,7 @@ class _Walk:
         elif self.pending_pod is not None and _POD.fullmatch(parent) and _KUBE_ID.fullmatch(part):
             # cgroupfs driver: /kubepods/<qos>/pod<uid>/<container id>, the runtime unnamed.
             self.container(None, part)
-        elif (index >= 2 and parts[index - 2] == "ecs" and _ECS_ID.fullmatch(part)) or (
+        elif (_ecs_depth(parts, index) in (2, 3) and _ECS_ID.fullmatch(part)) or (
             parent == "ecs" and _FARGATE_ID.fullmatch(part)
         ):
             self.container("ecs", part)
@@ -157,9 +157,41 @@ class _Walk:
         )
 
 
+def _ecs_depth(parts: list[str], index: int) -> int:
+    """How far below an ``ecs`` component this one is (0 where none is above it).
+
+    ECS on EC2 nests ``/ecs/<task>/<container>``, or with cgroup v1 ``/ecs/<cluster>/<task>/<container>``.
+    """
+    for depth in (2, 3):
+        if index >= depth and parts[index - depth] == "ecs":
+            return depth
+    return 0
+
+
+def _components(path: str) -> list[str]:
+    """A path's components, a systemd driver's colon form expanded.
+
+    containerd and CRI-O under the systemd cgroup driver name a container's cgroup
+    ``<pod slice>:<runtime prefix>:<id>``; where that name is left as it is, unexpanded into a
+    ``<prefix>-<id>.scope`` under the slice, the path reads ``.../kubepods-...-pod<uid>.slice:cri-containerd:<id>``.
+    It is read as the slice, then ``<prefix>-<id>``.
+    """
+    parts: list[str] = []
+    for part in path.split("/"):
+        if not part:
+            continue
+        slice_name, colon, rest = part.partition(":")
+        prefix, colon2, ident = rest.partition(":")
+        if colon and colon2 and slice_name.endswith(".slice"):
+            parts += [slice_name, f"{prefix}-{ident}"]
+        else:
+            parts.append(part)
+    return parts
+
+
 def attribution_from_path(path: str) -> Attribution | None:
     """The owners one cgroup path names (``/kubepods/besteffort/pod<uid>/<id>``); None for none."""
-    parts = [part for part in path.split("/") if part]
+    parts = _components(path)
     walk = _Walk()
     for index in range(len(parts)):
         walk.part(parts, index)

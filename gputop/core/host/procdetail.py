@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import psutil
 
+from gputop.core.host.permission import denied
 from gputop.core.model import ProcessIdentity
 
 # A start time read twice can differ by rounding; anything more is another process.
@@ -92,29 +93,11 @@ def masked(variable: str) -> str:
 def _why(error: BaseException, pid: int) -> str:
     """Why a fact of process ``pid`` could not be read."""
     if isinstance(error, psutil.AccessDenied | PermissionError):
-        owner = _owner(pid)
-        return f"not readable (owned by {owner}; gputop runs as {_me()}; it takes {owner} or root)"
+        return f"not readable ({denied(pid, 'read')})"
     if isinstance(error, psutil.NoSuchProcess | FileNotFoundError | ProcessLookupError):
         return "the process has exited"
     return f"not readable ({getattr(error, 'strerror', None) or error})"
 
-
-def _me() -> str:
-    """Who gputop reads /proc as (the effective user)."""
-    import pwd  # POSIX only, as /proc is: imported where it is used
-
-    uid = os.geteuid()
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return f"uid {uid}"
-
-
-def _owner(pid: int) -> str:
-    try:
-        return str(psutil.Process(pid).username())
-    except (psutil.Error, KeyError):
-        return "another user"
 
 
 def _relative(process: psutil.Process) -> Relative:

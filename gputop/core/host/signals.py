@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import psutil
 
+from gputop.core.host.permission import denied
 from gputop.core.host.pidns import in_host_pid_namespace
 from gputop.core.host.procfs import is_thread_of_another_process
 from gputop.core.host.visibility import EXITED, PERMISSION, PID_NAMESPACE, why_not_visible
@@ -119,21 +120,8 @@ def send_signal(
     except psutil.NoSuchProcess:
         return result(Outcome.GONE, f"PID {pid} is already gone")
     except (psutil.AccessDenied, PermissionError):
-        owner = _owner(pid)
-        return result(
-            Outcome.DENIED,
-            f"{name} to PID {pid}: permission denied (owned by {owner}; it takes {owner} or root)",
-        )
+        return result(Outcome.DENIED, f"{name} to PID {pid}: permission denied ({denied(pid, 'signal')})")
     except OSError as error:
         return result(Outcome.FAILED, f"{name} to PID {pid} failed: {error.strerror or error}")
     return result(Outcome.SENT, f"{name} sent to PID {pid}")
 
-
-def _owner(pid: int) -> str:
-    try:
-        return str(psutil.Process(pid).username())
-    except (psutil.Error, KeyError):
-        try:
-            return f"uid {psutil.Process(pid).uids().real}"
-        except psutil.Error:
-            return "another user"
