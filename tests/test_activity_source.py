@@ -115,10 +115,11 @@ def test_a_gpu_without_a_memory_sensor_or_replay_counter_has_none_not_zero(sourc
         gpu = nvml.sample()[0]
         assert (gpu.memory_temperature, gpu.pcie_replay_errors) == (None, None), extra
         assert gpu.activity is not None and gpu.activity.graphics_active is None
-    # No field values at all (an old driver): None, and no call of their own.
+    # No field values at all (an old driver): the replay counter through its own call; the memory
+    # temperature has no call of its own in NVML, so it stays unknown.
     nvml = source(Scenario().gpu(memory_temp=60, pcie_replay=1).error("nvmlDeviceGetFieldValues", "NOT_SUPPORTED"))
     gpu = nvml.sample()[0]
-    assert (gpu.memory_temperature, gpu.pcie_replay_errors) == (None, None)
+    assert (gpu.memory_temperature, gpu.pcie_replay_errors) == (None, 1)
 
 
 def test_energy_nvlink_and_the_pcie_link_come_out_in_gputop_units(source: Any, fake_nvml: FakeNvml) -> None:
