@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -17,7 +17,6 @@ import pytest
 from fakenvml import FakeNvml, Scenario
 
 from gputop.core.model import Energy, GpuSample, NvLink, RemappedRows
-from gputop.core.sources.nvml import NvmlSource
 from gputop.core.sources.nvml_fallback import DECIDE_AGAIN
 from gputop.core.sources.nvml_fields import (
     ALL_LINKS,
@@ -38,24 +37,6 @@ from gputop.core.sources.nvml_fields import (
 
 # Four NVLinks, version 4, link 2 down; no GPM, so throughput comes from the NVLink counters.
 NVLINK = dict(nvlink_count=4, nvlink_version=4, nvlink_down=1 << 2, nvlink_crc=0, nvlink_replay=0, nvlink_recovery=0)
-
-
-@pytest.fixture
-def source(fake_nvml: FakeNvml) -> Iterator[Callable[[Scenario], NvmlSource]]:
-    opened: list[NvmlSource] = []
-
-    def start(scenario: Scenario) -> NvmlSource:
-        fake_nvml.write(scenario)
-        fake_nvml.load()
-        fake_nvml.reset_counts()
-        nvml = NvmlSource()
-        nvml.open()
-        opened.append(nvml)
-        return nvml
-
-    yield start
-    for nvml in opened:
-        nvml.close()
 
 
 def _links(gpu: GpuSample) -> NvLink:
@@ -110,21 +91,23 @@ FIGURES: dict[str, tuple[dict[str, Any], tuple[int, ...], str, Callable[[GpuSamp
 
 
 @pytest.mark.parametrize("figure", list(FIGURES))
-def test_a_field_the_batch_refuses_comes_from_its_classic_call(source: Any, fake_nvml: FakeNvml, figure: str) -> None:
+def test_a_field_the_batch_refuses_comes_from_its_classic_call(
+    nvml_source: Any, fake_nvml: FakeNvml, figure: str
+) -> None:
     keys, refused, classic, read, expected = FIGURES[figure]
-    nvml = source(Scenario().gpu(**keys).refuse_fields(refused))
+    nvml = nvml_source(Scenario().gpu(**keys).refuse_fields(refused))
     for _ in range(2):  # decided in the first read, and the same path the next
         assert read(nvml.sample()[0]) == expected
     assert fake_nvml.call_count(classic) > 0
 
 
 def test_nvlink_throughput_refused_for_all_links_is_summed_from_each_links_counter(
-    source: Any, fake_nvml: FakeNvml
+    nvml_source: Any, fake_nvml: FakeNvml
 ) -> None:
     # No call but the fields counts NVLink data (see nvml_fallback.py): a driver that refuses the
     # all-links scope is asked link by link.
     scenario = Scenario().gpu(**NVLINK, nvlink_rx_kib=1_000, nvlink_tx_kib=1_000)
-    nvml = source(scenario.refuse_fields([FI_NVLINK_RX, FI_NVLINK_TX], scope=ALL_LINKS))
+    nvml = nvml_source(scenario.refuse_fields([FI_NVLINK_RX, FI_NVLINK_TX], scope=ALL_LINKS))
     first = _links(nvml.sample()[0])
     assert (first.rx, first.tx) == (None, None)  # one count: nothing to measure between yet
     changed = replace(scenario, gpus=[replace(scenario.gpus[0], nvlink_rx_kib=31_000, nvlink_tx_kib=11_000)])
@@ -135,10 +118,10 @@ def test_nvlink_throughput_refused_for_all_links_is_summed_from_each_links_count
 
 
 def test_a_links_errors_refused_in_the_batch_are_named_from_the_classic_counter(
-    source: Any, fake_nvml: FakeNvml
+    nvml_source: Any, fake_nvml: FakeNvml
 ) -> None:
     scenario = Scenario().gpu(**NVLINK).refuse_fields(FI_LINK_ERRORS)
-    nvml = source(scenario)
+    nvml = nvml_source(scenario)
     assert _links(nvml.sample()[0]).errors_by_link == ()
     erring = replace(scenario.gpus[0], nvlink_crc=5, nvlink_replay=1, nvlink_error_link=3)
     fake_nvml.write(replace(scenario, gpus=[erring]))
@@ -147,7 +130,7 @@ def test_a_links_errors_refused_in_the_batch_are_named_from_the_classic_counter(
 
 
 def test_a_driver_whose_batch_call_fails_gives_every_figure_through_the_classic_calls(
-    source: Any, fake_nvml: FakeNvml
+    nvml_source: Any, fake_nvml: FakeNvml
 ) -> None:
     scenario = (
         Scenario()
@@ -157,7 +140,7 @@ def test_a_driver_whose_batch_call_fails_gives_every_figure_through_the_classic_
         )
         .error("nvmlDeviceGetFieldValues", "NOT_SUPPORTED")
     )
-    gpu = source(scenario).sample()[0]
+    gpu = nvml_source(scenario).sample()[0]
     assert (gpu.health.ecc_uncorrected_volatile, gpu.health.ecc_uncorrected_aggregate) == (1, 4)
     assert gpu.health.remapped_rows == RemappedRows(corrected=1, uncorrected=0, pending=False, failure=False)
     assert gpu.health.retired_pages_pending is False
@@ -170,7 +153,7 @@ def test_a_driver_whose_batch_call_fails_gives_every_figure_through_the_classic_
 
 
 def test_a_field_answered_on_gpu_0_and_refused_on_gpu_1_is_asked_the_classic_way_on_gpu_1_alone(
-    source: Any, fake_nvml: FakeNvml
+    nvml_source: Any, fake_nvml: FakeNvml
 ) -> None:
     scenario = (
         Scenario()
@@ -178,7 +161,7 @@ def test_a_field_answered_on_gpu_0_and_refused_on_gpu_1_is_asked_the_classic_way
         .gpu(ecc_volatile=5, energy_mj=8_000)
         .refuse_fields([FI_ECC_VOLATILE, FI_ENERGY], gpu=1)
     )
-    nvml = source(scenario)
+    nvml = nvml_source(scenario)
     for _ in range(3):
         zero, one = nvml.sample()
         assert (zero.health.ecc_uncorrected_volatile, one.health.ecc_uncorrected_volatile) == (2, 5)
@@ -189,9 +172,9 @@ def test_a_field_answered_on_gpu_0_and_refused_on_gpu_1_is_asked_the_classic_way
 
 
 def test_a_path_that_fails_after_it_worked_is_decided_again_in_the_same_sample(
-    source: Any, fake_nvml: FakeNvml
+    nvml_source: Any, fake_nvml: FakeNvml
 ) -> None:
-    nvml = source(Scenario().gpu(ecc_volatile=2))
+    nvml = nvml_source(Scenario().gpu(ecc_volatile=2))
     assert nvml.sample()[0].health.ecc_uncorrected_volatile == 2  # the field
     assert fake_nvml.call_count("nvmlDeviceGetTotalEccErrors") == 0
     # The driver starts refusing the field: the classic call answers, in the same sample.
@@ -206,12 +189,13 @@ def test_a_path_that_fails_after_it_worked_is_decided_again_in_the_same_sample(
 
 
 def test_a_figure_neither_path_gives_is_unknown_and_its_classic_call_is_asked_again_now_and_then(
-    source: Any, fake_nvml: FakeNvml
+    nvml_source: Any, fake_nvml: FakeNvml
 ) -> None:
     def refused() -> Scenario:
         return Scenario().gpu(ecc_volatile=3, energy_mj=7_000).refuse_fields([FI_ECC_VOLATILE, FI_ENERGY])
 
-    nvml = source(refused().error("nvmlDeviceGetTotalEccErrors,nvmlDeviceGetTotalEnergyConsumption", "NOT_SUPPORTED"))
+    both = "nvmlDeviceGetTotalEccErrors,nvmlDeviceGetTotalEnergyConsumption"
+    nvml = nvml_source(refused().error(both, "NOT_SUPPORTED"))
     gpu = nvml.sample()[0]
     assert (gpu.health.ecc_uncorrected_volatile, gpu.energy) == (None, None)  # unknown, never 0
     fake_nvml.reset_counts()
