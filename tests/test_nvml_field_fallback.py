@@ -188,6 +188,26 @@ def test_a_path_that_fails_after_it_worked_is_decided_again_in_the_same_sample(
     assert fake_nvml.call_count("nvmlDeviceGetTotalEccErrors") == 0  # back on the field
 
 
+def test_fields_read_the_classic_way_after_a_failed_batch_return_to_the_batch_when_it_answers_again(
+    nvml_source: Any, fake_nvml: FakeNvml
+) -> None:
+    scenario = Scenario().gpu(**NVLINK, ecc_volatile=2)
+    nvml = nvml_source(replace(scenario, errors=[]).error("nvmlDeviceGetFieldValues", "TIMEOUT"))
+    gpu = nvml.sample()[0]  # the batch call times out: every figure through its classic call
+    assert (gpu.health.ecc_uncorrected_volatile, _links(gpu).links_active) == (2, 3)
+    fake_nvml.write(scenario)
+    for _ in range(DECIDE_AGAIN - 2):
+        nvml.sample()
+    # Volatile and aggregate, one call each a sample till now.
+    assert fake_nvml.call_count("nvmlDeviceGetTotalEccErrors") == 2 * (DECIDE_AGAIN - 1)
+    fake_nvml.reset_counts()
+    for _ in range(2):  # the batch is asked for them again in the 30th sample, and they stay there
+        gpu = nvml.sample()[0]
+        assert (gpu.health.ecc_uncorrected_volatile, _links(gpu).links_active) == (2, 3)
+    for classic in ("nvmlDeviceGetTotalEccErrors", "nvmlDeviceGetNvLinkState", "nvmlDeviceGetNvLinkErrorCounter"):
+        assert fake_nvml.call_count(classic) == 0, classic
+
+
 def test_a_figure_neither_path_gives_is_unknown_and_its_classic_call_is_asked_again_now_and_then(
     nvml_source: Any, fake_nvml: FakeNvml
 ) -> None:

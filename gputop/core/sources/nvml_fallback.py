@@ -5,9 +5,11 @@ fewer field ids than the binding), on one GPU and not the next, or start refusin
 `FieldReads` asks each field in the batch while the batch answers it, else the field's classic call
 (`CLASSIC`, one table: field id -> its reader), and remembers per GPU and per field which path
 answers: decided at the first read, decided again whenever the path in use fails (the other path is
-asked in the same read). A figure is None only when both fail. A figure that never answered by either
-path (a GPU without it) has its classic call asked again only every `DECIDE_AGAIN` reads: its field
-stays in the batch, where it costs no call of its own. Every call goes through the gateway.
+asked in the same read). A figure is None only when both fail. Every `DECIDE_AGAIN` reads the fields
+read through their classic calls are asked in the batch again, so that a batch that failed once
+(a timeout) does not cost a call per figure for good. A figure that never answered by either path (a
+GPU without it) has its classic call asked again only that often: its field stays in the batch, where
+it costs no call of its own. Every call goes through the gateway.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ Value = float | int | None
 # A field's classic read: given the read's calls and the field's scope, the value in the field's unit.
 Reader = Callable[["ClassicCalls", int], Value]
 
-DECIDE_AGAIN = 30  # reads between two tries of the classic call of a figure that never answered
+DECIDE_AGAIN = 30  # reads between two tries of the path a figure does not use
 MAX_LINKS = int(getattr(pynvml, "NVML_NVLINK_MAX_LINKS", 18))
 UNCORRECTED = pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED
 # nvmlDeviceGetNvLinkErrorCounter's counters in the order of FI_ERROR_TOTALS and FI_LINK_ERRORS: CRC
@@ -153,6 +155,9 @@ class FieldReads:
     def read(self, gateway: Gateway, handle: Handle) -> dict[Field, Value]:
         """Each field's figure (None where neither path has it); raises DeviceLost."""
         self._reads += 1
+        if self.classic and self._reads % DECIDE_AGAIN == 0:  # the batch asked again: it costs no call
+            self.classic.clear()
+            self._batch = FieldBatch(self.fields)
         batch = self._batch.read(gateway, handle) or {}  # None: the call itself failed
         calls = ClassicCalls(gateway, handle, self.links)
         values: dict[Field, Value] = {}
