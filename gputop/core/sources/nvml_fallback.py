@@ -151,23 +151,24 @@ class FieldReads:
         self._refused: dict[Field, int] = {}  # never answered: the read both paths last failed in
         self._reads = 0
         self._batch = FieldBatch(self.fields)
+        self._left_out: frozenset[Field] = frozenset()  # the classic fields the batch was made without
 
     def read(self, gateway: Gateway, handle: Handle) -> dict[Field, Value]:
         """Each field's figure (None where neither path has it); raises DeviceLost."""
         self._reads += 1
         if self.classic and self._reads % DECIDE_AGAIN == 0:  # the batch asked again: it costs no call
             self.classic.clear()
-            self._batch = FieldBatch(self.fields)
+        if self.classic != self._left_out:  # a path changed in the last read: the batch without them
+            self._left_out = frozenset(self.classic)
+            self._batch = FieldBatch([field for field in self.fields if field not in self.classic])
         batch = self._batch.read(gateway, handle) or {}  # None: the call itself failed
         calls = ClassicCalls(gateway, handle, self.links)
         values: dict[Field, Value] = {}
-        moved = False
         for field in self.fields:
             if field in self.classic:
                 value = calls.value(field)
                 if value is None:  # failed after it answered: back to the field, asked at once
                     self.classic.discard(field)
-                    moved = True
                     value = calls(one_field, field[1], field[0])
             else:
                 value = batch.get(field)
@@ -175,14 +176,11 @@ class FieldReads:
                     value = calls.value(field)
                     if value is not None:
                         self.classic.add(field)
-                        moved = True
                     elif field not in self._answered:
                         self._refused[field] = self._reads
             if value is not None:
                 self._answered.add(field)
             values[field] = value
-        if moved:
-            self._batch = FieldBatch([field for field in self.fields if field not in self.classic])
         return values
 
     def _due(self, field: Field) -> bool:
