@@ -245,3 +245,13 @@ def test_json_gives_the_classic_figures_where_the_driver_refuses_every_field(fak
     nvlink = gpu["nvlink"]
     assert (nvlink["version"], nvlink["links_active"], nvlink["links_total"], nvlink["links_down"]) == (4, 3, 4, [2])
     assert nvlink["errors"] == {"crc": 0, "replay": 0, "recovery": 0}
+
+
+def test_a_classic_call_that_says_the_gpu_is_lost_marks_it_lost_as_every_call_does(
+    nvml_source: Any, fake_nvml: FakeNvml
+) -> None:
+    scenario = Scenario().gpu(ecc_volatile=1).gpu(ecc_volatile=1).refuse_fields([FI_ECC_VOLATILE], gpu=1)
+    nvml = nvml_source(scenario.error("nvmlDeviceGetTotalEccErrors", "GPU_IS_LOST", gpu=1))
+    zero, one = nvml.sample()
+    assert (zero.lost, zero.health.ecc_uncorrected_volatile) == (False, 1)
+    assert one.lost and one.last_error == "GPU is lost"
