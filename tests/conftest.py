@@ -7,12 +7,13 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from fakenvml import SCENARIO_ENV, FakeNvml, build_library
+from fakenvml import SCENARIO_ENV, FakeNvml, Scenario, build_library
 
+from gputop.core.sources.nvml import NvmlSource
 from gputop.ui.terminal.textual_imports import YOUNG_COLLECTION_THRESHOLD
 
 
@@ -67,6 +68,25 @@ def fake_nvml(
     fake = FakeNvml(tmp_path / "fakenvml")
     yield fake
     fake.unload()
+
+
+@pytest.fixture
+def nvml_source(fake_nvml: FakeNvml) -> Iterator[Callable[[Scenario], NvmlSource]]:
+    """Opens an NvmlSource on the fake driver with a scenario (call counts zeroed); closed after the test."""
+    opened: list[NvmlSource] = []
+
+    def start(scenario: Scenario) -> NvmlSource:
+        fake_nvml.write(scenario)
+        fake_nvml.load()
+        fake_nvml.reset_counts()  # the library stays loaded from one test to the next
+        nvml = NvmlSource()
+        nvml.open()
+        opened.append(nvml)
+        return nvml
+
+    yield start
+    for nvml in opened:
+        nvml.close()
 
 
 @pytest.fixture

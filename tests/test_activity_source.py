@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ctypes
 import re
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -14,7 +13,6 @@ from fakenvml import FakeNvml, Scenario, build_scenario
 from fakenvml.build import SOURCE
 
 from gputop.core.model import Activity, Energy, NvLink
-from gputop.core.sources.nvml import NvmlSource
 from gputop.core.sources.nvml_activity import PCIE_LINK_EVERY
 
 MiB = 1024 * 1024
@@ -48,28 +46,10 @@ HOPPER = dict(
 CALLS_PER_TICK_BEFORE = 177
 
 
-@pytest.fixture
-def source(fake_nvml: FakeNvml) -> Iterator[Any]:
-    opened: list[NvmlSource] = []
-
-    def start(scenario: Scenario) -> NvmlSource:
-        fake_nvml.write(scenario)
-        fake_nvml.load()
-        fake_nvml.reset_counts()  # the library stays loaded from one test to the next
-        nvml = NvmlSource()
-        nvml.open()
-        opened.append(nvml)
-        return nvml
-
-    yield start
-    for nvml in opened:
-        nvml.close()
-
-
 def test_a_gpm_gpu_reports_its_activity_between_two_ticks_and_its_pcie_rates_from_gpm(
-    source: Any, fake_nvml: FakeNvml
+    nvml_source: Any, fake_nvml: FakeNvml
 ) -> None:
-    nvml = source(Scenario().gpu(**HOPPER))
+    nvml = nvml_source(Scenario().gpu(**HOPPER))
     first = nvml.sample()[0]
     assert first.activity == Activity()  # one sample: nothing to measure between yet, every figure None
     second = nvml.sample()[0]
@@ -91,10 +71,10 @@ def test_a_gpm_gpu_reports_its_activity_between_two_ticks_and_its_pcie_rates_fro
 
 
 def test_graphics_activity_memory_temperature_and_pcie_replays_come_in_the_calls_already_made(
-    source: Any, fake_nvml: FakeNvml
+    nvml_source: Any, fake_nvml: FakeNvml
 ) -> None:
     scenario = Scenario().gpu(**HOPPER, graphics_active=92.5, memory_temp=67, pcie_replay=4)
-    nvml = source(scenario)
+    nvml = nvml_source(scenario)
     nvml.sample()
     gpu = nvml.sample()[0]
     assert gpu.activity is not None and gpu.activity.graphics_active == 92.5
@@ -107,23 +87,26 @@ def test_graphics_activity_memory_temperature_and_pcie_replays_come_in_the_calls
     assert nvml.sample()[0].pcie_replay_errors == 9
 
 
-def test_a_gpu_without_a_memory_sensor_or_replay_counter_has_none_not_zero(source: Any, fake_nvml: FakeNvml) -> None:
+def test_a_gpu_without_a_memory_sensor_or_replay_counter_has_none_not_zero(
+    nvml_source: Any, fake_nvml: FakeNvml
+) -> None:
     # Left out: NOT_SUPPORTED; memory_temp=0: the sensorless answer some GDDR boards give.
     for extra in ({}, {"memory_temp": 0}):
-        nvml = source(Scenario().gpu(**HOPPER, **extra))
+        nvml = nvml_source(Scenario().gpu(**HOPPER, **extra))
         nvml.sample()
         gpu = nvml.sample()[0]
         assert (gpu.memory_temperature, gpu.pcie_replay_errors) == (None, None), extra
         assert gpu.activity is not None and gpu.activity.graphics_active is None
-    # No field values at all (an old driver): None, and no call of their own.
-    nvml = source(Scenario().gpu(memory_temp=60, pcie_replay=1).error("nvmlDeviceGetFieldValues", "NOT_SUPPORTED"))
+    # No field values at all (an old driver): the replay counter through its own call; the memory
+    # temperature has no call of its own in NVML, so it stays unknown.
+    nvml = nvml_source(Scenario().gpu(memory_temp=60, pcie_replay=1).error("nvmlDeviceGetFieldValues", "NOT_SUPPORTED"))
     gpu = nvml.sample()[0]
-    assert (gpu.memory_temperature, gpu.pcie_replay_errors) == (None, None)
+    assert (gpu.memory_temperature, gpu.pcie_replay_errors) == (None, 1)
 
 
-def test_energy_nvlink_and_the_pcie_link_come_out_in_gputop_units(source: Any, fake_nvml: FakeNvml) -> None:
+def test_energy_nvlink_and_the_pcie_link_come_out_in_gputop_units(nvml_source: Any, fake_nvml: FakeNvml) -> None:
     scenario = Scenario().gpu(**HOPPER)
-    nvml = source(scenario)
+    nvml = nvml_source(scenario)
     first = nvml.sample()[0]
     assert first.energy == Energy(since_driver_load_j=3_600_000.0, since_start_j=0.0)
     assert (first.pcie_link_gen, first.pcie_link_gen_max, first.pcie_link_width, first.pcie_link_width_max) == (
@@ -148,10 +131,10 @@ def test_energy_nvlink_and_the_pcie_link_come_out_in_gputop_units(source: Any, f
 
 
 def test_links_are_counted_from_the_link_count_and_a_link_down_or_erring_is_named(
-    source: Any, fake_nvml: FakeNvml
+    nvml_source: Any, fake_nvml: FakeNvml
 ) -> None:
     scenario = Scenario().gpu(**HOPPER)
-    nvml = source(scenario)
+    nvml = nvml_source(scenario)
     nvml.sample()
     broken = replace(scenario.gpus[0], nvlink_down=1 << 5, nvlink_crc=7, nvlink_replay=2, nvlink_error_link=11)
     fake_nvml.write(replace(scenario, gpus=[broken]))
@@ -164,9 +147,9 @@ def test_links_are_counted_from_the_link_count_and_a_link_down_or_erring_is_name
 
 
 def test_a_gpu_without_nvlink_has_none_and_without_field_values_energy_comes_from_its_own_call(
-    source: Any, fake_nvml: FakeNvml
+    nvml_source: Any, fake_nvml: FakeNvml
 ) -> None:
-    nvml = source(Scenario().gpu(energy_mj=5_000).error("nvmlDeviceGetFieldValues", "NOT_SUPPORTED"))
+    nvml = nvml_source(Scenario().gpu(energy_mj=5_000).error("nvmlDeviceGetFieldValues", "NOT_SUPPORTED"))
     gpu = nvml.sample()[0]
     assert gpu.nvlink is None
     assert gpu.energy == Energy(since_driver_load_j=5.0, since_start_j=0.0)
@@ -174,8 +157,8 @@ def test_a_gpu_without_nvlink_has_none_and_without_field_values_energy_comes_fro
     assert gpu.health.ecc_uncorrected_volatile == 0  # asked the old way
 
 
-def test_without_gpm_activity_is_null_and_support_is_not_asked_again(source: Any, fake_nvml: FakeNvml) -> None:
-    nvml = source(Scenario().gpu(util_gpu=80, pcie_rx_kbs=1000).gpu(gpm=1, sm_active=5).error(
+def test_without_gpm_activity_is_null_and_support_is_not_asked_again(nvml_source: Any, fake_nvml: FakeNvml) -> None:
+    nvml = nvml_source(Scenario().gpu(util_gpu=80, pcie_rx_kbs=1000).gpu(gpm=1, sm_active=5).error(
         "nvmlGpmSampleGet", "NOT_SUPPORTED", gpu=1
     ))
     for _ in range(3):
@@ -187,10 +170,10 @@ def test_without_gpm_activity_is_null_and_support_is_not_asked_again(source: Any
 
 
 def test_a_gpm_call_failing_after_it_worked_is_a_gap_then_the_figures_come_back(
-    source: Any, fake_nvml: FakeNvml
+    nvml_source: Any, fake_nvml: FakeNvml
 ) -> None:
     scenario = Scenario().gpu(**HOPPER)
-    nvml = source(scenario)
+    nvml = nvml_source(scenario)
     nvml.sample()
     assert nvml.sample()[0].activity is not None
     fake_nvml.write(Scenario().gpu(**HOPPER).error("nvmlGpmMetricsGet", "TIMEOUT"))
@@ -201,14 +184,14 @@ def test_a_gpm_call_failing_after_it_worked_is_a_gap_then_the_figures_come_back(
     assert nvml.sample()[0].activity is not None
 
 
-def test_each_mig_device_has_its_own_activity(source: Any) -> None:
+def test_each_mig_device_has_its_own_activity(nvml_source: Any) -> None:
     scenario = (
         Scenario()
         .gpu(gpm=1, mig_mode=1, sm_active=50)
         .mig(gpu=0, slot=0, sm_active=80, tensor_active=40)
         .mig(gpu=0, slot=1, sm_active=10)
     )
-    nvml = source(scenario)
+    nvml = nvml_source(scenario)
     nvml.sample()
     migs = nvml.sample()[0].mig_devices
     assert [(mig.activity.sm_active, mig.activity.tensor_active) for mig in migs if mig.activity] == [
@@ -217,9 +200,9 @@ def test_each_mig_device_has_its_own_activity(source: Any) -> None:
     ]
 
 
-def test_the_current_pcie_link_is_read_once_in_a_few_ticks(source: Any, fake_nvml: FakeNvml) -> None:
+def test_the_current_pcie_link_is_read_once_in_a_few_ticks(nvml_source: Any, fake_nvml: FakeNvml) -> None:
     scenario = Scenario().gpu(**HOPPER)
-    nvml = source(scenario)
+    nvml = nvml_source(scenario)
     for _ in range(PCIE_LINK_EVERY):
         nvml.sample()
     assert fake_nvml.call_count("nvmlDeviceGetCurrPcieLinkWidth") == 1
@@ -234,11 +217,13 @@ def _all_calls(fake_nvml: FakeNvml) -> int:
 
 
 @pytest.mark.parametrize("gpm", [False, True], ids=["without GPM", "with GPM and NVLink"])
-def test_a_tick_at_8_gpus_makes_no_more_nvml_calls_than_before(source: Any, fake_nvml: FakeNvml, gpm: bool) -> None:
+def test_a_tick_at_8_gpus_makes_no_more_nvml_calls_than_before(
+    nvml_source: Any, fake_nvml: FakeNvml, gpm: bool
+) -> None:
     scenario = build_scenario(8, 16)
     if gpm:
         scenario = replace(scenario, gpus=[replace(gpu, **HOPPER) for gpu in scenario.gpus])
-    nvml = source(scenario)
+    nvml = nvml_source(scenario)
     for _ in range(3):
         nvml.sample()
     fake_nvml.reset_counts()
@@ -303,11 +288,11 @@ def test_the_fakes_gpm_and_field_value_structs_are_laid_out_as_nvml_h_and_the_bi
 
 
 def test_without_gpm_nvlink_rates_come_from_the_throughput_counters_between_ticks(
-    source: Any, fake_nvml: FakeNvml
+    nvml_source: Any, fake_nvml: FakeNvml
 ) -> None:
     ampere = dict(nvlink_count=12, nvlink_version=3, nvlink_rx_kib=1_000, nvlink_tx_kib=1_000)
     scenario = Scenario().gpu(**ampere)
-    nvml = source(scenario)
+    nvml = nvml_source(scenario)
     first = nvml.sample()[0].nvlink
     assert first is not None and (first.rx, first.tx, first.version, first.links_active) == (None, None, 3, 12)
     fake_nvml.write(replace(scenario, gpus=[replace(scenario.gpus[0], nvlink_rx_kib=31_000, nvlink_tx_kib=11_000)]))

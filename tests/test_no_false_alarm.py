@@ -63,6 +63,9 @@ FAULTY = (
     "nvmlDeviceGetMigMode", *PROCESS_LISTS,
 )  # fmt: skip
 FAULTS = ("NOT_SUPPORTED", "NO_PERMISSION", "TIMEOUT", "INSUFFICIENT_SIZE", "INVALID_ARGUMENT")
+# Field ids the field batch may refuse (the classic calls answering instead): none, all, the ECC
+# counts, the row remapping, pages pending retirement.
+REFUSED: tuple[tuple[int, ...] | str, ...] = ((), (), (), (), "*", (4, 6), (142, 143, 144, 145), (31,))
 
 
 @dataclass
@@ -86,6 +89,7 @@ class Gpu:
     spinning: bool = False  # busy at low power for a while: a stall, if a process holds memory
     processes: dict[int, Process] = field(default_factory=dict)
     errors: list[tuple[str, str]] = field(default_factory=list)
+    refused: tuple[int, ...] | str = ()  # field ids the batch refuses ("*": all) while the classic calls answer
 
 
 @dataclass
@@ -107,6 +111,8 @@ class State:
                 scenario.process(index, process.pid, process.used, process.kind, mig=process.mig, sm=process.sm)
             for fn, code in gpu.errors:
                 scenario.error(fn, code, gpu=index)
+            if gpu.refused:
+                scenario.refuse_fields(gpu.refused, gpu=index)
             if gpu.lost:
                 scenario.lost(index)
         for index, code in self.xids:
@@ -186,6 +192,7 @@ class Machine:
             gpu.errors = [
                 (rng.choice(FAULTY), rng.choice(FAULTS)) for _ in range(rng.choice((0, 0, 0, 1, 2)))
             ]
+            gpu.refused = rng.choice(REFUSED)
             if rng.random() < 0.03:
                 self.xids.append((index, rng.choice((13, 31, 48, 79, 94, 7))))
         size_probe = "success" if rng.random() < 0.3 else None

@@ -37,9 +37,10 @@ def test_remapped_rows_and_retired_pages_come_in_the_field_value_batch(fake_nvml
     assert first.health.remapped_rows == RemappedRows(corrected=2, uncorrected=3, pending=True, failure=False)
     assert first.health.retired_pages_pending is False
     assert second.health.retired_pages_pending is True
-    # One batch a GPU; the remapping call only for the GPU whose driver does not remap (it answers
-    # NOT_SUPPORTED there too: None, never 0), the retired-pages call for neither.
-    assert calls == {"nvmlDeviceGetRemappedRows": 1, "nvmlDeviceGetRetiredPagesPendingStatus": 0,
+    # One batch a GPU, and no call of their own: the GPU whose driver does not remap answered
+    # NOT_SUPPORTED to the remapping call too in the first sample (None, never 0), which decided it
+    # (asked again only every DECIDE_AGAIN samples, tests/test_nvml_field_fallback.py).
+    assert calls == {"nvmlDeviceGetRemappedRows": 0, "nvmlDeviceGetRetiredPagesPendingStatus": 0,
                      "nvmlDeviceGetFieldValues": 2}
     assert second.health.remapped_rows is None
 

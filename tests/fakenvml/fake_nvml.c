@@ -40,6 +40,14 @@
  *                                     of INSUFFICIENT_SIZE
  *   xid gpu=I code=N                  one critical XID event, delivered once
  *                                     to an event set registered for it
+ *   field_error ids=N,N,...|* code=N [gpu=I] [scope=S]
+ *                                     nvmlDeviceGetFieldValues answers these
+ *                                     field ids (or every one; only in scope
+ *                                     S if given) with code N in their own
+ *                                     entries, for GPU I or all,
+ *                                     while the call itself succeeds and the
+ *                                     classic calls still answer: a driver
+ *                                     that knows the call but not the field
  *   error fn=NAME|* code=N [gpu=I] [mig=S]
  *                                     NAME (an exported symbol, or its name
  *                                     without _v2/_v3 to match every
@@ -151,7 +159,9 @@ enum {
     X(nvmlGpmSampleGet) X(nvmlGpmMigSampleGet) X(nvmlGpmMetricsGet)                \
     X(nvmlDeviceGetTotalEnergyConsumption)                                         \
     X(nvmlDeviceGetCurrPcieLinkGeneration) X(nvmlDeviceGetMaxPcieLinkGeneration)   \
-    X(nvmlDeviceGetCurrPcieLinkWidth) X(nvmlDeviceGetMaxPcieLinkWidth)
+    X(nvmlDeviceGetCurrPcieLinkWidth) X(nvmlDeviceGetMaxPcieLinkWidth)         \
+    X(nvmlDeviceGetPcieReplayCounter) X(nvmlDeviceGetNvLinkState)                  \
+    X(nvmlDeviceGetNvLinkVersion) X(nvmlDeviceGetNvLinkErrorCounter)
 
 /* The diagnosis section's entry points (see the end of this file). */
 #define DIAGNOSIS_FUNCTIONS(X)                                                     \
@@ -337,6 +347,7 @@ static int rule_matches_symbol(const char *rule, size_t n, const char *symbol) {
 }
 
 static int parse_xid(char *cursor);
+static void parse_field_error(char *cursor);
 
 /* Mark in `fns` every function a comma-separated list of rule names matches. */
 static void match_functions(unsigned char *fns, const char *names) {
@@ -431,6 +442,10 @@ static void parse_record(char *line) {
     }
     if (strcmp(kind, "xid") == 0) {
         parse_xid(cursor);
+        return;
+    }
+    if (strcmp(kind, "field_error") == 0) {
+        parse_field_error(cursor);
         return;
     }
     if (strcmp(kind, "error") == 0) {
@@ -1289,6 +1304,11 @@ nvmlReturn_t nvmlEventSetWait(event_set_t *set, nvmlEventData_t *data, unsigned 
  *                               the link the error counters are on)
  *   nvlink_rx_kib= nvlink_tx_kib=  the NVLink data throughput counters (KiB)
  *
+ * Each field has its classic call too, answering from the same scenario key:
+ * nvmlDeviceGetTotalEnergyConsumption, nvmlDeviceGetPcieReplayCounter,
+ * nvmlDeviceGetNvLinkState/Version/ErrorCounter (a link past the count is an
+ * INVALID_ARGUMENT there); "field_error" lines refuse fields in the batch alone.
+ *
  * The GPM structs are nvml.h's; fake_nvml_layout() reports their sizes and
  * offsets for the layout check (tests/test_fake_layout.py). GPM metrics are
  * the scenario's figures whatever the time between the two samples, but the
@@ -1317,7 +1337,53 @@ static activity_t *activity_of(const device_t *d) {
     return &activities[d->gpu];
 }
 
+/* field_error lines: field ids nvmlDeviceGetFieldValues refuses in their entries. */
+#define MAX_FIELD_IDS 64
+typedef struct field_error {
+    int all, gpu, code, count;
+    long long scope; /* UNSET: every scope */
+    unsigned ids[MAX_FIELD_IDS];
+} field_error_t;
+static field_error_t field_errors[MAX_RULES];
+static int field_error_count;
+
+static void parse_field_error(char *cursor) {
+    char *key, *value;
+    if (field_error_count >= MAX_RULES) return;
+    field_error_t *r = &field_errors[field_error_count++];
+    memset(r, 0, sizeof *r);
+    r->gpu = -1;
+    r->scope = UNSET;
+    r->code = NVML_ERROR_NOT_SUPPORTED;
+    while (next_pair(&cursor, &key, &value)) {
+        if (strcmp(key, "gpu") == 0) r->gpu = (int)number(value);
+        else if (strcmp(key, "scope") == 0) r->scope = number(value);
+        else if (strcmp(key, "code") == 0) r->code = (int)number(value);
+        else if (strcmp(key, "ids") == 0) {
+            r->all = strcmp(value, "*") == 0;
+            for (char *id = value; !r->all && *id && r->count < MAX_FIELD_IDS;) {
+                r->ids[r->count++] = (unsigned)strtoul(id, &id, 10);
+                if (*id == ',') id++;
+            }
+        }
+    }
+}
+
+/* The code a field_error line gives field `id` in `scope` on GPU `gpu`; NVML_SUCCESS when none does. */
+static nvmlReturn_t field_error(int gpu, unsigned id, unsigned scope) {
+    for (int i = 0; i < field_error_count; i++) {
+        const field_error_t *r = &field_errors[i];
+        if (r->gpu >= 0 && r->gpu != gpu) continue;
+        if (r->scope != UNSET && (unsigned)r->scope != scope) continue;
+        if (r->all) return r->code;
+        for (int k = 0; k < r->count; k++)
+            if (r->ids[k] == id) return r->code;
+    }
+    return NVML_SUCCESS;
+}
+
 static void reset_activity(void) {
+    field_error_count = 0;
     for (size_t i = 0; i < sizeof activities / sizeof activities[0]; i++) {
         activity_t *a = &activities[i];
         for (long long *f = &a->gpm; f <= &a->nvlink_tx_kib; f++) *f = UNSET;
@@ -1512,6 +1578,48 @@ PCIE_LINK(nvmlDeviceGetCurrPcieLinkGeneration, pcie_gen)
 PCIE_LINK(nvmlDeviceGetMaxPcieLinkGeneration, pcie_gen_max)
 PCIE_LINK(nvmlDeviceGetCurrPcieLinkWidth, pcie_width)
 PCIE_LINK(nvmlDeviceGetMaxPcieLinkWidth, pcie_width_max)
+PCIE_LINK(nvmlDeviceGetPcieReplayCounter, pcie_replay)
+
+/* The classic NVLink calls: NOT_SUPPORTED without NVLink, INVALID_ARGUMENT past the links present. */
+static nvmlReturn_t nvlink_present(const activity_t *a, unsigned link) {
+    if (a->nvlink_count == UNSET) return NVML_ERROR_NOT_SUPPORTED;
+    return link < (unsigned)a->nvlink_count && link < NVLINK_MAX_LINKS ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned link, unsigned *active) {
+    ENTER(nvmlDeviceGetNvLinkState, d);
+    const activity_t *a = activity_of(d);
+    nvmlReturn_t present = nvlink_present(a, link);
+    if (present != NVML_SUCCESS) return present;
+    *active = !((a->nvlink_down == UNSET ? 0 : a->nvlink_down) >> link & 1);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t d, unsigned link, unsigned *version) {
+    ENTER(nvmlDeviceGetNvLinkVersion, d);
+    const activity_t *a = activity_of(d);
+    nvmlReturn_t present = nvlink_present(a, link);
+    if (present != NVML_SUCCESS) return present;
+    REQUIRE(a->nvlink_version);
+    *version = (unsigned)a->nvlink_version;
+    return NVML_SUCCESS;
+}
+
+/* nvmlNvLinkErrorCounter_t: DL_REPLAY 0, DL_RECOVERY 1, DL_CRC_FLIT 2, DL_CRC_DATA 3. The scenario's
+   counts sit on nvlink_error_link (default 0), every other link answers 0, as the fields do. */
+nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t d, unsigned link, int counter,
+                                             unsigned long long *value) {
+    ENTER(nvmlDeviceGetNvLinkErrorCounter, d);
+    const activity_t *a = activity_of(d);
+    nvmlReturn_t present = nvlink_present(a, link);
+    if (present != NVML_SUCCESS) return present;
+    long long count = counter == 0 ? a->nvlink_replay : counter == 1 ? a->nvlink_recovery
+                    : counter == 3 ? a->nvlink_crc : UNSET;
+    REQUIRE(count);
+    long long error_link = a->nvlink_error_link == UNSET ? 0 : a->nvlink_error_link;
+    *value = (long long)link == error_link ? (unsigned long long)count : 0;
+    return NVML_SUCCESS;
+}
 
 /* nvml.h's nvmlFieldValue_t. */
 typedef struct {
@@ -1571,9 +1679,12 @@ static long long field_value(const device_t *d, unsigned id, unsigned scope, int
     case FI_NVLINK_REPLAY_TOTAL: return a->nvlink_count == UNSET ? UNSET : a->nvlink_replay;
     case FI_NVLINK_RECOVERY_TOTAL: return a->nvlink_count == UNSET ? UNSET : a->nvlink_recovery;
     case FI_NVLINK_THROUGHPUT_DATA_TX:
-    case FI_NVLINK_THROUGHPUT_DATA_RX:
-        if (scope != 0xFFFFFFFFu) return -2;
-        return id == FI_NVLINK_THROUGHPUT_DATA_TX ? a->nvlink_tx_kib : a->nvlink_rx_kib;
+    case FI_NVLINK_THROUGHPUT_DATA_RX: {
+        /* Every link (scope UINT_MAX), or one: the traffic is all on link 0. */
+        long long total = id == FI_NVLINK_THROUGHPUT_DATA_TX ? a->nvlink_tx_kib : a->nvlink_rx_kib;
+        if (scope == 0xFFFFFFFFu || total == UNSET) return total;
+        return present ? (scope == 0 ? total : 0) : -2;
+    }
     case FI_NVLINK_GET_STATE:
         /* Like a real driver, a link index past the count answers "inactive", not an error. */
         *type = VALUE_UINT;
@@ -1604,10 +1715,11 @@ static nvmlReturn_t field_values(const device_t *d, int count, void *values) {
         nvmlFieldValue_t *f = &fields[i];
         int type;
         long long value = field_value(d, f->fieldId, f->scopeId, &type);
+        nvmlReturn_t refused = field_error(d->gpu, f->fieldId, f->scopeId);
         f->timestamp = now;
         f->latencyUsec = 0;
         f->valueType = type;
-        f->nvmlReturn = value == UNSET ? NVML_ERROR_NOT_SUPPORTED
+        f->nvmlReturn = refused ? refused : value == UNSET ? NVML_ERROR_NOT_SUPPORTED
                       : value == -2 ? NVML_ERROR_INVALID_ARGUMENT : NVML_SUCCESS;
         memset(&f->value, 0, sizeof f->value);
         if (f->nvmlReturn != NVML_SUCCESS) continue;

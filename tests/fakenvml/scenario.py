@@ -159,6 +159,16 @@ class ErrorRule:
 
 
 @dataclass(frozen=True)
+class FieldErrorRule:
+    """Make nvmlDeviceGetFieldValues answer `ids` ("*": every field id) with `code` in their entries."""
+
+    ids: str
+    code: int
+    gpu: int | None = None
+    scope: int | None = None
+
+
+@dataclass(frozen=True)
 class DelayRule:
     """Make a call of `fn` that begins within [start, until) sleep `ms`, or until `until`."""
 
@@ -196,6 +206,7 @@ class Scenario:
     errors: list[ErrorRule] = field(default_factory=list)
     delays: list[DelayRule] = field(default_factory=list)
     xids: list[XidSpec] = field(default_factory=list)
+    field_errors: list[FieldErrorRule] = field(default_factory=list)
 
     def gpu(self, spec: GpuSpec | None = None, **fields: object) -> Scenario:
         """Add the next GPU: GpuSpec defaults, changed by `fields`."""
@@ -244,6 +255,21 @@ class Scenario:
     ) -> Scenario:
         """Make `fn` fail with `code` (int or name like "NOT_SUPPORTED") on one GPU or all."""
         self.errors.append(ErrorRule(fn, error_code(code), gpu, mig))
+        return self
+
+    def refuse_fields(
+        self,
+        ids: Sequence[int] | str = "*",
+        code: int | str = "NOT_SUPPORTED",
+        *,
+        gpu: int | None = None,
+        scope: int | None = None,
+    ) -> Scenario:
+        """Make nvmlDeviceGetFieldValues answer these field ids ("*": all; in `scope` alone if given)
+        with `code` in their own entries, on one GPU or all, while the call succeeds and the classic
+        calls still answer: a driver that knows the call but not the field ids."""
+        listed = ids if isinstance(ids, str) else ",".join(str(int(field_id)) for field_id in ids)
+        self.field_errors.append(FieldErrorRule(listed, error_code(code), gpu, scope))
         return self
 
     def xid(self, gpu: int, code: int) -> Scenario:
@@ -303,6 +329,7 @@ class Scenario:
         lines += [_record("error", asdict(rule)) for rule in self.errors]
         lines += [_record("delay", asdict(rule)) for rule in self.delays]
         lines += [_record("xid", asdict(xid)) for xid in self.xids]
+        lines += [_record("field_error", asdict(rule)) for rule in self.field_errors]
         return "\n".join(lines) + "\n"
 
     def write(self, path: Path | str) -> Path:

@@ -4,9 +4,10 @@
 too) and computes the metrics between it and the last tick's, so no call sleeps;
 whether the GPU has GPM is decided once. The rest comes in one batched
 `nvmlDeviceGetFieldValues` a tick (energy, ECC, NVLink state and error totals,
-NVLink throughput counters without GPM); what does not change (NVLink link
-count and version, the PCIe link's maximum) is read once, the current PCIe
-link every few ticks. Every call goes through the gateway.
+NVLink throughput counters without GPM), each field with its classic call behind
+it (nvml_fallback.py); what does not change (NVLink link count and version, the
+PCIe link's maximum) is read once, the current PCIe link every few ticks. Every
+call goes through the gateway.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import pynvml
 
 from gputop.core.model import Activity, Energy, NvLink
+from gputop.core.sources.nvml_fallback import FieldReads, Value
 from gputop.core.sources.nvml_fields import (
     ALL_LINKS,
     FI_ECC_AGGREGATE,
@@ -35,7 +37,6 @@ from gputop.core.sources.nvml_fields import (
     FI_REMAPPED,
     FI_RETIRED_PENDING,
     Field,
-    FieldBatch,
     integer,
     remapped,
     temperature,
@@ -61,10 +62,10 @@ class Reading:
     nvlink: NvLink | None = None
     pcie_link_gen: int | None = None
     pcie_link_width: int | None = None
-    ecc: tuple[int | None, int | None] | None = None  # (volatile, aggregate); None: ask the old way
-    # (corrected, uncorrected, pending, failure) as nvmlDeviceGetRemappedRows; None: ask the old way
+    ecc: tuple[int | None, int | None] = (None, None)  # uncorrected (volatile, aggregate)
+    # (corrected, uncorrected, pending, failure) as nvmlDeviceGetRemappedRows gives them
     remapped: tuple[int, int, int, int] | None = None
-    retired_pending: int | None = None  # 1: pages wait to be retired; None: ask the old way
+    retired_pending: int | None = None  # 1: pages wait to be retired
     memory_temperature: float | None = None  # °C
     pcie_replay_errors: int | None = None
 
@@ -86,7 +87,8 @@ class ActivityReader:
     gpm_decided: bool = False
     migs: dict[int, GpmSamples] = field(default_factory=dict)  # by GPU instance id
     facts: _LinkFacts | None = None
-    batch: FieldBatch | None = None
+    batch: FieldReads | None = None
+    link_errors: FieldReads | None = None  # each link's error counters, read when the totals change
     energy_at_start_mj: float | None = None
     ticks: int = 0
     link: tuple[int | None, int | None] = (None, None)
@@ -120,18 +122,15 @@ class ActivityReader:
             activity=activity(self.gpm, metrics),
             pcie_rx=rate(metrics, "pcie_rx"),
             pcie_tx=rate(metrics, "pcie_tx"),
-            energy=self._energy(handle, values),
+            energy=self._energy(values),
             nvlink=self._nvlink(handle, facts, values, metrics),
             pcie_link_gen=self.link[0],
             pcie_link_width=self.link[1],
-            ecc=None if values is None else (
-                integer(values.get((FI_ECC_VOLATILE, 0))),
-                integer(values.get((FI_ECC_AGGREGATE, 0))),
-            ),
+            ecc=(integer(values.get((FI_ECC_VOLATILE, 0))), integer(values.get((FI_ECC_AGGREGATE, 0)))),
             remapped=remapped(values),
-            retired_pending=None if values is None else integer(values.get((FI_RETIRED_PENDING, 0))),
+            retired_pending=integer(values.get((FI_RETIRED_PENDING, 0))),
             memory_temperature=temperature(values),
-            pcie_replay_errors=None if values is None else integer(values.get((FI_PCIE_REPLAY, 0))),
+            pcie_replay_errors=integer(values.get((FI_PCIE_REPLAY, 0))),
         )
 
     def mig_activity(self, handle: Handle, gpu_instance_id: int | None) -> Activity | None:
@@ -162,7 +161,7 @@ class ActivityReader:
 
                 self.gpm = GpmSamples(self.gateway, take, ACTIVITY_METRICS + RATE_METRICS)
         if self.facts is None:
-            once = FieldBatch([(FI_LINK_COUNT, 0), (FI_LINK_VERSION, 0)]).read(self.gateway, handle) or {}
+            once = FieldReads([(FI_LINK_COUNT, 0), (FI_LINK_VERSION, 0)]).read(self.gateway, handle)
             count = integer(once.get((FI_LINK_COUNT, 0)))
             self.facts = _LinkFacts(
                 count=count or None,  # 0 links: no NVLink
@@ -170,7 +169,7 @@ class ActivityReader:
                 gen_max=integer(call(pynvml.nvmlDeviceGetMaxPcieLinkGeneration, handle)),
                 width_max=integer(call(pynvml.nvmlDeviceGetMaxPcieLinkWidth, handle)),
             )
-            self.batch = FieldBatch(self._tick_fields(self.facts.count or 0))
+            self.batch = FieldReads(self._tick_fields(self.facts.count or 0), links=self.facts.count or 0)
 
     def _tick_fields(self, links: int) -> list[Field]:
         fields: list[Field] = [
@@ -184,11 +183,8 @@ class ActivityReader:
                 fields += [(FI_NVLINK_RX, ALL_LINKS), (FI_NVLINK_TX, ALL_LINKS)]
         return fields
 
-    def _energy(self, handle: Handle, values: dict[Field, float | int | None] | None) -> Energy | None:
-        if values is None:  # no field values at all: the energy call of its own
-            mj = self.gateway.call(pynvml.nvmlDeviceGetTotalEnergyConsumption, handle)
-        else:
-            mj = values.get((FI_ENERGY, 0))
+    def _energy(self, values: dict[Field, Value]) -> Energy | None:
+        mj = values.get((FI_ENERGY, 0))
         if mj is None:
             return None
         if self.energy_at_start_mj is None or mj < self.energy_at_start_mj:
@@ -199,12 +195,11 @@ class ActivityReader:
         self,
         handle: Handle,
         facts: _LinkFacts,
-        values: dict[Field, float | int | None] | None,
+        values: dict[Field, Value],
         metrics: dict[str, float | None] | None,
     ) -> NvLink | None:
         if not facts.count:
             return None
-        values = values or {}
         states = [values.get((FI_LINK_STATE, link)) for link in range(facts.count)]
         known = [state for state in states if state is not None]
         totals = tuple(integer(values.get((field_id, 0))) for field_id in FI_ERROR_TOTALS)
@@ -230,9 +225,10 @@ class ActivityReader:
 
     def _errors_by_link(self, handle: Handle, count: int) -> tuple[tuple[int, int], ...]:
         """Each link's error counters summed, read only when the totals change: names the link."""
-        fields = [(field_id, link) for link in range(count) for field_id in FI_LINK_ERRORS]
-        values = FieldBatch(fields).read(self.gateway, handle)
-        if values is None:
+        if self.link_errors is None:
+            self.link_errors = FieldReads([(field_id, link) for link in range(count) for field_id in FI_LINK_ERRORS])
+        values = self.link_errors.read(self.gateway, handle)
+        if all(value is None for value in values.values()):
             return self.errors_by_link
         found = []
         for link in range(count):
@@ -242,7 +238,7 @@ class ActivityReader:
                 found.append((link, total))
         return tuple(found)
 
-    def _nvlink_rates(self, values: dict[Field, float | int | None]) -> tuple[float | None, float | None]:
+    def _nvlink_rates(self, values: dict[Field, Value]) -> tuple[float | None, float | None]:
         """Bytes/s from the throughput counters (KiB) between this read and the last."""
         rx, tx = values.get((FI_NVLINK_RX, ALL_LINKS)), values.get((FI_NVLINK_TX, ALL_LINKS))
         if rx is None or tx is None:

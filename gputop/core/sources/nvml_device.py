@@ -279,7 +279,7 @@ class NvmlDevice:
             pstate=None if pstate is None or int(pstate) == PSTATE_UNKNOWN else int(pstate),
             mig_mode=None if mig_mode is None else in_mig,
             health=nvml_health.health(
-                gateway, handle, None if self.xid_events is None else self.xid_events.events(self.index),
+                None if self.xid_events is None else self.xid_events.events(self.index),
                 ecc=reading.ecc, remapped=reading.remapped, retired_pending=reading.retired_pending,
             ),
             mig_devices=migs,

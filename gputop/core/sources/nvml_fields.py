@@ -2,6 +2,7 @@
 
 A batch keeps its ctypes array between reads; a driver that does not know a field answers it alone
 (that slot's return code), so one missing field never costs the others. Every call goes through the gateway.
+Each field's classic call, asked where the batch does not answer, is in nvml_fallback.py.
 """
 
 from __future__ import annotations
@@ -94,6 +95,20 @@ def _field_values(handle: Handle, array: Any) -> bool:
 _field_values.__name__ = "nvmlDeviceGetFieldValues"
 
 
+def one_field(handle: Handle, scope: int, field_id: int) -> float | int | None:
+    """One field on its own (a link's, or a field asked again after its classic call failed); raises
+    NVMLError with the entry's code when the driver refuses it, so that the gateway maps it."""
+    array = (pynvml.c_nvmlFieldValue_t * 1)()
+    array[0].fieldId, array[0].scopeId = field_id, scope
+    _field_values(handle, array)
+    if array[0].nvmlReturn != pynvml.NVML_SUCCESS:
+        raise pynvml.NVMLError(array[0].nvmlReturn)
+    return _field_value(array[0])
+
+
+one_field.__name__ = "nvmlDeviceGetFieldValues"
+
+
 def _field_value(slot: Any) -> float | int | None:
     if slot.nvmlReturn != pynvml.NVML_SUCCESS:
         return None
@@ -105,11 +120,8 @@ def integer(value: float | int | None) -> int | None:
     return None if value is None else int(value)
 
 
-def remapped(values: dict[Field, float | int | None] | None) -> tuple[int, int, int, int] | None:
-    """The four row-remapping fields, or None unless the batch answered all four (then they are
-    asked the old way: a driver may know the call and not the fields)."""
-    if values is None:
-        return None
+def remapped(values: dict[Field, float | int | None]) -> tuple[int, int, int, int] | None:
+    """The four row-remapping figures, or None unless all four are known."""
     found = [values.get((field_id, 0)) for field_id in FI_REMAPPED]
     if any(value is None for value in found):
         return None
@@ -117,7 +129,7 @@ def remapped(values: dict[Field, float | int | None] | None) -> tuple[int, int, 
     return corrected, uncorrected, pending, failure
 
 
-def temperature(values: dict[Field, float | int | None] | None) -> float | None:
+def temperature(values: dict[Field, float | int | None]) -> float | None:
     # A GPU without a memory sensor answers NOT_SUPPORTED (None) in the field; 0 °C is no reading either.
-    value = None if values is None else values.get((FI_MEMORY_TEMP, 0))
+    value = values.get((FI_MEMORY_TEMP, 0))
     return float(value) if value else None

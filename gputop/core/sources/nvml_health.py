@@ -1,8 +1,9 @@
-"""NVML reads for the diagnoses: clock event reasons, max clocks, ECC, row remapping, process samples.
+"""NVML reads for the diagnoses: clock event reasons, max clocks, process samples; the GPU's health.
 
 Functions of the gateway and a device handle, called from the NVML source's
 per-GPU sampling; every call goes through the gateway, so NOT_SUPPORTED is
-None and a lost GPU raises ``DeviceLost`` like every other read.
+None and a lost GPU raises ``DeviceLost`` like every other read. ``health``
+assembles what the tick's field reads found (nvml_activity.py).
 """
 
 from __future__ import annotations
@@ -37,37 +38,24 @@ def max_clocks(gateway: Gateway, handle: Handle) -> tuple[int | None, int | None
     return (None if sm is None else int(sm)), (None if memory is None else int(memory))
 
 
-def _ecc(gateway: Gateway, handle: Handle, counter: int) -> int | None:
-    count = gateway.call(pynvml.nvmlDeviceGetTotalEccErrors, handle, pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, counter)
-    return None if count is None else int(count)
-
-
 def health(
-    gateway: Gateway,
-    handle: Handle,
     xid_events: tuple[XidEvent, ...] | None,
-    ecc: tuple[int | None, int | None] | None = None,
-    remapped: tuple[int, int, int, int] | None = None,
-    retired_pending: int | None = None,
+    ecc: tuple[int | None, int | None],
+    remapped: tuple[int, int, int, int] | None,
+    retired_pending: int | None,
 ) -> GpuHealth:
     """ECC counts, row remapping and retired pages of one GPU, with the XID events seen for it.
 
-    ``ecc``, ``remapped`` (corrected rows, uncorrected rows, pending, failure) and ``retired_pending``
-    (1: pages wait to be retired): what the tick's field-value batch already read
-    (nvml_activity.py); None: asked here, one call each.
+    ``ecc`` (uncorrected, volatile and aggregate), ``remapped`` (corrected rows, uncorrected rows,
+    pending, failure) and ``retired_pending`` (1: pages wait to be retired): what the tick's field
+    reads found, each from the batch or its classic call (nvml_activity.py, nvml_fallback.py).
     """
-    rows = remapped if remapped is not None else gateway.call(pynvml.nvmlDeviceGetRemappedRows, handle)
-    if retired_pending is not None:
-        pending = pynvml.NVML_FEATURE_ENABLED if retired_pending else pynvml.NVML_FEATURE_DISABLED
-    else:
-        pending = gateway.call(pynvml.nvmlDeviceGetRetiredPagesPendingStatus, handle)
-    if ecc is None:
-        ecc = _ecc(gateway, handle, pynvml.NVML_VOLATILE_ECC), _ecc(gateway, handle, pynvml.NVML_AGGREGATE_ECC)
+    rows = None if remapped is None else RemappedRows(remapped[0], remapped[1], bool(remapped[2]), bool(remapped[3]))
     return GpuHealth(
         ecc_uncorrected_volatile=ecc[0],
         ecc_uncorrected_aggregate=ecc[1],
-        remapped_rows=None if rows is None else RemappedRows(int(rows[0]), int(rows[1]), bool(rows[2]), bool(rows[3])),
-        retired_pages_pending=None if pending is None else pending == pynvml.NVML_FEATURE_ENABLED,
+        remapped_rows=rows,
+        retired_pages_pending=None if retired_pending is None else bool(retired_pending),
         xid_events=xid_events,
     )
 
