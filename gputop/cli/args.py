@@ -113,7 +113,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--readonly", action="store_true", help="no signal actions anywhere")
     parser.add_argument("--no-mouse", action="store_true", help="turn mouse reporting off (slow links)")
-    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in --once")
+    parser.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto",
+        help="colour in --once (auto: on a terminal, unless NO_COLOR is set)",
+    )
+    parser.add_argument(
+        "--ascii", action="store_true",
+        help="draw with ASCII only: bars, borders and marks (the default on a non-UTF-8 locale or TERM=linux/vt*)",
+    )
     parser.add_argument(
         "--by", choices=("user", "job", "pod", "container"), default=None,
         help="--once: the GPUs' holders grouped by user, job, pod or container",

@@ -7,6 +7,7 @@ Each imports what it needs when it runs, so the TUI's start imports none of it.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import signal
 import sys
@@ -15,6 +16,7 @@ import time
 
 from gputop.cli.args import MIN_ONCE_WIDTH, fail
 from gputop.cli.stdout import emit
+from gputop.core.glyphs import for_terminal, wants_no_colour
 from gputop.core.model import Snapshot
 from gputop.core.sampler import Sampler, TickLoop
 from gputop.core.settings import Settings
@@ -62,21 +64,21 @@ def run_once(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> 
         )
         document["owners"] = owners_document(snapshot, foresight.diagnoses)
         return emit(dumps(document, indent=2) + "\n")
-    colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+    terminal = sys.stdout.isatty() and not wants_no_colour(os.environ)
+    colour = args.color == "always" or (args.color == "auto" and terminal)
     width = args.width or max(MIN_ONCE_WIDTH, shutil.get_terminal_size((80, 24)).columns)
     if args.by is not None:
         from gputop.core.analysis.owners import owner_rollup
         from gputop.core.output.owner_table import render_owners
 
         rows = owner_rollup(snapshot, args.by, foresight.diagnoses)
-        return emit(render_owners(rows, args.by, snapshot.timestamp, width))
+        return emit(for_terminal(render_owners(rows, args.by, snapshot.timestamp, width)))
     alerts = list(watcher.monitor.active.values())
-    return emit(
-        render_text(
-            snapshot, colour=colour, width=width, alerts=alerts, diagnoses=foresight.diagnoses,
-            sort_column=settings.sort_column, sort_descending=settings.sort_descending,
-        )
+    table = render_text(
+        snapshot, colour=colour, width=width, alerts=alerts, diagnoses=foresight.diagnoses,
+        sort_column=settings.sort_column, sort_descending=settings.sort_descending,
     )
+    return emit(for_terminal(table))
 
 
 def run_record(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> int:
