@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fakenvml import Scenario
+from fakenvml.fixture import FakeNvml
 
 from gputop.core.format import bar_cells
 from gputop.core.glyphs import ASCII, UNICODE, to_ascii, use_ascii, wants_ascii, wants_no_colour
@@ -51,7 +53,9 @@ def test_no_color_is_any_non_empty_value(value: str | None, no_colour: bool) -> 
 
 def test_every_glyph_becomes_one_ascii_character_a_cell() -> None:
     assert to_ascii("╭─ GPU 0 ─╮") == "+- GPU 0 -+"
-    assert to_ascii("┏━┓┃╏╚═╝") == "+=+||+=+"
+    assert to_ascii("┏━┓┃┗━┛") == "+=+|+=+"  # heavy
+    assert to_ascii("┏╍┓╏┗╍┛") == "+-+:+-+"  # dashed
+    assert to_ascii("╔═╗║╚═╝") == "+=+|+=+"  # double
     assert to_ascii("⚠ 2  ✚ HEALTH  ✖ LOST  ● tagged  45°C  a · b  python trai…") == (
         "! 2  + HEALTH  x LOST  * tagged  45 C  a | b  python trai~"
     )
@@ -122,3 +126,20 @@ def test_the_settings_file_can_ask_for_ascii(tmp_path: Path) -> None:
     assert result.stderr == b""
     assert re.findall(rb"[^\x00-\x7f]+", result.stdout) == []
     assert b"+ MIG 0" in result.stdout
+
+
+def test_doctor_and_a_refusal_in_a_c_locale_are_ascii(fake_nvml: FakeNvml) -> None:
+    fake_nvml.write(Scenario().gpu().fail_init("DRIVER_NOT_LOADED"))
+    env = {name: value for name, value in fake_nvml.env().items() if name not in LOCALE} | {"LANG": "C"}
+    refusal = subprocess.run([sys.executable, "-m", "gputop", "--once"], capture_output=True, env=env, timeout=60)
+    assert refusal.returncode == 2
+    assert refusal.stderr.startswith(b"gputop: NVML is not available: ")
+    assert b" - run `gputop doctor` to see why" in refusal.stderr and refusal.stderr.isascii()
+    doctor = subprocess.run([sys.executable, "-m", "gputop", "doctor"], capture_output=True, env=env, timeout=60)
+    utf8 = subprocess.run(
+        [sys.executable, "-m", "gputop", "doctor"], capture_output=True, env=env | {"LANG": "C.UTF-8"}, timeout=60
+    )
+    assert doctor.returncode == utf8.returncode == 1
+    assert "→ the NVIDIA kernel module".encode() in utf8.stdout
+    assert doctor.stdout.isascii() and b"> the NVIDIA kernel module" in doctor.stdout
+    assert doctor.stdout.decode() == to_ascii(utf8.stdout.decode())

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from gputop import __version__
+from gputop.core.glyphs import for_terminal
 from gputop.core.output.metric_names import NAME_SETS
 from gputop.core.run_config import DEFAULT_INTERVAL_S
 from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S
@@ -24,8 +25,8 @@ N = TypeVar("N", int, float)
 
 
 def fail(message: str) -> int:
-    """Say what is wrong in one line on stderr; the exit status for it."""
-    print(f"gputop: {message}", file=sys.stderr)
+    """Say what is wrong in one line on stderr (in the ASCII set where it was chosen); the exit status for it."""
+    print(f"gputop: {for_terminal(message)}", file=sys.stderr)
     return EXIT_USAGE
 
 

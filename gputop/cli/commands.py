@@ -35,7 +35,7 @@ def run_doctor(args: argparse.Namespace) -> int:
         written = emit(diagnosis.to_json() + "\n")
     else:
         columns = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
-        written = emit(diagnosis.to_text(columns))
+        written = emit(for_terminal(diagnosis.to_text(columns)))
     return written or (0 if diagnosis.runnable else 1)
 
 

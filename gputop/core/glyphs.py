@@ -69,9 +69,10 @@ MARKS = {
     "\u00a0": " ",  # a no-break space
 }
 _BOX_LINES = {  # U+2500-U+257F; every corner, tee and cross not listed is "+"
-    "-": "─╴╶╌┄┈╼╾",
-    "=": "━═╸╺╍┅┉",
-    "|": "│╵╷╎┆┊┃║╹╻╽╿╏┇┋",
+    "-": "─╴╶╼╾╌┄┈╍┅┉",
+    "=": "━═╸╺",
+    "|": "│╵╷┃║╹╻╽╿",
+    ":": "╎┆┊╏┇┋",  # dashed: a dashed border stays apart from a heavy one
     "/": "╱",
     "\\": "╲",
     "X": "╳",
