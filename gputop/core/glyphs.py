@@ -124,9 +124,9 @@ def to_ascii(text: str) -> str:
     return text if text.isascii() else text.translate(_TABLE)
 
 
-def use_ascii(ascii_only: bool) -> None:
+def use_ascii(wanted: bool) -> None:
     """Choose the set, once at start (before anything is drawn)."""
-    _chosen[0] = ASCII if ascii_only else UNICODE
+    _chosen[0] = ASCII if wanted else UNICODE
 
 
 def ascii_only() -> bool:

@@ -41,8 +41,9 @@ def beyond_ascii(output: bytes) -> list[bytes]:
         ((), "vt100", {"LANG": "C.UTF-8"}),
         ((), "linux", {"LANG": "C.UTF-8"}),
         (("--ascii",), "xterm-256color", {"LANG": "C.UTF-8"}),
+        (("--ascii", "--full-redraw"), "xterm-256color", {"LANG": "C.UTF-8"}),
     ],
-    ids=["LANG=C", "LC_ALL=C", "latin-1 locale", "TERM=vt100", "TERM=linux", "--ascii"],
+    ids=["LANG=C", "LC_ALL=C", "latin-1 locale", "TERM=vt100", "TERM=linux", "--ascii", "--ascii --full-redraw"],
 )
 def test_a_terminal_without_the_glyphs_gets_ascii_only(
     options: tuple[str, ...], term: str, env: dict[str, str]
