@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from gputop import __version__
+from gputop.core.glyphs import for_terminal
 from gputop.core.output.metric_names import NAME_SETS
 from gputop.core.run_config import DEFAULT_INTERVAL_S
 from gputop.core.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S
@@ -24,8 +25,8 @@ N = TypeVar("N", int, float)
 
 
 def fail(message: str) -> int:
-    """Say what is wrong in one line on stderr; the exit status for it."""
-    print(f"gputop: {message}", file=sys.stderr)
+    """Say what is wrong in one line on stderr (in the ASCII set where it was chosen); the exit status for it."""
+    print(f"gputop: {for_terminal(message)}", file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -113,7 +114,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--readonly", action="store_true", help="no signal actions anywhere")
     parser.add_argument("--no-mouse", action="store_true", help="turn mouse reporting off (slow links)")
-    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in --once")
+    parser.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto",
+        help="colour in --once (auto: on a terminal, unless NO_COLOR is set)",
+    )
+    parser.add_argument(
+        "--ascii", action="store_true",
+        help="draw with ASCII only: bars, borders and marks (the default on a non-UTF-8 locale or TERM=linux/vt*)",
+    )
     parser.add_argument(
         "--by", choices=("user", "job", "pod", "container"), default=None,
         help="--once: the GPUs' holders grouped by user, job, pod or container",

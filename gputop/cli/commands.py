@@ -7,6 +7,7 @@ Each imports what it needs when it runs, so the TUI's start imports none of it.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import signal
 import sys
@@ -14,6 +15,8 @@ import threading
 import time
 
 from gputop.cli.args import MIN_ONCE_WIDTH, fail
+from gputop.cli.stdout import emit
+from gputop.core.glyphs import for_terminal, wants_no_colour
 from gputop.core.model import Snapshot
 from gputop.core.sampler import Sampler, TickLoop
 from gputop.core.settings import Settings
@@ -29,11 +32,11 @@ def run_doctor(args: argparse.Namespace) -> int:
 
     diagnosis = diagnose()
     if args.doctor_json or args.json:
-        sys.stdout.write(diagnosis.to_json() + "\n")
+        written = emit(diagnosis.to_json() + "\n")
     else:
         columns = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
-        sys.stdout.write(diagnosis.to_text(columns))
-    return 0 if diagnosis.runnable else 1
+        written = emit(for_terminal(diagnosis.to_text(columns)))
+    return written or (0 if diagnosis.runnable else 1)
 
 
 def run_once(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> int:
@@ -60,25 +63,22 @@ def run_once(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> 
             snapshot, foresight.forecasts, watcher.monitor.active.values(), foresight.diagnoses
         )
         document["owners"] = owners_document(snapshot, foresight.diagnoses)
-        sys.stdout.write(dumps(document, indent=2) + "\n")
-        return 0
-    colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+        return emit(dumps(document, indent=2) + "\n")
+    terminal = sys.stdout.isatty() and not wants_no_colour(os.environ)
+    colour = args.color == "always" or (args.color == "auto" and terminal)
     width = args.width or max(MIN_ONCE_WIDTH, shutil.get_terminal_size((80, 24)).columns)
     if args.by is not None:
         from gputop.core.analysis.owners import owner_rollup
         from gputop.core.output.owner_table import render_owners
 
         rows = owner_rollup(snapshot, args.by, foresight.diagnoses)
-        sys.stdout.write(render_owners(rows, args.by, snapshot.timestamp, width))
-        return 0
+        return emit(for_terminal(render_owners(rows, args.by, snapshot.timestamp, width)))
     alerts = list(watcher.monitor.active.values())
-    sys.stdout.write(
-        render_text(
-            snapshot, colour=colour, width=width, alerts=alerts, diagnoses=foresight.diagnoses,
-            sort_column=settings.sort_column, sort_descending=settings.sort_descending,
-        )
+    table = render_text(
+        snapshot, colour=colour, width=width, alerts=alerts, diagnoses=foresight.diagnoses,
+        sort_column=settings.sort_column, sort_descending=settings.sort_descending,
     )
-    return 0
+    return emit(for_terminal(table))
 
 
 def run_record(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> int:
@@ -100,14 +100,20 @@ def run_record(sampler: Sampler, args: argparse.Namespace, settings: Settings) -
     def reraise(error: BaseException) -> None:
         raise error
 
+    failure = None
     try:
         TickLoop(sampler, interval_s, write, reraise, duration_s=args.duration).run()
     except KeyboardInterrupt:
         pass
     except RecordingError as error:
-        return fail(str(error))
+        failure = str(error)
     finally:
-        recorder.close()
+        try:
+            recorder.close()  # a gzip file's last block and its trailer are written here: it can fail too
+        except RecordingError as error:
+            failure = failure or str(error)
+    if failure is not None:
+        return fail(failure)
     print(f"gputop: recorded {recorder.count} snapshots to {args.file}", file=sys.stderr)
     return 0
 
@@ -117,8 +123,7 @@ def run_export(args: argparse.Namespace) -> int:
     if args.print_dashboard or args.print_alert_rules:
         from gputop.core.output import monitoring
 
-        sys.stdout.write(monitoring.read(monitoring.DASHBOARD if args.print_dashboard else monitoring.ALERT_RULES))
-        return 0
+        return emit(monitoring.read(monitoring.DASHBOARD if args.print_dashboard else monitoring.ALERT_RULES))
     from gputop.core.output.export_server import WebConfig, WebConfigError, load_web_config
     from gputop.core.output.exporter import Exporter, ListenError, describe_bind_error, parse_listen
     from gputop.core.sources.factory import open_source

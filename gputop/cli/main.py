@@ -12,6 +12,7 @@ from gputop.cli.args import build_parser
 from gputop.cli.args import fail as _fail
 from gputop.cli.commands import run_cluster, run_doctor, run_export, run_once, run_record
 from gputop.cli.serve.command import parse_command_line, run_serve
+from gputop.core.glyphs import environment_at_start, use_ascii, wants_ascii
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings, load_settings
@@ -31,6 +32,7 @@ SERVICES: dict[str | None, Callable[[argparse.Namespace], int]] = {
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_command_line(build_parser(), argv)
     settings, warnings = load_settings(args.config)
+    use_ascii(args.ascii or settings.ascii or wants_ascii(environment_at_start()))
     runner = SERVICES.get(args.command)
     if runner is not None:
         # export, cluster and serve: no screen for the settings' warnings, and the interval they default to.

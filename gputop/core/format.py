@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from gputop.core.glyphs import glyphs
+
 NA = "N/A"
 
 _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
@@ -117,17 +119,17 @@ def safe_json(text: str) -> str:
     return _JSON_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
-_EIGHTHS = " ▏▎▍▌▋▊▉"
-
-
 def bar_cells(percent: float | None, width: int) -> tuple[str, str] | None:
-    """A bar ``width`` cells wide for ``percent`` (0-100): the filled cells, to eighth-cell precision,
-    and the empty ones; None when the figure is not known (each output shows that its own way)."""
+    """A bar ``width`` cells wide for ``percent`` (0-100): the filled cells, to eighth-cell precision
+    (whole cells in ASCII), and the empty ones; None when the figure is not known (each output shows
+    that its own way)."""
     if percent is None:
         return None
     if width <= 0:
         return "", ""
-    eighths = round(min(100.0, max(0.0, percent)) / 100 * width * 8)
-    full, part = divmod(eighths, 8)
-    filled = "█" * full + (_EIGHTHS[part] if part and full < width else "")
-    return filled, "░" * (width - len(filled))
+    drawn = glyphs()
+    steps = len(drawn.bar_eighths) + 1  # the steps a cell is filled in
+    filled_steps = round(min(100.0, max(0.0, percent)) / 100 * width * steps)
+    full, part = divmod(filled_steps, steps)
+    filled = drawn.bar_full * full + (drawn.bar_eighths[part - 1] if part and full < width else "")
+    return filled, drawn.bar_empty * (width - len(filled))

@@ -6,6 +6,7 @@ The file lives at ``$XDG_CONFIG_HOME/gputop/settings.toml`` (by default
     interval_s = 1.0
     theme = "textual-dark"
     driver_deadline_s = 2.0
+    ascii = false
 
     [thresholds]
     memory_percent = 90.0
@@ -79,6 +80,7 @@ class Settings:
     theme: str = "textual-dark"
     # How long a GPU's driver calls may take before it is shown as not answering.
     driver_deadline_s: float = 2.0
+    ascii: bool = False  # draw with ASCII only, whatever the terminal and locale
     thresholds: Thresholds = field(default_factory=Thresholds)
     # The panel's columns to show (None: every column; the panel's column table has their names).
     columns: tuple[str, ...] | None = None
@@ -149,6 +151,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, _Check]]] = {
         "interval_s": ("interval_s", _number(0.05, 3600.0)),
         "theme": ("theme", _string),
         "driver_deadline_s": ("driver_deadline_s", _number(0.05, 600.0)),
+        "ascii": ("ascii", _boolean),
     },
     "thresholds": {
         "memory_percent": ("memory_percent", _number(1.0, 100.0)),

@@ -29,7 +29,10 @@ _QUERIES = {
 class PtyTerminal:
     """Runs ``command`` in a ``columns`` x ``rows`` pty; ``raw`` holds every byte it wrote."""
 
-    def __init__(self, command: Sequence[str], env: dict[str, str], columns: int = 120, rows: int = 40) -> None:
+    def __init__(
+        self, command: Sequence[str], env: dict[str, str], columns: int = 120, rows: int = 40,
+        term: str = "xterm-256color",
+    ) -> None:
         self.columns, self.rows = columns, rows
         self.screen = pyte.Screen(columns, rows)
         self._stream = pyte.ByteStream(self.screen)
@@ -44,7 +47,7 @@ class PtyTerminal:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 # COLUMNS and LINES would win over the terminal's size.
                 kept = {name: value for name, value in env.items() if name not in ("COLUMNS", "LINES")}
-                os.execvpe(command[0], list(command), kept | {"TERM": "xterm-256color"})
+                os.execvpe(command[0], list(command), kept | {"TERM": term})
             finally:
                 os._exit(127)
         self.pid, self.master = pid, master
@@ -137,10 +140,11 @@ def full_demo_screen(screen: str) -> bool:
 
 def output_until(
     command: Sequence[str], env: dict[str, str], what: str, check: Callable[[str], bool], columns: int = 100,
-    rows: int = 30,
+    rows: int = 30, term: str = "xterm-256color",
 ) -> bytes:
-    """Run ``command`` until its screen satisfies ``check``, quit it with ``q``; every byte it wrote."""
-    terminal = PtyTerminal(command, env, columns, rows)
+    """Run ``command`` until its screen satisfies ``check``, quit it with ``q``; every byte it wrote
+    (in a terminal that says it is ``term``)."""
+    terminal = PtyTerminal(command, env, columns, rows, term)
     try:
         terminal.wait_for(what, check)
         terminal.type(b"q")

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from rich.text import Text
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.events import Key
 from textual.screen import Screen
@@ -45,6 +45,7 @@ from gputop.ui.cluster.messages import (
 from gputop.ui.cluster.owner_screen import FleetOwnerScreen
 from gputop.ui.cluster.render import SORT_ORDERS, sort_hosts
 from gputop.ui.cluster.summary import fleet_line, prometheus_line
+from gputop.ui.terminal.plain_terminal import PlainTerminalApp
 
 
 def keys_line(*keys: tuple[str, str]) -> Text:
@@ -58,7 +59,7 @@ KEYS_LINE = keys_line(
 FILTER_KEYS_LINE = keys_line(("Enter", "keep the filter"), ("Esc", "clear it"), ("re:", "starts a regex"))
 
 
-class ClusterApp(App[int]):
+class ClusterApp(PlainTerminalApp[int]):
     """Many machines' GPUs, from Prometheus."""
 
     CSS_PATH = "cluster.tcss"

@@ -11,6 +11,7 @@ import os
 from typing import TextIO
 
 from gputop.core.format import NA, fmt_age, fmt_bytes, fmt_percent, fmt_temperature, fmt_watts, safe_text
+from gputop.core.glyphs import for_terminal
 from gputop.core.model import Snapshot
 
 ENTER = "\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J"  # alternate screen, cursor hidden, cleared
@@ -60,6 +61,6 @@ def draw_first_frame(snapshot: Snapshot, stream: TextIO) -> bool:
         columns, rows = os.get_terminal_size(stream.fileno())
     except OSError:
         return False
-    stream.write(ENTER + "\r\n".join(first_frame_lines(snapshot, columns, rows)))
+    stream.write(for_terminal(ENTER + "\r\n".join(first_frame_lines(snapshot, columns, rows))))
     stream.flush()
     return True

@@ -22,6 +22,7 @@ from textual.geometry import Region, Size
 from textual.screen import Screen
 from textual.strip import Strip
 
+from gputop.ui.terminal.plain_terminal import PlainTerminalApp
 from gputop.ui.terminal.terminal_diff import TerminalDiff
 
 # Writes a frame's changed cells for a screen of a size; None: let Textual write the frame itself.
@@ -227,7 +228,7 @@ def changed_cells(diff: TerminalDiff, frame: object, console: Console, size: Siz
     return diff.update(pieces, console, size.width, size.height)
 
 
-class ChangedCellsApp(App[ReturnType]):
+class ChangedCellsApp(PlainTerminalApp[ReturnType]):
     """An App that sends the terminal only the cells that change (see ``terminal_diff``).
 
     ``full_redraw`` leaves Textual's own output on. ``changed_cells_off`` says why the writer is off

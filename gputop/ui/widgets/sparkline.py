@@ -8,16 +8,16 @@ from itertools import islice
 from rich.text import Text
 
 from gputop.core.format import bar_cells
-
-SPARK_LEVELS = "▁▂▃▄▅▆▇█"
+from gputop.core.glyphs import glyphs
 
 
 def _cells(values: Iterable[float | None], low: float, high: float) -> str:
     """One block character per value (a space for one not known), between ``low`` and ``high``."""
     span = high - low if high > low else 1.0
-    top = len(SPARK_LEVELS) - 1
+    levels = glyphs().spark_levels
+    top = len(levels) - 1
     return "".join(
-        " " if value is None else SPARK_LEVELS[round(min(1.0, max(0.0, (value - low) / span)) * top)]
+        " " if value is None else levels[round(min(1.0, max(0.0, (value - low) / span)) * top)]
         for value in values
     )
 
@@ -109,7 +109,7 @@ def bar_pieces(percent: float | None, width: int, style: str) -> tuple[tuple[str
     (text, style) pieces."""
     cells = bar_cells(percent, width)
     if cells is None:
-        return (("╌" * max(0, width), "dim"),)
+        return ((glyphs().bar_unknown * max(0, width), "dim"),)
     filled, empty = cells
     return ((filled, style), (empty, "bright_black"))
 
