@@ -126,7 +126,7 @@ def run_export(args: argparse.Namespace) -> int:
     try:
         host, port = parse_listen(args.listen)
         web = load_web_config(args.web_config_file) if args.web_config_file else WebConfig()
-        sampler = Sampler(open_source(args, args.settings))
+        sampler = Sampler(open_source(args, args.settings), net_interfaces=args.settings.net_interfaces)
         sampler.open()
     except (ListenError, WebConfigError, SourceUnavailable) as error:
         return fail(str(error))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 NA = "N/A"
+NOT_YET = "…"  # a figure that needs two readings (CPU %, a rate), before it has them: not 0, not N/A
 
 _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 

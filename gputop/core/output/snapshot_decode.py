@@ -182,12 +182,17 @@ def snapshot_from_dict(data: dict[str, Any]) -> Snapshot:
             load_average=(float(load[0]), float(load[1]), float(load[2])) if load is not None else None,
             net_rx_rate=host["net_rx_rate"],
             net_tx_rate=host["net_tx_rate"],
+            net_interfaces=_names(host.get("net_interfaces")),  # absent from recordings made before it
         ),
         gpus=tuple(_gpu(g) for g in data["gpus"]),
         driver_version=data["driver_version"],
         cuda_driver_version=data.get("cuda_driver_version"),
         source=str(data.get("source", "nvml")),
     )
+
+
+def _names(data: Any) -> tuple[str, ...] | None:
+    return None if not isinstance(data, list) else tuple(str(name) for name in data)
 
 
 def _job(data: Any) -> Job | None:

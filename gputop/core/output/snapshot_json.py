@@ -271,6 +271,7 @@ def _snapshot_document(snapshot: Snapshot) -> dict[str, Any]:
             "load_average": list(host.load_average) if host.load_average is not None else None,
             "net_rx_rate": host.net_rx_rate,
             "net_tx_rate": host.net_tx_rate,
+            "net_interfaces": None if host.net_interfaces is None else list(host.net_interfaces),
         },
         "gpus": [gpu_to_dict(g) for g in snapshot.gpus],
     }
