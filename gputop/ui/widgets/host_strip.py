@@ -41,9 +41,9 @@ def _cpu_percent(host: HostSample, precision: int = 0) -> str:
     return NOT_YET if host.cpu_percent is None else fmt_percent(host.cpu_percent, precision)
 
 
-def _network(text: StyledLine, host: HostSample, rate: Callable[[float], str]) -> StyledLine:
+def _network(text: StyledLine, host: HostSample, rate: Callable[[float], str], label: str = "NET ") -> StyledLine:
     """``NET ▼12.0MiB/s ▲1.0MiB/s`` after ``text``: the rates, ``…`` before they are known, ``no NIC``."""
-    text.append("NET ", "bold")
+    text.append(label, "bold")
     if host.net_interfaces == ():
         return text.append(NO_NIC, "dim")
     received, sent = host.net_rx_rate, host.net_tx_rate
@@ -131,8 +131,8 @@ def _short_form(
         swap = _short_bytes(host.swap_used)
         text.append("  SWP ", "bold").append(f"{swap}/{_short_bytes(host.swap_total)}" if swap_total else swap)
     text.append("  LOAD ", "bold").append(NA if host.load_average is None else f"{host.load_average[0]:.1f}")
-    text.append_line(gpu_power(gpus, energy=energy)).append("  ")
-    return _network(text, host, lambda rate: _short_bytes(int(rate)) + "/s")
+    text.append_line(gpu_power(gpus, energy=energy))
+    return _network(text, host, lambda rate: _short_bytes(int(rate)) + "/s", label="  NET ")
 
 
 class HostStrip(FrameStyled):
