@@ -44,7 +44,7 @@ def run_once(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> 
     from gputop.core.output.snapshot_json import dumps, snapshot_to_dict
 
     # Two samples a quarter of a second apart are too little history for a
-    # forecast: --json says so with a null forecast and growth rates of 0.
+    # forecast: --json says so with a null forecast and null growth rates.
     # A report, not a watch: the alerts are the conditions now, not held by time.
     watcher = Watcher(settings.thresholds, hold=IMMEDIATE)
     watcher.update(sampler.sample())

@@ -13,7 +13,8 @@ The estimator is the same for GPUs, MIG devices and processes:
    (flat, jump, flat) leaves residuals of about a quarter of the jump, and a
    flat noisy series has residuals as large as its fitted "rise". Both fail.
 4. ``growth_rate`` is the slope when the trend is steady and the data span at
-   least ``min_span_s`` (30 s); otherwise 0.0. So a one-off allocation reads
+   least ``min_span_s`` (30 s); None (not known yet) while they span less, so
+   a first look says nothing rather than a false 0; otherwise 0.0. So a one-off allocation reads
    as no growth, not as a rate of (jump / window).
 5. ``seconds_to_full = (total - value_now) / slope``, given only when the
    growth is steady and positive and the result is within ``horizon_s``
@@ -99,7 +100,7 @@ class Forecast:
     """When a GPU (or MIG device) runs out of memory at its steady growth rate."""
 
     seconds_to_full: float | None
-    growth_rate: float  # bytes/s; 0.0 unless the growth is steady
+    growth_rate: float | None  # bytes/s; 0.0 unless the growth is steady; None: under min_span_s of history
     full: bool = False  # memory in use shows as 100 %: full now, not "full in ~0s"
 
 
@@ -107,12 +108,15 @@ class Forecast:
 class ProcessGrowth:
     """How fast one process's GPU memory grows."""
 
-    growth_rate: float  # bytes/s; 0.0 unless the growth is steady
+    growth_rate: float | None  # bytes/s; 0.0 unless the growth is steady; None: under min_span_s of history
     is_growing: bool  # steady growth at or above the threshold
 
 
 NO_FORECAST = Forecast(seconds_to_full=None, growth_rate=0.0)
 NOT_GROWING = ProcessGrowth(growth_rate=0.0, is_growing=False)
+# Under ``min_span_s`` of history (or after a fall, of the climb since): whether memory grows is not known yet.
+FORECAST_NOT_YET = Forecast(seconds_to_full=None, growth_rate=None)
+GROWTH_NOT_YET = ProcessGrowth(growth_rate=None, is_growing=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +202,9 @@ def forecast_memory(
     trend = fit_trend(
         timestamps, memory_used, params.window_s, params.max_points, params.max_residual_ratio
     )
-    if trend is None or not trend.steady or trend.span_s < params.min_span_s:
+    if trend is None or trend.span_s < params.min_span_s:
+        return FORECAST_NOT_YET
+    if not trend.steady:
         return NO_FORECAST
     growth_rate = trend.slope
     if growth_rate <= 0.0 or not memory_total:
@@ -216,6 +222,9 @@ def forecast_device(
     shown: bool = False,
 ) -> Forecast:
     """Forecast for a GPU or MIG history; ``shown``: its last forecast gave a time to full (hysteresis)."""
+    timestamps = series.timestamps
+    if not timestamps or timestamps[-1] - timestamps[0] < params.min_span_s:
+        return FORECAST_NOT_YET
     if _flat(series, params.window_s):
         return NO_FORECAST
     fell = last_fall(series.timestamps, series.memory, memory_total, params)
@@ -267,7 +276,9 @@ def process_growth(
         params.process_max_points,
         params.max_residual_ratio,
     )
-    if trend is None or not trend.steady or trend.span_s < params.min_span_s:
+    if trend is None or trend.span_s < params.min_span_s:
+        return GROWTH_NOT_YET
+    if not trend.steady:
         return NOT_GROWING
     return ProcessGrowth(
         growth_rate=trend.slope,
@@ -341,7 +352,10 @@ class Forecaster:
         processes: dict[ProcessIdentity, ProcessGrowth] = {}
         for identity, process_history in history.processes.items():
             timestamps = process_history.timestamps
-            if _flat(process_history, window_s) or timestamps[-1] - timestamps[0] < min_span_s:
+            if timestamps[-1] - timestamps[0] < min_span_s:
+                processes[identity] = GROWTH_NOT_YET
+                continue
+            if _flat(process_history, window_s):
                 processes[identity] = NOT_GROWING
                 continue
             growth = cached.get(identity)

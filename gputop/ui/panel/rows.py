@@ -382,7 +382,7 @@ def snapshot_rows(
             process=process,
             gpu_memory_total=total,
             now=now,
-            growth_rate=0.0 if found is None else found.growth_rate,
+            growth_rate=0.0 if found is None or found.growth_rate is None else found.growth_rate,
             growing=False if found is None else found.is_growing,
             idle_seconds=None if diagnosis is None else diagnosis.idle_seconds,
             idle=False if diagnosis is None else diagnosis.idle,
