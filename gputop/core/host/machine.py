@@ -64,6 +64,8 @@ class HostReader:
         self._sys_class_net = sys_class_net
         self._cpu_percent: float | None = None
         self._net_rates: tuple[float | None, float | None] = (None, None)
+        self._names: tuple[str, ...] | None = None  # the interfaces there were at the last reading
+        self._counted: tuple[str, ...] = ()  # those of them counted
         # The first readings, now: the first sample is then a difference over the time until it.
         self._cpu_read = (self._clock(), *_cpu_busy_total())
         self._net_read = (self._clock(), self._net_counters())
@@ -105,7 +107,13 @@ class HostReader:
             counters = psutil.net_io_counters(pernic=True)
         except (OSError, RuntimeError):
             return None
-        counted = chosen_interfaces(sorted(counters), self._net_patterns, self._sys_class_net)
+        names = tuple(sorted(counters))
+        if names != self._names:
+            # Chosen again only when interfaces come or go: a node with hundreds of veth pairs would
+            # otherwise look in /sys for each of them every tick.
+            self._names = names
+            self._counted = chosen_interfaces(names, self._net_patterns, self._sys_class_net)
+        counted = self._counted
         return {name: (counters[name].bytes_recv, counters[name].bytes_sent) for name in counted}
 
     def _read_network(self) -> tuple[str, ...] | None:
