@@ -7,6 +7,8 @@ import random
 import pytest
 
 from gputop.core.analysis.forecast import (
+    FORECAST_NOT_YET,
+    GROWTH_NOT_YET,
     NO_FORECAST,
     NOT_GROWING,
     Forecast,
@@ -77,12 +79,13 @@ def test_a_single_step_up_is_never_forecast(seed: int, jump: int, step_at_s: flo
     values = [noisy(rng, 20 * GIB + (jump if k >= step_at_s else 0), 16 * MIB) for k in range(400)]
     for elapsed, forecast in forecasts_over(values):
         assert forecast.seconds_to_full is None, (elapsed, forecast)
-        assert forecast.growth_rate == 0.0, (elapsed, forecast)
+        # Not known under 30 s of history; then no growth, never a rate of (jump / window).
+        assert forecast.growth_rate == (None if elapsed < 30 else 0.0), (elapsed, forecast)
 
 
 def test_a_single_step_without_noise_reads_as_no_growth() -> None:
     values = [20 * GIB + (30 * GIB if k >= 100 else 0) for k in range(300)]
-    assert all(f == NO_FORECAST for _, f in forecasts_over(values))
+    assert all(f == (FORECAST_NOT_YET if t < 30 else NO_FORECAST) for t, f in forecasts_over(values))
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -92,7 +95,8 @@ def test_a_flat_noisy_series_is_never_forecast(seed: int, sigma: float) -> None:
     values = [noisy(rng, 40 * GIB, sigma) for _ in range(400)]
     for elapsed, forecast in forecasts_over(values):
         assert forecast.seconds_to_full is None, (elapsed, forecast)
-        assert forecast.growth_rate == 0.0, (elapsed, forecast)
+        # Not known under 30 s of history; then no growth, never a rate of (jump / window).
+        assert forecast.growth_rate == (None if elapsed < 30 else 0.0), (elapsed, forecast)
 
 
 def test_a_staircase_of_regular_allocations_is_a_steady_climb() -> None:
@@ -147,8 +151,8 @@ def test_missing_values_and_unknown_total_are_tolerated() -> None:
         None if k % 3 == 0 else 10 * GIB + 100 * MIB * k for k in range(100)
     ]
     assert forecast_memory(timestamps, memory, None) == Forecast(None, pytest.approx(100 * MIB))
-    assert forecast_memory(timestamps, [None] * 100, TOTAL) == NO_FORECAST
-    assert forecast_memory([], [], TOTAL) == NO_FORECAST
+    assert forecast_memory(timestamps, [None] * 100, TOTAL) == FORECAST_NOT_YET  # no reading at all
+    assert forecast_memory([], [], TOTAL) == FORECAST_NOT_YET
 
 
 def test_fit_trend_estimates_slope_and_value_now_from_the_window_only() -> None:
@@ -174,7 +178,7 @@ def test_process_growth_is_steady_growth_above_1_mib_per_s() -> None:
     assert process_growth(timestamps, slow).is_growing is False
     assert process_growth(timestamps, slow).growth_rate == pytest.approx(MIB / 2)
     assert process_growth(timestamps, stepped) == NOT_GROWING
-    assert process_growth(timestamps[:20], growing[:20]) == NOT_GROWING
+    assert process_growth(timestamps[:20], growing[:20]) == GROWTH_NOT_YET  # 20 s: not known yet, not 0
 
 
 def make_snapshot(t: float, gpus: int, processes_per_gpu: int, rng: random.Random) -> Snapshot:
@@ -255,7 +259,7 @@ def test_the_forecaster_refits_each_process_every_stride_ticks() -> None:
         snapshot = Snapshot(timestamp=float(k), hostname="h", host=HostSample(), gpus=(gpu,))
         history.add(snapshot)
         rates.append(forecaster.update(history, snapshot).processes[(9, 5.0)].growth_rate)
-    assert rates[:30] == [0.0] * 30  # under 30 s of history
+    assert rates[:30] == [None] * 30  # under 30 s of history: not known yet
     assert rates[30] == pytest.approx(2 * MIB)  # first fit at once
     # Afterwards the value changes at most once every 3 ticks.
     changes = [k for k in range(31, 60) if rates[k] != rates[k - 1]]

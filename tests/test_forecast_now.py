@@ -70,3 +70,27 @@ def test_at_100_percent_the_device_is_full_not_full_in_0s() -> None:
         # 99.6 % shows as 100 %: full too; 99 % is not.
         assert run([int(total * 0.996)], total, mig)[0].full
         assert not run([int(total * 0.99)], total, mig)[0].full
+
+
+def sawtooth(seed: int) -> tuple[list[int], float]:
+    """The issue's case: 80 GiB climbing to 126 GiB over 5 min, reset to 80 GiB, climbing again at the
+    same pace for 2 min, with 50 MiB of jitter; and that pace in bytes per second."""
+    rng = random.Random(seed)
+    slope = 46 * GIB / 300
+    climb = [int(80 * GIB + slope * k + rng.gauss(0, 50 * MIB)) for k in range(300)]
+    again = [int(80 * GIB + slope * k + rng.gauss(0, 50 * MIB)) for k in range(120)]
+    return climb + again, slope
+
+
+def test_after_a_sawtooth_reset_full_in_waits_for_the_new_climb_and_follows_its_pace() -> None:
+    for seed in range(3):
+        memory, slope = sawtooth(seed)
+        forecasts = run(memory)
+        # At the reset the forecast goes; none while the new climb is under 30 s old.
+        assert [f.seconds_to_full for f in forecasts[300:330]] == [None] * 30
+        # Then "full in" at the new climb's pace: within 3 % of the truth, from 40 s into it on
+        # (the two-minute fit across the reset said ~75 s where 6 min were left).
+        for tick in range(340, 420):
+            truth = (H200 - (80 * GIB + slope * (tick - 300))) / slope
+            shown = forecasts[tick].seconds_to_full
+            assert shown is not None and abs(shown - truth) <= 0.03 * truth, (seed, tick, shown, truth)

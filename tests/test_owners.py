@@ -103,8 +103,8 @@ def test_the_once_table_by_user() -> None:
     text = render_owners(owner_rollup(machine(), "user", IDLE, ENERGY), "user", NOW, width=100)
     assert text.splitlines() == [
         "USER                      GPUS     GPU-MEM  MEM%    SM  POWER  ENERGY IDLE-MEM PROCS LONGEST",
-        "alice                     0,1      36.0GiB   28%  0.60   360W  31.8kJ        -     2 14 23m20s",
-        "bob                       0        14.0GiB   11%  0.20   100W   9.0kJ   4.0GiB     2 13 21m40s",
+        "alice                     0,1      36.0GiB   28%   60%   360W  31.8kJ        -     2 14 23m20s",
+        "bob                       0        14.0GiB   11%   20%   100W   9.0kJ   4.0GiB     2 13 21m40s",
         "carol                     1         2.0GiB    2%   N/A    20W   1.6kJ        -     1 15 25m00s",
     ]
 

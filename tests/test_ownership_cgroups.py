@@ -243,8 +243,8 @@ def test_json_once_and_once_by_job_on_the_fake_driver_with_real_slurm_cgroups(
         assert result.returncode == 0, result.stderr
         assert [line.split()[:9] for line in result.stdout.splitlines()] == [
             ["JOB", "GPUS", "GPU-MEM", "MEM%", "SM", "POWER", "ENERGY", "IDLE-MEM", "PROCS"],
-            ["1234", "0,1", "36.0GiB", "28%", "0.60", "375W", "N/A", "-", "2"],
-            ["99", "0", "10.0GiB", "8%", "0.20", "100W", "N/A", "-", "1"],
+            ["1234", "0,1", "36.0GiB", "28%", "60%", "375W", "N/A", "-", "2"],
+            ["99", "0", "10.0GiB", "8%", "20%", "100W", "N/A", "-", "1"],
         ]
         result = subprocess.run([*run, "--once", "--width", "100"], capture_output=True, text=True, timeout=60,
                                 env=fake_nvml.env())

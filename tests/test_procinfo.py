@@ -16,7 +16,7 @@ import pytest
 from fakenvml import NO_SUCH_PID
 
 from gputop.core.host import procinfo
-from gputop.core.host.procfs import container_from_cgroup
+from gputop.core.host.procfs import MIN_SPAN_S, container_from_cgroup
 from gputop.core.host.procinfo import QUIET_READ_EVERY, QUIET_READINGS, ProcessInfo
 
 DOCKER_ID = "4f1c2b3a" * 8
@@ -70,8 +70,9 @@ def test_a_live_process_gets_its_user_command_start_time_and_memory(settled_proc
     assert facts.host_memory is not None
     lag = 64 * os.sysconf("SC_PAGE_SIZE") * (os.cpu_count() or 1)
     assert abs(facts.host_memory - psutil.Process(settled_process.pid).memory_info().rss) <= lag
-    # CPU % needs two readings: none on the first tick, a figure on the next.
+    # CPU % needs two readings at least MIN_SPAN_S apart: none on the first tick, a figure on the next.
     assert facts.cpu_percent is None
+    time.sleep(MIN_SPAN_S)
     again = info.lookup([settled_process.pid])[settled_process.pid]
     assert again is not None and again.cpu_percent == 0.0
     assert again.static is facts.static  # static facts come from the cache
@@ -155,7 +156,7 @@ def _quiet_for(info: ProcessInfo, pid: int) -> None:
     """Look at ``pid`` until it counts as quiet: its first look, its first CPU reading, then
     QUIET_READINGS readings that find it idle."""
     for _ in range(QUIET_READINGS + 2):
-        time.sleep(0.02)
+        time.sleep(MIN_SPAN_S)
         facts = info.lookup([pid])[pid]
         assert facts is not None
     assert facts.cpu_percent == 0.0
@@ -224,7 +225,7 @@ def test_stat_files_are_held_open_up_to_the_budget_and_closed_when_their_process
         info.lookup(pids)
         held = _stat_files_held(pids)
         assert len(held) == 2
-        time.sleep(0.05)
+        time.sleep(MIN_SPAN_S)
         # Read through a held file or opened afresh, each reading is the same.
         again = info.lookup(pids)
         assert [facts and facts.cpu_percent for facts in map(again.get, pids)] == [0.0, 0.0, 0.0]

@@ -81,17 +81,17 @@ def test_a_time_outside_the_recording_is_refused() -> None:
         replay.jump_target(outside)
 
 
-def test_json_carries_a_null_forecast_and_no_growth_without_history(capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_carries_a_null_forecast_and_growth_without_history(capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
     from gputop.cli.main import main
 
     assert main(["--demo", "--demo-gpus", "4", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    no_forecast = {"seconds_to_full": None, "growth_rate": 0.0}
+    no_forecast = {"seconds_to_full": None, "growth_rate": None}  # two samples: growth not known yet, not 0
     assert [gpu["forecast"] for gpu in document["gpus"]] == [no_forecast] * 4
     assert [mig["forecast"] for mig in document["gpus"][2]["mig_devices"]] == [no_forecast] * 3
-    assert {p["growth_rate"] for gpu in document["gpus"] for p in gpu["processes"]} == {0.0}
+    assert {p["growth_rate"] for gpu in document["gpus"] for p in gpu["processes"]} == {None}
     # The alerts raised now: the demo's GPU 1 always runs at 94% of its memory.
     assert ("memory", 1) in [(a["kind"], a["gpu"]) for a in document["alerts"]]
     keys = ("time", "gpu", "mig_device", "kind", "message", "cleared", "subject", "updated")

@@ -25,7 +25,8 @@ def snapshot(command: str = "python train.py") -> Snapshot:
         timestamp=NOW,
         hostname="node7",
         host=HostSample(cpu_percent=12.5, memory_total=64 * GIB, memory_used=16 * GIB, swap_total=0, swap_used=0,
-                        load_average=(1.0, 2.0, 3.0), net_rx_rate=1000.0, net_tx_rate=None),
+                        load_average=(1.0, 2.0, 3.0), net_rx_rate=1000.0, net_tx_rate=None,
+                        net_interfaces=("eno1", "eno2")),
         gpus=(
             GpuSample(index=0, name="NVIDIA H100 80GB HBM3", memory_total=80 * GIB, memory_used=72 * GIB,
                       temperature=61.0, temperature_slowdown=87.0, power_draw=350.4, power_limit=700.0,
@@ -80,6 +81,7 @@ def test_the_json_document_has_the_documented_keys_and_units() -> None:
     assert document["host"] == {
         "cpu_percent": 12.5, "memory_total": 64 * GIB, "memory_used": 16 * GIB, "swap_total": 0, "swap_used": 0,
         "load_average": [1.0, 2.0, 3.0], "net_rx_rate": 1000.0, "net_tx_rate": None,
+        "net_interfaces": ["eno1", "eno2"],
     }
     first = document["gpus"][0]
     assert first["memory"] == {"total": 80 * GIB, "used": 72 * GIB, "free": None, "reserved": None}

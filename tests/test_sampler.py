@@ -10,6 +10,7 @@ import psutil
 import pytest
 from fakenvml import NO_SUCH_PID
 
+from gputop.core.host.procfs import MIN_SPAN_S
 from gputop.core.host.signals import SignalResult
 from gputop.core.model import GpuSample, HostSample, MigSample, ProcessIdentity, ProcessSample, Snapshot
 from gputop.core.sampler import Sampler, SamplerThread, clamp_interval
@@ -133,6 +134,7 @@ def test_what_nvml_says_of_an_idle_process_shows_every_tick(sleeper: subprocess.
     for memory, kind in [(1 << 30, "C"), (1 << 30, "C"), (1 << 30, "C"), (3 << 30, "C"), (3 << 30, "C+G")]:
         source.memory, source.kind = memory, kind
         process = next(sampler.sample().processes())
+        time.sleep(MIN_SPAN_S)  # the ticks far enough apart for a CPU figure
         seen.append((process.gpu_memory, process.type, process.command, process.cpu_percent))
     assert seen == [
         (1 << 30, "C", "sleep 600", None),

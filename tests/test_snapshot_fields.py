@@ -86,7 +86,7 @@ def test_a_gpu_with_every_figure_set_comes_back_from_its_document_as_it_went_in(
         unset = [name for name, default in defaults.items() if getattr(record, name) == default]
         assert unset == [], f"{type(record).__name__}: set these in the test too: {unset}"
     assert gpu.health != NO_HEALTH
-    host = HostSample(55.5, 64 << 30, 32 << 30, 8 << 30, 1 << 30, (1.0, 2.0, 3.0), 1e6, 2e6)
+    host = HostSample(55.5, 64 << 30, 32 << 30, 8 << 30, 1 << 30, (1.0, 2.0, 3.0), 1e6, 2e6, ("eth0", "ib0"))
     snapshot = Snapshot(1700000002.0, "node-1", host, (gpu,), "550.54.15", "12.4", "nvml")
     document = json.loads(dumps(snapshot_to_dict(snapshot)))
     assert snapshot_from_dict(document) == snapshot

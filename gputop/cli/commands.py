@@ -47,7 +47,7 @@ def run_once(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> 
     from gputop.core.output.snapshot_json import dumps, snapshot_to_dict
 
     # Two samples a quarter of a second apart are too little history for a
-    # forecast: --json says so with a null forecast and growth rates of 0.
+    # forecast: --json says so with a null forecast and null growth rates.
     # A report, not a watch: the alerts are the conditions now, not held by time.
     watcher = Watcher(settings.thresholds, hold=IMMEDIATE)
     watcher.update(sampler.sample())
@@ -131,7 +131,7 @@ def run_export(args: argparse.Namespace) -> int:
     try:
         host, port = parse_listen(args.listen)
         web = load_web_config(args.web_config_file) if args.web_config_file else WebConfig()
-        sampler = Sampler(open_source(args, args.settings))
+        sampler = Sampler(open_source(args, args.settings), net_interfaces=args.settings.net_interfaces)
         sampler.open()
     except (ListenError, WebConfigError, SourceUnavailable) as error:
         return fail(str(error))

@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tui = not (args.command == "record" or args.once or args.json)
     try:
         source = open_source(args, settings, patient=tui)
-        sampler = Sampler(source)
+        sampler = Sampler(source, net_interfaces=settings.net_interfaces)
         with quit_keys(enabled=tui):  # while nvmlInit hangs
             sampler.open()
     except SourceUnavailable as error:

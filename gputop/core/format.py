@@ -7,6 +7,7 @@ import re
 from gputop.core.glyphs import glyphs
 
 NA = "N/A"
+NOT_YET = "…"  # a figure that needs two readings (CPU %, a rate), before it has them: not 0, not N/A
 
 _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 

@@ -34,6 +34,8 @@ class HostSample:
     load_average: tuple[float, float, float] | None = None
     net_rx_rate: float | None = None
     net_tx_rate: float | None = None
+    # The network interfaces the rates count (core.host.machine); () where none is counted, None unknown.
+    net_interfaces: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

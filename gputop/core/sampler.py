@@ -7,7 +7,7 @@ import operator
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from gputop.core.host.machine import HostReader
@@ -34,13 +34,17 @@ class Sampler:
         process_info: ProcessInfo | None = None,
         host_reader: HostReader | None = None,
         pod_resources: PodResources | None = None,
+        net_interfaces: Sequence[str] | None = None,
     ) -> None:
+        """``net_interfaces``: the interfaces the host's network rates count (names or shell patterns;
+        None: those with a device behind them, see core.host.machine)."""
         self.source = source
         # The kubelet's GPU allocations (core.host.podresources): nothing is asked where it has no socket.
         self.pod_resources = pod_resources or PodResources()
         self._clock = clock
         self.process_info = process_info or ProcessInfo()
-        self._host = host_reader or HostReader()
+        # Made now: its first readings of the CPU and network are then an interval before the first sample.
+        self._host = host_reader or HostReader(net_interfaces=net_interfaces)
         self._hostname = socket.gethostname()
         # The GPUs are read on their own thread while this one reads the host.
         self._gpu_reader: Lane | None = None

@@ -35,6 +35,9 @@ The file lives at ``$XDG_CONFIG_HOME/gputop/settings.toml`` (by default
     [serve]
     max_tabs = 4
 
+    [host]
+    net_interfaces = ["eth0", "ens*"]  # default: every interface with a device behind it
+
 Every key is optional. Reading never fails: a file that is not valid TOML,
 cannot be read, or holds a value of the wrong type or range yields the
 defaults for what could not be used, and a warning that says why (with the
@@ -90,6 +93,9 @@ class Settings:
     show_processes: bool = True
     show_host: bool = True
     serve_max_tabs: int = 4  # `gputop serve`: browser tabs (each its own gputop process) at once
+    # The network interfaces the host strip's NET counts (names or shell patterns such as "eth*");
+    # None: those with a device behind them (/sys/class/net/NAME/device), so no loopback, bridge or veth.
+    net_interfaces: tuple[str, ...] | None = None
 
 
 def default_settings_path(environ: Mapping[str, str] | None = None) -> Path:
@@ -179,6 +185,9 @@ _SCHEMA: dict[str, dict[str, tuple[str, _Check]]] = {
     },
     "serve": {
         "max_tabs": ("serve_max_tabs", _integer(1, 64)),
+    },
+    "host": {
+        "net_interfaces": ("net_interfaces", _string_list),
     },
 }
 

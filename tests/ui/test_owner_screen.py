@@ -47,11 +47,11 @@ async def test_o_shows_the_owners_and_o_again_groups_by_job_pod_container(size: 
         energy, longest = (["ENERGY"], ["LONGEST"]) if wide else ([], [])
         expected = [
             ["USER", "GPUS", "GPU-MEM▼", "MEM%", "SM", "POWER", *energy, "IDLE-MEM", "PROCS", *longest],
-            ["alice", "0,1", "44.0GiB", "39%", "0.60", "325W", *(["N/A"] if wide else []), "-", "2",
+            ["alice", "0,1", "44.0GiB", "39%", "60%", "325W", *(["N/A"] if wide else []), "-", "2",
              *(["101", "2h00m"] if wide else [])],
             ["carol", "1", "8.0GiB", "7%", "N/A", "200W", *(["N/A"] if wide else []), "-", "1",
              *(["203", "1m00s"] if wide else [])],
-            ["bob", "0", "20.0GiB", "18%", "0.20", "75W", *(["N/A"] if wide else []), "-", "1",
+            ["bob", "0", "20.0GiB", "18%", "20%", "75W", *(["N/A"] if wide else []), "-", "1",
              *(["102", "10m00s"] if wide else [])],
         ]
         assert [line.split() for line in screen.lines()][:1] == expected[:1]
@@ -120,3 +120,17 @@ async def test_enter_shows_the_chosen_owners_processes_in_the_panel() -> None:
         await pilot.pause()
         assert app.processes.pids() == [101, 204]
         assert "filter: user alice" in str(app.processes.border_title)
+
+
+async def test_an_owners_sm_time_over_eight_gpus_shows_with_its_unit() -> None:
+    # alice's eight workers keep 80.25 % of an SM each: 6.42 GPUs' worth, shown as top shows CPU.
+    busy = snapshot(*(gpu(index, [proc(300 + index, index, 10, sm=80.25)]) for index in range(8)))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.apply_snapshot(busy)
+        await pilot.pause()
+        await pilot.press("o")
+        screen = app.screen
+        assert isinstance(screen, OwnerScreen)
+        header, alice = (line.split() for line in screen.lines()[:2])
+        assert alice[0] == "alice" and alice[header.index("SM")] == "642%"

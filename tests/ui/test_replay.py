@@ -58,7 +58,7 @@ async def test_gputop_demo_record_then_replay_shows_what_was_recorded(tmp_path: 
     path = tmp_path / "demo.jsonl"
     assert main(["--demo", "--demo-gpus", "2", "record", str(path), "--duration", "0.5", "--interval", "0.1"]) == 0
     first = json.loads(path.read_text().splitlines()[0])
-    assert [g["forecast"] for g in first["gpus"]] == [{"seconds_to_full": None, "growth_rate": 0.0}] * 2
+    assert [g["forecast"] for g in first["gpus"]] == [{"seconds_to_full": None, "growth_rate": None}] * 2
     app = replay_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()

@@ -13,7 +13,8 @@ The estimator is the same for GPUs, MIG devices and processes:
    (flat, jump, flat) leaves residuals of about a quarter of the jump, and a
    flat noisy series has residuals as large as its fitted "rise". Both fail.
 4. ``growth_rate`` is the slope when the trend is steady and the data span at
-   least ``min_span_s`` (30 s); otherwise 0.0. So a one-off allocation reads
+   least ``min_span_s`` (30 s); None (not known yet) while they span less, so
+   a first look says nothing rather than a false 0; otherwise 0.0. So a one-off allocation reads
    as no growth, not as a rate of (jump / window).
 5. ``seconds_to_full = (total - value_now) / slope``, given only when the
    growth is steady and positive and the result is within ``horizon_s``
@@ -38,6 +39,11 @@ The estimator is the same for GPUs, MIG devices and processes:
 9. Quiet: once a device's forecast has gone, none is given for ``quiet_s``
    (30 s, the span a first forecast needs anyway), so a climb that levels
    off in noise does not bring "full in" back every other tick.
+10. After a fall: where memory fell within the window (a sawtooth's reset,
+   126 GiB to 80 GiB), only the points since the fall are fitted, so no
+   "full in" is given until the new climb spans ``min_span_s`` (30 s), and
+   then at the new climb's pace. A fall is a drop of more than eight times
+   the points' noise and at least ``fall_ratio`` of the total.
 
 Cost is bounded by ``max_points`` (pairs grow as its square; 24 for devices,
 8 for processes), and a series whose memory has not changed within the
@@ -48,13 +54,12 @@ window is answered without reading it (see ``MemorySeries.last_memory_change``).
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from itertools import combinations
 from types import MappingProxyType
 
 from gputop.core.analysis.history import History, MemorySeries, MigKey, ProcessHistory
+from gputop.core.analysis.trend import MAD_TO_SIGMA, fit_trend, kept_points, median
 from gputop.core.model import ProcessIdentity, Snapshot
 
 MIB = 1024 * 1024
@@ -89,24 +94,13 @@ class ForecastParams:
 DEFAULT_PARAMS = ForecastParams()
 
 
-@dataclass(frozen=True, slots=True)
-class Trend:
-    """A robust straight-line fit of the recent points of one series."""
-
-    slope: float  # units per second
-    value_now: float  # the line's value at the newest point
-    span_s: float  # time between the oldest and newest points used
-    steady: bool  # the line explains the data (see the module docstring)
-    residual: float = 0.0  # the median absolute distance of the points from the line
-    points: int = 0  # how many points the fit used
-
 
 @dataclass(frozen=True, slots=True)
 class Forecast:
     """When a GPU (or MIG device) runs out of memory at its steady growth rate."""
 
     seconds_to_full: float | None
-    growth_rate: float  # bytes/s; 0.0 unless the growth is steady
+    growth_rate: float | None  # bytes/s; 0.0 unless the growth is steady; None: under min_span_s of history
     full: bool = False  # memory in use shows as 100 %: full now, not "full in ~0s"
 
 
@@ -114,12 +108,15 @@ class Forecast:
 class ProcessGrowth:
     """How fast one process's GPU memory grows."""
 
-    growth_rate: float  # bytes/s; 0.0 unless the growth is steady
+    growth_rate: float | None  # bytes/s; 0.0 unless the growth is steady; None: under min_span_s of history
     is_growing: bool  # steady growth at or above the threshold
 
 
 NO_FORECAST = Forecast(seconds_to_full=None, growth_rate=0.0)
 NOT_GROWING = ProcessGrowth(growth_rate=0.0, is_growing=False)
+# Under ``min_span_s`` of history (or after a fall, of the climb since): whether memory grows is not known yet.
+FORECAST_NOT_YET = Forecast(seconds_to_full=None, growth_rate=None)
+GROWTH_NOT_YET = ProcessGrowth(growth_rate=None, is_growing=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,64 +128,6 @@ class Forecasts:
     processes: Mapping[ProcessIdentity, ProcessGrowth]
 
 
-def _median(sorted_values: Sequence[float]) -> float:
-    middle = len(sorted_values) // 2
-    if len(sorted_values) % 2:
-        return sorted_values[middle]
-    return (sorted_values[middle - 1] + sorted_values[middle]) / 2.0
-
-
-def fit_trend(
-    timestamps: Sequence[float],
-    values: Sequence[int | float | None],
-    window_s: float,
-    max_points: int,
-    max_residual_ratio: float = DEFAULT_PARAMS.max_residual_ratio,
-) -> Trend | None:
-    """Theil–Sen fit of the points of the last ``window_s`` seconds; None under 2 points."""
-    count = len(timestamps)
-    if count < 2:
-        return None
-    # Binary search and direct indexing: only the kept points are ever read,
-    # however long the history behind them is.
-    first = bisect_left(timestamps, timestamps[-1] - window_s)
-    last = count - 1
-    if last - first + 1 > max_points:
-        indices = [first + (k * (last - first)) // (max_points - 1) for k in range(max_points)]
-    else:
-        indices = list(range(first, count))
-    times: list[float] = []
-    points: list[float] = []
-    for index in indices:
-        value = values[index]
-        if value is not None:
-            times.append(timestamps[index])
-            points.append(value)
-    if len(times) < 2:
-        return None
-
-    t_last = times[-1]
-    slopes = sorted(
-        [
-            (points[j] - points[i]) / (times[j] - times[i])
-            for i, j in combinations(range(len(times)), 2)
-            if times[j] != times[i]
-        ]
-    )
-    if not slopes:
-        return None
-    slope = _median(slopes)
-    offsets = [p - slope * (t - t_last) for t, p in zip(times, points, strict=True)]
-    value_now = _median(sorted(offsets))
-    residual = _median(sorted([abs(offset - value_now) for offset in offsets]))
-    span_s = t_last - times[0]
-    rise = abs(slope) * span_s
-    steady = rise > 0.0 and residual <= max_residual_ratio * rise
-    return Trend(slope=slope, value_now=value_now, span_s=span_s, steady=steady, residual=residual, points=len(times))
-
-
-# The median absolute deviation of normal noise times this is its standard deviation.
-_MAD_TO_SIGMA = 1.4826
 
 
 def rising_now(
@@ -206,12 +145,44 @@ def rising_now(
     trend = fit_trend(timestamps, memory_used, params.recent_s, params.max_points)
     if newest is None or trend is None or trend.slope <= 0.0:
         return False
-    noise = _MAD_TO_SIGMA * trend.residual
+    noise = MAD_TO_SIGMA * trend.residual
     if newest < trend.value_now - max(5.0 * noise, params.fall_ratio * (memory_total or 0)):
         return False  # fallen from where the recent climb had it: memory was freed
     # For points spread evenly over the window, the standard error of its rise is noise * sqrt(12 / n).
     standard_error = noise * math.sqrt(12.0 / trend.points)
     return trend.slope * trend.span_s > (1.0 if shown else 3.0) * standard_error
+
+
+# A fall of memory counts as a reset (a sawtooth) when it is this many times the points' noise.
+_FALL_NOISES = 8.0
+
+
+def last_fall(
+    timestamps: Sequence[float],
+    memory_used: Sequence[int | None],
+    memory_total: int | None,
+    params: ForecastParams = DEFAULT_PARAMS,
+) -> float | None:
+    """When the climb of now began, if memory fell within the window (see step 10): the time of the
+    first kept point after the last fall, else None.
+
+    A fall is a point that stands above a later one by more than eight times the points' noise and
+    at least ``fall_ratio`` of the total; the noise is read from the spread of the steps between
+    kept points, so a slope does not count as noise."""
+    times, points = kept_points(timestamps, memory_used, params.window_s, params.max_points)
+    if len(points) < 3:
+        return None
+    steps = sorted(b - a for a, b in zip(points, points[1:], strict=False))
+    middle = median(steps)
+    spread = median(sorted(abs(step - middle) for step in steps))
+    noise = MAD_TO_SIGMA * spread / math.sqrt(2.0)  # a step is the difference of two noisy points
+    threshold = max(_FALL_NOISES * noise, params.fall_ratio * (memory_total or 0))
+    lowest_after = points[-1]
+    for index in range(len(points) - 2, -1, -1):
+        if points[index] - lowest_after > threshold:
+            return times[index + 1]
+        lowest_after = min(lowest_after, points[index])
+    return None
 
 
 def _flat(series: MemorySeries | ProcessHistory, window_s: float) -> bool:
@@ -231,7 +202,9 @@ def forecast_memory(
     trend = fit_trend(
         timestamps, memory_used, params.window_s, params.max_points, params.max_residual_ratio
     )
-    if trend is None or not trend.steady or trend.span_s < params.min_span_s:
+    if trend is None or trend.span_s < params.min_span_s:
+        return FORECAST_NOT_YET
+    if not trend.steady:
         return NO_FORECAST
     growth_rate = trend.slope
     if growth_rate <= 0.0 or not memory_total:
@@ -249,8 +222,16 @@ def forecast_device(
     shown: bool = False,
 ) -> Forecast:
     """Forecast for a GPU or MIG history; ``shown``: its last forecast gave a time to full (hysteresis)."""
+    timestamps = series.timestamps
+    if not timestamps or timestamps[-1] - timestamps[0] < params.min_span_s:
+        return FORECAST_NOT_YET
     if _flat(series, params.window_s):
         return NO_FORECAST
+    fell = last_fall(series.timestamps, series.memory, memory_total, params)
+    if fell is not None:
+        # Only the climb since the fall is fitted: across a sawtooth's reset, the points before it
+        # would put the line's "now" near the old peak, and "full in" far too soon.
+        params = replace(params, window_s=series.timestamps[-1] - fell)
     forecast = forecast_memory(series.timestamps, series.memory, memory_total, params)
     if forecast.seconds_to_full is None and shown:
         held = replace(
@@ -295,7 +276,9 @@ def process_growth(
         params.process_max_points,
         params.max_residual_ratio,
     )
-    if trend is None or not trend.steady or trend.span_s < params.min_span_s:
+    if trend is None or trend.span_s < params.min_span_s:
+        return GROWTH_NOT_YET
+    if not trend.steady:
         return NOT_GROWING
     return ProcessGrowth(
         growth_rate=trend.slope,
@@ -369,7 +352,10 @@ class Forecaster:
         processes: dict[ProcessIdentity, ProcessGrowth] = {}
         for identity, process_history in history.processes.items():
             timestamps = process_history.timestamps
-            if _flat(process_history, window_s) or timestamps[-1] - timestamps[0] < min_span_s:
+            if timestamps[-1] - timestamps[0] < min_span_s:
+                processes[identity] = GROWTH_NOT_YET
+                continue
+            if _flat(process_history, window_s):
                 processes[identity] = NOT_GROWING
                 continue
             growth = cached.get(identity)

@@ -1,58 +1,140 @@
-"""Whole-host figures from psutil: CPU, memory, swap, load, network rates."""
+"""Whole-host figures from psutil: CPU, memory, swap, load, network rates.
+
+CPU % and the network's rates are differences between two readings. The first reading is taken
+when the reader is made (before the first frame), so the first sample already has an interval
+behind it and can show the truth; a figure is computed only over at least ``MIN_SPAN_S``: over a
+few milliseconds the kernel's counters (100 ticks a second) have not moved, and a busy host would
+read 0 %. Until then a figure is None (not known yet), never 0.
+
+The network is the machine's traffic: by default only the interfaces with a device behind them
+(``/sys/class/net/NAME/device``), so loopback, bridges, veth pairs, VLANs and bonds over counted
+NICs neither add nor count twice; ``net_interfaces`` (names or shell patterns) chooses others.
+"""
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from fnmatch import fnmatchcase
+from pathlib import Path
 
 import psutil
 
+from gputop.core.host.procfs import MIN_SPAN_S
 from gputop.core.model import HostSample
+
+SYS_CLASS_NET = Path("/sys/class/net")
+
+
+def physical_interfaces(names: Sequence[str], sys_class_net: Path = SYS_CLASS_NET) -> tuple[str, ...]:
+    """Those of ``names`` with a device behind them (a NIC, real or paravirtual), in the order given."""
+    return tuple(name for name in names if (sys_class_net / name / "device").exists())
+
+
+def chosen_interfaces(
+    names: Sequence[str], patterns: Sequence[str] | None, sys_class_net: Path = SYS_CLASS_NET
+) -> tuple[str, ...]:
+    """The interfaces counted: those matching one of ``patterns``, or the physical ones where None."""
+    if patterns is None:
+        return physical_interfaces(names, sys_class_net)
+    return tuple(name for name in names if any(fnmatchcase(name, pattern) for pattern in patterns))
+
+
+def _cpu_busy_total() -> tuple[float, float]:
+    """Seconds of CPU time busy and in all since boot, summed over the CPUs (psutil's own rule: guest
+    time is already in user time, and waiting for I/O is idle)."""
+    times = psutil.cpu_times()
+    total = sum(times) - getattr(times, "guest", 0.0) - getattr(times, "guest_nice", 0.0)
+    idle = times.idle + getattr(times, "iowait", 0.0)
+    return total - idle, total
 
 
 class HostReader:
-    """Reads the host each tick; rates come from the difference with the previous tick."""
+    """Reads the host each tick; CPU % and rates from the difference with an earlier reading."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        net_interfaces: Sequence[str] | None = None,
+        sys_class_net: Path = SYS_CLASS_NET,
+    ) -> None:
         self._clock = clock
-        self._last_net: tuple[float, int, int] | None = None
-        self._cpu_primed = False
+        self._net_patterns = None if net_interfaces is None else tuple(net_interfaces)
+        self._sys_class_net = sys_class_net
+        self._cpu_percent: float | None = None
+        self._net_rates: tuple[float | None, float | None] = (None, None)
+        self._names: tuple[str, ...] | None = None  # the interfaces there were at the last reading
+        self._counted: tuple[str, ...] = ()  # those of them counted
+        # The first readings, now: the first sample is then a difference over the time until it.
+        self._cpu_read = (self._clock(), *_cpu_busy_total())
+        self._net_read = (self._clock(), self._net_counters())
 
     def sample(self) -> HostSample:
-        cpu: float | None = psutil.cpu_percent(None)
-        if not self._cpu_primed:
-            # psutil's first figure covers no interval: it means nothing yet.
-            self._cpu_primed = True
-            cpu = None
         memory = psutil.virtual_memory()
         swap = psutil.swap_memory()
         try:
             load: tuple[float, float, float] | None = os.getloadavg()
         except OSError:
             load = None
-        rx_rate, tx_rate = self._net_rates()
+        counted = self._read_network()
         return HostSample(
-            cpu_percent=cpu,
+            cpu_percent=self._read_cpu(),
             memory_total=memory.total,
             memory_used=memory.total - memory.available,
             swap_total=swap.total,
             swap_used=swap.used,
             load_average=load,
-            net_rx_rate=rx_rate,
-            net_tx_rate=tx_rate,
+            net_rx_rate=self._net_rates[0],
+            net_tx_rate=self._net_rates[1],
+            net_interfaces=counted,
         )
 
-    def _net_rates(self) -> tuple[float | None, float | None]:
-        counters = psutil.net_io_counters()
+    def _read_cpu(self) -> float | None:
         now = self._clock()
+        then, busy_then, total_then = self._cpu_read
+        if now - then < MIN_SPAN_S:
+            return self._cpu_percent  # too soon: the figure of the last interval long enough
+        busy, total = _cpu_busy_total()
+        self._cpu_read = (now, busy, total)
+        if total > total_then:
+            self._cpu_percent = round(min(100.0, max(0.0, 100.0 * (busy - busy_then) / (total - total_then))), 1)
+        return self._cpu_percent
+
+    def _net_counters(self) -> dict[str, tuple[int, int]] | None:
+        """Bytes received and sent per counted interface; None where psutil cannot read them."""
+        try:
+            counters = psutil.net_io_counters(pernic=True)
+        except (OSError, RuntimeError):
+            return None
+        names = tuple(sorted(counters))
+        if names != self._names:
+            # Chosen again only when interfaces come or go: a node with hundreds of veth pairs would
+            # otherwise look in /sys for each of them every tick.
+            self._names = names
+            self._counted = chosen_interfaces(names, self._net_patterns, self._sys_class_net)
+        counted = self._counted
+        return {name: (counters[name].bytes_recv, counters[name].bytes_sent) for name in counted}
+
+    def _read_network(self) -> tuple[str, ...] | None:
+        """Update the rates when the interval allows; the interfaces counted (None: not readable)."""
+        now = self._clock()
+        then, before = self._net_read
+        if now - then < MIN_SPAN_S:
+            return None if before is None else tuple(before)
+        counters = self._net_counters()
+        self._net_read = (now, counters)
         if counters is None:
-            return None, None
-        last, self._last_net = self._last_net, (now, counters.bytes_recv, counters.bytes_sent)
-        if last is None or now <= last[0]:
-            return None, None
-        elapsed = now - last[0]
-        return (
-            max(0, counters.bytes_recv - last[1]) / elapsed,
-            max(0, counters.bytes_sent - last[2]) / elapsed,
-        )
+            self._net_rates = (None, None)
+            return None
+        # Interface by interface: one that comes or goes between readings adds nothing false.
+        common = [name for name in counters if before is not None and name in before]
+        if not common:
+            self._net_rates = (None, None)
+        else:
+            assert before is not None
+            elapsed = now - then
+            received = sum(max(0, counters[name][0] - before[name][0]) for name in common)
+            sent = sum(max(0, counters[name][1] - before[name][1]) for name in common)
+            self._net_rates = (received / elapsed, sent / elapsed)
+        return tuple(counters)

@@ -55,6 +55,10 @@ def read_environ(pid: int) -> bytes | None:
 
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# The shortest interval a CPU % or a rate is computed over: the sampler's shortest tick (0.1 s) with room
+# for its jitter. Over a few milliseconds the kernel's tick counters (CLOCK_TICKS a second) have not
+# moved, and a busy process or host would read 0 %.
+MIN_SPAN_S = 0.08
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
 

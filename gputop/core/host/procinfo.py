@@ -27,6 +27,7 @@ from gputop.core.host.containers import ContainerNames
 from gputop.core.host.pidns import in_host_pid_namespace
 from gputop.core.host.procfs import (
     CLOCK_TICKS,
+    MIN_SPAN_S,
     Users,
     boot_time,
     command_line,
@@ -330,6 +331,14 @@ class ProcessInfo:
             tracked.read_at = now
             tracked.quiet += 1
             return last
+        if elapsed < MIN_SPAN_S:
+            # Too soon after the last reading for a CPU figure (its ticks may not have moved yet, and a busy
+            # process would read 0.0): the last figure stands (None before a first one), the baseline stays.
+            memory = rss if state != b"Z" else None
+            if last is not None and last.host_memory == memory:
+                return last
+            tracked.last = facts = HostFacts(tracked.facts, None if last is None else last.cpu_percent, memory)
+            return facts
         tracked.quiet = 0
         cpu_percent = None
         if elapsed > 0 and state != b"Z":

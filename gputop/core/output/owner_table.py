@@ -80,7 +80,8 @@ def owner_cells(row: OwnerRow, now: float) -> dict[str, str]:
         "gpus": ",".join(str(index) for index in row.gpus) or "-",
         "gpu_memory": fmt_bytes(row.gpu_memory),
         "memory_share": NA if row.memory_share is None else f"{100 * row.memory_share:.0f}%",
-        "sm_share": NA if row.sm_share is None else f"{row.sm_share:.2f}",
+        # In percent of one GPU, as top counts CPU: 642% is six and a half GPUs' worth of SM time.
+        "sm_share": NA if row.sm_share is None else f"{100 * row.sm_share:.0f}%",
         "power_share_w": fmt_watts(row.power_share_w),
         "energy_since_start_j": fmt_energy(row.energy_since_start_j),
         "idle_memory": fmt_bytes(row.idle_memory) if row.idle_memory else "-",

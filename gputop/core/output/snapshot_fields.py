@@ -297,6 +297,7 @@ HOST_FIELDS: tuple[Field[HostSample], ...] = (
     field("load_average", write=_optional(list), read=_load),
     field("net_rx_rate"),
     field("net_tx_rate"),
+    field("net_interfaces", missing=None, write=_optional(list), read=_optional(_tuple_of(str))),
 )
 
 # Every record's table, for tests/test_snapshot_fields.py: each attribute of the record is in its table,

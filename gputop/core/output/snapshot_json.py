@@ -14,7 +14,7 @@ from typing import Any
 from gputop.core.analysis.alerts import AlertEvent
 from gputop.core.analysis.diagnosis import Diagnoses
 from gputop.core.analysis.diagnosis.codec import add_diagnoses
-from gputop.core.analysis.forecast import NO_FORECAST, NOT_GROWING, Forecast, Forecasts
+from gputop.core.analysis.forecast import FORECAST_NOT_YET, GROWTH_NOT_YET, Forecast, Forecasts
 from gputop.core.format import safe_json
 from gputop.core.model import GpuSample, ProcessSample, Snapshot
 from gputop.core.output.snapshot_fields import GPU_FIELDS, HOST_FIELDS, PROCESS_FIELDS, encode
@@ -49,17 +49,17 @@ def alert_to_dict(event: AlertEvent) -> dict[str, Any]:
 
 
 def _add_forecasts(document: dict[str, Any], snapshot: Snapshot, forecasts: Forecasts) -> None:
-    """Per GPU and MIG device ``forecast``, per process ``growth_rate`` (0.0 without steady growth)."""
+    """Per GPU and MIG device ``forecast``, per process ``growth_rate`` (0.0: no steady growth; None: not known yet)."""
     for gpu, gpu_document in zip(snapshot.gpus, document["gpus"], strict=True):
-        gpu_document["forecast"] = forecast_to_dict(forecasts.gpus.get(gpu.index, NO_FORECAST))
+        gpu_document["forecast"] = forecast_to_dict(forecasts.gpus.get(gpu.index, FORECAST_NOT_YET))
         for mig, mig_document in zip(gpu.mig_devices, gpu_document["mig_devices"], strict=True):
-            forecast = forecasts.migs.get((gpu.index, mig.index), NO_FORECAST)
+            forecast = forecasts.migs.get((gpu.index, mig.index), FORECAST_NOT_YET)
             mig_document["forecast"] = forecast_to_dict(forecast)
             for process, process_document in zip(mig.processes, mig_document["processes"], strict=True):
-                growth = forecasts.processes.get(process.identity, NOT_GROWING)
+                growth = forecasts.processes.get(process.identity, GROWTH_NOT_YET)
                 process_document["growth_rate"] = growth.growth_rate
         for process, process_document in zip(gpu.all_processes(), gpu_document["processes"], strict=True):
-            growth = forecasts.processes.get(process.identity, NOT_GROWING)
+            growth = forecasts.processes.get(process.identity, GROWTH_NOT_YET)
             process_document["growth_rate"] = growth.growth_rate
 
 

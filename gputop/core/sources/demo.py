@@ -201,6 +201,7 @@ class DemoSource:
             load_average=(round(24 + 4 * wave, 2), 22.5, 20.1),
             net_rx_rate=round(1.2e8 + 3e7 * wave, 0),
             net_tx_rate=round(4.5e7 - 1e7 * wave, 0),
+            net_interfaces=("eth0",),
         )
 
     def signal(self, identity: ProcessIdentity, signal_number: int) -> SignalResult | None:

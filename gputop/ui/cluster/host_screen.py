@@ -74,8 +74,10 @@ def _mhz(value: float | None) -> str:
 
 
 def _power(gpu: ClusterGpu) -> str:
-    limit = gpu.figure("power_limit")
-    return fmt_watts(gpu.figure("power_draw")) + ("" if limit is None else f"/{fmt_watts(limit)}")
+    """``299.4W/400W``: the draw to a tenth of a watt, so the host's row (the sum of its GPUs' draws, rounded
+    once) is the sum of what these rows show, not of each one rounded (299 + 299 + 301 for 900)."""
+    draw, limit = gpu.figure("power_draw"), gpu.figure("power_limit")
+    return (NA if draw is None else f"{draw:.1f}W") + ("" if limit is None else f"/{fmt_watts(limit)}")
 
 
 def activity_text(gpu: ClusterGpu) -> str:

@@ -47,8 +47,10 @@ class Navigation:
 
     def help(self) -> None:
         from gputop.ui.screens.help import HelpScreen
+        from gputop.ui.widgets.host_strip import net_note
 
-        self.app.push_screen(HelpScreen(self.help_entries()))
+        snapshot = self.data.current()
+        self.app.push_screen(HelpScreen(self.help_entries(), (net_note(None if snapshot is None else snapshot.host),)))
 
     def alert_log(self) -> None:
         from gputop.ui.screens.alert_log import AlertLogScreen

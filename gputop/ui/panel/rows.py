@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from gputop.core.analysis.diagnosis import Diagnoses
 from gputop.core.analysis.forecast import ProcessGrowth
-from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_growth, safe_text
+from gputop.core.format import NA, NOT_YET, fmt_bytes, fmt_duration, fmt_growth, safe_text
 from gputop.core.host.visibility import not_visible_words
 from gputop.core.model import ProcessIdentity, ProcessSample, Snapshot
 from gputop.core.output.command_text import command_text
@@ -230,7 +230,7 @@ COLUMNS: tuple[Column, ...] = (
         name="cpu",
         title="CPU%",
         width=6,
-        cell=lambda r: _host(r, _num(r.process.cpu_percent, "{:.1f}")),
+        cell=lambda r: _host(r, NOT_YET if r.process.cpu_percent is None else f"{r.process.cpu_percent:.1f}"),
         sort_key=lambda r: r.process.cpu_percent,
         right=True,
     ),
@@ -382,7 +382,7 @@ def snapshot_rows(
             process=process,
             gpu_memory_total=total,
             now=now,
-            growth_rate=0.0 if found is None else found.growth_rate,
+            growth_rate=0.0 if found is None or found.growth_rate is None else found.growth_rate,
             growing=False if found is None else found.is_growing,
             idle_seconds=None if diagnosis is None else diagnosis.idle_seconds,
             idle=False if diagnosis is None else diagnosis.idle,

@@ -20,9 +20,11 @@ _NOTES = (
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,f1,question_mark,h", "close", "Close", key_display="Esc")]
 
-    def __init__(self, entries: list[tuple[str, str]]) -> None:
+    def __init__(self, entries: list[tuple[str, str]], notes: tuple[str, ...] = ()) -> None:
+        """``notes``: lines about this machine, after the general ones (which interfaces NET counts)."""
         super().__init__(id="help-screen")
         self.entries = entries
+        self.notes = notes
 
     def compose(self) -> ComposeResult:
         table = Table.grid(padding=(0, 2))
@@ -33,7 +35,7 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="help-dialog"):
             yield Static(Text("gputop keys", style="bold"), id="help-title")
             yield Static(table, id="help-keys")
-            yield Static(Text("\n".join(_NOTES), style="dim"), id="help-notes")
+            yield Static(Text("\n".join((*_NOTES, *self.notes)), style="dim"), id="help-notes")
         yield Footer()
 
     def action_close(self) -> None:

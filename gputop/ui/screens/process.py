@@ -23,7 +23,7 @@ from textual.containers import Grid, VerticalScroll
 from textual.widgets import Footer, Static
 
 from gputop.core.analysis.history import ProcessHistory
-from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, safe_text
+from gputop.core.format import NA, NOT_YET, fmt_bytes, fmt_duration, fmt_percent, safe_text
 from gputop.core.host.procdetail import ProcessDetail, Readable, Relative, masked
 from gputop.core.host.visibility import not_visible_words
 from gputop.core.model import Job, ProcessIdentity, Snapshot
@@ -95,7 +95,7 @@ def facts_table(rows: list[ProcessRow], detail: ProcessDetail | None, now: float
         )
     if process is not None:
         host = Text(
-            f"CPU {NA if process.cpu_percent is None else f'{process.cpu_percent:.1f}%'}"
+            f"CPU {NOT_YET if process.cpu_percent is None else f'{process.cpu_percent:.1f}%'}"
             f" · memory {fmt_bytes(process.host_memory)}"
         )
         if process.started is not None:

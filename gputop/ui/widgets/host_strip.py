@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from textual.strip import Strip
 
-from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_rate
+from gputop.core.format import NA, NOT_YET, fmt_bytes, fmt_percent, fmt_rate
 from gputop.core.model import GpuSample, HostSample, percent
 from gputop.ui.widgets.card_text import energy_text, level_style
 from gputop.ui.widgets.frame_style import FrameStyled
@@ -34,6 +34,34 @@ def gpu_power(gpus: Sequence[GpuSample], *, energy: bool = True) -> StyledLine:
     return text
 
 
+NO_NIC = "no NIC"  # no network interface is counted (none with a device behind it, or none matches the setting)
+
+
+def _cpu_percent(host: HostSample, precision: int = 0) -> str:
+    return NOT_YET if host.cpu_percent is None else fmt_percent(host.cpu_percent, precision)
+
+
+def _network(text: StyledLine, host: HostSample, rate: Callable[[float], str], label: str = "NET ") -> StyledLine:
+    """``NET ▼12.0MiB/s ▲1.0MiB/s`` after ``text``: the rates, ``…`` before they are known, ``no NIC``."""
+    text.append(label, "bold")
+    if host.net_interfaces == ():
+        return text.append(NO_NIC, "dim")
+    received, sent = host.net_rx_rate, host.net_tx_rate
+    text.append("▼", "green").append(NOT_YET if received is None else rate(received)).append(" ")
+    return text.append("▲", "magenta").append(NOT_YET if sent is None else rate(sent))
+
+
+def net_note(host: HostSample | None) -> str:
+    """What NET counts, in words (for the help screen)."""
+    counted = None if host is None else host.net_interfaces
+    if counted is None:
+        return "NET: which network interfaces are counted is not known for this source."
+    where = "the setting net_interfaces (docs/settings.md)"
+    if not counted:
+        return f"NET counts no interface: none has a device behind it, or none matches {where}."
+    return f"NET counts {', '.join(counted)}; {where} chooses others (default: those with a device behind them)."
+
+
 def host_text(host: HostSample, width: int, gpus: Sequence[GpuSample] = ()) -> StyledLine:
     """The host strip's text for a terminal ``width`` cells wide: the wide form with bars where it fits
     (the GPUs' energy giving way first), else the narrow forms; the network's end is never cut first."""
@@ -55,7 +83,7 @@ def _wide_host_text(host: HostSample, width: int, gpus: Sequence[GpuSample], *, 
     text = StyledLine(
         ("CPU ", "bold"),
         *bar_pieces(host.cpu_percent, bar_width, level_style(host.cpu_percent)),
-        f" {fmt_percent(host.cpu_percent, 1):>6}  ",
+        f" {_cpu_percent(host, 1):>6}  ",
         ("RAM ", "bold"),
         *bar_pieces(memory_percent, bar_width, level_style(memory_percent)),
         f" {fmt_bytes(host.memory_used)}/{fmt_bytes(host.memory_total)}  ",
@@ -67,9 +95,7 @@ def _wide_host_text(host: HostSample, width: int, gpus: Sequence[GpuSample], *, 
     )
     # The GPUs' power before the network: on a GPU machine the line's end is what gives way.
     text.append_line(gpu_power(gpus, energy=energy)).append("  ")
-    text.append("NET ", "bold").append("▼", "green").append(fmt_rate(host.net_rx_rate)).append(" ")
-    text.append("▲", "magenta").append(fmt_rate(host.net_tx_rate))
-    return text
+    return _network(text, host, fmt_rate)
 
 
 def _short_bytes(value: int | None) -> str:
@@ -97,7 +123,7 @@ def _short_form(
     memory_percent = percent(host.memory_used, host.memory_total)
     text = StyledLine(
         ("CPU ", "bold"),
-        (fmt_percent(host.cpu_percent), level_style(host.cpu_percent)),
+        (_cpu_percent(host), level_style(host.cpu_percent)),
         ("  RAM ", "bold"),
         (f"{_short_bytes(host.memory_used)}/{_short_bytes(host.memory_total)}", level_style(memory_percent)),
     )
@@ -105,10 +131,8 @@ def _short_form(
         swap = _short_bytes(host.swap_used)
         text.append("  SWP ", "bold").append(f"{swap}/{_short_bytes(host.swap_total)}" if swap_total else swap)
     text.append("  LOAD ", "bold").append(NA if host.load_average is None else f"{host.load_average[0]:.1f}")
-    text.append_line(gpu_power(gpus, energy=energy)).append("  NET ", "bold").append("▼", "green")
-    text.append(_short_bytes(None if host.net_rx_rate is None else int(host.net_rx_rate)) + "/s ")
-    text.append("▲", "magenta").append(_short_bytes(None if host.net_tx_rate is None else int(host.net_tx_rate)) + "/s")
-    return text
+    text.append_line(gpu_power(gpus, energy=energy))
+    return _network(text, host, lambda rate: _short_bytes(int(rate)) + "/s", label="  NET ")
 
 
 class HostStrip(FrameStyled):
