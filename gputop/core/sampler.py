@@ -38,10 +38,11 @@ class Sampler:
         self.source = source
         # The kubelet's GPU allocations (core.host.podresources): nothing is asked where it has no socket.
         self.pod_resources = pod_resources or PodResources()
-        self._clock = clock
+        # A source that replays another machine (a capture) says what time it is there, and its name.
+        self._clock: Callable[[], float] = getattr(source, "clock", clock)
         self.process_info = process_info or ProcessInfo()
         self._host = host_reader or HostReader()
-        self._hostname = socket.gethostname()
+        self._hostname = getattr(source, "hostname", None) or socket.gethostname()
         # The GPUs are read on their own thread while this one reads the host.
         self._gpu_reader: Lane | None = None
         self._gpus_read = threading.Event()
