@@ -29,8 +29,22 @@ WAITS = ("nvmlEventSetWait",)
 WAIT_MOST_S = 0.5
 
 
+# An integer argument this large is a time (microseconds since the epoch: "samples since"), never a
+# selector (an index, a sensor, a field id): it depends on the answers before it, so it is matched by
+# the order of the calls, not by its value (a repeated last tick asks from a time never captured).
+TIME_ARGUMENT = 1 << 32
+
+
 def _key(name: str, asked_for: Any) -> str:
-    return json.dumps([name, asked_for], sort_keys=True, separators=(",", ":"))
+    return json.dumps([name, _without_times(asked_for)], sort_keys=True, separators=(",", ":"))
+
+
+def _without_times(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_without_times(item) for item in value]
+    if isinstance(value, int) and not isinstance(value, bool) and value >= TIME_ARGUMENT:
+        return "time"
+    return value
 
 
 class Player:

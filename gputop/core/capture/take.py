@@ -3,6 +3,7 @@ gateway, and make the capture document (anonymised unless asked not to)."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import platform
 import socket
@@ -91,6 +92,7 @@ def take_capture(options: CaptureOptions, settings: Settings, doctor: dict[str, 
         "taken": started,
         "interval_s": options.interval_s,
         "seconds": options.seconds,
+        "thresholds": dataclasses.asdict(settings.thresholds),
         "hostname": hostname,
         "anonymized": list(REPLACED) if options.anonymize else [],
         "names_kept": options.keep_names,
