@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -113,3 +115,22 @@ def test_a_capture_of_a_machine_where_nvml_would_not_start_replays_that(
     status, out, err = run(capsys, "--nvml-capture", str(path), "--once")
     assert (status, out) == (2, "")
     assert err == f"gputop: {path} (a capture): {taken['open_failure']}\n"
+
+
+def test_the_help_and_a_failing_doctor_say_to_attach_a_capture_to_a_bug_report(
+    fake_nvml: FakeNvml, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["doctor", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "--capture FILE record every NVML call gputop makes and its answer" in help_text
+    assert "attach it to a bug report" in help_text
+    fake_nvml.write(Scenario().gpu().fail_init("DRIVER_NOT_LOADED"))
+    result = subprocess.run(
+        [sys.executable, "-m", "gputop", "doctor"], capture_output=True, text=True, timeout=60, env=fake_nvml.env()
+    )
+    assert result.returncode == 1
+    assert result.stdout.endswith(
+        "\nTo report this: `gputop doctor --capture capture.json.gz` records what this machine's NVML answers;"
+        " attach that file to a bug report\n"
+    )
