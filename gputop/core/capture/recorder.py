@@ -9,19 +9,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import pynvml
 
 from gputop.core.capture.capture_file import Call, Capture, Tick
 from gputop.core.capture.codec import Refs, asked, encode, outputs
-from gputop.core.host.signals import SignalResult
-from gputop.core.model import GpuSample, HostSample, ProcessIdentity
+from gputop.core.model import GpuSample
 from gputop.core.sources.nvml import NvmlSource
 from gputop.core.sources.nvml_gateway import Gateway, describe
-
-if TYPE_CHECKING:
-    from gputop.core.host.procdetail import ProcessDetail
 
 T = TypeVar("T")
 
@@ -86,39 +82,13 @@ class RecordingGateway(Gateway):
         return result
 
 
-class RecordingSource:
-    """The driver (``NvmlSource``) through a recording gateway; each sample begins a tick."""
-
-    name = "nvml"
-    simulated = False
+class RecordingSource(NvmlSource):
+    """The driver, through a recording gateway; each sample begins a tick."""
 
     def __init__(self, deadline_s: float, log: CallLog) -> None:
+        super().__init__(deadline_s, gateway=RecordingGateway(log))
         self.log = log
-        self.nvml = NvmlSource(deadline_s, gateway=RecordingGateway(log))
-
-    def open(self) -> None:
-        self.nvml.open()
-
-    def close(self) -> None:
-        self.nvml.close()
-
-    @property
-    def driver_version(self) -> str | None:
-        return self.nvml.driver_version
-
-    @property
-    def cuda_driver_version(self) -> str | None:
-        return self.nvml.cuda_driver_version
 
     def sample(self) -> tuple[GpuSample, ...]:
         self.log.begin_tick()
-        return self.nvml.sample()
-
-    def sample_host(self) -> HostSample | None:
-        return None
-
-    def signal(self, identity: ProcessIdentity, signal_number: int) -> SignalResult | None:
-        return None
-
-    def process_detail(self, identity: ProcessIdentity) -> ProcessDetail | None:
-        return None
+        return super().sample()

@@ -32,8 +32,9 @@ HOST_FACTS = (
 DEFAULT_INTERVAL_S = 1.0
 
 
-class CaptureSource:
-    """The captured machine's GPUs, tick by tick; nothing on it can be signalled."""
+class CaptureSource(NvmlSource):
+    """The captured machine's GPUs, read by the NVML source from the capture, tick by tick; nothing on
+    it can be signalled."""
 
     name = "capture"
     simulated = True  # its processes' host facts come with it: /proc here is not that machine's
@@ -42,7 +43,7 @@ class CaptureSource:
         self.capture = capture
         self.path = path
         self.player = Player(capture)
-        self.nvml = NvmlSource(deadline_s, gateway=ReplayGateway(self.player))
+        super().__init__(deadline_s, gateway=ReplayGateway(self.player))
         self._recorded: list[Snapshot | None] = [_decoded(tick.json) for tick in capture.ticks]
         self._interval_s = _number(capture.facts.get("interval_s")) or DEFAULT_INTERVAL_S
         self._start = _number(capture.facts.get("taken"))
@@ -54,20 +55,9 @@ class CaptureSource:
 
     def open(self) -> None:
         try:
-            self.nvml.open()
+            super().open()
         except SourceUnavailable as error:  # the captured machine's own failure, replayed
             raise SourceUnavailable(f"{self.path} (a capture): {error}") from None
-
-    def close(self) -> None:
-        self.nvml.close()
-
-    @property
-    def driver_version(self) -> str | None:
-        return self.nvml.driver_version
-
-    @property
-    def cuda_driver_version(self) -> str | None:
-        return self.nvml.cuda_driver_version
 
     def clock(self) -> float:
         """The time of the tick being replayed, as recorded; past the last, one interval a tick on."""
@@ -83,7 +73,7 @@ class CaptureSource:
 
     def sample(self) -> tuple[GpuSample, ...]:
         self.player.next_tick()
-        gpus = self.nvml.sample()
+        gpus = super().sample()
         recorded = self._current()
         if recorded is None:
             return gpus
