@@ -54,6 +54,10 @@ class Sampler:
         # and the whole joined list while all of them are.
         self._joined: dict[tuple[int, int | None], _Joined] = {}
 
+    def source_time(self) -> float | None:
+        """The time where the source is (a capture: its tick's), when that is not this machine's now."""
+        return self._clock() if hasattr(self.source, "clock") else None
+
     def open(self) -> None:
         """Open the source; raises SourceUnavailable."""
         self.source.open()

@@ -22,6 +22,8 @@ async def test_the_title_names_the_captured_host_and_says_capture() -> None:
             await pilot.pause(0.5)
             title = str(app.query_one("#title-bar").content)
             assert title.startswith(" gputop  host-1  2 GPUs  driver 550.54.15  CUDA 12.4  [capture]"), title
+            # The ticks are as old as the capture, and none is late: the capture's clock is the measure.
+            assert title.endswith("[capture]  every 0.2s"), title
             # The processes' host facts are the captured machine's, not this one's /proc.
             assert app.snapshot is not None
             process = app.snapshot.gpus[0].mig_devices[0].processes[0]
