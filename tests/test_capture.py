@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+import gzip
 import json
 import socket
 import subprocess
@@ -63,6 +64,9 @@ def captured(fake_nvml: FakeNvml, sleeper: subprocess.Popen[bytes], tmp_path: Pa
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines()[-1].startswith(f"gputop: captured 5 ticks of 4 GPUs to {path} (")
     assert result.stderr.splitlines()[-1].endswith("): attach it to a bug report")
+    document = json.loads(gzip.decompress(path.read_bytes()))
+    assert document["doctor"]["runnable"] is True
+    assert str(Path.home()) not in json.dumps(document)  # the doctor's paths say ~ instead
     return path, env
 
 

@@ -10,6 +10,7 @@ before gputop judges it, so that its diagnoses and owners speak of the stand-ins
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from typing import Any
 
@@ -142,3 +143,13 @@ class Names:
             container_name=self._stand_in("container", process.container_name),
             job=job,
         )
+
+
+def without_home(document: dict[str, Any], home: str) -> dict[str, Any]:
+    """The document with the user's home folder (in the doctor's paths) written ``~``."""
+    home = home.rstrip("/")
+    if len(home) < 2:
+        return document
+    text = json.dumps(document).replace(json.dumps(home)[1:-1], "~")
+    found: dict[str, Any] = json.loads(text)
+    return found

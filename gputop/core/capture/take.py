@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
+import os
 import platform
 import socket
 import time
@@ -13,7 +14,7 @@ from typing import Any
 
 from gputop import __version__
 from gputop.core.analysis.foresight import Watcher
-from gputop.core.capture.anonymize import REPLACED, Names, anonymize_document
+from gputop.core.capture.anonymize import REPLACED, Names, anonymize_document, without_home
 from gputop.core.capture.capture_file import Capture
 from gputop.core.capture.recorder import CallLog, RecordingSource
 from gputop.core.model import Snapshot
@@ -97,7 +98,8 @@ def take_capture(options: CaptureOptions, settings: Settings, doctor: dict[str, 
         "anonymized": list(REPLACED) if options.anonymize else [],
         "names_kept": options.keep_names,
         "open_failure": failure,
-        "doctor": doctor,
+        # Its paths (the library's, the binding's) name the user in their home folder.
+        "doctor": doctor if doctor is None or options.keep_names else without_home(doctor, os.path.expanduser("~")),
     }
     document = capture.document()
     if options.anonymize:
