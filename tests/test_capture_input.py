@@ -134,3 +134,8 @@ def test_the_help_and_a_failing_doctor_say_to_attach_a_capture_to_a_bug_report(
         "\nTo report this: `gputop doctor --capture capture.json.gz` records what this machine's NVML answers;"
         " attach that file to a bug report\n"
     )
+
+
+def test_the_demo_and_a_capture_cannot_both_be_the_gpus(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "--demo", "--nvml-capture", "capture.json.gz", "--json")
+    assert (status, out, err) == (2, "", "gputop: --demo and --nvml-capture each choose the GPUs: give one of them\n")

@@ -14,19 +14,19 @@ from gputop.core.sources.base import GpuSource, SourceUnavailable, unavailable
 
 
 def open_source(args: argparse.Namespace, settings: Settings, patient: bool = False) -> GpuSource:
-    """The demo machine or the real driver; `patient`: wait on a slow nvmlInit, saying so, not give up."""
-    if args.demo and getattr(args, "nvml_capture", None):
-        raise SourceUnavailable("--demo and --nvml-capture each choose the GPUs: give one of them")
+    """The demo machine, a capture, or the real driver; `patient`: wait on a slow nvmlInit, saying so, not give up."""
+    if getattr(args, "nvml_capture", None):
+        if args.demo:
+            raise SourceUnavailable("--demo and --nvml-capture each choose the GPUs: give one of them")
+        from gputop.core.sources.nvml_capture import open_capture
+
+        return open_capture(args.nvml_capture, settings.driver_deadline_s)
     if args.demo:
         from gputop.core.sources.demo import DemoSource
 
         if not 1 <= args.demo_gpus <= 16:
             raise SourceUnavailable("--demo-gpus must be between 1 and 16")
         return DemoSource(gpu_count=args.demo_gpus)
-    if getattr(args, "nvml_capture", None):
-        from gputop.core.sources.nvml_capture import open_capture
-
-        return open_capture(args.nvml_capture, settings.driver_deadline_s)
     try:
         from gputop.core.sources.nvml import NvmlSource
     except (ImportError, AttributeError) as error:  # a package named pynvml that is not nvidia-ml-py
