@@ -130,10 +130,24 @@ def test_the_help_and_a_failing_doctor_say_to_attach_a_capture_to_a_bug_report(
         [sys.executable, "-m", "gputop", "doctor"], capture_output=True, text=True, timeout=60, env=fake_nvml.env()
     )
     assert result.returncode == 1
-    assert result.stdout.endswith(
-        "\nTo report this: `gputop doctor --capture capture.json.gz` records what this machine's NVML answers;"
-        " attach that file to a bug report\n"
+    *_, before, last = result.stdout.split("\n\n")
+    assert " ".join(last.split()) == (
+        "To report this: `gputop doctor --capture capture.json.gz` records what this machine's NVML answers;"
+        " attach that file to a bug report"
     )
+    taken = subprocess.run(
+        [sys.executable, "-m", "gputop", "doctor", "--capture", "failing.json", "--seconds", "0.2"],
+        capture_output=True, text=True, timeout=60, env=fake_nvml.env(), cwd=fake_nvml.scenario_path.parent,
+    )
+    # Capturing: the verdict, and where the capture went (holding nvmlInit's answer); no hint to capture.
+    assert (taken.returncode, taken.stdout) == (1, "")
+    said = taken.stderr.splitlines()
+    assert said[0] == "gputop doctor: gputop cannot run: nvmlInit failed: Driver Not Loaded"
+    assert said[-1].startswith(
+        "gputop: captured why NVML would not start (NVML is not available: nvmlInit failed: Driver Not Loaded)"
+        " to failing.json ("
+    )
+    assert said[-1].endswith("): attach it to a bug report")
 
 
 def test_the_demo_and_a_capture_cannot_both_be_the_gpus(capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,17 +19,16 @@ from gputop.core.sampler import Sampler, TickLoop
 from gputop.core.settings import Settings
 from gputop.core.sources.base import SourceUnavailable
 
-# What `gputop doctor` says on a machine where gputop cannot run (and docs/doctor.md).
-CAPTURE_HINT = (
-    "`gputop doctor --capture capture.json.gz` records what this machine's NVML answers;"
-    " attach that file to a bug report"
-)
 # psutil's CPU figures and the network rates need two readings some time apart.
 _ONCE_SETTLE_S = 0.25
 
 
 def run_doctor(args: argparse.Namespace) -> int:
     """``gputop doctor``: every check, in words or JSON; 0 when gputop can run here, 1 when it cannot."""
+    if args.capture:
+        from gputop.cli.capture_command import run_capture
+
+        return run_capture(args)
     from gputop.core.doctor import diagnose
 
     diagnosis = diagnose()
@@ -38,13 +37,6 @@ def run_doctor(args: argparse.Namespace) -> int:
     else:
         columns = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
         sys.stdout.write(diagnosis.to_text(columns))
-        if not diagnosis.runnable and not args.capture:
-            sys.stdout.write(f"\nTo report this: {CAPTURE_HINT}\n")
-    if args.capture:
-        from gputop.cli.capture_command import run_capture
-
-        if run_capture(args, diagnosis.to_json()):
-            return 1
     return 0 if diagnosis.runnable else 1
 
 
