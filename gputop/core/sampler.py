@@ -38,11 +38,10 @@ class Sampler:
         self.source = source
         # The kubelet's GPU allocations (core.host.podresources): nothing is asked where it has no socket.
         self.pod_resources = pod_resources or PodResources()
-        # A source that replays another machine (a capture) says what time it is there, and its name.
-        self._clock: Callable[[], float] = getattr(source, "clock", clock)
+        self._clock = clock
         self.process_info = process_info or ProcessInfo()
         self._host = host_reader or HostReader()
-        self._hostname = getattr(source, "hostname", None) or socket.gethostname()
+        self._hostname = socket.gethostname()
         # The GPUs are read on their own thread while this one reads the host.
         self._gpu_reader: Lane | None = None
         self._gpus_read = threading.Event()
@@ -53,6 +52,9 @@ class Sampler:
         # the host facts, the two joined; a joined process is kept while the other two are unchanged,
         # and the whole joined list while all of them are.
         self._joined: dict[tuple[int, int | None], _Joined] = {}
+        # A source that replays another machine (a capture) says what time it is there, and its name.
+        self._clock = getattr(source, "clock", self._clock)
+        self._hostname = getattr(source, "hostname", None) or self._hostname
 
     def source_time(self) -> float | None:
         """The time where the source is (a capture: its tick's), when that is not this machine's now."""
