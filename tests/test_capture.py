@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -54,26 +55,36 @@ def without_nvml(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
     return {**env, "LD_LIBRARY_PATH": str(empty)}
 
 
-@pytest.fixture
-def captured(fake_nvml: FakeNvml, sleeper: subprocess.Popen[bytes], tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    """A capture taken by the real command on the fake driver (names and identifiers replaced)."""
-    fake_nvml.write(machine(sleeper.pid))
-    path = tmp_path / "capture.json.gz"
-    env = fake_nvml.env()
-    result = gputop(env, "-i", INTERVAL, "doctor", "--capture", str(path), "--seconds", "0.45")
-    assert result.returncode == 0, result.stderr
-    assert result.stderr.splitlines()[-1].startswith(f"gputop: captured 5 ticks of 4 GPUs to {path} (")
-    assert result.stderr.splitlines()[-1].endswith("): attach it to a bug report")
-    document = json.loads(gzip.decompress(path.read_bytes()))
-    assert document["doctor"]["runnable"] is True
-    assert str(Path.home()) not in json.dumps(document)  # the doctor's paths say ~ instead
-    return path, env
+Captured = tuple[Path, dict[str, str], Scenario]
 
 
-def test_a_replay_without_nvml_writes_the_recorded_json_tick_by_tick(
-    captured: tuple[Path, dict[str, str]], tmp_path: Path
-) -> None:
-    path, env = captured
+@pytest.fixture(scope="module")
+def captured(fake_nvml_library: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
+    """A capture taken by the real command on the fake driver (names and identifiers replaced), with a
+    real process on GPU 0; taken once for the tests that replay it."""
+    folder = tmp_path_factory.mktemp("captured")
+    fake = FakeNvml(folder / "fakenvml")
+    sleeper = subprocess.Popen(["sleep", "600"])
+    try:
+        scenario = machine(sleeper.pid)
+        fake.write(scenario)
+        env = {**fake.env(), "XDG_CONFIG_HOME": str(folder / "config")}
+        path = folder / "capture.json.gz"
+        result = gputop(env, "-i", INTERVAL, "doctor", "--capture", str(path), "--seconds", "0.45")
+        assert result.returncode == 0, result.stderr
+        assert result.stderr.splitlines()[-1].startswith(f"gputop: captured 5 ticks of 4 GPUs to {path} (")
+        assert result.stderr.splitlines()[-1].endswith("): attach it to a bug report")
+        document = json.loads(gzip.decompress(path.read_bytes()))
+        assert document["doctor"]["runnable"] is True
+        assert str(Path.home()) not in json.dumps(document)  # the doctor's paths say ~ instead
+        yield path, env, scenario
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_a_replay_without_nvml_writes_the_recorded_json_tick_by_tick(captured: Captured, tmp_path: Path) -> None:
+    path, env, _ = captured
     capture = read_capture(str(path))
     recorded = [tick.json for tick in capture.ticks]
     out = tmp_path / "replay.jsonl"
@@ -147,15 +158,12 @@ def timeless(page: str) -> list[str]:
     return lines
 
 
-def test_the_exporter_serves_the_same_metrics_from_a_replay(
-    captured: tuple[Path, dict[str, str]], sleeper: subprocess.Popen[bytes], tmp_path: Path
-) -> None:
-    path, env = captured
+def test_the_exporter_serves_the_same_metrics_from_a_replay(captured: Captured, tmp_path: Path) -> None:
+    path, env, scenario = captured
     live = scrape(env)
     # The capture replaced identifiers and names: the live page is compared with them replaced too.
     recorded = read_capture(str(path)).ticks[-1].json
     assert recorded is not None
-    scenario = machine(sleeper.pid)
     for spec, gpu in zip(scenario.gpus, recorded["gpus"], strict=True):
         if gpu["uuid"] is not None:
             live = live.replace(str(spec.uuid), gpu["uuid"]).replace(str(spec.pci), gpu["pci_bus_id"])
