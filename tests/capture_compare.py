@@ -13,8 +13,10 @@ from gputop.core.settings import Thresholds
 from gputop.core.sources.nvml_capture import open_capture
 
 # The one field a replay is meant to change: it says it is a capture. Everything else, the
-# timestamps included (the replay runs on the capture's clock), is as recorded.
+# timestamps included (the replay runs on the capture's clock), is as recorded...
 REPLAY_DIFFERS = {"source": ("nvml", "capture")}
+# ...but for when a GPU stopped answering: the device code takes that from this machine's clock.
+THIS_MACHINE_S_TIME = {"not_answering_since"}
 
 
 def replay_documents(path: Path, ticks: int) -> list[dict[str, Any]]:
@@ -43,15 +45,20 @@ def differences(recorded: Any, replayed: Any, path: str = "") -> list[str]:
         for key, value in recorded.items():
             if key not in replayed:
                 found.append(f"{path}/{key}: missing from the replay")
-            elif REPLAY_DIFFERS.get(key) == (value, replayed[key]):
-                continue
-            else:
+            elif not _as_meant(key, value, replayed[key]):
                 found += differences(value, replayed[key], f"{path}/{key}")
         return found
     if isinstance(recorded, list) and isinstance(replayed, list) and len(recorded) == len(replayed):
         pairs = enumerate(zip(recorded, replayed, strict=True))
         return [found for at, pair in pairs for found in differences(*pair, f"{path}[{at}]")]
     return [] if recorded == replayed else [f"{path}: recorded {recorded!r}, replayed {replayed!r}"]
+
+
+def _as_meant(key: str, recorded: Any, replayed: Any) -> bool:
+    """A difference the replay is meant to make (see REPLAY_DIFFERS, THIS_MACHINE_S_TIME)."""
+    if REPLAY_DIFFERS.get(key) == (recorded, replayed):
+        return True
+    return key in THIS_MACHINE_S_TIME and (recorded is None) == (replayed is None)
 
 
 def judgements(document: dict[str, Any]) -> set[str]:

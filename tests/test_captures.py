@@ -24,7 +24,7 @@ def test_the_fake_driver_s_captures_are_kept() -> None:
     names = {path.name for path in captures()}
     assert {
         "fake-mig.json.gz", "fake-gpm-and-pre-hopper.json.gz", "fake-size-probe-success.json.gz",
-        "fake-not-supported.json.gz", "fake-lost-gpu.json.gz", "fake-old-driver.json.gz",
+        "fake-not-supported.json.gz", "fake-lost-gpu.json.gz", "fake-old-driver.json.gz", "fake-hung-gpu.json.gz",
     } <= names
 
 

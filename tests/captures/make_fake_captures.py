@@ -83,6 +83,12 @@ def lost_gpu() -> Scenario:
     return Scenario().gpu().gpu(name="NVIDIA L40S").process(1, NO_SUCH_PID, used=GiB, sm=5)
 
 
+def hung_gpu() -> Scenario:
+    """Two GPUs; the second's power reading never comes back while the capture runs (a hung driver
+    call: the GPU is listed as not answering, its calls not asked again until it returns)."""
+    return Scenario().gpu().gpu(name="NVIDIA L40S").delay("nvmlDeviceGetPowerUsage", 30.0, gpu=1)
+
+
 # A scenario the driver changes to while the capture runs: (seconds after the start, the new scenario).
 LATER: dict[str, tuple[float, Callable[[], Scenario]]] = {
     "lost_gpu": (0.25, lambda: lost_gpu().lost(1)),
@@ -95,7 +101,10 @@ SCENARIOS: dict[str, tuple[Callable[[], Scenario], tuple[str, ...]]] = {
     "not_supported": (not_supported, ()),
     "lost_gpu": (lost_gpu, ()),
     "old_driver": (size_probe_success, tuple(OLD_DRIVER)),
+    "hung_gpu": (hung_gpu, ()),
 }
+# The driver deadline of each capture (the settings' driver_deadline_s; a replay keeps it).
+DEADLINE_S = {"hung_gpu": 0.5}
 
 
 def make(name: str, work: Path) -> Path:
@@ -109,7 +118,12 @@ def make(name: str, work: Path) -> Path:
         timer = threading.Timer(after, lambda: fake.write(later()))
         timer.start()
     try:
-        taken = take_capture(CaptureOptions(seconds=(TICKS - 0.5) * INTERVAL_S, interval_s=INTERVAL_S), Settings())
+        settings = Settings(driver_deadline_s=DEADLINE_S.get(name, Settings().driver_deadline_s))
+        # The first tick waits the deadline out for a hung GPU: as much longer again for the rest.
+        seconds = settings.driver_deadline_s + (TICKS - 0.5) * INTERVAL_S if name in DEADLINE_S else (
+            (TICKS - 0.5) * INTERVAL_S
+        )
+        taken = take_capture(CaptureOptions(seconds=seconds, interval_s=INTERVAL_S), settings)
     finally:
         if timer is not None:
             timer.join()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -24,7 +23,8 @@ from gputop.core.sources.nvml_gateway import Gateway
 T = TypeVar("T")
 
 # Calls that wait for an event: past the answers of their tick they time out, after waiting as asked
-# (their last argument, in ms; at most WAIT_MOST_S), as a driver with nothing to say does.
+# (their last argument, in ms; at most WAIT_MOST_S), as a driver with nothing to say does. Any call
+# answers after as long as it took there (``ms``); one that never came back waits until the replay ends.
 WAITS = ("nvmlEventSetWait",)
 WAIT_MOST_S = 0.5
 
@@ -62,6 +62,8 @@ class Player:
         self._lock = threading.Lock()
         self._taken: dict[str, int] = {}
         self.tick = 0
+        # Set when the replay ends: a call that never came back on the captured machine waits for it.
+        self.closed = threading.Event()
 
     @property
     def ticks(self) -> int:
@@ -113,20 +115,24 @@ class ReplayGateway(Gateway):
     def _invoke(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         name = fn.__name__
         waits = name.startswith(WAITS)
-        call = self.player.answer(_key(name, asked(args, self.refs)), waits)
+        player = self.player
+        call = player.answer(_key(name, asked(args, self.refs)), waits)
         if call is None:
             if waits:
-                time.sleep(min(WAIT_MOST_S, float(args[-1]) / 1000) if args else 0)
-                raise self.player.error(pynvml.NVML_ERROR_TIMEOUT)
-            raise self.player.error(pynvml.NVML_ERROR_NOT_SUPPORTED)
+                player.closed.wait(min(WAIT_MOST_S, float(args[-1]) / 1000) if args else 0)
+                raise player.error(pynvml.NVML_ERROR_TIMEOUT)
+            raise player.error(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        if call.get("unanswered"):
+            player.closed.wait()  # it never came back there: not here either, while the replay lasts
+            raise player.error(pynvml.NVML_ERROR_TIMEOUT)
+        if call.get("ms"):
+            player.closed.wait(float(call["ms"]) / 1000)  # as slow as it was there
         if call.get("error"):
             kind, text = call["error"]
             raise type(str(kind), (Exception,), {})(text)
         code = call["rc"]
         if code:
-            if waits and code == pynvml.NVML_ERROR_TIMEOUT and args:
-                time.sleep(min(WAIT_MOST_S, float(args[-1]) / 1000))
-            raise self.player.error(int(code))
+            raise player.error(int(code))
         for position, written in (call.get("out") or {}).items():
             fill(args[int(position)], written, self.refs)
         answer = call.get("r")

@@ -94,6 +94,7 @@ def take_capture(options: CaptureOptions, settings: Settings, doctor: dict[str, 
         "interval_s": options.interval_s,
         "seconds": options.seconds,
         "thresholds": dataclasses.asdict(settings.thresholds),
+        "driver_deadline_s": settings.driver_deadline_s,
         "hostname": hostname,
         "anonymized": list(REPLACED) if options.anonymize else [],
         "names_kept": options.keep_names,
@@ -101,7 +102,7 @@ def take_capture(options: CaptureOptions, settings: Settings, doctor: dict[str, 
         # Its paths (the library's, the binding's) name the user in their home folder.
         "doctor": doctor if doctor is None or options.keep_names else without_home(doctor, os.path.expanduser("~")),
     }
-    document = capture.document()
+    document = log.document()
     if options.anonymize:
         document = anonymize_document(document, hostname)
     return Taken(document, len(capture.ticks), gpus, failure)

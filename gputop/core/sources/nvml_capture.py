@@ -43,6 +43,8 @@ class CaptureSource(NvmlSource):
         self.capture = capture
         self.path = path
         self.player = Player(capture)
+        # The captured machine's deadline: a call slower than it there is as slow here, and as late.
+        deadline_s = _number(capture.facts.get("driver_deadline_s")) or deadline_s
         super().__init__(deadline_s, gateway=ReplayGateway(self.player))
         self._recorded: list[Snapshot | None] = [_decoded(tick.json) for tick in capture.ticks]
         self._interval_s = _number(capture.facts.get("interval_s")) or DEFAULT_INTERVAL_S
@@ -58,6 +60,10 @@ class CaptureSource(NvmlSource):
             super().open()
         except SourceUnavailable as error:  # the captured machine's own failure, replayed
             raise SourceUnavailable(f"{self.path} (a capture): {error}") from None
+
+    def close(self) -> None:
+        self.player.closed.set()
+        super().close()
 
     def clock(self) -> float:
         """The time of the tick being replayed, as recorded; past the last, one interval a tick on."""
