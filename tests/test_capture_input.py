@@ -153,3 +153,20 @@ def test_the_help_and_a_failing_doctor_say_to_attach_a_capture_to_a_bug_report(
 def test_the_demo_and_a_capture_cannot_both_be_the_gpus(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "--demo", "--nvml-capture", "capture.json.gz", "--json")
     assert (status, out, err) == (2, "", "gputop: --demo and --nvml-capture each choose the GPUs: give one of them\n")
+
+
+@pytest.mark.parametrize("named", ["gputop.core.sources.factory.open_source", "os.system"])
+def test_a_capture_that_names_something_to_call_gets_it_refused_not_called(
+    fake_nvml: FakeNvml, tmp_path: Path, capsys: pytest.CaptureFixture[str], named: str
+) -> None:
+    document = capture_of(fake_nvml, Scenario().gpu())
+    for tick in document["ticks"]:  # type: ignore[attr-defined]
+        for call in tick["calls"]:
+            if call["f"] == "nvmlDeviceGetMemoryInfo_v2":
+                call["r"]["$"] = named
+    path = tmp_path / "crafted.json"
+    write_capture(document, str(path))
+    status, out, err = run(capsys, "--nvml-capture", str(path), "--json")
+    # The GPU's read fails, saying why, as any answer gputop cannot read would.
+    assert (status, out, err) == (2, "", f"gputop: no GPU answered: read failed: nvmlDeviceGetMemoryInfo_v2:"
+                                          f" ValueError: an answer of an unknown type {named!r}\n")

@@ -31,6 +31,8 @@ ASKED_FIELDS: dict[str, tuple[str, ...]] = {
     "c_nvmlGpmMetricsGet_t": ("version", "numMetrics", "metrics"),
     "c_nvmlGpmMetric_t": ("metricId",),
 }
+# Where gputop's own values come from (the gateway's wrappers of a call: Memory, ...).
+VALUES_FROM = "gputop.core.sources."
 # A union is kept as the member its structure's ``valueType`` names (NVML's convention).
 _VALUE_MEMBERS = {0: "dVal", 1: "uiVal", 2: "ulVal", 3: "ullVal", 4: "sllVal", 5: "siVal", 6: "usVal"}
 
@@ -71,6 +73,8 @@ class ReplayRefs(Refs):
         kind = _POINTERS.get(type_name, ctypes.c_void_p)
         if number is None:
             return kind()
+        if not isinstance(number, int) or not 0 < number < 1 << 32:
+            raise ValueError(f"a reference that is not one: {number!r}")
         return ctypes.cast(ctypes.c_void_p(_REF_BASE + number * _REF_STEP), kind)
 
 
@@ -181,10 +185,16 @@ def decode(value: Any, refs: ReplayRefs) -> Any:
     fields = {name: item for name, item in value.items() if name != "$"}
     if kind == "object":
         return types.SimpleNamespace(**{name: decode(item, refs) for name, item in fields.items()})
-    if isinstance(kind, str) and kind.startswith("gputop."):
+    if isinstance(kind, str) and kind.startswith(VALUES_FROM):
+        # A capture may come from anyone: what it names is built only if it is one of the sources'
+        # plain values (a dataclass), never called otherwise.
         module, _, name = kind.rpartition(".")
-        cls = getattr(importlib.import_module(module), name)
-        return cls(**{name: decode(item, refs) for name, item in fields.items()})
+        cls = getattr(importlib.import_module(module), name, None)
+        if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+            raise ValueError(f"an answer of an unknown type {kind!r}")
+        # A field gputop has since dropped is left out; one it has since added takes its default.
+        known = {field.name for field in dataclasses.fields(cls)}
+        return cls(**{name: decode(item, refs) for name, item in fields.items() if name in known})
     structure = getattr(pynvml, str(kind), None)
     if isinstance(structure, type) and issubclass(structure, ctypes.Structure):
         made = structure()
@@ -206,7 +216,9 @@ def fill(target: Any, recorded: Any, refs: ReplayRefs, *, pointers: bool = False
         return
     if isinstance(target, ctypes.Union):
         if "hex" in recorded:
-            ctypes.memmove(ctypes.addressof(target), bytes.fromhex(recorded["hex"]), ctypes.sizeof(target))
+            size = ctypes.sizeof(target)
+            raw = bytes.fromhex(str(recorded["hex"]))[:size].ljust(size, b"\0")
+            ctypes.memmove(ctypes.addressof(target), raw, size)
         else:
             for member, item in recorded.items():
                 if member != "$":
