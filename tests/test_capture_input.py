@@ -170,3 +170,19 @@ def test_a_capture_that_names_something_to_call_gets_it_refused_not_called(
     # The GPU's read fails, saying why, as any answer gputop cannot read would.
     assert (status, out, err) == (2, "", f"gputop: no GPU answered: read failed: nvmlDeviceGetMemoryInfo_v2:"
                                           f" ValueError: an answer of an unknown type {named!r}\n")
+
+
+def test_a_call_the_capture_never_saw_answers_not_supported(
+    fake_nvml: FakeNvml, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = capture_of(fake_nvml, Scenario().gpu(fan=55))
+    for tick in document["ticks"]:  # type: ignore[attr-defined]
+        tick["calls"] = [call for call in tick["calls"] if call["f"] != "nvmlDeviceGetFanSpeed"]
+    path = tmp_path / "no-fan.json"
+    write_capture(document, str(path))
+    status, out, err = run(capsys, "--nvml-capture", str(path), "--json")
+    assert (status, err) == (0, "")
+    [gpu] = json.loads(out)["gpus"]
+    # As a driver without the call would: no fan reading, every other figure as recorded.
+    assert (gpu["fan"], gpu["answering"], gpu["temperature"]["current"]) == (None, True, 35)
+    assert document["ticks"][-1]["json"]["gpus"][0]["fan"] == 55  # type: ignore[index]
