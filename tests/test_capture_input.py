@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakenvml import Scenario
@@ -19,7 +20,7 @@ from gputop.core.capture.take import CaptureOptions, take_capture
 from gputop.core.settings import Settings
 
 
-def capture_of(fake_nvml: FakeNvml, scenario: Scenario) -> dict[str, object]:
+def capture_of(fake_nvml: FakeNvml, scenario: Scenario) -> dict[str, Any]:
     fake_nvml.write(scenario)
     fake_nvml.load()
     return take_capture(CaptureOptions(seconds=0.25, interval_s=0.1), Settings()).document
@@ -60,7 +61,7 @@ def test_a_capture_that_cannot_be_replayed_is_refused_in_one_line(
     elif damage == "not a capture":
         write_capture({"schema": 1, "gpus": []}, str(path))
     else:
-        document["ticks"][0]["calls"][0] = {"a": []}  # type: ignore[index]
+        document["ticks"][0]["calls"][0] = {"a": []}
         write_capture(document, str(path))
     for command in (["--json"], ["--once"], ["record", str(tmp_path / "out.jsonl")]):
         status, out, err = run(capsys, "--nvml-capture", str(path), *command)
@@ -160,7 +161,7 @@ def test_a_capture_that_names_something_to_call_gets_it_refused_not_called(
     fake_nvml: FakeNvml, tmp_path: Path, capsys: pytest.CaptureFixture[str], named: str
 ) -> None:
     document = capture_of(fake_nvml, Scenario().gpu())
-    for tick in document["ticks"]:  # type: ignore[attr-defined]
+    for tick in document["ticks"]:
         for call in tick["calls"]:
             if call["f"] == "nvmlDeviceGetMemoryInfo_v2":
                 call["r"]["$"] = named
@@ -176,7 +177,7 @@ def test_a_call_the_capture_never_saw_answers_not_supported(
     fake_nvml: FakeNvml, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     document = capture_of(fake_nvml, Scenario().gpu(fan=55))
-    for tick in document["ticks"]:  # type: ignore[attr-defined]
+    for tick in document["ticks"]:
         tick["calls"] = [call for call in tick["calls"] if call["f"] != "nvmlDeviceGetFanSpeed"]
     path = tmp_path / "no-fan.json"
     write_capture(document, str(path))
@@ -185,4 +186,4 @@ def test_a_call_the_capture_never_saw_answers_not_supported(
     [gpu] = json.loads(out)["gpus"]
     # As a driver without the call would: no fan reading, every other figure as recorded.
     assert (gpu["fan"], gpu["answering"], gpu["temperature"]["current"]) == (None, True, 35)
-    assert document["ticks"][-1]["json"]["gpus"][0]["fan"] == 55  # type: ignore[index]
+    assert document["ticks"][-1]["json"]["gpus"][0]["fan"] == 55
