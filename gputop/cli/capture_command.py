@@ -19,7 +19,10 @@ def run_capture(args: argparse.Namespace) -> int:
     from gputop.core.capture.take import CaptureOptions, take_capture
     from gputop.core.doctor import diagnose
 
-    diagnosis = diagnose()
+    try:
+        diagnosis = diagnose()
+    except KeyboardInterrupt:  # before anything was captured: nothing to write
+        return 130
     print(f"gputop doctor: {diagnosis.summary}", file=sys.stderr, flush=True)
     options = CaptureOptions(
         seconds=args.seconds, interval_s=args.interval, anonymize=not args.no_anonymize, keep_names=args.keep_names
