@@ -37,7 +37,7 @@ def run_capture(args: argparse.Namespace) -> int:
     kept += ", users and commands kept" if args.keep_names else ", users and commands replaced"
     # Where NVML would not start, its answer is the capture (the advice after the dash is the doctor's).
     what = f"why NVML would not start ({taken.failure.split(' — ')[0]})" if taken.failure else (
-        f"{taken.ticks} ticks of {taken.gpus} GPUs"
+        f"{taken.ticks} tick{'s' if taken.ticks != 1 else ''} of {taken.gpus} GPU{'s' if taken.gpus != 1 else ''}"
     )
     print(f"gputop: captured {what} to {args.capture} ({size:,} bytes; {kept}): {ATTACH}", file=sys.stderr)
     return 0 if diagnosis.runnable else 1
