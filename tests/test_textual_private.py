@@ -38,11 +38,14 @@ FOREIGN = tuple(ALLOWED)
 SELF_ATTRIBUTE = re.compile(r"self\.(_\w+)")
 # Public despite the underscore: a namedtuple's own API.
 NAMEDTUPLE_API = frozenset({"_replace", "_asdict", "_fields", "_field_defaults", "_make"})
+# ctypes' documented way to describe and read a structure or array (a capture's codec reads any of
+# pynvml's structures by its fields): public, whatever the underscores say.
+CTYPES_API = frozenset({"_fields_", "_length_", "_type_"})
 
 
 def _private(name: str) -> bool:
     dunder = name.startswith("__") and name.endswith("__")
-    return name.startswith("_") and not dunder and name not in NAMEDTUPLE_API
+    return name.startswith("_") and not dunder and name not in NAMEDTUPLE_API and name not in CTYPES_API
 
 
 def _modules() -> list[Path]:

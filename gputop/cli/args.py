@@ -100,6 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gputop {__version__}")
     parser.add_argument("--demo", action="store_true", help="run on a simulated machine (no GPU needed)")
     parser.add_argument("--demo-gpus", type=int, default=4, metavar="N", help="GPUs in the demo machine (1-16)")
+    parser.add_argument(
+        "--nvml-capture", metavar="FILE",
+        help="run on a capture's NVML answers (gputop doctor --capture) instead of this machine's driver",
+    )
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--once", action="store_true", help="print one readable table and exit")
     output.add_argument("--json", action="store_true", help="print one JSON document and exit")
@@ -143,6 +147,21 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_command(commands)
     doctor = commands.add_parser("doctor", help="say why gputop cannot see a GPU or its processes, and what to do")
     doctor.add_argument("--json", action="store_true", dest="doctor_json", help="one JSON document, for scripts")
+    doctor.add_argument(
+        "--capture", metavar="FILE",
+        help="record every NVML call gputop makes and its answer, with gputop's --json of each tick, to FILE"
+        " (.gz: gzip): attach it to a bug report (docs/capture.md)",
+    )
+    doctor.add_argument(
+        "--seconds", type=duration_value, default=10.0, metavar="N", help="--capture: for N seconds (default 10)"
+    )
+    doctor.add_argument(
+        "--no-anonymize", action="store_true",
+        help="--capture: keep GPU serials, UUIDs, PCI bus ids and the host name (replaced by stand-ins by default)",
+    )
+    doctor.add_argument(
+        "--keep-names", action="store_true", help="--capture: keep processes' users and commands (replaced by default)"
+    )
     record = commands.add_parser("record", help="sample without a TUI into a JSON-lines file (.gz: gzip)")
     record.add_argument("file", metavar="FILE")
     record.add_argument("--duration", type=duration_value, default=None, metavar="S", help="stop after S seconds")

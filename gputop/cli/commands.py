@@ -28,6 +28,10 @@ _ONCE_SETTLE_S = 0.25
 
 def run_doctor(args: argparse.Namespace) -> int:
     """``gputop doctor``: every check, in words or JSON; 0 when gputop can run here, 1 when it cannot."""
+    if args.capture:
+        from gputop.cli.capture_command import run_capture
+
+        return run_capture(args)
     from gputop.core.doctor import diagnose
 
     diagnosis = diagnose()

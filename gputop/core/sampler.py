@@ -56,6 +56,13 @@ class Sampler:
         # the host facts, the two joined; a joined process is kept while the other two are unchanged,
         # and the whole joined list while all of them are.
         self._joined: dict[tuple[int, int | None], _Joined] = {}
+        # A source that replays another machine (a capture) says what time it is there, and its name.
+        self._clock = getattr(source, "clock", self._clock)
+        self._hostname = getattr(source, "hostname", None) or self._hostname
+
+    def source_time(self) -> float | None:
+        """The time where the source is (a capture: its tick's), when that is not this machine's now."""
+        return self._clock() if hasattr(self.source, "clock") else None
 
     def open(self) -> None:
         """Open the source; raises SourceUnavailable."""

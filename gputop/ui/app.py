@@ -366,6 +366,7 @@ class GpuTopApp(ChangedCellsApp[int]):
             live=self.start_sampler and not self.frozen,
             started_at=self.sampling.started_at,
             alerts=0 if self.tick is None else len(self.tick.alerted),
+            now=self.sampler.source_time(),
         )
 
     def update_title(self) -> None:

@@ -4,7 +4,10 @@ A child process (cuda_child.py) allocates GPU memory and runs a PTX kernel throu
 ctypes. Then: gputop's `--json` is checked against `nvidia-smi -q -x` (names, UUIDs, memory within
 1 %, the child listed with its memory, temperature and power in range), the diagnosis fields
 against `nvidia-smi --query-gpu`, the TUI in tmux shows the child and `k` + Enter ends it, and
-`gputop export` serves the same figures. Run it (under 5 minutes) on a machine with a GPU:
+`gputop export` serves the same figures, and `gputop doctor --capture` records the machine's NVML
+answers with the child running: the capture is written to the results folder (capture_note.py) with a
+note that says to add it to tests/captures/, and is replayed here against its recorded `--json`. Run
+it (under 5 minutes) on a machine with a GPU:
 
     python -m pytest -q -p no:xdist tests/gpu
 """
@@ -28,6 +31,7 @@ import pytest
 
 from gputop.core.host.pidns import read_pid_namespace
 
+from .capture_note import NOTE_NAME, capture_name, note, results_dir
 from .smi_xml import SmiGpu, compare, parse_smi_xml
 
 MiB = 1024 * 1024
@@ -254,3 +258,29 @@ def test_the_tui_shows_the_child_and_k_ends_it(real_gpus: list[SmiGpu], tmp_path
     finally:
         end_child(child)
         tmux.kill_server()
+
+
+def test_a_capture_of_this_machine_is_written_beside_the_results_and_replays_as_recorded(
+    real_gpus: list[SmiGpu], cuda_process: subprocess.Popen[str], tmp_path: Path
+) -> None:
+    from capture_compare import differences, recorded_ticks, replay_documents
+
+    from gputop.core.capture.capture_file import read_capture
+
+    folder = results_dir(tmp_path)
+    taken = folder / "capture.json.gz"
+    result = subprocess.run(
+        [sys.executable, "-m", "gputop", "-i", "0.5", "doctor", "--capture", str(taken), "--seconds", "5"],
+        capture_output=True, text=True, timeout=120, env=ENV,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    capture = read_capture(str(taken))
+    path = folder / capture_name(capture.document())
+    taken.rename(path)
+    said = note(path, path.stat().st_size)
+    (folder / NOTE_NAME).write_text(said + "\n")
+    print(said)
+    recorded = recorded_ticks(capture)
+    assert len(recorded) >= 8
+    for tick, (before, after) in enumerate(zip(recorded, replay_documents(path, len(recorded)), strict=True), 1):
+        assert differences(before, after) == [], f"tick {tick}"

@@ -20,6 +20,11 @@ from gputop.core.doctor.findings import ERROR, OK, UNKNOWN, WARNING, Finding
 __all__ = ["ERROR", "OK", "UNKNOWN", "WARNING", "Diagnosis", "Finding", "diagnose"]
 
 CHECK_TIMEOUT_S = 3.0
+# What `gputop doctor` says last where gputop cannot run (docs/doctor.md).
+CAPTURE_HINT = (
+    "To report this: `gputop doctor --capture capture.json.gz` records what this machine's NVML answers;"
+    " attach that file to a bug report"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,8 +41,9 @@ class Diagnosis:
             indent=2,
         )
 
-    def to_text(self, columns: int = 100) -> str:
-        """In words: a line for the verdict, then each check's status, title, finding and advice."""
+    def to_text(self, columns: int = 100, *, capture_hint: bool = True) -> str:
+        """In words: a line for the verdict, then each check's status, title, finding and advice; where
+        gputop cannot run, how to report it (``capture_hint``)."""
         lines = [f"gputop doctor: {self.summary}", ""]
         width = max(len(f.title) for f in self.findings)
         indent = " " * (2 + 8 + 1 + width + 2)
@@ -52,6 +58,8 @@ class Diagnosis:
                     finding.advice, max(40, columns), initial_indent=indent + "→ ", subsequent_indent=indent + "  ",
                     break_on_hyphens=False,
                 )
+        if capture_hint and not self.runnable:
+            lines += ["", *textwrap.wrap(CAPTURE_HINT, max(40, columns), break_on_hyphens=False)]
         return "\n".join(lines) + "\n"
 
 

@@ -14,7 +14,13 @@ from gputop.core.sources.base import GpuSource, SourceUnavailable, unavailable
 
 
 def open_source(args: argparse.Namespace, settings: Settings, patient: bool = False) -> GpuSource:
-    """The demo machine or the real driver; `patient`: wait on a slow nvmlInit, saying so, not give up."""
+    """The demo machine, a capture, or the real driver; `patient`: wait on a slow nvmlInit, saying so, not give up."""
+    if getattr(args, "nvml_capture", None):
+        if args.demo:
+            raise SourceUnavailable("--demo and --nvml-capture each choose the GPUs: give one of them")
+        from gputop.core.sources.nvml_capture import open_capture
+
+        return open_capture(args.nvml_capture, settings.driver_deadline_s)
     if args.demo:
         from gputop.core.sources.demo import DemoSource
 

@@ -83,8 +83,9 @@ class NvmlSource:
         self,
         deadline_s: float = DEFAULT_DEADLINE_S,
         on_init_slow: Callable[[float], None] | None = None,
+        gateway: Gateway | None = None,
     ) -> None:
-        self._gateway = Gateway()
+        self._gateway = gateway or Gateway()
         self._deadline_s = deadline_s
         self._on_init_slow = on_init_slow
         self._answered = threading.Condition()

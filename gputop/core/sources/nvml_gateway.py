@@ -47,7 +47,7 @@ class Gateway:
         """nvmlInit; SourceUnavailable (one line) when there is no usable driver."""
         self._calling[threading.get_ident()] = "nvmlInit"
         try:
-            pynvml.nvmlInit()
+            self._invoke(pynvml.nvmlInit, ())
         except pynvml.NVMLError_LibraryNotFound:
             raise SourceUnavailable(unavailable("libnvidia-ml.so.1 was not found")) from None
         except pynvml.NVMLError as error:
@@ -57,7 +57,12 @@ class Gateway:
         """nvmlShutdown, whatever it answers."""
         self._calling[threading.get_ident()] = "nvmlShutdown"
         with contextlib.suppress(pynvml.NVMLError):
-            pynvml.nvmlShutdown()
+            self._invoke(pynvml.nvmlShutdown, ())
+
+    def _invoke(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        """fn(*args): where the library is asked. A capture's recorder and player stand here
+        (core/capture/), so that everything above runs as on the driver."""
+        return fn(*args)
 
     def call(self, fn: Callable[..., T], *args: Any) -> T | None:
         """fn(*args), or None when NVML has no value; raises DeviceLost."""
@@ -66,7 +71,7 @@ class Gateway:
             return None
         self._calling[threading.get_ident()] = name
         try:
-            return fn(*args)
+            return self._invoke(fn, args)
         except pynvml.NVMLError as error:
             if error.value in LOST_ERRORS:
                 raise DeviceLost(describe(error)) from error
@@ -84,7 +89,7 @@ class Gateway:
             version = versions[position]
             calling[thread] = version.__name__
             try:
-                result = version(*args)
+                result = self._invoke(version, args)
             except pynvml.NVMLError as error:
                 if error.value == pynvml.NVML_ERROR_FUNCTION_NOT_FOUND:
                     self._version[family] = position + 1

@@ -56,6 +56,7 @@ class TitleFacts:
     live: bool  # sampling live and not frozen: the title says when the newest sample grows old
     started_at: float | None  # when live sampling started
     alerts: int  # alerts raised now
+    now: float | None = None  # the source's time, where it is not this machine's (a capture's ticks)
 
 
 class TitleControl:
@@ -99,7 +100,8 @@ class TitleControl:
             from gputop.ui.controls.replay_control import replay_title
 
             mode = replay_title(replay)
-        late = late_s(facts.latest, time.time(), facts.interval_s, facts.started_at) if facts.live else None
+        now = time.time() if facts.now is None else facts.now
+        late = late_s(facts.latest, now, facts.interval_s, facts.started_at) if facts.live else None
         bar = title_text(
             facts.snapshot, mode, recording=facts.recording, readonly=facts.readonly, frozen=facts.frozen,
             late_s=late, alerts=facts.alerts,
