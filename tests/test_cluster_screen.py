@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from textual.pilot import Pilot
+from textual.widgets import Static
 
+from gputop.core.cluster.client import PrometheusError
 from gputop.ui.cluster.gpu_list import GpuListScreen
 from gputop.ui.cluster.host_screen import HostScreen
 from gputop.ui.cluster.view import ClusterApp
 
-from .test_cluster_view import FakeReader, make_app, row_order, started, text_of, until
+from .test_cluster_view import URL, FakeReader, make_app, row_order, started, text_of, until
 
 
 async def filling_gpus(app: ClusterApp, pilot: Pilot[int]) -> GpuListScreen:
@@ -57,3 +59,23 @@ async def test_enter_on_a_count_s_gpu_opens_its_host_which_reads_its_detail() ->
         assert reader.details == ["gpu-b"]
         await pilot.press("escape")
         assert not isinstance(app.screen, (HostScreen, GpuListScreen))
+
+
+async def test_a_host_s_screen_follows_the_refreshes_it_is_handed_a_failure_then_the_answer() -> None:
+    reader = FakeReader()
+    app = make_app(reader, interval_s=0.1)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("down", "enter")
+        host = app.screen
+        assert isinstance(host, HostScreen)
+        await until(pilot, lambda: host.detail is not None)
+        title = host.query_one("#host-title", Static)
+        reader.failure = PrometheusError("connection refused", "unreachable")
+        await until(pilot, lambda: "unreachable" in str(title.render()))
+        assert str(title.render()).startswith(f"Prometheus unreachable at {URL}: connection refused — retrying in ")
+        asked = len(reader.details)
+        reader.failure = None
+        # The next refresh brings the host's detail (asked with it, not read apart).
+        await until(pilot, lambda: str(title.render()).startswith("Host gpu-b  live  gputop 0.1.0"), timeout_s=10)
+        assert reader.calls[-1][1] == "gpu-b" and len(reader.details) == asked
