@@ -388,7 +388,7 @@ async def until(pilot: Pilot[int], what: str, condition: Callable[[], bool], tim
 
 async def open_host(pilot: Pilot[int], app: ClusterApp, hostname: str) -> HostScreen:
     """Down to the host's row, Enter, and wait for its detail."""
-    await pilot.press("home", *["down"] * [h.hostname for h in app.host_list.hosts].index(hostname), "enter")
+    await pilot.press("home", *["down"] * [h.hostname for h in app.fleet.host_list.hosts].index(hostname), "enter")
     screen = app.screen
     assert isinstance(screen, HostScreen) and screen.hostname == hostname
     await until(pilot, f"{hostname}'s detail", lambda: screen.detail is not None and bool(screen.detail.gpus))
@@ -408,11 +408,11 @@ def process_rows(screen: HostScreen) -> list[list[str]]:
 async def test_enter_on_dcgm_hosts_shows_mig_devices_pods_and_every_default_counter(fleet: Fleet) -> None:
     app = ClusterApp(ClusterOptions.create(fleet.prometheus.url, interval_s=60))
     async with app.run_test(size=(200, 50)) as pilot:
-        await until(pilot, "the hosts", lambda: len(app.host_list.hosts) == 6)
+        await until(pilot, "the hosts", lambda: len(app.fleet.host_list.hosts) == 6)
         # Every figure of the first refresh in (the hosts come first, each figure as Prometheus answers it).
         await until(pilot, "the whole first refresh", lambda: app.state is not None and not app.state.pending)
         await pilot.pause()
-        rows = {line.split()[0]: line.split() for line in (app.host_list.line(i).plain for i in range(6))}
+        rows = {line.split()[0]: line.split() for line in (app.fleet.host_list.line(i).plain for i in range(6))}
         # Each row as drawn: state, GPUs, then utilization, hottest GPU and power (dgx-b's pods not counted).
         heat = {name: next(i for i, cell in enumerate(row) if cell.endswith("°C")) for name, row in rows.items()}
         assert {name: (row[1], row[2], *row[heat[name] - 1:heat[name] + 2]) for name, row in rows.items()} == {

@@ -71,18 +71,18 @@ async def until(pilot: Pilot[int], what: str, condition: Callable[[], bool], tim
 
 def refreshed(app: ClusterApp, hosts: int) -> bool:
     """A whole refresh is in (not only the first of its parts), listing ``hosts`` hosts."""
-    return app.state is not None and not app.state.pending and len(app.host_list.hosts) == hosts
+    return app.state is not None and not app.state.pending and len(app.fleet.host_list.hosts) == hosts
 
 
 def listed(app: ClusterApp, hostname: str) -> ClusterHost:
-    host = next((h for h in app.host_list.hosts if h.hostname == hostname), None)
+    host = next((h for h in app.fleet.host_list.hosts if h.hostname == hostname), None)
     assert host is not None, f"{hostname} is not listed"
     return host
 
 
 def row(app: ClusterApp, hostname: str) -> str:
-    hosts = app.host_list.hosts
-    return app.host_list.line(next(i for i, h in enumerate(hosts) if h.hostname == hostname)).plain
+    hosts = app.fleet.host_list.hosts
+    return app.fleet.host_list.line(next(i for i, h in enumerate(hosts) if h.hostname == hostname)).plain
 
 
 def status_of(app: ClusterApp, hostname: str) -> str:
@@ -111,7 +111,7 @@ async def test_every_host_is_summed_up_by_prometheus_with_the_exporters_figures(
         ]
         # Sorting by memory: the fullest GPU first, answered from what is already here.
         await pilot.press("M")
-        percents = [h.memory_percent for h in app.host_list.hosts]
+        percents = [h.memory_percent for h in app.fleet.host_list.hosts]
         assert percents == sorted(percents, key=lambda p: -(p or 0)) and None not in percents
 
 
@@ -126,7 +126,7 @@ def idle_gpus(metrics: str) -> set[str]:
 
 
 def check_figures(app: ClusterApp, cluster: Cluster) -> None:
-    names = [h.hostname for h in app.host_list.hosts]
+    names = [h.hostname for h in app.fleet.host_list.hosts]
     assert names[:3] == ["alpha", "dgx-00", "dgx-01"] and names[3:] == [f"node-{i:04d}" for i in range(47)]
     # 11: a smaller GPU among its H100s, and an exporter without host series; 24: a lost GPU;
     # 36: a smaller GPU, with host series.
@@ -279,7 +279,7 @@ async def test_while_prometheus_is_down_every_row_shows_its_age_and_it_comes_bac
             status.render()
         )
         await pilot.pause(1.1)  # the ages move on every second
-        statuses = {status_of(app, h.hostname) for h in app.host_list.hosts}
+        statuses = {status_of(app, h.hostname) for h in app.fleet.host_list.hosts}
         assert "live" not in statuses and all(s.endswith("s old") for s in statuses)
         cluster.prometheus = PrometheusServer(
             cluster.work, static_configs=(cluster.work / "prometheus.yml").read_text().split("static_configs:\n")[1],

@@ -174,11 +174,11 @@ async def until(pilot: Pilot[int], condition: Callable[[], bool], timeout_s: flo
 
 
 def row_order(app: ClusterApp) -> list[str]:
-    return [h.hostname for h in app.host_list.hosts]
+    return [h.hostname for h in app.fleet.host_list.hosts]
 
 
 def rows(app: ClusterApp) -> list[str]:
-    return [app.host_list.line(i).plain.rstrip() for i in range(len(app.host_list.hosts))]
+    return [app.fleet.host_list.line(i).plain.rstrip() for i in range(len(app.fleet.host_list.hosts))]
 
 
 def text_of(app: ClusterApp, selector: str) -> str:
@@ -193,7 +193,7 @@ async def test_a_line_per_host_with_its_summary_and_the_fleet_line_above() -> No
     app = make_app(FakeReader())
     async with app.run_test(size=(160, 40)) as pilot:
         await started(app, pilot)
-        await until(pilot, lambda: len(app.host_list.history) == 3)
+        await until(pilot, lambda: len(app.fleet.host_list.history) == 3)
         assert rows(app) == [
             " gpu-a                live          2 NVIDIA H100 80GB HB… ██▌░░░░░░░  25%  20.0GiB/160.0GiB  30%  55°C"
             "   600W        0                  ▁ █",
@@ -219,7 +219,7 @@ async def test_pressing_m_sorts_by_the_fullest_gpu_and_i_inverts_without_asking_
         assert row_order(app) == ["gpu-b", "node-c", "gpu-a"]
         assert "sort: memory ↓" in text_of(app, "#status")
         # The screen shows the new order, sorted from the hosts already here.
-        drawn = [app.host_list.render_line(y).text.split()[0] for y in (1, 2, 3)]
+        drawn = [app.fleet.host_list.render_line(y).text.split()[0] for y in (1, 2, 3)]
         assert drawn == ["gpu-b", "node-c", "gpu-a"]
         await pilot.press("I")
         assert row_order(app) == ["gpu-a", "node-c", "gpu-b"]
@@ -257,7 +257,7 @@ async def test_the_first_rows_show_before_the_slower_figures_have_answered_which
         ClusterOptions.create(URL, interval_s=60), reader=reader, clock=lambda: NOW, first=FirstRefresh(reader, 40)
     )
     async with app.run_test(size=(160, 40)) as pilot:
-        await until(pilot, lambda: len(app.host_list.hosts) == 3)
+        await until(pilot, lambda: len(app.fleet.host_list.hosts) == 3)
         # What has answered is shown; memory, not in yet, says it is being read (not N/A).
         assert rows(app) == [
             " gpu-a                live          2 NVIDIA H100 80GB HB… …                               …  30%  55°C"
@@ -304,9 +304,9 @@ async def test_the_cursor_stays_on_its_host_when_the_order_changes() -> None:
     async with app.run_test(size=(160, 40)) as pilot:
         await started(app, pilot)
         await pilot.press("down")
-        assert app.host_list.selected is not None and app.host_list.selected.hostname == "gpu-b"
+        assert app.fleet.host_list.selected is not None and app.fleet.host_list.selected.hostname == "gpu-b"
         await pilot.press("M")
-        assert app.host_list.cursor == 0 and app.host_list.selected.hostname == "gpu-b"
+        assert app.fleet.host_list.cursor == 0 and app.fleet.host_list.selected.hostname == "gpu-b"
 
 
 async def test_the_filter_matches_text_anywhere_a_bad_regex_keeps_the_last_good_one_escape_clears() -> None:
@@ -325,8 +325,8 @@ async def test_the_filter_matches_text_anywhere_a_bad_regex_keeps_the_last_good_
         await pilot.press("enter")
         assert text_of(app, "#filter") == "filter: pu-" and text_of(app, ".keys").startswith("Enter host")
         await pilot.press("down")  # the list has had the keys all along
-        assert app.host_list.has_focus and app.host_list.selected is not None
-        assert app.host_list.selected.hostname == "gpu-b"
+        assert app.fleet.host_list.has_focus and app.fleet.host_list.selected is not None
+        assert app.fleet.host_list.selected.hostname == "gpu-b"
         await pilot.press("escape")
         assert row_order(app) == ["gpu-a", "gpu-b", "node-c"]
         await pilot.press("slash", *"re:^node")
@@ -376,7 +376,7 @@ async def test_a_click_selects_a_host_and_a_double_click_opens_it() -> None:
     async with app.run_test(size=(160, 40)) as pilot:
         await started(app, pilot)
         await pilot.click("#hosts", offset=(5, 3))  # the header, then gpu-a, gpu-b, node-c
-        assert app.host_list.selected is not None and app.host_list.selected.hostname == "node-c"
+        assert app.fleet.host_list.selected is not None and app.fleet.host_list.selected.hostname == "node-c"
         assert not isinstance(app.screen, HostScreen)
         await pilot.click("#hosts", offset=(5, 2), times=2)
         assert isinstance(app.screen, HostScreen) and app.screen.hostname == "gpu-b"
@@ -450,22 +450,23 @@ async def test_ten_thousand_hosts_draw_only_the_lines_on_screen(monkeypatch: pyt
         ever: set[str] = set(drawn)
         for key in ("end", "M", "pageup"):
             await pilot.pause()
-            shown_before = set(app.host_list.on_screen())
+            shown_before = set(app.fleet.host_list.on_screen())
             drawn.clear()
             await pilot.press(key)
             await pilot.pause()
             ever |= set(drawn)
-            shown = set(app.host_list.on_screen())
+            shown = set(app.fleet.host_list.on_screen())
             # The new screenful is drawn (or was, and is the same); nothing off screen ever is.
-            assert len(shown) == app.host_list.size.height - 1
+            assert len(shown) == app.fleet.host_list.size.height - 1
             assert shown <= ever and set(drawn) <= shown | shown_before
             if key == "M":
-                assert app.host_list.selected is not None and app.host_list.selected.hostname == "node-09999"
+                selected = app.fleet.host_list.selected
+                assert selected is not None and selected.hostname == "node-09999"
         # A repaint with nothing changed (another screen closing, the focus moving) builds no line again.
-        await until(pilot, lambda: all(h in app.host_list.history for h in app.host_list.on_screen()))
+        await until(pilot, lambda: all(h in app.fleet.host_list.history for h in app.fleet.host_list.on_screen()))
         await pilot.pause()
         drawn.clear()
-        app.host_list.refresh()
+        app.fleet.host_list.refresh()
         await pilot.pause()
         assert drawn == []
 
@@ -502,8 +503,8 @@ async def test_a_row_draws_its_memory_with_the_cards_bar_sparkline_and_colours()
     history = (0.0,) * 19 + (None, 80 * GIB, 160 * GIB)
     app = make_app(FakeReader(history=history))
     async with app.run_test(size=(160, 40)) as pilot:
-        await until(pilot, lambda: len(app.host_list.history) == 3)
-        line = app.host_list.line(1)  # gpu-b: its fullest GPU 90 % full
+        await until(pilot, lambda: len(app.fleet.host_list.history) == 3)
+        line = app.fleet.host_list.line(1)  # gpu-b: its fullest GPU 90 % full
         cards_bar = bar(90.0, BAR_WIDTH, level_style(90.0))
         assert line.plain[59:74] == cards_bar.plain + "  90%"
         assert {span.style for span in line.spans if line.plain[span.start : span.end] == "█████████"} == {

@@ -158,6 +158,58 @@ def test_no_part_of_the_ui_reaches_back_to_the_app() -> None:
     assert cycles(edges) == []
 
 
+# The cluster view, bottom to top: the helpers (what a row draws, the messages, the refresh the app hands down),
+# the widgets, the screens the first screen opens, the first screen, its app, its entry (``run_cluster``). A
+# module imports its own rank and those below, never one above; a new module is given its rank here.
+CLUSTER_TIERS = (  # "" is the package itself
+    ("", "messages", "refresh", "render", "summary"),
+    ("host_list", "filter_bar"),
+    ("host_screen", "gpu_list", "owner_screen"),
+    ("cluster_screen",),
+    ("view",),
+    ("app",),
+)
+CLUSTER_RANKS = {
+    "gputop.ui.cluster" + (f".{name}" if name else ""): rank
+    for rank, names in enumerate(CLUSTER_TIERS)
+    for name in names
+}
+
+
+def test_the_cluster_view_imports_one_way_screens_above_widgets_above_helpers() -> None:
+    # Issue 36: the cluster app is the composition root; no screen or widget imports it (the entry alone does).
+    assert {m for m in MODULES if m.startswith("gputop.ui.cluster")} == set(CLUSTER_RANKS)
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph(at_import_time=False).items()
+        if module in CLUSTER_RANKS
+        for target in targets
+        if target in CLUSTER_RANKS and CLUSTER_RANKS[target] > CLUSTER_RANKS[module]
+    )
+    assert upward == []
+
+
+def test_the_cluster_view_s_screens_and_widgets_reach_their_app_only_through_textual_s_api() -> None:
+    # Issue 36: a screen is handed what it shows (a refresh, a reader); it calls nothing the cluster app adds
+    # (the GPU list once opened a host through ``self.app.open_host``).
+    from textual.app import App
+
+    textual_app = set(dir(App()))
+    reached = sorted(
+        f"{module}: self.app.{node.attr}"
+        for module, rank in CLUSTER_RANKS.items()
+        if 1 <= rank <= 3
+        for node in ast.walk(parsed(module))
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "app"
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id == "self"
+        and node.attr not in textual_app
+    )
+    assert reached == []
+
+
 def test_the_checks_see_an_upward_import_and_a_cycle() -> None:
     # The reader and the cycle finder themselves, on what they must catch.
     edges = graph(at_import_time=False)

@@ -159,10 +159,10 @@ def test_cluster_view(snap_compare: Any, size: tuple[int, int]) -> None:
 
     async def run_before(pilot: Pilot[int]) -> None:
         for _ in range(250):  # the first refresh and the memory history of the rows on screen
-            if app.state is not None and len(app.host_list.history) == 3:
+            if app.state is not None and len(app.fleet.host_list.history) == 3:
                 break
             await pilot.pause(0.02)
-        assert app.state is not None and len(app.host_list.history) == 3
+        assert app.state is not None and len(app.fleet.host_list.history) == 3
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from gputop.core.cluster.client import PrometheusError
 from gputop.core.cluster.counts import FleetCount
-from gputop.core.cluster.model import GpuFinding
+from gputop.core.cluster.model import ClusterState, GpuFinding
 from gputop.core.format import fmt_duration, fmt_temperature, safe_text
+from gputop.ui.cluster.messages import ClusterFetcher, GpusFetched, LookupFailed
+from gputop.ui.cluster.refresh import Refresh
+from gputop.ui.cluster.summary import prometheus_line
 
 
 def finding_value(count: FleetCount, value: float) -> str:
@@ -21,16 +28,31 @@ def finding_value(count: FleetCount, value: float) -> str:
     return f"{value:g}"
 
 
-class GpuListScreen(Screen[None]):
-    """One count's GPUs, as Prometheus ranked them."""
+def served(count: FleetCount, state: ClusterState | None) -> bool:
+    """Whether an exporter serves ``count`` (while the first refresh is still coming in, not known yet: ask)."""
+    return state is not None and (
+        f"count:{count.key}" in state.pending
+        or any(v.key == count.key and v.value is not None for v in state.counts)
+    )
+
+
+class GpuListScreen(Screen[str | None]):
+    """One count's GPUs, as Prometheus ranked them; Enter closes it with the GPU's hostname."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 
-    def __init__(self, count: FleetCount) -> None:
+    def __init__(self, count: FleetCount, reader: ClusterFetcher, refresh: Refresh) -> None:
+        """``reader``: what the GPUs are read through when the screen opens; ``refresh``: the newest one."""
         super().__init__()
         self.count = count
         self.gpus: tuple[GpuFinding, ...] = ()
-        self._title = Text(f"GPUs {self.count.label}: reading…", style="bold")
+        self.reader = reader
+        self.latest = refresh
+        self._served = served(count, refresh.state)
+        if self._served:
+            self._title = Text(f"GPUs {self.count.label}: reading…", style="bold")
+        else:
+            self._title = Text(f"GPUs {count.label}: N/A — no exporter serves {' or '.join(count.requires)}")
 
     def compose(self) -> ComposeResult:
         yield Static(self._title, id="gpus-title")
@@ -42,6 +64,27 @@ class GpuListScreen(Screen[None]):
         table: DataTable[str] = self.query_one("#gpu-list", DataTable)
         table.add_columns("Host", "GPU", self.count.label.capitalize())
         table.focus()
+        if self._served:
+            self._fetch_gpus()
+
+    @work(thread=True, exit_on_error=False, group="gpus")
+    def _fetch_gpus(self) -> None:
+        try:
+            gpus = self.reader.gpus(self.count.key)
+        except PrometheusError as error:
+            self.post_message(LookupFailed(str(error), error.kind))
+        else:
+            self.post_message(GpusFetched(self.count.key, gpus))
+
+    def on_gpus_fetched(self, message: GpusFetched) -> None:
+        if message.key == self.count.key:
+            self.show(message.gpus)
+
+    def on_lookup_failed(self, message: LookupFailed) -> None:
+        self.show_error(prometheus_line(replace(self.latest, error=(message.reason, message.kind))))
+
+    def show_refresh(self, refresh: Refresh) -> None:
+        self.latest = refresh  # for the line that says why the GPUs could not be read
 
     def show(self, gpus: tuple[GpuFinding, ...]) -> None:
         self.gpus = gpus
@@ -53,9 +96,7 @@ class GpuListScreen(Screen[None]):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if 0 <= event.cursor_row < len(self.gpus):
-            hostname = self.gpus[event.cursor_row].hostname
-            self.app.pop_screen()
-            self.app.open_host(hostname)  # type: ignore[attr-defined]
+            self.dismiss(self.gpus[event.cursor_row].hostname)
 
     def show_error(self, message: Text) -> None:
         self._title = message

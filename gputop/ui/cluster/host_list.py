@@ -59,7 +59,7 @@ class HostList(ScrollView, can_focus=True):
         # While set, keys go here first (the filter being typed); the list keeps the focus.
         self.typing_into: Callable[[Key], bool] | None = None
 
-    # -- what the app and tests read ------------------------------------------------------
+    # -- what the screen and tests read ---------------------------------------------------
 
     @property
     def selected(self) -> ClusterHost | None:

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from gputop.core.cluster.client import PrometheusError
 from gputop.core.cluster.model import ClusterGpu, ClusterHost, HostDetail
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, fmt_rate, fmt_watts, safe_text
+from gputop.ui.cluster.messages import ClusterFetcher, DetailFetched, LookupFailed
+from gputop.ui.cluster.refresh import Refresh
 from gputop.ui.cluster.render import host_status, memory_bar, problems_text, temperature_text
+from gputop.ui.cluster.summary import prometheus_line
 from gputop.ui.widgets.card_text import energy_text
 
 GPU_COLUMNS = ("GPU", "Model", "UUID", "Memory", "Used/Total", "Util", "Mem util", "Temp", "Power", "Fan", "SM clock",
@@ -132,10 +138,15 @@ class HostScreen(Screen[None]):
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 
-    def __init__(self, hostname: str) -> None:
+    def __init__(self, hostname: str, reader: ClusterFetcher, clock: Callable[[], float], refresh: Refresh) -> None:
+        """``reader``: what the host's detail is read through when the screen opens (each refresh brings it
+        again, ``show_refresh``); ``clock``: what ages are counted against; ``refresh``: the newest one."""
         super().__init__()
         self.hostname = hostname
         self.detail: HostDetail | None = None
+        self.reader = reader
+        self.clock = clock
+        self.latest = refresh
 
     def compose(self) -> ComposeResult:
         title = Text.assemble(("Host ", "bold"), (safe_text(self.hostname), "bold"), "  reading…")
@@ -150,6 +161,37 @@ class HostScreen(Screen[None]):
         self.query_one("#gpus", DataTable).add_columns(*GPU_COLUMNS)
         self.query_one("#processes", DataTable).add_columns(*PROCESS_COLUMNS)
         self.query_one("#processes", DataTable).focus()
+        self._fetch_detail()  # at once, not at the next refresh
+
+    @work(thread=True, exit_on_error=False, group="detail")
+    def _fetch_detail(self) -> None:
+        try:
+            detail = self.reader.detail(self.hostname)
+        except PrometheusError as error:
+            self.post_message(LookupFailed(str(error), error.kind))
+        else:
+            self.post_message(DetailFetched(detail))
+
+    def on_detail_fetched(self, message: DetailFetched) -> None:
+        if message.detail.hostname == self.hostname:
+            self.show(message.detail, self._host(), self.clock())
+
+    def on_lookup_failed(self, message: LookupFailed) -> None:
+        self.show_error(prometheus_line(replace(self.latest, error=(message.reason, message.kind))))
+
+    def show_refresh(self, refresh: Refresh) -> None:
+        """Each refresh brings this host's detail again, or says why Prometheus did not answer."""
+        self.latest = refresh
+        if refresh.error is not None:
+            self.show_error(prometheus_line(refresh))
+        elif refresh.answered and refresh.state is not None:
+            detail = refresh.state.detail
+            if detail is not None and detail.hostname == self.hostname:
+                self.show(detail, self._host(), self.clock())
+
+    def _host(self) -> ClusterHost | None:
+        state = self.latest.state
+        return None if state is None else state.host(self.hostname)
 
     def show(self, detail: HostDetail, host: ClusterHost | None, now: float) -> None:
         self.detail = detail

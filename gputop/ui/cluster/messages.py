@@ -1,4 +1,5 @@
-"""The cluster app's messages, from its worker threads to the UI, and what it reads the cluster through."""
+"""The cluster view's messages, from the worker threads (the app's and its screens') to the UI, and what
+the cluster is read through."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from gputop.core.cluster.owners import FleetOwner
 
 
 class ClusterFetcher(Fetcher, Protocol):
-    """What the app reads the cluster through (a ClusterReader; a fake in tests)."""
+    """What the app and its screens read the cluster through (a ClusterReader; a fake in tests)."""
 
     def history(self, hostnames: Collection[str]) -> dict[str, tuple[float | None, ...]]: ...
     def detail(self, hostname: str) -> HostDetail: ...

@@ -1,8 +1,8 @@
 """o in the cluster view: who holds the fleet's GPUs, by user, job, pod or container (``o`` again for the next).
 
-The rows come from ``core.cluster.owners`` (one query, summed by Prometheus); this screen lays
-them out, keeps a cursor and a sort order, and hands the chosen owner back (Enter) for the host
-list to show that owner's hosts alone.
+The rows come from ``core.cluster.owners`` (one query, summed by Prometheus), read by this screen when
+it opens, on ``o`` and at each refresh the app hands it; it lays them out, keeps a cursor and a sort
+order, and hands the chosen owner back (Enter) for the host list to show that owner's hosts alone.
 """
 
 from __future__ import annotations
@@ -10,15 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from gputop.core.analysis.owners import OWNER_KINDS
+from gputop.core.cluster.client import PrometheusError
 from gputop.core.cluster.owners import FleetOwner
 from gputop.core.format import NA, fmt_bytes, safe_text
 from gputop.core.output.owner_table import NAME_MAX_WIDTH, NAME_MIN_WIDTH, OwnerColumn, fit, sort_owners
+from gputop.ui.cluster.messages import ClusterFetcher, LookupFailed, OwnersFetched
+from gputop.ui.cluster.refresh import Refresh
 from gputop.ui.screens.owner_list import OwnerListScreen
 
 FLEET_COLUMNS: tuple[OwnerColumn, ...] = (
@@ -71,12 +75,17 @@ class FleetOwnerScreen(OwnerListScreen[FleetOwner]):
         Binding("down", "cursor(1)", "Down", show=False),
     ]
 
-    def __init__(self, ask: Callable[[str], None], choose: Callable[[str, str], None], kind: str = "user") -> None:
-        """``ask(kind)``: read the owners by ``kind`` (they come back through ``show``); ``choose(kind, name)``."""
+    def __init__(
+        self, reader: ClusterFetcher, refresh: Refresh, choose: Callable[[str, str], None], kind: str = "user"
+    ) -> None:
+        """``reader``: what the owners are read through, among ``refresh``'s hosts (the newest refresh);
+        ``choose(kind, name)``: called with the owner Enter picks."""
         super().__init__(choose, kind, id="fleet-owners")
         self.error: str | None = None
         self._read: list[FleetOwner] | None = None  # None: the answer for this kind is not in yet
-        self._ask = ask
+        self.reader = reader
+        self.latest = refresh
+        self._asked: str | None = None  # the kind of the read in flight: one at a time
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="owners-body"):
@@ -87,6 +96,39 @@ class FleetOwnerScreen(OwnerListScreen[FleetOwner]):
     def on_mount(self) -> None:
         self._draw()
         self._ask(self.kind)
+
+    def show_refresh(self, refresh: Refresh) -> None:
+        """The owners follow the refresh: one more query while this screen is open."""
+        self.latest = refresh
+        if refresh.answered:
+            self._ask(self.kind)
+
+    def _ask(self, kind: str) -> None:
+        """Read the owners by ``kind``, unless a read of that kind is still out (a slow Prometheus is not piled on)."""
+        if self._asked != kind:
+            self._asked = kind
+            self._fetch_owners(kind)
+
+    @work(thread=True, exit_on_error=False, group="owners")
+    def _fetch_owners(self, kind: str) -> None:
+        hosts = () if self.latest.state is None else self.latest.state.hosts
+        try:
+            owners = self.reader.owners(kind, hosts)
+        except PrometheusError as error:
+            self._asked = None
+            self.post_message(LookupFailed(str(error), error.kind))
+        except Exception as error:  # noqa: BLE001 - shown on the screen; the next refresh asks again
+            self._asked = None
+            self.post_message(LookupFailed(f"{type(error).__name__}: {error}", "refused"))
+        else:
+            self._asked = None  # before the answer is posted: a refresh after it may ask again
+            self.post_message(OwnersFetched(kind, owners))
+
+    def on_owners_fetched(self, message: OwnersFetched) -> None:
+        self.show(message.kind, message.owners)
+
+    def on_lookup_failed(self, message: LookupFailed) -> None:
+        self.show_error(safe_text(message.reason, 200))
 
     def on_resize(self) -> None:
         self._draw()

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from gputop.core.cluster.client import ErrorKind
 from gputop.core.cluster.model import ClusterState
-from gputop.core.cluster.pacing import Pacer
 from gputop.core.format import NA, fmt_bytes, safe_text
+from gputop.ui.cluster.refresh import Refresh
 from gputop.ui.cluster.render import READING
 
 
@@ -15,23 +14,23 @@ def _seconds(value: float) -> str:
     return f"{value:.2f}s" if value < 10 else f"{value:.0f}s"
 
 
-def prometheus_line(url: str, pacer: Pacer, error: tuple[str, ErrorKind] | None, next_s: float) -> Text:
+def prometheus_line(refresh: Refresh) -> Text:
     """'Prometheus answered in 0.12s', or why it did not and when it is asked again."""
-    where = safe_text(url)
-    if error is not None:
-        reason, kind = error
-        retry = f" — retrying in {_seconds(next_s)}"
+    where = safe_text(refresh.url)
+    if refresh.error is not None:
+        reason, kind = refresh.error
+        retry = f" — retrying in {_seconds(refresh.next_s)}"
         if kind == "slow":
             return Text(f"Prometheus slow at {where}: {reason}{retry}", style="bold black on yellow")
         if kind == "unreachable":
             return Text(f"Prometheus unreachable at {where}: {reason}{retry}", style="bold white on red")
         return Text(f"Prometheus at {where} refused a query: {reason}{retry}", style="bold white on red")
-    if pacer.last_duration_s is None:
+    if refresh.took_s is None:
         return Text("asking Prometheus…", style="dim")
-    took = _seconds(pacer.last_duration_s)
-    if pacer.slow:
+    took = _seconds(refresh.took_s)
+    if refresh.slow:
         return Text(
-            f"Prometheus slow: its last answer took {took} — next refresh in {_seconds(next_s)}",
+            f"Prometheus slow: its last answer took {took} — next refresh in {_seconds(refresh.next_s)}",
             style="bold black on yellow",
         )
     return Text(f"Prometheus answered in {took}", style="dim")
