@@ -53,7 +53,7 @@ async def test_the_host_screens_gpu_rows_add_up_to_the_nodes_power(prometheus: P
     async with app.run_test(size=(200, 50)) as pilot:
         await until(pilot, "the whole first refresh", lambda: app.state is not None and not app.state.pending)
         await pilot.pause()
-        assert "900W" in app.host_list.line(0).plain.split()
+        assert "900W" in app.fleet.host_list.line(0).plain.split()
         screen = await open_host(pilot, app, "k8s-node")
         power = [row[GPU_COLUMNS.index("Power")] for row in gpu_rows(screen)]
         # Each to a tenth of a watt: 299.4 + 299.4 + 300.9 is 899.7, the node's 900 W; rounded to
