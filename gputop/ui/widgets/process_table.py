@@ -22,7 +22,7 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from gputop.core.output.command_text import fit_command
+from gputop.core.text_cut import cut_end
 from gputop.ui.controls.keymap import TABLE_ACTIONS, TABLE_BINDINGS
 from gputop.ui.panel.rows import (
     COLUMN_BY_NAME,
@@ -34,6 +34,7 @@ from gputop.ui.panel.rows import (
     sort_rows,
     visible_columns,
 )
+from gputop.ui.widgets.command_column import SCROLL_STEP, CommandColumn
 from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.styled_line import text_cells
 
@@ -102,6 +103,11 @@ def _same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
     )
 
 
+def _same_command(before: ProcessRow, now: ProcessRow) -> bool:
+    """Whether a row's command cell is what it was: the same process sample, at the same place in the tree."""
+    return before.process is now.process and before.guide == now.guide and before.folded == now.folded
+
+
 def _nearest_process(rows: list[ProcessRow], index: int) -> RowKey | None:
     """The key of the row at ``index``, or of the nearest below it, else above it, that is a process:
     the cursor is never put on a ``(no process)`` row (the user may move onto one). None without a
@@ -115,7 +121,9 @@ def _nearest_process(rows: list[ProcessRow], index: int) -> RowKey | None:
 
 
 def _fit(text: str, width: int, right: bool) -> str:
-    if text_cells(text) > width:
+    """``text`` padded to ``width`` cells, cut (with "…") where it is longer."""
+    text = cut_end(text, width)
+    if text_cells(text) > width:  # a character Rich counts wider than gputop does: Rich's count wins
         text = set_cell_size(text, max(0, width - 1)) + "…" if width > 0 else ""
     pad = " " * (width - text_cells(text))
     return pad + text if right else text + pad
@@ -195,6 +203,9 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self._widths_for: tuple[tuple[Column, ...], int] | None = None
         self._widths: list[int] = []
         self._header_drawn: tuple[tuple[Column, ...], SortOrder, int] | None = None
+        self.command = CommandColumn()  # how the commands are cut, and scrolled (← →)
+        self._commands: dict[RowKey, tuple[ProcessRow, str]] = {}  # each row's whole command, by row
+        self._command_texts: tuple[str, ...] | None = None
 
     # -- the keys that act on the processes -----------------------------------------
 
@@ -306,6 +317,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
             self._columns = visible_columns(self.size.width or 120, self.column_names, empty)
             self._line_state = []  # every line is drawn again with the new columns
         self.rows = ordered
+        self._command_texts = None
         self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
         # The rows drawn last tick; none when the columns changed just now (cells of other columns).
         self._drawn, self._drawn_now = ({} if columns_changed else self._drawn_now), {}
@@ -384,7 +396,36 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
 
     def _line_signature(self, row: ProcessRow) -> object:
         process, key = row.process, row.key
-        return (self._row_cells(row), key == self.cursor_key, key in self.tagged, process.visible, process.stale)
+        cells = self._row_cells(row)
+        # The command as cut: it changes with its siblings, the filter and the scroll, its cell does not.
+        command = self._command_shown(row, cells)
+        return (cells, command, key == self.cursor_key, key in self.tagged, process.visible, process.stale)
+
+    def _command_shown(self, row: ProcessRow, cells: tuple[str, ...]) -> str | None:
+        """The row's command as the column shows it (cut, scrolled); None without the column."""
+        at = self._command_at
+        if at is None:
+            return None
+        return self.command.fit(cells[at], self._column_widths(self.scrollable_size.width)[at], self.command_texts)
+
+    @property
+    def _command_at(self) -> int | None:
+        """Where the COMMAND column is among the columns shown (None: not shown)."""
+        return next((n for n, column in enumerate(self._columns) if column.name == "command"), None)
+
+    def command_texts(self) -> tuple[str, ...]:
+        """Every row's whole command, as its cell has it before the cut: the siblings the cut tells apart."""
+        if self._command_texts is None:
+            cell = COLUMN_BY_NAME["command"].cell
+            known: dict[RowKey, tuple[ProcessRow, str]] = {}
+            for row in self.rows:
+                found = self._commands.get(row.key)
+                same = found is not None and _same_command(found[0], row)
+                known[row.key] = (row, found[1] if found is not None and same else cell(row))
+            self._commands = known
+            self._command_texts = tuple(text for _row, text in known.values())
+        return self._command_texts
+
 
     def _visible_state(self) -> list[object]:
         top = self.scroll_offset.y
@@ -394,12 +435,13 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         new_state = self._visible_state()
         old_state, old_top = self._line_state, self._line_top
         self._line_state, self._line_top = new_state, self.scroll_offset.y
-        width = self.size.width
+        width = self.scrollable_size.width
         header = (self._columns, self.sort, width)
+        widened = self._header_drawn is not None and self._header_drawn[2] != width  # a scrollbar came or went
         if header != self._header_drawn:  # the header line changes with the columns and the sort only
             self._header_drawn = header
             self.refresh(Region(0, 0, width, 1))
-        if not new_state or not old_state or old_top != self._line_top:
+        if not new_state or not old_state or old_top != self._line_top or widened:
             self.refresh()
             return
         for line in range(max(len(old_state), len(new_state))):
@@ -443,6 +485,27 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self._ensure_cursor_visible()
         self._refresh_changed_lines()
 
+    def action_command_scroll(self, direction: int) -> None:
+        """← →: the COMMAND column scrolled sideways, every row together."""
+        width = self._command_width()
+        if width and self.command.scroll(direction * SCROLL_STEP, self.command_texts(), width):
+            self._refresh_changed_lines()
+
+    def action_command_home(self) -> None:
+        """Ctrl+A: each command from its start again (cut in the middle where it is long)."""
+        if self.command.home():
+            self._refresh_changed_lines()
+
+    def action_command_end(self) -> None:
+        """Ctrl+E: the end of every command."""
+        width = self._command_width()
+        if width and self.command.end(self.command_texts(), width):
+            self._refresh_changed_lines()
+
+    def _command_width(self) -> int:
+        at = self._command_at
+        return 0 if at is None else self._column_widths(self.scrollable_size.width)[at]
+
     def action_page(self, direction: int) -> None:
         self.action_cursor(direction * max(1, self.size.height - 2))
 
@@ -482,7 +545,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
 
     def _column_at(self, x: int) -> Column | None:
         left = 1
-        for column, width in zip(self._columns, self._column_widths(self.size.width), strict=True):
+        for column, width in zip(self._columns, self._column_widths(self.scrollable_size.width), strict=True):
             if left <= x < left + width + 1:
                 return column
             left += width + 1
@@ -491,7 +554,8 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
     # -- drawing ---------------------------------------------------------------------
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        # Within the scrollbar, not under it: a line as wide as the panel lost its last cell to it.
+        width = self.scrollable_size.width
         base = self.line_style
         if y == 0:
             return self._header_strip(width, base)
@@ -546,7 +610,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
             if (column.name == "growth" and row.growing) or (column.name == "idle" and row.idle):
                 cell_style = style + self.get_component_rich_style("process-table--growing")
             if column.name == "command":
-                cell = fit_command(cell, column_width)  # cut in the middle: the ranks' arguments stay
+                cell = self.command.fit(cell, column_width, self.command_texts)  # the one cut of the column
             line.add(_fit(cell, column_width, column.right), cell_style)
             used += column_width + 1
         return line.strip(width, style)
