@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.events import Resize
 from textual.screen import ModalScreen
 from textual.widgets import Footer, OptionList, Static
@@ -14,7 +14,8 @@ from textual.widgets.option_list import Option
 from gputop.core.format import fmt_bytes, safe_text
 from gputop.core.host.signals import SIGNALS
 from gputop.core.host.visibility import not_visible_words
-from gputop.core.output.command_text import command_text, fit_command
+from gputop.core.output.command_text import command_text
+from gputop.core.text_cut import fit_cells, wrap
 from gputop.ui.panel.rows import ProcessRow
 from gputop.ui.screens.pick import PickScreen
 from gputop.ui.widgets.choice_list import ChoiceList
@@ -25,15 +26,18 @@ _SIGNAL_HELP = {
     "SIGINT": "interrupt, like Ctrl+C",
 }
 _MAX_LISTED = 12
+# Beside the figures while a line there holds this much of the command; else on lines of its own.
+_COMMAND_MIN = 24
 
 
 def target_line(row: ProcessRow, width: int | None = None) -> Text:
-    """One target as the dialog lists it, in ``width`` cells (its command cut in the middle, so the
-    arguments that tell ranks apart stay); every user-controlled string goes through safe_text."""
+    """One target as the dialog lists it, in ``width`` cells: its whole command, wrapped under itself (on
+    lines of its own where the room beside the figures is narrow); every user-controlled string goes
+    through safe_text."""
     p = row.process
     line = Text.assemble(
         (f"PID {p.pid:<8}", "bold"),
-        (f"{safe_text(p.user, 12) if p.visible else '?':<12} ", "yellow"),
+        (f"{fit_cells(safe_text(p.user) if p.visible else '?', 12)} ", "yellow"),
         "no GPU    " if row.launcher else f"GPU {row.gpu_label:<5}",
         (f"{fmt_bytes(p.gpu_memory):>9}  ", "cyan"),
     )
@@ -41,7 +45,14 @@ def target_line(row: ProcessRow, width: int | None = None) -> Text:
         line.append(not_visible_words(p.not_visible_reason))
         return line
     command = safe_text(command_text(p.command, p.name))
-    line.append(command if width is None else fit_command(command, max(16, width - line.cell_len)))
+    if width is None:
+        line.append(command)
+        return line
+    indent = line.cell_len if width - line.cell_len >= _COMMAND_MIN else 2
+    lines = wrap(command, max(1, width - indent))
+    if indent != line.cell_len:
+        line.append("\n" + " " * indent)
+    line.append(("\n" + " " * indent).join(lines))
     return line
 
 
@@ -61,7 +72,8 @@ class KillScreen(ModalScreen[int | None]):
                 Text(f"Send a signal to {count} process{'es' if count != 1 else ''}?", style="bold"),
                 id="kill-title",
             )
-            yield Static(self._target_lines(self.app.size.width), id="kill-targets")
+            with VerticalScroll(id="kill-targets-box"):  # many long commands, wrapped, scroll within it
+                yield Static(self._target_lines(self.app.size.width), id="kill-targets")
             stale = sorted({row.gpu_label for row in self.targets if row.process.stale})
             if stale:
                 yield Static(
