@@ -56,6 +56,32 @@ def target_line(row: ProcessRow, width: int | None = None) -> Text:
     return line
 
 
+class TargetList(Static):
+    """The targets, each command wrapped to the room the list has: first the room the dialog would have
+    (95 % of the screen), then, once laid out, the room it got (less, where the screen scrolls)."""
+
+    def __init__(self, targets: list[ProcessRow], width: int, id: str) -> None:
+        super().__init__(id=id)
+        self.targets = targets
+        self._width = 0
+        self.fit(width)
+
+    def fit(self, width: int) -> None:
+        """Wrap the commands in ``width`` cells."""
+        if width == self._width:
+            return
+        self._width = width
+        lines = Text("\n").join(target_line(row, width) for row in self.targets[:_MAX_LISTED])
+        count = len(self.targets)
+        if count > _MAX_LISTED:
+            lines.append(f"\n… and {count - _MAX_LISTED} more", style="italic")
+        self.update(lines)
+
+    def on_resize(self, event: Resize) -> None:
+        if event.size.width < self._width:  # narrower than its lines: wrapped again in the room it has
+            self.fit(event.size.width)
+
+
 class KillScreen(ModalScreen[int | None]):
     """Returns the chosen signal number, or None when cancelled."""
 
@@ -73,7 +99,8 @@ class KillScreen(ModalScreen[int | None]):
                 id="kill-title",
             )
             with VerticalScroll(id="kill-targets-box"):  # many long commands, wrapped, scroll within it
-                yield Static(self._target_lines(self.app.size.width), id="kill-targets")
+                # The dialog is at most 95 % of the screen, less its border and padding (gputop.tcss).
+                yield TargetList(self.targets, self.app.size.width * 95 // 100 - 4, id="kill-targets")
             stale = sorted({row.gpu_label for row in self.targets if row.process.stale})
             if stale:
                 yield Static(
@@ -97,17 +124,8 @@ class KillScreen(ModalScreen[int | None]):
             )
         yield Footer()
 
-    def _target_lines(self, screen_width: int) -> Text:
-        # The dialog is at most 95 % of the screen, less its border and padding (gputop.tcss).
-        width = screen_width * 95 // 100 - 4
-        lines = Text("\n").join(target_line(row, width) for row in self.targets[:_MAX_LISTED])
-        count = len(self.targets)
-        if count > _MAX_LISTED:
-            lines.append(f"\n… and {count - _MAX_LISTED} more", style="italic")
-        return lines
-
     def on_resize(self, event: Resize) -> None:
-        self.query_one("#kill-targets", Static).update(self._target_lines(event.size.width))
+        self.query_one(TargetList).fit(event.size.width * 95 // 100 - 4)
 
     def on_mount(self) -> None:
         signals = self.query_one(OptionList)
