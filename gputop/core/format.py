@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from gputop.core.text_cut import cut_end
+
 NA = "N/A"
 
 _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
@@ -97,9 +99,7 @@ def safe_text(text: str | None, limit: int | None = None) -> str:
         else:
             out.append(char)
     result = "".join(out)
-    if limit is not None and len(result) > limit:
-        result = result[: max(0, limit - 1)] + "…"
-    return result
+    return result if limit is None else cut_end(result, limit)
 
 
 # In JSON from json.dumps(ensure_ascii=False), these can only be inside strings.

@@ -64,6 +64,7 @@ class TargetList(Static):
         super().__init__(id=id)
         self.targets = targets
         self._width = 0
+        self._widest = 0  # the widest line of the list as wrapped
         self.fit(width)
 
     def fit(self, width: int) -> None:
@@ -75,10 +76,11 @@ class TargetList(Static):
         count = len(self.targets)
         if count > _MAX_LISTED:
             lines.append(f"\n… and {count - _MAX_LISTED} more", style="italic")
+        self._widest = max(line.cell_len for line in lines.split())
         self.update(lines)
 
     def on_resize(self, event: Resize) -> None:
-        if event.size.width < self._width:  # narrower than its lines: wrapped again in the room it has
+        if event.size.width < self._widest:  # narrower than its lines: wrapped again in the room it has
             self.fit(event.size.width)
 
 
