@@ -8,11 +8,13 @@ order, joined by "…"; the caller pads to the column.
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 ELLIPSIS = "…"
 
 
+@functools.lru_cache(maxsize=4096)
 def char_cells(char: str) -> int:
     """The cells one character takes in a terminal: 2 wide (East Asian wide or full-width), 0 combining, else 1."""
     if char.isascii():
@@ -26,11 +28,13 @@ def cells(text: str) -> int:
     """The cells ``text`` takes."""
     if text.isascii() and text.isprintable():
         return len(text)
-    return sum(char_cells(char) for char in text)
+    return sum(map(char_cells, text))
 
 
 def head(text: str, width: int) -> str:
     """The longest start of ``text`` that fits in ``width`` cells."""
+    if text.isascii() and text.isprintable():
+        return text[: max(0, width)]
     if cells(text) <= width:
         return text
     used = 0
@@ -43,6 +47,8 @@ def head(text: str, width: int) -> str:
 
 def tail(text: str, width: int) -> str:
     """The longest end of ``text`` that fits in ``width`` cells."""
+    if text.isascii() and text.isprintable():
+        return text[len(text) - max(0, min(width, len(text))) :]
     if cells(text) <= width:
         return text
     used = 0

@@ -44,9 +44,10 @@ class CommandColumn:
 
     def _sibling_span(self, text: str, texts: Callable[[], Sequence[str]]) -> tuple[int, int] | None:
         every = tuple(texts())
-        if every is not self._spans_for and every != self._spans_for:  # the commands changed: siblings again
+        if every is not self._spans_for:
+            if every != self._spans_for:  # the commands changed: their siblings again
+                self._spans = dict(zip(every, sibling_spans(every), strict=True))
             self._spans_for = every
-            self._spans = dict(zip(every, sibling_spans(every), strict=True))
         return self._spans.get(text)
 
     def scroll(self, step: int, texts: Sequence[str], width: int) -> bool:

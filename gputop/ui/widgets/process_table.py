@@ -103,11 +103,6 @@ def _same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
     )
 
 
-def _same_command(before: ProcessRow, now: ProcessRow) -> bool:
-    """Whether a row's command cell is what it was: the same process sample, at the same place in the tree."""
-    return before.process is now.process and before.guide == now.guide and before.folded == now.folded
-
-
 def _nearest_process(rows: list[ProcessRow], index: int) -> RowKey | None:
     """The key of the row at ``index``, or of the nearest below it, else above it, that is a process:
     the cursor is never put on a ``(no process)`` row (the user may move onto one). None without a
@@ -204,8 +199,11 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self._widths: list[int] = []
         self._header_drawn: tuple[tuple[Column, ...], SortOrder, int] | None = None
         self.command = CommandColumn()  # how the commands are cut, and scrolled (← →)
-        self._commands: dict[RowKey, tuple[ProcessRow, str]] = {}  # each row's whole command, by row
+        # Each row's whole command, by what it is made of.
+        self._commands: dict[tuple[str | None, str | None, bool, bool, str | None, str, int], str] = {}
         self._command_texts: tuple[str, ...] | None = None
+        self._shown: dict[RowKey, str] = {}  # each row's command as cut, this tick
+        self._shown_for: tuple[object, ...] = ()
 
     # -- the keys that act on the processes -----------------------------------------
 
@@ -317,7 +315,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
             self._columns = visible_columns(self.size.width or 120, self.column_names, empty)
             self._line_state = []  # every line is drawn again with the new columns
         self.rows = ordered
-        self._command_texts = None
+        self._command_texts, self._shown = None, {}
         self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
         # The rows drawn last tick; none when the columns changed just now (cells of other columns).
         self._drawn, self._drawn_now = ({} if columns_changed else self._drawn_now), {}
@@ -406,7 +404,14 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         at = self._command_at
         if at is None:
             return None
-        return self.command.fit(cells[at], self._column_widths(self.scrollable_size.width)[at], self.command_texts)
+        width = self._column_widths(self.scrollable_size.width)[at]
+        state = (width, self.command.start, self.command.match)
+        if state != self._shown_for:  # another width, scroll or filter: every row cut again
+            self._shown_for, self._shown = state, {}
+        shown = self._shown.get(row.key)
+        if shown is None:  # once a tick: the line's signature and its drawing ask alike
+            shown = self._shown[row.key] = self.command.fit(cells[at], width, self.command_texts)
+        return shown
 
     @property
     def _command_at(self) -> int | None:
@@ -417,13 +422,17 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         """Every row's whole command, as its cell has it before the cut: the siblings the cut tells apart."""
         if self._command_texts is None:
             cell = COLUMN_BY_NAME["command"].cell
-            known: dict[RowKey, tuple[ProcessRow, str]] = {}
+            # By what the cell is made of: a process's CPU and memory change every tick, its command hardly ever.
+            known, now, texts = self._commands, {}, []
             for row in self.rows:
-                found = self._commands.get(row.key)
-                same = found is not None and _same_command(found[0], row)
-                known[row.key] = (row, found[1] if found is not None and same else cell(row))
-            self._commands = known
-            self._command_texts = tuple(text for _row, text in known.values())
+                p = row.process
+                made_of = (p.command, p.name, p.stale, p.visible, p.not_visible_reason, row.guide, row.folded)
+                text = known.get(made_of)
+                if text is None:
+                    text = cell(row)
+                now[made_of] = text
+                texts.append(text)
+            self._commands, self._command_texts = now, tuple(texts)
         return self._command_texts
 
 
@@ -465,7 +474,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
 
     def _forget_cells(self) -> None:
         """The columns changed: every row's cells are made again."""
-        self._cells, self._drawn, self._drawn_now = {}, {}, {}
+        self._cells, self._drawn, self._drawn_now, self._shown = {}, {}, {}, {}
 
     def on_resize(self, event: Resize) -> None:
         self._columns = visible_columns(event.size.width, self.column_names, self._empty)
@@ -610,7 +619,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
             if (column.name == "growth" and row.growing) or (column.name == "idle" and row.idle):
                 cell_style = style + self.get_component_rich_style("process-table--growing")
             if column.name == "command":
-                cell = self.command.fit(cell, column_width, self.command_texts)  # the one cut of the column
+                cell = self._command_shown(row, cells) or ""  # the one cut of the column
             line.add(_fit(cell, column_width, column.right), cell_style)
             used += column_width + 1
         return line.strip(width, style)
