@@ -199,11 +199,6 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self._widths: list[int] = []
         self._header_drawn: tuple[tuple[Column, ...], SortOrder, int] | None = None
         self.command = CommandColumn()  # how the commands are cut, and scrolled (← →)
-        # Each row's whole command, by what it is made of.
-        self._commands: dict[tuple[str | None, str | None, bool, bool, str | None, str, int], str] = {}
-        self._command_texts: tuple[str, ...] | None = None
-        self._shown: dict[RowKey, str] = {}  # each row's command as cut, this tick
-        self._shown_for: tuple[object, ...] = ()
 
     # -- the keys that act on the processes -----------------------------------------
 
@@ -315,7 +310,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
             self._columns = visible_columns(self.size.width or 120, self.column_names, empty)
             self._line_state = []  # every line is drawn again with the new columns
         self.rows = ordered
-        self._command_texts, self._shown = None, {}
+        self.command.show_rows(ordered)
         self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
         # The rows drawn last tick; none when the columns changed just now (cells of other columns).
         self._drawn, self._drawn_now = ({} if columns_changed else self._drawn_now), {}
@@ -402,38 +397,12 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
     def _command_shown(self, row: ProcessRow, cells: tuple[str, ...]) -> str | None:
         """The row's command as the column shows it (cut, scrolled); None without the column."""
         at = self._command_at
-        if at is None:
-            return None
-        width = self._column_widths(self.scrollable_size.width)[at]
-        state = (width, self.command.start, self.command.match)
-        if state != self._shown_for:  # another width, scroll or filter: every row cut again
-            self._shown_for, self._shown = state, {}
-        shown = self._shown.get(row.key)
-        if shown is None:  # once a tick: the line's signature and its drawing ask alike
-            shown = self._shown[row.key] = self.command.fit(cells[at], width, self.command_texts)
-        return shown
+        return None if at is None else self.command.shown(row, cells[at], self._command_width())
 
     @property
     def _command_at(self) -> int | None:
         """Where the COMMAND column is among the columns shown (None: not shown)."""
         return next((n for n, column in enumerate(self._columns) if column.name == "command"), None)
-
-    def command_texts(self) -> tuple[str, ...]:
-        """Every row's whole command, as its cell has it before the cut: the siblings the cut tells apart."""
-        if self._command_texts is None:
-            cell = COLUMN_BY_NAME["command"].cell
-            # By what the cell is made of: a process's CPU and memory change every tick, its command hardly ever.
-            known, now, texts = self._commands, {}, []
-            for row in self.rows:
-                p = row.process
-                made_of = (p.command, p.name, p.stale, p.visible, p.not_visible_reason, row.guide, row.folded)
-                text = known.get(made_of)
-                if text is None:
-                    text = cell(row)
-                now[made_of] = text
-                texts.append(text)
-            self._commands, self._command_texts = now, tuple(texts)
-        return self._command_texts
 
 
     def _visible_state(self) -> list[object]:
@@ -474,7 +443,8 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
 
     def _forget_cells(self) -> None:
         """The columns changed: every row's cells are made again."""
-        self._cells, self._drawn, self._drawn_now, self._shown = {}, {}, {}, {}
+        self._cells, self._drawn, self._drawn_now = {}, {}, {}
+        self.command.forget()
 
     def on_resize(self, event: Resize) -> None:
         self._columns = visible_columns(event.size.width, self.column_names, self._empty)
@@ -497,7 +467,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
     def action_command_scroll(self, direction: int) -> None:
         """← →: the COMMAND column scrolled sideways, every row together."""
         width = self._command_width()
-        if width and self.command.scroll(direction * SCROLL_STEP, self.command_texts(), width):
+        if width and self.command.scroll(direction * SCROLL_STEP, width):
             self._refresh_changed_lines()
 
     def action_command_home(self) -> None:
@@ -508,7 +478,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
     def action_command_end(self) -> None:
         """Ctrl+E: the end of every command."""
         width = self._command_width()
-        if width and self.command.end(self.command_texts(), width):
+        if width and self.command.end(width):
             self._refresh_changed_lines()
 
     def _command_width(self) -> int:
