@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from gputop.ui.app import GpuTopApp
 
-from .factory import demo_snapshots, gpu, make_app, proc, snapshot
+from .factory import demo_snapshots, gpu, make_app, proc, screen_text, snapshot
 from .test_cut_property import check_table, read, screen_cells
 
 PYENV = "/home/alice/.pyenv/versions/3.11.7/bin/python3"
@@ -102,3 +102,26 @@ async def test_left_right_scroll_the_commands_and_ctrl_a_ctrl_e_go_to_either_end
         assert commands_shown(app)[101] == "python train.py … --seed 3"
         await pilot.press("left")  # no further than the start
         assert commands_shown(app)[101] == "python train.py … --seed 3"
+
+
+async def test_the_kill_dialog_shows_each_whole_command_wrapped_and_pgdn_scrolls_to_the_next() -> None:
+    long = "python train.py " + " ".join(f"--option-{n} {n}" for n in range(60))
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.apply_snapshot(snapshot(gpu(0, [proc(101, 0, 10, command=long), proc(102, 0, 5, command=TRAIN)])))
+        await pilot.pause()
+        await pilot.press("space", "space", "k")
+        targets = str(app.screen.query_one("#kill-targets").content).splitlines()
+        first = next(n for n, line in enumerate(targets) if line.startswith("PID 102"))
+        # Beside the figures, then under them: every word of the command, none cut.
+        assert "".join(line[45:] for line in targets[:first]).replace(" ", "") == long.replace(" ", "")
+        assert targets[first] == "PID 102     alice        GPU 0       5.0GiB  python train.py --data "
+        assert "PID 102" not in screen_text(app)  # below the first command's lines
+        pages = 0
+        while "PID 102" not in screen_text(app):
+            await pilot.press("pagedown")
+            pages += 1
+        assert first == 57 and pages == 5  # a page is 11 of the list's 12 lines: the fifth shows line 57
+        assert "PID 102     alice        GPU 0       5.0GiB  python train.py --data" in screen_text(app)
+        await pilot.press(*["pageup"] * 5)
+        assert "PID 101     alice        GPU 0      10.0GiB  python train.py" in screen_text(app)

@@ -87,7 +87,12 @@ class TargetList(Static):
 class KillScreen(ModalScreen[int | None]):
     """Returns the chosen signal number, or None when cancelled."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel", key_display="Esc")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", key_display="Esc"),
+        # The signal list has three entries and no use for them: PgUp and PgDn scroll the targets' commands.
+        Binding("pageup", "scroll_targets(-1)", "Scroll the targets up", show=False, priority=True),
+        Binding("pagedown", "scroll_targets(1)", "Scroll the targets down", show=False, priority=True),
+    ]
 
     def __init__(self, targets: list[ProcessRow]) -> None:
         super().__init__(id="kill-screen")
@@ -121,7 +126,8 @@ class KillScreen(ModalScreen[int | None]):
                 id="kill-signals",
             )
             yield Static(
-                Text("Enter sends · Esc cancels · each PID is re-checked by its start time first", style="dim"),
+                Text("Enter sends · Esc cancels · PgUp PgDn scroll the targets · each PID is re-checked by its start"
+                     " time first", style="dim"),
                 id="kill-hint",
             )
         yield Footer()
@@ -138,6 +144,10 @@ class KillScreen(ModalScreen[int | None]):
         event.stop()
         numbers = dict(SIGNALS)
         self.dismiss(numbers[event.option.id or "SIGTERM"])
+
+    def action_scroll_targets(self, direction: int) -> None:
+        box = self.query_one("#kill-targets-box", VerticalScroll)
+        box.scroll_to(y=box.scroll_y + direction * max(1, box.scrollable_size.height - 1), animate=False)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
