@@ -191,6 +191,7 @@ async def test_every_command_shown_on_any_screen_at_any_size_is_whole_or_visibly
     rng = random.Random(SEED)
     app = make_app()
     read_rows = 0
+    scrollbars: set[bool] = set()
     async with app.run_test(size=(120, 40)) as pilot:
         for case in range(CASES):
             width, height = rng.randint(40, 240), rng.randint(10, 70)
@@ -203,6 +204,7 @@ async def test_every_command_shown_on_any_screen_at_any_size_is_whole_or_visibly
             where = f"case {case} ({width}x{height}, {count} processes, seed {SEED})"
             table = app.processes
             read_rows += check_table(app, table, f"main panel, {where}")
+            scrollbars.add(table.virtual_size.height > table.scrollable_size.height)
             rows = [row for row in table.rows if not row.unattributed]
             # One other screen a case, in turn: each is tried at several sizes, the run stays short.
             other = case % 4
@@ -231,7 +233,7 @@ async def test_every_command_shown_on_any_screen_at_any_size_is_whole_or_visibly
                 detail_table = app.screen.query_one("#detail-processes", ProcessTable)
                 read_rows += check_table(app, detail_table, f"GPU detail, {where}")
                 await pilot.press("escape")
-    assert read_rows > 100  # the property was tried, not skipped
+    assert read_rows > 100 and scrollbars == {True, False}  # the property was tried, with and without a scrollbar
 
 
 def check_process_screen(app: GpuTopApp, row: ProcessRow, where: str) -> None:
