@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from rich.cells import get_character_cell_size
 from textual.widget import Widget
+from textual.widgets import Footer
 
 from gputop.core.model import ProcessSample, Snapshot
 from gputop.core.output.command_text import command_text
@@ -114,6 +115,14 @@ def screen_cells(app: GpuTopApp) -> list[list[str]]:
     return lines
 
 
+def on_screen(app: GpuTopApp, widget: Widget) -> tuple[int, int]:
+    """The lines of the screen where ``widget`` shows (from, to): a screen that scrolls (the GPU detail, the
+    process screen, a dialog) can put part of it out of view, past an edge or under the footer."""
+    visible = app.screen.find_widget(widget).visible_region
+    footers = [footer.region.y for footer in app.screen.query(Footer)]
+    return max(0, visible.y), min([visible.bottom, *footers])
+
+
 def read(cells: list[list[str]], y: int, left: int, right: int) -> str:
     return "".join(cells[y][left:right]).rstrip()
 
@@ -128,13 +137,16 @@ def row_value(row: ProcessRow) -> str:
 def check_table(app: GpuTopApp, table: ProcessTable, where: str) -> int:
     """Every command and user cell of ``table`` on screen is honest; how many commands were read."""
     cells = screen_cells(app)
+    top, bottom = on_screen(app, table)
     region = table.scrollable_content_region
+    if top > region.y:
+        return 0  # its header out of view: nothing to read the columns by
     header = "".join(cells[region.y][region.x : region.right])
     # Too narrow for the command beside the fixed columns (40 cells): the column has no room at all.
     command_x = region.x + header.index("COMMAND") if "COMMAND" in header else None
     user_x = region.x + header.index("USER") if "USER" in header else None
     read_rows = 0
-    for y in range(region.y + 1, min(region.bottom, len(cells))):
+    for y in range(region.y + 1, min(region.bottom, bottom, len(cells))):
         index = y - region.y - 1 + table.scroll_offset.y
         if index >= len(table.rows):
             break
@@ -152,11 +164,12 @@ def check_table(app: GpuTopApp, table: ProcessTable, where: str) -> int:
     return read_rows
 
 
-def check_wrapped(cells: list[list[str]], widget: Widget, starts: list[tuple[int, str]], where: str) -> None:
-    """Lines of ``widget`` on screen, from each of ``starts`` (a line and where its value starts after what
-    it begins with) to the next: the value wrapped, pieces of it in order, whole where all of it shows."""
+def check_wrapped(
+    cells: list[list[str]], widget: Widget, starts: list[tuple[int, str]], screen_bottom: int, where: str
+) -> None:
+    """Lines of ``widget`` on screen (down to ``screen_bottom``), from each of ``starts`` (a line and the value
+    that starts there) to the next: the value wrapped, pieces of it in order, whole where all of it shows."""
     region = widget.content_region
-    screen_bottom = min(region.bottom, len(cells))
     for number, (y, value) in enumerate(starts):
         end = starts[number + 1][0] if number + 1 < len(starts) else screen_bottom
         pieces = [read(cells, line, region.x, region.right).strip() for line in range(y, end)]
@@ -171,8 +184,9 @@ def check_kill_dialog(app: GpuTopApp, rows: list[ProcessRow]) -> None:
     targets = app.screen.query_one("#kill-targets")
     cells = screen_cells(app)
     region = targets.content_region
+    top, bottom = on_screen(app, targets)
     starts = []
-    for y in range(max(0, region.y), min(region.bottom, len(cells))):  # the lines on screen (a dialog may scroll)
+    for y in range(top, bottom):
         line = read(cells, y, region.x, region.right)
         if line.startswith("PID "):
             pid = int(line.split()[1])
@@ -184,7 +198,7 @@ def check_kill_dialog(app: GpuTopApp, rows: list[ProcessRow]) -> None:
             blank = [" "] * (region.width)
             cells[y][region.x : region.x + 45] = blank[:45]
             starts.append((y, value))
-    check_wrapped(cells, targets, starts, "kill dialog")
+    check_wrapped(cells, targets, starts, bottom, "kill dialog")
 
 
 async def test_every_command_shown_on_any_screen_at_any_size_is_whole_or_visibly_cut() -> None:
@@ -241,15 +255,16 @@ def check_process_screen(app: GpuTopApp, row: ProcessRow, where: str) -> None:
     cells = screen_cells(app)
     info = app.screen.query_one("#process-info")
     region = info.content_region
-    for y in range(max(0, region.y), min(region.bottom, len(cells))):
+    top, bottom = on_screen(app, info)
+    for y in range(top, bottom):
         line = read(cells, y, region.x, region.right)
         if line.startswith("Command"):
             value = row.process.command or ""
             x = region.x + len("Command")
             while x < region.right and not cells[y][x].strip():
                 x += 1  # to where the value column starts
-            labels = [y2 for y2 in range(y + 1, min(region.bottom, len(cells))) if cells[y2][region.x].strip()]
-            end = labels[0] if labels else min(region.bottom, len(cells))
+            labels = [y2 for y2 in range(y + 1, bottom) if cells[y2][region.x].strip()]
+            end = labels[0] if labels else bottom
             pieces = [read(cells, line_y, x, region.right).strip() for line_y in range(y, end)]
             joined, flat = "".join(pieces).replace(" ", ""), value.replace(" ", "")
             assert "…" not in joined and (joined == flat if labels else flat.startswith(joined)), (
