@@ -7,7 +7,7 @@ import pytest
 
 from gputop.core.format import safe_text
 from gputop.core.output.command_text import command_text, fit_command, sibling_spans
-from gputop.core.text_cut import cells, cut_end, cut_start, fit_cells, last_start, wrap
+from gputop.core.text_cut import cells, cut_end, fit_cells, last_start, wrap
 
 PYENV = "/home/alice/.pyenv/versions/3.11.7/bin/python3.11"
 VENV = "/home/alice/proj/.venv/bin/python3"
@@ -100,7 +100,6 @@ def test_cuts_count_cells_and_never_split_a_wide_character() -> None:
     assert cells(name) == 10 and cut_end(name, 10) == name
     assert cut_end(name, 9) == "训练数据…"
     assert cut_end(name, 8) == "训练数…"  # 7 cells and "…": no half character, no space in its place
-    assert cut_start(name, 6) == "…据集"
     assert fit_cells(name, 12) == name + "  " and fit_cells(name, 6, right=True) == " 训练…"
     # The start in two thirds of the room, the end in the rest: a wide character that does not fit is left out.
     assert fit_command(f"python {name}.py --名前 {name}1", 20) == "python 训练…数据集1"

@@ -68,15 +68,6 @@ def cut_end(text: str, width: int) -> str:
     return head(text, width - 1) + ELLIPSIS
 
 
-def cut_start(text: str, width: int) -> str:
-    """``text`` in ``width`` cells: whole, or "…" and its end."""
-    if cells(text) <= width:
-        return text
-    if width <= 0:
-        return ""
-    return ELLIPSIS + tail(text, width - 1)
-
-
 def window(text: str, start: int, width: int) -> str:
     """``text`` from its character ``start`` on, in ``width`` cells: "…" first when something is left of
     it, "…" last when something is right of what fits (a column scrolled sideways)."""

@@ -404,7 +404,6 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         """Where the COMMAND column is among the columns shown (None: not shown)."""
         return next((n for n, column in enumerate(self._columns) if column.name == "command"), None)
 
-
     def _visible_state(self) -> list[object]:
         top = self.scroll_offset.y
         return [self._line_signature(row) for row in self.rows[top : top + max(0, self.size.height - 1)]]
