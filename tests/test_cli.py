@@ -33,13 +33,18 @@ def test_json_from_the_demo_is_one_document_with_every_gpu_and_process() -> None
     assert sum(len(gpu["processes"]) for gpu in document["gpus"]) == 10  # torchrun has two workers
 
 
-def test_once_piped_has_no_colour_and_fits_80_columns() -> None:
+def test_once_piped_has_no_colour_fits_80_columns_and_prints_whole_commands() -> None:
     result = gputop("--demo", "--once")
     assert result.returncode == 0
     assert "\x1b" not in result.stdout
     lines = result.stdout.splitlines()
     assert lines[1].startswith("[0] NVIDIA H100 80GB HBM3")
-    assert max(len(line) for line in lines) <= 80
+    # As ps ww: a command line is never cut on its way to a pipe or a file; the rest fits 80 columns.
+    assert next(line for line in lines if "vllm" in line).endswith("  " + VLLM)
+    processes = lines.index(next(line for line in lines if line.lstrip().startswith("GPU     PID")))
+    table = lines[processes + 1 : lines.index("", processes)]
+    assert len(table) == 10 and max(len(line) for line in table) > 80
+    assert max(len(line) for line in lines if line not in table) <= 80
     assert "\x1b[" in gputop("--demo", "--once", "--color", "always").stdout
 
 
@@ -80,14 +85,20 @@ VLLM = "python -m vllm.entrypoints.openai.api_server --model mistral-7b"
 
 
 def test_once_takes_the_terminals_width_or_width_n_and_marks_every_cut() -> None:
-    narrow = once()
+    narrow = once("--width", "80")
     assert max(len(line) for line in narrow) == 80
     vllm = next(line for line in narrow if "vllm" in line)
-    assert vllm.endswith("…") and len(vllm) == 80 and VLLM not in vllm
+    # Cut in the middle: the program and its module, "…", the end.
+    assert vllm.endswith("  python -m vllm.e…stral-7b") and len(vllm) == 80
     wide = once(columns="132")  # what the terminal says its width is
-    assert max(len(line) for line in wide) == 132
+    assert max(len(line) for line in wide if "vllm" not in line) == 132
     assert next(line for line in wide if "vllm" in line).endswith(VLLM)
     assert max(len(line) for line in once("--width", "100")) == 100
+    # The ranks of one job keep what tells them apart when their commands are cut.
+    ranks = [line for line in once("--width", "76") if "--local-rank" in line]
+    assert [line[line.index("  python") + 2 :] for line in ranks] == ["python…--local-rank 1", "python…--local-rank 0"]
+    ranks = [line for line in once("--width", "70") if "local-rank" in line]
+    assert [line[-17:] for line in ranks] == ["  …--local-rank 1", "  …--local-rank 0"]
 
 
 # A duration as alerts write it: "25m01s", "42s", "1h24m".

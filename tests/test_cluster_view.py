@@ -371,6 +371,31 @@ async def test_enter_opens_the_host_at_once_with_its_gpus_and_processes() -> Non
         assert not isinstance(app.screen, HostScreen)
 
 
+async def test_a_hosts_processes_are_cut_in_the_middle_keeping_each_rank_in_view() -> None:
+    command = "python -u train_llama_pretrain_with_fsdp.py --local-rank {} --config llama70b-fsdp-ac"
+    ranks = tuple(
+        ClusterProcess(hostname="gpu-b", gpu_index=rank, pid=500 + rank, user="alice", command=command.format(rank),
+                       container=None, gpu_memory=10 * GIB)
+        for rank in range(2)
+    )
+
+    class RanksReader(FakeReader):
+        def detail(self, hostname: str) -> HostDetail:
+            self.details.append(hostname)
+            return replace(DETAIL, processes=ranks)
+
+    app = make_app(RanksReader())
+    async with app.run_test(size=(160, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("down", "enter")
+        screen = app.screen
+        assert isinstance(screen, HostScreen)
+        await until(pilot, lambda: screen.detail is not None)
+        processes: DataTable[str] = screen.query_one("#processes", DataTable)
+        assert [str(processes.get_row(r.key)[3]) for r in processes.ordered_rows] == [
+            "python -u train_llama_pr…--local-rank 0…", "python -u train_llama_pr…--local-rank 1…"]
+
+
 async def test_a_click_selects_a_host_and_a_double_click_opens_it() -> None:
     app = make_app(FakeReader())
     async with app.run_test(size=(160, 40)) as pilot:

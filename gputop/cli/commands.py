@@ -81,6 +81,8 @@ def run_once(sampler: Sampler, args: argparse.Namespace, settings: Settings) -> 
     table = render_text(
         snapshot, colour=colour, width=width, alerts=alerts, diagnoses=foresight.diagnoses,
         sort_column=settings.sort_column, sort_descending=settings.sort_descending,
+        # To a pipe or a file, as ps ww: whole command lines, unless --width asks for a width.
+        whole_commands=args.width is None and not sys.stdout.isatty(),
     )
     return emit(for_terminal(table))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from gputop.core.glyphs import glyphs
+from gputop.core.text_cut import cut_end
 
 NA = "N/A"
 NOT_YET = "…"  # a figure that needs two readings (CPU %, a rate), before it has them: not 0, not N/A
@@ -100,9 +101,7 @@ def safe_text(text: str | None, limit: int | None = None) -> str:
         else:
             out.append(char)
     result = "".join(out)
-    if limit is not None and len(result) > limit:
-        result = result[: max(0, limit - 1)] + "…"
-    return result
+    return result if limit is None else cut_end(result, limit)
 
 
 # In JSON from json.dumps(ensure_ascii=False), these can only be inside strings.

@@ -76,8 +76,16 @@ def test_hostile_names_show_as_escaped_text_in_the_panel_dialog_and_detail(
     terminal.type(b" " * len(CASES))  # tag every process
     terminal.type(b"k")
     dialog = terminal.wait_for("the kill dialog", lambda s: f"Send a signal to {len(CASES)} processes?" in s)
+    # Each target's whole command is listed, wrapped: the 10 KB one fills pages; PgDn shows what follows it.
+    seen = dialog
+    for _ in range(30):
+        if all(unicodedata.normalize("NFC", case.shown[:20]) in seen for case in CASES):
+            break
+        before = terminal.text()
+        terminal.type(b"\x1b[6~")
+        seen += terminal.wait_for("the targets to scroll", lambda s, before=before: s != before, timeout_s=5)
     for case in CASES:
-        assert unicodedata.normalize("NFC", case.shown[:20]) in dialog, case.name
+        assert unicodedata.normalize("NFC", case.shown[:20]) in seen, case.name
     terminal.type(b"\x1b")  # Esc: cancel
     terminal.wait_for("the dialog to close", lambda s: "Send a signal" not in s)
     assert all(process.poll() is None for process in hostile_processes), "cancel sent nothing"

@@ -47,8 +47,8 @@ def test_a_process_in_full_the_tree_a_gpu_and_a_refused_digit(tmux: Tmux) -> Non
     tmux.keys("t")
     tmux.wait_for(
         "the tree",
-        lambda s: "tree" in s and "torchrun --nproc" in s and "├─ python -u pre" in s
-        and "└─ python -u pre" in s,
+        lambda s: "tree" in s and "torchrun --nproc" in s and "├─ python -…--local-rank 0" in s
+        and "└─ python -…--local-rank 1" in s,
     )
 
     tmux.keys("Tab")

@@ -38,22 +38,24 @@ async def test_the_panel_tree_and_kill_dialog_tell_the_ranks_apart(size: tuple[i
         app.apply_snapshot(ranks_snapshot())
         await pilot.pause()
         lines = panel_lines(app)
-        # At 80 columns the command is cut in the middle, so each rank's number stays on screen.
-        ends = ["…al-rank 0", "…al-rank 1"] if size[0] == 80 else [" --local-rank 0", " --local-rank 1"]
-        assert lines[0].endswith(" python3 train.py" + ends[0])
-        assert lines[1].endswith(" python3 train.py" + ends[1])
+        # At 80 columns the command is cut in the middle, so each rank's option and number stay on screen.
+        ends = [" python3 tra…--local-rank 0", " python3 tra…--local-rank 1"] if size[0] == 80 else [
+            " python3 train.py --local-rank 0", " python3 train.py --local-rank 1"]
+        assert lines[0].endswith(ends[0])
+        assert lines[1].endswith(ends[1])
         assert ".pyenv" not in screen_text(app)
         await pilot.press("t")  # the tree: the launcher by its console script's name
         lines = panel_lines(app)
         assert "  400 alice" in lines[0] and " torchrun --nproc" in lines[0] and lines[0].endswith(" train.py")
-        assert "├─ python3 train" in lines[1] and lines[1].endswith("rank 0")
-        assert "└─ python3 train" in lines[2] and lines[2].endswith("rank 1")
+        assert "├─ python3 " in lines[1] and lines[1].endswith("--local-rank 0")
+        assert "└─ python3 " in lines[2] and lines[2].endswith("--local-rank 1")
         assert ".pyenv" not in screen_text(app)
         await pilot.press("down", "down", "k")
         assert isinstance(app.screen, KillScreen)
-        # At 80 columns the dialog has 72 cells: the command is cut in the middle, the rank stays.
-        command = "python3 train.py …al-rank 1" if size == (80, 24) else "python3 train.py --local-rank 1"
-        assert kill_targets(app) == f"PID 402     alice        GPU 1      20.0GiB  {command}"
+        # The dialog shows the whole command, wrapped under itself where it is long (72 cells at 80 columns).
+        target = "PID 402     alice        GPU 1      20.0GiB  python3 train.py "
+        rest = "\n" + " " * 45 if size == (80, 24) else ""
+        assert kill_targets(app) == f"{target}{rest}--local-rank 1"
         if size != (80, 24):
             return
         await pilot.press("escape", "enter")  # the process screen: the command line as it is

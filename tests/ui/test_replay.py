@@ -85,13 +85,16 @@ async def test_step_keys_move_one_snapshot_and_pause(ten: Path) -> None:
         at = app.replay.position
         assert at == before + 1 and app.replay.paused
         assert f"{at + 1}/10 {clock_text(NOW + at)} +{at}s 0.25x paused" in title(app)
-        await pilot.press("full_stop", "right", "right")
+        await pilot.press("full_stop", "full_stop", "full_stop")
         assert app.replay.position == at + 3
-        await pilot.press("comma", "left")
+        await pilot.press("comma", "comma")
         assert app.replay.position == at + 1
         assert app.snapshot is not None and app.snapshot.timestamp == NOW + at + 1
-        await pilot.press(*["left"] * (at + 2))
+        await pilot.press(*["comma"] * (at + 2))
         assert app.replay.position == 0
+        # On the process panel ← and → scroll the commands (as live); the replay stays where it is.
+        await pilot.press("right", "right", "left")
+        assert app.replay.position == 0 and app.processes.command.start == 8
 
 
 async def test_brackets_change_the_speed_between_a_quarter_and_sixteen(ten: Path) -> None:

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Sequence
+
+from gputop.core.text_cut import ELLIPSIS, cells, cut_end, head, keep_span, last_start, tail, window
 
 # Interpreters and shells whose first non-option argument is the program that runs: python3.11, pypy3, ...
 _INTERPRETER = re.compile(r"(python|pypy|perl|ruby|node|Rscript|julia|bash|sh|dash|zsh)[0-9.]*[mdu]?\Z")
@@ -71,27 +74,90 @@ def command_text(command: str | None, name: str | None = None) -> str:
     return " ".join([program, *words[1:]])
 
 
-def fit_command(text: str, width: int) -> str:
-    """``text`` in ``width`` characters, cut in the middle: its start up to the script, then "…",
-    then its end, where the arguments that tell ranks apart are (``python3 train.py …l-rank 1``).
+# What the tree draws before a command: its branches.
+_GUIDE = "├└│─ "
 
-    Cut at the end, eight ranks of one job at 80 columns read alike.
+
+def fit_command(text: str, width: int, keep: tuple[int, int] | None = None, start: int = 0) -> str:
+    """``text`` in ``width`` cells, cut in the middle: its start up to the script, then "…", then its end,
+    where the arguments that tell ranks apart are (``python3 train.py …l-rank 1``). Cut at the end, eight
+    ranks of one job at 80 columns read alike.
+
+    ``keep`` (a span of ``text``: what tells it from its siblings, or what a filter matched) stays in
+    view: ``python3 train.py …--local-rank 2 --config…`` when the end has no room for it. ``start`` > 0:
+    the column scrolled sideways, ``text`` from that character on (no further than its end shows).
     """
-    if len(text) <= width:
+    if start > 0:
+        return window(text, min(start, last_start(text, width)), width)
+    if cells(text) <= width:
         return text
     if width < 16:
-        return text[: max(0, width - 1)] + "…"
-    command = text.lstrip("├└│─ ")  # after the branches the tree draws before it
+        return cut_end(text, width) if keep is None else keep_span(text, width, 0, keep)
+    command = text.lstrip(_GUIDE)
     guide = len(text) - len(command)
     if guide > width // 3:
         # A deep tree: the branches give way (all but the nearest), not the command.
-        text = "…" + text[guide - 3 :]
+        dropped = guide - 3
+        text = ELLIPSIS + text[dropped:]
+        keep = None if keep is None else (keep[0] - dropped + 1, keep[1] - dropped + 1)
         guide = 4
-        if len(text) <= width:
+        if cells(text) <= width:
             return text
     words = command.split(" ")
     # The program, its options and its script (its first word not an option), and a space.
     script = next((n for n, word in enumerate(words[1:], 1) if not word.startswith("-")), len(words) - 1)
-    head = guide + len(" ".join(words[: script + 1])) + 1
-    head = min(head, (width - 1) * 2 // 3)
-    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+    lead = head(text[: guide + len(" ".join(words[: script + 1])) + 1], (width - 1) * 2 // 3)
+    end = tail(text, width - 1 - cells(lead))
+    if keep is None or keep[0] >= len(text) - len(end) or keep[1] <= len(lead):
+        return lead + ELLIPSIS + end
+    return keep_span(text, width, len(lead), keep)
+
+
+def sibling_spans(texts: Sequence[str]) -> list[tuple[int, int] | None]:
+    """For each command of a list, the span of it that differs from its siblings (the commands of the
+    list with its program and script: ranks, trials, workers), from the option before the first word
+    that differs to the last; None where it has no sibling or reads as they do."""
+    parsed = []
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for number, text in enumerate(texts):
+        body = text.lstrip(_GUIDE)
+        words = body.split(" ")
+        parsed.append((len(text) - len(body), words))
+        groups.setdefault(tuple(words[:2]), []).append(number)
+    spans: list[tuple[int, int] | None] = [None] * len(texts)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        by_count: dict[int, list[int]] = {}
+        for number in members:
+            by_count.setdefault(len(parsed[number][1]), []).append(number)
+        for count, alike in by_count.items():
+            # Where the siblings of one length differ, word by word; against the other lengths, the
+            # words between what they start and end with alike.
+            varying = [n for n in range(count) if len({parsed[m][1][n] for m in alike}) > 1]
+            others = [same[0] for other, same in by_count.items() if other != count]
+            for number in alike:
+                words = parsed[number][1]
+                first, last = (varying[0], varying[-1] + 1) if varying else (count, 0)
+                for other in others:
+                    prefix, suffix = _alike_ends(words, parsed[other][1])
+                    first, last = min(first, prefix), max(last, count - suffix)
+                if first < last:
+                    spans[number] = _char_span(parsed[number][0], words, first, last)
+    return spans
+
+
+def _alike_ends(words: list[str], other: list[str]) -> tuple[int, int]:
+    """How many words two commands start with alike, and end with alike (not overlapping)."""
+    most = min(len(words), len(other))
+    prefix = next((n for n in range(most) if words[n] != other[n]), most)
+    suffix = next((n for n in range(most - prefix) if words[-1 - n] != other[-1 - n]), most - prefix)
+    return prefix, suffix
+
+
+def _char_span(offset: int, words: list[str], first: int, last: int) -> tuple[int, int]:
+    """Where words ``first`` to ``last`` are in the text, with the option they are the value of."""
+    if first > 0 and words[first - 1].startswith("-") and not words[first].startswith("-"):
+        first -= 1
+    start = offset + sum(len(word) + 1 for word in words[:first])
+    return start, start + len(" ".join(words[first:last]))

@@ -24,7 +24,8 @@ from gputop.core.format import (
 )
 from gputop.core.host.visibility import not_visible_words
 from gputop.core.model import GpuSample, ProcessSample, Snapshot, percent
-from gputop.core.output.command_text import command_text
+from gputop.core.output.command_text import command_text, fit_command, sibling_spans
+from gputop.core.text_cut import cut_end, fit_cells
 
 _RESET = "\x1b[0m"
 _BOLD = "\x1b[1m"
@@ -45,10 +46,8 @@ def _bar(level: float | None, width: int) -> str:
 
 
 def cut(text: str, width: int) -> str:
-    """``text`` in at most ``width`` characters; a cut is marked with "…"."""
-    if len(text) <= width:
-        return text
-    return text[: max(0, width - 1)] + "…"
+    """``text`` in at most ``width`` cells; a cut is marked with "…"."""
+    return cut_end(text, width)
 
 
 def render_text(
@@ -59,9 +58,11 @@ def render_text(
     diagnoses: Diagnoses | None = None,
     sort_column: str = "gpu_memory",
     sort_descending: bool = True,
+    whole_commands: bool = False,
 ) -> str:
     """The ``--once`` table: GPUs, then processes, the problems found and the alerts active now, in
-    ``width`` columns; the processes in the TUI's order (the settings' sort, GPU memory by default)."""
+    ``width`` columns; the processes in the TUI's order (the settings' sort, GPU memory by default).
+    ``whole_commands``: command lines are never cut (``ps ww``: the table goes to a pipe or a file)."""
 
     def paint(code: str, text: str) -> str:
         return f"{code}{text}{_RESET}" if colour else text
@@ -73,7 +74,7 @@ def render_text(
     for gpu in snapshot.gpus:
         lines.extend(_gpu_lines(gpu, width, paint))
     lines.append("")
-    lines.extend(_process_lines(snapshot, width, paint, sort_column, sort_descending))
+    lines.extend(_process_lines(snapshot, None if whole_commands else width, paint, sort_column, sort_descending))
     if diagnoses is not None:
         lines.extend(_problem_lines(snapshot, diagnoses, width, paint))
     if alerts:
@@ -192,11 +193,14 @@ def sort_processes(processes: Iterable[ProcessSample], column: str, descending: 
     return present + [p for p in by_pid if key(p) is None]
 
 
-def _process_lines(snapshot: Snapshot, width: int, paint: Any, column: str, descending: bool) -> list[str]:
+def _process_lines(snapshot: Snapshot, width: int | None, paint: Any, column: str, descending: bool) -> list[str]:
+    """The process lines in ``width`` cells, each command cut in the middle keeping what tells it from its
+    siblings (None: commands whole, the lines as long as they are)."""
     processes = sort_processes(snapshot.processes(), column, descending)
     if not processes:
         return [paint(_DIM, "No GPU processes.")]
-    lines = [paint(_BOLD, cut(_PROCESS_HEADER, width))]
+    lines = [paint(_BOLD, _PROCESS_HEADER if width is None else cut(_PROCESS_HEADER, width))]
+    rows, commands = [], []
     for process in processes:
         gpu = f"{process.gpu_index}" + (f".{process.mig_index}" if process.mig_index is not None else "")
         age = None if process.started is None else snapshot.timestamp - process.started
@@ -207,10 +211,15 @@ def _process_lines(snapshot: Snapshot, width: int, paint: Any, column: str, desc
             command = "(as last seen) " + command
         if process.job is not None:
             command = f"[job {safe_text(process.job.label)}] {command}"
-        row = (
-            f"{gpu:>4} {process.pid:>7} {cut(safe_text(process.user or NA), 9):<9} {process.type:<3} "
+        rows.append(
+            f"{gpu:>4} {process.pid:>7} {fit_cells(safe_text(process.user or NA), 9)} {process.type:<3} "
             f"{fmt_bytes(process.gpu_memory):>8} {fmt_percent(process.sm_utilization):>4} {cpu:>5} "
             f"{fmt_duration(age):>6}  "
         )
-        lines.append(row + cut(command, max(0, width - len(row))))
+        commands.append(command)
+    if width is None:
+        return [*lines, *(row + command for row, command in zip(rows, commands, strict=True))]
+    spans = sibling_spans(commands)
+    for row, command, span in zip(rows, commands, spans, strict=True):
+        lines.append(row + fit_command(command, max(0, width - len(row)), span))
     return lines

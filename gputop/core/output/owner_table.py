@@ -8,6 +8,7 @@ from typing import Protocol, TypeVar
 
 from gputop.core.analysis.owners import OwnerRow
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_watts, safe_text
+from gputop.core.text_cut import fit_cells
 
 
 class Named(Protocol):
@@ -90,20 +91,13 @@ def owner_cells(row: OwnerRow, now: float) -> dict[str, str]:
     }
 
 
-def fit(text: str, width: int, right: bool) -> str:
-    """``text`` in exactly ``width`` cells; a cut is marked with "…"."""
-    if len(text) > width:
-        text = text[: max(0, width - 1)] + "…"
-    return text.rjust(width) if right else text.ljust(width)
-
-
 def render_owners(rows: Sequence[OwnerRow], by: str, now: float, width: int = 80) -> str:
     """``--once --by``: one line per owner, the owner's name given what the fixed columns leave."""
     columns, name_width = fitted_columns(width)
     widths = {column.name: column.width or name_width for column in columns}
 
     def line(cells: dict[str, str]) -> str:
-        return " ".join(fit(cells[c.name], widths[c.name], c.right) for c in columns).rstrip()
+        return " ".join(fit_cells(cells[c.name], widths[c.name], c.right) for c in columns).rstrip()
 
     titles = {column.name: column.title for column in columns}
     titles["name"] = OWNER_TITLES[by]

@@ -139,7 +139,7 @@ class HostList(ScrollView, can_focus=True):
         return row_text(host_cells(host, self.history.get(host.hostname), self.now, self.answering, self.pending))
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self.scrollable_size.width  # within the scrollbar: under it, a line's last cell is lost
         base = self.rich_style
         scroll_x = int(self.scroll_offset.x)
         if y == 0:

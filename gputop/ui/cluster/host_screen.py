@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Static
 from gputop.core.cluster.client import PrometheusError
 from gputop.core.cluster.model import ClusterGpu, ClusterHost, HostDetail
 from gputop.core.format import NA, fmt_bytes, fmt_duration, fmt_percent, fmt_rate, fmt_watts, safe_text
+from gputop.core.output.command_text import fit_command, sibling_spans
 from gputop.ui.cluster.messages import ClusterFetcher, DetailFetched, LookupFailed
 from gputop.ui.cluster.refresh import Refresh
 from gputop.ui.cluster.render import host_status, memory_bar, problems_text, temperature_text
@@ -26,6 +27,8 @@ GPU_COLUMNS = ("GPU", "Model", "UUID", "Memory", "Used/Total", "Util", "Mem util
 # The activity column: what the SMs, tensor cores and memory really did (GPM, DCGM's profiling fields).
 ACTIVITY_IN_COLUMN = ("sm_active", "tensor_active", "dram_active")
 # The readings the columns above show; every other one the host serves goes in "More".
+# The COMMAND column's width on a host's screen, in cells.
+_COMMAND_WIDTH = 40
 _IN_COLUMNS = frozenset(("memory_used", "memory_free", "memory_total", "utilization_gpu", "utilization_memory",
                          "temperature", "temperature_slowdown", "power_draw", "power_limit", "fan_speed", "clock_sm",
                          *ACTIVITY_IN_COLUMN))
@@ -229,12 +232,15 @@ class HostScreen(Screen[None]):
             heading.update("Processes: none live (the host is not answering; GPU figures are the last kept)")
             return
         heading.update(f"Processes ({len(detail.processes)})")
-        for process in detail.processes:
+        # Cut in the middle as the local panel cuts them, keeping what tells the ranks of one job apart.
+        commands = [safe_text(process.command) for process in detail.processes]
+        spans = sibling_spans(commands)
+        for process, command, span in zip(detail.processes, commands, spans, strict=True):
             processes.add_row(
                 str(process.gpu_index),
                 "pod" if process.pid is None else str(process.pid),
                 safe_text(process.user, 16),
-                safe_text(process.command, 40),
+                fit_command(command, _COMMAND_WIDTH, span),
                 safe_text(process.container, 40),
                 fmt_bytes(process.gpu_memory),
                 key=f"{process.gpu_index}:{process.pid}:{process.container}",

@@ -20,7 +20,8 @@ from gputop.core.analysis.owners import OWNER_KINDS
 from gputop.core.cluster.client import PrometheusError
 from gputop.core.cluster.owners import FleetOwner
 from gputop.core.format import NA, fmt_bytes, safe_text
-from gputop.core.output.owner_table import NAME_MAX_WIDTH, NAME_MIN_WIDTH, OwnerColumn, fit, sort_owners
+from gputop.core.output.owner_table import NAME_MAX_WIDTH, NAME_MIN_WIDTH, OwnerColumn, sort_owners
+from gputop.core.text_cut import fit_cells
 from gputop.ui.cluster.messages import ClusterFetcher, LookupFailed, OwnersFetched
 from gputop.ui.cluster.refresh import Refresh
 from gputop.ui.screens.owner_list import OwnerListScreen
@@ -166,7 +167,7 @@ class FleetOwnerScreen(OwnerListScreen[FleetOwner]):
         for index, row in enumerate(self.rows):
             cells = fleet_cells(row)
             table.append("\n")
-            line = " ".join(fit(cells[c.name], widths[c.name], c.right) for c in columns)
+            line = " ".join(fit_cells(cells[c.name], widths[c.name], c.right) for c in columns)
             table.append(line, style="reverse" if index == cursor else "")
         self.query_one("#owners-table", Static).update(table)
 

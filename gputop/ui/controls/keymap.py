@@ -37,7 +37,7 @@ TABLE_ACTIONS = frozenset(
 )
 PANEL_ACTIONS = frozenset(
     {"filter", "next_match", "pick_user", "toggle_tree", "only_gpu", "all_gpus", "pick_gpu", "detail_selected",
-     "fold", "unfold"}
+     "fold", "unfold", "command_scroll", "command_home", "command_end"}
 )
 # Keys that are not bindings of the app, listed in help all the same.
 NAVIGATION_HELP: tuple[tuple[str, str], ...] = (
@@ -66,6 +66,11 @@ BINDINGS: list[BindingType] = [
     Binding("P", "sort_by('cpu')", "Sort by CPU %", show=False),
     Binding("T", "sort_by('time')", "Sort by run time", show=False),
     Binding("N", "sort_by('pid')", "Sort by PID", show=False),
+    # nvitop's and htop's keys for a command longer than its column; in a replay , and . step (← → on other screens).
+    Binding("left", "command_scroll(-1)", "Scroll the commands left", show=False),
+    Binding("right", "command_scroll(1)", "Scroll the commands right", show=False),
+    Binding("ctrl+a", "command_home", "The start of every command", show=False),
+    Binding("ctrl+e", "command_end", "The end of every command", show=False),
     Binding("u", "pick_user", "User", show=False),  # in help and the palette: the footer must fit 80 columns
     Binding("t,f5", "toggle_tree", "Tree", show=False, tooltip="Tree: workers under their launcher, "
             "GPU memory summed on the parent"),
@@ -202,6 +207,8 @@ _KEY_NAMES = {
     "escape": "Esc",
     "enter": "Enter",
     "ctrl+c": "Ctrl+C",
+    "left": "←",
+    "right": "→",
 }
 
 

@@ -93,6 +93,7 @@ class ProcessView:
         every = snapshot_rows(snapshot, self._growth, self._diagnoses)
         rows = [row for row in every if self.filter.matches(row)] if self.filter.active else every
         table.empty_message = "no process matches the filter" if self.filter.active else "no GPU processes"
+        table.command.match = self.filter.pattern  # what the filter matched stays in view in each command
         if self.tree:
             tree = tree_rows(rows, self.sort, self._ancestors(rows, every))
             if self.folded:

@@ -10,7 +10,8 @@ from rich.text import Text
 from textual.screen import Screen
 from textual.widgets import Static
 
-from gputop.core.output.owner_table import OWNER_TITLES, OwnerColumn, Row, fit
+from gputop.core.output.owner_table import OWNER_TITLES, OwnerColumn, Row
+from gputop.core.text_cut import fit_cells
 
 
 class OwnerListScreen(Screen[None], Generic[Row]):
@@ -42,7 +43,7 @@ class OwnerListScreen(Screen[None], Generic[Row]):
         """The table's title line: the kind's name for the owner column, an arrow on the sorted one."""
         arrow = "▼" if self.descending else "▲"
         titles = [
-            fit((OWNER_TITLES[self.kind] if column.name == "name" else column.title)
+            fit_cells((OWNER_TITLES[self.kind] if column.name == "name" else column.title)
                 + (arrow if column.name == self.sort_column else ""), widths[column.name], column.right)
             for column in columns
         ]

@@ -19,11 +19,11 @@ from gputop.core.analysis.diagnosis import Diagnoses
 from gputop.core.analysis.owners import OWNER_KINDS, OwnerRow, owner_rollup
 from gputop.core.model import Snapshot
 from gputop.core.output.owner_table import (
-    fit,
     fitted_columns,
     owner_cells,
     sort_owners,
 )
+from gputop.core.text_cut import fit_cells
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.screens.owner_list import OwnerListScreen
 
@@ -100,7 +100,7 @@ class OwnerScreen(OwnerListScreen[OwnerRow], LiveScreen):
             table.append(f"\n  {self.HINTS[self.kind]}", style="dim italic")
         for index, row in enumerate(self.rows):
             cells = owner_cells(row, now)
-            line = " ".join(fit(cells[c.name], widths[c.name], c.right) for c in columns)
+            line = " ".join(fit_cells(cells[c.name], widths[c.name], c.right) for c in columns)
             table.append("\n")
             table.append(line, style="reverse" if index == cursor else "")
         return table

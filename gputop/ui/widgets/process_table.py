@@ -22,7 +22,7 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from gputop.core.output.command_text import fit_command
+from gputop.core.text_cut import cut_end
 from gputop.ui.controls.keymap import TABLE_ACTIONS, TABLE_BINDINGS
 from gputop.ui.panel.rows import (
     COLUMN_BY_NAME,
@@ -34,6 +34,7 @@ from gputop.ui.panel.rows import (
     sort_rows,
     visible_columns,
 )
+from gputop.ui.widgets.command_column import SCROLL_STEP, CommandColumn
 from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.styled_line import text_cells
 
@@ -115,7 +116,9 @@ def _nearest_process(rows: list[ProcessRow], index: int) -> RowKey | None:
 
 
 def _fit(text: str, width: int, right: bool) -> str:
-    if text_cells(text) > width:
+    """``text`` padded to ``width`` cells, cut (with "…") where it is longer."""
+    text = cut_end(text, width)
+    if text_cells(text) > width:  # a character Rich counts wider than gputop does: Rich's count wins
         text = set_cell_size(text, max(0, width - 1)) + "…" if width > 0 else ""
     pad = " " * (width - text_cells(text))
     return pad + text if right else text + pad
@@ -195,6 +198,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self._widths_for: tuple[tuple[Column, ...], int] | None = None
         self._widths: list[int] = []
         self._header_drawn: tuple[tuple[Column, ...], SortOrder, int] | None = None
+        self.command = CommandColumn()  # how the commands are cut, and scrolled (← →)
 
     # -- the keys that act on the processes -----------------------------------------
 
@@ -306,6 +310,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
             self._columns = visible_columns(self.size.width or 120, self.column_names, empty)
             self._line_state = []  # every line is drawn again with the new columns
         self.rows = ordered
+        self.command.show_rows(ordered)
         self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
         # The rows drawn last tick; none when the columns changed just now (cells of other columns).
         self._drawn, self._drawn_now = ({} if columns_changed else self._drawn_now), {}
@@ -384,7 +389,20 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
 
     def _line_signature(self, row: ProcessRow) -> object:
         process, key = row.process, row.key
-        return (self._row_cells(row), key == self.cursor_key, key in self.tagged, process.visible, process.stale)
+        cells = self._row_cells(row)
+        # The command as cut: it changes with its siblings, the filter and the scroll, its cell does not.
+        command = self._command_shown(row, cells)
+        return (cells, command, key == self.cursor_key, key in self.tagged, process.visible, process.stale)
+
+    def _command_shown(self, row: ProcessRow, cells: tuple[str, ...]) -> str | None:
+        """The row's command as the column shows it (cut, scrolled); None without the column."""
+        at = self._command_at
+        return None if at is None else self.command.shown(row, cells[at], self._command_width())
+
+    @property
+    def _command_at(self) -> int | None:
+        """Where the COMMAND column is among the columns shown (None: not shown)."""
+        return next((n for n, column in enumerate(self._columns) if column.name == "command"), None)
 
     def _visible_state(self) -> list[object]:
         top = self.scroll_offset.y
@@ -394,12 +412,13 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         new_state = self._visible_state()
         old_state, old_top = self._line_state, self._line_top
         self._line_state, self._line_top = new_state, self.scroll_offset.y
-        width = self.size.width
+        width = self.scrollable_size.width
         header = (self._columns, self.sort, width)
+        widened = self._header_drawn is not None and self._header_drawn[2] != width  # a scrollbar came or went
         if header != self._header_drawn:  # the header line changes with the columns and the sort only
             self._header_drawn = header
             self.refresh(Region(0, 0, width, 1))
-        if not new_state or not old_state or old_top != self._line_top:
+        if not new_state or not old_state or old_top != self._line_top or widened:
             self.refresh()
             return
         for line in range(max(len(old_state), len(new_state))):
@@ -424,6 +443,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
     def _forget_cells(self) -> None:
         """The columns changed: every row's cells are made again."""
         self._cells, self._drawn, self._drawn_now = {}, {}, {}
+        self.command.forget()
 
     def on_resize(self, event: Resize) -> None:
         self._columns = visible_columns(event.size.width, self.column_names, self._empty)
@@ -442,6 +462,27 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self.cursor_key = self.rows[index].key
         self._ensure_cursor_visible()
         self._refresh_changed_lines()
+
+    def action_command_scroll(self, direction: int) -> None:
+        """← →: the COMMAND column scrolled sideways, every row together."""
+        width = self._command_width()
+        if width and self.command.scroll(direction * SCROLL_STEP, width):
+            self._refresh_changed_lines()
+
+    def action_command_home(self) -> None:
+        """Ctrl+A: each command from its start again (cut in the middle where it is long)."""
+        if self.command.home():
+            self._refresh_changed_lines()
+
+    def action_command_end(self) -> None:
+        """Ctrl+E: the end of every command."""
+        width = self._command_width()
+        if width and self.command.end(width):
+            self._refresh_changed_lines()
+
+    def _command_width(self) -> int:
+        at = self._command_at
+        return 0 if at is None else self._column_widths(self.scrollable_size.width)[at]
 
     def action_page(self, direction: int) -> None:
         self.action_cursor(direction * max(1, self.size.height - 2))
@@ -482,7 +523,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
 
     def _column_at(self, x: int) -> Column | None:
         left = 1
-        for column, width in zip(self._columns, self._column_widths(self.size.width), strict=True):
+        for column, width in zip(self._columns, self._column_widths(self.scrollable_size.width), strict=True):
             if left <= x < left + width + 1:
                 return column
             left += width + 1
@@ -491,7 +532,8 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
     # -- drawing ---------------------------------------------------------------------
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        # Within the scrollbar, not under it: a line as wide as the panel lost its last cell to it.
+        width = self.scrollable_size.width
         base = self.line_style
         if y == 0:
             return self._header_strip(width, base)
@@ -546,7 +588,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
             if (column.name == "growth" and row.growing) or (column.name == "idle" and row.idle):
                 cell_style = style + self.get_component_rich_style("process-table--growing")
             if column.name == "command":
-                cell = fit_command(cell, column_width)  # cut in the middle: the ranks' arguments stay
+                cell = self._command_shown(row, cells) or ""  # the one cut of the column
             line.add(_fit(cell, column_width, column.right), cell_style)
             used += column_width + 1
         return line.strip(width, style)
