@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, ClassVar
 from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 from textual.events import Event, Key, Resize
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from gputop.core.analysis.diagnosis import Diagnoses
@@ -47,6 +48,7 @@ from gputop.ui.controls import keymap
 from gputop.ui.controls.alert_control import AlertToasts
 from gputop.ui.controls.key_control import KeyControl
 from gputop.ui.controls.layout_control import LayoutControl
+from gputop.ui.controls.message_control import Messages
 from gputop.ui.controls.navigation import Navigation
 from gputop.ui.controls.sampling_control import SamplingControl
 from gputop.ui.controls.settings_control import SettingsControl
@@ -117,7 +119,8 @@ class GpuTopApp(ChangedCellsApp[int]):
         self.tick: Tick | None = None  # newest received, with its forecasts, diagnoses and alerts
         self.history = history if history is not None else History()
         settings = settings if settings is not None else Settings()
-        self.alert_toasts = AlertToasts(self)
+        self.messages = Messages(self)  # where every notify goes: the message line of its screen
+        self.alert_toasts = AlertToasts(self, self.messages)
         # Fed on the sampler thread (live) or this one (a replay); the history is read here under its lock.
         self.feed = TickFeed(Watcher(settings.thresholds, history=self.history), recorder)
         self.handover = Handover()
@@ -256,6 +259,22 @@ class GpuTopApp(ChangedCellsApp[int]):
         self.update_title()
         # After the panel's focus (queued by the main screen's mount): the keys typed meanwhile, in order.
         self.call_later(self.early_keys.release, self.on_event)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification, Textual's own too: on the message line of the screen it is raised on."""
+        self.messages.say(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def clear_notifications(self) -> None:
+        super().clear_notifications()
+        self.messages.clear()
 
     def on_changed_cells_off(self, reason: str) -> None:
         """The changed-cell writer is off, Textual writes the screen: said under --debug only."""
