@@ -9,6 +9,7 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,59 +48,54 @@ def gputop(fake: FakeNvml, *, stderr_to: Path | None = None) -> PtyTerminal:
     return PtyTerminal(argv, fake.env(), 120, 40)
 
 
-def on_first_figure(terminal: PtyTerminal) -> None:
-    """Wait for the first GPU figure on the terminal; return at once, as a user starts typing."""
-    terminal.wait_for("the first GPU figure", lambda screen: "20.0GiB" in screen)
+@pytest.fixture
+def at_first_figure(fake_nvml: FakeNvml, sleeper: subprocess.Popen[bytes]) -> Iterator[PtyTerminal]:
+    """gputop on a machine where ``sleeper`` holds GPU 1, as its first GPU figure shows (on the first frame:
+    the full screen has not drawn yet), to type at once, as a user does."""
+    fake_nvml.write(machine(sleeper.pid))
+    terminal = gputop(fake_nvml)
+    try:
+        terminal.wait_for("the first GPU figure", lambda screen: "20.0GiB" in screen)
+        assert bytes(terminal.raw).endswith(END_OF_FIRST_FRAME), "the full screen drew before the first figure"
+        yield terminal
+    finally:
+        terminal.close()
 
 
 def test_slash_a_pid_enter_enter_typed_at_the_first_figure_opens_that_process(
-    fake_nvml: FakeNvml, sleeper: subprocess.Popen[bytes]
+    at_first_figure: PtyTerminal, sleeper: subprocess.Popen[bytes]
 ) -> None:
-    fake_nvml.write(machine(sleeper.pid))
-    terminal = gputop(fake_nvml)
-    try:
-        on_first_figure(terminal)
-        assert bytes(terminal.raw).endswith(END_OF_FIRST_FRAME), "typed after the full screen had drawn"
+    terminal = at_first_figure
 
-        terminal.type(b"/" + str(sleeper.pid).encode() + b"\r\r")  # filter by the PID, then open its process
+    terminal.type(b"/" + str(sleeper.pid).encode() + b"\r\r")  # filter by the PID, then open its process
 
-        screen = terminal.wait_for("the process screen", lambda s: "Command" in s and "Esc Back" in s)
-        assert screen.splitlines()[0].startswith(f" PID {sleeper.pid}  sleep")
-        assert "sleep 600" in screen
-        # Not echoed over the first frame: nothing reached the terminal between it and the full screen.
-        after_frame = bytes(terminal.raw).split(END_OF_FIRST_FRAME, 1)[1]
-        assert str(sleeper.pid).encode() not in after_frame.split(ALTERNATE_SCREEN, 1)[0]
-        terminal.type(F10)  # quits from any screen (q goes back to the main one)
-        assert terminal.wait_exit() == 0
-        assert echoing(terminal)
-        assert b"Traceback" not in terminal.raw
-    finally:
-        terminal.close()
+    screen = terminal.wait_for("the process screen", lambda s: "Command" in s and "Esc Back" in s)
+    assert screen.splitlines()[0].startswith(f" PID {sleeper.pid}  sleep")
+    assert "sleep 600" in screen
+    # Not echoed over the first frame: nothing reached the terminal between it and the full screen.
+    after_frame = bytes(terminal.raw).split(END_OF_FIRST_FRAME, 1)[1]
+    assert str(sleeper.pid).encode() not in after_frame.split(ALTERNATE_SCREEN, 1)[0]
+    terminal.type(F10)  # quits from any screen (q goes back to the main one)
+    assert terminal.wait_exit() == 0
+    assert echoing(terminal)
+    assert b"Traceback" not in terminal.raw
 
 
-def test_q_typed_at_the_first_figure_quits_and_gives_the_terminal_back(
-    fake_nvml: FakeNvml, sleeper: subprocess.Popen[bytes]
-) -> None:
-    fake_nvml.write(machine(sleeper.pid))
-    terminal = gputop(fake_nvml)
-    try:
-        on_first_figure(terminal)
-        assert bytes(terminal.raw).endswith(END_OF_FIRST_FRAME)
-        assert not echoing(terminal)  # the keys wait for the full screen, not echoed over the frame
+def test_q_typed_at_the_first_figure_quits_and_gives_the_terminal_back(at_first_figure: PtyTerminal) -> None:
+    terminal = at_first_figure
+    assert not echoing(terminal)  # the keys wait for the full screen, not echoed over the frame
 
-        pressed = time.monotonic()
-        terminal.type(b"q")
+    pressed = time.monotonic()
+    terminal.type(b"q")
 
-        assert terminal.wait_exit() == 0
-        took = time.monotonic() - pressed
-        # Measured at 0.5-0.8 s on a 2-core machine (most of it the full screen loading): room for load.
-        assert took < 5.0, f"exit after {took:.2f}s"
-        assert echoing(terminal)
-        raw = bytes(terminal.raw)
-        assert MAIN_SCREEN in raw[raw.rindex(ALTERNATE_SCREEN) :]
-        assert b"Traceback" not in terminal.raw
-    finally:
-        terminal.close()
+    assert terminal.wait_exit() == 0
+    took = time.monotonic() - pressed
+    # Measured at 0.5-0.8 s on a 2-core machine (most of it the full screen loading): room for load.
+    assert took < 5.0, f"exit after {took:.2f}s"
+    assert echoing(terminal)
+    raw = bytes(terminal.raw)
+    assert MAIN_SCREEN in raw[raw.rindex(ALTERNATE_SCREEN) :]
+    assert b"Traceback" not in terminal.raw
 
 
 def test_with_stderr_sent_to_a_file_the_full_screen_draws_on_the_terminal_and_gives_it_back(
