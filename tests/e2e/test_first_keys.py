@@ -41,10 +41,11 @@ def echoing(terminal: PtyTerminal) -> bool:
     return bool(local_modes & termios.ECHO) and bool(local_modes & termios.ICANON)
 
 
-def gputop(fake: FakeNvml, *, stderr_to: Path | None = None) -> PtyTerminal:
+def gputop(fake: FakeNvml, *, redirect: str = "") -> PtyTerminal:
+    """gputop in a 120x40 pty, its streams redirected as a shell does (``2>err.log``, ``</dev/null``)."""
     argv = [sys.executable, "-m", "gputop", "--interval", "0.5"]
-    if stderr_to is not None:  # as a shell runs `gputop 2>err.log`
-        argv = ["sh", "-c", f'exec "$0" "$@" 2>"{stderr_to}"', *argv]
+    if redirect:
+        argv = ["sh", "-c", f'exec "$0" "$@" {redirect}', *argv]
     return PtyTerminal(argv, fake.env(), 120, 40)
 
 
@@ -103,7 +104,7 @@ def test_with_stderr_sent_to_a_file_the_full_screen_draws_on_the_terminal_and_gi
 ) -> None:
     fake_nvml.write(machine(sleeper.pid))
     log = tmp_path / "err.log"
-    terminal = gputop(fake_nvml, stderr_to=log)
+    terminal = gputop(fake_nvml, redirect=f'2>"{log}"')
     try:
         screen = terminal.wait_for("the full screen", lambda s: "sleep 600" in s and "starting…" not in s)
         assert "A100-SXM4-80GB" in screen
@@ -125,3 +126,19 @@ def test_with_no_terminal_at_all_it_says_to_use_once_or_json() -> None:
     )
 
     assert (done.returncode, done.stdout, done.stderr.decode()) == (2, b"", NO_TERMINAL)
+
+
+def test_with_a_terminal_to_draw_on_but_none_for_the_keys_it_says_so_and_leaves_the_terminal_alone(
+    fake_nvml: FakeNvml, sleeper: subprocess.Popen[bytes]
+) -> None:
+    fake_nvml.write(machine(sleeper.pid))
+    terminal = gputop(fake_nvml, redirect="</dev/null")
+    try:
+        assert terminal.wait_exit() == 2
+        assert bytes(terminal.raw).decode() == (
+            "gputop: the live view needs a terminal (standard input is not a terminal, so keys cannot be read):"
+            " use --once for a table or --json for JSON\r\n"
+        )
+        assert echoing(terminal)
+    finally:
+        terminal.close()
