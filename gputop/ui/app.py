@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
-from textual.events import Event, Key, Resize
+from textual.events import Event, Key, Paste, Resize
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
@@ -287,7 +287,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         self.feed.stop_recording()
 
     async def on_event(self, event: Event) -> None:
-        if isinstance(event, Key) and self.early_keys.hold(event):
+        if isinstance(event, (Key, Paste)) and self.early_keys.hold(event):
             return  # the main screen is not listening yet: dispatched once it is
         if isinstance(event, Key):  # any key dismisses the alert's notification, and does its work
             self.alert_toasts.dismiss()

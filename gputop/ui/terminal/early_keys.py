@@ -19,27 +19,25 @@ from collections.abc import Awaitable, Callable
 
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
-from textual.events import Key
+from textual.events import Key, Paste
+
+Typed = Key | Paste  # what the keyboard sends: a key, or text pasted at once
 
 
 class EarlyKeys:
-    """The keys that came before the main screen was ready, until it is."""
+    """The keys (and pasted text) that came before the main screen was ready, until it is."""
 
     def __init__(self) -> None:
-        self._held: list[Key] | None = []  # None once released: keys go their way as they come
+        self._held: list[Typed] | None = []  # None once released: keys go their way as they come
 
-    @property
-    def holding(self) -> bool:
-        return self._held is not None
-
-    def hold(self, key: Key) -> bool:
+    def hold(self, key: Typed) -> bool:
         """Keep ``key`` if the main screen is not ready yet; False when it goes its way now."""
         if self._held is None or key.is_forwarded:
             return False
         self._held.append(key)
         return True
 
-    async def release(self, dispatch: Callable[[Key], Awaitable[None]]) -> None:
+    async def release(self, dispatch: Callable[[Typed], Awaitable[None]]) -> None:
         """The main screen is ready: ``dispatch`` each key held, in order, each before the next is routed.
 
         Called from the app's queue, so keys read after the ones held wait behind this call.
