@@ -52,8 +52,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         for warning in warnings:
             print(f"gputop: {warning}", file=sys.stderr)
     tui = not (args.command == "record" or args.once or args.json)
-    if tui and (refusal := terminal_refusal()) is not None:
-        return _fail(refusal)
     try:
         source = open_source(args, settings, patient=tui)
         sampler = Sampler(source)
@@ -68,6 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_record(sampler, args, settings)
         if args.once or args.json:
             return run_once(sampler, args, settings)
+        if (refusal := terminal_refusal()) is not None:  # after the driver's own refusal, if any
+            return _fail(refusal)
         return _tui(sampler, args, settings, warnings)
     except SourceUnavailable as error:  # the driver stopped answering before a GPU was counted
         return _fail(str(error))
