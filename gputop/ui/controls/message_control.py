@@ -74,8 +74,13 @@ class Messages:
         return under_dialogs[-1] if under_dialogs else default
 
     def _show(self, note: Note, screen: Screen[Any]) -> None:
-        if note.gone or not screen.is_attached:
+        if note.gone:
             return
+        if not screen.is_attached:
+            stack = self.app.screen_stack
+            if not stack or screen in stack:  # not mounted yet (the main screen, as the app starts): soon
+                self.app.call_after_refresh(self._show, note, screen)
+            return  # closed: its notes went with it
         try:
             line = screen.query_children(MessageLine).first()
         except NoMatches:
