@@ -230,7 +230,7 @@ async def test_only_debug_says_at_start_that_textual_draws_the_screen(
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         assert app.changed_cells_off == "textual._compositor cannot be imported"
-        assert [n.message for n in app._notifications if n.title == "Full redraw"] == said
+        assert [n.message for n in app.messages.shown() if n.title == "Full redraw"] == said
 
 
 def test_the_private_names_serve_needs_exist_in_this_textual_serve() -> None:

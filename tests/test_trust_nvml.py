@@ -264,7 +264,7 @@ async def test_debug_says_in_one_line_that_pynvml_is_read_through_its_public_cal
     app = GpuTopApp(Sampler(NvmlSource()), RunConfig(debug=True), start_sampler=False)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
-        said = [n.message for n in app._notifications if n.title == "NVML binding"]
+        said = [n.message for n in app.messages.shown() if n.title == "NVML binding"]
     assert said == ["pynvml has no _nvmlGetFunctionPointer_gone: process lists are read through its public calls"]
 
 

@@ -18,7 +18,8 @@ from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings, load_settings
 from gputop.core.sources.base import SourceUnavailable
 from gputop.core.sources.factory import open_source
-from gputop.ui.terminal.before_screen import quit_keys
+from gputop.ui.terminal.before_screen import holding_keys, quit_keys
+from gputop.ui.terminal.terminal_streams import drawing_on_terminal, terminal_refusal
 
 # The commands that run on their own, given the parsed arguments (and the settings in ``args.settings``).
 SERVICES: dict[str | None, Callable[[argparse.Namespace], int]] = {
@@ -67,6 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_record(sampler, args, settings)
         if args.once or args.json:
             return run_once(sampler, args, settings)
+        if (refusal := terminal_refusal()) is not None:  # after the driver's own refusal, if any
+            return _fail(refusal)
         return _tui(sampler, args, settings, warnings)
     except SourceUnavailable as error:  # the driver stopped answering before a GPU was counted
         return _fail(str(error))
@@ -105,18 +108,22 @@ def _tui(sampler: Sampler, args: argparse.Namespace, settings: Settings, warning
             recorder = Recorder(config.record_path)
         except RecordingError as error:
             return _fail(str(error))
-    drawn = _first_frame(sampler)
-    try:
-        return _load_tui()(
-            sampler, config, settings=settings, settings_path=args.config, settings_warnings=warnings, recorder=recorder
-        )
-    except BaseException:
-        if drawn:  # the full screen never took over the terminal: give it back as it was
-            from gputop.ui.terminal.first_frame import LEAVE
+    with drawing_on_terminal():
+        drawn = _first_frame(sampler)
+        # From the first frame on, the keys typed wait for the full screen (before_screen says how).
+        with holding_keys() as hold:
+            try:
+                return _load_tui()(
+                    sampler, config, settings=settings, settings_path=args.config, settings_warnings=warnings,
+                    recorder=recorder, give_back_keys=None if hold is None else hold.give_back,
+                )
+            except BaseException:
+                if drawn:  # the full screen never took over the terminal: give it back as it was
+                    from gputop.ui.terminal.first_frame import LEAVE
 
-            sys.stdout.write(LEAVE)
-            sys.stdout.flush()
-        raise
+                    sys.stdout.write(LEAVE)
+                    sys.stdout.flush()
+                raise
 
 
 def _load_tui() -> Callable[..., int]:
@@ -153,13 +160,16 @@ def _replay(args: argparse.Namespace, settings: Settings, warnings: list[str]) -
         return _fail(str(error))
     if not recording.snapshots:
         return _fail(f"nothing to replay: {recording.damage}")
+    if (refusal := terminal_refusal()) is not None:
+        return _fail(refusal)
     replay = Replay(recording)
     config = tui_config(args, settings)
-    return _load_tui()(
-        Sampler(ReplaySource(replay)),
-        config,
-        settings=settings,
-        settings_path=args.config,
-        settings_warnings=warnings,
-        replay=replay,
-    )
+    with drawing_on_terminal():
+        return _load_tui()(
+            Sampler(ReplaySource(replay)),
+            config,
+            settings=settings,
+            settings_path=args.config,
+            settings_warnings=warnings,
+            replay=replay,
+        )

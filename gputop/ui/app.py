@@ -23,14 +23,15 @@ sample) and shows it once, in ``show_snapshot``. A busy UI skips frames, never t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
-from textual.events import Event, Key, Resize
+from textual.events import Event, Key, Paste, Resize
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from gputop.core.analysis.diagnosis import Diagnoses
@@ -47,6 +48,7 @@ from gputop.ui.controls import keymap
 from gputop.ui.controls.alert_control import AlertToasts
 from gputop.ui.controls.key_control import KeyControl
 from gputop.ui.controls.layout_control import LayoutControl
+from gputop.ui.controls.message_control import Messages
 from gputop.ui.controls.navigation import Navigation
 from gputop.ui.controls.sampling_control import SamplingControl
 from gputop.ui.controls.settings_control import SettingsControl
@@ -64,6 +66,7 @@ from gputop.ui.panel.sort_control import SortControl
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.screens.live_data import LiveData
 from gputop.ui.screens.main import MainScreen
+from gputop.ui.terminal.early_keys import EarlyKeys, keys_given_back
 from gputop.ui.terminal.textual_imports import collecting_rarely
 from gputop.ui.terminal.textual_private import ChangedCellsApp
 from gputop.ui.widgets.card_lines import CardContent
@@ -95,11 +98,16 @@ class GpuTopApp(ChangedCellsApp[int]):
         settings_warnings: Sequence[str] = (),
         recorder: Recorder | None = None,
         replay: Replay | None = None,
+        give_back_keys: Callable[[], None] | None = None,
     ) -> None:
         """``settings`` set the view (sort, columns, toggles, theme) and the alert thresholds;
-        the interval is ``config.interval_s``, which the command line resolves.
+        the interval is ``config.interval_s``, which the command line resolves. ``give_back_keys``:
+        gives the terminal's modes back where the keys were held on the first frame (``early_keys``).
         """
         super().__init__(full_redraw=config.full_redraw)
+        if give_back_keys is not None:
+            self.driver_class = keys_given_back(self.driver_class, give_back_keys)
+        self.early_keys = EarlyKeys()  # keys that come before the main screen listens
         self.sampler = sampler
         self.config = config
         self.start_sampler = start_sampler and replay is None
@@ -111,7 +119,8 @@ class GpuTopApp(ChangedCellsApp[int]):
         self.tick: Tick | None = None  # newest received, with its forecasts, diagnoses and alerts
         self.history = history if history is not None else History()
         settings = settings if settings is not None else Settings()
-        self.alert_toasts = AlertToasts(self)
+        self.messages = Messages(self)  # where every notify goes: the message line of its screen
+        self.alert_toasts = AlertToasts(self, self.messages)
         # Fed on the sampler thread (live) or this one (a replay); the history is read here under its lock.
         self.feed = TickFeed(Watcher(settings.thresholds, history=self.history), recorder)
         self.handover = Handover()
@@ -248,6 +257,24 @@ class GpuTopApp(ChangedCellsApp[int]):
             # Sampling can fall behind (a driver that hangs): the title then says how old the data is.
             self.title_control.watch_lateness()
         self.update_title()
+        # After the panel's focus (queued by the main screen's mount): the keys typed meanwhile, in order.
+        self.call_later(self.early_keys.release, self.on_event)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification, Textual's own too: on the message line of the screen it is raised on."""
+        self.messages.say(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def clear_notifications(self) -> None:
+        super().clear_notifications()
+        self.messages.clear()
 
     def on_changed_cells_off(self, reason: str) -> None:
         """The changed-cell writer is off, Textual writes the screen: said under --debug only."""
@@ -260,6 +287,8 @@ class GpuTopApp(ChangedCellsApp[int]):
         self.feed.stop_recording()
 
     async def on_event(self, event: Event) -> None:
+        if isinstance(event, (Key, Paste)) and self.early_keys.hold(event):
+            return  # the main screen is not listening yet: dispatched once it is
         if isinstance(event, Key):  # any key dismisses the alert's notification, and does its work
             self.alert_toasts.dismiss()
         await super().on_event(event)
@@ -435,6 +464,7 @@ def run_tui(
     settings_warnings: Sequence[str] = (),
     recorder: Recorder | None = None,
     replay: Replay | None = None,
+    give_back_keys: Callable[[], None] | None = None,
 ) -> int:
     """Run the TUI until the user quits; returns the exit status."""
     app = GpuTopApp(
@@ -445,6 +475,7 @@ def run_tui(
         settings_warnings=settings_warnings,
         recorder=recorder,
         replay=replay,
+        give_back_keys=give_back_keys,
     )
     with collecting_rarely():  # the collector tuned for a TUI's frames (textual_imports says why)
         result = app.run(mouse=config.mouse)

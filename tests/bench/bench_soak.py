@@ -164,7 +164,7 @@ def reading(app: GpuTopApp, started: float, ticks: Ticks, churn: Churn) -> Readi
         table_rows=len(table.rows),
         table_cells=len(table._cells) + len(table._sort_values) + len(table._line_state),
         errors_reported=len(app.sampling.errors_reported),
-        notifications=len(app._notifications),
+        notifications=len(app.messages.shown()),
         children_alive=churn.alive(),
         threads=threading.active_count(),
         stalls=ticks.stalls,

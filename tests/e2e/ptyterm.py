@@ -133,7 +133,7 @@ class PtyTerminal:
 def full_demo_screen(screen: str) -> bool:
     """The demo's full Textual screen is up with its process rows: its footer, and a user in a row.
 
-    Not a command: at start the alerts' notifications cover the right of the panel for their 10 s.
+    Not a command: a narrow panel cuts the commands.
     """
     return "F1 Help" in screen and " alice " in screen
 

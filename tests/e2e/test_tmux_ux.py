@@ -35,7 +35,7 @@ def test_a_process_in_full_the_tree_a_gpu_and_a_refused_digit(tmux: Tmux) -> Non
     tmux.wait_for("the process panel", lambda s: "Processes 1" in s and "Enter Process" in s)
 
     tmux.keys("Enter")  # the selected process: the largest, vLLM
-    # The start's alert notifications (top right) last 10 s: the command shows whole once they go.
+    # Messages take the footer's row only: the command shows whole at once.
     screen = tmux.wait_for(
         "the process screen",
         lambda s: "Command" in s and "python -m vllm.entrypoints.openai.api_server" in s and "Esc Back" in s,

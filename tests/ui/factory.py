@@ -217,8 +217,8 @@ def demo_snapshots(gpu_count: int, count: int) -> list[Snapshot]:
 
 
 def notices(app: GpuTopApp) -> list[str]:
-    """The text of every notification shown so far."""
-    return [notification.message for notification in app._notifications]
+    """The text of each message to be seen now (each open screen's newest, on its message line)."""
+    return [note.message for note in app.messages.shown()]
 
 
 SIGTERM = int(signal_module.SIGTERM)

@@ -1,12 +1,16 @@
 """Alerts inform without covering (issue 26, point 1): what is wrong at start is a count in the title,
-a notification is for news, one at a time, top-right over the cards, gone at the next key."""
+a notification is for news, one at a time, on the message line (the footer's row, over no data), gone at
+the next key."""
 
 from __future__ import annotations
 
 import pytest
+from textual.geometry import Region
 
 from gputop.core.analysis.alerts import AlertEvent
 from gputop.ui.feed import QUIET_START_S, AlertAnnouncer
+from gputop.ui.widgets.gpu_card import GpuCard
+from gputop.ui.widgets.message_line import MessageLine
 from gputop.ui.widgets.process_table import ProcessTable
 from tests.ui.factory import NOW, gpu, make_app, notices, proc, screen_text, snapshot
 
@@ -67,7 +71,7 @@ async def test_a_hot_gpu_at_start_is_counted_a_new_alert_toasts_top_right_and_a_
         await pilot.pause()
         # At start: no notification; the title counts the alert.
         assert notices(app) == []
-        assert not app.screen.query("Toast")
+        assert not app.screen.query(MessageLine)
         assert "⚠ 1" in screen_text(app).splitlines()[0]
         # Twenty seconds on, GPU 1's memory fills: news once it has held 3 s, one notification, at the top right.
         for second in range(20, 23):
@@ -79,15 +83,15 @@ async def test_a_hot_gpu_at_start_is_counted_a_new_alert_toasts_top_right_and_a_
         await pilot.pause()  # the notification's message, then its toast mounted
         assert notices(app) == ["GPU 1 memory at 97% (77.5GiB / 80.0GiB)"]
         assert "⚠ 2" in screen_text(app).splitlines()[0]
-        toasts = list(app.screen.query("Toast"))
-        assert len(toasts) == 1
-        toast = toasts[0].region
-        # Top right, under the title bar (Textual keeps a toast two cells off the edge).
-        assert toast.right >= size[0] - 2 and toast.x >= size[0] // 3 and 1 <= toast.y <= 2
-        assert not toast.overlaps(app.query_one(ProcessTable).region)
+        # On the message line, the footer's row: over no card and no process row.
+        line = app.screen.query_one(MessageLine)
+        assert line.display and line.region == Region(0, size[1] - 1, size[0], 1)
+        assert screen_text(app).splitlines()[-1].startswith(" Alert: GPU 1 memory at 97% (77.5GiB / 80.0GiB)")
+        for data in (*app.screen.query(GpuCard), app.query_one(ProcessTable)):
+            assert not line.region.overlaps(data.region)
         # Any key dismisses it (and does its work: down moves the cursor).
         await pilot.press("down")
         await pilot.pause()
         assert notices(app) == []
-        assert not app.screen.query("Toast")
+        assert not line.display and "F1 Help" in screen_text(app).splitlines()[-1]
         assert "⚠ 2" in screen_text(app).splitlines()[0]

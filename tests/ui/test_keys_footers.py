@@ -12,6 +12,7 @@ import pytest
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.help import HelpScreen
 from gputop.ui.screens.kill import KillScreen
+from gputop.ui.widgets.message_line import MessageLine
 
 from .factory import make_app, notices, screen_text, two_gpu_snapshot
 
@@ -122,5 +123,6 @@ async def test_a_filter_error_is_shown_whole_and_notifications_keep_off_the_filt
         app.notify("a long notification " * 6, title="Alert", timeout=30)
         await pilot.pause()
         box = app.query_one("#filter-bar").region
-        for toast in app.screen.query("Toast"):
-            assert not toast.region.overlaps(box), (toast.region, box)
+        line = app.screen.query_one(MessageLine)
+        assert line.display and not line.region.overlaps(box), (line.region, box)
+        assert message in " ".join(screen_text(app).split())

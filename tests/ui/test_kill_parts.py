@@ -10,7 +10,7 @@ import psutil
 
 from gputop.core.host.signals import Outcome, SignalResult
 from gputop.core.model import ProcessIdentity
-from gputop.ui.panel.kill_control import Notice, outcome_notice, rows_below, signal_each
+from gputop.ui.panel.kill_control import Notice, kill_notice, outcome_notice, rows_below, signal_each
 from gputop.ui.panel.rows import ProcessRow
 from tests.ui.factory import NOW, proc
 
@@ -72,6 +72,31 @@ def test_each_outcome_is_told_with_its_title_and_severity() -> None:
     assert told(Outcome.FAILED, "no such signal") == Notice(
         message="no such signal", title="Signal failed", severity="error"
     )
+
+
+def test_a_signal_to_several_processes_is_told_in_one_notice_as_grave_as_its_worst_outcome() -> None:
+    def result(pid: int, outcome: Outcome, message: str) -> SignalResult:
+        return SignalResult((pid, NOW), "SIGTERM", outcome, message)
+
+    sent = [result(pid, Outcome.SENT, f"SIGTERM sent to PID {pid} (simulated)") for pid in (7, 8, 9)]
+    assert kill_notice(sent) == Notice(
+        message="SIGTERM sent to PIDs 7, 8, 9 (simulated)", title="Signal sent", severity="information"
+    )
+    gone = result(10, Outcome.GONE, "PID 10 is already gone")
+    denied = result(11, Outcome.DENIED, "PID 11 is owned by root")
+    assert kill_notice([sent[0], gone, sent[1], denied]) == Notice(
+        message="SIGTERM sent to PIDs 7, 8 (simulated); PID 10 is already gone; PID 11 is owned by root",
+        title="Signal sent to 2 of 4",
+        severity="error",
+    )
+    assert kill_notice([gone, result(12, Outcome.GONE, "PID 12 is already gone")]) == Notice(
+        message="PID 10 is already gone; PID 12 is already gone", title="Signal not sent", severity="warning"
+    )
+    # Told differently (one through the demo, one for real): each in its own words.
+    real = result(13, Outcome.SENT, "SIGTERM sent to PID 13")
+    assert kill_notice([sent[0], real]).message == "SIGTERM sent to PID 7 (simulated); SIGTERM sent to PID 13"
+    # One process: its own notice.
+    assert kill_notice([denied]) == outcome_notice(denied)
 
 
 def test_rows_below_a_launcher_are_the_deeper_lines_that_follow_it() -> None:

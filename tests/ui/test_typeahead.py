@@ -12,6 +12,9 @@ from textual import events
 
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.kill import KillScreen
+from gputop.ui.screens.main import MainScreen
+from gputop.ui.screens.process import ProcessScreen
+from gputop.ui.terminal.early_keys import EarlyKeys
 
 from .factory import SIGTERM, RecordingSource, make_app, two_gpu_snapshot
 
@@ -56,3 +59,23 @@ async def test_filter_enter_k_enter_in_one_burst_signals_the_filtered_process() 
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert [(identity[0], number) for identity, number in source.sent] == [(204, SIGTERM)]
+
+
+async def test_keys_read_before_the_main_screen_listens_are_acted_on_in_order_once_it_does() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_snapshot(two_gpu_snapshot())
+        await pilot.pause()
+        app.early_keys = EarlyKeys()  # as at start: the main screen not ready yet
+        burst(app, "slash", "2", "0", "4", "enter", "enter")
+        await pilot.pause()
+        assert app.filter.text == "" and app.filter.gpu is None, "a key acted before the screen was ready"
+        # Ready (as the app's start does): the keys held, then one read after them.
+        app.call_later(app.early_keys.release, app.on_event)
+        burst(app, "k")
+        for _ in range(4):
+            await pilot.pause()
+        assert app.filter.text == "204" and app.filter.gpu is None
+        # / 204 Enter filtered, Enter opened the process, k asked to signal it there.
+        assert [type(screen) for screen in app.screen_stack] == [MainScreen, ProcessScreen, KillScreen]
+        assert app.screen_stack[1].identity[0] == 204

@@ -3,7 +3,7 @@ outcome, and the refusal where gputop sends no signals."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
@@ -53,6 +53,36 @@ def outcome_notice(result: SignalResult) -> Notice:
     if result.outcome is Outcome.DENIED:
         return Notice(message=message, title="Permission denied", severity="error")
     return Notice(message=message, title="Signal failed", severity="error")
+
+
+def kill_notice(results: Sequence[SignalResult]) -> Notice:
+    """One notice for a signal sent to several processes: who got it, then each refusal or failure in its
+    own words; as grave as the worst outcome. One process: its own notice (``outcome_notice``)."""
+    if len(results) == 1:
+        return outcome_notice(results[0])
+    notices = [outcome_notice(result) for result in results]
+    sent = [result for result in results if result.outcome is Outcome.SENT]
+    parts = []
+    if sent:
+        parts.append(_sent_to(sent))
+    parts.extend(notice.message for notice, result in zip(notices, results, strict=True) if result not in sent)
+    severity = max((notice.severity for notice in notices), key=_GRAVITY.index)
+    title = f"Signal sent to {len(sent)} of {len(results)}"
+    title = {len(results): "Signal sent", 0: "Signal not sent"}.get(len(sent), title)
+    return Notice(message="; ".join(parts), title=title, severity=severity)
+
+
+_GRAVITY = ("information", "warning", "error")
+
+
+def _sent_to(sent: Sequence[SignalResult]) -> str:
+    """The processes signalled, in one sentence where they were told alike ("SIGTERM sent to PIDs 7, 9")."""
+    first = f"PID {sent[0].identity[0]}"
+    words = safe_text(sent[0].message)
+    alike = all(safe_text(result.message) == words.replace(first, f"PID {result.identity[0]}") for result in sent)
+    if len(sent) > 1 and first in words and alike:
+        return words.replace(first, "PIDs " + ", ".join(str(result.identity[0]) for result in sent))
+    return "; ".join(safe_text(result.message) for result in sent)
 
 
 def rows_below(rows: list[ProcessRow], row: ProcessRow) -> list[ProcessRow]:
@@ -171,12 +201,13 @@ class KillControl:
         self.app.run_worker(partial(self._send, identities, signal_number), thread=True, group="signals")
 
     def _send(self, identities: list[ProcessIdentity], signal_number: int) -> None:
-        for result in signal_each(identities, signal_number, self.signal):
-            self.app.call_from_thread(self._report, result)
+        results = list(signal_each(identities, signal_number, self.signal))
+        self.app.call_from_thread(self._report, results)
 
-    def _report(self, result: SignalResult) -> None:
-        if result.outcome is Outcome.SENT:
-            for table in (self.panel, self._table):
-                table.tagged = {key for key in table.tagged if key[:2] != result.identity}
-        notice = outcome_notice(result)
+    def _report(self, results: list[SignalResult]) -> None:
+        """Untag the processes signalled; one message for them all."""
+        sent = {result.identity for result in results if result.outcome is Outcome.SENT}
+        for table in (self.panel, self._table):
+            table.tagged = {key for key in table.tagged if key[:2] not in sent}
+        notice = kill_notice(results)
         self.app.notify(notice.message, title=notice.title, severity=notice.severity, markup=False)

@@ -1,4 +1,5 @@
-"""Before the full screen: q quits at once while gputop waits on a driver that may hang.
+"""Before the full screen: q quits at once while gputop waits on a driver that may hang, and the keys
+typed on the first frame wait for the full screen.
 
 Until Textual runs nothing reads the keyboard, and two steps before it wait on the driver:
 nvmlInit (for as long as it hangs) and the first look at the GPUs (up to the deadline).
@@ -8,6 +9,12 @@ F10, as on the full screen) puts the terminal back as it was and ends the proces
 status 0. Ctrl+C stays the terminal's interrupt (KeyboardInterrupt, status 130). Other keys
 read then are dropped, as there is no screen for them yet; a block that ends within the grace
 leaves the terminal untouched, so keys typed ahead of a normal start reach the full screen.
+
+From the first frame until the full screen reads the keyboard (most of a second: Textual is imported
+and its screen built meanwhile), ``holding_keys()`` turns the terminal's echo and line editing off and
+reads nothing: each key typed waits in the terminal's queue, unchanged (Enter stays Enter, not a
+newline) and not echoed over the frame, and the full screen reads it as if typed then. Its driver gives
+the terminal's modes back first (``KeyHold.give_back``), so that it saves and restores them as they were.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from typing import Any
 GRACE_S = 0.2
 QUIT_KEYS = (b"q", b"\x1b[21~")  # q, F10
 QUIT_STATUS = 0
-_LFLAG, _CC = 3, 6  # indexes in termios.tcgetattr's list
+_IFLAG, _LFLAG, _CC = 0, 3, 6  # indexes in termios.tcgetattr's list
 
 
 class _KeyReader:
@@ -105,3 +112,42 @@ def _terminal_keys() -> int | None:
         return sys.stdin.fileno() if sys.stdin is not None and sys.stdin.isatty() else None
     except (OSError, ValueError):  # closed, or not a real file
         return None
+
+
+class KeyHold:
+    """The terminal's modes as they were before the keys were held, and how to give them back."""
+
+    def __init__(self, keys: int, saved: list[Any]) -> None:
+        self._keys, self._saved = keys, saved
+
+    def give_back(self) -> None:
+        """Put the terminal's modes back as they were (again, if they are already)."""
+        with contextlib.suppress(termios.error):
+            termios.tcsetattr(self._keys, termios.TCSANOW, self._saved)
+
+
+@contextlib.contextmanager
+def holding_keys(enabled: bool = True) -> Iterator[KeyHold | None]:
+    """Within the block, keys typed wait unechoed and unchanged in the terminal's queue; as it was after it.
+
+    None when standard input is no terminal (nothing to hold). Ctrl+C still interrupts.
+    """
+    keys = _terminal_keys() if enabled else None
+    if keys is None:
+        yield None
+        return
+    try:
+        saved, held = termios.tcgetattr(keys), termios.tcgetattr(keys)
+        # As the full screen sets them: no echo, no line editing, CR and LF as typed, Ctrl+S and Ctrl+Q as keys.
+        held[_LFLAG] &= ~(termios.ICANON | termios.ECHO | termios.IEXTEN)
+        held[_IFLAG] &= ~(termios.ICRNL | termios.INLCR | termios.IGNCR | termios.IXON | termios.IXOFF)
+        held[_CC][termios.VMIN], held[_CC][termios.VTIME] = 1, 0
+        termios.tcsetattr(keys, termios.TCSANOW, held)
+    except termios.error:
+        yield None
+        return
+    hold = KeyHold(keys, saved)
+    try:
+        yield hold
+    finally:
+        hold.give_back()
