@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+# The signal is sent while the test acts as another user (os.seteuid), who cannot read this Python's files:
+# what a running gputop has loaded by then (the worker threads' pool, Rich's tables of character widths, its
+# traceback for an error) is loaded beforehand.
+import concurrent.futures.thread  # noqa: F401
 import os
 import shutil
 import subprocess
@@ -9,6 +13,8 @@ from collections.abc import Iterator
 
 import psutil
 import pytest
+import rich.traceback  # noqa: F401
+from rich.cells import cell_len
 
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.help import HelpScreen
@@ -164,6 +170,7 @@ async def test_permission_denied_names_the_owner() -> None:
                 break
             await __import__("asyncio").sleep(0.01)
         app = real_app(target.pid, psutil.Process(target.pid).create_time())
+        cell_len("SIGTERM …")
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("k")
             os.seteuid(1234)  # the sender is now an ordinary user
