@@ -46,8 +46,8 @@ def installed(site: Path, distribution: str, version: str, module: str, text: st
 
 
 def real_module(*deleted: str) -> str:
-    """nvidia-ml-py's own module, with these names taken out at its end."""
-    return REAL_MODULE.read_text() + "".join(f"\ndel {name}\n" for name in deleted)
+    """nvidia-ml-py's own module, with these names taken out at its end (where it has them)."""
+    return REAL_MODULE.read_text() + "".join(f"\nglobals().pop({name!r}, None)\n" for name in deleted)
 
 
 def gputop(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
