@@ -5,13 +5,14 @@
     python tests/compat/run_bindings.py --binding nvidia-ml-py==12.560.30   # another one, expected to run
 
 Each venv is made with ``--system-site-packages`` (the project's other dependencies and test tools
-come from this Python) and the binding is installed into it with ``--no-deps``, so that its module and
-dist-info shadow this Python's. The tests run on a copy of this checkout taken at the start, with the
-fake libnvidia-ml.so.1: the NVML tests (the source, the field batch, the command line, the diagnoses'
-reads, doctor, faults and stalls, the no-false-alarm run) and ``tests/compat/test_installed_binding.py``
-(gputop lists processes through the installed module, and doctor agrees; or, for the old standalone
-pynvml package, both refuse it in the same words). The global Python is never touched. Exit status: 0
-when every case passed. The table is the one in docs/trust.md, "The binding".
+come from this Python) and the binding is installed into it with ``--no-deps --ignore-installed``, so
+that its module and dist-info shadow this Python's, even where this Python has the same version. The
+tests run on a copy of this checkout taken at the start, with the fake libnvidia-ml.so.1: the NVML
+tests (the source, the field batch, the command line, the diagnoses' reads, doctor, faults and stalls,
+the no-false-alarm run) and ``tests/compat/test_installed_binding.py`` (gputop lists processes through
+the installed module, and doctor agrees; or, for the old standalone pynvml package, both refuse it in
+the same words). The global Python is never touched. Exit status: 0 when every case passed. The table
+is the one in docs/trust.md, "The binding".
 
 The default cases are the lowest admitted nvidia-ml-py, the top of the 12.535-12.555 range that lacked
 ``c_nvmlProcessInfo_v3_t`` (the struct gputop's process lists once took from pynvml), the newest 12.x
@@ -37,7 +38,7 @@ from run_compat import copy_checkout, run
 # (what pip installs, what gputop must do with it, what the case is)
 CASES = [
     ("nvidia-ml-py==12.535.77", "run", "the lowest admitted"),
-    ("nvidia-ml-py==12.555.43", "run", "the newest 12.5xx before c_nvmlProcessInfo_v3_t was read elsewhere"),
+    ("nvidia-ml-py==12.555.43", "run", "the newest 12.5xx of the range once refused"),
     ("nvidia-ml-py==12.575.51", "run", "the newest 12.x"),
     ("nvidia-ml-py==13.615.71", "run", "the newest 13.x"),
     ("pynvml==13.0.1 nvidia-ml-py==13.615.71", "run", "the deprecated pynvml wrapper"),
@@ -93,7 +94,8 @@ def run_case(spec: str, expect: str, checkout: Path, directory: Path, pytest_arg
     started = time.monotonic()
     steps = [
         [sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
-        [python, "-m", "pip", "install", "--quiet", "--no-deps", "--disable-pip-version-check", *spec.split()],
+        [python, "-m", "pip", "install", "--quiet", "--no-deps", "--ignore-installed", "--disable-pip-version-check",
+         *spec.split()],
     ]
     for step in steps:
         if run(step) != 0:
@@ -118,7 +120,7 @@ def run_case(spec: str, expect: str, checkout: Path, directory: Path, pytest_arg
 
 def table(outcomes: list[Outcome], cases: dict[str, str]) -> str:
     lines = [
-        "| installed with pip | case | gputop must | `import pynvml` found | passed | failed | skipped | time |",
+        "| installed with pip | case | gputop must | distributions in the venv | passed | failed | skipped | time |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for o in outcomes:

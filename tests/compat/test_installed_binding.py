@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -56,8 +57,11 @@ def test_gputop_lists_processes_through_this_binding_and_doctor_says_it_can_run(
 
 @pytest.mark.skipif(EXPECT != "refuse", reason="this binding is one gputop runs on")
 def test_gputop_and_doctor_refuse_the_old_standalone_pynvml_saying_what_to_remove_and_install(
-    fake_nvml: FakeNvml,
+    fake_nvml_library: Path, tmp_path: Path
 ) -> None:
+    # Not the fake_nvml fixture: its teardown resets nvidia-ml-py's state in this process, which this
+    # pynvml does not have.
+    fake_nvml = FakeNvml(tmp_path / "fakenvml")
     fake_nvml.write(Scenario().gpu())
     words = (
         f"`import pynvml` finds the old standalone pynvml {importlib.metadata.version('pynvml')} package"

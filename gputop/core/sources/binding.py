@@ -11,7 +11,6 @@ and the FutureWarning it raises on the first import is kept off the user's termi
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,25 +93,34 @@ def _shadowed(file: str | None, lacking: str, refused: bool) -> Binding:
     )
 
 
-def _distribution(name: str) -> importlib.metadata.Distribution | None:
-    try:
-        return importlib.metadata.distribution(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def _module_file(name: str) -> Path | None:
     """Where the installed distribution ``name`` put its ``pynvml`` module (None: not installed, or none)."""
-    distribution = _distribution(name)
-    for listed in (distribution.files or []) if distribution is not None else []:
+    import importlib.metadata  # only to word a problem: some 20 ms of imports
+
+    try:
+        files = importlib.metadata.distribution(name).files or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for listed in files:
         if listed.parts[0] == "pynvml.py" or listed.parts[:2] == ("pynvml", "__init__.py"):
-            return Path(str(distribution.locate_file(listed))).resolve()  # type: ignore[union-attr]
+            return Path(str(listed.locate())).resolve()
     return None
 
 
 def _owner_version(name: str, file: str | None) -> str | None:
-    """The version of the distribution ``name`` when ``file`` is its ``pynvml`` module, else None."""
-    expected = _module_file(name)
-    if file is None or expected is None or Path(file).resolve() != expected:
+    """The version of the distribution ``name`` when ``file`` is the ``pynvml`` module it installed: its
+    dist-info beside the module lists the file (read directly, without importlib.metadata's imports)."""
+    if file is None:
         return None
-    return importlib.metadata.version(name)
+    module = Path(file)
+    site = module.parent.parent if module.name == "__init__.py" else module.parent
+    relative = module.relative_to(site).as_posix()
+    prefix = name.replace("-", "_") + "-"
+    for info in site.glob(f"{prefix}*.dist-info"):
+        try:
+            listed = (info / "RECORD").read_text(encoding="utf-8").splitlines()
+        except OSError:
+            continue
+        if any(line.split(",", 1)[0] == relative for line in listed):
+            return info.name[len(prefix):-len(".dist-info")]
+    return None
