@@ -16,7 +16,7 @@ from fakenvml import NOT_AVAILABLE, GiB, Scenario
 from fakenvml.fixture import FakeNvml
 from test_doctor import checks, clean_env, doctor
 
-from gputop.core.doctor import ERROR, OK
+from gputop.core.doctor import ERROR, OK, WARNING
 from gputop.core.sources.binding import SUPPORTED
 
 if sys.version_info >= (3, 11):
@@ -59,6 +59,17 @@ def with_site(fake_nvml: FakeNvml, site: Path) -> dict[str, str]:
     return fake_nvml.env(base=clean_env(PYTHONPATH=f"{site}:{ROOT}"))
 
 
+def both_refuse(env: dict[str, str], command: str, words: str, advice: str) -> None:
+    """gputop's command says the binding's problem and its fix in one line; doctor says "cannot run" for it."""
+    result = gputop(env, command)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == f"gputop: NVML is not available: {words}: {advice}{NEXT_STEP}"
+    code, document = doctor(env)
+    assert (code, document["runnable"], document["summary"]) == (1, False, f"gputop cannot run: {words}")
+    assert checks(document)["pynvml"] == (ERROR, words, advice)
+    assert checks(document)["driver"] == (ERROR, f"not reached: {words}", None)
+
+
 def test_a_binding_without_the_v3_process_structure_lists_processes_as_12_535_does(
     fake_nvml: FakeNvml, tmp_path: Path
 ) -> None:
@@ -88,13 +99,7 @@ def test_the_old_standalone_pynvml_package_is_refused_by_gputop_and_doctor_alike
         " not nvidia-ml-py"
     )
     advice = f"`pip uninstall pynvml`, then `pip install --force-reinstall '{SUPPORTED}'`"
-    result = gputop(env, "--json")
-    assert (result.returncode, result.stdout) == (2, "")
-    assert result.stderr == f"gputop: NVML is not available: {words}: {advice}{NEXT_STEP}"
-    code, document = doctor(env)
-    assert (code, document["runnable"], document["summary"]) == (1, False, f"gputop cannot run: {words}")
-    assert checks(document)["pynvml"] == (ERROR, words, advice)
-    assert checks(document)["driver"] == (ERROR, f"not reached: {words}", None)
+    both_refuse(env, "--json", words, advice)
 
 
 def test_an_nvidia_ml_py_that_lacks_a_name_gputop_needs_is_refused_by_both_with_the_upgrade(
@@ -108,12 +113,7 @@ def test_an_nvidia_ml_py_that_lacks_a_name_gputop_needs_is_refused_by_both_with_
         " (module 'pynvml' has no attribute 'NVML_VALUE_NOT_AVAILABLE_ulonglong')"
     )
     advice = f"`pip install --upgrade '{SUPPORTED}'`"
-    result = gputop(env, "--once")
-    assert (result.returncode, result.stdout) == (2, "")
-    assert result.stderr == f"gputop: NVML is not available: {words}: {advice}{NEXT_STEP}"
-    code, document = doctor(env)
-    assert (code, document["summary"]) == (1, f"gputop cannot run: {words}")
-    assert checks(document)["pynvml"] == (ERROR, words, advice)
+    both_refuse(env, "--once", words, advice)
 
 
 # The wrapper installs itself as a .pth file in site-packages that puts this finder first on
@@ -155,3 +155,22 @@ def test_the_deprecated_pynvml_wrappers_warning_never_reaches_the_terminal(
 def test_the_admitted_nvidia_ml_py_versions_are_the_ones_the_refusals_name() -> None:
     dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert [d for d in dependencies if d.startswith("nvidia-ml-py")] == [SUPPORTED]
+
+
+def test_a_working_copy_of_the_module_outside_any_package_runs_and_doctor_warns(
+    fake_nvml: FakeNvml, tmp_path: Path
+) -> None:
+    (tmp_path / "pynvml.py").write_text(real_module())  # a copy someone put on PYTHONPATH, no dist-info
+    fake_nvml.write(Scenario().gpu().process(gpu=0, pid=4242, used=GiB, kind="C"))
+    env = with_site(fake_nvml, tmp_path)
+    result = gputop(env, "--json")
+    assert (result.returncode, result.stderr) == (0, "")
+    assert [p["pid"] for p in json.loads(result.stdout)["gpus"][0]["processes"]] == [4242]
+    code, document = doctor(env)
+    assert (code, document["runnable"]) == (0, True)
+    assert checks(document)["pynvml"] == (
+        WARNING,
+        f"`import pynvml` finds {tmp_path / 'pynvml.py'}, not nvidia-ml-py's {REAL_MODULE.resolve()}",
+        "another package named pynvml shadows nvidia-ml-py: `pip uninstall pynvml`, remove that folder from"
+        f" PYTHONPATH, then `pip install --force-reinstall '{SUPPORTED}'`",
+    )

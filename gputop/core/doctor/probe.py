@@ -49,12 +49,11 @@ def main() -> int:
     from gputop.core.sources.binding import inspect_binding, quiet_import
 
     binding = inspect_binding()  # the check the commands make before they open NVML
-    refused = binding.refused and binding.problem is not None
     _say(
-        "pynvml", file=binding.file, version=binding.version, error=binding.problem if refused else None,
-        warning=None if refused else binding.problem, advice=binding.fix,
+        "pynvml", file=binding.file, version=binding.version, error=binding.problem if binding.refused else None,
+        warning=binding.problem if binding.warning_only else None, advice=binding.fix,
     )
-    if refused:
+    if binding.refused:
         return 0
     pynvml = quiet_import()
     try:

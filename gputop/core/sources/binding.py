@@ -27,14 +27,18 @@ _WRAPPER_WARNING = r"The pynvml package is deprecated\. Please install nvidia-ml
 @dataclass(frozen=True, slots=True)
 class Binding:
     """The ``pynvml`` found: its file, nvidia-ml-py's version when the module is that package's, and
-    what is wrong with it (``problem``, with what to do in ``fix``), or None; ``refused``: gputop cannot
-    use it."""
+    what is wrong with it (``problem``, with what to do in ``fix``), or None."""
 
     file: str | None
     version: str | None
     problem: str | None = None
     fix: str | None = None
-    refused: bool = True  # False: a module that is not nvidia-ml-py's, but that gputop can read NVML with
+    warning_only: bool = False  # a module that is not nvidia-ml-py's, but that gputop can read NVML with
+
+    @property
+    def refused(self) -> bool:
+        """gputop cannot read NVML with this module: every command refuses, and doctor says "cannot run"."""
+        return self.problem is not None and not self.warning_only
 
     @property
     def refusal(self) -> str:
@@ -76,11 +80,11 @@ def inspect_binding() -> Binding:
                 file, version, f"nvidia-ml-py {version} lacks what gputop reads NVML with ({error})",
                 f"`pip install --upgrade '{SUPPORTED}'`",
             )
-        return _shadowed(file, f" and lacks what gputop reads NVML with ({error})", refused=True)
-    return Binding(file, version) if version is not None else _shadowed(file, "", refused=False)
+        return _shadowed(file, f" and lacks what gputop reads NVML with ({error})", warning_only=False)
+    return Binding(file, version) if version is not None else _shadowed(file, "", warning_only=True)
 
 
-def _shadowed(file: str | None, lacking: str, refused: bool) -> Binding:
+def _shadowed(file: str | None, lacking: str, warning_only: bool) -> Binding:
     """A module named pynvml that no installed nvidia-ml-py (or old pynvml package) put there."""
     expected = _module_file("nvidia-ml-py")
     owner = "nvidia-ml-py is not installed" if expected is None else f"not nvidia-ml-py's {expected}"
@@ -89,7 +93,7 @@ def _shadowed(file: str | None, lacking: str, refused: bool) -> Binding:
         f"`import pynvml` finds {file}, {owner}{lacking}",
         f"another package named pynvml shadows nvidia-ml-py: `pip uninstall pynvml`, remove that folder from"
         f" PYTHONPATH, then {_INSTALL}",
-        refused,
+        warning_only,
     )
 
 

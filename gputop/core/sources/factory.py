@@ -24,7 +24,7 @@ def open_source(args: argparse.Namespace, settings: Settings, patient: bool = Fa
     from gputop.core.sources.binding import inspect_binding
 
     binding = inspect_binding()  # the check `gputop doctor` makes too
-    if binding.refused and binding.problem is not None:
+    if binding.refused:
         raise SourceUnavailable(unavailable(binding.refusal))
     from gputop.core.sources.nvml import NvmlSource
 
