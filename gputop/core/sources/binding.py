@@ -46,11 +46,17 @@ class Binding:
         return f"{self.problem}: {self.fix}"
 
 
+def quiet_wrapper() -> None:
+    """Keep the deprecated pynvml wrapper's FutureWarning off the terminal, wherever this process imports
+    pynvml from now on (every command: the capture player, the doctor's probe, the sources): that
+    warning only, by its words and category."""
+    warnings.filterwarnings("ignore", message=_WRAPPER_WARNING, category=FutureWarning)
+
+
 def quiet_import() -> ModuleType:
     """``import pynvml`` without the deprecated wrapper's FutureWarning (it warns on the first import only)."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=_WRAPPER_WARNING, category=FutureWarning)
-        return importlib.import_module("pynvml")
+    quiet_wrapper()
+    return importlib.import_module("pynvml")
 
 
 def inspect_binding() -> Binding:
