@@ -4,6 +4,7 @@ and real sockets."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import shutil
@@ -168,14 +169,22 @@ def test_a_folder_named_pynvml_on_pythonpath_is_named_and_gputop_says_one_line(
     code, document = doctor(env)
     status, words, advice = checks(document)["pynvml"]
     assert (code, status) == (1, ERROR)
-    assert words.startswith(f"`import pynvml` finds {tmp_path / 'pynvml' / '__init__.py'}, not nvidia-ml-py's ")
-    assert str(advice).startswith("another package named pynvml shadows nvidia-ml-py: `pip uninstall pynvml`")
+    expected = Path(str(importlib.metadata.distribution("nvidia-ml-py").locate_file("pynvml.py"))).resolve()
+    assert words == (
+        f"`import pynvml` finds {tmp_path / 'pynvml' / '__init__.py'}, not nvidia-ml-py's {expected} and lacks what"
+        " gputop reads NVML with (module 'pynvml' has no attribute 'NVML_ERROR_GPU_IS_LOST')"
+    )
+    assert advice == (
+        "another package named pynvml shadows nvidia-ml-py: `pip uninstall pynvml`, remove that folder from"
+        " PYTHONPATH, then `pip install --force-reinstall 'nvidia-ml-py>=12.535,<14'`"
+    )
     started = subprocess.run([sys.executable, "-m", "gputop", "--json"], capture_output=True, text=True, env=env,
                              timeout=60)
     assert (started.returncode, started.stdout) == (2, "")
-    assert started.stderr.startswith("gputop: NVML is not available: the pynvml module is not nvidia-ml-py's (")
-    assert started.stderr.endswith("run `gputop doctor` to see why, or `gputop --demo` to try gputop without a GPU\n")
-    assert started.stderr.count("\n") == 1
+    assert started.stderr == (
+        f"gputop: NVML is not available: {words}: {advice}"
+        " — run `gputop doctor` to see why, or `gputop --demo` to try gputop without a GPU\n"
+    )
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None, reason="needs root and unshare")

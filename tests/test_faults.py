@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from fakenvml import NO_SUCH_PID, GiB, Scenario
+from fakenvml.calls import TEMPERATURE_CALL
 from fakenvml.fixture import FakeNvml
 
 from gputop.core.model import GpuSample
@@ -47,7 +48,7 @@ FUNCTIONS: dict[str, tuple[int, Getter]] = {
     "nvmlDeviceGetUtilizationRates": (1, lambda g: (g.utilization_gpu, g.utilization_memory)),
     "nvmlDeviceGetEncoderUtilization": (1, lambda g: g.utilization_encoder),
     "nvmlDeviceGetDecoderUtilization": (1, lambda g: g.utilization_decoder),
-    "nvmlDeviceGetTemperatureV": (1, lambda g: g.temperature),
+    TEMPERATURE_CALL: (1, lambda g: g.temperature),
     "nvmlDeviceGetTemperatureThreshold": (1, lambda g: (g.temperature_slowdown, g.temperature_shutdown)),
     "nvmlDeviceGetFanSpeed": (1, lambda g: g.fan_speed),
     "nvmlDeviceGetPowerUsage": (1, lambda g: g.power_draw),

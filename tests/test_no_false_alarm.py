@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import pytest
 from fakenvml import NO_SUCH_PID, NOT_AVAILABLE, FakeNvml, GiB, MiB, Scenario
+from fakenvml.calls import TEMPERATURE_CALL
 from prometheus_client.exposition import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -57,7 +58,7 @@ PROCESS_LISTS = ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsR
 # Calls an error may be injected into (besides a whole GPU lost): any NVML answer may be missing.
 FAULTY = (
     "nvmlDeviceGetMemoryInfo", "nvmlDeviceGetUtilizationRates", "nvmlDeviceGetPowerUsage",
-    "nvmlDeviceGetTemperatureV", "nvmlDeviceGetClockInfo", "nvmlDeviceGetProcessUtilization",
+    TEMPERATURE_CALL, "nvmlDeviceGetClockInfo", "nvmlDeviceGetProcessUtilization",
     "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetFieldValues", "nvmlDeviceGetTotalEccErrors",
     "nvmlDeviceGetRemappedRows",
     "nvmlDeviceGetMigMode", *PROCESS_LISTS,
@@ -285,7 +286,7 @@ def why_not(event: AlertEvent, truth: Truth) -> str | None:
         return None if 100.0 * used / total >= THRESHOLDS.memory_percent else f"memory at {used}/{total}"
     if kind == "thermal":
         temperature, slowdown = _number(fields["temperature"]), _number(gpu.static["temperature_slowdown"])
-        if temperature is None or slowdown is None or _failing(gpu, "nvmlDeviceGetTemperatureV"):
+        if temperature is None or slowdown is None or _failing(gpu, TEMPERATURE_CALL):
             return "temperature not known"
         return None if temperature >= slowdown - THRESHOLDS.thermal_margin_c else f"{temperature} °C"
     if kind == "throttle":

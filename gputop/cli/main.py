@@ -17,6 +17,7 @@ from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings, load_settings
 from gputop.core.sources.base import SourceUnavailable
+from gputop.core.sources.binding import quiet_wrapper
 from gputop.core.sources.factory import open_source
 from gputop.ui.terminal.before_screen import holding_keys, quit_keys
 from gputop.ui.terminal.terminal_streams import drawing_on_terminal, terminal_refusal
@@ -31,6 +32,7 @@ SERVICES: dict[str | None, Callable[[argparse.Namespace], int]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    quiet_wrapper()  # before anything imports pynvml
     args = parse_command_line(build_parser(), argv)
     settings, warnings = load_settings(args.config)
     use_ascii(args.ascii or settings.ascii or wants_ascii(environment_at_start()))

@@ -45,7 +45,18 @@ def _requirements() -> list[str]:
     return [spec for spec in wanted if re.split(r"[ <>=!~;\[]", spec, maxsplit=1)[0].lower() != "textual"]
 
 
-def _run(command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> int:
+def copy_checkout(directory: Path) -> Path:
+    """A copy of this checkout's code and tests in ``directory``, so that work can go on during a run."""
+    checkout = directory / "gputop"
+    skip = shutil.ignore_patterns("__pycache__", "_build", ".mypy_cache", ".ruff_cache")
+    for part in ("gputop", "tests"):
+        shutil.copytree(ROOT / part, checkout / part, ignore=skip)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, checkout / name)
+    return checkout
+
+
+def run(command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> int:
     print("+", " ".join(command), flush=True)
     return subprocess.run(command, check=False, cwd=cwd, env=env).returncode
 
@@ -57,12 +68,7 @@ def main() -> int:
     args = parser.parse_args()
     textual = "textual" + (f"=={args.textual}" if re.fullmatch(r"[\d.]+\w*", args.textual) else args.textual)
     with tempfile.TemporaryDirectory(prefix="gputop-compat-") as directory:
-        checkout = Path(directory) / "gputop"
-        skip = shutil.ignore_patterns("__pycache__", "_build", ".mypy_cache", ".ruff_cache")
-        for part in ("gputop", "tests"):
-            shutil.copytree(ROOT / part, checkout / part, ignore=skip)
-        for name in ("pyproject.toml", "README.md"):
-            shutil.copy(ROOT / name, checkout / name)
+        checkout = copy_checkout(Path(directory))
         venv = Path(directory) / "venv"
         python = str(venv / "bin" / "python")
         steps = [
@@ -71,14 +77,14 @@ def main() -> int:
             [python, "-m", "pip", "install", "--quiet", "--upgrade", textual],
         ]
         for step in steps:
-            if (status := _run(step)) != 0:
+            if (status := run(step)) != 0:
                 return status
         versions = "from importlib.metadata import version as v; print('textual', v('textual'), '/ rich', v('rich'))"
-        _run([python, "-c", versions])
+        run([python, "-c", versions])
         # From the copy, never from site-packages: gputop is not installed in the venv.
         env = dict(os.environ, PYTHONPATH=str(checkout))
         env.pop("PYTHONHOME", None)
-        return _run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *TESTS, *args.pytest_args],
+        return run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *TESTS, *args.pytest_args],
                     cwd=checkout, env=env)
 
 

@@ -87,11 +87,10 @@ def diagnose(environ: Mapping[str, str] | None = None) -> Diagnosis:
     env = os.environ if environ is None else environ
     probe = driver_checks.run_probe()
     runnable = probe.runnable
-    pynvml_error = probe.steps.get("pynvml", {}).get("error")
     findings = [
         _in_time("device_files", "device files", lambda: host_checks.device_files(runnable)),
         driver_checks.library(probe),
-        _in_time("pynvml", "Python binding", lambda: host_checks.python_binding(pynvml_error, runnable)),
+        driver_checks.binding(probe),
         driver_checks.driver(probe),
     ]
     persistence = driver_checks.persistence(probe)

@@ -106,6 +106,20 @@ def library(probe: Probe) -> Finding:
     return Finding("library", title, OK, f"{path or 'libnvidia-ml.so.1'}" + (f" (driver {version})" if version else ""))
 
 
+def binding(probe: Probe) -> Finding:
+    """Which ``pynvml`` the probe imported, and what stops gputop from using it: the one check the commands
+    make too (``core/sources/binding.py``), so that "cannot run" here is where they refuse."""
+    title = "Python binding"
+    step = probe.steps.get("pynvml")
+    if step is None:
+        return Finding("pynvml", title, UNKNOWN, _silent(probe, "importing pynvml"))
+    if step.get("error"):
+        return Finding("pynvml", title, ERROR, step["error"], step.get("advice"))
+    if step.get("warning"):
+        return Finding("pynvml", title, WARNING, step["warning"], step.get("advice"))
+    return Finding("pynvml", title, OK, f"nvidia-ml-py {step.get('version')} ({step.get('file')})")
+
+
 def _library_path() -> list[str]:
     return [os.path.normpath(part) for part in os.environ.get("LD_LIBRARY_PATH", "").split(":") if part]
 
@@ -130,7 +144,7 @@ def driver(probe: Probe, kernel_version_file: str = KERNEL_VERSION_FILE) -> Find
             return Finding("driver", title, ERROR, "not reached: libnvidia-ml.so.1 was not found")
         pynvml_error = probe.steps.get("pynvml", {}).get("error")
         if pynvml_error:
-            return Finding("driver", title, ERROR, f"not reached: `import pynvml` fails: {pynvml_error}")
+            return Finding("driver", title, ERROR, f"not reached: {pynvml_error}")
         return Finding("driver", title, UNKNOWN, _silent(probe, "nvmlInit"))
     error = init.get("error")
     if error is None:

@@ -1,11 +1,9 @@
-"""The doctor's checks of this host that need no driver: device files, the Python binding, the PID
-namespace, whether /proc shows other users' processes, container names and the terminal's colours."""
+"""The doctor's checks of this host that need no driver: device files, the PID namespace, whether /proc
+shows other users' processes, container names and the terminal's colours."""
 
 from __future__ import annotations
 
 import glob
-import importlib.metadata
-import importlib.util
 import os
 import socket
 from collections.abc import Mapping
@@ -32,33 +30,6 @@ def device_files(nvml_answers: bool, pattern: str = "/dev/nvidia*") -> Finding:
         "the NVIDIA kernel module is not loaded (`sudo modprobe nvidia`, or install the driver), or this"
         " container was started without the GPUs (`docker run --gpus all`, or request `nvidia.com/gpu`"
         " in Kubernetes)",
-    )
-
-
-def python_binding(probe_error: str | None, runnable: bool) -> Finding:
-    """Whether ``import pynvml`` finds nvidia-ml-py's module, not the older ``pynvml`` package or another."""
-    title = "Python binding"
-    spec = importlib.util.find_spec("pynvml")
-    try:
-        distribution = importlib.metadata.distribution("nvidia-ml-py")
-    except importlib.metadata.PackageNotFoundError:
-        distribution = None
-    expected = None if distribution is None else Path(str(distribution.locate_file("pynvml.py"))).resolve()
-    if spec is None:
-        return Finding("pynvml", title, ERROR, "no module named pynvml", "`pip install nvidia-ml-py`")
-    origin = spec.origin if spec.origin not in (None, "namespace") else None
-    where = origin or ", ".join(spec.submodule_search_locations or []) or "?"
-    if expected is not None and origin is not None and Path(origin).resolve() == expected:
-        return Finding("pynvml", title, OK, f"nvidia-ml-py {distribution.version} ({origin})")  # type: ignore[union-attr]
-    owner = "" if distribution is None else f", not nvidia-ml-py's {expected}"
-    broken = f"; importing it fails: {probe_error}" if probe_error else ""
-    return Finding(
-        "pynvml",
-        title,
-        WARNING if runnable else ERROR,
-        f"`import pynvml` finds {where}{owner}{broken}",
-        "another package named pynvml shadows nvidia-ml-py: `pip uninstall pynvml`, remove that folder from"
-        " PYTHONPATH, then `pip install --force-reinstall nvidia-ml-py`",
     )
 
 

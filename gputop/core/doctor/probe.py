@@ -46,12 +46,16 @@ def main() -> int:
         _say("library", path=None, error=str(error))
     else:
         _say("library", path=_loaded_path(LIBRARY), error=None)
-    try:
-        import pynvml
-    except Exception as error:  # noqa: BLE001 - a shadowing package may raise anything
-        _say("pynvml", file=None, error=f"{type(error).__name__}: {error}")
+    from gputop.core.sources.binding import inspect_binding, quiet_import
+
+    binding = inspect_binding()  # the check the commands make before they open NVML
+    _say(
+        "pynvml", file=binding.file, version=binding.version, error=binding.problem if binding.refused else None,
+        warning=binding.problem if binding.warning_only else None, advice=binding.fix,
+    )
+    if binding.refused:
         return 0
-    _say("pynvml", file=getattr(pynvml, "__file__", None), error=None)
+    pynvml = quiet_import()
     try:
         pynvml.nvmlInit()
     except pynvml.NVMLError as error:

@@ -27,10 +27,12 @@ def open_source(args: argparse.Namespace, settings: Settings, patient: bool = Fa
         if not 1 <= args.demo_gpus <= 16:
             raise SourceUnavailable("--demo-gpus must be between 1 and 16")
         return DemoSource(gpu_count=args.demo_gpus)
-    try:
-        from gputop.core.sources.nvml import NvmlSource
-    except (ImportError, AttributeError) as error:  # a package named pynvml that is not nvidia-ml-py
-        raise SourceUnavailable(unavailable(f"the pynvml module is not nvidia-ml-py's ({error})")) from None
+    from gputop.core.sources.binding import inspect_binding
+
+    binding = inspect_binding()  # the check `gputop doctor` makes too
+    if binding.refused:
+        raise SourceUnavailable(unavailable(binding.refusal))
+    from gputop.core.sources.nvml import NvmlSource
 
     return NvmlSource(settings.driver_deadline_s, on_init_slow=_say_init_is_slow if patient else None)
 

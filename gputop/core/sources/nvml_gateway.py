@@ -205,8 +205,22 @@ TEMPERATURE_VERSIONS = (
 # --- process lists ---------------------------------------------------------------
 
 
+# NVML's process items, as the driver lays them out: gputop's own, not pynvml's, whose classes differ
+# from one release to the next (12.535.x has no c_nvmlProcessInfo_v2_t or _v3_t, and 12.535.77's
+# c_nvmlProcessInfo_t carries a fifth field, usedGpuCcProtectedMemory, that no driver fills).
 class _ProcessInfoV1(ctypes.Structure):
     _fields_ = [("pid", ctypes.c_uint), ("usedGpuMemory", ctypes.c_ulonglong)]
+
+
+class _ProcessInfoV2(ctypes.Structure):
+    """nvmlProcessInfo_v2_t: the item of the _v2 and _v3 lists alike."""
+
+    _fields_ = [
+        ("pid", ctypes.c_uint),
+        ("usedGpuMemory", ctypes.c_ulonglong),
+        ("gpuInstanceId", ctypes.c_uint),
+        ("computeInstanceId", ctypes.c_uint),
+    ]
 
 
 NOT_AVAILABLE = pynvml.NVML_VALUE_NOT_AVAILABLE_ulonglong.value
@@ -299,8 +313,8 @@ PROCESS_LISTS: tuple[tuple[str, str, tuple[Callable[[Handle], ProcessList], ...]
         letter,
         kind,
         (
-            _listing(f"nvmlDeviceGet{kind}RunningProcesses_v3", pynvml.c_nvmlProcessInfo_v3_t),
-            _listing(f"nvmlDeviceGet{kind}RunningProcesses_v2", pynvml.c_nvmlProcessInfo_v2_t),
+            _listing(f"nvmlDeviceGet{kind}RunningProcesses_v3", _ProcessInfoV2),
+            _listing(f"nvmlDeviceGet{kind}RunningProcesses_v2", _ProcessInfoV2),
             _listing(f"nvmlDeviceGet{kind}RunningProcesses", _ProcessInfoV1),
         ),
     )
