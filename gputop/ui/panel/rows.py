@@ -207,7 +207,9 @@ COLUMNS: tuple[Column, ...] = (
         cell=lambda r: fmt_growth(r.growth_rate) if r.growing else "",
         sort_key=lambda r: r.growth_rate,
         right=True,
-        drop_priority=1,
+        # Shown wherever it fits beside HOST-MEM, empty or not: a column that came when a process
+        # began to grow would push SM%, CPU%, HOST-MEM and TIME sideways under the user's eyes.
+        drop_priority=5,
     ),
     Column(
         name="idle",
@@ -283,8 +285,8 @@ COMMAND_MIN_WIDTH = 24
 
 
 # Columns shown only while some row has something in them (``empty_columns``): when one appears it
-# takes room the command can spare, never a column already shown (GROWTH never pushes HOST-MEM off).
-CONTENT_COLUMNS = frozenset({"growth", "idle", "job", "container"})
+# takes room the command can spare, never a column already shown.
+CONTENT_COLUMNS = frozenset({"idle", "job", "container"})
 
 
 def visible_columns(
@@ -337,11 +339,9 @@ class SortOrder:
 
 
 def empty_columns(rows: Iterable[ProcessRow]) -> frozenset[str]:
-    """The columns with nothing to show in any of ``rows``: no growth, no idle process, no job, no container."""
-    empty = {"growth", "idle", "job", "container"}
+    """The columns with nothing to show in any of ``rows``: no idle process, no job, no container."""
+    empty = {"idle", "job", "container"}
     for row in rows:
-        if row.growing:
-            empty.discard("growth")
         if row.idle:
             empty.discard("idle")
         if row.process.job is not None:

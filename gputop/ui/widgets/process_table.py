@@ -102,13 +102,17 @@ def _same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
     )
 
 
-def _nearest_process(rows: list[ProcessRow], index: int) -> RowKey | None:
-    """The key of the row at ``index``, or of the nearest below it, else above it, that is a process:
-    the cursor is never put on a ``(no process)`` row (the user may move onto one). None without a
-    process row."""
+def _process_after(rows: list[ProcessRow], index: int | None, step: int) -> RowKey | None:
+    """Where the cursor goes from row ``index`` (None: no cursor) ``step`` rows on: that row, or the
+    nearest process beyond it in the same direction, else the nearest before it; None: no process
+    row to go to. The cursor is never put on a ``(no process)`` row: on the last process, Down
+    stays there; at ``step`` 0, the row at ``index`` or the nearest process below, else above."""
     if not rows:
         return None
-    for row in [*rows[index:], *reversed(rows[:index])]:
+    target = 0 if index is None else max(0, min(len(rows) - 1, index + step))
+    ahead = rows[target:] if step >= 0 else list(reversed(rows[: target + 1]))
+    back = list(reversed(rows[:target])) if step >= 0 else rows[target + 1 :]
+    for row in [*ahead, *back]:
         if not row.unattributed:
             return row.key
     return None
@@ -313,7 +317,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
             self.tagged.intersection_update(by_key)
         if self.cursor_key not in by_key:
             index = 0 if old_index is None else min(old_index, len(ordered) - 1)
-            self.cursor_key = _nearest_process(ordered, index)
+            self.cursor_key = _process_after(ordered, index, 0)
         self.virtual_size = Size(self.size.width, len(ordered) + 1)
         new_index = self.cursor_index
         if new_index is not None and old_screen_line is not None:
@@ -324,7 +328,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self._refresh_changed_lines()
 
     def select_first(self) -> None:
-        self.cursor_key = _nearest_process(self.rows, 0)
+        self.cursor_key = _process_after(self.rows, 0, 0)
         self.scroll_to(y=0, animate=False, immediate=True)
         self._refresh_changed_lines()
 
@@ -435,11 +439,12 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
     # -- moving ----------------------------------------------------------------------
 
     def action_cursor(self, step: int) -> None:
-        if not self.rows:
+        """Move ``step`` rows (Up, Down, the pages, Home, End) onto a process: a ``(no process)`` row
+        is passed over (its GPU's detail, ``g`` or a click on the row or the card, says where that memory went)."""
+        key = _process_after(self.rows, self.cursor_index, step)
+        if key is None:
             return
-        index = self.cursor_index
-        index = 0 if index is None else max(0, min(len(self.rows) - 1, index + step))
-        self.cursor_key = self.rows[index].key
+        self.cursor_key = key
         self._ensure_cursor_visible()
         self._refresh_changed_lines()
 
