@@ -195,3 +195,55 @@ def gpu_range(indices: Sequence[int]) -> str:
     if not indices:
         return "no GPU"
     return f"GPUs {indices[0]}-{indices[-1]}" if len(indices) > 1 else f"GPU {indices[0]}"
+
+
+# -- the GPU detail screen ---------------------------------------------------------------------
+
+# A row of charts: its border title, 5 rows of plot (4 intervals: ticks on every other row) and the
+# time labels; at most 13 (10 intervals). Rows of charts keep an even number of intervals (a round
+# middle tick falls on a row).
+CHART_ROW_MIN, CHART_ROW_MAX = 7, 13
+# Lines the detail screen's parts take at their least where all are shown by the stylesheet (the
+# charts grid, the activity charts, the process table); below that the screen is laid out here.
+DETAIL_CSS_MIN = {"charts": 16, "activity": 8, "processes": 3}
+# The footer, and the line that says what is out of view.
+DETAIL_FOOTER, OUT_OF_VIEW_LINE = 1, 1
+# The process table's border and header; at most this many process rows where room is short.
+TABLE_CHROME, TABLE_ROWS_SHORT = 2, 8
+# The diagnosis box where room is short: three lines and its borders (it scrolls, saying so).
+DIAGNOSIS_SHORT = 5
+
+
+@dataclass(frozen=True, slots=True)
+class DetailRoom:
+    """How the detail screen's parts are sized: ``header`` lines docked at the top (the rest of its
+    lines go below the charts); None for the others: the stylesheet sizes them (everything fits)."""
+
+    header: int
+    chart_row: int | None = None
+    activity: int | None = None
+    processes: int | None = None
+    diagnosis: int | None = None
+
+
+def detail_room(height: int, header_lines: int, diagnosis: int, *, activity: bool, process_rows: int) -> DetailRoom:
+    """The detail screen on a terminal ``height`` lines tall, its header ``header_lines`` long, the
+    diagnosis box ``diagnosis`` lines (0: hidden): memory and temperature, the first row of charts,
+    always show under the header and the diagnosis without scrolling, the header giving up lines for
+    them (down to one); what does not fit scrolls below them."""
+    room = height - DETAIL_FOOTER
+    processes = max(DETAIL_CSS_MIN["processes"], process_rows + TABLE_CHROME)
+    everything = DETAIL_CSS_MIN["charts"] + (DETAIL_CSS_MIN["activity"] if activity else 0) + processes
+    if room - header_lines - diagnosis >= everything:
+        return DetailRoom(header_lines)
+    diagnosis = min(diagnosis, DIAGNOSIS_SHORT)
+    header = max(1, min(header_lines, room - OUT_OF_VIEW_LINE - diagnosis - CHART_ROW_MIN))
+    row = max(CHART_ROW_MIN, min(CHART_ROW_MAX, room - OUT_OF_VIEW_LINE - header - diagnosis))
+    row -= (row - CHART_ROW_MIN) % 2  # an even number of intervals
+    return DetailRoom(
+        header,
+        chart_row=row,
+        activity=row if activity else None,
+        processes=min(processes, TABLE_ROWS_SHORT + TABLE_CHROME),
+        diagnosis=DIAGNOSIS_SHORT,
+    )

@@ -447,6 +447,8 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self.cursor_key = key
         self._ensure_cursor_visible()
         self._refresh_changed_lines()
+        # On a screen that scrolls (a GPU's detail on a short terminal), the table comes into view.
+        self.scroll_visible(animate=False, immediate=True)
 
     def action_page(self, direction: int) -> None:
         self.action_cursor(direction * max(1, self.size.height - 2))
