@@ -9,6 +9,7 @@ from textual.pilot import Pilot
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.detail import DetailScreen
 from gputop.ui.screens.process import ProcessScreen
+from gputop.ui.widgets.card_text import memory_pair
 
 from .factory import NOW, StaticSource, demo_snapshots, gpu, make_app, proc, screen_text, snapshot
 from .test_process_screen import open_vllm, source_with_detail
@@ -148,3 +149,65 @@ async def test_a_tiny_process_charts_in_mib_and_a_chart_labels_its_top() -> None
             assert top != "" and float(top) >= 141, charts  # no line drawn above the highest label
             await pilot.press("escape")
             await pilot.pause()
+
+
+async def test_at_40x10_every_gpu_shows_its_memory_on_a_line_of_its_own() -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        for demo in DEMO:
+            app.apply_snapshot(demo)
+        for size in [(40, 10), (80, 24), (40, 10), (60, 15)]:
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            await pilot.pause()
+            lines = screen_text(app).splitlines()
+            for gpu_sample in DEMO[-1].gpus:  # 4 GPUs, GPU 2 with MIG devices (its MIG line folds at 40x10)
+                figure = memory_pair(gpu_sample.memory_used, gpu_sample.memory_total, short=True)
+                mine = [line for line in lines if line.startswith(f"{gpu_sample.index:>3} ")]
+                assert len(mine) == 1 and figure in mine[0], (size, gpu_sample.index, figure, lines)
+            assert "GPU-MEM" in screen_text(app)  # the panel keeps its header and a row
+            assert app.processes.size.height >= 2
+
+
+def shown_gpus(app: GpuTopApp) -> set[int]:
+    """The GPUs whose compact line is on screen."""
+    return {int(line[:3]) for line in screen_text(app).splitlines() if line[:3].strip().isdigit()}
+
+
+async def test_a_gpu_out_of_view_is_named_under_the_cards() -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        for demo in demo_snapshots(16, 20):
+            app.apply_snapshot(demo)
+        for size in [(60, 15), (80, 24), (80, 18), (40, 10), (60, 15)]:
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            await pilot.pause()
+            hidden = sorted(set(range(16)) - shown_gpus(app))
+            assert hidden, size
+            lines = screen_text(app).splitlines()
+            more = next((line.strip() for line in lines if "GPU" in line and "↓" in line), "")
+            named = f"+{len(hidden)} GPUs ↓ ({', '.join(map(str, hidden))})"
+            # The whole list where it fits, else cut with … after its count.
+            assert more == named or (more.endswith("…") and named.startswith(more[:-1])), (size, more, hidden)
+        app.screen.query_one("#gpu-area").scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        above = sorted(set(range(16)) - shown_gpus(app))
+        assert any(line.strip().startswith(f"{len(above)} ↑ (0, 1") for line in lines), lines
+
+
+async def test_8_busy_gpus_at_120x40_leave_15_process_rows_in_either_form() -> None:
+    from .test_layout_room import form, machine, rows_on_screen
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.apply_snapshot(machine(8, 3))  # 24 processes
+        await pilot.pause()
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert (form(app), rows_on_screen(app)) == ("full", 15)
+        await pilot.press("c")
+        await pilot.pause()
+        assert (form(app), rows_on_screen(app)) == ("compact", 24)

@@ -4,14 +4,12 @@ sizes a user meets, resizing between them."""
 
 from __future__ import annotations
 
-from textual.command import CommandList
-from textual.pilot import Pilot
-
 from gputop.ui.app import GpuTopApp
 from gputop.ui.screens.detail import DetailScreen
 
 from .factory import NOW, gpu, make_app, proc, screen_text, snapshot
 from .test_diagnosis_ui import machine
+from .test_views import _palette_titles
 
 SIZES = [(120, 40), (80, 24), (80, 18), (60, 15), (40, 10)]
 
@@ -96,17 +94,6 @@ async def test_g_with_nothing_selected_opens_the_first_or_the_focused_gpu() -> N
         assert isinstance(app.screen, DetailScreen) and app.screen.index == 2
 
 
-async def palette_titles(app: GpuTopApp, pilot: Pilot[int]) -> list[str]:
-    """Every title the open command palette lists with nothing typed."""
-    for _ in range(40):  # the palette searches in a worker
-        await pilot.pause(0.05)
-        options = app.screen.query_one(CommandList).options
-        titles = [str(option.prompt).split("\n")[0] for option in options]
-        if titles and not titles[0].startswith("Align("):
-            return titles
-    return []
-
-
 async def test_the_palette_lists_gputop_s_actions_only() -> None:
     app = make_app()
     async with app.run_test(size=SIZES[0]) as pilot:
@@ -116,7 +103,7 @@ async def test_the_palette_lists_gputop_s_actions_only() -> None:
             await pilot.resize_terminal(*size)
             await pilot.press("ctrl+p")
             await pilot.pause()
-            titles = await palette_titles(app, pilot)
+            titles = await _palette_titles(app, pilot, "")  # nothing typed: every entry
             assert {"Kill", "Freeze", "GPU detail", "Quit"} <= set(titles), titles
             assert not {"Keys", "Theme", "Screenshot", "Maximize", "Minimize"} & set(titles), titles
             await pilot.press("escape")

@@ -50,13 +50,20 @@ def out_of_view(
     return above, below
 
 
-def out_of_view_text(above: Sequence[str], below: Sequence[str]) -> str:
-    """``↓ 2 more (scroll): Power, Processes 2``, and ``↑ 1 above: Memory`` after it when scrolled down."""
-    words = []
-    if below:
-        words.append(f"↓ {len(below)} more (scroll): {', '.join(below)}")
-    if above:
-        words.append(f"↑ {len(above)} above: {', '.join(above)}")
+def out_of_view_text(
+    above: Sequence[str],
+    below: Sequence[str],
+    *,
+    below_words: str = "↓ {count} more (scroll): {names}",
+    above_words: str = "↑ {count} above: {names}",
+) -> str:
+    """``↓ 2 more (scroll): Power, Processes 2``, and ``↑ 1 above: Memory`` after it when scrolled down
+    (in ``below_words`` and ``above_words``: ``{count}``, ``{names}``, and ``{s}`` for a plural)."""
+    words = [
+        form.format(count=len(names), names=", ".join(names), s="s" if len(names) > 1 else "")
+        for form, names in ((below_words, below), (above_words, above))
+        if names
+    ]
     return "   ".join(words)
 
 
