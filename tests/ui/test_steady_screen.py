@@ -108,3 +108,22 @@ async def test_the_palette_lists_gputop_s_actions_only() -> None:
             assert not {"Keys", "Theme", "Screenshot", "Maximize", "Minimize"} & set(titles), titles
             await pilot.press("escape")
             await pilot.pause()
+
+
+async def test_no_column_appears_when_a_process_turns_idle() -> None:
+    app = make_app()
+    async with app.run_test(size=(130, 40)) as pilot:
+        app.apply_snapshot(machine(0))
+        await pilot.pause()
+        before = header_line(app)
+        for tick in range(1, 12):  # a minute apart: PID 101 idle for 10 minutes
+            app.apply_snapshot(machine(tick))
+        await pilot.pause()
+        hog = next(row for row in app.processes.rows if row.process.pid == 101)
+        assert hog.idle
+        assert header_line(app) == before
+        assert "IDLE" in before  # from 121 columns, idle or not
+        for size in [(120, 40), (80, 24)]:  # a resize may change the columns: IDLE gives way first
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            assert "IDLE" not in header_line(app) and "SM%" in header_line(app)

@@ -218,7 +218,7 @@ COLUMNS: tuple[Column, ...] = (
         cell=lambda r: idle_text(r.idle_seconds) if r.idle else "",
         sort_key=lambda r: r.idle_seconds,
         right=True,
-        drop_priority=1,
+        drop_priority=6,  # as GROWTH, by width alone, and the first to give way (from 121 columns)
     ),
     Column(
         name="sm",
@@ -286,7 +286,7 @@ COMMAND_MIN_WIDTH = 24
 
 # Columns shown only while some row has something in them (``empty_columns``): when one appears it
 # takes room the command can spare, never a column already shown.
-CONTENT_COLUMNS = frozenset({"idle", "job", "container"})
+CONTENT_COLUMNS = frozenset({"job", "container"})
 
 
 def visible_columns(
@@ -301,7 +301,7 @@ def visible_columns(
     """
     wanted = [c for c in COLUMNS if (names is None or c.name in names or c.name == "command") and c.name not in empty]
     shown = [c for c in wanted if c.name not in CONTENT_COLUMNS]
-    for priority in (5, 4, 3, 2, 1):
+    for priority in (6, 5, 4, 3, 2, 1):
         if _fixed_width(shown) + COMMAND_MIN_WIDTH <= width:
             break
         shown = [c for c in shown if c.drop_priority != priority]
@@ -339,11 +339,9 @@ class SortOrder:
 
 
 def empty_columns(rows: Iterable[ProcessRow]) -> frozenset[str]:
-    """The columns with nothing to show in any of ``rows``: no idle process, no job, no container."""
-    empty = {"idle", "job", "container"}
+    """The columns with nothing to show in any of ``rows``: no job, no container."""
+    empty = {"job", "container"}
     for row in rows:
-        if row.idle:
-            empty.discard("idle")
         if row.process.job is not None:
             empty.discard("job")
         if row.process.container:
