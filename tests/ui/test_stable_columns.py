@@ -1,6 +1,7 @@
-"""Stable columns (issue 26, point 9; issue 34, point 8): GROWTH and IDLE never appear or vanish with the
-data: each shows wherever it fits, empty or not (IDLE gives way first); a column that comes with the data
-(JOB, CONTAINER) takes only the room COMMAND can spare, never pushing another off screen."""
+"""Stable columns (issue 26, point 9; issue 34, point 8): GROWTH and IDLE never appear or vanish as a
+process grows or turns idle: each shows wherever it fits, empty or not (IDLE after GROWTH); a column that
+comes with the processes' owners (JOB, CONTAINER) takes only the room COMMAND can spare, before them,
+never pushing another off screen."""
 
 from __future__ import annotations
 
@@ -39,8 +40,10 @@ def test_a_column_that_appears_never_pushes_one_shown_off_and_an_empty_one_takes
     # At 120 GROWTH fits, after GPU-MEM's share, whether a process grows or not; IDLE from 121.
     assert names(120, nothing) == [*BASE[:6], "growth", *BASE[6:]]
     assert names(121, nothing) == [*BASE[:6], "growth", "idle", *BASE[6:]]
-    # A process in a container at 120: CONTAINER does not fit as well; nothing else goes.
-    assert names(120, nothing - {"container"}) == [*BASE[:6], "growth", *BASE[6:]]
+    # A machine with containers at 120: CONTAINER comes with them, GROWTH and IDLE after it, where
+    # they fit (a process's passing state never decides the columns; its owner may).
+    assert names(120, nothing - {"container"}) == [*BASE[:-1], "container", "command"]
+    assert names(125, nothing - {"container"}) == [*BASE[:6], "growth", *BASE[6:-1], "container", "command"]
     # At 80, the columns dropped are the base ones by priority, as before; none is added.
     at_80 = names(80, nothing)
     assert names(80, frozenset()) == at_80

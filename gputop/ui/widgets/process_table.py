@@ -196,6 +196,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self.column_names: tuple[str, ...] | None = None  # None: every column that fits
         self._columns: tuple[Column, ...] = visible_columns(120)
         self._empty: frozenset[str] = frozenset()  # columns with nothing to show, the sort column aside
+        self._sorted_by = self.sort.column  # a column the user sorts by shows first where room is short
         self._widths_for: tuple[tuple[Column, ...], int] | None = None
         self._widths: list[int] = []
         self._header_drawn: tuple[tuple[Column, ...], SortOrder, int] | None = None
@@ -304,10 +305,10 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self._sort_values = sort_values
         self._in_order = in_order
         empty = empty_columns(ordered) - {sort.column}
-        columns_changed = empty != self._empty
+        columns_changed = empty != self._empty or sort.column != self._sorted_by
         if columns_changed:
-            self._empty = empty
-            self._columns = visible_columns(self.size.width or 120, self.column_names, empty)
+            self._empty, self._sorted_by = empty, sort.column
+            self._columns = self._visible(self.size.width or 120)
             self._line_state = []  # every line is drawn again with the new columns
         self.rows = ordered
         self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
@@ -420,17 +421,21 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
     def show_columns(self, names: tuple[str, ...] | None) -> None:
         """Limit the columns to ``names`` (None: every column that fits)."""
         self.column_names = names
-        self._columns = visible_columns(self.size.width or 120, names, self._empty)
+        self._columns = self._visible(self.size.width or 120)
         self._forget_cells()
         self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
         self.refresh()
+
+    def _visible(self, width: int) -> tuple[Column, ...]:
+        """The columns at ``width``: the user's, those with something to show, the sort column first."""
+        return visible_columns(width, self.column_names, self._empty, first=self._sorted_by)
 
     def _forget_cells(self) -> None:
         """The columns changed: every row's cells are made again."""
         self._cells, self._drawn, self._drawn_now = {}, {}, {}
 
     def on_resize(self, event: Resize) -> None:
-        self._columns = visible_columns(event.size.width, self.column_names, self._empty)
+        self._columns = self._visible(event.size.width)
         self._forget_cells()
         self.virtual_size = Size(self.size.width, len(self.rows) + 1)
         self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
