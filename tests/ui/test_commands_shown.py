@@ -39,7 +39,7 @@ async def test_the_panel_tree_and_kill_dialog_tell_the_ranks_apart(size: tuple[i
         await pilot.pause()
         lines = panel_lines(app)
         # At 80 columns the command is cut in the middle, so each rank's number stays on screen.
-        ends = [" …cal-rank 0", " …cal-rank 1"] if size[0] == 80 else [" --local-rank 0", " --local-rank 1"]
+        ends = ["…al-rank 0", "…al-rank 1"] if size[0] == 80 else [" --local-rank 0", " --local-rank 1"]
         assert lines[0].endswith(" python3 train.py" + ends[0])
         assert lines[1].endswith(" python3 train.py" + ends[1])
         assert ".pyenv" not in screen_text(app)

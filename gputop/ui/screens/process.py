@@ -190,7 +190,7 @@ class ProcessScreen(LiveScreen):
     def compose(self) -> ComposeResult:
         yield Static(id="process-title")
         with VerticalScroll(id="process-body", can_focus=False):
-            yield FactsBox(id="process-facts")
+            yield FactsBox(id="process-facts", content_id="process-info")
             with Grid(id="process-charts"):
                 for name, title, colour in self._CHARTS:
                     chart = HistoryChart(colour, id=f"process-chart-{name}")

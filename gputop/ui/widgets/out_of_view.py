@@ -103,8 +103,9 @@ class FactsBox(VerticalScroll):
     """A scrolling box of label / value lines whose border says which facts are out of sight:
     ``↓ 4 more: Container, Directory, Parents, Devices``."""
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
-        super().__init__(Static(), id=id)
+    def __init__(self, *, id: str | None = None, content_id: str | None = None) -> None:  # noqa: A002
+        """``content_id``: the id of the Static inside, which shows the facts."""
+        super().__init__(Static(id=content_id), id=id)
         self._shown: RenderableType = ""
         self._starts: list[tuple[int, str]] = []
 
