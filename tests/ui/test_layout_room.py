@@ -1,6 +1,6 @@
 """Room for processes, as the user sees it: gputop folds the cards to one line by itself when full
 ones would leave fewer than 15 process rows, and ``c`` holds the other form until pressed again. The panel
-has a border above it only (its title), so 8 full cards at 120x40 leave 15 rows (issue 34, point 7)."""
+has no line under it (the footer is there), so 8 full cards at 120x40 leave 15 rows (issue 34, point 7)."""
 
 from __future__ import annotations
 
