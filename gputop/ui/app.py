@@ -450,7 +450,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         self.screen.refresh()
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        """The palette (Ctrl+P): gputop's actions that act here, only (not Textual's Keys, Theme...)."""
         for description, keys, action, node in self.key_control.palette_entries(screen.active_bindings.values()):
             yield SystemCommand(description, keys, partial(self.run_action, action, node))
 

@@ -139,9 +139,10 @@ def row_pids(screen: str, pids: list[int]) -> list[int]:
     return found
 
 
-def filter_box_closed(screen: str) -> bool:
-    """The line above the footer is the process panel's bottom border again."""
-    return screen.rstrip("\n").splitlines()[-2].startswith("╰")
+def filter_box_closed(screen: str, typed: str) -> bool:
+    """The line above the footer is no longer the filter box, where ``typed`` was all (the panel has
+    no border below: it is a row of the panel again, or blank)."""
+    return screen.rstrip("\n").splitlines()[-2].strip() != typed
 
 
 @pytest.fixture
@@ -175,7 +176,7 @@ def test_sort_filter_and_kill_a_real_process_then_quit(
     tmux.keys(str(victim), literal=True)
     tmux.wait_for("the filtered panel", lambda s: "Processes 1 of 3" in s and f"filter: /{victim}" in s)
     tmux.keys("Enter")
-    screen = tmux.wait_for("the filter box to close", filter_box_closed)
+    screen = tmux.wait_for("the filter box to close", lambda s: filter_box_closed(s, str(victim)))
     assert row_pids(screen, pids) == [victim]
 
     tmux.keys("k")
@@ -209,7 +210,8 @@ def test_an_idle_hog_gets_its_badge_and_alert_and_loses_the_badge_when_it_runs(
         return Scenario().gpu(memory_used=31 * GiB).process(gpu=0, pid=hog, used=30 * GiB, sm=sm)
 
     fake_nvml.write(scenario(None))  # holds 30 GiB, absent from the utilization samples: not running
-    tmux.start([sys.executable, "-m", "gputop", "--interval", "0.5", "--config", str(settings)])
+    # 130 columns: the IDLE column shows from 121 (beside GROWTH, which 120 keeps).
+    tmux.start([sys.executable, "-m", "gputop", "--interval", "0.5", "--config", str(settings)], (130, ROWS))
 
     def hog_row(screen: str) -> str:
         return next((line for line in screen.splitlines() if re.search(rf"\s{hog}\s.*\bsleep 600", line)), "")

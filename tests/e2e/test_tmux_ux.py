@@ -62,4 +62,4 @@ def test_a_process_in_full_the_tree_a_gpu_and_a_refused_digit(tmux: Tmux) -> Non
     tmux.wait_for("the panel's footer", lambda s: "Enter Process" in s.splitlines()[-1])
     tmux.keys("7")  # there is no GPU 7 on the demo's four
     tmux.wait_for("the refusal", lambda s: "there is no GPU 7" in s)
-    assert filter_box_closed(tmux.screen())
+    assert filter_box_closed(tmux.screen(), "7")

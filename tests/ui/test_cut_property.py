@@ -139,8 +139,8 @@ def check_table(app: GpuTopApp, table: ProcessTable, where: str) -> int:
     cells = screen_cells(app)
     top, bottom = on_screen(app, table)
     region = table.scrollable_content_region
-    if top > region.y:
-        return 0  # its header out of view: nothing to read the columns by
+    if top >= bottom or top > region.y:
+        return 0  # below the fold, or its header out of view: nothing to read the columns by
     header = "".join(cells[region.y][region.x : region.right])
     # Too narrow for the command beside the fixed columns (40 cells): the column has no room at all.
     command_x = region.x + header.index("COMMAND") if "COMMAND" in header else None

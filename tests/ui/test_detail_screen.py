@@ -7,7 +7,6 @@ import dataclasses
 import time
 from pathlib import Path
 
-import pytest
 from textual.pilot import Pilot
 
 from gputop.core.model import MigSample, Snapshot
@@ -89,10 +88,11 @@ async def test_at_80x24_the_header_says_everything_and_the_charts_have_six_rows_
         memory = chart_lines(app, "memory")
         # Six rows of chart above the time axis.
         assert len(memory) == 7
-        # Round ticks, each on its own row, one every other row at most: on 6 rows 0 and 50 for 80 GiB.
-        assert y_labels(memory) == ["50", "0"]
+        # Round ticks, each on its own row, one every other row at most, the top labelled: on 6 rows
+        # 0 and 80 for 80 GiB (5 intervals: no round middle tick falls on a row).
+        assert y_labels(memory) == ["80", "0"]
         assert y_labels(chart_lines(app, "utilization")) == ["100", "0"]
-        assert y_labels(chart_lines(app, "power")) == ["500", "0"]
+        assert y_labels(chart_lines(app, "power")) == ["750", "0"]
         # 64 s of history on a 2-minute axis that ends now, labelled back from now.
         assert memory[-1].split() == ["-120s", "-80s", "-40s", "now"]
         # The process panel keeps its header and the process.
@@ -116,7 +116,7 @@ async def test_at_120x40_mig_devices_show_their_memory_and_forecast() -> None:
         assert lines[4] == unattributed + " " * 42 + "│"
         memory = chart_lines(app, "memory")
         assert len(memory) == 8
-        assert y_labels(memory) == ["100", "50", "0"]
+        assert y_labels(memory) == ["80", "40", "0"]
         # Four labels, not seven: labels two label widths apart land on the same cells in every run.
         assert memory[-1].split() == ["-120s", "-80s", "-40s", "now"]
 
@@ -194,15 +194,18 @@ def test_over_a_long_session_the_time_axis_ends_at_the_newest_sample_and_keeps_i
 
 def test_value_axis_ticks_are_round_and_each_falls_on_a_row() -> None:
     # (need, rows - 1) -> (top, ticks): plotext gives row r the value r * top / (rows - 1).
-    assert value_axis(80, 5) == (pytest.approx(250 / 3), [0, 50])
-    assert value_axis(80, 6) == (100, [0, 50, 100])
-    assert value_axis(80, 10) == (pytest.approx(250 / 3), [0, 25, 50, 75])
+    # The top is always a tick, labelled (issue 34, point 8: no line drawn above the highest label).
+    assert value_axis(80, 5) == (80, [0, 80])
+    assert value_axis(80, 6) == (80, [0, 40, 80])
+    assert value_axis(80, 10) == (80, [0, 40, 80])
     assert value_axis(40, 12) == (40, [0, 10, 20, 30, 40])
-    assert value_axis(0.5, 5) == (0.5, [0, 0.2, 0.4])
+    assert value_axis(0.5, 5) == (0.5, [0, 0.5])
+    # 130 GiB used of an H200's 141: the axis reaches above both, and says how far.
+    assert value_axis(141, 10) == (150, [0, 30, 60, 90, 120, 150])
     for need in (0.3, 1, 7, 18.5, 64, 80, 87, 100, 141, 450, 700, 1000, 81920):
         for intervals in range(1, 30):
             top, ticks = value_axis(need, intervals)
-            assert top >= need and ticks[0] == 0 and len(ticks) >= 2
+            assert top >= need and ticks[0] == 0 and len(ticks) >= 2 and ticks[-1] == top
             rows = [tick * intervals / top for tick in ticks]
             assert all(abs(row - round(row)) < 1e-6 for row in rows), (need, intervals, top, ticks)
             gaps = {round(b - a) for a, b in zip(rows, rows[1:], strict=False)}

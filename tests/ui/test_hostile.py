@@ -73,7 +73,7 @@ async def test_a_hostile_command_shows_escaped_in_the_panel_the_kill_dialog_and_
 
 async def test_click_markup_in_a_command_is_text_not_an_action() -> None:
     app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(140, 40)) as pilot:  # the whole command, beside GROWTH (shown from 110)
         app.apply_snapshot(snapshot(gpu(0, [proc(9, 0, 1, "alice", "[@click=app.quit]x[/] [@click=app.bell]y")])))
         await pilot.pause()
         row = "".join(segment.text for segment in app.processes.render_line(1))

@@ -54,40 +54,41 @@ EIGHT = [GpuSample(index=n, name="NVIDIA H100 80GB HBM3") for n in range(8)]
 
 
 def test_rows_left_under_the_cards_count_title_host_strip_footer_and_the_panels_border_and_header() -> None:
-    # 120 columns: two columns of full cards, 4 rows x 5 lines; compact: 8 lines and the line under them.
-    assert rows_left(EIGHT, 120, 40, compact=False, host_shown=True) == 40 - 3 - 20 - 3 == 14
-    assert rows_left(EIGHT, 120, 40, compact=True, host_shown=True) == 40 - 3 - 9 - 3 == 25
-    assert rows_left(EIGHT, 120, 40, compact=False, host_shown=False) == 15
-    # 80x24: full cards scroll in their room, the panel keeps 5 rows; compact ones leave 9.
+    # 120 columns: two columns of full cards, 4 rows x 5 lines; compact: 8 lines (the panel's border above
+    # it, with its title, is the line between them).
+    assert rows_left(EIGHT, 120, 40, compact=False, host_shown=True) == 40 - 3 - 20 - 2 == 15
+    assert rows_left(EIGHT, 120, 40, compact=True, host_shown=True) == 40 - 3 - 8 - 2 == 27
+    assert rows_left(EIGHT, 120, 40, compact=False, host_shown=False) == 16
+    # 80x24: full cards scroll in their room, the panel keeps 5 rows; compact ones leave 11.
     assert rows_left(EIGHT, 80, 24, compact=False, host_shown=True) == 5
-    assert rows_left(EIGHT, 80, 24, compact=True, host_shown=True) == 9
+    assert rows_left(EIGHT, 80, 24, compact=True, host_shown=True) == 11
 
 
 def test_full_cards_give_way_when_they_would_leave_fewer_than_15_process_rows() -> None:
-    # 8 GPUs at 120 columns: full cards leave 14 rows at 40 lines, 15 at 41.
-    assert needs_compact(EIGHT, 120, 40, process_rows=20, panel_shown=True) is True
-    assert needs_compact(EIGHT, 120, 41, process_rows=20, panel_shown=True) is False
-    # One column at 80: 40 lines of cards, so 61 lines for 15 rows.
-    assert needs_compact(EIGHT, 80, 61, process_rows=20, panel_shown=True) is False
-    assert needs_compact(EIGHT, 80, 60, process_rows=20, panel_shown=True) is True
+    # 8 GPUs at 120 columns: full cards leave 14 rows at 39 lines, 15 at 40.
+    assert needs_compact(EIGHT, 120, 39, process_rows=20, panel_shown=True) is True
+    assert needs_compact(EIGHT, 120, 40, process_rows=20, panel_shown=True) is False
+    # One column at 80: 40 lines of cards, so 60 lines for 15 rows.
+    assert needs_compact(EIGHT, 80, 60, process_rows=20, panel_shown=True) is False
+    assert needs_compact(EIGHT, 80, 59, process_rows=20, panel_shown=True) is True
     # The hidden host strip gives a line back.
-    assert needs_compact(EIGHT, 120, 40, process_rows=20, panel_shown=True, host_shown=False) is False
+    assert needs_compact(EIGHT, 120, 39, process_rows=20, panel_shown=True, host_shown=False) is False
 
 
 def test_with_few_processes_full_cards_need_room_for_those_rows_only() -> None:
-    assert needs_compact(EIGHT, 120, 36, process_rows=10, panel_shown=True) is False  # 10 rows left
-    assert needs_compact(EIGHT, 120, 35, process_rows=10, panel_shown=True) is True
+    assert needs_compact(EIGHT, 120, 35, process_rows=10, panel_shown=True) is False  # 10 rows left
+    assert needs_compact(EIGHT, 120, 34, process_rows=10, panel_shown=True) is True
     # No process at all: the panel still keeps its 5 rows (full cards would scroll).
-    assert needs_compact(EIGHT, 120, 31, process_rows=0, panel_shown=True) is False
-    assert needs_compact(EIGHT, 120, 30, process_rows=0, panel_shown=True) is True
+    assert needs_compact(EIGHT, 120, 30, process_rows=0, panel_shown=True) is False
+    assert needs_compact(EIGHT, 120, 29, process_rows=0, panel_shown=True) is True
 
 
 def test_compact_cards_unfold_only_when_full_ones_would_leave_two_rows_more_than_wanted() -> None:
-    # 8 GPUs at 120x40: full cards leave 14 rows, enough for 14 processes, not for 15.
-    assert needs_compact(EIGHT, 120, 40, process_rows=14, panel_shown=True) is False
-    assert needs_compact(EIGHT, 120, 40, process_rows=15, panel_shown=True) is True
+    # 8 GPUs at 120x39: full cards leave 14 rows, enough for 14 processes, not for 15.
+    assert needs_compact(EIGHT, 120, 39, process_rows=14, panel_shown=True) is False
+    assert needs_compact(EIGHT, 120, 39, process_rows=15, panel_shown=True) is True
     # Folded at 15, they stay folded at 14 and 13, and unfold at 12.
-    folded = [needs_compact(EIGHT, 120, 40, process_rows=n, panel_shown=True, shown_compact=True) for n in (14, 13, 12)]
+    folded = [needs_compact(EIGHT, 120, 39, process_rows=n, panel_shown=True, shown_compact=True) for n in (14, 13, 12)]
     assert folded == [True, True, False]
 
 
@@ -159,11 +160,15 @@ def test_the_plan_follows_the_users_choice_else_the_room_left() -> None:
 
 
 def test_the_cards_leave_the_panel_room_for_five_rows_and_take_it_all_when_it_is_hidden() -> None:
-    # 24 lines: title, host strip, footer, and a panel of 5 rows + borders and header.
-    assert cards_room(24, panel_shown=True, host_shown=True) == 24 - 3 - 8
-    assert cards_room(24, panel_shown=True, host_shown=False) == 24 - 2 - 8
+    # 24 lines: title, host strip, footer, and a panel of 5 rows + its border above and header.
+    assert cards_room(24, panel_shown=True, host_shown=True) == 24 - 3 - 7
+    assert cards_room(24, panel_shown=True, host_shown=False) == 24 - 2 - 7
     assert cards_room(24, panel_shown=False, host_shown=True) == 24 - 3
     assert cards_room(10, panel_shown=True, host_shown=True) == 1
+    # Below 24 lines a line for each GPU comes first, the panel keeping one row (40x10: 4 of 7 lines).
+    assert cards_room(10, panel_shown=True, host_shown=True, gpu_count=4) == 4
+    assert cards_room(10, panel_shown=True, host_shown=True, gpu_count=8) == 4
+    assert cards_room(24, panel_shown=True, host_shown=True, gpu_count=16) == 24 - 3 - 7
 
 
 def test_full_cards_that_scroll_keep_no_marks_so_a_folded_compact_row_wins() -> None:

@@ -1,5 +1,6 @@
 """Room for processes, as the user sees it: gputop folds the cards to one line by itself when full
-ones would leave fewer than 15 process rows, and ``c`` holds the other form until pressed again."""
+ones would leave fewer than 15 process rows, and ``c`` holds the other form until pressed again. The panel
+has no line under it (the footer is there), so 8 full cards at 120x40 leave 15 rows (issue 34, point 7)."""
 
 from __future__ import annotations
 
@@ -47,12 +48,12 @@ def rows_on_screen(app: GpuTopApp) -> int:
 
 # GPUs, processes per GPU, and at 120x40 then 80x24: the form gputop picks and the process rows shown.
 CASES = [
-    # 4 GPUs at 120x40: two columns of full cards (10 lines) leave the panel 24 rows: all 20 show.
-    # At 80x24 full cards would leave 5 rows; compact ones 13.
-    (4, 5, ("full", 20), ("compact", 13)),
-    # 8 GPUs at 120x40: full cards would leave 14 rows; compact ones 25: all 24 processes show.
-    # At 80x24: 9 rows under 8 one-line cards, against 5 under full cards that scroll.
-    (8, 3, ("compact", 24), ("compact", 9)),
+    # 4 GPUs at 120x40: two columns of full cards (10 lines) leave the panel 25 rows: all 20 show.
+    # At 80x24 full cards would leave 5 rows; compact ones 15.
+    (4, 5, ("full", 20), ("compact", 15)),
+    # 8 GPUs at 120x40: full cards leave 15 rows, the rows wanted: they stay full.
+    # At 80x24: 11 rows under 8 one-line cards, against 5 under full cards that scroll.
+    (8, 3, ("full", 15), ("compact", 11)),
 ]
 
 
@@ -71,21 +72,24 @@ async def test_gputop_picks_the_form_that_leaves_the_panel_room(
         assert (form(app), rows_on_screen(app)) == at_80x24
 
 
-async def test_c_holds_full_cards_through_a_resize_and_c_again_gives_the_choice_back() -> None:
+async def test_c_holds_compact_cards_through_a_resize_and_c_again_gives_the_choice_back() -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         app.apply_snapshot(machine(8, 3))
         await pilot.pause()
-        assert (form(app), rows_on_screen(app)) == ("compact", 24)
+        assert (form(app), rows_on_screen(app)) == ("full", 15)
         await pilot.press("c")
         await pilot.pause()
-        assert (form(app), rows_on_screen(app)) == ("full", 14)
-        await pilot.resize_terminal(80, 24)  # the user's choice holds where gputop would fold them
+        assert (form(app), rows_on_screen(app)) == ("compact", 24)
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert (form(app), rows_on_screen(app)) == ("compact", 11)
+        await pilot.press("c")  # full: held where gputop would fold them
         await pilot.pause()
         assert (form(app), rows_on_screen(app)) == ("full", 5)
         await pilot.press("c")  # compact: what gputop picks here, so it picks again from now on
         await pilot.pause()
-        assert (form(app), rows_on_screen(app)) == ("compact", 9)
+        assert (form(app), rows_on_screen(app)) == ("compact", 11)
         await pilot.resize_terminal(200, 60)
         await pilot.pause()
         assert (form(app), rows_on_screen(app)) == ("full", 24)
@@ -93,8 +97,8 @@ async def test_c_holds_full_cards_through_a_resize_and_c_again_gives_the_choice_
 
 async def test_a_process_count_wavering_at_the_threshold_does_not_fold_and_unfold_the_cards() -> None:
     app = make_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        # 8 GPUs: full cards leave 14 rows. 14 processes fit under them; a 15th folds them.
+    async with app.run_test(size=(120, 39)) as pilot:
+        # 8 GPUs at 39 lines: full cards leave 14 rows. 14 processes fit under them; a 15th folds them.
         forms = []
         for count in (14, 15, 14, 15, 14, 12):
             app.apply_snapshot(ranks(8, count))

@@ -1,5 +1,6 @@
 """A ``(no process)`` row is not a process (issue 26, point 7): it sorts by its memory, never takes the
-cursor by itself, Enter on it opens its GPU's detail, ``k`` says it is not a process."""
+cursor by itself nor by a cursor key (issue 34, point 8), a click selects it, Enter on it opens its GPU's
+detail, ``k`` says it is not a process."""
 
 from __future__ import annotations
 
@@ -40,7 +41,10 @@ async def test_enter_on_the_no_process_row_opens_its_gpu_and_k_says_it_is_not_a_
         app.apply_snapshot(machine(0))
         await pilot.pause()
         table = app.processes
-        await pilot.press("up")  # the user moves onto it
+        await pilot.press("up")  # a key never stops on it...
+        assert table.cursor_row is not None and table.cursor_row.process.pid == 101
+        await pilot.click("#processes", offset=(10, 2))  # ...a click on it does (under the border and header)
+        await pilot.pause()
         assert table.cursor_row is not None and table.cursor_row.unattributed
         await pilot.press("k")
         await pilot.pause()

@@ -37,7 +37,7 @@ async def test_p_hides_the_panel_and_the_cards_take_the_room() -> None:
             app.apply_snapshot(snapshot)
         await pilot.pause()
         area = app.query_one("#gpu-area")
-        assert area.outer_size.height == 24 - 3 - 8  # the cards scroll: 5 process rows below them
+        assert area.outer_size.height == 24 - 3 - 7  # the cards scroll: 5 process rows below them
         assert area.virtual_size.height > area.size.height
         await pilot.press("p")
         await pilot.pause()

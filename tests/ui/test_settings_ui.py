@@ -96,8 +96,8 @@ async def test_unknown_keys_theme_and_columns_are_reported_the_rest_applied(tmp_
         ]
         assert app.interval_s == 3.0 and app.sort == SortOrder("pid", False)
         header = "".join(segment.text for segment in app.processes.render_line(0)).split()
-        # GROWTH is chosen but no process grows: it leaves its width to COMMAND until one does.
-        assert header == ["PID▲", "GPU-MEM", "COMMAND"]
+        # GROWTH is chosen: it shows though no process grows (a column never comes with the data).
+        assert header == ["PID▲", "GPU-MEM", "GROWTH", "COMMAND"]
 
 
 async def test_a_settings_write_error_is_notified_not_a_crash(tmp_path: Path) -> None:

@@ -57,10 +57,10 @@ async def test_empty_columns_leave_their_width_to_the_command() -> None:
     async with app.run_test(size=(160, 40)) as pilot:
         app.apply_snapshot(two_gpu_snapshot())
         await pilot.pause()
-        assert "GROWTH" not in header(app)  # nothing grows
+        assert "JOB" not in header(app)  # no process is in a batch job
         assert "CONTAINER" in header(app)  # two processes run in containers
         command_start = "".join(s.text for s in app.processes.render_line(0)).index("COMMAND")
-        assert command_start < 160 - 60  # at least 60 columns of command
+        assert command_start < 160 - 40  # at least 40 columns of command
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])

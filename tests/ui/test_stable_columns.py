@@ -1,5 +1,7 @@
-"""Stable columns (issue 26, point 9): a column with nothing to show gives its width to COMMAND, and one
-that appears (GROWTH when a process grows, IDLE when one is idle) never pushes another off screen."""
+"""Stable columns (issue 26, point 9; issue 34, point 8): GROWTH and IDLE never appear or vanish as a
+process grows or turns idle: each shows wherever it fits, empty or not (IDLE after GROWTH); a column that
+comes with the processes' owners (JOB, CONTAINER) takes only the room COMMAND can spare, before them,
+never pushing another off screen."""
 
 from __future__ import annotations
 
@@ -21,26 +23,28 @@ def names(width: int, empty: frozenset[str]) -> list[str]:
     return [column.name for column in visible_columns(width, empty=empty)]
 
 
-def test_idle_and_growth_are_empty_until_a_row_has_them() -> None:
-    assert empty_columns([row(1), row(2)]) == {"growth", "idle", "job", "container"}
-    assert empty_columns([row(1), row(2, idle=True)]) == {"growth", "job", "container"}
-    assert empty_columns([row(1, growing=True), row(2)]) == {"idle", "job", "container"}
+def test_growth_and_idle_are_never_empty_columns() -> None:
+    assert empty_columns([row(1), row(2)]) == {"job", "container"}
+    assert empty_columns([row(1), row(2, idle=True)]) == {"job", "container"}
+    assert empty_columns([row(1, growing=True), row(2)]) == {"job", "container"}
 
 
 BASE = ["gpu", "pid", "user", "type", "gpu_memory", "share", "sm", "cpu", "host_memory", "time", "command"]
 
 
 def test_a_column_that_appears_never_pushes_one_shown_off_and_an_empty_one_takes_no_room() -> None:
-    nothing = frozenset({"growth", "idle", "job", "container"})
-    # At 100 columns, nothing growing: every base column shows, no empty IDLE cells.
+    nothing = frozenset({"job", "container"})
+    # At 100 columns: every base column shows; GROWTH (14 cells) and IDLE (11) do not fit beside them
+    # and give way first: HOST-MEM and TIME stay.
     assert names(100, nothing) == BASE
-    # A process starts growing: GROWTH (14 cells) does not fit beside them: HOST-MEM and TIME stay.
-    assert names(100, nothing - {"growth"}) == BASE
-    # At 120 it fits, after GPU-MEM's share, and takes the command's spare room, not a column.
-    assert names(120, nothing - {"growth"}) == [*BASE[:6], "growth", *BASE[6:]]
-    # GROWTH and IDLE both appearing at 120: IDLE does not fit as well; nothing else goes.
-    assert names(120, nothing - {"growth", "idle"}) == [*BASE[:6], "growth", *BASE[6:]]
+    # At 120 GROWTH fits, after GPU-MEM's share, whether a process grows or not; IDLE from 121.
+    assert names(120, nothing) == [*BASE[:6], "growth", *BASE[6:]]
+    assert names(121, nothing) == [*BASE[:6], "growth", "idle", *BASE[6:]]
+    # A machine with containers at 120: CONTAINER comes with them, GROWTH and IDLE after it, where
+    # they fit (a process's passing state never decides the columns; its owner may).
+    assert names(120, nothing - {"container"}) == [*BASE[:-1], "container", "command"]
+    assert names(125, nothing - {"container"}) == [*BASE[:6], "growth", *BASE[6:-1], "container", "command"]
     # At 80, the columns dropped are the base ones by priority, as before; none is added.
     at_80 = names(80, nothing)
-    assert names(80, nothing - {"growth", "idle"}) == at_80
+    assert names(80, frozenset()) == at_80
     assert "host_memory" not in at_80 and "time" in at_80

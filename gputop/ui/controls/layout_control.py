@@ -89,7 +89,8 @@ class LayoutControl:
         area = self.area
         area.set_class(plan.compact, "-compact")
         room = layout.cards_room(
-            self._terminal()[1], panel_shown=bool(self.panel.display), host_shown=bool(self.host.display)
+            self._terminal()[1], panel_shown=bool(self.panel.display), host_shown=bool(self.host.display),
+            gpu_count=len(snapshot.gpus),
         )
         if area.styles.max_height is None or area.styles.max_height.value != room:
             area.styles.max_height = room

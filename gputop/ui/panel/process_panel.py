@@ -73,4 +73,4 @@ class ProcessPanel(ProcessTable):
 
     def action_detail_selected(self) -> None:
         if (keys := self.panel_parts) is not None:
-            keys.navigation.detail_of_selected(self)
+            keys.navigation.detail_of_selected(self, keys.view.filter.gpu)

@@ -283,28 +283,40 @@ COMMAND_MIN_WIDTH = 24
 
 
 # Columns shown only while some row has something in them (``empty_columns``): when one appears it
-# takes room the command can spare, never a column already shown (GROWTH never pushes HOST-MEM off).
-CONTENT_COLUMNS = frozenset({"growth", "idle", "job", "container"})
+# takes room the command can spare, never a column already shown.
+CONTENT_COLUMNS = frozenset({"job", "container"})
+# A process's passing state: shown where they fit after the others, in this order, whether or not a
+# process is in that state now (a column that came when a process began to grow, or turned idle,
+# would push SM%, CPU%, HOST-MEM and TIME sideways under the user's eyes).
+STATE_COLUMNS = ("growth", "idle")
 
 
 def visible_columns(
-    width: int, names: Collection[str] | None = None, empty: Collection[str] = ()
+    width: int, names: Collection[str] | None = None, empty: Collection[str] = (), *, first: str | None = None
 ) -> tuple[Column, ...]:
     """The columns that fit in ``width`` cells, leaving the command at least a little room.
 
     ``names`` (from the settings) limits the columns to those named; the command always shows.
     ``empty`` columns have nothing to show in any row: they leave their width to the command. The
-    CONTENT_COLUMNS that are not empty come after the others: each shows only where it fits beside
-    the columns that show without it.
+    CONTENT_COLUMNS that are not empty come after the others, then the STATE_COLUMNS: each shows
+    only where it fits beside the columns that show without it; ``first`` (the sort column, the
+    user's choice) is tried before the other two kinds.
     """
     wanted = [c for c in COLUMNS if (names is None or c.name in names or c.name == "command") and c.name not in empty]
-    shown = [c for c in wanted if c.name not in CONTENT_COLUMNS]
+    later = [*CONTENT_COLUMNS, *STATE_COLUMNS]
+    shown = [c for c in wanted if c.name not in later]
     for priority in (5, 4, 3, 2, 1):
         if _fixed_width(shown) + COMMAND_MIN_WIDTH <= width:
             break
         shown = [c for c in shown if c.drop_priority != priority]
-    for column in (c for c in wanted if c.name in CONTENT_COLUMNS):
-        if _fixed_width([*shown, column]) + COMMAND_MIN_WIDTH <= width:
+    by_name = {c.name: c for c in wanted}
+    tried = [*(c.name for c in wanted if c.name in CONTENT_COLUMNS), *STATE_COLUMNS]
+    if first in tried:
+        tried.remove(first)
+        tried.insert(0, first)
+    for name in tried:
+        column = by_name.get(name)
+        if column is not None and _fixed_width([*shown, column]) + COMMAND_MIN_WIDTH <= width:
             shown.append(column)
     order = {c.name: n for n, c in enumerate(COLUMNS)}
     return tuple(sorted(shown, key=lambda c: order[c.name]))
@@ -337,13 +349,9 @@ class SortOrder:
 
 
 def empty_columns(rows: Iterable[ProcessRow]) -> frozenset[str]:
-    """The columns with nothing to show in any of ``rows``: no growth, no idle process, no job, no container."""
-    empty = {"growth", "idle", "job", "container"}
+    """The columns with nothing to show in any of ``rows``: no job, no container."""
+    empty = {"job", "container"}
     for row in rows:
-        if row.growing:
-            empty.discard("growth")
-        if row.idle:
-            empty.discard("idle")
         if row.process.job is not None:
             empty.discard("job")
         if row.process.container:

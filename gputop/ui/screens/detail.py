@@ -8,7 +8,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Grid
+from textual.containers import Grid, VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 from gputop.core.analysis.diagnosis.states import lost_reason, mig_state
@@ -16,6 +17,7 @@ from gputop.core.analysis.forecast import Forecast, Forecasts
 from gputop.core.analysis.history import GpuHistory
 from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_rate, fmt_temperature, fmt_watts, safe_text
 from gputop.core.model import GpuSample, MigSample, Snapshot, percent
+from gputop.ui import layout
 from gputop.ui.controls.replay_control import replay_title
 from gputop.ui.panel.process_view import process_count
 from gputop.ui.panel.rows import snapshot_rows
@@ -24,10 +26,12 @@ from gputop.ui.screens.live_data import LiveData
 from gputop.ui.widgets.card_text import activity_figures, forecast_text, mig_profile, silence_text
 from gputop.ui.widgets.diagnosis_panel import DiagnosisPanel
 from gputop.ui.widgets.history_chart import HistoryChart, TimeWindow, window_of
+from gputop.ui.widgets.out_of_view import OutOfView, chart_name
 from gputop.ui.widgets.process_table import ProcessTable
 
-_GIB = 1024**3
 _GAP = "  "
+# The diagnosis box's most lines of text (its stylesheet's max-height, less its borders).
+DIAGNOSIS_MOST = 8
 
 
 def _clock(label: str, now: int | None, most: int | None) -> str:
@@ -159,29 +163,45 @@ def flow(groups: list[list[Text]], width: int, *, backfill: bool = False) -> lis
 
 class DetailHeader(Static):
     """The detail screen's header: as many lines as its fields need at this width; on a narrow
-    terminal in shorter words where those save a line (docked, each line is one less for the charts)."""
+    terminal in shorter words where those save a line (docked, each line is one less for the charts).
+    Where the screen is short it keeps ``most`` lines; the rest go to ``overflow``, below the charts."""
 
-    def __init__(self) -> None:
+    def __init__(self, overflow: Static) -> None:
         super().__init__(id="detail-title")
         self._groups: list[list[Text]] = []
         self._short: list[list[Text]] = []
+        self.overflow = overflow
+        self.most: int | None = None  # None: every line
 
     def show(self, groups: list[list[Text]], short: list[list[Text]] | None = None) -> None:
         self._groups, self._short = groups, short or groups
-        self._fit()
+        self.fit()
 
     def on_resize(self) -> None:
-        self._fit()
+        self.fit()
 
-    def _fit(self) -> None:
-        width = self.size.width or 80
+    def lines_at(self, width: int) -> list[Text]:
+        """The header's lines ``width`` cells wide."""
         lines = flow(self._groups, width)
         if width < _SHORT_BELOW:
             shorter = flow(self._short, width, backfill=True)
             if len(shorter) < len(lines):
                 lines = shorter
-        self.styles.height = max(1, len(lines))
-        self.update(Text("\n").join(lines))
+        return lines
+
+    def fit(self) -> None:
+        """Show the lines at this width: ``most`` of them here, the rest in ``overflow``."""
+        lines = self.lines_at(self.size.width or 80)
+        most = len(lines) if self.most is None else self.most
+        kept, rest = lines[:most], lines[most:]
+        self.styles.height = max(1, len(kept))
+        self.update(Text("\n").join(kept))
+        self.overflow.display = bool(rest)  # the header's last lines, below the charts
+        self.overflow.update(Text("\n").join(rest))
+
+
+class _Body(VerticalScroll, can_focus=False):
+    """Everything under the header: it scrolls where the terminal is short (the process table has the keys)."""
 
 
 class DetailScreen(LiveScreen):
@@ -192,7 +212,7 @@ class DetailScreen(LiveScreen):
     ]
 
     _CHARTS = (
-        ("memory", "Memory used (GiB)", "cyan"),
+        ("memory", "Memory used", "cyan"),  # its unit is the chart's: GiB, or MiB below a GiB
         ("temperature", "Temperature (°C)", "magenta"),
         ("utilization", "Utilization (%)", "green"),
         ("power", "Power (W)", "yellow"),
@@ -212,23 +232,86 @@ class DetailScreen(LiveScreen):
         self._gpu: GpuSample | None = None
         self._now: float | None = None
         self._activity_charts: dict[str, HistoryChart] = {}  # mounted once the GPU shows activity
+        self._room: layout.DetailRoom | None = None  # the sizes applied (fit_room)
 
     def compose(self) -> ComposeResult:
-        yield DetailHeader()
-        yield DiagnosisPanel(id="detail-diagnosis")
-        with Grid(id="detail-charts"):
-            for name, title, colour in self._CHARTS:
-                chart = HistoryChart(colour, id=f"chart-{name}")
-                chart.border_title = title
-                yield chart
-        yield ProcessTable(id="detail-processes")
+        overflow = Static(id="detail-more-figures")
+        yield DetailHeader(overflow)
+        with _Body(id="detail-body"):
+            yield DiagnosisPanel(id="detail-diagnosis")
+            with Grid(id="detail-charts"):
+                for name, title, colour in self._CHARTS:
+                    chart = HistoryChart(colour, id=f"chart-{name}")
+                    chart.border_title = f"{title} (GiB)" if name == "memory" else title
+                    yield chart
+            yield overflow
+            yield ProcessTable(id="detail-processes")
+        yield OutOfView(id="detail-out-of-view")
         yield Footer()
 
     def on_mount(self) -> None:
         snapshot = self.data.current()
         if snapshot is not None:
             self.show_snapshot(snapshot)
-        self.query_one(ProcessTable).focus()
+        # The table takes the keys without scrolling to it: on a short terminal the charts stay in view
+        # (its cursor keys bring it into view).
+        self.query_one(ProcessTable).focus(scroll_visible=False)
+        body = self.query_one(_Body)
+        # What is out of view changes as the user scrolls, and as the parts are laid out at their sizes.
+        self.watch(body, "scroll_y", self.tell_out_of_view, init=False)
+        self.watch(body, "virtual_size", self.tell_out_of_view, init=False)
+        self.call_after_refresh(self.fit_room, True)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.fit_room, True)
+
+    def fit_room(self, home: bool = False) -> None:
+        """Size the parts for the terminal (``layout.detail_room``): memory and temperature always in
+        view under the header; ``home``: scroll back to the top (a new size)."""
+        if not self.is_mounted:
+            return
+        header, panel = self.query_one(DetailHeader), self.query_one(DiagnosisPanel)
+        table = self.query_one(ProcessTable)
+        width = self.query_one(_Body).size.width
+        diagnosis = 0
+        if panel.display:  # its lines as wrapped in the box (borders and padding: 4 cells), and the borders
+            wrapped = panel.text.wrap(self.app.console, max(1, width - 4))
+            diagnosis = min(len(wrapped), DIAGNOSIS_MOST) + 2
+        room = layout.detail_room(
+            self.size.height, len(header.lines_at(self.size.width)), diagnosis,
+            activity=bool(self._activity_charts), process_rows=len(table.rows),
+        )
+        if room != self._room:
+            self._room = room
+            header.most = room.header
+            header.fit()
+            row = room.chart_row
+            charts = self.query_one("#detail-charts").styles
+            # The stylesheet's heights and least heights where everything fits, else these.
+            charts.height = charts.min_height = None if row is None else 2 * row
+            if self._activity_charts:
+                activity = self.query_one("#detail-activity-charts").styles
+                activity.height = activity.min_height = room.activity
+            table.styles.height = room.processes
+            panel.styles.max_height = room.diagnosis
+        if home:
+            self.query_one(_Body).scroll_home(animate=False, immediate=True)
+        self.call_after_refresh(self.tell_out_of_view)
+
+    def tell_out_of_view(self) -> None:
+        """The line under the screen: which parts are scrolled out of view."""
+        if not self.is_mounted:
+            return
+        table = self.query_one(ProcessTable)
+        parts: list[tuple[str, Widget]] = [("What is wrong", self.query_one(DiagnosisPanel))]
+        for name, _title, _colour in self._CHARTS:
+            parts.append((chart_name(_title), self.query_one(f"#chart-{name}")))
+        for name, chart in self._activity_charts.items():
+            parts.append((chart_name(str(chart.border_title or name)), chart))
+        parts.append(("more figures", self.query_one("#detail-more-figures")))
+        parts.append((f"Processes {process_count(table.rows)}", table))
+        if self.query_one(OutOfView).tell(parts, self.query_one(_Body)):
+            self.call_after_refresh(self.tell_out_of_view)
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
         data = self.data
@@ -248,6 +331,7 @@ class DetailScreen(LiveScreen):
         except KeyError:  # the GPU is no longer reported
             history = None
         self._draw_charts(history, self._gpu)
+        self.call_after_refresh(self.fit_room)  # the header, the diagnosis or the processes may have grown
 
     def update_title(self) -> None:
         """The header: this GPU's figures, and where a replay is (it moves between snapshots too)."""
@@ -266,22 +350,21 @@ class DetailScreen(LiveScreen):
     def _draw_charts(self, history: GpuHistory | None, gpu: GpuSample | None) -> None:
         # Fixed scales where the GPU has them, so a flat line reads as flat, not as noise.
         limits: dict[str, float | None] = {
-            "memory": None if gpu is None or gpu.memory_total is None else gpu.memory_total / _GIB,
+            "memory": None if gpu is None else gpu.memory_total,
             "utilization": 100.0,
             "power": None if gpu is None else gpu.power_limit,
             "temperature": None if gpu is None else gpu.temperature_shutdown,
         }
         # One time axis for every chart, ending now: charts stacked under the same labels agree.
         window = None if history is None else window_of(history.timestamps)
-        for name, _title, _colour in self._CHARTS:
+        for name, title, _colour in self._CHARTS:
             chart = self.query_one(f"#chart-{name}", HistoryChart)
             if history is None:
                 chart.show([], [], None)
-                continue
-            values: list[float | None] = list(getattr(history, "memory_used" if name == "memory" else name))
-            if name == "memory":
-                values = [None if v is None else v / _GIB for v in values]
-            chart.show(history.timestamps, values, limits[name], window)
+            elif name == "memory":  # in the unit that fits it: MiB below a GiB
+                chart.show_bytes(title, history.timestamps, history.memory_used, limits[name], window)
+            else:
+                chart.show(history.timestamps, list(getattr(history, name)), limits[name], window)
         if history is not None and history.has_activity:
             self._draw_activity(history, window)
 
@@ -293,6 +376,8 @@ class DetailScreen(LiveScreen):
                 chart.border_title = title
             charts = self._activity_charts.values()
             self.mount(Grid(*charts, id="detail-activity-charts"), after=self.query_one("#detail-charts"))
+            self._room = None  # lay the screen out again with them
+            self.call_after_refresh(self.fit_room)
         for name, chart in self._activity_charts.items():
             chart.show(history.timestamps, list(getattr(history, name)), 100.0, window)
 

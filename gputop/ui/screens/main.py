@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import ActiveBinding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.widgets import Static
@@ -25,6 +25,7 @@ from gputop.ui.controls import keymap
 from gputop.ui.controls.layout_control import CardContents, DrawCards, LayoutControl
 from gputop.ui.panel.process_panel import ProcessPanel
 from gputop.ui.widgets.filter_bar import FilterBar
+from gputop.ui.widgets.gpu_area import GpuArea
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.gpu_grid import GpuGrid
 from gputop.ui.widgets.host_strip import HostStrip
@@ -65,7 +66,7 @@ class MainScreen(Screen[None]):
         self.title_bar, self.panel, self.filter_bar = title_bar, panel, filter_bar
         self.host = HostStrip()
         self.grid = GpuGrid(id="gpu-grid")
-        self.area = VerticalScroll(self.grid, id="gpu-area", can_focus=False)
+        self.area = GpuArea(self.grid, id="gpu-area")
         self.main = Vertical(title_bar, self.host, self.area, panel, filter_bar, id="main")
         self.too_small = Static(f"terminal too small (need {layout.MIN_WIDTH}x{layout.MIN_HEIGHT})", id="too-small")
         self.footer = KeyFooter()

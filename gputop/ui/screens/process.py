@@ -10,7 +10,7 @@ Imported lazily (plotext is not needed for the first frame).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from rich.console import Group
@@ -20,6 +20,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 from gputop.core.analysis.history import ProcessHistory
@@ -31,8 +32,7 @@ from gputop.ui.panel.rows import ProcessRow, snapshot_rows
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.screens.live_data import LiveData
 from gputop.ui.widgets.history_chart import HistoryChart
-
-_GIB = 1024**3
+from gputop.ui.widgets.out_of_view import FactsBox, OutOfView, chart_name
 
 
 def _relative(relative: Relative) -> str:
@@ -155,11 +155,12 @@ class ProcessScreen(LiveScreen):
     ]
 
     _CHARTS = (
-        ("gpu_memory", "GPU memory (GiB)", "cyan"),
+        ("gpu_memory", "GPU memory", "cyan"),  # charts of bytes: the unit is the chart's (MiB below a GiB)
         ("sm", "SM (%)", "green"),
         ("cpu", "CPU (%)", "yellow"),
-        ("host_memory", "Host memory (GiB)", "magenta"),
+        ("host_memory", "Host memory", "magenta"),
     )
+    _BYTES = frozenset({"gpu_memory", "host_memory"})
 
     def __init__(
         self,
@@ -188,13 +189,14 @@ class ProcessScreen(LiveScreen):
 
     def compose(self) -> ComposeResult:
         yield Static(id="process-title")
-        with VerticalScroll(id="process-facts"):
-            yield Static(id="process-info")
-        with Grid(id="process-charts"):
-            for name, title, colour in self._CHARTS:
-                chart = HistoryChart(colour, id=f"process-chart-{name}")
-                chart.border_title = title
-                yield chart
+        with VerticalScroll(id="process-body", can_focus=False):
+            yield FactsBox(id="process-facts", content_id="process-info")
+            with Grid(id="process-charts"):
+                for name, title, colour in self._CHARTS:
+                    chart = HistoryChart(colour, id=f"process-chart-{name}")
+                    chart.border_title = f"{title} (GiB)" if name in self._BYTES else title
+                    yield chart
+        yield OutOfView(id="process-out-of-view")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -203,6 +205,20 @@ class ProcessScreen(LiveScreen):
             self.show_snapshot(snapshot)
         self.query_one("#process-facts").focus()
         self.action_reload()
+        body = self.query_one("#process-body")
+        # What is out of view changes as the user scrolls, and as the parts are laid out at their sizes.
+        self.watch(body, "scroll_y", self._tell_out_of_view, init=False)
+        self.watch(body, "virtual_size", self._tell_out_of_view, init=False)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._tell_out_of_view)
+
+    def _tell_out_of_view(self) -> None:
+        """Under a short terminal's scrolled screen: which charts (or the facts) are out of view."""
+        parts: list[tuple[str, Widget]] = [("facts", self.query_one(FactsBox))]
+        parts += [(chart_name(title), self.query_one(f"#process-chart-{name}")) for name, title, _ in self._CHARTS]
+        if self.query_one(OutOfView).tell(parts, self.query_one("#process-body")):
+            self.call_after_refresh(self._tell_out_of_view)
 
     @work(thread=True, exclusive=True, group="process-detail")
     def _read_detail(self) -> None:
@@ -257,25 +273,27 @@ class ProcessScreen(LiveScreen):
     def _show_facts(self) -> None:
         if not self.is_mounted:
             return
-        self.query_one("#process-info", Static).update(Group(facts_table(self.rows, self.detail, self._now)))
+        self.query_one(FactsBox).show(Group(facts_table(self.rows, self.detail, self._now)))
 
     def _draw_charts(self) -> None:
         history = self._history
         if history is None:
             return
         times = list(history.timestamps)
-        gpu_memory = [None if v is None else v / _GIB for v in history.gpu_memory]
-        host_memory = [None if v is None else v / _GIB for v in history.host_memory]
         # GPU memory on its own scale: a process's growth shows, however small beside the GPU.
-        series: dict[str, tuple[list[float | None], float | None]] = {
-            "gpu_memory": (gpu_memory, None),
-            "sm": (list(history.sm_utilization), 100.0),
-            "cpu": (list(history.cpu_percent), 100.0),
-            "host_memory": (host_memory, None),
+        series: dict[str, tuple[Sequence[float | None], float | None]] = {
+            "gpu_memory": (history.gpu_memory, None),
+            "sm": (history.sm_utilization, 100.0),
+            "cpu": (history.cpu_percent, 100.0),
+            "host_memory": (history.host_memory, None),
         }
-        for name, _title, _colour in self._CHARTS:
+        for name, title, _colour in self._CHARTS:
             values, limit = series[name]
-            self.query_one(f"#process-chart-{name}", HistoryChart).show(times, values, limit)
+            chart = self.query_one(f"#process-chart-{name}", HistoryChart)
+            if name in self._BYTES:
+                chart.show_bytes(title, times, values, limit)
+            else:
+                chart.show(times, values, limit)
 
     # -- actions ---------------------------------------------------------------------
 

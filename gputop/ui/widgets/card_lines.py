@@ -276,12 +276,17 @@ def full_lines(content: CardContent, width: int, sparks: Sparklines | None = Non
     return lines
 
 
+# Below this width a compact card's name and bar are shorter (compact_lines).
+_NARROW = 56
+
+
 def compact_lines(
     content: CardContent, width: int, filtered: bool, sparks: Sparklines | None = None
 ) -> list[StyledLine]:
     """The compact card: one line (a second one for MIG devices); ``sparks`` as for ``full_lines``."""
     gpu, history = content.gpu, content.history
-    name_width = 20 if width >= 110 else 14
+    # Under 56 cells (a 40-column terminal) the name and the bar give way, so the memory figures stay whole.
+    name_width = 20 if width >= 110 else 14 if width >= _NARROW else 8
     head = StyledLine((f"{gpu.index:>2}", index_style(filtered)), " ")
     head.append_line(StyledLine(short_name(gpu.name)).fit(name_width)).append(" ")
     if gpu.lost:
@@ -291,7 +296,7 @@ def compact_lines(
         head.append(f"✖ {silence_text(gpu, content.now)} ", "bold red")
         spark_width = max(0, width - head.cell_length)
         return [head.append(_memory_spark(gpu, history, spark_width, sparks), "cyan")]
-    bar_width = 12 if width >= 110 else 8
+    bar_width = 12 if width >= 110 else 8 if width >= _NARROW else 4
     memory_percent = gpu.memory_percent
     memory_style = level_style(memory_percent)
     temp_style = temperature_style(gpu)

@@ -102,7 +102,7 @@ class GpuCard(FrameStyled):
             self.set_class(compact, "-compact")
         self.set_class(gpu.lost, "-lost")
         self.set_class(not gpu.answering, "-silent")
-        height = max(height or 0, card_lines(gpu, compact))
+        height = height or card_lines(gpu, compact)  # one line where the layout folds a MIG line
         if self.styles.height is None or self.styles.height.value != height:
             self.styles.height = height
         self._relayout()

@@ -4,8 +4,9 @@ Now is at the right edge: the time axis ends at the newest sample and spans a ro
 from it (labelled ``-120s`` ... ``now``, ``-5m`` ... ``now``), so every series reaches the edge and
 the line scrolls left a tick at a time. Every chart of a screen is drawn on one ``TimeWindow`` and
 with its value labels one width, so charts stacked under the same time labels put a moment on the
-same column. The value axis is fixed by the GPU's limit where it has one. Axis ticks are round
-numbers: integers on the value axis, whole seconds, minutes or hours back from now on the time axis.
+same column. The value axis is fixed by the GPU's limit where it has one, and its top is labelled.
+Axis ticks are round numbers: on the value axis, in a unit that fits (MiB below a GiB); whole
+seconds, minutes or hours back from now on the time axis.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ TIME_SPANS_S = (
     (60, 10), (120, 20), (180, 30), (300, 30), (600, 60), (900, 60), (1200, 120), (1800, 300),
     (3600, 300), (5400, 600), (7200, 600), (14400, 1800), (43200, 3600), (86400, 7200),
 )
-# Value-axis steps, times a power of ten: 2.5 only where the ticks stay whole numbers (25, 250).
-_NICE = (1.0, 2.0, 2.5, 5.0, 10.0)
+# Value-axis steps, times a power of ten: 1.5, 2.5 and 7.5 only where the ticks stay whole numbers (15, 250).
+_NICE = (1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.5, 8.0, 10.0)
 # At most this many time labels on a chart (-5m -4m -3m -2m -1m now).
 _MOST_TIME_LABELS = 6
 # Value labels are padded to this many cells, so charts of one screen start their plots on one
@@ -65,32 +66,45 @@ def value_axis(need: float, intervals: int) -> tuple[float, list[float]]:
 
     plotext gives row ``r`` (0 at the bottom) the value ``r * top / intervals`` and puts a tick's
     label on the nearest row, so ticks that do not fall on a row are drawn unevenly apart (0, 25,
-    50, 75 on an axis to 80 over 5 rows sit on rows 0, 2, 3, 5). Here every tick is a round step
-    and falls exactly on a row, at most one every other row (where there are 4 rows or more): the
-    axis top is ``step * intervals / rows_per_step``, the least above ``need``, preferring three
-    ticks or more where that costs little room.
+    50, 75 on an axis to 80 over 5 rows sit on rows 0, 2, 3, 5). Here the top is a tick, labelled
+    (a line drawn above the highest label would read as more than the axis says), every tick is a
+    round step and falls exactly on a row, at most one every other row (where there are 4 rows or
+    more): the axis is ``steps`` round steps, ``steps`` dividing ``intervals``, the least top
+    above ``need``, preferring three ticks or more where that costs little room.
     """
     intervals = max(1, intervals)
     need = need if need > 0 else 1.0
     least = 2 if intervals >= 4 else 1
     best: tuple[float, int, float, float] | None = None
-    magnitude = 10.0 ** math.floor(math.log10(need / intervals))
-    for scale in (magnitude / 10, magnitude, magnitude * 10, magnitude * 100):
-        for nice in _NICE[:-1]:
-            if nice == 2.5 and scale < 10:
-                continue  # 2.5 only where the ticks stay whole numbers (25, 250)
-            step = nice * scale
-            for rows_per_step in range(least, intervals + 1):
-                top = step * intervals / rows_per_step
+    for steps in range(1, intervals // least + 1):
+        if intervals % steps:
+            continue
+        magnitude = 10.0 ** math.floor(math.log10(need / steps))
+        for scale in (magnitude / 10, magnitude, magnitude * 10):
+            for nice in _NICE:
+                if nice != int(nice) and scale < 10:
+                    continue  # 1.5, 2.5 and 7.5 only where the ticks stay whole numbers (15, 25, 750)
+                step = nice * scale
+                if need >= 1 and step != round(step):
+                    continue  # whole ticks where the values are (0, 1, 2 MiB; not 0.6, 1.2, 1.8)
+                top = step * steps
                 if top < need * (1 - 1e-9):
                     continue
-                count = intervals // rows_per_step + 1
-                score = top / need + (0.15 if count < 3 else 0.0)
-                if best is None or (score, -count) < (best[0], -best[1]):
-                    best = (score, count, top, step)
-    assert best is not None  # the largest scale always reaches need
-    _, count, top, step = best
-    return top, [round(n * step, 9) for n in range(count)]
+                score = top / need + (0.15 if steps < 2 else 0.0)
+                if best is None or (score, -steps) < (best[0], -best[1]):
+                    best = (score, steps, top, step)
+    assert best is not None  # ten times the magnitude always reaches need
+    _, steps, top, step = best
+    return round(top, 9), [round(n * step, 9) for n in range(steps + 1)]
+
+
+# The unit of a chart of bytes: MiB below a GiB (0.0005 GiB ticks say nothing), else GiB.
+_MIB, _GIB = 1024**2, 1024**3
+
+
+def bytes_unit(need: float) -> tuple[float, str]:
+    """(divisor, unit) for a chart of bytes whose axis must reach ``need`` bytes."""
+    return (_GIB, "GiB") if need >= _GIB else (_MIB, "MiB")
 
 
 def ago_label(seconds: float, span: float) -> str:
@@ -160,6 +174,22 @@ class HistoryChart(PlotextPlot):
         self._limit = limit
         self._window = window or window_of(timestamps)
         self._draw()
+
+    def show_bytes(
+        self,
+        title: str,
+        timestamps: Sequence[float],
+        values: Sequence[int | float | None],
+        limit: float | None,
+        window: TimeWindow | None = None,
+    ) -> None:
+        """Chart bytes in the unit that fits them (``bytes_unit``), named in the border title:
+        ``title (GiB)``, ``title (MiB)``; ``limit`` in bytes too."""
+        need = max([v for v in values if v is not None] + ([limit] if limit is not None else []), default=0.0)
+        divisor, unit = bytes_unit(need)
+        self.border_title = f"{title} ({unit})"
+        scaled = [None if v is None else v / divisor for v in values]
+        self.show(timestamps, scaled, None if limit is None else limit / divisor, window)
 
     def on_resize(self) -> None:
         self._draw()

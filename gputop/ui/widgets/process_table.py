@@ -103,13 +103,17 @@ def _same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
     )
 
 
-def _nearest_process(rows: list[ProcessRow], index: int) -> RowKey | None:
-    """The key of the row at ``index``, or of the nearest below it, else above it, that is a process:
-    the cursor is never put on a ``(no process)`` row (the user may move onto one). None without a
-    process row."""
+def _process_after(rows: list[ProcessRow], index: int | None, step: int) -> RowKey | None:
+    """Where the cursor goes from row ``index`` (None: no cursor) ``step`` rows on: that row, or the
+    nearest process beyond it in the same direction, else the nearest before it; None: no process
+    row to go to. The cursor is never put on a ``(no process)`` row: on the last process, Down
+    stays there; at ``step`` 0, the row at ``index`` or the nearest process below, else above."""
     if not rows:
         return None
-    for row in [*rows[index:], *reversed(rows[:index])]:
+    target = 0 if index is None else max(0, min(len(rows) - 1, index + step))
+    ahead = rows[target:] if step >= 0 else list(reversed(rows[: target + 1]))
+    back = list(reversed(rows[:target])) if step >= 0 else rows[target + 1 :]
+    for row in [*ahead, *back]:
         if not row.unattributed:
             return row.key
     return None
@@ -195,6 +199,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self.column_names: tuple[str, ...] | None = None  # None: every column that fits
         self._columns: tuple[Column, ...] = visible_columns(120)
         self._empty: frozenset[str] = frozenset()  # columns with nothing to show, the sort column aside
+        self._sorted_by = self.sort.column  # a column the user sorts by shows first where room is short
         self._widths_for: tuple[tuple[Column, ...], int] | None = None
         self._widths: list[int] = []
         self._header_drawn: tuple[tuple[Column, ...], SortOrder, int] | None = None
@@ -304,10 +309,10 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self._sort_values = sort_values
         self._in_order = in_order
         empty = empty_columns(ordered) - {sort.column}
-        columns_changed = empty != self._empty
+        columns_changed = empty != self._empty or sort.column != self._sorted_by
         if columns_changed:
-            self._empty = empty
-            self._columns = visible_columns(self.size.width or 120, self.column_names, empty)
+            self._empty, self._sorted_by = empty, sort.column
+            self._columns = self._visible(self.size.width or 120)
             self._line_state = []  # every line is drawn again with the new columns
         self.rows = ordered
         self.command.show_rows(ordered)
@@ -318,7 +323,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
             self.tagged.intersection_update(by_key)
         if self.cursor_key not in by_key:
             index = 0 if old_index is None else min(old_index, len(ordered) - 1)
-            self.cursor_key = _nearest_process(ordered, index)
+            self.cursor_key = _process_after(ordered, index, 0)
         self.virtual_size = Size(self.size.width, len(ordered) + 1)
         new_index = self.cursor_index
         if new_index is not None and old_screen_line is not None:
@@ -329,7 +334,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self._refresh_changed_lines()
 
     def select_first(self) -> None:
-        self.cursor_key = _nearest_process(self.rows, 0)
+        self.cursor_key = _process_after(self.rows, 0, 0)
         self.scroll_to(y=0, animate=False, immediate=True)
         self._refresh_changed_lines()
 
@@ -435,10 +440,14 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
     def show_columns(self, names: tuple[str, ...] | None) -> None:
         """Limit the columns to ``names`` (None: every column that fits)."""
         self.column_names = names
-        self._columns = visible_columns(self.size.width or 120, names, self._empty)
+        self._columns = self._visible(self.size.width or 120)
         self._forget_cells()
         self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
         self.refresh()
+
+    def _visible(self, width: int) -> tuple[Column, ...]:
+        """The columns at ``width``: the user's, those with something to show, the sort column first."""
+        return visible_columns(width, self.column_names, self._empty, first=self._sorted_by)
 
     def _forget_cells(self) -> None:
         """The columns changed: every row's cells are made again."""
@@ -446,7 +455,7 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self.command.forget()
 
     def on_resize(self, event: Resize) -> None:
-        self._columns = visible_columns(event.size.width, self.column_names, self._empty)
+        self._columns = self._visible(event.size.width)
         self._forget_cells()
         self.virtual_size = Size(self.size.width, len(self.rows) + 1)
         self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
@@ -455,13 +464,16 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
     # -- moving ----------------------------------------------------------------------
 
     def action_cursor(self, step: int) -> None:
-        if not self.rows:
+        """Move ``step`` rows (Up, Down, the pages, Home, End) onto a process: a ``(no process)`` row
+        is passed over (its GPU's detail, ``g`` or a click on the row or the card, says where that memory went)."""
+        key = _process_after(self.rows, self.cursor_index, step)
+        if key is None:
             return
-        index = self.cursor_index
-        index = 0 if index is None else max(0, min(len(self.rows) - 1, index + step))
-        self.cursor_key = self.rows[index].key
+        self.cursor_key = key
         self._ensure_cursor_visible()
         self._refresh_changed_lines()
+        # On a screen that scrolls (a GPU's detail on a short terminal), the table comes into view.
+        self.scroll_visible(animate=False, immediate=True)
 
     def action_command_scroll(self, direction: int) -> None:
         """← →: the COMMAND column scrolled sideways, every row together."""
