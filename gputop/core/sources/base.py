@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from gputop.core.host.signals import SignalResult
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity
@@ -62,4 +63,14 @@ class GpuSource(Protocol):
 
     def process_detail(self, identity: ProcessIdentity) -> ProcessDetail | None:
         """The whole of a simulated process; None when the source's processes are real ones (read /proc)."""
+        ...
+
+
+@runtime_checkable
+class ReadsBeside(Protocol):
+    """A source whose GPUs are read on threads of their own (NVML's lanes): the sampler's thread,
+    which waits for them, reads the host meanwhile instead of on yet another thread."""
+
+    def sample_beside(self, meanwhile: Callable[[], object] | None) -> tuple[GpuSample, ...]:
+        """sample(), calling ``meanwhile()`` once on this thread while the GPUs are read or after."""
         ...

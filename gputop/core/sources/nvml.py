@@ -25,7 +25,7 @@ import pynvml
 from gputop.core.host.signals import SignalResult
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity
 from gputop.core.sources.base import SourceUnavailable
-from gputop.core.sources.lanes import Lane, Ticket
+from gputop.core.sources.lanes import Lane, Ticket, Turns
 from gputop.core.sources.nvml_device import STATIC_RETRY_SAMPLES, NvmlDevice
 from gputop.core.sources.nvml_events import XidEvents
 from gputop.core.sources.nvml_gateway import CUDA_VERSIONS, DeviceLost, Gateway, unavailable
@@ -42,7 +42,7 @@ DEFAULT_DEADLINE_S = 2.0
 # answer; the event thread ends within one of its waits on the driver (nvml_events.WAIT_MS).
 CLOSE_WAIT_S = 0.3
 # GPUs are read one after another while each answers within this; the first that takes longer
-# sets all the rest going at once, each on its own threads (see NvmlSource._read_in_turn).
+# sets all the rest going at once, each on its own threads (see NvmlSource._take_turns).
 TURN_S = 0.005
 
 
@@ -88,6 +88,10 @@ class NvmlSource:
         self._deadline_s = deadline_s
         self._on_init_slow = on_init_slow
         self._answered = threading.Condition()
+        # What threads wait for under it: turns being read, tickets; a lane that answers wakes them
+        # only when one of these is complete.
+        self._turns: list[Turns] = []
+        self._waits: list[Sequence[Ticket[Any]]] = []
         self._closing = False
         self._system: Lane | None = None
         self._gpus: list[_Gpu] = []
@@ -169,13 +173,42 @@ class NvmlSource:
 
         SourceUnavailable when the GPUs cannot be counted within the deadline and none is known yet.
         """
+        return self.sample_beside(None)
+
+    def sample_beside(self, meanwhile: Callable[[], object] | None) -> tuple[GpuSample, ...]:
+        """sample(), calling ``meanwhile()`` once on this thread: while a GPU slower than its turn is
+        read, else once the GPUs have answered (a thread busy beside the GPUs' makes each of their
+        calls wait for the interpreter's lock: a wake-up each, for nothing, where they answer at once).
+        """
         if not self._open or self._system is None:
             raise RuntimeError("NvmlSource.sample() before open()")
         until = time.monotonic() + self._deadline_s
-        count_ticket = self._system.submit(self._count)
         gpus = list(self._gpus)  # close() may empty the list meanwhile
-        reads = self._read_in_turn(gpus, until)
-        if count_ticket is not None and self._wait([count_ticket], until):
+        reads: list[_Reads] = [(None, None)] * len(gpus)
+        counted: list[Ticket[int | None] | None] = [None]
+        system = self._system
+
+        def step(at: int) -> Callable[[bool], list[Ticket[Any]]]:
+            def start(in_turn: bool) -> list[Ticket[Any]]:
+                # A GPU that answered in turn last time is read on one thread, its PCIe counters too
+                # (half the hand-overs); one slower than that has them on a thread of their own.
+                reads[at] = _read(gpus[at], together=in_turn and gpus[at].device.index in self._quick)
+                return [ticket for ticket in reads[at] if ticket is not None]
+
+            return start
+
+        def count_step(in_turn: bool) -> list[Ticket[Any]]:
+            counted[0] = system.submit(self._count)
+            return [] if counted[0] is None else [counted[0]]
+
+        # The GPUs in turn, then the count (a driver slow to count then delays no GPU).
+        turns = Turns([*map(step, range(len(gpus))), count_step], TURN_S)
+        failure = self._take_turns(turns, until, meanwhile)
+        for at, quick in enumerate(turns.quick[: len(gpus)]):
+            if quick is not None:
+                (self._quick.add if quick else self._quick.discard)(gpus[at].device.index)
+        count_ticket = counted[0]
+        if count_ticket is not None and count_ticket.done:
             count = count_ticket.outcome()
             if self._xids is None and count:
                 self._xids = XidEvents(self._gateway, count)
@@ -192,36 +225,49 @@ class NvmlSource:
                 reads.append(_read(gpu))
         elif not gpus and not self._closing:
             # No GPU known yet and the driver does not say how many there are: not "0 GPUs".
-            call = self._gateway.last_call(self._system.thread_id) or "nvmlDeviceGetCount"
+            call = self._gateway.last_call(system.thread_id) or "nvmlDeviceGetCount"
             raise SourceUnavailable(unavailable(f"{call} did not answer within {self._deadline_s:g}s"))
         self._wait([ticket for pair in reads for ticket in pair if ticket is not None], until)
+        if failure is not None:
+            raise failure
         return tuple(self._result(gpu, read) for gpu, read in zip(gpus, reads, strict=True))
 
-    def _read_in_turn(self, gpus: Sequence[_Gpu], until: float) -> list[_Reads]:
-        """Start each GPU's reads once the GPU before has answered; all the rest at once as soon
-        as one takes longer than TURN_S (or the source is closing).
+    def _take_turns(self, turns: Turns, until: float, meanwhile: Callable[[], object] | None) -> BaseException | None:
+        """Read in turn (lanes.Turns) until every read is done, ``until`` passes, or close() is called.
 
         Sixteen threads read at once fight over the interpreter's lock at every NVML call: where the
         driver answers in microseconds that costs more CPU than the reads themselves (at 8 GPUs,
         8.8 ms a tick against 3.3 ms read in one thread). A driver that takes milliseconds a call,
-        as a real one does, is read in parallel after TURN_S, as if all had started together.
+        as a real one does, is read in parallel after TURN_S, as if all had started together. This
+        thread wakes when the turns are all done, or when the turn of the GPU being read runs out:
+        each lane that answers in its turn starts the next itself. What ``meanwhile`` raised is
+        returned once the reads are done (none is left behind to refuse the next tick's).
         """
-        reads: list[_Reads] = []
-        in_turn = True
-        for gpu in gpus:
-            # A GPU that answered in turn last time is read on one thread, its PCIe counters too
-            # (half the hand-overs); one slower than that has them on a thread of their own.
-            together = in_turn and gpu.device.index in self._quick
-            pair = _read(gpu, together=together)
-            reads.append(pair)
-            tickets = [ticket for ticket in pair if ticket is not None]
-            if in_turn and tickets:
-                in_turn = self._wait(tickets, min(until, time.monotonic() + TURN_S))
-                if in_turn:
-                    self._quick.add(gpu.device.index)
-                else:
-                    self._quick.discard(gpu.device.index)
-        return reads
+        failure: BaseException | None = None
+        with self._answered:
+            self._turns.append(turns)
+            try:
+                turns.advance()
+                while not turns.done() and not self._closing:
+                    now = time.monotonic()
+                    if now >= until:
+                        break
+                    turns.advance()  # for a lane that answered while this thread held the lock
+                    turns.overdue()
+                    if meanwhile is not None and turns.broken:
+                        self._answered.release()  # the lanes take it as they answer
+                        try:
+                            failure = _failure(meanwhile)
+                        finally:
+                            self._answered.acquire()
+                        meanwhile = None
+                        continue
+                    self._answered.wait(max(0.0, min(until, turns.turn_ends()) - time.monotonic()))
+            finally:
+                self._turns.remove(turns)
+        if meanwhile is not None:
+            failure = _failure(meanwhile)
+        return failure
 
     def sample_host(self) -> HostSample | None:
         return None
@@ -298,19 +344,28 @@ class NvmlSource:
         return ticket.outcome()
 
     def _notify(self) -> None:
+        """A lane answered: the next GPU in turn starts, and a thread waiting wakes only when what it
+        waits for is all there (not once per lane)."""
         with self._answered:
-            self._answered.notify_all()
+            for turns in self._turns:
+                turns.advance()
+            if any(turns.done() for turns in self._turns) or any(map(_all_done, self._waits)):
+                self._answered.notify_all()
 
     def _wait(self, tickets: Sequence[Ticket[Any]], until: float, closing: bool = False) -> bool:
         """Wait until every ticket is done (True), `until` (monotonic) passes, or close() is called."""
         with self._answered:
-            while not all(ticket.done for ticket in tickets):
-                if self._closing and not closing:
-                    return False
-                remaining = until - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._answered.wait(None if math.isinf(remaining) else remaining)
+            self._waits.append(tickets)
+            try:
+                while not _all_done(tickets):
+                    if self._closing and not closing:
+                        return False
+                    remaining = until - time.monotonic()
+                    if remaining <= 0:
+                        return False
+                    self._answered.wait(None if math.isinf(remaining) else remaining)
+            finally:
+                self._waits.remove(tickets)
         return True
 
     def _stop_lanes(self) -> None:
@@ -329,6 +384,19 @@ def _read(gpu: _Gpu, *, together: bool = False) -> _Reads:
     if gpu.device.handle is None or together:
         return gpu.lane.submit(gpu.device.sample_with_pcie), None
     return gpu.lane.submit(gpu.device.sample), gpu.pcie_lane.submit(gpu.device.pcie)
+
+
+def _all_done(tickets: Sequence[Ticket[Any]]) -> bool:
+    return all(ticket.done for ticket in tickets)
+
+
+def _failure(job: Callable[[], object]) -> Exception | None:
+    """Run job(); what it raised, or None."""
+    try:
+        job()
+    except Exception as error:  # noqa: BLE001 - raised by the caller once the GPUs' reads are done
+        return error
+    return None
 
 
 def _text(value: Any) -> str | None:
