@@ -17,7 +17,6 @@ import math
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pynvml
@@ -29,6 +28,7 @@ from gputop.core.sources.lanes import Lane, Ticket, Turns
 from gputop.core.sources.nvml_device import STATIC_RETRY_SAMPLES, NvmlDevice
 from gputop.core.sources.nvml_events import XidEvents
 from gputop.core.sources.nvml_gateway import CUDA_VERSIONS, DeviceLost, Gateway, unavailable
+from gputop.core.sources.nvml_threads import GpuThreads, Reads, TurnLanes
 
 if TYPE_CHECKING:
     from gputop.core.host.procdetail import ProcessDetail
@@ -44,22 +44,6 @@ CLOSE_WAIT_S = 0.3
 # GPUs are read one after another while each answers within this; the first that takes longer
 # sets all the rest going at once, each on its own threads (see NvmlSource._take_turns).
 TURN_S = 0.005
-
-
-@dataclass(frozen=True, slots=True)
-class _Gpu:
-    """One GPU: what is remembered about it, and its two threads."""
-
-    device: NvmlDevice
-    lane: Lane  # everything but the PCIe counters
-    pcie_lane: Lane
-
-    @property
-    def busy(self) -> bool:
-        return self.lane.busy or self.pcie_lane.busy
-
-
-_Reads = tuple["Ticket[GpuSample] | None", "Ticket[tuple[float | None, float | None]] | None"]
 
 
 def cuda_version_text(version: int) -> str:
@@ -94,7 +78,9 @@ class NvmlSource:
         self._waits: list[Sequence[Ticket[Any]]] = []
         self._closing = False
         self._system: Lane | None = None
-        self._gpus: list[_Gpu] = []
+        self._gpus: list[GpuThreads] = []
+        self._turn_lanes = TurnLanes(self._notify)  # the GPUs that answer in their turn are read on these
+        self._counting: tuple[Lane, Ticket[int | None]] | None = None  # the last count of the GPUs, and its lane
         self._quick: set[int] = set()  # GPUs that answered within TURN_S when last read in turn
         self._xids: XidEvents | None = None
         self._open = False
@@ -155,18 +141,23 @@ class NvmlSource:
         if xids is not None:
             xids.stop()
         gpus = self._gpus
-        if self._system is not None and not any(gpu.busy for gpu in gpus):
+        if self._system is not None and not self._calls_out(gpus):
             ticket = self._system.submit(lambda: self._shut_down(xids, gpus, until))
             if ticket is not None:
                 self._wait([ticket], until, closing=True)
         self._stop_lanes()
 
-    def _shut_down(self, xids: XidEvents | None, gpus: Sequence[_Gpu], until: float) -> None:
+    def _shut_down(self, xids: XidEvents | None, gpus: Sequence[GpuThreads], until: float) -> None:
         """nvmlShutdown once the event thread has ended, unless a call is still out (it could hang or crash)."""
         if xids is not None:
             xids.join(timeout=max(0.0, until - time.monotonic()))
-        if not any(gpu.busy for gpu in gpus) and (xids is None or not xids.is_alive()):
+        if not self._calls_out(gpus) and (xids is None or not xids.is_alive()):
             self._gateway.shutdown()
+
+    def _calls_out(self, gpus: Sequence[GpuThreads]) -> bool:
+        """A call to the driver has not come back (a GPU's, or the count's)."""
+        counting = self._counting
+        return any(gpu.busy for gpu in gpus) or (counting is not None and not counting[1].done)
 
     def sample(self) -> tuple[GpuSample, ...]:
         """One sample of every GPU; a GPU that stops answering is listed as lost or not answering.
@@ -184,22 +175,27 @@ class NvmlSource:
             raise RuntimeError("NvmlSource.sample() before open()")
         until = time.monotonic() + self._deadline_s
         gpus = list(self._gpus)  # close() may empty the list meanwhile
-        reads: list[_Reads] = [(None, None)] * len(gpus)
-        counted: list[Ticket[int | None] | None] = [None]
+        reads: list[Reads] = [(None, None)] * len(gpus)
         system = self._system
 
         def step(at: int) -> Callable[[bool], list[Ticket[Any]]]:
             def start(in_turn: bool) -> list[Ticket[Any]]:
                 # A GPU that answered in turn last time is read on one thread, its PCIe counters too
                 # (half the hand-overs); one slower than that has them on a thread of their own.
-                reads[at] = _read(gpus[at], together=in_turn and gpus[at].device.index in self._quick)
+                together = in_turn and gpus[at].device.index in self._quick
+                reads[at] = gpus[at].read(self._turn_lanes if together else None)
                 return [ticket for ticket in reads[at] if ticket is not None]
 
             return start
 
         def count_step(in_turn: bool) -> list[Ticket[Any]]:
-            counted[0] = system.submit(self._count)
-            return [] if counted[0] is None else [counted[0]]
+            # In turn, on the lane that has just read the GPUs: no thread woken for it.
+            if self._counting is not None and not self._counting[1].done:
+                return []  # the last count is still out: not asked again
+            lane = self._turn_lanes.lane() if in_turn else system
+            ticket = lane.submit(self._count)
+            self._counting = None if ticket is None else (lane, ticket)
+            return [] if ticket is None else [ticket]
 
         # The GPUs in turn, then the count (a driver slow to count then delays no GPU).
         turns = Turns([*map(step, range(len(gpus))), count_step], TURN_S)
@@ -207,25 +203,26 @@ class NvmlSource:
         for at, quick in enumerate(turns.quick[: len(gpus)]):
             if quick is not None:
                 (self._quick.add if quick else self._quick.discard)(gpus[at].device.index)
-        count_ticket = counted[0]
-        if count_ticket is not None and count_ticket.done:
-            count = count_ticket.outcome()
+        counting = self._counting
+        if counting is not None and counting[1].done:
+            count = counting[1].outcome()
             if self._xids is None and count:
                 self._xids = XidEvents(self._gateway, count)
                 self._xids.start()
             while count is not None and len(self._gpus) < count:
                 index = len(self._gpus)
-                gpu = _Gpu(
+                gpu = GpuThreads(
                     device=NvmlDevice(index=index, gateway=self._gateway, xid_events=self._xids),
                     lane=Lane(f"gputop-gpu{index}", self._notify),
                     pcie_lane=Lane(f"gputop-gpu{index}-pcie", self._notify),
                 )
                 self._gpus.append(gpu)
                 gpus.append(gpu)
-                reads.append(_read(gpu))
+                reads.append(gpu.read())
         elif not gpus and not self._closing:
             # No GPU known yet and the driver does not say how many there are: not "0 GPUs".
-            call = self._gateway.last_call(system.thread_id) or "nvmlDeviceGetCount"
+            lane = system if counting is None else counting[0]
+            call = self._gateway.last_call(lane.thread_id) or "nvmlDeviceGetCount"
             raise SourceUnavailable(unavailable(f"{call} did not answer within {self._deadline_s:g}s"))
         self._wait([ticket for pair in reads for ticket in pair if ticket is not None], until)
         if failure is not None:
@@ -280,15 +277,15 @@ class NvmlSource:
         """NVML's processes are real: the caller reads /proc itself."""
         return None
 
-    def _result(self, gpu: _Gpu, reads: _Reads) -> GpuSample:
+    def _result(self, gpu: GpuThreads, reads: Reads) -> GpuSample:
         main, pcie = reads
         if main is not None and main.done and (pcie is None or pcie.done):
             try:
                 return self._joined(gpu, main, pcie)
             except Exception as error:  # noqa: BLE001 - one GPU's fault stays on that GPU
-                stuck = gpu.pcie_lane if pcie is not None and pcie.error is not None else gpu.lane
+                stuck = gpu.pcie_lane if pcie is not None and pcie.error is not None else gpu.lane_of(main)
                 return gpu.device.failed(error, self._gateway.last_call(stuck.thread_id))
-        stuck = gpu.lane if gpu.lane.busy else gpu.pcie_lane
+        stuck = gpu.lane_of(None)
         since = stuck.started_at
         if since is None and gpu.device.last is not None and not gpu.busy:
             return gpu.device.last  # a read that had missed earlier deadlines came back just now
@@ -299,7 +296,7 @@ class NvmlSource:
         )
 
     def _joined(
-        self, gpu: _Gpu, main: Ticket[GpuSample], pcie: Ticket[tuple[float | None, float | None]] | None
+        self, gpu: GpuThreads, main: Ticket[GpuSample], pcie: Ticket[tuple[float | None, float | None]] | None
     ) -> GpuSample:
         """A GPU's sample from its two reads, both done; raises what a read raised unexpectedly."""
         if pcie is None:
@@ -372,18 +369,10 @@ class NvmlSource:
         for gpu in self._gpus:
             gpu.lane.stop()
             gpu.pcie_lane.stop()
+        self._turn_lanes.stop()
         if self._system is not None:
             self._system.stop()
         self._gpus, self._system = [], None
-
-
-def _read(gpu: _Gpu, *, together: bool = False) -> _Reads:
-    """Start reading a GPU on its two threads (``together``: on one); nothing when a call to it is still out."""
-    if gpu.busy:
-        return None, None
-    if gpu.device.handle is None or together:
-        return gpu.lane.submit(gpu.device.sample_with_pcie), None
-    return gpu.lane.submit(gpu.device.sample), gpu.pcie_lane.submit(gpu.device.pcie)
 
 
 def _all_done(tickets: Sequence[Ticket[Any]]) -> bool:
