@@ -3,7 +3,8 @@
 ctypes releases the GIL during a foreign call, so a lane stuck in the driver
 costs nothing but its thread. A lane runs one job at a time and refuses a new
 one while the last is still running: calls never pile up behind a hung one,
-and the number of threads stays one per device.
+and the number of threads stays one per device. ``Turns`` takes jobs on several
+lanes one after another, each lane that answers in its turn starting the next.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """GPUs and their processes from the NVIDIA driver, through nvidia-ml-py (pynvml).
 
-Every NVML call goes through the one `Gateway` (nvml_gateway.py). Each GPU is
-read on its own thread (a lane, lanes.py) by `NvmlDevice.sample`
-(nvml_device.py), and its slow PCIe counters on a second one, so GPUs are
-read in parallel and a call that hangs blocks only its own GPU. A sample
-waits for the GPUs up to the driver deadline; a GPU whose read has not come
-back by then is listed as not answering (no figures, its last processes
-marked stale) and is not asked again until that read returns, so calls never
-pile up behind a hung one.
+Every NVML call goes through the one `Gateway` (nvml_gateway.py). The GPUs are
+read by `NvmlDevice.sample` (nvml_device.py) on threads of their own (lanes,
+lanes.py; nvml_threads.py), one after another while each answers within its
+turn, all at once from the first that does not, so that a call that hangs
+blocks only its own GPU. A sample waits for the GPUs up to the driver
+deadline; a GPU whose read has not come back by then is listed as not
+answering (no figures, its last processes marked stale) and is not asked
+again until that read returns, so calls never pile up behind a hung one.
 """
 
 from __future__ import annotations
@@ -170,6 +170,7 @@ class NvmlSource:
         """sample(), calling ``meanwhile()`` once on this thread: while a GPU slower than its turn is
         read, else once the GPUs have answered (a thread busy beside the GPUs' makes each of their
         calls wait for the interpreter's lock: a wake-up each, for nothing, where they answer at once).
+        What ``meanwhile`` raises is raised once the GPUs' reads are done or out of time.
         """
         if not self._open or self._system is None:
             raise RuntimeError("NvmlSource.sample() before open()")
