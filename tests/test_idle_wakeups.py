@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 from fakenvml import FakeNvml, GiB, Scenario
 
-from gputop.core.model import Snapshot
+from gputop.core.model import GpuSample, HostSample, Snapshot
 from gputop.core.sampler import Sampler, SamplerThread
 from gputop.core.sources import nvml
 from gputop.core.sources.nvml import NvmlSource
@@ -74,3 +74,38 @@ def test_a_tick_of_eight_gpus_wakes_the_process_a_few_times_not_once_per_gpu(sou
     # for them, made 34.
     per_tick = (ticks[TICKS + 2] - ticks[2]) / TICKS
     assert per_tick <= 12, f"{per_tick:.1f} wake-ups a tick"
+
+
+class HostOnThisThread:
+    """A host reader that notes which thread read the host, and how often."""
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+
+    def sample(self) -> HostSample:
+        self.threads.append(threading.get_ident())
+        return HostSample(cpu_percent=12.0)
+
+
+def test_the_host_is_read_once_a_tick_on_the_sampling_thread_through_a_source_that_extends_sample(
+    source: NvmlSource,
+) -> None:
+    class Extended(NvmlSource):  # as a source that notes each tick before reading the GPUs does
+        ticks = 0
+
+        def sample(self) -> tuple[GpuSample, ...]:
+            self.ticks += 1
+            return super().sample()
+
+    extended = Extended()
+    extended.open()
+    host = HostOnThisThread()
+    try:
+        sampler = Sampler(extended, host_reader=host)  # type: ignore[arg-type]
+        snapshots = [sampler.sample() for _ in range(3)]
+    finally:
+        extended.close()
+    assert extended.ticks == 3
+    assert host.threads == [threading.get_ident()] * 3
+    assert [snapshot.host.cpu_percent for snapshot in snapshots] == [12.0] * 3
+    assert all(len(snapshot.gpus) == GPUS for snapshot in snapshots)

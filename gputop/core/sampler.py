@@ -90,9 +90,11 @@ class Sampler:
                 self.process_info.read_ahead(self._pids)
 
             if isinstance(self.source, ReadsBeside):
-                listed = self.source.sample_beside(read_host)
+                with self.source.beside(read_host):
+                    listed = self.source.sample()
             else:
                 listed = self.source.sample()
+            if not read:  # a source that does not read beside, or did not get to it
                 read_host()
             host = read[0]
             gpus = self._join_host_facts(listed)

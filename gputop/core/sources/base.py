@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from gputop.core.host.signals import SignalResult
@@ -68,9 +69,10 @@ class GpuSource(Protocol):
 
 @runtime_checkable
 class ReadsBeside(Protocol):
-    """A source whose GPUs are read on threads of their own (NVML's lanes): the sampler's thread,
-    which waits for them, reads the host meanwhile instead of on yet another thread."""
+    """A source whose GPUs are read on threads of their own (NVML's lanes): the thread that samples
+    it, which waits for them, reads the host meanwhile instead of on yet another thread."""
 
-    def sample_beside(self, meanwhile: Callable[[], object] | None) -> tuple[GpuSample, ...]:
-        """sample(), calling ``meanwhile()`` once on this thread while the GPUs are read or after."""
+    def beside(self, meanwhile: Callable[[], object]) -> AbstractContextManager[None]:
+        """Within it, a sample() on this thread calls ``meanwhile()`` once, on this thread, while the
+        GPUs are read or after; what it raises is raised by that sample() once the GPUs' reads are done."""
         ...

@@ -12,11 +12,12 @@ again until that read returns, so calls never pile up behind a hung one.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pynvml
@@ -81,6 +82,7 @@ class NvmlSource:
         self._gpus: list[GpuThreads] = []
         self._turn_lanes = TurnLanes(self._notify)  # the GPUs that answer in their turn are read on these
         self._counting: tuple[Lane, Ticket[int | None]] | None = None  # the last count of the GPUs, and its lane
+        self._beside: tuple[int, Callable[[], object]] | None = None  # (thread, what it reads meanwhile): beside()
         self._quick: set[int] = set()  # GPUs that answered within TURN_S when last read in turn
         self._xids: XidEvents | None = None
         self._open = False
@@ -159,19 +161,26 @@ class NvmlSource:
         counting = self._counting
         return any(gpu.busy for gpu in gpus) or (counting is not None and not counting[1].done)
 
+    @contextlib.contextmanager
+    def beside(self, meanwhile: Callable[[], object]) -> Iterator[None]:
+        """Within it, sample() on this thread calls ``meanwhile()`` once on this thread: while a GPU
+        slower than its turn is read, else once the GPUs have answered (a thread busy beside the
+        GPUs' makes each of their calls wait for the interpreter's lock: a wake-up each, for nothing,
+        where they answer at once). What it raises, sample() raises once the GPUs' reads are done."""
+        self._beside = (threading.get_ident(), meanwhile)
+        try:
+            yield
+        finally:
+            self._beside = None
+
     def sample(self) -> tuple[GpuSample, ...]:
         """One sample of every GPU; a GPU that stops answering is listed as lost or not answering.
 
         SourceUnavailable when the GPUs cannot be counted within the deadline and none is known yet.
         """
-        return self.sample_beside(None)
-
-    def sample_beside(self, meanwhile: Callable[[], object] | None) -> tuple[GpuSample, ...]:
-        """sample(), calling ``meanwhile()`` once on this thread: while a GPU slower than its turn is
-        read, else once the GPUs have answered (a thread busy beside the GPUs' makes each of their
-        calls wait for the interpreter's lock: a wake-up each, for nothing, where they answer at once).
-        What ``meanwhile`` raises is raised once the GPUs' reads are done or out of time.
-        """
+        beside, meanwhile = self._beside, None
+        if beside is not None and beside[0] == threading.get_ident():
+            self._beside, meanwhile = None, beside[1]
         if not self._open or self._system is None:
             raise RuntimeError("NvmlSource.sample() before open()")
         until = time.monotonic() + self._deadline_s
@@ -231,16 +240,14 @@ class NvmlSource:
         return tuple(self._result(gpu, read) for gpu, read in zip(gpus, reads, strict=True))
 
     def _take_turns(self, turns: Turns, until: float, meanwhile: Callable[[], object] | None) -> BaseException | None:
-        """Read in turn (lanes.Turns) until every read is done, ``until`` passes, or close() is called.
+        """Read in turn (lanes.Turns) until every read is done, ``until`` passes, or close() is called;
+        what ``meanwhile`` raised is returned once they are (none left behind to refuse the next tick's).
 
         Sixteen threads read at once fight over the interpreter's lock at every NVML call: where the
-        driver answers in microseconds that costs more CPU than the reads themselves (at 8 GPUs,
-        8.8 ms a tick against 3.3 ms read in one thread). A driver that takes milliseconds a call,
-        as a real one does, is read in parallel after TURN_S, as if all had started together. This
-        thread wakes when the turns are all done, or when the turn of the GPU being read runs out:
-        each lane that answers in its turn starts the next itself. What ``meanwhile`` raised is
-        returned once the reads are done (none is left behind to refuse the next tick's).
-        """
+        driver answers in microseconds that costs more CPU than the reads (at 8 GPUs, 8.8 ms a tick
+        against 3.3 ms read in one thread). A driver that takes milliseconds a call, as a real one
+        does, is read in parallel after TURN_S, as if all had started together. This thread wakes
+        when the turns are all done, or when the turn of the GPU being read runs out."""
         failure: BaseException | None = None
         with self._answered:
             self._turns.append(turns)
