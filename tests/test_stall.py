@@ -153,6 +153,15 @@ class _Reads:
         return sorted(self.log, key=lambda read: read[3])
 
 
+def _read_in_turn(source: NvmlSource, monkeypatch: pytest.MonkeyPatch) -> _Reads:
+    """A short turn, and two samples: both GPUs answered in their turn, and are read on the shared thread now."""
+    monkeypatch.setattr(nvml, "TURN_S", 0.05)
+    reads = _Reads(monkeypatch)
+    reads.of(source)
+    reads.of(source)
+    return reads
+
+
 def test_gpus_that_answer_in_their_turn_are_read_one_after_another_on_one_shared_thread(
     source: NvmlSource, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -181,10 +190,7 @@ def test_gpus_that_answer_in_their_turn_are_read_one_after_another_on_one_shared
 def test_a_gpu_slower_than_its_turn_sets_the_rest_going_and_gets_its_own_threads_back(
     source: NvmlSource, fake_nvml: FakeNvml, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(nvml, "TURN_S", 0.05)
-    reads = _Reads(monkeypatch)
-    reads.of(source)
-    reads.of(source)  # both read in turn: on the shared thread from now on
+    reads = _read_in_turn(source, monkeypatch)
     fake_nvml.write(machine().delay("nvmlDeviceGetMemoryInfo", 0.3))
     slow = reads.of(source)
     assert slow[0][:3] == ("sample_with_pcie", 0, "gputop-gpus")
@@ -201,10 +207,7 @@ def test_a_gpu_slower_than_its_turn_sets_the_rest_going_and_gets_its_own_threads
 def test_a_gpu_hung_in_its_turn_keeps_the_shared_thread_and_the_others_are_read_on_another(
     source: NvmlSource, fake_nvml: FakeNvml, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(nvml, "TURN_S", 0.05)
-    reads = _Reads(monkeypatch)
-    reads.of(source)
-    reads.of(source)  # both read in turn on the shared thread from now on
+    reads = _read_in_turn(source, monkeypatch)
     fake_nvml.write(machine(util=40).stall(0, HUNG_S, "nvmlDeviceGetMemoryInfo"))
     first, second = source.sample()
     assert not first.answering and first.last_error == (
