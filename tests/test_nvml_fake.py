@@ -64,6 +64,10 @@ def test_after_the_first_sample_only_changing_values_are_read(fake_nvml: FakeNvm
     source.open()
     try:
         assert sum(len(gpu.processes) for gpu in source.sample()) == 1024
+        # The second sample reads the GPUs in turn, each on its own thread; from the third on, those
+        # that answered in their turn are read on the thread they share, whose buffers are sized then.
+        source.sample()
+        source.sample()
         fake_nvml.reset_counts()
         source.sample()
         source.sample()

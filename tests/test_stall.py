@@ -153,7 +153,16 @@ class _Reads:
         return sorted(self.log, key=lambda read: read[3])
 
 
-def test_gpus_that_answer_in_their_turn_are_read_one_after_another_each_on_one_thread(
+def _read_in_turn(source: NvmlSource, monkeypatch: pytest.MonkeyPatch) -> _Reads:
+    """A short turn, and two samples: both GPUs answered in their turn, and are read on the shared thread now."""
+    monkeypatch.setattr(nvml, "TURN_S", 0.05)
+    reads = _Reads(monkeypatch)
+    reads.of(source)
+    reads.of(source)
+    return reads
+
+
+def test_gpus_that_answer_in_their_turn_are_read_one_after_another_on_one_shared_thread(
     source: NvmlSource, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A turn long enough for a loaded machine: here nothing is slow.
@@ -167,34 +176,61 @@ def test_gpus_that_answer_in_their_turn_are_read_one_after_another_each_on_one_t
         ("sample", 0, "gputop-gpu0"), ("sample", 1, "gputop-gpu1"),
     ]
     assert min(read[3] for read in second if read[1] == 1) >= max(read[4] for read in second if read[1] == 0)
-    # Having answered in turn, each GPU is read on one thread.
+    # Having answered in turn, the GPUs are read with their PCIe counters, one after another on the
+    # one thread they share in turn (no thread woken per GPU).
     for _ in range(2):
         read = reads.of(source)
         assert [one[:3] for one in read] == [
-            ("sample_with_pcie", 0, "gputop-gpu0"), ("sample_with_pcie", 1, "gputop-gpu1"),
+            ("sample_with_pcie", 0, "gputop-gpus"), ("sample_with_pcie", 1, "gputop-gpus"),
         ]
         # GPU 1's read started once GPU 0's had ended.
         assert read[1][3] >= read[0][4]
 
 
-def test_a_gpu_slower_than_its_turn_sets_the_rest_going_and_gets_its_pcie_thread_back(
+def test_a_gpu_slower_than_its_turn_sets_the_rest_going_and_gets_its_own_threads_back(
     source: NvmlSource, fake_nvml: FakeNvml, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(nvml, "TURN_S", 0.05)
-    reads = _Reads(monkeypatch)
-    reads.of(source)
-    reads.of(source)  # both read in turn: one thread each from now on
+    reads = _read_in_turn(source, monkeypatch)
     fake_nvml.write(machine().delay("nvmlDeviceGetMemoryInfo", 0.3))
     slow = reads.of(source)
-    assert slow[0][:3] == ("sample_with_pcie", 0, "gputop-gpu0")
-    # GPU 1 did not wait for GPU 0's 0.3 s: it started while GPU 0 was still being read, its PCIe
-    # counters on their own thread as when a GPU is not read in turn.
+    assert slow[0][:3] == ("sample_with_pcie", 0, "gputop-gpus")
+    # GPU 1 did not wait for GPU 0's 0.3 s: it started while GPU 0 was still being read, on its own
+    # threads, its PCIe counters on theirs, as when a GPU is not read in turn.
     assert sorted(read[:3] for read in slow[1:]) == [("pcie", 1, "gputop-gpu1-pcie"), ("sample", 1, "gputop-gpu1")]
     assert all(read[3] < slow[0][4] for read in slow[1:])
-    # Slower than its turn, GPU 0 has its PCIe thread again.
+    # Slower than its turn, GPU 0 has its own two threads again.
     assert sorted(read[:3] for read in reads.of(source) if read[1] == 0) == [
         ("pcie", 0, "gputop-gpu0-pcie"), ("sample", 0, "gputop-gpu0"),
     ]
+
+
+def test_a_gpu_hung_in_its_turn_keeps_the_shared_thread_and_the_others_are_read_on_another(
+    source: NvmlSource, fake_nvml: FakeNvml, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads = _read_in_turn(source, monkeypatch)
+    fake_nvml.write(machine(util=40).stall(0, HUNG_S, "nvmlDeviceGetMemoryInfo"))
+    first, second = source.sample()
+    assert not first.answering and first.last_error == (
+        f"nvmlDeviceGetMemoryInfo_v2 did not answer within {DEADLINE_S:g}s"
+    )
+    assert second.answering and second.utilization_gpu == 41.0
+    stuck = {thread.ident for thread in threading.enumerate() if thread.name == "gputop-gpus"}
+    # GPU 0 is not asked again while its call is out; GPU 1 goes on, at once, in its turn on a thread
+    # that is not the one GPU 0 is stuck on.
+    started = time.monotonic()
+    read = reads.of(source)
+    assert time.monotonic() - started < DEADLINE_S
+    assert [one[:2] for one in read] == [("sample_with_pcie", 1)]
+    assert read[0][2] == "gputop-gpus"
+    assert len(stuck) == 1
+    assert {thread.ident for thread in threading.enumerate() if thread.name == "gputop-gpus"} > stuck
+    first, second = source.sample()
+    assert not first.answering and first.not_answering_since is not None
+    assert second.answering and second.utilization_gpu == 41.0
+    # Once the hung call has come back, GPU 0 answers again.
+    time.sleep(HUNG_S)
+    fake_nvml.write(machine(util=70))
+    assert [gpu.utilization_gpu for gpu in source.sample()] == [70.0, 71.0]
 
 
 def test_the_sampler_thread_keeps_the_interval_through_a_stall(

@@ -14,8 +14,7 @@ from gputop.core.host.machine import HostReader
 from gputop.core.host.podresources import PodResources, with_allocations
 from gputop.core.host.procinfo import HostFacts, ProcessInfo
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity, ProcessSample, Snapshot
-from gputop.core.sources.base import GpuSource
-from gputop.core.sources.lanes import Lane
+from gputop.core.sources.base import GpuSource, ReadsBeside
 
 if TYPE_CHECKING:  # the process screen's reader, imported when a process is opened
     from gputop.core.host.procdetail import ProcessDetail
@@ -46,9 +45,6 @@ class Sampler:
         # Made now: its first readings of the CPU and network are then an interval before the first sample.
         self._host = host_reader or HostReader(net_interfaces=net_interfaces)
         self._hostname = socket.gethostname()
-        # The GPUs are read on their own thread while this one reads the host.
-        self._gpu_reader: Lane | None = None
-        self._gpus_read = threading.Event()
         self._pids: list[int] = []  # the GPU processes of the last sample
         # GPU readings taken by first_look() that the next sample() joins instead of reading again.
         self._first_gpus: tuple[GpuSample, ...] | None = None
@@ -70,8 +66,6 @@ class Sampler:
 
     def close(self) -> None:
         self.source.close()
-        if self._gpu_reader is not None:
-            self._gpu_reader.stop()
 
     def first_look(self) -> Snapshot:
         """What the source gives at once, without host facts: enough for a first frame.
@@ -98,20 +92,23 @@ class Sampler:
             host = self.source.sample_host() or self._host.sample()
             gpus = self._join_host_facts(first)
         else:
-            # A driver's calls take milliseconds each: the host is read meanwhile, and the facts
-            # of the processes the GPUs listed last time.
-            if self._gpu_reader is None:
-                self._gpu_reader = Lane("gputop-gpus", self._gpus_read.set)
-            self._gpus_read.clear()
-            ticket = self._gpu_reader.submit(self.source.sample)
-            try:
-                host = self.source.sample_host() or self._host.sample()
+            # A driver's calls take milliseconds each: the host is read while a slow GPU is, and
+            # the facts of the processes the GPUs listed last time.
+            read: list[HostSample] = []
+
+            def read_host() -> None:
+                read.append(self.source.sample_host() or self._host.sample())
                 self.process_info.read_ahead(self._pids)
-            finally:
-                self._gpus_read.wait()  # never leave a read behind to refuse the next tick's
-            if ticket is None:
-                raise RuntimeError("the GPUs are still being read")
-            gpus = self._join_host_facts(ticket.outcome())
+
+            if isinstance(self.source, ReadsBeside):
+                with self.source.beside(read_host):
+                    listed = self.source.sample()
+            else:
+                listed = self.source.sample()
+            if not read:  # a source that does not read beside, or did not get to it
+                read_host()
+            host = read[0]
+            gpus = self._join_host_facts(listed)
         return self._snapshot(host, gpus)
 
     def _snapshot(self, host: HostSample, gpus: tuple[GpuSample, ...]) -> Snapshot:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from gputop.core.host.signals import SignalResult
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity
@@ -62,4 +64,15 @@ class GpuSource(Protocol):
 
     def process_detail(self, identity: ProcessIdentity) -> ProcessDetail | None:
         """The whole of a simulated process; None when the source's processes are real ones (read /proc)."""
+        ...
+
+
+@runtime_checkable
+class ReadsBeside(Protocol):
+    """A source whose GPUs are read on threads of their own (NVML's lanes): the thread that samples
+    it, which waits for them, reads the host meanwhile instead of on yet another thread."""
+
+    def beside(self, meanwhile: Callable[[], object]) -> AbstractContextManager[None]:
+        """Within it, a sample() on this thread calls ``meanwhile()`` once, on this thread, while the
+        GPUs are read or after; what it raises is raised by that sample() once the GPUs' reads are done."""
         ...

@@ -1,23 +1,23 @@
 """GPUs and their processes from the NVIDIA driver, through nvidia-ml-py (pynvml).
 
-Every NVML call goes through the one `Gateway` (nvml_gateway.py). Each GPU is
-read on its own thread (a lane, lanes.py) by `NvmlDevice.sample`
-(nvml_device.py), and its slow PCIe counters on a second one, so GPUs are
-read in parallel and a call that hangs blocks only its own GPU. A sample
-waits for the GPUs up to the driver deadline; a GPU whose read has not come
-back by then is listed as not answering (no figures, its last processes
-marked stale) and is not asked again until that read returns, so calls never
-pile up behind a hung one.
+Every NVML call goes through the one `Gateway` (nvml_gateway.py). The GPUs are
+read by `NvmlDevice.sample` (nvml_device.py) on threads of their own (lanes,
+lanes.py; nvml_threads.py), one after another while each answers within its
+turn, all at once from the first that does not, so that a call that hangs
+blocks only its own GPU. A sample waits for the GPUs up to the driver
+deadline; a GPU whose read has not come back by then is listed as not
+answering (no figures, its last processes marked stale) and is not asked
+again until that read returns, so calls never pile up behind a hung one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pynvml
@@ -25,10 +25,11 @@ import pynvml
 from gputop.core.host.signals import SignalResult
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity
 from gputop.core.sources.base import SourceUnavailable
-from gputop.core.sources.lanes import Lane, Ticket
+from gputop.core.sources.lanes import Lane, Ticket, Turns
 from gputop.core.sources.nvml_device import STATIC_RETRY_SAMPLES, NvmlDevice
 from gputop.core.sources.nvml_events import XidEvents
 from gputop.core.sources.nvml_gateway import CUDA_VERSIONS, DeviceLost, Gateway, unavailable
+from gputop.core.sources.nvml_threads import GpuThreads, Reads, TurnLanes
 
 if TYPE_CHECKING:
     from gputop.core.host.procdetail import ProcessDetail
@@ -42,24 +43,8 @@ DEFAULT_DEADLINE_S = 2.0
 # answer; the event thread ends within one of its waits on the driver (nvml_events.WAIT_MS).
 CLOSE_WAIT_S = 0.3
 # GPUs are read one after another while each answers within this; the first that takes longer
-# sets all the rest going at once, each on its own threads (see NvmlSource._read_in_turn).
+# sets all the rest going at once, each on its own threads (see NvmlSource._take_turns).
 TURN_S = 0.005
-
-
-@dataclass(frozen=True, slots=True)
-class _Gpu:
-    """One GPU: what is remembered about it, and its two threads."""
-
-    device: NvmlDevice
-    lane: Lane  # everything but the PCIe counters
-    pcie_lane: Lane
-
-    @property
-    def busy(self) -> bool:
-        return self.lane.busy or self.pcie_lane.busy
-
-
-_Reads = tuple["Ticket[GpuSample] | None", "Ticket[tuple[float | None, float | None]] | None"]
 
 
 def cuda_version_text(version: int) -> str:
@@ -89,9 +74,16 @@ class NvmlSource:
         self._deadline_s = deadline_s
         self._on_init_slow = on_init_slow
         self._answered = threading.Condition()
+        # What threads wait for under it: turns being read, tickets; a lane that answers wakes them
+        # only when one of these is complete.
+        self._turns: list[Turns] = []
+        self._waits: list[Sequence[Ticket[Any]]] = []
         self._closing = False
         self._system: Lane | None = None
-        self._gpus: list[_Gpu] = []
+        self._gpus: list[GpuThreads] = []
+        self._turn_lanes = TurnLanes(self._notify)  # the GPUs that answer in their turn are read on these
+        self._counting: tuple[Lane, Ticket[int | None]] | None = None  # the last count of the GPUs, and its lane
+        self._beside: tuple[int, Callable[[], object]] | None = None  # (thread, what it reads meanwhile): beside()
         self._quick: set[int] = set()  # GPUs that answered within TURN_S when last read in turn
         self._xids: XidEvents | None = None
         self._open = False
@@ -152,77 +144,136 @@ class NvmlSource:
         if xids is not None:
             xids.stop()
         gpus = self._gpus
-        if self._system is not None and not any(gpu.busy for gpu in gpus):
+        if self._system is not None and not self._calls_out(gpus):
             ticket = self._system.submit(lambda: self._shut_down(xids, gpus, until))
             if ticket is not None:
                 self._wait([ticket], until, closing=True)
         self._stop_lanes()
 
-    def _shut_down(self, xids: XidEvents | None, gpus: Sequence[_Gpu], until: float) -> None:
+    def _shut_down(self, xids: XidEvents | None, gpus: Sequence[GpuThreads], until: float) -> None:
         """nvmlShutdown once the event thread has ended, unless a call is still out (it could hang or crash)."""
         if xids is not None:
             xids.join(timeout=max(0.0, until - time.monotonic()))
-        if not any(gpu.busy for gpu in gpus) and (xids is None or not xids.is_alive()):
+        if not self._calls_out(gpus) and (xids is None or not xids.is_alive()):
             self._gateway.shutdown()
+
+    def _calls_out(self, gpus: Sequence[GpuThreads]) -> bool:
+        """A call to the driver has not come back (a GPU's, or the count's)."""
+        counting = self._counting
+        return any(gpu.busy for gpu in gpus) or (counting is not None and not counting[1].done)
+
+    @contextlib.contextmanager
+    def beside(self, meanwhile: Callable[[], object]) -> Iterator[None]:
+        """Within it, sample() on this thread calls ``meanwhile()`` once on this thread: while a GPU
+        slower than its turn is read, else once the GPUs have answered (a thread busy beside the
+        GPUs' makes each of their calls wait for the interpreter's lock: a wake-up each, for nothing,
+        where they answer at once). What it raises, sample() raises once the GPUs' reads are done."""
+        self._beside = (threading.get_ident(), meanwhile)
+        try:
+            yield
+        finally:
+            self._beside = None
 
     def sample(self) -> tuple[GpuSample, ...]:
         """One sample of every GPU; a GPU that stops answering is listed as lost or not answering.
 
         SourceUnavailable when the GPUs cannot be counted within the deadline and none is known yet.
         """
+        beside, meanwhile = self._beside, None
+        if beside is not None and beside[0] == threading.get_ident():
+            self._beside, meanwhile = None, beside[1]
         if not self._open or self._system is None:
             raise RuntimeError("NvmlSource.sample() before open()")
         until = time.monotonic() + self._deadline_s
-        count_ticket = self._system.submit(self._count)
         gpus = list(self._gpus)  # close() may empty the list meanwhile
-        reads = self._read_in_turn(gpus, until)
-        if count_ticket is not None and self._wait([count_ticket], until):
-            count = count_ticket.outcome()
+        reads: list[Reads] = [(None, None)] * len(gpus)
+        system = self._system
+
+        def step(at: int) -> Callable[[bool], list[Ticket[Any]]]:
+            def start(in_turn: bool) -> list[Ticket[Any]]:
+                # A GPU that answered in turn last time is read on one thread, its PCIe counters too
+                # (half the hand-overs); one slower than that has them on a thread of their own.
+                together = in_turn and gpus[at].device.index in self._quick
+                reads[at] = gpus[at].read(self._turn_lanes if together else None)
+                return [ticket for ticket in reads[at] if ticket is not None]
+
+            return start
+
+        def count_step(in_turn: bool) -> list[Ticket[Any]]:
+            # In turn, on the lane that has just read the GPUs: no thread woken for it.
+            if self._counting is not None and not self._counting[1].done:
+                return []  # the last count is still out: not asked again
+            lane = self._turn_lanes.lane() if in_turn else system
+            ticket = lane.submit(self._count)
+            self._counting = None if ticket is None else (lane, ticket)
+            return [] if ticket is None else [ticket]
+
+        # The GPUs in turn, then the count (a driver slow to count then delays no GPU).
+        turns = Turns([*map(step, range(len(gpus))), count_step], TURN_S)
+        failure = self._take_turns(turns, until, meanwhile)
+        for at, quick in enumerate(turns.quick[: len(gpus)]):
+            if quick is not None:
+                (self._quick.add if quick else self._quick.discard)(gpus[at].device.index)
+        counting = self._counting
+        if counting is not None and counting[1].done:
+            count = counting[1].outcome()
             if self._xids is None and count:
                 self._xids = XidEvents(self._gateway, count)
                 self._xids.start()
             while count is not None and len(self._gpus) < count:
                 index = len(self._gpus)
-                gpu = _Gpu(
+                gpu = GpuThreads(
                     device=NvmlDevice(index=index, gateway=self._gateway, xid_events=self._xids),
                     lane=Lane(f"gputop-gpu{index}", self._notify),
                     pcie_lane=Lane(f"gputop-gpu{index}-pcie", self._notify),
                 )
                 self._gpus.append(gpu)
                 gpus.append(gpu)
-                reads.append(_read(gpu))
+                reads.append(gpu.read())
         elif not gpus and not self._closing:
             # No GPU known yet and the driver does not say how many there are: not "0 GPUs".
-            call = self._gateway.last_call(self._system.thread_id) or "nvmlDeviceGetCount"
+            lane = system if counting is None else counting[0]
+            call = self._gateway.last_call(lane.thread_id) or "nvmlDeviceGetCount"
             raise SourceUnavailable(unavailable(f"{call} did not answer within {self._deadline_s:g}s"))
         self._wait([ticket for pair in reads for ticket in pair if ticket is not None], until)
+        if failure is not None:
+            raise failure
         return tuple(self._result(gpu, read) for gpu, read in zip(gpus, reads, strict=True))
 
-    def _read_in_turn(self, gpus: Sequence[_Gpu], until: float) -> list[_Reads]:
-        """Start each GPU's reads once the GPU before has answered; all the rest at once as soon
-        as one takes longer than TURN_S (or the source is closing).
+    def _take_turns(self, turns: Turns, until: float, meanwhile: Callable[[], object] | None) -> BaseException | None:
+        """Read in turn (lanes.Turns) until every read is done, ``until`` passes, or close() is called;
+        what ``meanwhile`` raised is returned once they are (none left behind to refuse the next tick's).
 
         Sixteen threads read at once fight over the interpreter's lock at every NVML call: where the
-        driver answers in microseconds that costs more CPU than the reads themselves (at 8 GPUs,
-        8.8 ms a tick against 3.3 ms read in one thread). A driver that takes milliseconds a call,
-        as a real one does, is read in parallel after TURN_S, as if all had started together.
-        """
-        reads: list[_Reads] = []
-        in_turn = True
-        for gpu in gpus:
-            # A GPU that answered in turn last time is read on one thread, its PCIe counters too
-            # (half the hand-overs); one slower than that has them on a thread of their own.
-            together = in_turn and gpu.device.index in self._quick
-            pair = _read(gpu, together=together)
-            reads.append(pair)
-            tickets = [ticket for ticket in pair if ticket is not None]
-            if in_turn and tickets:
-                in_turn = self._wait(tickets, min(until, time.monotonic() + TURN_S))
-                if in_turn:
-                    self._quick.add(gpu.device.index)
-                else:
-                    self._quick.discard(gpu.device.index)
-        return reads
+        driver answers in microseconds that costs more CPU than the reads (at 8 GPUs, 8.8 ms a tick
+        against 3.3 ms read in one thread). A driver that takes milliseconds a call, as a real one
+        does, is read in parallel after TURN_S, as if all had started together. This thread wakes
+        when the turns are all done, or when the turn of the GPU being read runs out."""
+        failure: BaseException | None = None
+        with self._answered:
+            self._turns.append(turns)
+            try:
+                turns.advance()
+                while not turns.done() and not self._closing:
+                    now = time.monotonic()
+                    if now >= until:
+                        break
+                    turns.advance()  # for a lane that answered while this thread held the lock
+                    turns.overdue()
+                    if meanwhile is not None and turns.broken:
+                        self._answered.release()  # the lanes take it as they answer
+                        try:
+                            failure = _failure(meanwhile)
+                        finally:
+                            self._answered.acquire()
+                        meanwhile = None
+                        continue
+                    self._answered.wait(max(0.0, min(until, turns.turn_ends()) - time.monotonic()))
+            finally:
+                self._turns.remove(turns)
+        if meanwhile is not None:
+            failure = _failure(meanwhile)
+        return failure
 
     def sample_host(self) -> HostSample | None:
         return None
@@ -235,15 +286,15 @@ class NvmlSource:
         """NVML's processes are real: the caller reads /proc itself."""
         return None
 
-    def _result(self, gpu: _Gpu, reads: _Reads) -> GpuSample:
+    def _result(self, gpu: GpuThreads, reads: Reads) -> GpuSample:
         main, pcie = reads
         if main is not None and main.done and (pcie is None or pcie.done):
             try:
                 return self._joined(gpu, main, pcie)
             except Exception as error:  # noqa: BLE001 - one GPU's fault stays on that GPU
-                stuck = gpu.pcie_lane if pcie is not None and pcie.error is not None else gpu.lane
+                stuck = gpu.pcie_lane if pcie is not None and pcie.error is not None else gpu.lane_of(main)
                 return gpu.device.failed(error, self._gateway.last_call(stuck.thread_id))
-        stuck = gpu.lane if gpu.lane.busy else gpu.pcie_lane
+        stuck = gpu.lane_of(None)
         since = stuck.started_at
         if since is None and gpu.device.last is not None and not gpu.busy:
             return gpu.device.last  # a read that had missed earlier deadlines came back just now
@@ -254,7 +305,7 @@ class NvmlSource:
         )
 
     def _joined(
-        self, gpu: _Gpu, main: Ticket[GpuSample], pcie: Ticket[tuple[float | None, float | None]] | None
+        self, gpu: GpuThreads, main: Ticket[GpuSample], pcie: Ticket[tuple[float | None, float | None]] | None
     ) -> GpuSample:
         """A GPU's sample from its two reads, both done; raises what a read raised unexpectedly."""
         if pcie is None:
@@ -299,37 +350,51 @@ class NvmlSource:
         return ticket.outcome()
 
     def _notify(self) -> None:
+        """A lane answered: the next GPU in turn starts, and a thread waiting wakes only when what it
+        waits for is all there (not once per lane)."""
         with self._answered:
-            self._answered.notify_all()
+            for turns in self._turns:
+                turns.advance()
+            if any(turns.done() for turns in self._turns) or any(map(_all_done, self._waits)):
+                self._answered.notify_all()
 
     def _wait(self, tickets: Sequence[Ticket[Any]], until: float, closing: bool = False) -> bool:
         """Wait until every ticket is done (True), `until` (monotonic) passes, or close() is called."""
         with self._answered:
-            while not all(ticket.done for ticket in tickets):
-                if self._closing and not closing:
-                    return False
-                remaining = until - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._answered.wait(None if math.isinf(remaining) else remaining)
+            self._waits.append(tickets)
+            try:
+                while not _all_done(tickets):
+                    if self._closing and not closing:
+                        return False
+                    remaining = until - time.monotonic()
+                    if remaining <= 0:
+                        return False
+                    self._answered.wait(None if math.isinf(remaining) else remaining)
+            finally:
+                self._waits.remove(tickets)
         return True
 
     def _stop_lanes(self) -> None:
         for gpu in self._gpus:
             gpu.lane.stop()
             gpu.pcie_lane.stop()
+        self._turn_lanes.stop()
         if self._system is not None:
             self._system.stop()
         self._gpus, self._system = [], None
 
 
-def _read(gpu: _Gpu, *, together: bool = False) -> _Reads:
-    """Start reading a GPU on its two threads (``together``: on one); nothing when a call to it is still out."""
-    if gpu.busy:
-        return None, None
-    if gpu.device.handle is None or together:
-        return gpu.lane.submit(gpu.device.sample_with_pcie), None
-    return gpu.lane.submit(gpu.device.sample), gpu.pcie_lane.submit(gpu.device.pcie)
+def _all_done(tickets: Sequence[Ticket[Any]]) -> bool:
+    return all(ticket.done for ticket in tickets)
+
+
+def _failure(job: Callable[[], object]) -> Exception | None:
+    """Run job(); what it raised, or None."""
+    try:
+        job()
+    except Exception as error:  # noqa: BLE001 - raised by the caller once the GPUs' reads are done
+        return error
+    return None
 
 
 def _text(value: Any) -> str | None:

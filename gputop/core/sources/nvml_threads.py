@@ -1,0 +1,84 @@
+"""The threads NVML's GPUs are read on: each GPU's two lanes, and the lane the GPUs share in turn.
+
+A GPU that answers quickly is read, PCIe counters and all, on the lane the GPUs read in turn share
+(``TurnLanes``): the lane that has just read one GPU goes on to the next without sleeping, where a
+lane of its own per GPU would be one wake-up of a sleeping thread per GPU and tick. A GPU slower
+than its turn, or not read in turn, is read on its own two lanes (lanes.py), so that a call that
+hangs blocks only its own GPU: a GPU stuck in its turn keeps the shared lane it is stuck on, and the
+next tick's turns are read on another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gputop.core.model import GpuSample
+from gputop.core.sources.lanes import Lane, Ticket
+from gputop.core.sources.nvml_device import NvmlDevice
+
+# A GPU's two reads: its figures (with the PCIe counters when read on one thread), and its PCIe counters.
+Reads = tuple["Ticket[GpuSample] | None", "Ticket[tuple[float | None, float | None]] | None"]
+
+
+class TurnLanes:
+    """The lanes the GPUs read in turn share: one, and another while a GPU is stuck on it."""
+
+    def __init__(self, on_done: Callable[[], None]) -> None:
+        self._on_done = on_done
+        self._lanes: list[Lane] = []
+
+    def lane(self) -> Lane:
+        """An idle lane: the first one there is (the others idle are stopped), else a new one."""
+        idle = [lane for lane in self._lanes if not lane.busy]
+        for spare in idle[1:]:
+            spare.stop()
+            self._lanes.remove(spare)
+        if idle:
+            return idle[0]
+        lane = Lane("gputop-gpus", self._on_done)
+        self._lanes.append(lane)
+        return lane
+
+    def stop(self) -> None:
+        for lane in self._lanes:
+            lane.stop()
+        self._lanes = []
+
+
+@dataclass(slots=True)
+class GpuThreads:
+    """One GPU: what is remembered about it, its two lanes, and its read in turn while it is out."""
+
+    device: NvmlDevice
+    lane: Lane  # everything but the PCIe counters
+    pcie_lane: Lane
+    in_turn: tuple[Lane, Ticket[Any]] | None = None  # the shared lane and the ticket of its last read in turn
+
+    @property
+    def busy(self) -> bool:
+        """A call to this GPU is still out (nothing more is asked of it until it comes back)."""
+        return self.lane.busy or self.pcie_lane.busy or (self.in_turn is not None and not self.in_turn[1].done)
+
+    def lane_of(self, ticket: Ticket[Any] | None) -> Lane:
+        """The lane a read of this GPU runs on: that of ``ticket``, else the one still busy with it."""
+        if self.in_turn is not None and (self.in_turn[1] is ticket or (ticket is None and not self.in_turn[1].done)):
+            return self.in_turn[0]
+        if ticket is None:
+            return self.lane if self.lane.busy else self.pcie_lane
+        return self.lane
+
+    def read(self, turns: TurnLanes | None = None) -> Reads:
+        """Start reading the GPU: on a lane of ``turns`` (in turn, with its PCIe counters), else on
+        its two lanes; nothing when a call to it is still out."""
+        if self.busy:
+            return None, None
+        if turns is not None:
+            lane = turns.lane()
+            ticket = lane.submit(self.device.sample_with_pcie)
+            self.in_turn = None if ticket is None else (lane, ticket)
+            return ticket, None
+        if self.device.handle is None:
+            return self.lane.submit(self.device.sample_with_pcie), None
+        return self.lane.submit(self.device.sample), self.pcie_lane.submit(self.device.pcie)
