@@ -8,11 +8,17 @@ styles and all, a fifth of a second of CPU on a small machine. The first rebuild
 bindings as they are when it runs, so the others add nothing. Textual also asks again, after the
 next frame, for every focus change: by then the keys are those already shown, and building the
 same widgets again would cost another layout of the screen.
+
+A key is shown whole or not at all: Textual's footer clips the last key that does not fit
+(`Enter P` for `Enter Process`); here the keys past the room left of the palette's are hidden, F1
+listing every key.
 """
 
 from __future__ import annotations
 
+from textual.events import Resize
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer
 
 
@@ -54,3 +60,24 @@ class KeyFooter(Footer):
                 return
             self._built = shown
         await super().recompose()
+        self._fit_later()
+
+    def on_resize(self, event: Resize) -> None:
+        self._fit_later()
+
+    def _fit_later(self) -> None:
+        """Show every key again, and once they are laid out hide those that do not fit whole."""
+        for child in self.children:
+            child.display = True
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        palette: list[Widget] = [child for child in self.children if child.has_class("-command-palette")]
+        right = palette[0].region.x if palette else self.region.right
+        cut = False
+        for child in self.children:
+            if child in palette:
+                continue
+            cut = cut or child.region.right > right
+            if cut:
+                child.display = False
