@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import venv
 import zipfile
@@ -33,9 +34,15 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def installed(built: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A venv with the wheel installed; its dependencies come from this Python's site-packages."""
+    """A venv with the wheel installed; its dependencies come from the site-packages of the Python running
+    the tests (named in a .pth file: a venv's `system_site_packages` would be its base Python's, which
+    lacks them where the tests run in a venv themselves). The folders a .pth names are not searched for
+    .pth files, so this checkout's editable install stays out."""
     home = tmp_path_factory.mktemp("venv")
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(home)
+    venv.EnvBuilder(with_pip=False).create(home)
+    site_packages = next((home / "lib").glob("python3*/site-packages"))
+    paths = sysconfig.get_paths()
+    (site_packages / "test-dependencies.pth").write_text(f"{paths['purelib']}\n{paths['platlib']}\n")
     wheel = next(built.glob("*.whl"))
     done = _run(
         [sys.executable, "-m", "pip", "--python", str(home / "bin" / "python"), "install", "--no-deps",
