@@ -190,7 +190,7 @@ def test_help_names_the_main_keys_each_bound_as_it_says() -> None:
     from textual.binding import Binding
 
     from gputop.cli.args import build_parser
-    from gputop.ui.controls.keymap import BINDINGS, REFUSALS, REPLAY_ACTIONS
+    from gputop.ui.keymap import BINDINGS, REFUSALS, REPLAY_ACTIONS
 
     keys_part = build_parser().format_help().split("keys in the TUI (F1 lists them all):\n", 1)[1]
     assert "  k  F9            send a signal to the selected process (or those tagged with Space)\n" in keys_part

@@ -220,3 +220,47 @@ def test_the_checks_see_an_upward_import_and_a_cycle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
     assert layer("gputop.__main__") == "cli" and layer("gputop") == "core"
+
+
+# The main TUI's packages, bottom to top: helpers that draw nothing (the layout's arithmetic, the key map, the
+# messages, the alert feed, the terminal's plumbing), the widgets, the screens opened over the main one, the
+# process panel and its parts, the controls the app wires, the main screen, and the composition root. A module
+# imports its own rank and those below it, never one above (Harlequin's components never import the app).
+UI_TIERS = (
+    ("gputop.ui", "gputop.ui.layout", "gputop.ui.keymap", "gputop.ui.messages", "gputop.ui.feed", "gputop.ui.terminal"),
+    ("gputop.ui.widgets",),
+    ("gputop.ui.screens",),
+    ("gputop.ui.panel",),
+    ("gputop.ui.controls",),
+    ("gputop.ui.main_screen", "gputop.ui.cluster"),
+    ("gputop.ui.app",),
+)
+
+
+def ui_rank(module: str) -> int:
+    """The rank of a module of the main TUI: that of its package (or of itself, for a module of ``gputop.ui``)."""
+    parts = module.split(".")
+    named = ".".join(parts[:3])
+    for rank, names in enumerate(UI_TIERS):
+        if named in names or (len(parts) == 2 and module in names):
+            return rank
+    raise AssertionError(f"{module} has no rank in UI_TIERS: give it one")
+
+
+# Imports that still point up, each to be undone (issue 36): the list only shrinks.
+UI_UPWARD_TODAY = {
+    "gputop.ui.layout -> gputop.ui.widgets.card_lines",
+    "gputop.ui.panel.panel_keys -> gputop.ui.controls.navigation",
+}
+
+
+def test_the_ui_packages_import_one_way_screens_above_widgets_above_helpers() -> None:
+    # Issue 36 item 3: no import between ui/ packages runs both ways.
+    ui_modules = [m for m in MODULES if layer(m) == "ui"]
+    upward = {
+        f"{module} -> {target}"
+        for module in ui_modules
+        for target in graph(at_import_time=False)[module]
+        if layer(target) == "ui" and ui_rank(target) > ui_rank(module)
+    }
+    assert upward == UI_UPWARD_TODAY

@@ -1,7 +1,7 @@
 """The gputop TUI: GPU cards, a host strip and a process panel, fed one Snapshot per tick.
 
 The app makes the parts, each in its own module and given only what it uses, and the main screen
-(``screens/main.py``), which composes the widgets and owns its keys; the keys of the process panel are the
+(``main_screen.py``), which composes the widgets and owns its keys; the keys of the process panel are the
 panel's (``panel/process_panel.py``), those that act over every screen (help, alerts, freeze, refresh, a
 replay's, quit) the app's, below. Textual's focus chain finds each key where it lives; ``check_action``
 adds only what the mode allows (read-only, replay).
@@ -43,8 +43,7 @@ from gputop.core.model import Snapshot
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings
-from gputop.ui import layout
-from gputop.ui.controls import keymap
+from gputop.ui import keymap, layout
 from gputop.ui.controls.alert_control import AlertToasts
 from gputop.ui.controls.key_control import KeyControl
 from gputop.ui.controls.layout_control import LayoutControl
@@ -54,22 +53,22 @@ from gputop.ui.controls.sampling_control import SamplingControl
 from gputop.ui.controls.settings_control import SettingsControl
 from gputop.ui.controls.title_control import TitleControl, TitleFacts
 from gputop.ui.feed import alert_kinds, alert_notices
+from gputop.ui.main_screen import MainScreen
 from gputop.ui.messages import SamplerFailed, TicksReady
 from gputop.ui.panel.filter_control import FilterControl
 from gputop.ui.panel.kill_control import KillControl
 from gputop.ui.panel.panel_keys import PanelKeys
-from gputop.ui.panel.process_filter import ProcessFilter
 from gputop.ui.panel.process_panel import ProcessPanel
 from gputop.ui.panel.process_view import ProcessView
-from gputop.ui.panel.rows import SortOrder
 from gputop.ui.panel.sort_control import SortControl
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.screens.live_data import LiveData
-from gputop.ui.screens.main import MainScreen
 from gputop.ui.terminal.early_keys import EarlyKeys, keys_given_back
 from gputop.ui.terminal.textual_imports import collecting_rarely
 from gputop.ui.terminal.textual_private import ChangedCellsApp
 from gputop.ui.widgets.card_lines import CardContent
+from gputop.ui.widgets.process_filter import ProcessFilter
+from gputop.ui.widgets.rows import SortOrder
 
 if TYPE_CHECKING:  # imported by the runs that record or replay (cli), not by every start
     from gputop.core.recording.record import Recorder

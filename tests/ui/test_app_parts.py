@@ -16,23 +16,22 @@ from textual.widgets import Static
 from gputop.core.analysis.alerts import AlertEvent
 from gputop.core.recording.record import Recording
 from gputop.core.recording.replay import Replay
-from gputop.ui import layout
-from gputop.ui.controls import keymap
+from gputop.ui import keymap, layout
 from gputop.ui.controls.key_control import KeyControl
-from gputop.ui.controls.keymap import BINDINGS, help_entries, key_bindings, key_name, mode_allows, palette_entries
 from gputop.ui.controls.layout_control import LayoutControl
-from gputop.ui.controls.replay_control import replay_status
 from gputop.ui.controls.sampling_control import next_interval
 from gputop.ui.controls.title_control import TitleControl, TitleFacts, late_s, sub_title
 from gputop.ui.feed import alert_notices
+from gputop.ui.keymap import BINDINGS, help_entries, key_bindings, key_name, mode_allows, palette_entries
 from gputop.ui.panel.filter_control import FilterControl, no_such_gpu
-from gputop.ui.panel.process_filter import ProcessFilter
 from gputop.ui.panel.process_view import ProcessView, panel_title, sort_for_key
-from gputop.ui.panel.rows import SortOrder
 from gputop.ui.panel.sort_control import SortControl, picked_order
 from gputop.ui.screens.sort_pick import SortPickScreen
 from gputop.ui.screens.user_pick import UserPickScreen
+from gputop.ui.widgets.process_filter import ProcessFilter
 from gputop.ui.widgets.process_table import ProcessTable
+from gputop.ui.widgets.replay_title import replay_status
+from gputop.ui.widgets.rows import SortOrder
 
 from .factory import NOW, gpu, proc, snapshot
 

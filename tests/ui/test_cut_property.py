@@ -24,11 +24,11 @@ from textual.widgets import Footer
 from gputop.core.model import ProcessSample, Snapshot
 from gputop.core.output.command_text import command_text
 from gputop.ui.app import GpuTopApp
-from gputop.ui.panel.rows import ProcessRow
 from gputop.ui.screens.detail import DetailScreen
 from gputop.ui.screens.kill import KillScreen
 from gputop.ui.screens.process import ProcessScreen
 from gputop.ui.widgets.process_table import ProcessTable
+from gputop.ui.widgets.rows import ProcessRow
 
 from .factory import gpu, make_app, proc, snapshot
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gputop.core.model import Job, Snapshot
-from gputop.ui.panel.process_filter import ProcessFilter
-from gputop.ui.panel.rows import snapshot_rows
 from gputop.ui.screens.process import ProcessScreen
+from gputop.ui.widgets.process_filter import ProcessFilter
+from gputop.ui.widgets.rows import snapshot_rows
 
 from .factory import gpu, make_app, proc, screen_text, snapshot
 

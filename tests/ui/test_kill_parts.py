@@ -11,7 +11,7 @@ import psutil
 from gputop.core.host.signals import Outcome, SignalResult
 from gputop.core.model import ProcessIdentity
 from gputop.ui.panel.kill_control import Notice, kill_notice, outcome_notice, rows_below, signal_each
-from gputop.ui.panel.rows import ProcessRow
+from gputop.ui.widgets.rows import ProcessRow
 from tests.ui.factory import NOW, proc
 
 SIGTERM = 15

@@ -12,10 +12,10 @@ from gputop.core.analysis.forecast import Forecast, Forecasts
 from gputop.core.analysis.history import History
 from gputop.core.host.procdetail import ProcessDetail
 from gputop.core.model import ProcessIdentity
-from gputop.ui.panel.rows import ProcessRow, SortOrder
 from gputop.ui.screens.detail import DetailScreen
 from gputop.ui.screens.live_data import LiveData
 from gputop.ui.screens.process import ProcessScreen
+from gputop.ui.widgets.rows import ProcessRow, SortOrder
 
 from .factory import GIB, NOW, gpu, proc, snapshot
 

@@ -11,9 +11,9 @@ from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings, load_settings
 from gputop.ui.app import GpuTopApp
-from gputop.ui.panel.rows import COLUMNS, SortOrder
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.host_strip import HostStrip
+from gputop.ui.widgets.rows import COLUMNS, SortOrder
 
 from .factory import RecordingSource, notices, two_gpu_snapshot
 

@@ -5,7 +5,7 @@ never pushing another off screen."""
 
 from __future__ import annotations
 
-from gputop.ui.panel.rows import ProcessRow, empty_columns, visible_columns
+from gputop.ui.widgets.rows import ProcessRow, empty_columns, visible_columns
 
 from .factory import NOW, proc
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from textual import events
 
 from gputop.ui.app import GpuTopApp
+from gputop.ui.main_screen import MainScreen
 from gputop.ui.screens.kill import KillScreen
-from gputop.ui.screens.main import MainScreen
 from gputop.ui.screens.process import ProcessScreen
 from gputop.ui.terminal.early_keys import EarlyKeys
 

@@ -169,7 +169,7 @@ def _activity_line(gpu: GpuSample) -> str:
 _PROCESS_HEADER = f"{'GPU':>4} {'PID':>7} {'USER':<9} {'T':<3} {'GPU-MEM':>8} {'SM':>4} {'CPU':>5} {'TIME':>6}  COMMAND"
 
 
-# The TUI's sort columns (ui/panel/rows.py) that --once can order by; any other sorts by GPU memory.
+# The TUI's sort columns (ui/widgets/rows.py) that --once can order by; any other sorts by GPU memory.
 _SORT_KEYS: dict[str, Callable[[ProcessSample], float | str | None]] = {
     "gpu": lambda p: p.gpu_index * 1000 + (-1 if p.mig_index is None else p.mig_index),
     "pid": lambda p: p.pid,

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from textual.binding import ActiveBinding
 from textual.dom import DOMNode
 
-from gputop.ui.controls import keymap
+from gputop.ui import keymap
 
 
 class KeyControl:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gputop.ui.panel.kill_control import rows_below
-from gputop.ui.panel.tree_rows import launcher_note
+from gputop.ui.widgets.tree_rows import launcher_note
 
 if TYPE_CHECKING:
     from textual.app import App

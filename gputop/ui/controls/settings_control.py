@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from gputop.core.settings import Settings, default_settings_path, save_settings
 from gputop.ui.controls.layout_control import LayoutControl
 from gputop.ui.panel.process_view import ProcessView
-from gputop.ui.panel.rows import COLUMN_BY_NAME, SortOrder
+from gputop.ui.widgets.rows import COLUMN_BY_NAME, SortOrder
 
 if TYPE_CHECKING:
     from textual.app import App

@@ -36,7 +36,7 @@ def late_s(latest: Snapshot | None, now: float, interval_s: float, started_at: f
 def sub_title(interval_s: float, *, frozen: bool, replay: Replay | None) -> str:
     """The app's sub-title (the terminal's window title): "every 1s · FROZEN", or where the replay is."""
     if replay is not None:
-        from gputop.ui.controls.replay_control import replay_status  # a replay's module, imported by the replay
+        from gputop.ui.widgets.replay_title import replay_status  # a replay's module, imported by the replay
 
         return replay_status(replay)
     return f"every {interval_s:g}s" + (" · FROZEN" if frozen else "")
@@ -97,7 +97,7 @@ class TitleControl:
         if replay is None:
             mode = interval_text(facts.interval_s)
         else:
-            from gputop.ui.controls.replay_control import replay_title
+            from gputop.ui.widgets.replay_title import replay_title
 
             mode = replay_title(replay)
         now = time.time() if facts.now is None else facts.now

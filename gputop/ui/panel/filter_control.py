@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 from gputop.core.model import Snapshot
 from gputop.ui.layout import gpu_range
-from gputop.ui.panel.process_filter import ProcessFilter
 from gputop.ui.panel.process_view import ProcessView
-from gputop.ui.panel.rows import users_with_processes
 from gputop.ui.widgets.filter_bar import FilterBar
+from gputop.ui.widgets.process_filter import ProcessFilter
+from gputop.ui.widgets.rows import users_with_processes
 
 if TYPE_CHECKING:
     from textual.screen import Screen

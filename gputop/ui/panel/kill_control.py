@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from gputop.core.format import safe_text
 from gputop.core.host.signals import Outcome, SignalResult, send_signal
 from gputop.core.model import ProcessIdentity
-from gputop.ui.panel.rows import ProcessRow
-from gputop.ui.panel.tree_rows import launcher_note
 from gputop.ui.widgets.process_table import ProcessTable
+from gputop.ui.widgets.rows import ProcessRow
+from gputop.ui.widgets.tree_rows import launcher_note
 
 if TYPE_CHECKING:
     from textual.app import App

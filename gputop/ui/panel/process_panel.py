@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from gputop.ui.controls.keymap import PANEL_ACTIONS, PANEL_BINDINGS
+from gputop.ui.keymap import PANEL_ACTIONS, PANEL_BINDINGS
 from gputop.ui.widgets.process_table import ProcessTable
 
 if TYPE_CHECKING:

@@ -10,10 +10,10 @@ from gputop.core.analysis.diagnosis import Diagnoses
 from gputop.core.analysis.forecast import ProcessGrowth
 from gputop.core.host.ancestry import Ancestor, AncestryReader
 from gputop.core.model import ProcessIdentity, Snapshot
-from gputop.ui.panel.process_filter import FilterError, ProcessFilter
-from gputop.ui.panel.rows import COLUMN_BY_NAME, ProcessRow, RowKey, SortOrder, snapshot_rows
-from gputop.ui.panel.tree_rows import fold_rows, tree_rows
+from gputop.ui.widgets.process_filter import FilterError, ProcessFilter
 from gputop.ui.widgets.process_table import ProcessTable
+from gputop.ui.widgets.rows import COLUMN_BY_NAME, ProcessRow, RowKey, SortOrder, process_count, snapshot_rows
+from gputop.ui.widgets.tree_rows import fold_rows, tree_rows
 
 
 def _nothing_below(rows: list[ProcessRow], row: ProcessRow) -> bool:
@@ -25,11 +25,6 @@ def _nothing_below(rows: list[ProcessRow], row: ProcessRow) -> bool:
 def sort_for_key(column: str) -> SortOrder:
     """The order a sort key (``M``, ``P``, ``T``, ``N``, ``G``, ``D``) picks: largest first, but PIDs ascending."""
     return SortOrder("pid", False) if column == "pid" else SortOrder(column, True)
-
-
-def process_count(rows: list[ProcessRow]) -> int:
-    """How many of ``rows`` are processes (not "(no process)" rows)."""
-    return sum(1 for row in rows if not row.unattributed)
 
 
 def panel_title(

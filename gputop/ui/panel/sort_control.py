@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gputop.ui.panel.process_view import ProcessView, sort_for_key
-from gputop.ui.panel.rows import SortOrder
+from gputop.ui.widgets.rows import SortOrder
 
 if TYPE_CHECKING:  # the menu is imported when first opened: the first frame does not need it
     from gputop.ui.screens.sort_pick import SortPickScreen

@@ -18,9 +18,6 @@ from gputop.core.analysis.history import GpuHistory
 from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_rate, fmt_temperature, fmt_watts, safe_text
 from gputop.core.model import GpuSample, MigSample, Snapshot, percent
 from gputop.ui import layout
-from gputop.ui.controls.replay_control import replay_title
-from gputop.ui.panel.process_view import process_count
-from gputop.ui.panel.rows import snapshot_rows
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.screens.live_data import LiveData
 from gputop.ui.widgets.card_text import activity_figures, forecast_text, mig_profile, silence_text
@@ -28,6 +25,8 @@ from gputop.ui.widgets.diagnosis_panel import DiagnosisPanel
 from gputop.ui.widgets.history_chart import HistoryChart, TimeWindow, window_of
 from gputop.ui.widgets.out_of_view import OutOfView, chart_name
 from gputop.ui.widgets.process_table import ProcessTable
+from gputop.ui.widgets.replay_title import replay_title
+from gputop.ui.widgets.rows import process_count, snapshot_rows
 
 _GAP = "  "
 # The diagnosis box's most lines of text (its stylesheet's max-height, less its borders).

@@ -16,9 +16,9 @@ from gputop.core.host.signals import SIGNALS
 from gputop.core.host.visibility import not_visible_words
 from gputop.core.output.command_text import command_text
 from gputop.core.text_cut import fit_cells, wrap
-from gputop.ui.panel.rows import ProcessRow
 from gputop.ui.screens.pick import PickScreen
 from gputop.ui.widgets.choice_list import ChoiceList
+from gputop.ui.widgets.rows import ProcessRow
 
 _SIGNAL_HELP = {
     "SIGTERM": "ask it to exit",

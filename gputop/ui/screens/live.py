@@ -6,7 +6,7 @@ from textual.binding import ActiveBinding
 from textual.screen import Screen
 
 from gputop.core.model import Snapshot
-from gputop.ui.controls.keymap import in_footer_order
+from gputop.ui.keymap import in_footer_order
 
 
 class LiveScreen(Screen[None]):

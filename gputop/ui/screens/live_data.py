@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from gputop.core.host.procdetail import ProcessDetail
     from gputop.core.model import ProcessIdentity, Snapshot
     from gputop.core.recording.replay import Replay
-    from gputop.ui.panel.rows import SortOrder
+    from gputop.ui.widgets.rows import SortOrder
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -28,11 +28,11 @@ from gputop.core.format import NA, NOT_YET, fmt_bytes, fmt_duration, fmt_percent
 from gputop.core.host.procdetail import ProcessDetail, Readable, Relative, masked
 from gputop.core.host.visibility import not_visible_words
 from gputop.core.model import Job, ProcessIdentity, Snapshot
-from gputop.ui.panel.rows import ProcessRow, snapshot_rows
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.screens.live_data import LiveData
 from gputop.ui.widgets.history_chart import HistoryChart
 from gputop.ui.widgets.out_of_view import FactsBox, OutOfView, chart_name
+from gputop.ui.widgets.rows import ProcessRow, snapshot_rows
 
 
 def _relative(relative: Relative) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets.option_list import Option
 
-from gputop.ui.panel.rows import COLUMNS, SortOrder
 from gputop.ui.screens.pick import PickScreen
+from gputop.ui.widgets.rows import COLUMNS, SortOrder
 
 
 class SortPickScreen(PickScreen):

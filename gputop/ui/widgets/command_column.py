@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from gputop.core.output.command_text import fit_command, sibling_spans
 from gputop.core.text_cut import cells, last_start
-from gputop.ui.panel.rows import COLUMN_BY_NAME, ProcessRow, RowKey
+from gputop.ui.widgets.rows import COLUMN_BY_NAME, ProcessRow, RowKey
 
 # How far one ← or → scrolls, in characters.
 SCROLL_STEP = 8

@@ -23,8 +23,10 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from gputop.core.text_cut import cut_end
-from gputop.ui.controls.keymap import TABLE_ACTIONS, TABLE_BINDINGS
-from gputop.ui.panel.rows import (
+from gputop.ui.keymap import TABLE_ACTIONS, TABLE_BINDINGS
+from gputop.ui.widgets.command_column import SCROLL_STEP, CommandColumn
+from gputop.ui.widgets.frame_style import FrameStyled
+from gputop.ui.widgets.rows import (
     COLUMN_BY_NAME,
     Column,
     ProcessRow,
@@ -34,8 +36,6 @@ from gputop.ui.panel.rows import (
     sort_rows,
     visible_columns,
 )
-from gputop.ui.widgets.command_column import SCROLL_STEP, CommandColumn
-from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.styled_line import text_cells
 
 if TYPE_CHECKING:

@@ -20,8 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from gputop.core.model import Snapshot
-from gputop.ui import layout
-from gputop.ui.controls import keymap
+from gputop.ui import keymap, layout
 from gputop.ui.controls.layout_control import CardContents, DrawCards, LayoutControl
 from gputop.ui.panel.process_panel import ProcessPanel
 from gputop.ui.widgets.filter_bar import FilterBar

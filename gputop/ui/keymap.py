@@ -4,7 +4,7 @@ Each key lives where it acts, and Textual's focus chain decides which act now:
 
 - ``APP_BINDINGS``: over every screen but a dialog (help, alerts, freeze, refresh, a replay's keys, quit);
   their actions are the app's;
-- ``MAIN_SCREEN_BINDINGS``: the main screen's own (``screens/main.py``): cards, strip, panel shown, owners, settings;
+- ``MAIN_SCREEN_BINDINGS``: the main screen's own (``main_screen.py``): cards, strip, panel shown, owners, settings;
 - ``TABLE_BINDINGS``: any process table's (the main panel's and the detail screen's): sort, tag, kill, open;
 - ``PANEL_BINDINGS``: the main panel's (``panel/process_panel.py``): filter, tree, one GPU, one user.
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from gputop.core.analysis.owners import owner_name
 from gputop.core.format import safe_text
 from gputop.core.model import ProcessSample
-from gputop.ui.panel.rows import ProcessRow
+from gputop.ui.widgets.rows import ProcessRow
 
 # The filter text that shows only idle processes (see core.analysis.diagnosis).
 IDLE_FILTER = "is:idle"

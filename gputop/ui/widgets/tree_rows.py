@@ -10,7 +10,7 @@ from gputop.core.format import safe_text
 from gputop.core.host.ancestry import Ancestor
 from gputop.core.model import ProcessSample
 from gputop.core.output.command_text import command_text
-from gputop.ui.panel.rows import ProcessRow, RowKey, SortOrder, sort_rows
+from gputop.ui.widgets.rows import ProcessRow, RowKey, SortOrder, sort_rows
 
 
 def tree_rows(

@@ -419,3 +419,8 @@ def snapshot_rows(
 def users_with_processes(snapshot: Snapshot) -> list[str]:
     """The users that own GPU processes, sorted."""
     return sorted({p.user for p in snapshot.processes() if p.user is not None})
+
+
+def process_count(rows: list[ProcessRow]) -> int:
+    """How many of ``rows`` are processes (not "(no process)" rows)."""
+    return sum(1 for row in rows if not row.unattributed)
