@@ -386,7 +386,9 @@ class DetailScreen(LiveScreen):
         from gputop.ui.screens.sort_pick import pick_sort  # the menu is imported when first opened
 
         message.stop()
-        pick_sort(message.table)
+        # Opened from the table's own turn, so that the order picked is the table's to tell the app (``Sorted``):
+        # a message made in this screen's callback would stop here, Textual's rule for a parent's messages.
+        message.table.call_later(pick_sort, message.table)
 
     def action_back(self) -> None:
         self.dismiss(None)
