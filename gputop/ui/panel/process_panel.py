@@ -97,11 +97,6 @@ class ProcessPanel(ProcessTable):
         self._snapshot, self._growth, self._diagnoses = snapshot, growth, diagnoses
         self._show_rows()
 
-    @property
-    def snapshot(self) -> Snapshot | None:
-        """The snapshot whose processes the panel shows (None before the first)."""
-        return self._snapshot
-
     def _show_rows(self) -> None:
         """Show the last snapshot again (first, or the order, the filter, the tree or the tags changed)."""
         snapshot = self._snapshot
