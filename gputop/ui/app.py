@@ -11,8 +11,8 @@ adds only what the mode allows (read-only, replay).
 - ``feed``: which alerts are announced, and how; ``core.analysis.tick_feed``: what each tick feeds (the Watcher's
   history, forecasts and alerts; the recording), on the sampler thread, and the hand-over to this one;
 - ``layout_control``: the room (too small, compact cards, panel and strip shown), by ``layout``'s arithmetic;
-- ``process_view``: the panel's rows; ``sort_control`` and ``filter_control``: sorting and filtering;
-- ``kill_control``: tag and signal; ``replay_control``: replay; ``navigation``: the screens over this one;
+- ``process_panel``: the panel, which holds its sort, filter and tree and asks for the rest in messages;
+- ``kill_control``: signal; ``replay_control``: replay; ``navigation``: the screens over this one;
 - ``title_control``: the title; ``settings_control``: the settings file applied and saved;
 - widgets: ``title_bar``, ``filter_bar``, ``gpu_grid`` (of ``gpu_card``), ``host_strip``, ``process_table``.
 
@@ -55,20 +55,15 @@ from gputop.ui.controls.title_control import TitleControl, TitleFacts
 from gputop.ui.feed import alert_kinds, alert_notices
 from gputop.ui.main_screen import MainScreen
 from gputop.ui.messages import SamplerFailed, TicksReady
-from gputop.ui.panel.filter_control import FilterControl
 from gputop.ui.panel.kill_control import KillControl
-from gputop.ui.panel.panel_keys import PanelKeys
 from gputop.ui.panel.process_panel import ProcessPanel
-from gputop.ui.panel.process_view import ProcessView
-from gputop.ui.panel.sort_control import SortControl
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.screens.live_data import LiveData
 from gputop.ui.terminal.early_keys import EarlyKeys, keys_given_back
 from gputop.ui.terminal.textual_imports import collecting_rarely
 from gputop.ui.terminal.textual_private import ChangedCellsApp
 from gputop.ui.widgets.card_lines import CardContent
-from gputop.ui.widgets.process_filter import ProcessFilter
-from gputop.ui.widgets.rows import SortOrder
+from gputop.ui.widgets.process_table import ProcessTable
 
 if TYPE_CHECKING:  # imported by the runs that record or replay (cli), not by every start
     from gputop.core.recording.record import Recorder
@@ -131,23 +126,18 @@ class GpuTopApp(ChangedCellsApp[int]):
             facts=self._title_facts, set_sub_title=partial(setattr, self, "sub_title"),
             top=lambda: self.screen, every=self.set_interval,
         )
-        # The process panel and the parts behind its keys.
-        self.processes = ProcessPanel(id="processes")
-        self.view = ProcessView(self.processes, ancestry=not sampler.source.simulated and replay is None)
-        self.filter_control = FilterControl(
-            self.view, mark_card=lambda index: self.main.grid.mark_filtered(index), current=lambda: self.snapshot,
-            notify=self.notify, push_screen=self.push_screen,
-        )
+        # The process panel (its sort, filter and tree are its own) and the parts its messages ask for.
         self.key_control = KeyControl(
-            readonly=self.readonly, replaying=replay is not None, filter_shown=lambda: self.filter_control.shown
+            readonly=self.readonly, replaying=replay is not None, filter_shown=lambda: self.processes.filter_shown
         )
-        self.sort_control = SortControl(self.view, self.push_screen)
+        self.processes = ProcessPanel(
+            id="processes", ancestry=not sampler.source.simulated and replay is None, allows=self.key_control.allows
+        )
         refusal = None if not (self.readonly or replay is not None) else (
             "a recording" if replay is not None else "read-only (--readonly)"
         )
         self.kill_control = KillControl(
-            self, sampler.source.signal, panel=self.processes, tags_changed=self.view.refresh, refusal=refusal,
-            source_name=sampler.source.name,
+            self, sampler.source.signal, panel=self.processes, refusal=refusal, source_name=sampler.source.name,
         )
         self.navigation = Navigation(
             self,
@@ -156,30 +146,25 @@ class GpuTopApp(ChangedCellsApp[int]):
             data=LiveData(
                 current=lambda: self.snapshot, history=self.history, forecasts=lambda: self.forecasts,
                 diagnoses=lambda: self.diagnoses, raised=lambda: () if self.tick is None else self.tick.raised,
-                sort=lambda: self.view.sort, process_detail=sampler.process_detail, replay=replay,
+                sort=lambda: self.processes.sort, process_detail=sampler.process_detail, replay=replay,
+                allows=self.key_control.allows,
             ),
             kill=self.kill_control,
-            only_owner=self.filter_control.only_owner,
+            only_owner=self.processes.only_owner,
             source_name=sampler.source.name,
         )
-        self.panel_keys = PanelKeys(
-            view=self.view, sort=self.sort_control, filters=self.filter_control, kill=self.kill_control,
-            navigation=self.navigation, allows=self.key_control.allows,
-        )
-        self.processes.connect(self.panel_keys)
         # The main screen, its room, and the settings applied to both.
         self.main = MainScreen(
-            title_bar=self.title_control.bar, panel=self.processes, filter_bar=self.filter_control.bar,
+            title_bar=self.title_control.bar, panel=self.processes, filter_bar=self.processes.filter_bar,
             size=lambda: self.size, current=lambda: self.snapshot, draw_cards=self._draw_cards,
             card_contents=self._card_contents, ready=self._start,
         )
         self.settings_control = SettingsControl(
             settings, settings_path, list(settings_warnings),
-            view=self.view, layout=self.main.room, interval=lambda: self.interval_s, app=self,
+            panel=self.processes, layout=self.main.room, interval=lambda: self.interval_s, app=self,
         )
         self.main.connect(
-            navigation=self.navigation, filters=self.filter_control,
-            save_settings=self.settings_control.save, allows=self.key_control.allows,
+            navigation=self.navigation, save_settings=self.settings_control.save, allows=self.key_control.allows,
         )
         self.replay_control: ReplayControl | None = None
         if replay is not None:
@@ -214,16 +199,6 @@ class GpuTopApp(ChangedCellsApp[int]):
     def alert_kinds(self, gpu_index: int) -> tuple[str, ...]:
         """The kinds of alert raised, as of the newest snapshot, on a GPU (or one of its MIG devices)."""
         return () if self.tick is None else alert_kinds(self.tick, gpu_index)
-
-    @property
-    def sort(self) -> SortOrder:
-        """The process panel's sort order."""
-        return self.view.sort
-
-    @property
-    def filter(self) -> ProcessFilter:
-        """The process panel's filter."""
-        return self.view.filter
 
     # -- the screen ----------------------------------------------------------------------
 
@@ -296,6 +271,20 @@ class GpuTopApp(ChangedCellsApp[int]):
         self.forget_screen()  # the terminal may have reflowed what it showed
         self.layout_control.resized(event.size.width, event.size.height)
 
+    # -- what the process tables ask for (messages from the panel and the detail screen's table) --------
+
+    def on_process_table_sorted(self, message: ProcessTable.Sorted) -> None:
+        self.processes.sort = message.order  # the panel's order is the one every table follows, and saved
+
+    def on_process_table_kill_asked(self, message: ProcessTable.KillAsked) -> None:
+        self.kill_control.asked(message.table)
+
+    def on_process_table_open_process(self, message: ProcessTable.OpenProcess) -> None:
+        self.navigation.process(message.table)
+
+    def on_process_panel_open_gpu_detail(self, message: ProcessPanel.OpenGpuDetail) -> None:
+        self.navigation.detail(message.index)
+
     # -- data in -----------------------------------------------------------------------
 
     def on_ticks_ready(self, message: TicksReady) -> None:
@@ -352,7 +341,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         with self.feed.watcher.lock:
             self.layout_control.show_gpus(snapshot)
         self.main.host.show(snapshot.host, snapshot.gpus)
-        self.view.show(snapshot, None if self.forecasts is None else self.forecasts.processes, self.diagnoses)
+        self.processes.show(snapshot, None if self.forecasts is None else self.forecasts.processes, self.diagnoses)
         self.update_title()
         screen = self.screen
         # A screen opened but not composed yet shows the newest snapshot itself once mounted.

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from textual.binding import BindingType
 
     from gputop.ui.controls.navigation import Navigation
-    from gputop.ui.panel.filter_control import FilterControl
 
 
 class MainScreen(Screen[None]):
@@ -75,7 +74,6 @@ class MainScreen(Screen[None]):
             contents=card_contents,
         )
         self._navigation: Navigation | None = None
-        self._filters: FilterControl | None = None
         self._save_settings: Callable[[], None] | None = None
         self._allows: Callable[[str], bool] = lambda _action: False
         self._ready = ready
@@ -84,12 +82,11 @@ class MainScreen(Screen[None]):
         self,
         *,
         navigation: Navigation,
-        filters: FilterControl,
         save_settings: Callable[[], None],
         allows: Callable[[str], bool],
     ) -> None:
         """The parts the keys call; ``allows``: whether an action acts in this mode (read-only, replay)."""
-        self._navigation, self._filters = navigation, filters
+        self._navigation = navigation
         self._save_settings, self._allows = save_settings, allows
 
     def compose(self) -> ComposeResult:
@@ -114,8 +111,7 @@ class MainScreen(Screen[None]):
     # -- the keys ------------------------------------------------------------------------
 
     def action_clear_filter(self) -> None:
-        if self._filters is not None:
-            self._filters.clear()
+        self.panel.clear_filter()
 
     def action_toggle_compact(self) -> None:
         self.room.toggle_compact()
@@ -135,6 +131,9 @@ class MainScreen(Screen[None]):
             self._save_settings()
 
     # -- the mouse -----------------------------------------------------------------------
+
+    def on_process_panel_gpu_filtered(self, message: ProcessPanel.GpuFiltered) -> None:
+        self.grid.mark_filtered(message.index)  # the card of the GPU the panel shows alone
 
     def on_gpu_card_selected(self, message: GpuCard.Selected) -> None:
         if self._navigation is not None:

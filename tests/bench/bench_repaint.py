@@ -39,7 +39,7 @@ def _probe(out: str, warmup_s: float, argv: list[str], why: bool = False) -> Non
     from gputop.cli.main import main
     from gputop.ui.app import GpuTopApp
     from gputop.ui.controls.layout_control import LayoutControl
-    from gputop.ui.panel.process_view import ProcessView
+    from gputop.ui.panel.process_panel import ProcessPanel
     from gputop.ui.terminal.terminal_diff import TerminalDiff
     from gputop.ui.widgets.gpu_card import GpuCard
     from gputop.ui.widgets.process_table import ProcessTable
@@ -77,7 +77,7 @@ def _probe(out: str, warmup_s: float, argv: list[str], why: bool = False) -> Non
         (Screen, "_compositor_refresh"),
         (GpuTopApp, "receive"),
         (LayoutControl, "show_gpus"),
-        (ProcessView, "show"),
+        (ProcessPanel, "show"),
         (TerminalDiff, "update"),
         (GpuCard, "render_line"),
         (ProcessTable, "render_line"),

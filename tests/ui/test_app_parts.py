@@ -1,12 +1,10 @@
 """The app's parts without an app: the key table in each mode and where each key lives, sort keys and the sort
-menu, the filter keys, the layout of the main screen, the panel title, interval steps, the GPU filter's refusal,
+menu's choice, the layout of the main screen, the panel title, interval steps, the GPU filter's refusal,
 the title's lateness and words, and what alerts are announced."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
-from typing import Any
 
 from textual.binding import ActiveBinding, Binding
 from textual.geometry import Size
@@ -23,15 +21,10 @@ from gputop.ui.controls.sampling_control import next_interval
 from gputop.ui.controls.title_control import TitleControl, TitleFacts, late_s, sub_title
 from gputop.ui.feed import alert_notices
 from gputop.ui.keymap import BINDINGS, help_entries, key_bindings, key_name, mode_allows, palette_entries
-from gputop.ui.panel.filter_control import FilterControl, no_such_gpu
-from gputop.ui.panel.process_view import ProcessView, panel_title, sort_for_key
-from gputop.ui.panel.sort_control import SortControl, picked_order
-from gputop.ui.screens.sort_pick import SortPickScreen
-from gputop.ui.screens.user_pick import UserPickScreen
+from gputop.ui.panel.panel_words import no_such_gpu, panel_title
 from gputop.ui.widgets.process_filter import ProcessFilter
-from gputop.ui.widgets.process_table import ProcessTable
 from gputop.ui.widgets.replay_title import replay_status
-from gputop.ui.widgets.rows import SortOrder
+from gputop.ui.widgets.rows import SortOrder, picked_order, sort_for_key
 
 from .factory import NOW, gpu, proc, snapshot
 
@@ -85,29 +78,6 @@ def test_the_sort_menu_keeps_the_direction_of_the_current_column_and_picks_anoth
     assert picked_order(SortOrder("cpu", False), "cpu") == SortOrder("cpu", False)
     assert picked_order(SortOrder("cpu", False), "pid") == SortOrder("pid", False)
     assert picked_order(SortOrder("pid", False), "gpu_memory") == SortOrder("gpu_memory", True)
-
-
-def test_the_sort_keys_and_the_menu_change_the_panel_order_without_an_app() -> None:
-    view = ProcessView(ProcessTable())
-    menus: list[tuple[SortPickScreen, Callable[[str | None], None]]] = []
-    control = SortControl(view, lambda screen, picked: menus.append((screen, picked)))
-
-    control.move(1)  # right of GPU memory among the columns on screen
-    assert view.sort == SortOrder("share", True)
-    control.invert()
-    assert view.sort == SortOrder("share", False)
-    control.by_header("share")
-    assert view.sort == SortOrder("share", True)
-    control.by_key("pid")
-    assert view.sort == SortOrder("pid", False)
-
-    control.menu()
-    ((screen, picked),) = menus
-    assert screen.id == "sort-screen"
-    picked(None)
-    assert view.sort == SortOrder("pid", False)
-    picked("cpu")
-    assert view.sort == SortOrder("cpu", True)
 
 
 def test_only_a_gpu_the_machine_has_can_be_filtered_to_and_the_refusal_says_which_it_has() -> None:
@@ -186,43 +156,6 @@ def test_the_mode_and_the_filter_decide_which_keys_act_and_the_palette_runs_each
     active = [ActiveBinding(panel, kill, True, ""), ActiveBinding(app, freeze, True, "")]  # type: ignore[arg-type]
     assert live.palette_entries(active) == [("Kill", "key: k, F9", "kill", panel), ("Freeze", "key: f", "freeze", app)]
     assert read_only.palette_entries(active) == [("Freeze", "key: f", "freeze", app)]
-
-
-def _filter_control() -> tuple[FilterControl, ProcessView, list[int | None], list[str], list[Any]]:
-    shown = snapshot(
-        gpu(0, [proc(101, 0, 10, user="alice"), proc(102, 0, 5, user="bob")]), gpu(1, [proc(201, 1, 8, user="bob")])
-    )
-    view = ProcessView(ProcessTable())
-    view.show(shown, None)
-    marks: list[int | None] = []
-    notes: list[str] = []
-    pushed: list[Any] = []
-    control = FilterControl(
-        view, mark_card=marks.append, current=lambda: shown,
-        notify=lambda message, **_: notes.append(message),
-        push_screen=lambda screen, done: pushed.append((screen, done)),
-    )
-    return control, view, marks, notes, pushed
-
-
-def test_the_filter_keys_filter_the_panel_mark_the_card_and_refuse_in_words_without_an_app() -> None:
-    control, view, marks, notes, pushed = _filter_control()
-    assert view.table.pids() == [101, 201, 102]
-    control.only_gpu(7)
-    assert notes == ["there is no GPU 7: this machine has GPUs 0-1 (# lists them)"]
-    assert view.table.pids() == [101, 201, 102] and marks == []
-    control.only_gpu(0)
-    assert view.table.pids() == [101, 102] and marks == [0]
-    control.next_match()
-    assert notes[-1] == "no filter: / types one, then n goes from match to match"
-    control.filter_gpu(None)
-    assert view.table.pids() == [101, 201, 102] and marks == [0, None]
-    control.pick_user()
-    ((screen, picked),) = pushed
-    assert isinstance(screen, UserPickScreen)
-    picked("bob")
-    assert view.table.pids() == [201, 102] and view.filter.user == "bob"
-    assert control.shown  # a filter applies: Esc has something to clear
 
 
 def _layout(width: int, height: int, drawn: list[layout.CardLayout]) -> LayoutControl:

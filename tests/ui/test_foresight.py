@@ -71,7 +71,7 @@ async def test_growth_column_flags_the_growing_processes_and_G_sorts_by_it() -> 
         header = row_text(app, -1)
         assert "GROWTH" in header
         await pilot.press("G")
-        assert app.sort.column == "growth"
+        assert app.processes.sort.column == "growth"
         assert app.processes.pids() == [101, 102, 201]
         growth_cells = [row.growth_rate for row in app.processes.rows]
         assert growth_cells == [1024**3 / 8, 1024**3 / 32, 0.0]
@@ -88,7 +88,7 @@ async def test_growth_column_is_reached_with_greater_than_after_memory_share() -
         await feed(app, 9)
         await pilot.pause()
         await pilot.press("greater_than_sign", "greater_than_sign")
-        assert app.sort.column == "growth"
+        assert app.processes.sort.column == "growth"
         assert app.processes.pids() == [101, 102, 201]
 
 

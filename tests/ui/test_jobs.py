@@ -7,7 +7,7 @@ from dataclasses import replace
 from gputop.core.model import Job, Snapshot
 from gputop.ui.screens.process import ProcessScreen
 from gputop.ui.widgets.process_filter import ProcessFilter
-from gputop.ui.widgets.rows import snapshot_rows
+from gputop.ui.widgets.snapshot_rows import snapshot_rows
 
 from .factory import gpu, make_app, proc, screen_text, snapshot
 

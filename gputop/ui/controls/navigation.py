@@ -81,22 +81,6 @@ class Navigation:
             row.process.identity, data=self.data, kill=self.kill, gpu_detail=self.detail, launcher=launcher, below=below
         ))
 
-    def detail_of_selected(self, table: ProcessTable, focused: int | None = None) -> None:
-        """g: the detail screen of the GPU of the process selected in ``table``; with none selected, of
-        the ``focused`` GPU (the panel shows only its processes), else of the first GPU."""
-        row = table.cursor_row
-        if row is not None:
-            self.detail(row.process.gpu_index)
-            return
-        snapshot = self.data.current()
-        indices = [] if snapshot is None else [gpu.index for gpu in snapshot.gpus]
-        if focused is not None and focused in indices:
-            self.detail(focused)
-        elif indices:
-            self.detail(indices[0])
-        else:
-            self.app.notify("no GPU to show", severity="warning")
-
     def detail(self, index: int) -> None:
         """GPU ``index`` in detail."""
         from gputop.ui.screens.detail import DetailScreen

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from gputop.core.settings import Settings, default_settings_path, save_settings
 from gputop.ui.controls.layout_control import LayoutControl
-from gputop.ui.panel.process_view import ProcessView
+from gputop.ui.panel.process_panel import ProcessPanel
 from gputop.ui.widgets.rows import COLUMN_BY_NAME, SortOrder
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 class SettingsControl:
     """Applies the settings to the view (sort, columns, toggles, theme) and saves the view (``S``).
 
-    Given what the settings set: the panel's ``view`` (sort, columns), the ``layout`` (compact cards, the
+    Given what the settings set: the ``panel`` (sort, columns), the ``layout`` (compact cards, the
     panel and the host strip shown), ``interval`` (the sampling interval now) and ``app`` for its theme
     and to tell where the file went.
     """
@@ -30,7 +30,7 @@ class SettingsControl:
         path: Path | None,
         warnings: list[str],
         *,
-        view: ProcessView,
+        panel: ProcessPanel,
         layout: LayoutControl,
         interval: Callable[[], float],
         app: App[Any],
@@ -38,20 +38,20 @@ class SettingsControl:
         self.settings = settings
         self.path = path
         self.warnings = warnings
-        self.view, self.layout, self.interval, self.app = view, layout, interval, app
+        self.panel, self.layout, self.interval, self.app = panel, layout, interval, app
 
     def apply(self) -> None:
         """Sort, columns, toggles and theme from the settings; what cannot be used joins the warnings."""
-        app, settings, view = self.app, self.settings, self.view
+        app, settings, panel = self.app, self.settings, self.panel
         if settings.sort_column in COLUMN_BY_NAME:
-            view.sort = SortOrder(settings.sort_column, settings.sort_descending)
+            panel.sort = SortOrder(settings.sort_column, settings.sort_descending)
         else:
             self.warnings.append(f"unknown sort column '{settings.sort_column}'; sorting by GPU memory")
         unknown = [name for name in settings.columns or () if name not in COLUMN_BY_NAME]
         if unknown:
             plural = "s" if len(unknown) > 1 else ""
             self.warnings.append(f"unknown column{plural} ignored: {', '.join(unknown)}")
-        view.table.show_columns(settings.columns)
+        panel.show_columns(settings.columns)
         self.layout.compact_choice = True if settings.compact else None
         self.layout.panel.display = settings.show_processes
         self.layout.host.display = settings.show_host
@@ -67,8 +67,8 @@ class SettingsControl:
             self.settings,
             interval_s=self.interval(),
             theme=self.app.theme,
-            sort_column=self.view.sort.column,
-            sort_descending=self.view.sort.descending,
+            sort_column=self.panel.sort.column,
+            sort_descending=self.panel.sort.descending,
             compact=self.layout.compact_choice is True,
             show_processes=bool(self.layout.panel.display),
             show_host=bool(self.layout.host.display),

@@ -1,1 +1,2 @@
-"""The process panel: its rows and columns (rows.py), and the sort, filter and kill keys that act on it."""
+"""The process panel: the main screen's process table, which holds its sort, filter and tree; its title's words;
+the signals its k asks for."""

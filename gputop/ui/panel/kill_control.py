@@ -102,8 +102,8 @@ class KillControl:
     """Tags processes in a process table and signals them, off the UI thread.
 
     ``app`` only shows (notify, the dialogs) and runs the signals in a worker; ``signal`` is the source's;
-    ``panel`` is the main screen's table, ``tags_changed`` redraws its title; ``refusal``: why no signal
-    is sent in this mode (read-only, a replay), or None where signals are sent.
+    ``panel`` is the main screen's table (its tags are the table's own: Space and ``U``); ``refusal``: why no
+    signal is sent in this mode (read-only, a replay), or None where signals are sent.
     """
 
     def __init__(
@@ -112,7 +112,6 @@ class KillControl:
         signal: SignalFunction,
         *,
         panel: ProcessTable,
-        tags_changed: Callable[[], None],
         refusal: str | None,
         source_name: str = "nvml",
     ) -> None:
@@ -120,18 +119,15 @@ class KillControl:
         self.source_name = source_name  # demo, replay or a live source: what a launcher's line is made from
         self.signal = signal
         self.panel = panel
-        self.tags_changed = tags_changed
         self.refusal = refusal
         self._table = panel  # the table the last signal was asked from
 
-    def toggle_tag(self, table: ProcessTable) -> None:
-        """Space: tag the selected process, or untag it."""
-        table.toggle_tag()
-        self.tags_changed()
-
-    def untag_all(self, table: ProcessTable) -> None:
-        table.untag_all()
-        self.tags_changed()
+    def asked(self, table: ProcessTable) -> None:
+        """k (or F9) on ``table``: the signal dialog, or why none is sent in this mode."""
+        if self.refusal is not None:
+            self.refuse()
+        else:
+            self.ask(table)
 
     def refuse(self) -> None:
         """k in read-only mode or a replay: say why nothing is sent."""

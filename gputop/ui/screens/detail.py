@@ -26,7 +26,7 @@ from gputop.ui.widgets.history_chart import HistoryChart, TimeWindow, window_of
 from gputop.ui.widgets.out_of_view import OutOfView, chart_name
 from gputop.ui.widgets.process_table import ProcessTable
 from gputop.ui.widgets.replay_title import replay_title
-from gputop.ui.widgets.rows import process_count, snapshot_rows
+from gputop.ui.widgets.snapshot_rows import process_count, snapshot_rows
 
 _GAP = "  "
 # The diagnosis box's most lines of text (its stylesheet's max-height, less its borders).
@@ -244,7 +244,7 @@ class DetailScreen(LiveScreen):
                     chart.border_title = f"{title} (GiB)" if name == "memory" else title
                     yield chart
             yield overflow
-            yield ProcessTable(id="detail-processes")
+            yield ProcessTable(id="detail-processes", allows=self.data.allows)
         yield OutOfView(id="detail-out-of-view")
         yield Footer()
 
@@ -323,7 +323,9 @@ class DetailScreen(LiveScreen):
         self.query_one(DiagnosisPanel).show(snapshot, diagnoses, self.index, alerts)
         rows = [row for row in snapshot_rows(snapshot, growth, diagnoses) if row.process.gpu_index == self.index]
         table = self.query_one(ProcessTable)
-        table.set_rows(rows, data.sort())
+        # The panel's order (its keys here change the panel's too: the app follows their Sorted message).
+        table.set_reactive(ProcessTable.sort, data.sort())
+        table.set_rows(rows, table.sort)
         table.border_title = Text.assemble(("Processes", "bold"), f" {process_count(rows)}")
         try:
             history: GpuHistory | None = data.history.gpu(self.index)
@@ -379,6 +381,14 @@ class DetailScreen(LiveScreen):
             self.call_after_refresh(self.fit_room)
         for name, chart in self._activity_charts.items():
             chart.show(history.timestamps, list(getattr(history, name)), 100.0, window)
+
+    def on_process_table_sort_menu_asked(self, message: ProcessTable.SortMenuAsked) -> None:
+        from gputop.ui.screens.sort_pick import pick_sort  # the menu is imported when first opened
+
+        message.stop()
+        # Opened from the table's own turn, so that the order picked is the table's to tell the app (``Sorted``):
+        # a message made in this screen's callback would stop here, Textual's rule for a parent's messages.
+        message.table.call_later(pick_sort, message.table)
 
     def action_back(self) -> None:
         self.dismiss(None)

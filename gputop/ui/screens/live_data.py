@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gputop.ui.widgets.process_table import LIVE
+
 if TYPE_CHECKING:
     from gputop.core.analysis.alerts import AlertEvent
     from gputop.core.analysis.diagnosis import Diagnoses
@@ -33,6 +35,7 @@ class LiveData:
     sort: Callable[[], SortOrder]  # the process panel's, which the detail screen's table follows
     process_detail: Callable[[ProcessIdentity], ProcessDetail]  # the host facts of one process (slow: a worker)
     replay: Replay | None = None  # where a replay is, in the detail screen's header
+    allows: Callable[[str], bool] = LIVE  # whether an action acts in this mode (read-only, a replay): a table's keys
 
 
 __all__ = ["LiveData"]

@@ -32,7 +32,8 @@ from gputop.ui.screens.live import LiveScreen
 from gputop.ui.screens.live_data import LiveData
 from gputop.ui.widgets.history_chart import HistoryChart
 from gputop.ui.widgets.out_of_view import FactsBox, OutOfView, chart_name
-from gputop.ui.widgets.rows import ProcessRow, snapshot_rows
+from gputop.ui.widgets.rows import ProcessRow
+from gputop.ui.widgets.snapshot_rows import snapshot_rows
 
 
 def _relative(relative: Relative) -> str:

@@ -1,173 +1,39 @@
-"""The process panel: a keyed table drawn with the line API.
+"""A process table with its keys: the cursor, the commands scrolled, sort, tag, kill and open
+(``keymap.TABLE_BINDINGS``). The main panel's table (``panel/process_panel.py``) and the detail screen's
+are each one.
 
-Rows are keyed by process identity. Each tick the cursor stays on the same
-process, the selected row keeps its place on screen, rows that left vanish,
-new ones appear, and only lines whose text changed are redrawn.
-
-Any process table (the main panel's, the detail screen's) has the keys that act on its processes (sort,
-tag, kill, open; ``keymap.TABLE_BINDINGS``); the work is its ``parts``' (``panel/panel_keys.py``).
+The sort order is the table's own (``sort``, set by its keys and a header click; the rows follow it). What
+the table cannot do itself it asks for in a message that bubbles to the screen and the app: the sort menu
+(``SortMenuAsked``), a signal (``KillAsked``), a process in full (``OpenProcess``); and it says when the
+user chose an order (``Sorted``), which the main panel's other tables follow.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from functools import partial
+from typing import TYPE_CHECKING, ClassVar
 
-from rich.cells import set_cell_size
-from rich.segment import Segment
-from rich.style import Style
 from textual.binding import Binding
-from textual.events import Click, Resize
-from textual.geometry import Region, Size
-from textual.scroll_view import ScrollView
-from textual.strip import Strip
+from textual.events import Click
+from textual.message import Message
+from textual.reactive import var
 
-from gputop.core.text_cut import cut_end
-from gputop.ui.keymap import TABLE_ACTIONS, TABLE_BINDINGS
-from gputop.ui.widgets.command_column import SCROLL_STEP, CommandColumn
-from gputop.ui.widgets.frame_style import FrameStyled
-from gputop.ui.widgets.rows import (
-    COLUMN_BY_NAME,
-    Column,
-    ProcessRow,
-    RowKey,
-    SortOrder,
-    empty_columns,
-    sort_rows,
-    visible_columns,
-)
-from gputop.ui.widgets.styled_line import text_cells
+from gputop.ui.keymap import TABLE_ACTIONS, TABLE_BINDINGS, mode_allows
+from gputop.ui.widgets.command_column import SCROLL_STEP
+from gputop.ui.widgets.process_lines import ProcessLines
+from gputop.ui.widgets.rows import SortOrder, sort_for_key
+from gputop.ui.widgets.table_line import process_after
 
 if TYPE_CHECKING:
     from textual.binding import BindingType
 
-_TAG_MARK = "●"
-_HOST_COLUMNS = frozenset({"cpu", "host_memory", "time", "job", "container", "command"})
-# What a launcher's row (in the tree) shows: it holds no GPU of its own.
-_LAUNCHER_COLUMNS = frozenset({"pid", "user", "gpu_memory", "container", "command"})
+# Which actions act where no mode was given: those of a live run.
+LIVE = partial(mode_allows, readonly=False, replaying=False)
 
 
-class SortParts(Protocol):
-    """What sorts the rows (``panel/sort_control.py``)."""
-
-    def move(self, step: int) -> None: ...
-    def invert(self) -> None: ...
-    def by_key(self, column: str) -> None: ...
-    def by_header(self, column: str) -> None: ...
-    def menu(self) -> None: ...
-
-
-class KillParts(Protocol):
-    """What tags and signals a table's processes (``panel/kill_control.py``)."""
-
-    def toggle_tag(self, table: ProcessTable) -> None: ...
-    def untag_all(self, table: ProcessTable) -> None: ...
-    def ask(self, table: ProcessTable) -> None: ...
-    def refuse(self) -> None: ...
-
-
-class OpenParts(Protocol):
-    """What opens a table's selected process in full (``controls/navigation.py``)."""
-
-    def process(self, table: ProcessTable) -> None: ...
-
-
-class TableParts(Protocol):
-    """The parts a process table's keys call (``panel/panel_keys.py``'s ``PanelKeys`` is one): declared here,
-    so that the widget does not import the parts that import it."""
-
-    @property
-    def sort(self) -> SortParts: ...
-    @property
-    def kill(self) -> KillParts: ...
-    @property
-    def navigation(self) -> OpenParts: ...
-    def allows(self, action: str) -> bool: ...
-
-
-def _same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
-    """Whether a row shows what it showed last tick but for its TIME: the same process sample
-    (the sampler keeps the object while nothing about the process changed) and the same figures."""
-    return (
-        before.process is now.process
-        and before.gpu_memory_total == now.gpu_memory_total
-        and before.growth_rate == now.growth_rate
-        and before.growing == now.growing
-        and before.idle_seconds == now.idle_seconds
-        and before.idle == now.idle
-        and before.unattributed == now.unattributed
-        and before.guide == now.guide
-        and before.subtree_memory == now.subtree_memory
-        and before.launcher == now.launcher
-        and before.folded == now.folded
-    )
-
-
-def _process_after(rows: list[ProcessRow], index: int | None, step: int) -> RowKey | None:
-    """Where the cursor goes from row ``index`` (None: no cursor) ``step`` rows on: that row, or the
-    nearest process beyond it in the same direction, else the nearest before it; None: no process
-    row to go to. The cursor is never put on a ``(no process)`` row: on the last process, Down
-    stays there; at ``step`` 0, the row at ``index`` or the nearest process below, else above."""
-    if not rows:
-        return None
-    target = 0 if index is None else max(0, min(len(rows) - 1, index + step))
-    ahead = rows[target:] if step >= 0 else list(reversed(rows[: target + 1]))
-    back = list(reversed(rows[:target])) if step >= 0 else rows[target + 1 :]
-    for row in [*ahead, *back]:
-        if not row.unattributed:
-            return row.key
-    return None
-
-
-def _fit(text: str, width: int, right: bool) -> str:
-    """``text`` padded to ``width`` cells, cut (with "…") where it is longer."""
-    text = cut_end(text, width)
-    if text_cells(text) > width:  # a character Rich counts wider than gputop does: Rich's count wins
-        text = set_cell_size(text, max(0, width - 1)) + "…" if width > 0 else ""
-    pad = " " * (width - text_cells(text))
-    return pad + text if right else text + pad
-
-
-class _Line:
-    """A table line built left to right, neighbours of one style joined into one segment.
-
-    A row has two dozen cells and spaces, nearly all in the row's style: as one segment per run of
-    a style, Textual measures, crops and recolours a handful of segments instead of two dozen. Its
-    width is counted as it is built, so Textual need not measure it again.
-    """
-
-    def __init__(self, text: str, style: Style) -> None:
-        self.segments: list[Segment] = []
-        self._texts = [text]
-        self._style = style
-        self._cells = text_cells(text)
-
-    def add(self, text: str, style: Style) -> None:
-        if style is not self._style:
-            self.segments.append(Segment("".join(self._texts), self._style))
-            self._texts, self._style = [], style
-        self._texts.append(text)
-        self._cells += text_cells(text)
-
-    def strip(self, width: int, style: Style) -> Strip:
-        """The line, cropped or padded (in ``style``) to ``width`` cells."""
-        self.segments.append(Segment("".join(self._texts), self._style))
-        return Strip(self.segments, self._cells).crop_extend(0, width, style)
-
-
-class ProcessTable(FrameStyled, ScrollView, can_focus=True):
-    """GPU processes, one row per process and GPU."""
-
-    COMPONENT_CLASSES = {
-        "process-table--header",
-        "process-table--sorted",
-        "process-table--cursor",
-        "process-table--tagged",
-        "process-table--hidden",
-        "process-table--stale",
-        "process-table--memory",
-        "process-table--growing",
-    }
+class ProcessTable(ProcessLines):
+    """GPU processes, one row per process and GPU, and the keys that act on them."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "cursor(-1)", "Up", show=False),
@@ -179,294 +45,105 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         *TABLE_BINDINGS,
     ]
 
-    def __init__(self, id: str | None = None, parts: TableParts | None = None) -> None:
+    # The order the user chose: the rows follow it as it changes.
+    sort: var[SortOrder] = var(SortOrder(), init=False)
+
+    class _TableMessage(Message):
+        def __init__(self, table: ProcessTable) -> None:
+            super().__init__()
+            self.table = table
+
+        @property
+        def control(self) -> ProcessTable:
+            return self.table
+
+    class Sorted(_TableMessage):
+        """The user chose the table's sort order (a key, a click, the menu)."""
+
+        def __init__(self, table: ProcessTable, order: SortOrder) -> None:
+            super().__init__(table)
+            self.order = order
+
+    class SortMenuAsked(_TableMessage):
+        """F6: choose the sort column from a list (the columns not on screen too)."""
+
+    class KillAsked(_TableMessage):
+        """k: signal the tagged processes, or else the selected one (or say why not, in this mode)."""
+
+    class OpenProcess(_TableMessage):
+        """Enter: the selected process in full."""
+
+    def __init__(self, id: str | None = None, *, allows: Callable[[str], bool] = LIVE) -> None:
+        """``allows``: whether an action acts in this mode (read-only, a replay); a live run's by default."""
         super().__init__(id=id)
-        self._parts = parts
-        self.rows: list[ProcessRow] = []
-        self.sort = SortOrder()
-        self.cursor_key: RowKey | None = None
-        self.tagged: set[RowKey] = set()
-        self.empty_message = "no GPU processes"
-        self._cells: dict[RowKey, tuple[str, ...]] = {}
-        # Last tick's rows drawn, with their cells: a row whose process and figures are as they were
-        # keeps its cells, TIME alone made again (Dolphie's keyed updates, cell by cell).
-        self._drawn: dict[RowKey, tuple[ProcessRow, tuple[str, ...]]] = {}
-        self._drawn_now: dict[RowKey, tuple[ProcessRow, tuple[str, ...]]] = {}
-        self._line_state: list[object] = []  # the visible lines' signatures, from _line_top down
-        self._line_top = 0
-        self._sort_values: dict[RowKey, float | str | None] = {}
-        self._in_order = False
-        self.column_names: tuple[str, ...] | None = None  # None: every column that fits
-        self._columns: tuple[Column, ...] = visible_columns(120)
-        self._empty: frozenset[str] = frozenset()  # columns with nothing to show, the sort column aside
-        self._sorted_by = self.sort.column  # a column the user sorts by shows first where room is short
-        self._widths_for: tuple[tuple[Column, ...], int] | None = None
-        self._widths: list[int] = []
-        self._header_drawn: tuple[tuple[Column, ...], SortOrder, int] | None = None
-        self.command = CommandColumn()  # how the commands are cut, and scrolled (← →)
-
-    # -- the keys that act on the processes -----------------------------------------
-
-    @property
-    def parts(self) -> TableParts | None:
-        """The parts this table's keys call: its own, or else the app's (a table the app did not make: the
-        detail screen's); None without either (the keys then do nothing)."""
-        if self._parts is not None:
-            return self._parts
-        parts: TableParts | None = getattr(self.app, "panel_keys", None) if self.is_attached else None
-        return parts
-
-    @parts.setter
-    def parts(self, parts: TableParts | None) -> None:
-        self._parts = parts
+        self.allows = allows
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action not in TABLE_ACTIONS:
-            return True
-        parts = self.parts
-        return parts is not None and parts.allows(action)
+        return self.allows(action) if action in TABLE_ACTIONS else True
+
+    # -- the sort order --------------------------------------------------------------
+
+    def watch_sort(self, order: SortOrder) -> None:
+        if not self._in_order:
+            self.set_rows(list(self.rows), order)
+
+    def choose_sort(self, order: SortOrder) -> None:
+        """The user chose ``order``: the rows follow it, and the screens are told."""
+        self.sort = order
+        self.post_message(self.Sorted(self, order))
 
     def action_sort_move(self, step: int) -> None:
-        if (keys := self.parts) is not None:
-            keys.sort.move(step)
+        """< and >: the column left or right of the current one, among those on screen."""
+        self.choose_sort(self.sort.moved(step, self.shown_columns))
 
     def action_sort_invert(self) -> None:
-        if (keys := self.parts) is not None:
-            keys.sort.invert()
+        self.choose_sort(self.sort.inverted())
 
     def action_sort_by(self, column: str) -> None:
-        if (keys := self.parts) is not None:
-            keys.sort.by_key(column)
+        """M, P, T, N, G, D: that column, largest first (PIDs ascending)."""
+        self.choose_sort(sort_for_key(column))
 
     def action_sort_menu(self) -> None:
-        if (keys := self.parts) is not None:
-            keys.sort.menu()
+        self.post_message(self.SortMenuAsked(self))
+
+    # -- tags, signals, a process in full --------------------------------------------
 
     def action_tag(self) -> None:
-        if (keys := self.parts) is not None:
-            keys.kill.toggle_tag(self)
-
-    def action_untag_all(self) -> None:
-        if (keys := self.parts) is not None:
-            keys.kill.untag_all(self)
-
-    def action_kill(self) -> None:
-        if (keys := self.parts) is not None:
-            keys.kill.ask(self)
-
-    def action_kill_refused(self) -> None:
-        if (keys := self.parts) is not None:
-            keys.kill.refuse()
-
-    def action_open_process(self) -> None:
-        if (keys := self.parts) is not None:
-            keys.navigation.process(self)
-
-    # -- what tests and the app read -------------------------------------------------
-
-    def keys(self) -> list[RowKey]:
-        """The keys of the rows, top to bottom."""
-        return [row.key for row in self.rows]
-
-    def pids(self) -> list[int]:
-        """The PIDs of the rows, top to bottom."""
-        return [row.process.pid for row in self.rows]
-
-    @property
-    def cursor_row(self) -> ProcessRow | None:
-        index = self.cursor_index
-        return None if index is None else self.rows[index]
-
-    @property
-    def cursor_index(self) -> int | None:
-        if self.cursor_key is None:
-            return None
-        for index, row in enumerate(self.rows):
-            if row.key == self.cursor_key:
-                return index
-        return None
-
-    def tagged_rows(self) -> list[ProcessRow]:
-        return [row for row in self.rows if row.key in self.tagged]
-
-    # -- updating --------------------------------------------------------------------
-
-    def set_rows(self, rows: list[ProcessRow], sort: SortOrder, *, in_order: bool = False) -> None:
-        """Show these rows sorted by ``sort`` (``in_order``: as given, already sorted, as a tree is);
-        keeps the cursor on the same process."""
-        old_index = self.cursor_index
-        old_screen_line = None if old_index is None else old_index - self.scroll_offset.y
-        by_key = {row.key: row for row in rows}
-        sort_key = COLUMN_BY_NAME[sort.column].sort_key
-        sort_values = {row.key: sort_key(row) for row in rows}
-        if in_order:
-            ordered = rows
-        elif sort != self.sort or sort_values != self._sort_values or self._in_order:
-            ordered = sort_rows(rows, sort)
-        else:
-            ordered = [row for old in self.rows if (row := by_key.get(old.key)) is not None]
-        self.sort = sort
-        self._sort_values = sort_values
-        self._in_order = in_order
-        empty = empty_columns(ordered) - {sort.column}
-        columns_changed = empty != self._empty or sort.column != self._sorted_by
-        if columns_changed:
-            self._empty, self._sorted_by = empty, sort.column
-            self._columns = self._visible(self.size.width or 120)
-            self._line_state = []  # every line is drawn again with the new columns
-        self.rows = ordered
-        self.command.show_rows(ordered)
-        self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
-        # The rows drawn last tick; none when the columns changed just now (cells of other columns).
-        self._drawn, self._drawn_now = ({} if columns_changed else self._drawn_now), {}
-        if self.tagged:
-            self.tagged.intersection_update(by_key)
-        if self.cursor_key not in by_key:
-            index = 0 if old_index is None else min(old_index, len(ordered) - 1)
-            self.cursor_key = _process_after(ordered, index, 0)
-        self.virtual_size = Size(self.size.width, len(ordered) + 1)
-        new_index = self.cursor_index
-        if new_index is not None and old_screen_line is not None:
-            target = max(0, min(new_index - old_screen_line, len(ordered) + 1 - self.size.height))
-            if target != self.scroll_offset.y:
-                self.scroll_to(y=target, animate=False, immediate=True)
-        self._ensure_cursor_visible()
-        self._refresh_changed_lines()
-
-    def select_first(self) -> None:
-        self.cursor_key = _process_after(self.rows, 0, 0)
-        self.scroll_to(y=0, animate=False, immediate=True)
-        self._refresh_changed_lines()
-
-    def select_next(self, matches: Callable[[ProcessRow], bool]) -> None:
-        """Move the cursor to the next row (wrapping) that ``matches``; launchers never match."""
-        start = self.cursor_index
-        count = len(self.rows)
-        for step in range(1, count + 1):
-            row = self.rows[((-1 if start is None else start) + step) % count]
-            if not row.launcher and matches(row):
-                self.cursor_key = row.key
-                self._ensure_cursor_visible()
-                self._refresh_changed_lines()
-                return
-
-    def toggle_tag(self) -> None:
-        """Tag or untag the row under the cursor, then move down (htop's space); a ``(no process)`` row is
-        not a process and is never tagged."""
+        """Space: tag or untag the row under the cursor, then move down (htop's space); a ``(no process)``
+        row is not a process and is never tagged, nor a launcher (its workers are the GPU processes)."""
         key = self.cursor_key
         row = self.cursor_row
         if key is None or row is None:
             return
-        if not row.unattributed and not row.launcher:  # a launcher is not a GPU process: its workers are
+        if not row.unattributed and not row.launcher:
             self.tagged ^= {key}
         self.action_cursor(1)
         self._refresh_changed_lines()
+        self.tags_changed()
 
-    def untag_all(self) -> None:
+    def action_untag_all(self) -> None:
         self.tagged.clear()
         self._refresh_changed_lines()
+        self.tags_changed()
 
-    def _row_cells(self, row: ProcessRow) -> tuple[str, ...]:
-        key = row.key
-        cells = self._cells.get(key)
-        if cells is None:
-            before = self._drawn.get(key)
-            if before is not None and _same_but_time(before[0], row):
-                cells = before[1]
-                time_at = self._time_at
-                if time_at is not None and not row.launcher:
-                    cell = self._columns[time_at].cell(row)
-                    if cell != cells[time_at]:
-                        cells = (*cells[:time_at], cell, *cells[time_at + 1 :])
-            else:
-                cells = tuple(
-                    column.cell(row) if not row.launcher or column.name in _LAUNCHER_COLUMNS else ""
-                    for column in self._columns
-                )
-            self._cells[key] = cells
-            self._drawn_now[key] = (row, cells)
-        return cells
+    def tags_changed(self) -> None:
+        """The tags changed (the main panel's title counts them)."""
 
-    @property
-    def _time_at(self) -> int | None:
-        """Where the TIME column is among the columns shown (None: not shown)."""
-        return next((n for n, column in enumerate(self._columns) if column.name == "time"), None)
+    def action_kill(self) -> None:
+        self.post_message(self.KillAsked(self))
 
-    def _line_signature(self, row: ProcessRow) -> object:
-        process, key = row.process, row.key
-        cells = self._row_cells(row)
-        # The command as cut: it changes with its siblings, the filter and the scroll, its cell does not.
-        command = self._command_shown(row, cells)
-        return (cells, command, key == self.cursor_key, key in self.tagged, process.visible, process.stale)
+    def action_kill_refused(self) -> None:
+        self.post_message(self.KillAsked(self))
 
-    def _command_shown(self, row: ProcessRow, cells: tuple[str, ...]) -> str | None:
-        """The row's command as the column shows it (cut, scrolled); None without the column."""
-        at = self._command_at
-        return None if at is None else self.command.shown(row, cells[at], self._command_width())
-
-    @property
-    def _command_at(self) -> int | None:
-        """Where the COMMAND column is among the columns shown (None: not shown)."""
-        return next((n for n, column in enumerate(self._columns) if column.name == "command"), None)
-
-    def _visible_state(self) -> list[object]:
-        top = self.scroll_offset.y
-        return [self._line_signature(row) for row in self.rows[top : top + max(0, self.size.height - 1)]]
-
-    def _refresh_changed_lines(self) -> None:
-        new_state = self._visible_state()
-        old_state, old_top = self._line_state, self._line_top
-        self._line_state, self._line_top = new_state, self.scroll_offset.y
-        width = self.scrollable_size.width
-        header = (self._columns, self.sort, width)
-        widened = self._header_drawn is not None and self._header_drawn[2] != width  # a scrollbar came or went
-        if header != self._header_drawn:  # the header line changes with the columns and the sort only
-            self._header_drawn = header
-            self.refresh(Region(0, 0, width, 1))
-        if not new_state or not old_state or old_top != self._line_top or widened:
-            self.refresh()
-            return
-        for line in range(max(len(old_state), len(new_state))):
-            before = old_state[line] if line < len(old_state) else None
-            after = new_state[line] if line < len(new_state) else None
-            if before != after:
-                self.refresh(Region(0, 1 + line, width, 1))
-
-    @property
-    def shown_columns(self) -> tuple[str, ...]:
-        """The names of the columns on screen, left to right."""
-        return tuple(column.name for column in self._columns)
-
-    def show_columns(self, names: tuple[str, ...] | None) -> None:
-        """Limit the columns to ``names`` (None: every column that fits)."""
-        self.column_names = names
-        self._columns = self._visible(self.size.width or 120)
-        self._forget_cells()
-        self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
-        self.refresh()
-
-    def _visible(self, width: int) -> tuple[Column, ...]:
-        """The columns at ``width``: the user's, those with something to show, the sort column first."""
-        return visible_columns(width, self.column_names, self._empty, first=self._sorted_by)
-
-    def _forget_cells(self) -> None:
-        """The columns changed: every row's cells are made again."""
-        self._cells, self._drawn, self._drawn_now = {}, {}, {}
-        self.command.forget()
-
-    def on_resize(self, event: Resize) -> None:
-        self._columns = self._visible(event.size.width)
-        self._forget_cells()
-        self.virtual_size = Size(self.size.width, len(self.rows) + 1)
-        self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
-        self.refresh()
+    def action_open_process(self) -> None:
+        self.post_message(self.OpenProcess(self))
 
     # -- moving ----------------------------------------------------------------------
 
     def action_cursor(self, step: int) -> None:
         """Move ``step`` rows (Up, Down, the pages, Home, End) onto a process: a ``(no process)`` row
         is passed over (its GPU's detail, ``g`` or a click on the row or the card, says where that memory went)."""
-        key = _process_after(self.rows, self.cursor_index, step)
+        key = process_after(self.rows, self.cursor_index, step)
         if key is None:
             return
         self.cursor_key = key
@@ -474,6 +151,9 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         self._refresh_changed_lines()
         # On a screen that scrolls (a GPU's detail on a short terminal), the table comes into view.
         self.scroll_visible(animate=False, immediate=True)
+
+    def action_page(self, direction: int) -> None:
+        self.action_cursor(direction * max(1, self.size.height - 2))
 
     def action_command_scroll(self, direction: int) -> None:
         """← →: the COMMAND column scrolled sideways, every row together."""
@@ -492,115 +172,16 @@ class ProcessTable(FrameStyled, ScrollView, can_focus=True):
         if width and self.command.end(width):
             self._refresh_changed_lines()
 
-    def _command_width(self) -> int:
-        at = self._command_at
-        return 0 if at is None else self._column_widths(self.scrollable_size.width)[at]
-
-    def action_page(self, direction: int) -> None:
-        self.action_cursor(direction * max(1, self.size.height - 2))
-
-    def _ensure_cursor_visible(self) -> None:
-        index = self.cursor_index
-        if index is None:
-            return
-        page = max(1, self.size.height - 1)
-        top = self.scroll_offset.y
-        if index < top:
-            self.scroll_to(y=index, animate=False, immediate=True)
-        elif index >= top + page:
-            self.scroll_to(y=index - page + 1, animate=False, immediate=True)
-
     def on_click(self, event: Click) -> None:
         offset = event.get_content_offset(self)
         if offset is None:
             return
         if offset.y == 0:
             column = self._column_at(offset.x)
-            if column is not None and (keys := self.parts) is not None:
-                keys.sort.by_header(column.name)  # sort by it; on the current column, the other direction
+            if column is not None:
+                self.choose_sort(self.sort.by(column.name))  # sort by it; on the current column, the other direction
             return
         index = offset.y - 1 + self.scroll_offset.y
         if 0 <= index < len(self.rows):
             self.cursor_key = self.rows[index].key
             self._refresh_changed_lines()
-
-    def _column_widths(self, width: int) -> list[int]:
-        """Each column's width in a panel ``width`` cells wide: the fixed ones, and the rest for the one without."""
-        key = (self._columns, width)
-        if key != self._widths_for:  # the same for every line of a frame, and nearly every frame
-            fixed = sum(column.width + 1 for column in self._columns if column.width) + 1
-            self._widths_for = key
-            self._widths = [column.width or max(0, width - fixed) for column in self._columns]
-        return self._widths
-
-    def _column_at(self, x: int) -> Column | None:
-        left = 1
-        for column, width in zip(self._columns, self._column_widths(self.scrollable_size.width), strict=True):
-            if left <= x < left + width + 1:
-                return column
-            left += width + 1
-        return None
-
-    # -- drawing ---------------------------------------------------------------------
-
-    def render_line(self, y: int) -> Strip:
-        # Within the scrollbar, not under it: a line as wide as the panel lost its last cell to it.
-        width = self.scrollable_size.width
-        base = self.line_style
-        if y == 0:
-            return self._header_strip(width, base)
-        index = y - 1 + self.scroll_offset.y
-        if index >= len(self.rows):
-            if not self.rows and y == 1:
-                message = Segment(f"  {self.empty_message}", base + Style(dim=True, italic=True))
-                return Strip([message]).crop_extend(0, width, base)
-            return Strip.blank(width, base)
-        row = self.rows[index]
-        return self._row_strip(row, width, base)
-
-    def _header_strip(self, width: int, base: Style) -> Strip:
-        header_style = base + self.get_component_rich_style("process-table--header")
-        sorted_style = header_style + self.get_component_rich_style("process-table--sorted")
-        line = _Line(" ", header_style)
-        for number, (column, column_width) in enumerate(zip(self._columns, self._column_widths(width), strict=True)):
-            title = column.title
-            is_sorted = column.name == self.sort.column
-            if is_sorted:
-                title += "▼" if self.sort.descending else "▲"
-            if number:
-                line.add(" ", header_style)
-            line.add(_fit(title, column_width, column.right), sorted_style if is_sorted else header_style)
-        return line.strip(width, header_style)
-
-    def _row_strip(self, row: ProcessRow, width: int, base: Style) -> Strip:
-        key = row.key
-        style = base
-        if not row.process.visible:
-            style += self.get_component_rich_style("process-table--hidden")
-        if row.process.stale:
-            style += self.get_component_rich_style("process-table--stale")
-        tagged = key in self.tagged
-        if tagged:
-            style += self.get_component_rich_style("process-table--tagged")
-        if key == self.cursor_key:
-            style += self.get_component_rich_style("process-table--cursor")
-        memory_style = style + self.get_component_rich_style("process-table--memory")
-        line = _Line(_TAG_MARK if tagged else " ", style)
-        cells = self._row_cells(row)
-        used = 1
-        # A space between columns (not after the last: the line is then exactly as wide as the panel).
-        for column, column_width, cell in zip(self._columns, self._column_widths(width), cells, strict=True):
-            if used > 1:
-                line.add(" ", style)
-            if not row.process.visible and column.name in _HOST_COLUMNS:
-                # Nothing is known from the CPU column on: say why across the rest of the line.
-                line.add(_fit(row.hidden_text, width - used, False), style)
-                break
-            cell_style = memory_style if column.name == "gpu_memory" else style
-            if (column.name == "growth" and row.growing) or (column.name == "idle" and row.idle):
-                cell_style = style + self.get_component_rich_style("process-table--growing")
-            if column.name == "command":
-                cell = self._command_shown(row, cells) or ""  # the one cut of the column
-            line.add(_fit(cell, column_width, column.right), cell_style)
-            used += column_width + 1
-        return line.strip(width, style)

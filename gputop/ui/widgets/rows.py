@@ -1,15 +1,14 @@
-"""The process panel's rows, columns and sort order: plain logic, no widgets (the filter: ``process_filter``)."""
+"""The process panel's rows, columns and sort order: plain logic, no widgets (the rows of a snapshot:
+``snapshot_rows``; the filter: ``process_filter``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
-from gputop.core.analysis.diagnosis import Diagnoses
-from gputop.core.analysis.forecast import ProcessGrowth
 from gputop.core.format import NA, NOT_YET, fmt_bytes, fmt_duration, fmt_growth, safe_text
 from gputop.core.host.visibility import not_visible_words
-from gputop.core.model import ProcessIdentity, ProcessSample, Snapshot
+from gputop.core.model import ProcessSample
 from gputop.core.output.command_text import command_text
 
 # A process appears once per GPU (or MIG device) it uses, so a row is keyed by
@@ -348,6 +347,16 @@ class SortOrder:
         return SortOrder(self.column, not self.descending)
 
 
+def sort_for_key(column: str) -> SortOrder:
+    """The order a sort key (``M``, ``P``, ``T``, ``N``, ``G``, ``D``) picks: largest first, but PIDs ascending."""
+    return SortOrder("pid", False) if column == "pid" else SortOrder(column, True)
+
+
+def picked_order(current: SortOrder, column: str) -> SortOrder:
+    """The order after choosing ``column`` in the sort menu: the current column keeps its direction."""
+    return current if column == current.column else current.by(column)
+
+
 def empty_columns(rows: Iterable[ProcessRow]) -> frozenset[str]:
     """The columns with nothing to show in any of ``rows``: no job, no container."""
     empty = {"job", "container"}
@@ -369,58 +378,3 @@ def sort_rows(rows: Iterable[ProcessRow], order: SortOrder) -> list[ProcessRow]:
     missing = [r for r in by_pid if key(r) is None]
     present.sort(key=key, reverse=order.descending)  # type: ignore[arg-type]
     return present + missing
-
-
-def snapshot_rows(
-    snapshot: Snapshot,
-    growth: Mapping[ProcessIdentity, ProcessGrowth] | None = None,
-    diagnoses: Diagnoses | None = None,
-) -> list[ProcessRow]:
-    """Every process row of a snapshot, each with its device's memory total, growth and idleness,
-    and one ``(no process)`` row per device whose unattributed memory is above the tolerance."""
-    growth = growth or {}
-    idle = {} if diagnoses is None else diagnoses.processes
-    now = snapshot.timestamp
-
-    def row(process: ProcessSample, total: int | None) -> ProcessRow:
-        identity = (process.pid, process.started)
-        found = growth.get(identity)
-        diagnosis = idle.get(identity)
-        return ProcessRow(
-            process=process,
-            gpu_memory_total=total,
-            now=now,
-            growth_rate=0.0 if found is None or found.growth_rate is None else found.growth_rate,
-            growing=False if found is None else found.is_growing,
-            idle_seconds=None if diagnosis is None else diagnosis.idle_seconds,
-            idle=False if diagnosis is None else diagnosis.idle,
-        )
-
-    def unattributed(gpu_index: int, mig_index: int | None, memory: int | None, total: int | None) -> ProcessRow:
-        sample = ProcessSample(pid=0, gpu_index=gpu_index, type="", gpu_memory=memory, mig_index=mig_index)
-        return ProcessRow(process=sample, gpu_memory_total=total, now=now, unattributed=True)
-
-    rows = []
-    for gpu in snapshot.gpus:
-        for process in gpu.processes:
-            rows.append(row(process, gpu.memory_total))
-        gpu_diagnosis = None if diagnoses is None else diagnoses.gpus.get(gpu.index)
-        if gpu_diagnosis is not None and gpu_diagnosis.unattributed.shown:
-            rows.append(unattributed(gpu.index, None, gpu_diagnosis.unattributed.memory, gpu.memory_total))
-        for mig in gpu.mig_devices:
-            for process in mig.processes:
-                rows.append(row(process, mig.memory_total))
-            mig_unattributed = None if diagnoses is None else diagnoses.migs.get((gpu.index, mig.index))
-            if mig_unattributed is not None and mig_unattributed.shown:
-                rows.append(unattributed(gpu.index, mig.index, mig_unattributed.memory, mig.memory_total))
-    return rows
-
-
-def users_with_processes(snapshot: Snapshot) -> list[str]:
-    """The users that own GPU processes, sorted."""
-    return sorted({p.user for p in snapshot.processes() if p.user is not None})
-
-
-def process_count(rows: list[ProcessRow]) -> int:
-    """How many of ``rows`` are processes (not "(no process)" rows)."""
-    return sum(1 for row in rows if not row.unattributed)

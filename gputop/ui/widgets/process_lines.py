@@ -1,0 +1,363 @@
+"""A process table drawn with the line API: the rows, their columns and their lines.
+
+Rows are keyed by process identity. Each tick the cursor stays on the same
+process, the selected row keeps its place on screen, rows that left vanish,
+new ones appear, and only lines whose text changed are redrawn. The keys that act on a table's
+processes are ``process_table.py``'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.events import Resize
+from textual.geometry import Region, Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from gputop.ui.widgets.command_column import CommandColumn
+from gputop.ui.widgets.frame_style import FrameStyled
+from gputop.ui.widgets.rows import (
+    COLUMN_BY_NAME,
+    Column,
+    ProcessRow,
+    RowKey,
+    SortOrder,
+    empty_columns,
+    sort_rows,
+    visible_columns,
+)
+from gputop.ui.widgets.table_line import (
+    HOST_COLUMNS,
+    LAUNCHER_COLUMNS,
+    TAG_MARK,
+    Line,
+    fit,
+    process_after,
+    same_but_time,
+)
+
+
+class ProcessLines(FrameStyled, ScrollView, can_focus=True):
+    """GPU processes, one row per process and GPU: what is drawn, and where the cursor is."""
+
+    COMPONENT_CLASSES = {
+        "process-table--header",
+        "process-table--sorted",
+        "process-table--cursor",
+        "process-table--tagged",
+        "process-table--hidden",
+        "process-table--stale",
+        "process-table--memory",
+        "process-table--growing",
+    }
+
+    def __init__(self, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.rows: list[ProcessRow] = []
+        self.rows_order = SortOrder()  # the order the rows are in, which the header shows
+        self.cursor_key: RowKey | None = None
+        self.tagged: set[RowKey] = set()
+        self.empty_message = "no GPU processes"
+        self._cells: dict[RowKey, tuple[str, ...]] = {}
+        # Last tick's rows drawn, with their cells: a row whose process and figures are as they were
+        # keeps its cells, TIME alone made again (Dolphie's keyed updates, cell by cell).
+        self._drawn: dict[RowKey, tuple[ProcessRow, tuple[str, ...]]] = {}
+        self._drawn_now: dict[RowKey, tuple[ProcessRow, tuple[str, ...]]] = {}
+        self._line_state: list[object] = []  # the visible lines' signatures, from _line_top down
+        self._line_top = 0
+        self._sort_values: dict[RowKey, float | str | None] = {}
+        self._in_order = False
+        self.column_names: tuple[str, ...] | None = None  # None: every column that fits
+        self._columns: tuple[Column, ...] = visible_columns(120)
+        self._empty: frozenset[str] = frozenset()  # columns with nothing to show, the sort column aside
+        self._sorted_by = self.rows_order.column  # a column the user sorts by shows first where room is short
+        self._widths_for: tuple[tuple[Column, ...], int] | None = None
+        self._widths: list[int] = []
+        self._header_drawn: tuple[tuple[Column, ...], SortOrder, int] | None = None
+        self.command = CommandColumn()  # how the commands are cut, and scrolled (← →)
+
+
+    # -- what tests and the app read -------------------------------------------------
+
+    def keys(self) -> list[RowKey]:
+        """The keys of the rows, top to bottom."""
+        return [row.key for row in self.rows]
+
+    def pids(self) -> list[int]:
+        """The PIDs of the rows, top to bottom."""
+        return [row.process.pid for row in self.rows]
+
+    @property
+    def cursor_row(self) -> ProcessRow | None:
+        index = self.cursor_index
+        return None if index is None else self.rows[index]
+
+    @property
+    def cursor_index(self) -> int | None:
+        if self.cursor_key is None:
+            return None
+        for index, row in enumerate(self.rows):
+            if row.key == self.cursor_key:
+                return index
+        return None
+
+    def tagged_rows(self) -> list[ProcessRow]:
+        return [row for row in self.rows if row.key in self.tagged]
+
+    # -- updating --------------------------------------------------------------------
+
+    def set_rows(self, rows: list[ProcessRow], sort: SortOrder, *, in_order: bool = False) -> None:
+        """Show these rows sorted by ``sort`` (``in_order``: as given, already sorted, as a tree is);
+        keeps the cursor on the same process."""
+        old_index = self.cursor_index
+        old_screen_line = None if old_index is None else old_index - self.scroll_offset.y
+        by_key = {row.key: row for row in rows}
+        sort_key = COLUMN_BY_NAME[sort.column].sort_key
+        sort_values = {row.key: sort_key(row) for row in rows}
+        if in_order:
+            ordered = rows
+        elif sort != self.rows_order or sort_values != self._sort_values or self._in_order:
+            ordered = sort_rows(rows, sort)
+        else:
+            ordered = [row for old in self.rows if (row := by_key.get(old.key)) is not None]
+        self.rows_order = sort
+        self._sort_values = sort_values
+        self._in_order = in_order
+        empty = empty_columns(ordered) - {sort.column}
+        columns_changed = empty != self._empty or sort.column != self._sorted_by
+        if columns_changed:
+            self._empty, self._sorted_by = empty, sort.column
+            self._columns = self._visible(self.size.width or 120)
+            self._line_state = []  # every line is drawn again with the new columns
+        self.rows = ordered
+        self.command.show_rows(ordered)
+        self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
+        # The rows drawn last tick; none when the columns changed just now (cells of other columns).
+        self._drawn, self._drawn_now = ({} if columns_changed else self._drawn_now), {}
+        if self.tagged:
+            self.tagged.intersection_update(by_key)
+        if self.cursor_key not in by_key:
+            index = 0 if old_index is None else min(old_index, len(ordered) - 1)
+            self.cursor_key = process_after(ordered, index, 0)
+        self.virtual_size = Size(self.size.width, len(ordered) + 1)
+        new_index = self.cursor_index
+        if new_index is not None and old_screen_line is not None:
+            target = max(0, min(new_index - old_screen_line, len(ordered) + 1 - self.size.height))
+            if target != self.scroll_offset.y:
+                self.scroll_to(y=target, animate=False, immediate=True)
+        self._ensure_cursor_visible()
+        self._refresh_changed_lines()
+
+    def select_first(self) -> None:
+        self.cursor_key = process_after(self.rows, 0, 0)
+        self.scroll_to(y=0, animate=False, immediate=True)
+        self._refresh_changed_lines()
+
+    def select_next(self, matches: Callable[[ProcessRow], bool]) -> None:
+        """Move the cursor to the next row (wrapping) that ``matches``; launchers never match."""
+        start = self.cursor_index
+        count = len(self.rows)
+        for step in range(1, count + 1):
+            row = self.rows[((-1 if start is None else start) + step) % count]
+            if not row.launcher and matches(row):
+                self.cursor_key = row.key
+                self._ensure_cursor_visible()
+                self._refresh_changed_lines()
+                return
+
+    def _row_cells(self, row: ProcessRow) -> tuple[str, ...]:
+        key = row.key
+        cells = self._cells.get(key)
+        if cells is None:
+            before = self._drawn.get(key)
+            if before is not None and same_but_time(before[0], row):
+                cells = before[1]
+                time_at = self._time_at
+                if time_at is not None and not row.launcher:
+                    cell = self._columns[time_at].cell(row)
+                    if cell != cells[time_at]:
+                        cells = (*cells[:time_at], cell, *cells[time_at + 1 :])
+            else:
+                cells = tuple(
+                    column.cell(row) if not row.launcher or column.name in LAUNCHER_COLUMNS else ""
+                    for column in self._columns
+                )
+            self._cells[key] = cells
+            self._drawn_now[key] = (row, cells)
+        return cells
+
+    @property
+    def _time_at(self) -> int | None:
+        """Where the TIME column is among the columns shown (None: not shown)."""
+        return next((n for n, column in enumerate(self._columns) if column.name == "time"), None)
+
+    def _line_signature(self, row: ProcessRow) -> object:
+        process, key = row.process, row.key
+        cells = self._row_cells(row)
+        # The command as cut: it changes with its siblings, the filter and the scroll, its cell does not.
+        command = self._command_shown(row, cells)
+        return (cells, command, key == self.cursor_key, key in self.tagged, process.visible, process.stale)
+
+    def _command_shown(self, row: ProcessRow, cells: tuple[str, ...]) -> str | None:
+        """The row's command as the column shows it (cut, scrolled); None without the column."""
+        at = self._command_at
+        return None if at is None else self.command.shown(row, cells[at], self._command_width())
+
+    @property
+    def _command_at(self) -> int | None:
+        """Where the COMMAND column is among the columns shown (None: not shown)."""
+        return next((n for n, column in enumerate(self._columns) if column.name == "command"), None)
+
+    def _visible_state(self) -> list[object]:
+        top = self.scroll_offset.y
+        return [self._line_signature(row) for row in self.rows[top : top + max(0, self.size.height - 1)]]
+
+    def _refresh_changed_lines(self) -> None:
+        new_state = self._visible_state()
+        old_state, old_top = self._line_state, self._line_top
+        self._line_state, self._line_top = new_state, self.scroll_offset.y
+        width = self.scrollable_size.width
+        header = (self._columns, self.rows_order, width)
+        widened = self._header_drawn is not None and self._header_drawn[2] != width  # a scrollbar came or went
+        if header != self._header_drawn:  # the header line changes with the columns and the sort only
+            self._header_drawn = header
+            self.refresh(Region(0, 0, width, 1))
+        if not new_state or not old_state or old_top != self._line_top or widened:
+            self.refresh()
+            return
+        for line in range(max(len(old_state), len(new_state))):
+            before = old_state[line] if line < len(old_state) else None
+            after = new_state[line] if line < len(new_state) else None
+            if before != after:
+                self.refresh(Region(0, 1 + line, width, 1))
+
+    @property
+    def shown_columns(self) -> tuple[str, ...]:
+        """The names of the columns on screen, left to right."""
+        return tuple(column.name for column in self._columns)
+
+    def show_columns(self, names: tuple[str, ...] | None) -> None:
+        """Limit the columns to ``names`` (None: every column that fits)."""
+        self.column_names = names
+        self._columns = self._visible(self.size.width or 120)
+        self._forget_cells()
+        self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
+        self.refresh()
+
+    def _visible(self, width: int) -> tuple[Column, ...]:
+        """The columns at ``width``: the user's, those with something to show, the sort column first."""
+        return visible_columns(width, self.column_names, self._empty, first=self._sorted_by)
+
+    def _forget_cells(self) -> None:
+        """The columns changed: every row's cells are made again."""
+        self._cells, self._drawn, self._drawn_now = {}, {}, {}
+        self.command.forget()
+
+    def on_resize(self, event: Resize) -> None:
+        self._columns = self._visible(event.size.width)
+        self._forget_cells()
+        self.virtual_size = Size(self.size.width, len(self.rows) + 1)
+        self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
+        self.refresh()
+
+
+    def _command_width(self) -> int:
+        at = self._command_at
+        return 0 if at is None else self._column_widths(self.scrollable_size.width)[at]
+
+
+    def _ensure_cursor_visible(self) -> None:
+        index = self.cursor_index
+        if index is None:
+            return
+        page = max(1, self.size.height - 1)
+        top = self.scroll_offset.y
+        if index < top:
+            self.scroll_to(y=index, animate=False, immediate=True)
+        elif index >= top + page:
+            self.scroll_to(y=index - page + 1, animate=False, immediate=True)
+
+
+    def _column_widths(self, width: int) -> list[int]:
+        """Each column's width in a panel ``width`` cells wide: the fixed ones, and the rest for the one without."""
+        key = (self._columns, width)
+        if key != self._widths_for:  # the same for every line of a frame, and nearly every frame
+            fixed = sum(column.width + 1 for column in self._columns if column.width) + 1
+            self._widths_for = key
+            self._widths = [column.width or max(0, width - fixed) for column in self._columns]
+        return self._widths
+
+    def _column_at(self, x: int) -> Column | None:
+        left = 1
+        for column, width in zip(self._columns, self._column_widths(self.scrollable_size.width), strict=True):
+            if left <= x < left + width + 1:
+                return column
+            left += width + 1
+        return None
+
+    # -- drawing ---------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        # Within the scrollbar, not under it: a line as wide as the panel lost its last cell to it.
+        width = self.scrollable_size.width
+        base = self.line_style
+        if y == 0:
+            return self._header_strip(width, base)
+        index = y - 1 + self.scroll_offset.y
+        if index >= len(self.rows):
+            if not self.rows and y == 1:
+                message = Segment(f"  {self.empty_message}", base + Style(dim=True, italic=True))
+                return Strip([message]).crop_extend(0, width, base)
+            return Strip.blank(width, base)
+        row = self.rows[index]
+        return self._row_strip(row, width, base)
+
+    def _header_strip(self, width: int, base: Style) -> Strip:
+        header_style = base + self.get_component_rich_style("process-table--header")
+        sorted_style = header_style + self.get_component_rich_style("process-table--sorted")
+        line = Line(" ", header_style)
+        for number, (column, column_width) in enumerate(zip(self._columns, self._column_widths(width), strict=True)):
+            title = column.title
+            is_sorted = column.name == self.rows_order.column
+            if is_sorted:
+                title += "▼" if self.rows_order.descending else "▲"
+            if number:
+                line.add(" ", header_style)
+            line.add(fit(title, column_width, column.right), sorted_style if is_sorted else header_style)
+        return line.strip(width, header_style)
+
+    def _row_strip(self, row: ProcessRow, width: int, base: Style) -> Strip:
+        key = row.key
+        style = base
+        if not row.process.visible:
+            style += self.get_component_rich_style("process-table--hidden")
+        if row.process.stale:
+            style += self.get_component_rich_style("process-table--stale")
+        tagged = key in self.tagged
+        if tagged:
+            style += self.get_component_rich_style("process-table--tagged")
+        if key == self.cursor_key:
+            style += self.get_component_rich_style("process-table--cursor")
+        memory_style = style + self.get_component_rich_style("process-table--memory")
+        line = Line(TAG_MARK if tagged else " ", style)
+        cells = self._row_cells(row)
+        used = 1
+        # A space between columns (not after the last: the line is then exactly as wide as the panel).
+        for column, column_width, cell in zip(self._columns, self._column_widths(width), cells, strict=True):
+            if used > 1:
+                line.add(" ", style)
+            if not row.process.visible and column.name in HOST_COLUMNS:
+                # Nothing is known from the CPU column on: say why across the rest of the line.
+                line.add(fit(row.hidden_text, width - used, False), style)
+                break
+            cell_style = memory_style if column.name == "gpu_memory" else style
+            if (column.name == "growth" and row.growing) or (column.name == "idle" and row.idle):
+                cell_style = style + self.get_component_rich_style("process-table--growing")
+            if column.name == "command":
+                cell = self._command_shown(row, cells) or ""  # the one cut of the column
+            line.add(fit(cell, column_width, column.right), cell_style)
+            used += column_width + 1
+        return line.strip(width, style)

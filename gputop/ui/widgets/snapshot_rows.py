@@ -1,0 +1,66 @@
+"""The process rows of a snapshot: one per process and GPU, with growth and idleness, and the
+``(no process)`` rows; who holds GPU processes, and how many rows are processes. Plain logic, no widgets."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gputop.core.analysis.diagnosis import Diagnoses
+from gputop.core.analysis.forecast import ProcessGrowth
+from gputop.core.model import ProcessIdentity, ProcessSample, Snapshot
+from gputop.ui.widgets.rows import ProcessRow
+
+
+def snapshot_rows(
+    snapshot: Snapshot,
+    growth: Mapping[ProcessIdentity, ProcessGrowth] | None = None,
+    diagnoses: Diagnoses | None = None,
+) -> list[ProcessRow]:
+    """Every process row of a snapshot, each with its device's memory total, growth and idleness,
+    and one ``(no process)`` row per device whose unattributed memory is above the tolerance."""
+    growth = growth or {}
+    idle = {} if diagnoses is None else diagnoses.processes
+    now = snapshot.timestamp
+
+    def row(process: ProcessSample, total: int | None) -> ProcessRow:
+        identity = (process.pid, process.started)
+        found = growth.get(identity)
+        diagnosis = idle.get(identity)
+        return ProcessRow(
+            process=process,
+            gpu_memory_total=total,
+            now=now,
+            growth_rate=0.0 if found is None or found.growth_rate is None else found.growth_rate,
+            growing=False if found is None else found.is_growing,
+            idle_seconds=None if diagnosis is None else diagnosis.idle_seconds,
+            idle=False if diagnosis is None else diagnosis.idle,
+        )
+
+    def unattributed(gpu_index: int, mig_index: int | None, memory: int | None, total: int | None) -> ProcessRow:
+        sample = ProcessSample(pid=0, gpu_index=gpu_index, type="", gpu_memory=memory, mig_index=mig_index)
+        return ProcessRow(process=sample, gpu_memory_total=total, now=now, unattributed=True)
+
+    rows = []
+    for gpu in snapshot.gpus:
+        for process in gpu.processes:
+            rows.append(row(process, gpu.memory_total))
+        gpu_diagnosis = None if diagnoses is None else diagnoses.gpus.get(gpu.index)
+        if gpu_diagnosis is not None and gpu_diagnosis.unattributed.shown:
+            rows.append(unattributed(gpu.index, None, gpu_diagnosis.unattributed.memory, gpu.memory_total))
+        for mig in gpu.mig_devices:
+            for process in mig.processes:
+                rows.append(row(process, mig.memory_total))
+            mig_unattributed = None if diagnoses is None else diagnoses.migs.get((gpu.index, mig.index))
+            if mig_unattributed is not None and mig_unattributed.shown:
+                rows.append(unattributed(gpu.index, mig.index, mig_unattributed.memory, mig.memory_total))
+    return rows
+
+
+def users_with_processes(snapshot: Snapshot) -> list[str]:
+    """The users that own GPU processes, sorted."""
+    return sorted({p.user for p in snapshot.processes() if p.user is not None})
+
+
+def process_count(rows: list[ProcessRow]) -> int:
+    """How many of ``rows`` are processes (not "(no process)" rows)."""
+    return sum(1 for row in rows if not row.unattributed)

@@ -1,0 +1,88 @@
+"""A process table's lines, as plain logic: a line built of runs of one style, a cell fitted to its
+column, which row the cursor goes to, and whether a row shows what it showed last tick but for its TIME."""
+
+from __future__ import annotations
+
+from rich.cells import set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+
+from gputop.core.text_cut import cut_end
+from gputop.ui.widgets.rows import ProcessRow, RowKey
+from gputop.ui.widgets.styled_line import text_cells
+
+TAG_MARK = "●"
+HOST_COLUMNS = frozenset({"cpu", "host_memory", "time", "job", "container", "command"})
+# What a launcher's row (in the tree) shows: it holds no GPU of its own.
+LAUNCHER_COLUMNS = frozenset({"pid", "user", "gpu_memory", "container", "command"})
+
+
+def same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
+    """Whether a row shows what it showed last tick but for its TIME: the same process sample
+    (the sampler keeps the object while nothing about the process changed) and the same figures."""
+    return (
+        before.process is now.process
+        and before.gpu_memory_total == now.gpu_memory_total
+        and before.growth_rate == now.growth_rate
+        and before.growing == now.growing
+        and before.idle_seconds == now.idle_seconds
+        and before.idle == now.idle
+        and before.unattributed == now.unattributed
+        and before.guide == now.guide
+        and before.subtree_memory == now.subtree_memory
+        and before.launcher == now.launcher
+        and before.folded == now.folded
+    )
+
+
+def process_after(rows: list[ProcessRow], index: int | None, step: int) -> RowKey | None:
+    """Where the cursor goes from row ``index`` (None: no cursor) ``step`` rows on: that row, or the
+    nearest process beyond it in the same direction, else the nearest before it; None: no process
+    row to go to. The cursor is never put on a ``(no process)`` row: on the last process, Down
+    stays there; at ``step`` 0, the row at ``index`` or the nearest process below, else above."""
+    if not rows:
+        return None
+    target = 0 if index is None else max(0, min(len(rows) - 1, index + step))
+    ahead = rows[target:] if step >= 0 else list(reversed(rows[: target + 1]))
+    back = list(reversed(rows[:target])) if step >= 0 else rows[target + 1 :]
+    for row in [*ahead, *back]:
+        if not row.unattributed:
+            return row.key
+    return None
+
+
+def fit(text: str, width: int, right: bool) -> str:
+    """``text`` padded to ``width`` cells, cut (with "…") where it is longer."""
+    text = cut_end(text, width)
+    if text_cells(text) > width:  # a character Rich counts wider than gputop does: Rich's count wins
+        text = set_cell_size(text, max(0, width - 1)) + "…" if width > 0 else ""
+    pad = " " * (width - text_cells(text))
+    return pad + text if right else text + pad
+
+
+class Line:
+    """A table line built left to right, neighbours of one style joined into one segment.
+
+    A row has two dozen cells and spaces, nearly all in the row's style: as one segment per run of
+    a style, Textual measures, crops and recolours a handful of segments instead of two dozen. Its
+    width is counted as it is built, so Textual need not measure it again.
+    """
+
+    def __init__(self, text: str, style: Style) -> None:
+        self.segments: list[Segment] = []
+        self._texts = [text]
+        self._style = style
+        self._cells = text_cells(text)
+
+    def add(self, text: str, style: Style) -> None:
+        if style is not self._style:
+            self.segments.append(Segment("".join(self._texts), self._style))
+            self._texts, self._style = [], style
+        self._texts.append(text)
+        self._cells += text_cells(text)
+
+    def strip(self, width: int, style: Style) -> Strip:
+        """The line, cropped or padded (in ``style``) to ``width`` cells."""
+        self.segments.append(Segment("".join(self._texts), self._style))
+        return Strip(self.segments, self._cells).crop_extend(0, width, style)
