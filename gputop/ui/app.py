@@ -1,24 +1,23 @@
 """The gputop TUI: GPU cards, a host strip and a process panel, fed one Snapshot per tick.
 
 The app makes the parts, each in its own module and given only what it uses, and the main screen
-(``main_screen.py``), which composes the widgets and owns its keys; the keys of the process panel are the
-panel's (``panel/process_panel.py``), those that act over every screen (help, alerts, freeze, refresh, a
-replay's, quit) the app's, below. Textual's focus chain finds each key where it lives; ``check_action``
-adds only what the mode allows (read-only, replay).
+(``main_screen.py``), which composes its widgets, owns its keys and shows each tick it is handed; the keys
+of the process panel are the panel's (``panel/process_panel.py``), those that act over every screen (help,
+alerts, freeze, refresh, a replay's, quit) the app's, below. Textual's focus chain finds each key where it
+lives; ``check_action`` adds only what the mode allows (read-only, replay).
 
 - ``keymap``: every key, and where it lives; ``key_control``: which the mode allows, help, the palette;
 - ``messages``: what the sampler thread posts; ``sampling_control``: that thread and its interval;
 - ``feed``: which alerts are announced, and how; ``core.analysis.tick_feed``: what each tick feeds (the Watcher's
   history, forecasts and alerts; the recording), on the sampler thread, and the hand-over to this one;
-- ``layout_control``: the room (too small, compact cards, panel and strip shown), by ``layout``'s arithmetic;
 - ``process_view``: the panel's rows; ``sort_control`` and ``filter_control``: sorting and filtering;
 - ``kill_control``: tag and signal; ``replay_control``: replay; ``navigation``: the screens over this one;
 - ``title_control``: the title; ``settings_control``: the settings file applied and saved;
-- widgets: ``title_bar``, ``filter_bar``, ``gpu_grid`` (of ``gpu_card``), ``host_strip``, ``process_table``.
 
 Every tick is taken (history, forecasts, diagnoses, alerts, recording) on the thread that sampled it; the
 app receives the newest in ``receive`` (``apply_snapshot`` takes one on this thread: a replay, the first
-sample) and shows it once, in ``show_snapshot``. A busy UI skips frames, never ticks.
+sample) and hands it, once, to the main screen and the screen open over it (``show_tick``). A busy UI
+skips frames, never ticks.
 """
 
 from __future__ import annotations
@@ -34,8 +33,6 @@ from textual.events import Event, Key, Paste, Resize
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
-from gputop.core.analysis.diagnosis import Diagnoses
-from gputop.core.analysis.forecast import Forecasts
 from gputop.core.analysis.foresight import Foresight, Watcher
 from gputop.core.analysis.history import History
 from gputop.core.analysis.tick_feed import Delivery, Handover, Tick, TickFeed
@@ -43,16 +40,15 @@ from gputop.core.model import Snapshot
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings
-from gputop.ui import keymap, layout
+from gputop.ui import keymap
 from gputop.ui.controls.alert_control import AlertToasts
 from gputop.ui.controls.key_control import KeyControl
-from gputop.ui.controls.layout_control import LayoutControl
 from gputop.ui.controls.message_control import Messages
 from gputop.ui.controls.navigation import Navigation
 from gputop.ui.controls.sampling_control import SamplingControl
 from gputop.ui.controls.settings_control import SettingsControl
 from gputop.ui.controls.title_control import TitleControl, TitleFacts
-from gputop.ui.feed import alert_kinds, alert_notices
+from gputop.ui.feed import alert_notices
 from gputop.ui.main_screen import MainScreen
 from gputop.ui.messages import SamplerFailed, TicksReady
 from gputop.ui.panel.filter_control import FilterControl
@@ -66,9 +62,6 @@ from gputop.ui.screens.live_data import LiveData
 from gputop.ui.terminal.early_keys import EarlyKeys, keys_given_back
 from gputop.ui.terminal.textual_imports import collecting_rarely
 from gputop.ui.terminal.textual_private import ChangedCellsApp
-from gputop.ui.widgets.card_lines import CardContent
-from gputop.ui.widgets.process_filter import ProcessFilter
-from gputop.ui.widgets.rows import SortOrder
 
 if TYPE_CHECKING:  # imported by the runs that record or replay (cli), not by every start
     from gputop.core.recording.record import Recorder
@@ -154,8 +147,10 @@ class GpuTopApp(ChangedCellsApp[int]):
             alert_events=lambda: self.feed.watcher.monitor.log.events,
             help_entries=self.key_control.help_entries,
             data=LiveData(
-                current=lambda: self.snapshot, history=self.history, forecasts=lambda: self.forecasts,
-                diagnoses=lambda: self.diagnoses, raised=lambda: () if self.tick is None else self.tick.raised,
+                current=lambda: self.snapshot, history=self.history,
+                forecasts=lambda: None if self.tick is None else self.tick.foresight.forecasts,
+                diagnoses=lambda: None if self.tick is None else self.tick.foresight.diagnoses,
+                raised=lambda: () if self.tick is None else self.tick.raised,
                 sort=lambda: self.view.sort, process_detail=sampler.process_detail, replay=replay,
             ),
             kill=self.kill_control,
@@ -167,19 +162,16 @@ class GpuTopApp(ChangedCellsApp[int]):
             navigation=self.navigation, allows=self.key_control.allows,
         )
         self.processes.connect(self.panel_keys)
-        # The main screen, its room, and the settings applied to both.
+        # The main screen, given the parts its keys use, and the settings applied to it and the panel.
         self.main = MainScreen(
-            title_bar=self.title_control.bar, panel=self.processes, filter_bar=self.filter_control.bar,
-            size=lambda: self.size, current=lambda: self.snapshot, draw_cards=self._draw_cards,
-            card_contents=self._card_contents, ready=self._start,
+            title_bar=self.title_control.bar, panel=self.processes, panel_view=self.view,
+            filter_bar=self.filter_control.bar, history=self.history, history_lock=self.feed.watcher.lock,
+            navigation=self.navigation, filters=self.filter_control, allows=self.key_control.allows,
+            ready=self._start,
         )
         self.settings_control = SettingsControl(
             settings, settings_path, list(settings_warnings),
             view=self.view, layout=self.main.room, interval=lambda: self.interval_s, app=self,
-        )
-        self.main.connect(
-            navigation=self.navigation, filters=self.filter_control,
-            save_settings=self.settings_control.save, allows=self.key_control.allows,
         )
         self.replay_control: ReplayControl | None = None
         if replay is not None:
@@ -192,38 +184,9 @@ class GpuTopApp(ChangedCellsApp[int]):
         self._mounted = False
 
     @property
-    def layout_control(self) -> LayoutControl:
-        """The main screen's room."""
-        return self.main.room
-
-    @property
     def interval_s(self) -> float:
         """How often the live sampler samples."""
         return self.sampling.interval_s
-
-    @property
-    def forecasts(self) -> Forecasts | None:
-        """The forecasts made from the newest snapshot."""
-        return None if self.tick is None else self.tick.foresight.forecasts
-
-    @property
-    def diagnoses(self) -> Diagnoses | None:
-        """The diagnoses of the newest snapshot."""
-        return None if self.tick is None else self.tick.foresight.diagnoses
-
-    def alert_kinds(self, gpu_index: int) -> tuple[str, ...]:
-        """The kinds of alert raised, as of the newest snapshot, on a GPU (or one of its MIG devices)."""
-        return () if self.tick is None else alert_kinds(self.tick, gpu_index)
-
-    @property
-    def sort(self) -> SortOrder:
-        """The process panel's sort order."""
-        return self.view.sort
-
-    @property
-    def filter(self) -> ProcessFilter:
-        """The process panel's filter."""
-        return self.view.filter
 
     # -- the screen ----------------------------------------------------------------------
 
@@ -237,7 +200,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         # Suspended and resumed (Ctrl+Z, fg), the terminal was used by others: draw it all again.
         self.app_suspend_signal.subscribe(self, lambda _app: self.forget_screen())
         self.app_resume_signal.subscribe(self, lambda _app: self.action_redraw())
-        self.layout_control.resized(self.size.width, self.size.height)
+        self.main.resized(self.size.width, self.size.height)
         if self.changed_cells_off is not None and not self.config.full_redraw:
             self.on_changed_cells_off(self.changed_cells_off)
         if self.config.debug and self.sampler.source.name == "nvml":
@@ -247,8 +210,8 @@ class GpuTopApp(ChangedCellsApp[int]):
                 self.notify(notice, title="NVML binding", severity="warning", timeout=15, markup=False)
         for warning in self.settings_control.warnings:
             self.notify(warning, title="Settings", severity="warning", timeout=15, markup=False)
-        if self.latest is not None:
-            self.show_snapshot(self.latest)
+        if self.tick is not None:
+            self.show_tick(self.tick)
         if self.replay_control is not None:
             self.replay_control.start()
         if self.start_sampler:
@@ -294,7 +257,7 @@ class GpuTopApp(ChangedCellsApp[int]):
 
     def on_resize(self, event: Resize) -> None:
         self.forget_screen()  # the terminal may have reflowed what it showed
-        self.layout_control.resized(event.size.width, event.size.height)
+        self.main.resized(event.size.width, event.size.height)
 
     # -- data in -----------------------------------------------------------------------
 
@@ -310,6 +273,9 @@ class GpuTopApp(ChangedCellsApp[int]):
 
     def on_sampler_failed(self, message: SamplerFailed) -> None:
         self.sampling.report_error(message.error)
+
+    def on_main_screen_save_settings(self, message: MainScreen.SaveSettings) -> None:
+        self.settings_control.save()
 
     def apply_snapshot(self, snapshot: Snapshot, *, quiet: bool = False) -> Foresight:
         """Take one snapshot on this thread (a replay, the first sample) and receive it.
@@ -333,7 +299,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         if alert_notices(delivery.events) and self.config.bell:
             self.bell()  # once a frame, however many were raised
         if not self.frozen and self._mounted:
-            self.show_snapshot(tick.snapshot)
+            self.show_tick(tick)
 
     def _say_recording_stopped(self, error: Exception | None) -> None:
         if error is not None:
@@ -342,45 +308,21 @@ class GpuTopApp(ChangedCellsApp[int]):
 
     # -- data out ----------------------------------------------------------------------
 
-    def show_snapshot(self, snapshot: Snapshot) -> None:
-        """Put a snapshot on screen: cards, host strip, process panel, title, and the open screen."""
-        self.snapshot = snapshot
-        # The sampler thread adds to the history meanwhile: the cards and the open screen read its series
-        # under the Watcher's lock, so they agree with each other. (A read outside a tick, on a resize or
-        # `c`, may find one series a tick ahead of another for a frame; nothing can fail: the history
-        # replaces its dicts rather than changing them, and its arrays are read by index.)
-        with self.feed.watcher.lock:
-            self.layout_control.show_gpus(snapshot)
-        self.main.host.show(snapshot.host, snapshot.gpus)
-        self.view.show(snapshot, None if self.forecasts is None else self.forecasts.processes, self.diagnoses)
+    def show_tick(self, tick: Tick) -> None:
+        """Put a tick on screen: handed to the main screen and to the screen open over it; the title."""
+        self.snapshot = tick.snapshot
+        self.main.show(tick)
         self.update_title()
         screen = self.screen
         # A screen opened but not composed yet shows the newest snapshot itself once mounted.
         if isinstance(screen, LiveScreen) and screen.is_mounted:
-            with self.feed.watcher.lock:
-                screen.show_snapshot(snapshot)
+            with self.feed.watcher.lock:  # it reads the history, which the sampler thread adds to
+                screen.show_snapshot(tick.snapshot)
 
-    def _show_unless_frozen(self, snapshot: Snapshot) -> None:
-        if not self.frozen:
-            self.show_snapshot(snapshot)
-
-    def _draw_cards(self, snapshot: Snapshot, plan: layout.CardLayout) -> None:
-        """The cards of ``snapshot`` as planned, with their history, forecasts, alerts and diagnoses."""
-        self.main.grid.show(snapshot, plan, self.history, self.forecasts, self.alert_kinds, self.diagnoses)
-
-    def _card_contents(self, snapshot: Snapshot) -> list[CardContent]:
-        """What each card of ``snapshot`` would show: its forecast, the alerts raised on it, its diagnosis."""
-        forecasts, diagnoses = self.forecasts, self.diagnoses
-        return [
-            CardContent(
-                gpu,
-                forecast=None if forecasts is None else forecasts.gpus.get(gpu.index),
-                alert_kinds=self.alert_kinds(gpu.index),
-                diagnosis=None if diagnoses is None else diagnoses.gpus.get(gpu.index),
-                now=snapshot.timestamp,
-            )
-            for gpu in snapshot.gpus
-        ]
+    def _show_unless_frozen(self, _snapshot: Snapshot) -> None:
+        """A replay's snapshot, taken already (quietly): the newest tick, shown unless frozen."""
+        if not self.frozen and self.tick is not None:
+            self.show_tick(self.tick)
 
     def _title_facts(self) -> TitleFacts:
         return TitleFacts(
@@ -418,8 +360,8 @@ class GpuTopApp(ChangedCellsApp[int]):
 
     def action_freeze(self) -> None:
         self.frozen = not self.frozen
-        if not self.frozen and self.latest is not None and self.latest is not self.snapshot:
-            self.show_snapshot(self.latest)
+        if not self.frozen and self.tick is not None and self.tick.snapshot is not self.snapshot:
+            self.show_tick(self.tick)
         self.update_title()
         self.notify("display frozen: press f to resume" if self.frozen else "display live again", timeout=2)
 

@@ -12,6 +12,8 @@ if TYPE_CHECKING:
     from textual.binding import BindingType
 
     from gputop.ui.panel.panel_keys import PanelKeys
+    from gputop.ui.panel.process_view import ProcessView
+    from gputop.ui.widgets.process_filter import ProcessFilter
 
 
 class ProcessPanel(ProcessTable):
@@ -23,6 +25,17 @@ class ProcessPanel(ProcessTable):
     def connect(self, parts: PanelKeys) -> None:
         """The parts its keys call, those of every table's keys among them."""
         self.panel_parts = self.parts = parts
+
+    @property
+    def filter(self) -> ProcessFilter:
+        """What the panel shows (its view's: the parts are connected when the app is made); ``sort``, the
+        order it shows its rows in, is every process table's."""
+        return self._view().filter
+
+    def _view(self) -> ProcessView:
+        if self.panel_parts is None:
+            raise LookupError("the process panel's parts are not connected yet")
+        return self.panel_parts.view
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action not in PANEL_ACTIONS:
