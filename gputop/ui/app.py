@@ -1,18 +1,10 @@
 """The gputop TUI: GPU cards, a host strip and a process panel, fed one Snapshot per tick.
 
-The app makes the parts, each in its own module and given only what it uses, and the main screen
-(``main_screen.py``), which composes its widgets, owns its keys and shows each tick it is handed; the keys
-of the process panel are the panel's (``panel/process_panel.py``), those that act over every screen (help,
-alerts, freeze, refresh, a replay's, quit) the app's, below. Textual's focus chain finds each key where it
-lives; ``check_action`` adds only what the mode allows (read-only, replay).
-
-- ``keymap``: every key, and where it lives; ``key_control``: which the mode allows, help, the palette;
-- ``messages``: what the sampler thread posts; ``sampling_control``: that thread and its interval;
-- ``feed``: which alerts are announced, and how; ``core.analysis.tick_feed``: what each tick feeds (the Watcher's
-  history, forecasts and alerts; the recording), on the sampler thread, and the hand-over to this one;
-- ``process_view``: the panel's rows; ``sort_control`` and ``filter_control``: sorting and filtering;
-- ``kill_control``: tag and signal; ``replay_control``: replay; ``navigation``: the screens over this one;
-- ``title_control``: the title; ``settings_control``: the settings file applied and saved;
+The app is the composition root: it makes the parts, each in its own module and given only what it uses
+(CONTRIBUTING.md's table says who owns what), and the main screen (``main_screen.py``), which composes its
+widgets, owns its keys and shows each tick it is handed. The app keeps the keys that act over every screen
+(help, alerts, freeze, refresh, a replay's, quit); Textual's focus chain finds each key where it lives, and
+``check_action`` adds only what the mode allows (read-only, replay).
 
 Every tick is taken (history, forecasts, diagnoses, alerts, recording) on the thread that sampled it; the
 app receives the newest in ``receive`` (``apply_snapshot`` takes one on this thread: a replay, the first
@@ -100,15 +92,13 @@ class GpuTopApp(ChangedCellsApp[int]):
         if give_back_keys is not None:
             self.driver_class = keys_given_back(self.driver_class, give_back_keys)
         self.early_keys = EarlyKeys()  # keys that come before the main screen listens
-        self.sampler = sampler
-        self.config = config
+        self.sampler, self.config, self.readonly, self.replay = sampler, config, config.readonly, replay
         self.start_sampler = start_sampler and replay is None
-        self.readonly = config.readonly
-        self.replay = replay
         self.frozen = False
         self.snapshot: Snapshot | None = None  # shown on screen
-        self.latest: Snapshot | None = None  # newest received (differs while frozen)
-        self.tick: Tick | None = None  # newest received, with its forecasts, diagnoses and alerts
+        # The newest received (differs from the one shown while frozen), and with it the forecasts, diagnoses, alerts.
+        self.latest: Snapshot | None = None
+        self.tick: Tick | None = None
         self.history = history if history is not None else History()
         settings = settings if settings is not None else Settings()
         self.messages = Messages(self)  # where every notify goes: the message line of its screen
@@ -171,7 +161,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         )
         self.settings_control = SettingsControl(
             settings, settings_path, list(settings_warnings),
-            view=self.view, layout=self.main.room, interval=lambda: self.interval_s, app=self,
+            view=self.view, layout=self.main.room, interval=lambda: self.sampling.interval_s, app=self,
         )
         self.replay_control: ReplayControl | None = None
         if replay is not None:
@@ -182,11 +172,6 @@ class GpuTopApp(ChangedCellsApp[int]):
                 moved=self.update_title, app=self,
             )
         self._mounted = False
-
-    @property
-    def interval_s(self) -> float:
-        """How often the live sampler samples."""
-        return self.sampling.interval_s
 
     # -- the screen ----------------------------------------------------------------------
 
@@ -326,17 +311,10 @@ class GpuTopApp(ChangedCellsApp[int]):
 
     def _title_facts(self) -> TitleFacts:
         return TitleFacts(
-            snapshot=self.snapshot,
-            latest=self.latest,
-            interval_s=self.interval_s,
-            replay=self.replay,
-            recording=None if self.feed.recorder is None else self.feed.recorder.path,
-            readonly=self.readonly,
-            frozen=self.frozen,
-            live=self.start_sampler and not self.frozen,
-            started_at=self.sampling.started_at,
-            alerts=0 if self.tick is None else len(self.tick.alerted),
-            now=self.sampler.source_time(),
+            snapshot=self.snapshot, latest=self.latest, interval_s=self.sampling.interval_s, replay=self.replay,
+            recording=None if self.feed.recorder is None else self.feed.recorder.path, readonly=self.readonly,
+            frozen=self.frozen, live=self.start_sampler and not self.frozen, started_at=self.sampling.started_at,
+            alerts=0 if self.tick is None else len(self.tick.alerted), now=self.sampler.source_time(),
         )
 
     def update_title(self) -> None:
@@ -409,14 +387,8 @@ def run_tui(
 ) -> int:
     """Run the TUI until the user quits; returns the exit status."""
     app = GpuTopApp(
-        sampler,
-        config,
-        settings=settings,
-        settings_path=settings_path,
-        settings_warnings=settings_warnings,
-        recorder=recorder,
-        replay=replay,
-        give_back_keys=give_back_keys,
+        sampler, config, settings=settings, settings_path=settings_path, settings_warnings=settings_warnings,
+        recorder=recorder, replay=replay, give_back_keys=give_back_keys,
     )
     with collecting_rarely():  # the collector tuned for a TUI's frames (textual_imports says why)
         result = app.run(mouse=config.mouse)
