@@ -396,3 +396,30 @@ async def test_a_tick_of_the_same_figures_builds_no_card_and_a_changed_figure_on
             assert [call.args[0].gpu.index for call in full.call_args_list + short.call_args_list] == [1]
             assert cards[0]._lines is lines[0]
             assert " 97%" in "\n".join(line.plain for line in cards[1]._lines)
+
+
+async def test_a_tick_builds_each_card_s_content_once_and_c_lays_the_same_contents_out_again() -> None:
+    # Issue 36: what a card shows is built once a tick (by the main screen); the room plans from those
+    # contents and the cards draw the very same ones; `c` lays them out again without building any.
+    built: list[CardContent] = []
+    original = CardContent.__init__
+
+    def counted(self: CardContent, *args: object, **kwargs: object) -> None:
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+        built.append(self)
+
+    app = make_app(StaticSource((gpu(0, (P1,)), gpu(1, (P2,)))))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        with mock.patch.object(CardContent, "__init__", counted):
+            app.apply_snapshot(app.sampler.sample())
+            await pilot.pause()
+            cards = list(app.query(GpuCard))
+            assert [content.gpu.index for content in built] == [0, 1]
+            assert [card.content for card in cards] == built
+            assert all(card.content is content for card, content in zip(cards, built, strict=True))
+            compact = cards[0].compact
+            await pilot.press("c")
+            await pilot.pause()
+            assert len(built) == 2 and cards[0].compact is not compact
+            assert all(card.content is content for card, content in zip(cards, built, strict=True))
