@@ -157,7 +157,6 @@ class GpuTopApp(ChangedCellsApp[int]):
             title_bar=self.title_control.bar, panel=self.processes, panel_view=self.view,
             filter_bar=self.filter_control.bar, history=self.history, history_lock=self.feed.watcher.lock,
             navigation=self.navigation, filters=self.filter_control, allows=self.key_control.allows,
-            ready=self._start,
         )
         self.settings_control = SettingsControl(
             settings, settings_path, list(settings_warnings),
@@ -178,7 +177,7 @@ class GpuTopApp(ChangedCellsApp[int]):
     def get_default_screen(self) -> Screen[None]:
         return self.main
 
-    def _start(self) -> None:
+    def on_main_screen_ready(self, message: MainScreen.Ready) -> None:
         """The main screen is mounted: apply the settings, show what was sampled, start sampling or the replay."""
         self._mounted = True
         self.settings_control.apply()

@@ -5,8 +5,9 @@ footer, and the notice that the terminal is too small; the main screen's own key
 The app hands it each tick (``show``) and it updates the widgets it composed: each card's content is built
 once here, the room (``layout_control``) plans from those contents and the grid draws them. Nothing it
 holds calls back into the app for data: the parts its keys use come with its constructor (made before
-it), and the one thing the app does for it, saving the settings file (the app's: it holds the theme and
-the interval too), it asks by posting ``SaveSettings``. The keys of the process panel are the panel's
+it); what it tells the app, it posts: ``Ready`` once its widgets are mounted (the app then applies the
+settings and starts sampling), ``SaveSettings`` for ``S`` (the settings file is the app's: it holds the
+theme and the interval too). The keys of the process panel are the panel's
 (``panel/process_panel.py``), those that act over every screen the app's: Textual's focus chain finds
 each where it lives.
 """
@@ -71,6 +72,9 @@ class MainScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = keymap.MAIN_SCREEN_BINDINGS
     AUTO_FOCUS = "#processes"  # the panel, where the keys act; Tab reaches the cards
 
+    class Ready(Message):
+        """The widgets are mounted and the panel has the focus: ticks can be shown, keys acted on."""
+
     class SaveSettings(Message):
         """S: the user asks for the view as it is now to be saved to the settings file."""
 
@@ -86,12 +90,10 @@ class MainScreen(Screen[None]):
         navigation: Navigation,
         filters: FilterControl,
         allows: Callable[[str], bool],
-        ready: Callable[[], None],
     ) -> None:
         """``panel_view``: puts a tick's processes in the panel; ``history``: the cards' series, read under
         ``history_lock`` (the sampler thread adds to them); ``navigation`` and ``filters``: what the keys
-        and a click on a card call; ``allows``: whether an action acts in this mode (read-only, replay);
-        ``ready``: called once the widgets are mounted (the app then applies the settings and starts)."""
+        and a click on a card call; ``allows``: whether an action acts in this mode (read-only, replay)."""
         super().__init__()
         self.title_bar, self.panel, self.panel_view, self.filter_bar = title_bar, panel, panel_view, filter_bar
         self.host = HostStrip()
@@ -106,7 +108,6 @@ class MainScreen(Screen[None]):
         )
         self._history, self._history_lock = history, history_lock
         self._navigation, self._filters, self._allows = navigation, filters, allows
-        self._ready = ready
 
     def show(self, tick: Tick) -> None:
         """Put a tick on screen: the cards (each content built once, laid out by it), the host strip, the panel."""
@@ -133,7 +134,7 @@ class MainScreen(Screen[None]):
         # The panel has the keys people press first (sort, filter, kill). Textual's auto-focus waits for the
         # terminal's focus, which a browser tab (`gputop serve`) or an unfocused pane may never report.
         self.panel.focus()
-        self._ready()
+        self.post_message(self.Ready())
 
     @property
     def active_bindings(self) -> dict[str, ActiveBinding]:
