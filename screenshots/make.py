@@ -105,8 +105,8 @@ async def _process(app: GpuTopApp, pilot: Pilot[int]) -> None:
     await pilot.press("enter")
     await app.workers.wait_for_complete()
     await pilot.pause()
-    if app.snapshot is not None:
-        app.show_snapshot(app.snapshot)  # the charts are laid out now: draw them at their size
+    if app.tick is not None:
+        app.show_tick(app.tick)  # the charts are laid out now: draw them at their size
     await pilot.pause()
 
 

@@ -247,12 +247,6 @@ def ui_rank(module: str) -> int:
     raise AssertionError(f"{module} has no rank in UI_TIERS: give it one")
 
 
-# Imports that still point up, each to be undone (issue 36): the list only shrinks.
-UI_UPWARD_TODAY = {
-    "gputop.ui.layout -> gputop.ui.widgets.card_lines",
-}
-
-
 def test_the_ui_packages_import_one_way_screens_above_widgets_above_helpers() -> None:
     # Issue 36 item 3: no import between ui/ packages runs both ways.
     ui_modules = [m for m in MODULES if layer(m) == "ui"]
@@ -262,4 +256,4 @@ def test_the_ui_packages_import_one_way_screens_above_widgets_above_helpers() ->
         for target in graph(at_import_time=False)[module]
         if layer(target) == "ui" and ui_rank(target) > ui_rank(module)
     }
-    assert upward == UI_UPWARD_TODAY
+    assert upward == set()

@@ -1,24 +1,15 @@
 """The gputop TUI: GPU cards, a host strip and a process panel, fed one Snapshot per tick.
 
-The app makes the parts, each in its own module and given only what it uses, and the main screen
-(``main_screen.py``), which composes the widgets and owns its keys; the keys of the process panel are the
-panel's (``panel/process_panel.py``), those that act over every screen (help, alerts, freeze, refresh, a
-replay's, quit) the app's, below. Textual's focus chain finds each key where it lives; ``check_action``
-adds only what the mode allows (read-only, replay).
-
-- ``keymap``: every key, and where it lives; ``key_control``: which the mode allows, help, the palette;
-- ``messages``: what the sampler thread posts; ``sampling_control``: that thread and its interval;
-- ``feed``: which alerts are announced, and how; ``core.analysis.tick_feed``: what each tick feeds (the Watcher's
-  history, forecasts and alerts; the recording), on the sampler thread, and the hand-over to this one;
-- ``layout_control``: the room (too small, compact cards, panel and strip shown), by ``layout``'s arithmetic;
-- ``process_panel``: the panel, which holds its sort, filter and tree and asks for the rest in messages;
-- ``kill_control``: signal; ``replay_control``: replay; ``navigation``: the screens over this one;
-- ``title_control``: the title; ``settings_control``: the settings file applied and saved;
-- widgets: ``title_bar``, ``filter_bar``, ``gpu_grid`` (of ``gpu_card``), ``host_strip``, ``process_table``.
+The app is the composition root: it makes the parts, each in its own module and given only what it uses
+(CONTRIBUTING.md's table says who owns what), and the main screen (``main_screen.py``), which composes its
+widgets, owns its keys and shows each tick it is handed. The app keeps the keys that act over every screen
+(help, alerts, freeze, refresh, a replay's, quit); Textual's focus chain finds each key where it lives, and
+``check_action`` adds only what the mode allows (read-only, replay).
 
 Every tick is taken (history, forecasts, diagnoses, alerts, recording) on the thread that sampled it; the
 app receives the newest in ``receive`` (``apply_snapshot`` takes one on this thread: a replay, the first
-sample) and shows it once, in ``show_snapshot``. A busy UI skips frames, never ticks.
+sample) and hands it, once, to the main screen and the screen open over it (``show_tick``). A busy UI
+skips frames, never ticks.
 """
 
 from __future__ import annotations
@@ -34,8 +25,6 @@ from textual.events import Event, Key, Paste, Resize
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
-from gputop.core.analysis.diagnosis import Diagnoses
-from gputop.core.analysis.forecast import Forecasts
 from gputop.core.analysis.foresight import Foresight, Watcher
 from gputop.core.analysis.history import History
 from gputop.core.analysis.tick_feed import Delivery, Handover, Tick, TickFeed
@@ -43,16 +32,15 @@ from gputop.core.model import Snapshot
 from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.core.settings import Settings
-from gputop.ui import keymap, layout
+from gputop.ui import keymap
 from gputop.ui.controls.alert_control import AlertToasts
 from gputop.ui.controls.key_control import KeyControl
-from gputop.ui.controls.layout_control import LayoutControl
 from gputop.ui.controls.message_control import Messages
 from gputop.ui.controls.navigation import Navigation
 from gputop.ui.controls.sampling_control import SamplingControl
 from gputop.ui.controls.settings_control import SettingsControl
 from gputop.ui.controls.title_control import TitleControl, TitleFacts
-from gputop.ui.feed import alert_kinds, alert_notices
+from gputop.ui.feed import alert_notices
 from gputop.ui.main_screen import MainScreen
 from gputop.ui.messages import SamplerFailed, TicksReady
 from gputop.ui.panel.kill_control import KillControl
@@ -62,7 +50,6 @@ from gputop.ui.screens.live_data import LiveData
 from gputop.ui.terminal.early_keys import EarlyKeys, keys_given_back
 from gputop.ui.terminal.textual_imports import collecting_rarely
 from gputop.ui.terminal.textual_private import ChangedCellsApp
-from gputop.ui.widgets.card_lines import CardContent
 from gputop.ui.widgets.process_table import ProcessTable
 
 if TYPE_CHECKING:  # imported by the runs that record or replay (cli), not by every start
@@ -102,15 +89,13 @@ class GpuTopApp(ChangedCellsApp[int]):
         if give_back_keys is not None:
             self.driver_class = keys_given_back(self.driver_class, give_back_keys)
         self.early_keys = EarlyKeys()  # keys that come before the main screen listens
-        self.sampler = sampler
-        self.config = config
+        self.sampler, self.config, self.readonly, self.replay = sampler, config, config.readonly, replay
         self.start_sampler = start_sampler and replay is None
-        self.readonly = config.readonly
-        self.replay = replay
         self.frozen = False
         self.snapshot: Snapshot | None = None  # shown on screen
-        self.latest: Snapshot | None = None  # newest received (differs while frozen)
-        self.tick: Tick | None = None  # newest received, with its forecasts, diagnoses and alerts
+        # The newest received (differs from the one shown while frozen), and with it the forecasts, diagnoses, alerts.
+        self.latest: Snapshot | None = None
+        self.tick: Tick | None = None
         self.history = history if history is not None else History()
         settings = settings if settings is not None else Settings()
         self.messages = Messages(self)  # where every notify goes: the message line of its screen
@@ -144,8 +129,10 @@ class GpuTopApp(ChangedCellsApp[int]):
             alert_events=lambda: self.feed.watcher.monitor.log.events,
             help_entries=self.key_control.help_entries,
             data=LiveData(
-                current=lambda: self.snapshot, history=self.history, forecasts=lambda: self.forecasts,
-                diagnoses=lambda: self.diagnoses, raised=lambda: () if self.tick is None else self.tick.raised,
+                current=lambda: self.snapshot, history=self.history,
+                forecasts=lambda: None if self.tick is None else self.tick.foresight.forecasts,
+                diagnoses=lambda: None if self.tick is None else self.tick.foresight.diagnoses,
+                raised=lambda: () if self.tick is None else self.tick.raised,
                 sort=lambda: self.processes.sort, process_detail=sampler.process_detail, replay=replay,
                 allows=self.key_control.allows,
             ),
@@ -153,18 +140,14 @@ class GpuTopApp(ChangedCellsApp[int]):
             only_owner=self.processes.only_owner,
             source_name=sampler.source.name,
         )
-        # The main screen, its room, and the settings applied to both.
+        # The main screen, given the parts its keys use, and the settings applied to it and the panel.
         self.main = MainScreen(
-            title_bar=self.title_control.bar, panel=self.processes, filter_bar=self.processes.filter_bar,
-            size=lambda: self.size, current=lambda: self.snapshot, draw_cards=self._draw_cards,
-            card_contents=self._card_contents, ready=self._start,
+            title_bar=self.title_control.bar, panel=self.processes, history=self.history,
+            history_lock=self.feed.watcher.lock, navigation=self.navigation, allows=self.key_control.allows,
         )
         self.settings_control = SettingsControl(
             settings, settings_path, list(settings_warnings),
-            panel=self.processes, layout=self.main.room, interval=lambda: self.interval_s, app=self,
-        )
-        self.main.connect(
-            navigation=self.navigation, save_settings=self.settings_control.save, allows=self.key_control.allows,
+            panel=self.processes, layout=self.main.room, interval=lambda: self.sampling.interval_s, app=self,
         )
         self.replay_control: ReplayControl | None = None
         if replay is not None:
@@ -176,43 +159,19 @@ class GpuTopApp(ChangedCellsApp[int]):
             )
         self._mounted = False
 
-    @property
-    def layout_control(self) -> LayoutControl:
-        """The main screen's room."""
-        return self.main.room
-
-    @property
-    def interval_s(self) -> float:
-        """How often the live sampler samples."""
-        return self.sampling.interval_s
-
-    @property
-    def forecasts(self) -> Forecasts | None:
-        """The forecasts made from the newest snapshot."""
-        return None if self.tick is None else self.tick.foresight.forecasts
-
-    @property
-    def diagnoses(self) -> Diagnoses | None:
-        """The diagnoses of the newest snapshot."""
-        return None if self.tick is None else self.tick.foresight.diagnoses
-
-    def alert_kinds(self, gpu_index: int) -> tuple[str, ...]:
-        """The kinds of alert raised, as of the newest snapshot, on a GPU (or one of its MIG devices)."""
-        return () if self.tick is None else alert_kinds(self.tick, gpu_index)
-
     # -- the screen ----------------------------------------------------------------------
 
     def get_default_screen(self) -> Screen[None]:
         return self.main
 
-    def _start(self) -> None:
+    def on_main_screen_ready(self, message: MainScreen.Ready) -> None:
         """The main screen is mounted: apply the settings, show what was sampled, start sampling or the replay."""
         self._mounted = True
         self.settings_control.apply()
         # Suspended and resumed (Ctrl+Z, fg), the terminal was used by others: draw it all again.
         self.app_suspend_signal.subscribe(self, lambda _app: self.forget_screen())
         self.app_resume_signal.subscribe(self, lambda _app: self.action_redraw())
-        self.layout_control.resized(self.size.width, self.size.height)
+        self.main.resized(self.size.width, self.size.height)
         if self.changed_cells_off is not None and not self.config.full_redraw:
             self.on_changed_cells_off(self.changed_cells_off)
         if self.config.debug and self.sampler.source.name == "nvml":
@@ -222,8 +181,8 @@ class GpuTopApp(ChangedCellsApp[int]):
                 self.notify(notice, title="NVML binding", severity="warning", timeout=15, markup=False)
         for warning in self.settings_control.warnings:
             self.notify(warning, title="Settings", severity="warning", timeout=15, markup=False)
-        if self.latest is not None:
-            self.show_snapshot(self.latest)
+        if self.tick is not None:
+            self.show_tick(self.tick)
         if self.replay_control is not None:
             self.replay_control.start()
         if self.start_sampler:
@@ -269,7 +228,7 @@ class GpuTopApp(ChangedCellsApp[int]):
 
     def on_resize(self, event: Resize) -> None:
         self.forget_screen()  # the terminal may have reflowed what it showed
-        self.layout_control.resized(event.size.width, event.size.height)
+        self.main.resized(event.size.width, event.size.height)
 
     # -- what the process tables ask for (messages from the panel and the detail screen's table) --------
 
@@ -300,6 +259,9 @@ class GpuTopApp(ChangedCellsApp[int]):
     def on_sampler_failed(self, message: SamplerFailed) -> None:
         self.sampling.report_error(message.error)
 
+    def on_main_screen_save_settings(self, message: MainScreen.SaveSettings) -> None:
+        self.settings_control.save()
+
     def apply_snapshot(self, snapshot: Snapshot, *, quiet: bool = False) -> Foresight:
         """Take one snapshot on this thread (a replay, the first sample) and receive it.
 
@@ -322,7 +284,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         if alert_notices(delivery.events) and self.config.bell:
             self.bell()  # once a frame, however many were raised
         if not self.frozen and self._mounted:
-            self.show_snapshot(tick.snapshot)
+            self.show_tick(tick)
 
     def _say_recording_stopped(self, error: Exception | None) -> None:
         if error is not None:
@@ -331,59 +293,28 @@ class GpuTopApp(ChangedCellsApp[int]):
 
     # -- data out ----------------------------------------------------------------------
 
-    def show_snapshot(self, snapshot: Snapshot) -> None:
-        """Put a snapshot on screen: cards, host strip, process panel, title, and the open screen."""
-        self.snapshot = snapshot
-        # The sampler thread adds to the history meanwhile: the cards and the open screen read its series
-        # under the Watcher's lock, so they agree with each other. (A read outside a tick, on a resize or
-        # `c`, may find one series a tick ahead of another for a frame; nothing can fail: the history
-        # replaces its dicts rather than changing them, and its arrays are read by index.)
-        with self.feed.watcher.lock:
-            self.layout_control.show_gpus(snapshot)
-        self.main.host.show(snapshot.host, snapshot.gpus)
-        self.processes.show(snapshot, None if self.forecasts is None else self.forecasts.processes, self.diagnoses)
+    def show_tick(self, tick: Tick) -> None:
+        """Put a tick on screen: handed to the main screen and to the screen open over it; the title."""
+        self.snapshot = tick.snapshot
+        self.main.show(tick)
         self.update_title()
         screen = self.screen
         # A screen opened but not composed yet shows the newest snapshot itself once mounted.
         if isinstance(screen, LiveScreen) and screen.is_mounted:
-            with self.feed.watcher.lock:
-                screen.show_snapshot(snapshot)
+            with self.feed.watcher.lock:  # it reads the history, which the sampler thread adds to
+                screen.show_snapshot(tick.snapshot)
 
-    def _show_unless_frozen(self, snapshot: Snapshot) -> None:
-        if not self.frozen:
-            self.show_snapshot(snapshot)
-
-    def _draw_cards(self, snapshot: Snapshot, plan: layout.CardLayout) -> None:
-        """The cards of ``snapshot`` as planned, with their history, forecasts, alerts and diagnoses."""
-        self.main.grid.show(snapshot, plan, self.history, self.forecasts, self.alert_kinds, self.diagnoses)
-
-    def _card_contents(self, snapshot: Snapshot) -> list[CardContent]:
-        """What each card of ``snapshot`` would show: its forecast, the alerts raised on it, its diagnosis."""
-        forecasts, diagnoses = self.forecasts, self.diagnoses
-        return [
-            CardContent(
-                gpu,
-                forecast=None if forecasts is None else forecasts.gpus.get(gpu.index),
-                alert_kinds=self.alert_kinds(gpu.index),
-                diagnosis=None if diagnoses is None else diagnoses.gpus.get(gpu.index),
-                now=snapshot.timestamp,
-            )
-            for gpu in snapshot.gpus
-        ]
+    def _show_unless_frozen(self, _snapshot: Snapshot) -> None:
+        """A replay's snapshot, taken already (quietly): the newest tick, shown unless frozen."""
+        if not self.frozen and self.tick is not None:
+            self.show_tick(self.tick)
 
     def _title_facts(self) -> TitleFacts:
         return TitleFacts(
-            snapshot=self.snapshot,
-            latest=self.latest,
-            interval_s=self.interval_s,
-            replay=self.replay,
-            recording=None if self.feed.recorder is None else self.feed.recorder.path,
-            readonly=self.readonly,
-            frozen=self.frozen,
-            live=self.start_sampler and not self.frozen,
-            started_at=self.sampling.started_at,
-            alerts=0 if self.tick is None else len(self.tick.alerted),
-            now=self.sampler.source_time(),
+            snapshot=self.snapshot, latest=self.latest, interval_s=self.sampling.interval_s, replay=self.replay,
+            recording=None if self.feed.recorder is None else self.feed.recorder.path, readonly=self.readonly,
+            frozen=self.frozen, live=self.start_sampler and not self.frozen, started_at=self.sampling.started_at,
+            alerts=0 if self.tick is None else len(self.tick.alerted), now=self.sampler.source_time(),
         )
 
     def update_title(self) -> None:
@@ -407,8 +338,8 @@ class GpuTopApp(ChangedCellsApp[int]):
 
     def action_freeze(self) -> None:
         self.frozen = not self.frozen
-        if not self.frozen and self.latest is not None and self.latest is not self.snapshot:
-            self.show_snapshot(self.latest)
+        if not self.frozen and self.tick is not None and self.tick.snapshot is not self.snapshot:
+            self.show_tick(self.tick)
         self.update_title()
         self.notify("display frozen: press f to resume" if self.frozen else "display live again", timeout=2)
 
@@ -456,14 +387,8 @@ def run_tui(
 ) -> int:
     """Run the TUI until the user quits; returns the exit status."""
     app = GpuTopApp(
-        sampler,
-        config,
-        settings=settings,
-        settings_path=settings_path,
-        settings_warnings=settings_warnings,
-        recorder=recorder,
-        replay=replay,
-        give_back_keys=give_back_keys,
+        sampler, config, settings=settings, settings_path=settings_path, settings_warnings=settings_warnings,
+        recorder=recorder, replay=replay, give_back_keys=give_back_keys,
     )
     with collecting_rarely():  # the collector tuned for a TUI's frames (textual_imports says why)
         result = app.run(mouse=config.mouse)

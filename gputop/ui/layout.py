@@ -1,16 +1,18 @@
 """Where things go on screen for a terminal size: plain arithmetic, no widgets.
 
-The app asks this module whether the terminal is too small, how many card columns fit,
-whether cards fold into their compact form, and how tall each row of cards is.
+The main screen asks this module whether the terminal is too small, how many card columns fit,
+whether cards fold into their compact form, and how tall each row of cards is. It plans from what it is
+given: the GPUs, and for the cards' warning marks, the contents the screen built (``MarkedCard``); it
+draws nothing and imports no widget.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from gputop.core.model import GpuSample
-from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines
 
 MIN_WIDTH, MIN_HEIGHT = 40, 10
 # Full cards give way to compact ones when they would leave the panel fewer rows than this (nvitop
@@ -74,24 +76,13 @@ def rows_left(gpus: Sequence[GpuSample], width: int, height: int, *, compact: bo
     return max(0, height - 2 - (1 if host_shown else 0) - cards - PANEL_CHROME)
 
 
-def warning_marks(content: CardContent, compact: bool) -> list[str]:
-    """What a card must never lose to its width: its marks (``diagnosis_marks``: HEALTH, LOST, MEMORY, HOT,
-    THROTTLED, STALLED?, FILLING, FEW SMs). A compact card says FILLING as its forecast, which the memory
-    figures already carry, so that word is not counted there."""
-    return [mark.token for mark in content.marks(short=compact) if not (compact and mark.token == "FILLING")]
+class MarkedCard(Protocol):
+    """What the plan needs of a card's content: whether it has warning marks, and whether a card of a
+    width keeps them all (``widgets/card_lines.CardContent`` answers both, by drawing itself)."""
 
+    def warns(self, compact: bool) -> bool: ...
 
-def keeps_marks(content: CardContent, width: int, *, compact: bool) -> bool:
-    """Whether the card, ``width`` cells wide (its borders included), shows every warning mark."""
-    marks = warning_marks(content, compact)
-    if not marks or content.gpu.lost:  # a lost card says LOST first, and only that
-        return True
-    if compact:
-        inner = width - COMPACT_PADDING
-        shown = compact_lines(content, inner, False)[0].plain[:inner]
-    else:
-        shown = card_titles(content, False)[0].plain[: width - FULL_BORDERS - TITLE_CORNERS]
-    return all(mark in shown for mark in marks)
+    def keeps_marks(self, width: int, *, compact: bool) -> bool: ...
 
 
 def card_width(count: int, width: int, compact: bool) -> int:
@@ -108,7 +99,7 @@ def needs_compact(
     process_rows: int,
     panel_shown: bool,
     host_shown: bool = True,
-    contents: Sequence[CardContent] = (),
+    contents: Sequence[MarkedCard] = (),
     shown_compact: bool = False,
 ) -> bool:
     """Compact cards when full ones would scroll or leave the panel fewer than ROWS_WANTED rows (or
@@ -126,8 +117,8 @@ def needs_compact(
     # A card scrolled out of sight shows none of its marks: a form that scrolls keeps them only on a
     # machine with nothing to warn of.
     keeps = {
-        form: all(keeps_marks(content, card_width(count, width, form), compact=form) for content in contents)
-        and (fits[form] or not any(warning_marks(content, form) for content in contents))
+        form: all(content.keeps_marks(card_width(count, width, form), compact=form) for content in contents)
+        and (fits[form] or not any(content.warns(form) for content in contents))
         for form in (False, True)
     }
     rows = {form: rows_left(gpus, width, height, compact=form, host_shown=host_shown) for form in (False, True)}
@@ -181,7 +172,7 @@ def plan_cards(
     process_rows: int,
     panel_shown: bool,
     host_shown: bool = True,
-    contents: Sequence[CardContent] = (),
+    contents: Sequence[MarkedCard] = (),
     shown_compact: bool = False,
 ) -> CardLayout:
     """Lay out the cards: the user's choice of compact, else whatever leaves the panel room."""

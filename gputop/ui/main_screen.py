@@ -2,28 +2,36 @@
 footer, and the notice that the terminal is too small; the main screen's own keys (``keymap``'s
 ``MAIN_SCREEN_BINDINGS``) and their actions.
 
-Its widgets are made here; what they show comes from the app (``show_snapshot``). The keys of the process
-panel are the panel's (``panel/process_panel.py``), those that act over every screen the app's: Textual's
-focus chain finds each where it lives.
+The app hands it each tick (``show``) and it updates the widgets it composed: each card's content is built
+once here, the room (``layout_control``) plans from those contents and the grid draws them. Nothing it
+holds calls back into the app for data: the parts its keys use come with its constructor (made before
+it); what it tells the app, it posts: ``Ready`` once its widgets are mounted (the app then applies the
+settings and starts sampling), ``SaveSettings`` for ``S`` (the settings file is the app's: it holds the
+theme and the interval too). The keys of the process panel are the panel's
+(``panel/process_panel.py``), those that act over every screen the app's: Textual's focus chain finds
+each where it lives.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import ActiveBinding
 from textual.containers import Vertical
-from textual.geometry import Size
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
-from gputop.core.model import Snapshot
+from gputop.core.analysis.history import History
+from gputop.core.analysis.tick_feed import Tick
 from gputop.ui import keymap, layout
-from gputop.ui.controls.layout_control import CardContents, DrawCards, LayoutControl
+from gputop.ui.controls.layout_control import LayoutControl
+from gputop.ui.feed import alert_kinds
 from gputop.ui.panel.process_panel import ProcessPanel
-from gputop.ui.widgets.filter_bar import FilterBar
+from gputop.ui.widgets.card_lines import CardContent
 from gputop.ui.widgets.gpu_area import GpuArea
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.gpu_grid import GpuGrid
@@ -37,57 +45,79 @@ if TYPE_CHECKING:
     from gputop.ui.controls.navigation import Navigation
 
 
+def card_contents(tick: Tick, history: History) -> list[CardContent]:
+    """What each card of a tick shows: its GPU, history, forecasts (its own and its MIG devices'), the
+    alerts raised on it, its diagnosis, and the tick's time."""
+    snapshot, forecasts, diagnoses = tick.snapshot, tick.foresight.forecasts, tick.foresight.diagnoses
+    return [
+        CardContent(
+            gpu,
+            history=history.gpus.get(gpu.index),
+            forecast=forecasts.gpus.get(gpu.index),
+            mig_forecasts={mig: f for (index, mig), f in forecasts.migs.items() if index == gpu.index},
+            alert_kinds=alert_kinds(tick, gpu.index),
+            diagnosis=diagnoses.gpus.get(gpu.index),
+            now=snapshot.timestamp,
+        )
+        for gpu in snapshot.gpus
+    ]
+
+
 class MainScreen(Screen[None]):
     """The GPUs and their processes; the screen under every other."""
 
     BINDINGS: ClassVar[list[BindingType]] = keymap.MAIN_SCREEN_BINDINGS
     AUTO_FOCUS = "#processes"  # the panel, where the keys act; Tab reaches the cards
 
+    class Ready(Message):
+        """The widgets are mounted and the panel has the focus: ticks can be shown, keys acted on."""
+
+    class SaveSettings(Message):
+        """S: the user asks for the view as it is now to be saved to the settings file."""
+
     def __init__(
         self,
         *,
         title_bar: TitleBar,
         panel: ProcessPanel,
-        filter_bar: FilterBar,
-        size: Callable[[], Size],
-        current: Callable[[], Snapshot | None],
-        draw_cards: DrawCards,
-        card_contents: CardContents,
-        ready: Callable[[], None],
+        history: History,
+        history_lock: AbstractContextManager[object],
+        navigation: Navigation,
+        allows: Callable[[str], bool],
     ) -> None:
-        """``size``: the terminal's; ``current``: the snapshot shown; ``draw_cards``: draws a snapshot's cards
-        (the app's: it holds their history, forecasts and alerts); ``card_contents``: what each would show, its
-        marks kept by the form the room picks; ``ready``: called once the widgets are
-        mounted (the app then shows what it has). The parts behind the keys come with ``connect``, once
-        the app has made them (some of them need this screen's widgets)."""
+        """``panel``: the process panel (with its filter box); ``history``: the cards' series, read under
+        ``history_lock`` (the sampler thread adds to them); ``navigation``: what the keys and a click on a
+        card open; ``allows``: whether an action acts in this mode (read-only, replay)."""
         super().__init__()
-        self.title_bar, self.panel, self.filter_bar = title_bar, panel, filter_bar
+        self.title_bar, self.panel, self.filter_bar = title_bar, panel, panel.filter_bar
         self.host = HostStrip()
         self.grid = GpuGrid(id="gpu-grid")
         self.area = GpuArea(self.grid, id="gpu-area")
-        self.main = Vertical(title_bar, self.host, self.area, panel, filter_bar, id="main")
+        self.main = Vertical(title_bar, self.host, self.area, panel, panel.filter_bar, id="main")
         self.too_small = Static(f"terminal too small (need {layout.MIN_WIDTH}x{layout.MIN_HEIGHT})", id="too-small")
         self.footer = KeyFooter()
         self.room = LayoutControl(
-            main=self.main, footer=self.footer, too_small=self.too_small, area=self.area, panel=panel,
-            host=self.host, size=size, current=current, draw_cards=lambda snapshot, plan: draw_cards(snapshot, plan),
-            contents=card_contents,
+            main=self.main, footer=self.footer, too_small=self.too_small, area=self.area, grid=self.grid,
+            panel=panel, host=self.host, size=lambda: self.app.size,
         )
-        self._navigation: Navigation | None = None
-        self._save_settings: Callable[[], None] | None = None
-        self._allows: Callable[[str], bool] = lambda _action: False
-        self._ready = ready
+        self._history, self._history_lock = history, history_lock
+        self._navigation, self._allows = navigation, allows
 
-    def connect(
-        self,
-        *,
-        navigation: Navigation,
-        save_settings: Callable[[], None],
-        allows: Callable[[str], bool],
-    ) -> None:
-        """The parts the keys call; ``allows``: whether an action acts in this mode (read-only, replay)."""
-        self._navigation = navigation
-        self._save_settings, self._allows = save_settings, allows
+    def show(self, tick: Tick) -> None:
+        """Put a tick on screen: the cards (each content built once, laid out by it), the host strip, the panel."""
+        snapshot, foresight = tick.snapshot, tick.foresight
+        # The sampler thread adds to the history meanwhile: the cards read its series under its lock. (A
+        # relayout outside a tick, on a resize or `c`, may find one series a tick ahead of another for a
+        # frame; nothing can fail: the history replaces its dicts rather than changing them.)
+        with self._history_lock:
+            contents = card_contents(tick, self._history)
+            self.room.show_cards(contents, sum(1 for gpu in snapshot.gpus for _ in gpu.all_processes()))
+        self.host.show(snapshot.host, snapshot.gpus)
+        self.panel.show(snapshot, foresight.forecasts.processes, foresight.diagnoses)
+
+    def resized(self, width: int, height: int) -> None:
+        """The terminal's new size (the app's Resize: this screen may be under another)."""
+        self.room.resized(width, height)
 
     def compose(self) -> ComposeResult:
         yield self.main
@@ -98,7 +128,7 @@ class MainScreen(Screen[None]):
         # The panel has the keys people press first (sort, filter, kill). Textual's auto-focus waits for the
         # terminal's focus, which a browser tab (`gputop serve`) or an unfocused pane may never report.
         self.panel.focus()
-        self._ready()
+        self.post_message(self.Ready())
 
     @property
     def active_bindings(self) -> dict[str, ActiveBinding]:
@@ -123,12 +153,10 @@ class MainScreen(Screen[None]):
         self.room.toggle_host()
 
     def action_owners(self) -> None:
-        if self._navigation is not None:
-            self._navigation.owners()
+        self._navigation.owners()
 
     def action_save_settings(self) -> None:
-        if self._save_settings is not None:
-            self._save_settings()
+        self.post_message(self.SaveSettings())
 
     # -- the mouse -----------------------------------------------------------------------
 
@@ -136,5 +164,4 @@ class MainScreen(Screen[None]):
         self.grid.mark_filtered(message.index)  # the card of the GPU the panel shows alone
 
     def on_gpu_card_selected(self, message: GpuCard.Selected) -> None:
-        if self._navigation is not None:
-            self._navigation.detail(message.index)
+        self._navigation.detail(message.index)

@@ -76,7 +76,7 @@ def _probe(out: str, warmup_s: float, argv: list[str], why: bool = False) -> Non
     for owner, name in [
         (Screen, "_compositor_refresh"),
         (GpuTopApp, "receive"),
-        (LayoutControl, "show_gpus"),
+        (LayoutControl, "show_cards"),
         (ProcessPanel, "show"),
         (TerminalDiff, "update"),
         (GpuCard, "render_line"),

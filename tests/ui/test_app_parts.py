@@ -4,6 +4,7 @@ the title's lateness and words, and what alerts are announced."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 
 from textual.binding import ActiveBinding, Binding
@@ -22,6 +23,7 @@ from gputop.ui.controls.title_control import TitleControl, TitleFacts, late_s, s
 from gputop.ui.feed import alert_notices
 from gputop.ui.keymap import BINDINGS, help_entries, key_bindings, key_name, mode_allows, palette_entries
 from gputop.ui.panel.panel_words import no_such_gpu, panel_title
+from gputop.ui.widgets.card_lines import CardContent
 from gputop.ui.widgets.process_filter import ProcessFilter
 from gputop.ui.widgets.replay_title import replay_status
 from gputop.ui.widgets.rows import SortOrder, picked_order, sort_for_key
@@ -158,28 +160,37 @@ def test_the_mode_and_the_filter_decide_which_keys_act_and_the_palette_runs_each
     assert read_only.palette_entries(active) == [("Freeze", "key: f", "freeze", app)]
 
 
-def _layout(width: int, height: int, drawn: list[layout.CardLayout]) -> LayoutControl:
-    shown = snapshot(*(gpu(n, [proc(100 + n, n, 5)]) for n in range(8)))
-    return LayoutControl(
-        main=Static(), footer=Static(), too_small=Static(), area=Static(), panel=Static(), host=Static(),
-        size=lambda: Size(width, height), current=lambda: shown, draw_cards=lambda _snapshot, plan: drawn.append(plan),
-    )
+class _Grid:
+    """Stands for the cards' grid: what the room has it draw."""
+
+    def __init__(self) -> None:
+        self.drawn: list[layout.CardLayout] = []
+
+    def show(self, contents: Sequence[CardContent], plan: layout.CardLayout) -> None:
+        self.drawn.append(plan)
 
 
 def test_the_main_screen_s_room_too_small_compact_and_the_parts_hidden_without_an_app() -> None:
-    drawn: list[layout.CardLayout] = []
-    room = _layout(120, 40, drawn)
+    grid = _Grid()
+    room = LayoutControl(
+        main=Static(), footer=Static(), too_small=Static(), area=Static(), grid=grid,  # type: ignore[arg-type]
+        panel=Static(), host=Static(), size=lambda: Size(120, 40),
+    )
+    room.resized(120, 40)
+    assert grid.drawn == []  # no tick yet: nothing to lay out
+    room.show_cards([CardContent(gpu(n, [proc(100 + n, n, 5)])) for n in range(8)], process_rows=8)
+    assert len(grid.drawn) == 1
     room.resized(39, 10)  # the minimum is 40x10
     assert (room.main.display, room.footer.display, room.too_small.display) == (False, False, True)
     room.resized(120, 40)
     assert (room.main.display, room.footer.display, room.too_small.display) == (True, True, False)
-    full = drawn[-1].compact
+    full = grid.drawn[-1].compact
     room.toggle_compact()
-    assert drawn[-1].compact is (not full) and room.compact_choice is (not full)
+    assert grid.drawn[-1].compact is (not full) and room.compact_choice is (not full)
     room.toggle_processes()
-    assert room.panel.display is False and len(drawn) == 4
+    assert room.panel.display is False and len(grid.drawn) == 5
     room.toggle_host()
-    assert room.host.display is False and len(drawn) == 5
+    assert room.host.display is False and len(grid.drawn) == 6
 
 
 def test_the_title_says_the_interval_and_frozen_from_the_facts_it_is_given() -> None:

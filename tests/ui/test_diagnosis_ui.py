@@ -89,7 +89,7 @@ async def test_d_sorts_by_idle_time_and_is_idle_filters_to_idle_processes() -> N
     async with app.run_test(size=SIZE) as pilot:
         await eleven_minutes(app, pilot)
         await pilot.press("D")
-        assert app.processes.sort.column == "idle" and app.processes.sort.descending
+        assert app.main.panel.sort.column == "idle" and app.main.panel.sort.descending
         assert app.processes.pids()[0] == 101
         await pilot.press("slash", *"is:idle", "enter")
         await pilot.pause()

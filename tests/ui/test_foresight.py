@@ -50,9 +50,9 @@ async def test_a_climbing_gpu_shows_when_it_will_be_full_and_a_flat_one_does_not
         # (80 - 25.5) GiB at 1.25/8 GiB/s = 348.8 s
         assert "full in ~5m48s" in card_text(first)
         assert "full in" not in card_text(second)
-        assert app.forecasts is not None
-        assert app.forecasts.gpus[0].seconds_to_full == 348.8
-        assert app.forecasts.gpus[1].seconds_to_full is None
+        assert app.tick.foresight.forecasts is not None
+        assert app.tick.foresight.forecasts.gpus[0].seconds_to_full == 348.8
+        assert app.tick.foresight.forecasts.gpus[1].seconds_to_full is None
 
 
 async def test_no_forecast_before_thirty_seconds_of_history() -> None:
@@ -71,7 +71,7 @@ async def test_growth_column_flags_the_growing_processes_and_G_sorts_by_it() -> 
         header = row_text(app, -1)
         assert "GROWTH" in header
         await pilot.press("G")
-        assert app.processes.sort.column == "growth"
+        assert app.main.panel.sort.column == "growth"
         assert app.processes.pids() == [101, 102, 201]
         growth_cells = [row.growth_rate for row in app.processes.rows]
         assert growth_cells == [1024**3 / 8, 1024**3 / 32, 0.0]
@@ -88,7 +88,7 @@ async def test_growth_column_is_reached_with_greater_than_after_memory_share() -
         await feed(app, 9)
         await pilot.pause()
         await pilot.press("greater_than_sign", "greater_than_sign")
-        assert app.processes.sort.column == "growth"
+        assert app.main.panel.sort.column == "growth"
         assert app.processes.pids() == [101, 102, 201]
 
 

@@ -31,14 +31,14 @@ async def test_hash_lists_every_gpu_and_picks_gpu_12(size: tuple[int, int]) -> N
         assert "Show processes of GPU" in screen_text(app)
         assert len(app.screen.options) == 17  # "all" and 16 GPUs
         await pilot.press(*["down"] * 13, "enter")
-        assert app.processes.filter.gpu == 12 and marked(app) == [12]
+        assert app.main.panel.filter.gpu == 12 and marked(app) == [12]
         assert {row.process.gpu_index for row in app.processes.rows} <= {12}
         assert "filter: GPU 12" in screen_text(app)
         card = app.query_one("#gpu-12", GpuCard)
         index = next(iter(card.render_line(0)))  # the first piece the card draws
         assert index.text == "12" and index.style is not None and index.style.reverse
         await pilot.press("a")
-        assert app.processes.filter.gpu is None and marked(app) == []
+        assert app.main.panel.filter.gpu is None and marked(app) == []
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
@@ -49,9 +49,9 @@ async def test_a_digit_for_a_gpu_that_does_not_exist_is_refused_in_words(size: t
         await pilot.pause()
         await pilot.press("7")
         assert notices(app) == ["there is no GPU 7: this machine has GPUs 0-1 (# lists them)"]
-        assert app.processes.filter.gpu is None and len(app.processes.rows) == 5
+        assert app.main.panel.filter.gpu is None and len(app.processes.rows) == 5
         await pilot.press("1")
-        assert app.processes.filter.gpu == 1 and marked(app) == [1]
+        assert app.main.panel.filter.gpu == 1 and marked(app) == [1]
         title = app.query_one("#gpu-1", GpuCard)._titles[0]
         assert isinstance(title, Text) and title.plain.startswith(" 1 ")
         assert "reverse" in str(title.get_style_at_offset(app.console, 1))

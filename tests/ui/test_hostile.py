@@ -98,7 +98,7 @@ async def test_a_hostile_user_name_is_escaped_in_the_picker_and_the_filter_title
         assert safe_text(user) in picker
         await pilot.press("down", "down", "enter")  # "all", "bob", then the hostile user (sorted)
         await pilot.pause()
-        assert app.processes.filter.user == user
+        assert app.main.panel.filter.user == user
         assert app.processes.pids() == [9]
         title = str(app.processes.border_title)
         assert_inert(title)

@@ -75,7 +75,7 @@ async def test_plus_and_minus_outside_the_tree_say_where_they_act_and_change_not
         await fed(app, pilot)
         pids = app.processes.pids()
         await pilot.press("minus", "plus")
-        assert app.processes.pids() == pids and app.interval_s == 1.0
+        assert app.processes.pids() == pids and app.sampling.interval_s == 1.0
         assert notices(app) == ["+ and - fold the tree: t shows it"] * 2
 
 
@@ -85,9 +85,9 @@ async def test_brackets_set_the_refresh_rate_live_and_the_title_says_it(size: tu
     async with app.run_test(size=size) as pilot:
         await fed(app, pilot)
         await pilot.press("right_square_bracket")
-        assert app.interval_s == 0.5 and app.sub_title == "every 0.5s"
+        assert app.sampling.interval_s == 0.5 and app.sub_title == "every 0.5s"
         await pilot.press("left_square_bracket", "left_square_bracket")
-        assert app.interval_s == 2.0 and "every 2s" in str(app.query_one("#title-bar").content)
+        assert app.sampling.interval_s == 2.0 and "every 2s" in str(app.query_one("#title-bar").content)
         if size[0] >= 120:  # at 80 columns the title bar has no room left for it
             assert "every 2s" in screen_text(app).splitlines()[0]
         titles = {command.title for command in app.get_system_commands(app.screen)}

@@ -11,7 +11,6 @@ from gputop.ui.layout import (
     card_columns,
     card_lines,
     cards_room,
-    keeps_marks,
     needs_compact,
     plan_cards,
     row_heights,
@@ -121,12 +120,12 @@ def warned(index: int = 0) -> CardContent:
 def test_a_card_keeps_its_marks_when_the_words_fit_on_its_line_or_title() -> None:
     # Compact: index, name, memory bar, figures and the util/°C/W tail leave the marks the rest; at 100
     # columns all four fit, at 80 the lesser ones fold into "+3" behind HEALTH.
-    assert keeps_marks(warned(), 100, compact=True) is True
-    assert keeps_marks(warned(), 80, compact=True) is False
+    assert warned().keeps_marks(100, compact=True) is True
+    assert warned().keeps_marks(80, compact=True) is False
     # Full: the marks sit in the border title, before the name.
-    assert keeps_marks(warned(), 60, compact=False) is True
-    assert keeps_marks(warned(), 30, compact=False) is False
-    assert keeps_marks(CardContent(PLAIN), 10, compact=True) is True  # nothing to lose
+    assert warned().keeps_marks(60, compact=False) is True
+    assert warned().keeps_marks(30, compact=False) is False
+    assert CardContent(PLAIN).keeps_marks(10, compact=True) is True  # nothing to lose
 
 
 def test_a_form_that_would_cut_a_warning_is_not_picked_by_itself() -> None:
@@ -176,7 +175,7 @@ def test_full_cards_that_scroll_keep_no_marks_so_a_folded_compact_row_wins() -> 
     gpus = [content.gpu for content in four]
     # 80x24: full cards scroll, GPUs 2 and 3 out of sight with every mark; compact rows fold all but
     # HEALTH into "+3", yet every GPU's worst mark stays in sight, and the panel gets its rows.
-    assert keeps_marks(four[0], 80, compact=True) is False
+    assert four[0].keeps_marks(80, compact=True) is False
     assert needs_compact(gpus, 80, 24, process_rows=20, panel_shown=True, contents=four) is True
     # With room for four full cards and the panel's rows, full cards say it all.
     assert needs_compact(gpus, 80, 60, process_rows=20, panel_shown=True, contents=four) is False

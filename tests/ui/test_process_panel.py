@@ -70,11 +70,11 @@ async def test_greater_and_less_move_the_sort_column() -> None:
     async with app.run_test(size=SIZE) as pilot:
         table = await start(app, pilot)
         await pilot.press("greater_than_sign")  # GPU-MEM -> MEM% (share of the GPU's total)
-        assert app.processes.sort.column == "share"
+        assert app.main.panel.sort.column == "share"
         assert table.pids() == [204, 101, 102, 203, 305]
         assert "MEM%▼" in header(table)
         await pilot.press("less_than_sign", "less_than_sign")  # -> T, ascending
-        assert app.processes.sort.column == "type"
+        assert app.main.panel.sort.column == "type"
         assert table.pids() == [101, 102, 204, 305, 203]
 
 
@@ -156,7 +156,7 @@ async def test_escape_clears_an_applied_filter() -> None:
         assert "Clear filter" in [key.description for key in app.query("FooterKey")]
         await pilot.press("escape")
         assert table.pids() == [101, 102, 204, 203, 305]
-        assert app.processes.filter.active is False
+        assert app.main.panel.filter.active is False
 
 
 async def test_digit_shows_one_gpu_and_a_shows_all() -> None:

@@ -185,7 +185,7 @@ async def test_kill_tag_freeze_and_interval_are_gone_in_a_replay(ten: Path) -> N
         assert app.processes.tagged == set()
         assert app.replay is not None and not app.replay.paused
         await pilot.press("space", "f", "plus")
-        assert not app.frozen and app.interval_s == 1.0
+        assert not app.frozen and app.sampling.interval_s == 1.0
         described = [description for _keys, description in app.key_control.help_entries()]
         assert "Kill" not in described and "Tag process" not in described and "Freeze" not in described
         assert {"Pause/play", "Step forward", "Step back", "Faster", "Slower", "Jump to a time"} <= set(described)

@@ -52,8 +52,8 @@ async def test_S_saves_the_view_and_a_new_app_starts_the_same(tmp_path: Path) ->
     async with again.run_test(size=SIZE) as pilot:
         again.apply_snapshot(two_gpu_snapshot())
         await pilot.pause()
-        assert again.interval_s == 2.0
-        assert again.processes.sort == SortOrder("cpu", False)
+        assert again.sampling.interval_s == 2.0
+        assert again.main.panel.sort == SortOrder("cpu", False)
         assert again.processes.display is False
         assert again.query_one(HostStrip).display is False
         assert [card.compact for card in again.query(GpuCard)] == [True, True]
@@ -75,7 +75,7 @@ async def test_a_malformed_file_is_reported_with_its_line_and_defaults_are_used(
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert notices(app) == [f"{path}: not valid TOML: Invalid value (at line 2, column 14); using defaults"]
-        assert app.theme == "textual-dark" and app.interval_s == 1.0 and app.processes.sort == SortOrder()
+        assert app.theme == "textual-dark" and app.sampling.interval_s == 1.0 and app.main.panel.sort == SortOrder()
 
 
 async def test_unknown_keys_theme_and_columns_are_reported_the_rest_applied(tmp_path: Path) -> None:
@@ -94,7 +94,7 @@ async def test_unknown_keys_theme_and_columns_are_reported_the_rest_applied(tmp_
             "unknown column ignored: flops",
             "unknown theme 'no-such-theme'; using textual-dark",
         ]
-        assert app.interval_s == 3.0 and app.processes.sort == SortOrder("pid", False)
+        assert app.sampling.interval_s == 3.0 and app.main.panel.sort == SortOrder("pid", False)
         header = "".join(segment.text for segment in app.processes.render_line(0)).split()
         # GROWTH is chosen: it shows though no process grows (a column never comes with the data).
         assert header == ["PID▲", "GPU-MEM", "GROWTH", "COMMAND"]

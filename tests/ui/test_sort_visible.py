@@ -29,11 +29,11 @@ async def test_at_80_columns_the_arrows_walk_only_the_columns_on_screen() -> Non
         visited = []
         for _ in range(len(shown)):
             await pilot.press("greater_than_sign")
-            visited.append(app.processes.sort.column)
+            visited.append(app.main.panel.sort.column)
             assert any(title.endswith(("▲", "▼")) for title in header(app)), header(app)
         assert visited == ["sm", "cpu", "time", "command", "gpu", "pid", "user", "gpu_memory"]
         await pilot.press("less_than_sign")
-        assert app.processes.sort.column == "user"
+        assert app.main.panel.sort.column == "user"
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
@@ -77,6 +77,6 @@ async def test_f6_opens_a_sort_menu_with_every_column(size: tuple[int, int]) -> 
         assert "Sort by" in menu and "GPU-MEM   ▼ now" in menu and "CONTAINER" in menu
         await pilot.press("down", "down", "enter")  # GPU-MEM -> MEM% -> GROWTH
         assert not isinstance(app.screen, SortPickScreen)
-        assert app.processes.sort.column == "growth" and app.processes.sort.descending
+        assert app.main.panel.sort.column == "growth" and app.main.panel.sort.descending
         await pilot.press("f6", "escape")
-        assert app.processes.sort.column == "growth"
+        assert app.main.panel.sort.column == "growth"

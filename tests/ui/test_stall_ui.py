@@ -171,7 +171,7 @@ async def test_a_driver_hung_at_start_never_holds_the_screen_nor_its_keys(
         async with app.run_test(size=SIZE) as pilot:
             assert app.latest is None and not app.query(GpuCard)
             await pilot.press("left_square_bracket")  # a slower refresh
-            assert app.interval_s == 0.5  # the step after 0.2 s: keys work while the first sample waits
+            assert app.sampling.interval_s == 0.5  # the step after 0.2 s: keys work while the first sample waits
             await until(pilot, "both GPUs not answering", lambda: len(app.query(GpuCard)) == 2 and all(
                 re.fullmatch(r" \d  not answering \d+\.\ds NVIDIA .* ", title(app, i)) for i in (0, 1)
             ))

@@ -37,8 +37,8 @@ async def test_slash_then_a_pid_then_enter_in_one_burst_filters_by_that_pid() ->
         burst(app, "slash", "2", "0", "4", "enter")
         await pilot.pause()
         await pilot.pause()
-        assert app.processes.filter.text == "204"
-        assert app.processes.filter.gpu is None, "the digits went to the GPU keys instead of the filter box"
+        assert app.main.panel.filter.text == "204"
+        assert app.main.panel.filter.gpu is None, "the digits went to the GPU keys instead of the filter box"
         assert app.processes.pids() == [204]
         assert app.focused is app.processes
 
@@ -52,7 +52,7 @@ async def test_filter_enter_k_enter_in_one_burst_signals_the_filtered_process() 
         burst(app, "slash", "2", "0", "4", "enter", "k")
         await pilot.pause()
         await pilot.pause()
-        assert app.processes.filter.text == "204", "k went into the filter box"
+        assert app.main.panel.filter.text == "204", "k went into the filter box"
         assert isinstance(app.screen, KillScreen)
         burst(app, "enter")
         await pilot.pause()
@@ -69,14 +69,14 @@ async def test_keys_read_before_the_main_screen_listens_are_acted_on_in_order_on
         app.early_keys = EarlyKeys()  # as at start: the main screen not ready yet
         burst(app, "slash", "2", "0", "4", "enter", "enter")
         await pilot.pause()
-        shown = app.processes.filter
+        shown = app.main.panel.filter
         assert shown.text == "" and shown.gpu is None, "a key acted before the screen was ready"
         # Ready (as the app's start does): the keys held, then one read after them.
         app.call_later(app.early_keys.release, app.on_event)
         burst(app, "k")
         for _ in range(4):
             await pilot.pause()
-        assert app.processes.filter.text == "204" and app.processes.filter.gpu is None
+        assert app.main.panel.filter.text == "204" and app.main.panel.filter.gpu is None
         # / 204 Enter filtered, Enter opened the process, k asked to signal it there.
         assert [type(screen) for screen in app.screen_stack] == [MainScreen, ProcessScreen, KillScreen]
         assert app.screen_stack[1].identity[0] == 204

@@ -93,11 +93,11 @@ async def test_brackets_change_the_interval_down_to_a_tenth_of_a_second() -> Non
     app = make_app(interval_s=1.0)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("left_square_bracket")
-        assert app.interval_s == 2.0
+        assert app.sampling.interval_s == 2.0
         await pilot.press("right_square_bracket", "right_square_bracket")
-        assert app.interval_s == 0.5
+        assert app.sampling.interval_s == 0.5
         await pilot.press(*["right_square_bracket"] * 4)
-        assert app.interval_s == 0.1
+        assert app.sampling.interval_s == 0.1
         assert app.sub_title == "every 0.1s"
         assert "every 0.1s" in str(app.query_one("#title-bar").content)
 

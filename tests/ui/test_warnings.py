@@ -40,7 +40,7 @@ async def test_a_card_in_alarm_shows_what_and_when_first(size: tuple[int, int]) 
         await pilot.pause()
         card = app.query_one("#gpu-0", GpuCard)
         text = [line.plain for line in card._lines]
-        forecast = app.forecasts.migs[(0, 2)].seconds_to_full  # type: ignore[union-attr]
+        forecast = app.tick.foresight.forecasts.migs[(0, 2)].seconds_to_full  # type: ignore[union-attr]
         assert forecast == pytest.approx((5 * 1024 - 1024 - 20 * 59) / 20)
         assert not card.compact
         assert card._titles[0] is not None and card._titles[0].plain.startswith(" 0  ⚠ FILLING NVIDIA")

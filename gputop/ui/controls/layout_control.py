@@ -1,5 +1,6 @@
 """The main screen's room: the terminal too small, compact or full cards, the process panel and the host
-strip shown or hidden. The arithmetic is ``layout``'s; this applies it to the main screen's widgets."""
+strip shown or hidden. The arithmetic is ``layout``'s; this applies it to the main screen's widgets, with
+the cards' contents the screen built for the tick (kept, so that a resize or a key lays the same out again)."""
 
 from __future__ import annotations
 
@@ -8,23 +9,17 @@ from collections.abc import Callable, Sequence
 from textual.geometry import Size
 from textual.widget import Widget
 
-from gputop.core.model import Snapshot
 from gputop.ui import layout
 from gputop.ui.widgets.card_lines import CardContent
-
-# Draws the cards of a snapshot as planned (the app's: it holds the history, forecasts and alerts).
-DrawCards = Callable[[Snapshot, layout.CardLayout], None]
-# What each card of a snapshot shows (its forecast, alerts and diagnosis): the marks a form must keep.
-CardContents = Callable[[Snapshot], Sequence[CardContent]]
+from gputop.ui.widgets.gpu_grid import GpuGrid
 
 
 class LayoutControl:
     """Lays the cards out for the terminal's size and the parts shown, and toggles those parts.
 
     Given the widgets it shows, hides or sizes: ``main`` (all but the footer), ``footer``, ``too_small`` (the
-    notice), ``area`` (the cards' scrolling area), ``panel`` and ``host``; ``size``: the terminal's;
-    ``current``: the snapshot shown; ``draw_cards``: the grid's drawing of a snapshot's cards;
-    ``contents``: what each card would show (a form that cuts a card's warning is not picked by itself).
+    notice), ``area`` (the cards' scrolling area), ``grid`` (the cards), ``panel`` and ``host``; ``size``:
+    the terminal's. A form that cuts a card's warning is not picked by itself (``layout.needs_compact``).
     """
 
     def __init__(
@@ -34,16 +29,13 @@ class LayoutControl:
         footer: Widget,
         too_small: Widget,
         area: Widget,
+        grid: GpuGrid,
         panel: Widget,
         host: Widget,
         size: Callable[[], Size],
-        current: Callable[[], Snapshot | None],
-        draw_cards: DrawCards,
-        contents: CardContents = lambda _snapshot: (),
     ) -> None:
-        self.main, self.footer, self.too_small, self.area = main, footer, too_small, area
-        self.panel, self.host = panel, host
-        self.size, self.current, self.draw_cards, self.contents = size, current, draw_cards, contents
+        self.main, self.footer, self.too_small, self.area, self.grid = main, footer, too_small, area, grid
+        self.panel, self.host, self.size = panel, host, size
         # True or False: the user chose compact or full cards (c, the settings), held through resizes;
         # None: gputop picks by the room (layout.needs_compact).
         self.compact_choice: bool | None = None
@@ -51,6 +43,9 @@ class LayoutControl:
         self._size: tuple[int, int] | None = None
         # Whether the cards are compact now: they unfold with a margin, except after a resize.
         self._shown_compact = False
+        # The cards shown (None: no tick yet), and the process rows under them.
+        self._contents: Sequence[CardContent] | None = None
+        self._process_rows = 0
 
     def resized(self, width: int, height: int) -> None:
         """A terminal of this size: "too small" below the minimum, else the cards laid out again."""
@@ -68,44 +63,46 @@ class LayoutControl:
         size = self.size()
         return size.width, size.height
 
-    def plan(self, snapshot: Snapshot, compact_choice: bool | None = None) -> layout.CardLayout:
+    def plan(self, contents: Sequence[CardContent], compact_choice: bool | None = None) -> layout.CardLayout:
         width, height = self._terminal()
         return layout.plan_cards(
-            snapshot.gpus,
+            [content.gpu for content in contents],
             width,
             height,
             compact_choice=compact_choice,
-            process_rows=sum(1 for gpu in snapshot.gpus for _ in gpu.all_processes()),
+            process_rows=self._process_rows,
             panel_shown=bool(self.panel.display),
             host_shown=bool(self.host.display),
-            contents=self.contents(snapshot),
+            contents=contents,
             shown_compact=self._shown_compact,
         )
 
-    def show_gpus(self, snapshot: Snapshot) -> None:
-        """The cards of ``snapshot``, in the room the panel and the host strip leave them."""
-        plan = self.plan(snapshot, self.compact_choice)
+    def show_cards(self, contents: Sequence[CardContent], process_rows: int) -> None:
+        """The cards of a tick (what each shows), in the room the panel of ``process_rows`` rows and the host
+        strip leave them."""
+        self._contents, self._process_rows = contents, process_rows
+        plan = self.plan(contents, self.compact_choice)
         self._shown_compact = plan.compact
         area = self.area
         area.set_class(plan.compact, "-compact")
         room = layout.cards_room(
             self._terminal()[1], panel_shown=bool(self.panel.display), host_shown=bool(self.host.display),
-            gpu_count=len(snapshot.gpus),
+            gpu_count=len(contents),
         )
         if area.styles.max_height is None or area.styles.max_height.value != room:
             area.styles.max_height = room
-        self.draw_cards(snapshot, plan)
+        self.grid.show(contents, plan)
 
     def toggle_compact(self) -> None:
         """c: compact cards if they are full now, full ones if compact; held until ``c`` again, which
         gives the choice back to gputop when it lands on the form gputop picks by itself."""
-        snapshot = self.current()
-        if snapshot is None:
+        contents = self._contents
+        if contents is None:
             self.compact_choice = True
             return
-        shown = self.plan(snapshot, self.compact_choice).compact
-        self.compact_choice = layout.toggled_choice(shown, self.plan(snapshot).compact)
-        self.show_gpus(snapshot)
+        shown = self.plan(contents, self.compact_choice).compact
+        self.compact_choice = layout.toggled_choice(shown, self.plan(contents).compact)
+        self.show_cards(contents, self._process_rows)
 
     def toggle_processes(self) -> None:
         """p: hide or show the process panel; the cards take its room (full cards if they now fit)."""
@@ -118,6 +115,5 @@ class LayoutControl:
         self._again()
 
     def _again(self) -> None:
-        snapshot = self.current()
-        if snapshot is not None:
-            self.show_gpus(snapshot)
+        if self._contents is not None:
+            self.show_cards(self._contents, self._process_rows)

@@ -1,7 +1,12 @@
 """The lines of a GPU's card, full or compact, and its border titles: plain functions of what the card
-shows (``CardContent``) and its width (and, where the card passes them, its sparklines as last drawn,
-moved on a column a tick), so the widget only decides which lines to repaint. The lines
-are ``StyledLine``s (a few dozen pieces each, new every tick), the titles Rich Text."""
+shows (``CardContent``, built once a tick by the main screen) and its width (and, where the card passes
+them, its sparklines as last drawn, moved on a column a tick), so the widget only decides which lines to
+repaint. The lines are ``StyledLine``s (a few dozen pieces each), the titles Rich Text.
+
+A card compares what it is given, the whole ``CardContent``, with what it showed: equal contents (and the
+same width, form, filter mark and sparkline values) give equal lines. Nothing is listed by hand: a field
+added to the sample is compared because the sample is; the clock is compared only through what the card
+says of it (``CardContent.silence``)."""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from gputop.core.analysis.forecast import Forecast
 from gputop.core.analysis.history import GpuHistory
 from gputop.core.format import NA, fmt_percent, fmt_temperature
 from gputop.core.model import Activity, GpuSample, percent
+from gputop.ui.layout import COMPACT_PADDING, FULL_BORDERS, TITLE_CORNERS
 from gputop.ui.widgets.card_text import (
     forecast_text,
     level_style,
@@ -35,7 +41,10 @@ FULL_VALUE_WIDTH = 19  # the figures between a full card's bar and its sparkline
 @dataclass(frozen=True)
 class CardContent:
     """What a card shows: a GPU's sample (taken at ``now``), its history, its memory forecasts
-    (the GPU's and each MIG device's), the kinds of alert raised on it, and its diagnosis."""
+    (the GPU's and each MIG device's), the kinds of alert raised on it, and its diagnosis.
+
+    Two contents compare equal when the card would show the same but for its sparklines' values (the
+    history is one object that grows: ``spark_windows`` reads what they draw)."""
 
     gpu: GpuSample
     history: GpuHistory | None = None
@@ -43,11 +52,40 @@ class CardContent:
     mig_forecasts: Mapping[int, Forecast] = field(default_factory=dict)
     alert_kinds: tuple[str, ...] = ()
     diagnosis: GpuDiagnosis | None = None
-    now: float | None = None
+    # The clock moves every tick; a card shows it only as a silent GPU's age, compared as ``silence``.
+    now: float | None = field(default=None, compare=False)
+    # What a GPU that is not answering (and not lost) says instead of its figures; None while it answers.
+    silence: str | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        if not self.gpu.answering and not self.gpu.lost:
+            object.__setattr__(self, "silence", silence_text(self.gpu, self.now))
 
     def marks(self, short: bool = False) -> list[Mark]:
         """What is wrong, worst first (see ``diagnosis_marks``)."""
         return card_marks(lost=self.gpu.lost, alert_kinds=self.alert_kinds, diagnosis=self.diagnosis, short=short)
+
+    def warning_marks(self, compact: bool) -> list[str]:
+        """What the card must never lose to its width: its marks (``diagnosis_marks``: HEALTH, LOST, MEMORY,
+        HOT, THROTTLED, STALLED?, FILLING, FEW SMs). A compact card says FILLING as its forecast, which the
+        memory figures already carry, so that word is not counted there."""
+        return [mark.token for mark in self.marks(short=compact) if not (compact and mark.token == "FILLING")]
+
+    def warns(self, compact: bool) -> bool:
+        """Whether the card, in this form, has a mark to keep (``layout`` plans the room by it)."""
+        return bool(self.warning_marks(compact))
+
+    def keeps_marks(self, width: int, *, compact: bool) -> bool:
+        """Whether the card, ``width`` cells wide (its borders included), shows every warning mark."""
+        marks = self.warning_marks(compact)
+        if not marks or self.gpu.lost:  # a lost card says LOST first, and only that
+            return True
+        if compact:
+            inner = width - COMPACT_PADDING
+            shown = compact_lines(self, inner, False)[0].plain[:inner]
+        else:
+            shown = card_titles(self, False)[0].plain[: width - FULL_BORDERS - TITLE_CORNERS]
+        return all(mark in shown for mark in marks)
 
 
 def index_style(filtered: bool) -> str:
@@ -90,47 +128,20 @@ def activity_text(activity: Activity, room: int) -> StyledLine:
     return short
 
 
-def lines_key(content: CardContent, width: int, compact: bool, filtered: bool) -> tuple[object, ...]:
-    """Everything ``full_lines``/``compact_lines`` (and the card's dimming) read but the sparklines'
-    values (``spark_windows``), cheap to compare: with equal windows, equal keys give equal lines, so a
-    card whose key and windows did not change keeps its lines (issue 27).
-
-    Only the figures a card shows are in it, not the whole sample: the processes' CPU and the
-    energy counter change every tick and no card line shows them."""
-    gpu = content.gpu
-    activity = gpu.activity
-    migs = tuple(
-        (mig.index, mig.name, mig.memory_used, mig.memory_total, len(mig.processes), mig.allocation,
-         forecast_text(content.mig_forecasts.get(mig.index), short=compact))
-        for mig in gpu.mig_devices
-    )
-    history = content.history
-    return (
-        gpu.memory_used, gpu.utilization_gpu, gpu.temperature, gpu.power_draw,  # what changes most
-        width, compact, filtered, None if history is None else history.memory_total, migs,
-        gpu.index, gpu.name, gpu.lost, gpu.answering,
-        (lost_reason(gpu), bool(gpu.health.xid_events)) if gpu.lost else None,
-        None if gpu.answering or gpu.lost else silence_text(gpu, content.now),
-        gpu.memory_total, gpu.utilization_memory, gpu.temperature_slowdown, gpu.temperature_shutdown,
-        gpu.power_limit, gpu.mig_mode,
-        None if activity is None else (activity.sm_active, activity.tensor_active, activity.dram_active),
-        forecast_text(content.forecast, short=compact),
-        tuple(content.marks(short=True)) if compact else (),  # the alerts and held verdicts, worst first
-    )
-
-
 def spark_windows(content: CardContent, width: int, compact: bool) -> tuple[object, ...] | None:
     """The values the card's sparklines draw (None: no history). A sparkline is a function of its
-    last values (as many as it is wide, ``spark_room``) and its scale (in ``lines_key``), not of the
-    stamps: a tick whose windows read the same (figures that did not change, a full history) keeps
-    the card's lines. Kept apart from ``lines_key``: reading them costs more than the rest of the key,
-    and a card whose figures changed needs not read them."""
+    last values (as many as it is wide, ``spark_room``) and its scale (the sample's, or the memory size
+    the history last knew), not of the stamps: a tick whose windows read the same (figures that did not
+    change, a full history) keeps the card's lines. The history is one object that grows, so a content
+    compares it by identity and the card reads these once the contents are found equal (they cost more
+    to read than the rest)."""
     history = content.history
     if history is None:
         return None
     room = spark_room(width, compact, content.gpu.answering)
     # Lists compare None by identity where the arrays behind them would not compare NaN equal.
     return (
+        history.memory_total,
         _window(history.memory_used, room),
         _window(history.utilization, room),
         _window(history.temperature, room),
@@ -157,25 +168,14 @@ def _window(values: Sequence[float | None] | Sequence[int | None], width: int) -
     return values[-width:] if width > 0 else ()
 
 
-def titles_key(content: CardContent, filtered: bool) -> tuple[object, ...]:
-    """What ``card_titles`` depends on, cheap to compare: equal keys, equal titles. Making the titles
-    as Rich Text every tick cost more than the card's lines; a title changes a few times a run."""
-    gpu = content.gpu
-    silence = None if gpu.answering or gpu.lost else silence_text(gpu, content.now)
-    return (
-        gpu.index, filtered, gpu.lost, silence, tuple(content.marks()), throttle_reasons(content.diagnosis),
-        gpu.name, gpu.pstate, gpu.clock_sm, gpu.fan_speed, gpu.allocation, mig_state(gpu),
-    )
-
-
 def card_titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None]:
     """The full card's border title and subtitle (None: no subtitle)."""
     gpu = content.gpu
     # What is wrong comes first, worst first, then the throttle reasons, the name last: a title too long for
     # the card loses the name, then the reasons, then the least of the marks.
     title = Text.assemble((f" {gpu.index} ", index_style(filtered)), " ")
-    if not gpu.answering and not gpu.lost:
-        title.append(f"{silence_text(gpu, content.now)} ", style="bold red")
+    if content.silence is not None:
+        title.append(f"{content.silence} ", style="bold red")
     for text, style in mark_pieces(content.marks()):
         title.append(text, style)
     if reasons := throttle_reasons(content.diagnosis):
@@ -293,7 +293,7 @@ def compact_lines(
         reason = "no longer answering" if not gpu.health.xid_events else lost_reason(gpu)
         return [head.append(f"✖ LOST: {reason}", "bold red")]
     if not gpu.answering:
-        head.append(f"✖ {silence_text(gpu, content.now)} ", "bold red")
+        head.append(f"✖ {content.silence} ", "bold red")
         spark_width = max(0, width - head.cell_length)
         return [head.append(_memory_spark(gpu, history, spark_width, sparks), "cyan")]
     bar_width = 12 if width >= 110 else 8 if width >= _NARROW else 4

@@ -1,8 +1,9 @@
 """One GPU: memory and utilisation bars, temperature against its own slowdown point, power, sparklines.
 
-Drawn with the line API: each tick only the lines whose text changed are refreshed, and a line is
-turned into a Strip once, when it changed (a card repainted whole, for a new title or class, reuses
-the rest); the border titles are made again only when what they say changed. A GPU whose
+Drawn with the line API: the card is handed what it shows, built once a tick (``CardContent``), and
+compares it with what it showed; only when it differs (or a sparkline's values do) are its lines and
+titles built again, and then only the lines whose text changed are refreshed, each turned into a Strip
+once (a card repainted whole, for a new title or class, reuses the rest). A GPU whose
 driver calls have not come back says "not answering 14s" in its title, its figures (N/A) dimmed
 and its sparklines showing the gap. The lines themselves are made in ``card_lines``.
 """
@@ -16,20 +17,8 @@ from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
 
-from gputop.core.analysis.diagnosis import GpuDiagnosis
-from gputop.core.analysis.forecast import Forecast
-from gputop.core.analysis.history import GpuHistory
-from gputop.core.model import GpuSample
 from gputop.ui.layout import card_lines
-from gputop.ui.widgets.card_lines import (
-    CardContent,
-    card_titles,
-    compact_lines,
-    full_lines,
-    lines_key,
-    spark_windows,
-    titles_key,
-)
+from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines, spark_windows
 from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.sparkline import Sparklines
 from gputop.ui.widgets.styled_line import StripStyles, StyledLine
@@ -63,40 +52,21 @@ class GpuCard(FrameStyled):
         self._strips_style: Style | None = None
         self._strip_styles = StripStyles()
         self._titles: tuple[Text | None, Text | None] = (None, None)
-        self._titles_key: tuple[object, ...] | None = None
+        self._titles_from: tuple[CardContent, bool] | None = None  # the content and filter mark titled
         self._lines_width = -1
-        # What the lines were last built from (``lines_key``), and those lines: a tick that leaves
-        # the key equal keeps them.
-        self._lines_key: tuple[object, ...] | None = None
+        # What the lines were last built from (the content, width, form and filter mark), and those
+        # lines: a tick whose content compares equal keeps them.
+        self._lines_from: tuple[CardContent, int, bool, bool] | None = None
         self._windows: object = _UNREAD  # ``spark_windows`` as of the last tick that read them
         self._built: list[StyledLine] = []
         # The sparklines as last drawn: a tick moves each on by a column rather than drawing it again.
         self._sparks = Sparklines()
 
-    def show(
-        self,
-        gpu: GpuSample,
-        history: GpuHistory | None,
-        compact: bool,
-        height: int | None = None,
-        *,
-        forecast: Forecast | None = None,
-        mig_forecasts: dict[int, Forecast] | None = None,
-        alert_kinds: tuple[str, ...] = (),
-        now: float | None = None,
-        diagnosis: GpuDiagnosis | None = None,
-    ) -> None:
-        """Show a new sample of this GPU (taken at ``now``), its memory forecasts and the kinds of alert raised."""
-        self.content = CardContent(
-            gpu=gpu,
-            history=history,
-            forecast=forecast,
-            mig_forecasts=mig_forecasts or {},
-            alert_kinds=alert_kinds,
-            diagnosis=diagnosis,
-            now=now,
-        )
-        self.set_class(bool(alert_kinds), "-alert")
+    def show(self, content: CardContent, compact: bool, height: int | None = None) -> None:
+        """Show what the card is given (built once a tick), compact or full, ``height`` lines tall."""
+        self.content = content
+        gpu = content.gpu
+        self.set_class(bool(content.alert_kinds), "-alert")
         if compact != self.compact:
             self.compact = compact
             self.set_class(compact, "-compact")
@@ -115,20 +85,20 @@ class GpuCard(FrameStyled):
         if content is None:
             return []
         if not self.compact:
-            key = titles_key(content, self.filtered)
-            if key != self._titles_key:
-                self._titles_key = key
+            titled = (content, self.filtered)
+            if titled != self._titles_from:
+                self._titles_from = titled
                 self._set_titles(*card_titles(content, self.filtered))
-        # Building a card's lines costs ~0.2 ms; comparing what they are built from costs less, and
-        # the sparklines' values (the dearest part) are read only once the rest is found equal.
-        lines_from = lines_key(content, width, self.compact, self.filtered)
-        if lines_from == self._lines_key and width == self._lines_width:
+        # Building a card's lines costs ~0.2 ms; comparing the content it was given with the last costs
+        # less, and the sparklines' values (the dearest part) are read only once the rest is found equal.
+        lines_from = (content, width, self.compact, self.filtered)
+        if lines_from == self._lines_from and width == self._lines_width:
             windows = spark_windows(content, width, self.compact)
             if windows == self._windows:
                 return self._built
             self._windows = windows
         else:
-            self._lines_key, self._windows = lines_from, _UNREAD
+            self._lines_from, self._windows = lines_from, _UNREAD
         if self.compact:
             lines = compact_lines(content, width, self.filtered, self._sparks)
         else:

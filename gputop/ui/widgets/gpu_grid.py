@@ -7,16 +7,13 @@ to the process panel.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 
 from textual.binding import Binding
 from textual.containers import Grid
 
-from gputop.core.analysis.diagnosis import Diagnoses
-from gputop.core.analysis.forecast import Forecasts
-from gputop.core.analysis.history import History
-from gputop.core.model import Snapshot
 from gputop.ui.layout import CardLayout
+from gputop.ui.widgets.card_lines import CardContent
 from gputop.ui.widgets.gpu_card import GpuCard
 
 
@@ -87,41 +84,21 @@ class GpuGrid(Grid, can_focus=True):
     def action_leave(self) -> None:
         self.screen.focus_next()
 
-    def show(
-        self,
-        snapshot: Snapshot,
-        layout: CardLayout,
-        history: History,
-        forecasts: Forecasts | None,
-        alert_kinds: Callable[[int], tuple[str, ...]],
-        diagnoses: Diagnoses | None = None,
-    ) -> None:
-        """Show each GPU of ``snapshot`` on its card, with its history, forecasts, alerts and diagnosis."""
+    def show(self, contents: Sequence[CardContent], layout: CardLayout) -> None:
+        """Show each GPU's content (built once a tick by the screen) on its card, laid out as planned."""
         if layout.columns != self._columns:
             self._columns = layout.columns
             self.styles.grid_size_columns = layout.columns
         cards = {card.index: card for card in self.query(GpuCard)}
-        wanted = {gpu.index for gpu in snapshot.gpus}
+        wanted = {content.gpu.index for content in contents}
         for index, card in cards.items():
             if index not in wanted:
                 card.remove()
-        new_cards = [GpuCard(gpu.index) for gpu in snapshot.gpus if gpu.index not in cards]
+        new_cards = [GpuCard(content.gpu.index) for content in contents if content.gpu.index not in cards]
         cards.update((card.index, card) for card in new_cards)
-        for position, gpu in enumerate(snapshot.gpus):
+        for position, content in enumerate(contents):
             # Cards side by side share their row's height, so borders line up.
-            cards[gpu.index].show(
-                gpu,
-                history.gpus.get(gpu.index),
-                layout.compact,
-                layout.height_of(position),
-                forecast=None if forecasts is None else forecasts.gpus.get(gpu.index),
-                mig_forecasts=None
-                if forecasts is None
-                else {mig: f for (index, mig), f in forecasts.migs.items() if index == gpu.index},
-                alert_kinds=alert_kinds(gpu.index),
-                now=snapshot.timestamp,
-                diagnosis=None if diagnoses is None else diagnoses.gpus.get(gpu.index),
-            )
+            cards[content.gpu.index].show(content, layout.compact, layout.height_of(position))
         for card in new_cards:
             card.filtered = card.index == self.filtered
             card.set_class(card.filtered, "-filtered")
