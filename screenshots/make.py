@@ -84,8 +84,8 @@ async def _detail(app: GpuTopApp, pilot: Pilot[int]) -> None:
     await pilot.pause()
     # The charts are laid out now: draw them again at their size, as the next tick would.
     screen = app.screen
-    if isinstance(screen, DetailScreen) and app.snapshot is not None:
-        screen.show_snapshot(app.snapshot)
+    if isinstance(screen, DetailScreen) and app.tick is not None:
+        screen.show(app.tick)
     await pilot.pause()
 
 

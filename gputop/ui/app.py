@@ -129,15 +129,11 @@ class GpuTopApp(ChangedCellsApp[int]):
             alert_events=lambda: self.feed.watcher.monitor.log.events,
             help_entries=self.key_control.help_entries,
             data=LiveData(
-                current=lambda: self.snapshot, history=self.history,
-                forecasts=lambda: None if self.tick is None else self.tick.foresight.forecasts,
-                diagnoses=lambda: None if self.tick is None else self.tick.foresight.diagnoses,
-                raised=lambda: () if self.tick is None else self.tick.raised,
-                sort=lambda: self.processes.sort, process_detail=sampler.process_detail, replay=replay,
+                history=self.history, process_detail=sampler.process_detail, replay=replay,
                 allows=self.key_control.allows,
             ),
             kill=self.kill_control,
-            only_owner=self.processes.only_owner,
+            panel=self.processes,
             source_name=sampler.source.name,
         )
         # The main screen, given the parts its keys use, and the settings applied to it and the panel.
@@ -296,13 +292,13 @@ class GpuTopApp(ChangedCellsApp[int]):
     def show_tick(self, tick: Tick) -> None:
         """Put a tick on screen: handed to the main screen and to the screen open over it; the title."""
         self.snapshot = tick.snapshot
+        self.navigation.tick = tick  # a screen opened from now on opens on it
         self.main.show(tick)
         self.update_title()
         screen = self.screen
-        # A screen opened but not composed yet shows the newest snapshot itself once mounted.
-        if isinstance(screen, LiveScreen) and screen.is_mounted:
+        if isinstance(screen, LiveScreen):  # one opened but not built yet shows it once it is
             with self.feed.watcher.lock:  # it reads the history, which the sampler thread adds to
-                screen.show_snapshot(tick.snapshot)
+                screen.hand(tick)
 
     def _show_unless_frozen(self, _snapshot: Snapshot) -> None:
         """A replay's snapshot, taken already (quietly): the newest tick, shown unless frozen."""

@@ -1,5 +1,6 @@
-"""The process and detail screens built without gputop's app: each reads only the LiveData it is given and
-calls only the kill functions and the detail opener it is given (issue 23 item 1)."""
+"""The process and detail screens built without gputop's app: each shows only the ticks it is handed, reads
+only the LiveData it is given, and calls only the kill functions and the detail opener it is given (issue 23
+item 1; issue 36: handed ticks, no function of the app's to read the data from)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,17 @@ from pathlib import Path
 from textual.app import App
 from textual.screen import Screen
 
+from gputop.core.analysis.diagnosis.diagnoser import NO_DIAGNOSES
 from gputop.core.analysis.forecast import Forecast, Forecasts
+from gputop.core.analysis.foresight import Foresight
 from gputop.core.analysis.history import History
+from gputop.core.analysis.tick_feed import Tick
 from gputop.core.host.procdetail import ProcessDetail
 from gputop.core.model import ProcessIdentity
 from gputop.ui.screens.detail import DetailScreen
 from gputop.ui.screens.live_data import LiveData
 from gputop.ui.screens.process import ProcessScreen
-from gputop.ui.widgets.rows import ProcessRow, SortOrder
+from gputop.ui.widgets.rows import ProcessRow
 
 from .factory import GIB, NOW, gpu, proc, snapshot
 
@@ -55,18 +59,23 @@ class Kill:
         self.calls.append(("refuse",))
 
 
-def data(forecasts: list[Forecasts | None] | None = None, read: list[ProcessIdentity] | None = None) -> LiveData:
-    """The screens' data: ``forecasts[0]`` as the forecasts now; each host-facts read noted in ``read``."""
+NOTHING_FORESEEN = Forecasts(gpus={}, migs={}, processes={})
+
+
+def tick(forecasts: Forecasts = NOTHING_FORESEEN) -> Tick:
+    """A tick of SNAPSHOT, with these forecasts, no diagnosis and no alert."""
+    return Tick(SNAPSHOT, Foresight(forecasts, NO_DIAGNOSES, ()), frozenset())
+
+
+def data(read: list[ProcessIdentity] | None = None) -> LiveData:
+    """What the screens read besides the ticks: each host-facts read noted in ``read``."""
 
     def process_detail(identity: ProcessIdentity) -> ProcessDetail:
         if read is not None:
             read.append(identity)
         return ProcessDetail(identity[0], arguments=("torchrun", "--nproc", "8", "train.py"), user="alice")
 
-    return LiveData(
-        current=lambda: SNAPSHOT, history=History(), forecasts=lambda: None if forecasts is None else forecasts[0],
-        diagnoses=lambda: None, raised=lambda: (), sort=SortOrder, process_detail=process_detail,
-    )
+    return LiveData(history=History(), process_detail=process_detail)
 
 
 def shown(app: App[None]) -> str:
@@ -82,7 +91,7 @@ async def test_k_on_a_launcher_asks_the_given_kill_about_it_and_its_workers_or_t
     for refusal, expected in ((None, [("ask_launcher", 100, [101])]), ("a recording", [("refuse",)])):
         kill, read = Kill(refusal), []
         screen = ProcessScreen(
-            LAUNCHER.identity, data=data(read=read), kill=kill, gpu_detail=opened.append,
+            LAUNCHER.identity, data=data(read=read), tick=tick(), kill=kill, gpu_detail=opened.append,
             launcher=launcher, below=[worker],
         )
         app = Host(screen)
@@ -101,7 +110,7 @@ async def test_k_on_a_launcher_asks_the_given_kill_about_it_and_its_workers_or_t
 
 async def test_g_opens_the_detail_of_the_process_s_gpu_through_the_given_function() -> None:
     opened: list[int] = []
-    screen = ProcessScreen(WORKER.identity, data=data(), kill=Kill(), gpu_detail=opened.append)
+    screen = ProcessScreen(WORKER.identity, data=data(), tick=tick(), kill=Kill(), gpu_detail=opened.append)
     app = Host(screen)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
@@ -112,14 +121,12 @@ async def test_g_opens_the_detail_of_the_process_s_gpu_through_the_given_functio
 
 async def test_the_detail_header_says_when_memory_fills_from_the_forecasts_it_is_given_each_tick() -> None:
     filling = Forecasts(gpus={1: Forecast(seconds_to_full=190.0, growth_rate=GIB)}, migs={}, processes={})
-    forecasts: list[Forecasts | None] = [filling]
-    screen = DetailScreen(1, data(forecasts))
+    screen = DetailScreen(1, data(), tick(filling))
     app = Host(screen)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert "full in ~3m10s" in shown(app)
-        forecasts[0] = None  # the next tick's: nothing fills
-        screen.show_snapshot(SNAPSHOT)
+        screen.show(tick())  # the next tick's: nothing fills
         await pilot.pause()
         assert " GPU 1 " in shown(app)
         assert "full in" not in shown(app)

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from textual.app import App
 
     from gputop.core.analysis.alerts import AlertEvent
+    from gputop.core.analysis.tick_feed import Tick
+    from gputop.ui.panel.process_panel import ProcessPanel
     from gputop.ui.screens.live_data import LiveData
     from gputop.ui.screens.process import ProcessKillParts
     from gputop.ui.widgets.process_table import ProcessTable
@@ -31,26 +33,28 @@ class Navigation:
         help_entries: Callable[[], list[tuple[str, str]]],
         data: LiveData,
         kill: ProcessKillParts,
-        only_owner: Callable[[str, str], None],
+        panel: ProcessPanel,
         source_name: str = "nvml",
     ) -> None:
         """``app`` only opens screens and tells; ``alert_events``: the alert log's events now (a replay's
-        jump starts a new log); ``data``: what the screens read (the snapshot shown, its forecasts...);
-        ``kill``: what a process screen's k calls; ``only_owner``: filters the panel to an owner."""
+        jump starts a new log); ``data``: what the screens read besides the ticks (the series...); ``kill``:
+        what a process screen's k calls; ``panel``: its order (the detail's table starts in it) and its
+        filter (the owner screen's Enter). The app hands it each tick it shows (``tick``): a screen opens on it."""
         self.app = app
         self.source_name = source_name  # demo, replay or a live source: what a launcher's line is made from
         self.alert_events = alert_events
         self.help_entries = help_entries
         self.data = data
         self.kill = kill
-        self.only_owner = only_owner
+        self.panel = panel
+        self.tick: Tick | None = None  # the tick on screen (None before the first)
 
     def help(self) -> None:
         from gputop.ui.screens.help import HelpScreen
         from gputop.ui.widgets.host_strip import net_note
 
-        snapshot = self.data.current()
-        self.app.push_screen(HelpScreen(self.help_entries(), (net_note(None if snapshot is None else snapshot.host),)))
+        host = None if self.tick is None else self.tick.snapshot.host
+        self.app.push_screen(HelpScreen(self.help_entries(), (net_note(host),)))
 
     def alert_log(self) -> None:
         from gputop.ui.screens.alert_log import AlertLogScreen
@@ -61,7 +65,7 @@ class Navigation:
         """o: who holds the GPUs; Enter there shows the chosen owner's processes in the panel."""
         from gputop.ui.screens.owners import OwnerScreen
 
-        self.app.push_screen(OwnerScreen(self.data.current(), self.data.diagnoses, self.only_owner))
+        self.app.push_screen(OwnerScreen(self.tick, self.panel.only_owner))
 
     def process(self, table: ProcessTable) -> None:
         """Enter: the process selected in ``table`` in full."""
@@ -78,11 +82,12 @@ class Navigation:
         # A launcher is on no GPU: its own process screen, with its workers for k.
         launcher, below = (row, rows_below(table.rows, row)) if row.launcher else (None, None)
         self.app.push_screen(ProcessScreen(
-            row.process.identity, data=self.data, kill=self.kill, gpu_detail=self.detail, launcher=launcher, below=below
+            row.process.identity, data=self.data, tick=self.tick, kill=self.kill, gpu_detail=self.detail,
+            launcher=launcher, below=below,
         ))
 
     def detail(self, index: int) -> None:
         """GPU ``index`` in detail."""
         from gputop.ui.screens.detail import DetailScreen
 
-        self.app.push_screen(DetailScreen(index, self.data))
+        self.app.push_screen(DetailScreen(index, self.data, self.tick, self.panel.sort))

@@ -15,8 +15,9 @@ from textual.widgets import Footer, Static
 from gputop.core.analysis.diagnosis.states import lost_reason, mig_state
 from gputop.core.analysis.forecast import Forecast, Forecasts
 from gputop.core.analysis.history import GpuHistory
+from gputop.core.analysis.tick_feed import Tick
 from gputop.core.format import NA, fmt_bytes, fmt_percent, fmt_rate, fmt_temperature, fmt_watts, safe_text
-from gputop.core.model import GpuSample, MigSample, Snapshot, percent
+from gputop.core.model import GpuSample, MigSample, percent
 from gputop.ui import layout
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.screens.live_data import LiveData
@@ -26,6 +27,7 @@ from gputop.ui.widgets.history_chart import HistoryChart, TimeWindow, window_of
 from gputop.ui.widgets.out_of_view import OutOfView, chart_name
 from gputop.ui.widgets.process_table import ProcessTable
 from gputop.ui.widgets.replay_title import replay_title
+from gputop.ui.widgets.rows import SortOrder
 from gputop.ui.widgets.snapshot_rows import process_count, snapshot_rows
 
 _GAP = "  "
@@ -223,11 +225,14 @@ class DetailScreen(LiveScreen):
         ("dram_active", "DRAM bandwidth (%)", "cyan"),
     )
 
-    def __init__(self, index: int, data: LiveData) -> None:
-        """GPU ``index``, read from ``data``."""
+    def __init__(self, index: int, data: LiveData, tick: Tick | None, sort: SortOrder | None = None) -> None:
+        """GPU ``index`` as of ``tick`` (the one shown when it opens; None: none yet), its series read from
+        ``data``; its processes in the panel's order ``sort`` (its keys change the panel's too)."""
         super().__init__(id="detail-screen")
         self.index = index
         self.data = data
+        self.tick = tick
+        self._sort = SortOrder() if sort is None else sort
         self._gpu: GpuSample | None = None
         self._now: float | None = None
         self._activity_charts: dict[str, HistoryChart] = {}  # mounted once the GPU shows activity
@@ -244,14 +249,15 @@ class DetailScreen(LiveScreen):
                     chart.border_title = f"{title} (GiB)" if name == "memory" else title
                     yield chart
             yield overflow
-            yield ProcessTable(id="detail-processes", allows=self.data.allows)
+            table = ProcessTable(id="detail-processes", allows=self.data.allows)
+            table.set_reactive(ProcessTable.sort, self._sort)
+            yield table
         yield OutOfView(id="detail-out-of-view")
         yield Footer()
 
     def on_mount(self) -> None:
-        snapshot = self.data.current()
-        if snapshot is not None:
-            self.show_snapshot(snapshot)
+        if self.tick is not None:
+            self.show(self.tick)
         # The table takes the keys without scrolling to it: on a short terminal the charts stay in view
         # (its cursor keys bring it into view).
         self.query_one(ProcessTable).focus(scroll_visible=False)
@@ -312,23 +318,22 @@ class DetailScreen(LiveScreen):
         if self.query_one(OutOfView).tell(parts, self.query_one(_Body)):
             self.call_after_refresh(self.tell_out_of_view)
 
-    def show_snapshot(self, snapshot: Snapshot) -> None:
-        data = self.data
+    def show(self, tick: Tick) -> None:
+        self.tick, snapshot = tick, tick.snapshot
         self._gpu = next((g for g in snapshot.gpus if g.index == self.index), None)
         self._now = snapshot.timestamp
         self.update_title()
-        forecasts, diagnoses = data.forecasts(), data.diagnoses()
-        growth = None if forecasts is None else forecasts.processes
-        alerts = [alert for alert in data.raised() if alert.gpu_index == self.index]
+        forecasts, diagnoses = tick.foresight.forecasts, tick.foresight.diagnoses
+        alerts = [alert for alert in tick.raised if alert.gpu_index == self.index]
         self.query_one(DiagnosisPanel).show(snapshot, diagnoses, self.index, alerts)
-        rows = [row for row in snapshot_rows(snapshot, growth, diagnoses) if row.process.gpu_index == self.index]
+        every = snapshot_rows(snapshot, forecasts.processes, diagnoses)
+        rows = [row for row in every if row.process.gpu_index == self.index]
         table = self.query_one(ProcessTable)
-        # The panel's order (its keys here change the panel's too: the app follows their Sorted message).
-        table.set_reactive(ProcessTable.sort, data.sort())
+        # In its own order: the panel's when it opened, then its keys' (the app follows their Sorted message).
         table.set_rows(rows, table.sort)
         table.border_title = Text.assemble(("Processes", "bold"), f" {process_count(rows)}")
         try:
-            history: GpuHistory | None = data.history.gpu(self.index)
+            history: GpuHistory | None = self.data.history.gpu(self.index)
         except KeyError:  # the GPU is no longer reported
             history = None
         self._draw_charts(history, self._gpu)
@@ -343,7 +348,8 @@ class DetailScreen(LiveScreen):
             groups = [[Text(f" GPU {self.index}: no longer reported", style="bold red"), *position]]
             self.query_one(DetailHeader).show(groups)
             return
-        forms = [header_fields(gpu, self.data.forecasts(), self._now, short=short) for short in (False, True)]
+        forecasts = None if self.tick is None else self.tick.foresight.forecasts
+        forms = [header_fields(gpu, forecasts, self._now, short=short) for short in (False, True)]
         for groups in forms:
             groups[0][1:1] = position
         self.query_one(DetailHeader).show(*forms)

@@ -15,9 +15,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
-from gputop.core.analysis.diagnosis import Diagnoses
 from gputop.core.analysis.owners import OWNER_KINDS, OwnerRow, owner_rollup
-from gputop.core.model import Snapshot
+from gputop.core.analysis.tick_feed import Tick
 from gputop.core.output.owner_table import (
     fitted_columns,
     owner_cells,
@@ -53,14 +52,12 @@ class OwnerScreen(OwnerListScreen[OwnerRow], LiveScreen):
 
     def __init__(
         self,
-        snapshot: Snapshot | None,
-        diagnoses: Callable[[], Diagnoses | None],
+        tick: Tick | None,
         choose: Callable[[str, str], None],
         kind: str = "user",
     ) -> None:
         super().__init__(choose, kind, id="owners-screen")
-        self._snapshot = snapshot
-        self._diagnoses = diagnoses
+        self.tick = tick  # the one shown when it opened (None: none yet); the app hands it the next ones
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="owners-body"):
@@ -74,14 +71,14 @@ class OwnerScreen(OwnerListScreen[OwnerRow], LiveScreen):
     def on_resize(self) -> None:
         self._draw()
 
-    def show_snapshot(self, snapshot: Snapshot) -> None:
-        self._snapshot = snapshot
+    def show(self, tick: Tick) -> None:
+        self.tick = tick
         self._draw()
 
     def _draw(self) -> None:
-        snapshot = self._snapshot
-        now = 0.0 if snapshot is None else snapshot.timestamp
-        rows = [] if snapshot is None else owner_rollup(snapshot, self.kind, self._diagnoses())
+        tick = self.tick
+        now = 0.0 if tick is None else tick.snapshot.timestamp
+        rows = [] if tick is None else owner_rollup(tick.snapshot, self.kind, tick.foresight.diagnoses)
         self.rows = sort_owners(rows, self.sort_column, self.descending, now)
         cursor = self.cursor
         self._cursor_name = None if cursor is None else self.rows[cursor].name

@@ -24,10 +24,11 @@ from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 from gputop.core.analysis.history import ProcessHistory
+from gputop.core.analysis.tick_feed import Tick
 from gputop.core.format import NA, NOT_YET, fmt_bytes, fmt_duration, fmt_percent, safe_text
 from gputop.core.host.procdetail import ProcessDetail, Readable, Relative, masked
 from gputop.core.host.visibility import not_visible_words
-from gputop.core.model import Job, ProcessIdentity, Snapshot
+from gputop.core.model import Job, ProcessIdentity
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.screens.live_data import LiveData
 from gputop.ui.widgets.history_chart import HistoryChart
@@ -168,16 +169,19 @@ class ProcessScreen(LiveScreen):
         identity: ProcessIdentity,
         *,
         data: LiveData,
+        tick: Tick | None,
         kill: ProcessKillParts,
         gpu_detail: Callable[[int], None],
         launcher: ProcessRow | None = None,
         below: list[ProcessRow] | None = None,
     ) -> None:
-        """``data``: what the screen reads; ``kill``: what k calls; ``gpu_detail``: opens a GPU's detail (g).
+        """``data``: what the screen reads besides the ticks; ``tick``: the one shown when it opens (None: none
+        yet), the app hands it the next ones; ``kill``: what k calls; ``gpu_detail``: opens a GPU's detail (g).
         ``launcher``: a process not on any GPU, from the tree (``below``: the lines under it there)."""
         super().__init__(id="process-screen")
         self.identity = identity
         self.data = data
+        self.tick = tick
         self.kill = kill
         self.gpu_detail = gpu_detail
         self.launcher = launcher
@@ -201,9 +205,8 @@ class ProcessScreen(LiveScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        snapshot = self.data.current()
-        if snapshot is not None:
-            self.show_snapshot(snapshot)
+        if self.tick is not None:
+            self.show(self.tick)
         self.query_one("#process-facts").focus()
         self.action_reload()
         body = self.query_one("#process-body")
@@ -236,10 +239,10 @@ class ProcessScreen(LiveScreen):
         self._show_facts()
         self._read_detail()
 
-    def show_snapshot(self, snapshot: Snapshot) -> None:
+    def show(self, tick: Tick) -> None:
         """A new tick: the process's figures now, and its history so far."""
-        forecasts = self.data.forecasts()
-        growth = None if forecasts is None else forecasts.processes
+        self.tick, snapshot = tick, tick.snapshot
+        growth = tick.foresight.forecasts.processes
         rows = [row for row in snapshot_rows(snapshot, growth) if row.process.identity == self.identity]
         self._now = snapshot.timestamp
         if rows:
