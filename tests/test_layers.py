@@ -257,3 +257,27 @@ def test_the_ui_packages_import_one_way_screens_above_widgets_above_helpers() ->
         if layer(target) == "ui" and ui_rank(target) > ui_rank(module)
     }
     assert upward == set()
+
+
+def test_the_main_tui_s_screens_panel_and_widgets_reach_the_app_only_through_textual_s_api() -> None:
+    # Issue 36 item 1: one tick, one way. The app hands the main screen each tick, and the screens over it
+    # theirs; nothing below the app calls it for data (the main screen once asked the app for its cards'
+    # contents, the detail table found its parts through ``getattr(self.app, "panel_keys")``).
+    from textual.app import App
+
+    textual_app = set(dir(App()))
+    below_the_app = [m for m in MODULES if layer(m) == "ui" and ui_rank(m) < ui_rank("gputop.ui.app")]
+    reached = sorted(
+        f"{module}: self.app.{node.attr}"
+        for module in below_the_app
+        if not module.startswith("gputop.ui.cluster")
+        for node in ast.walk(parsed(module))
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "app"
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id == "self"
+        and node.attr not in textual_app
+    )
+    assert reached == []
+    assert any(m.startswith("gputop.ui.widgets.") for m in below_the_app) and "gputop.ui.main_screen" in below_the_app
