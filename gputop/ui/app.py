@@ -129,7 +129,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         )
         self.title_control = TitleControl(
             facts=self._title_facts, set_sub_title=partial(setattr, self, "sub_title"),
-            top=lambda: self.screen, every=self.set_interval,
+            top=lambda: self.screen, later=self.set_timer,
         )
         # The process panel and the parts behind its keys.
         self.processes = ProcessPanel(id="processes")
