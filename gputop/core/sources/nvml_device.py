@@ -62,7 +62,7 @@ class NvmlDevice:
     # Last sample's processes by MIG device (None: the GPU's own) and PID: an unchanged process is
     # the same object from one sample to the next, which the sampler's join recognises at once.
     process_samples: dict[int | None, dict[int, ProcessSample]] = field(default_factory=dict)
-    last: GpuSample | None = None  # the newest sample it answered with
+    last: GpuSample | None = None  # the newest sample it answered with (the same object while equal)
     xid_events: XidEvents | None = None  # the source's XID event thread
     activity: ActivityReader | None = None  # GPM, energy, NVLink, the PCIe link (nvml_activity.py)
     lost_since: float | None = None  # when it was first found lost (seconds since the epoch)
@@ -158,8 +158,11 @@ class NvmlDevice:
         return rates[0], rates[1]
 
     def _remember(self, sample: GpuSample) -> GpuSample:
-        self.last = sample
-        return sample
+        # A GPU whose figures did not move is the same object as last time (compared in C, field by
+        # field, in a few microseconds): what takes it from here knows at once that nothing moved.
+        if sample != self.last:
+            self.last = sample
+        return self.last
 
     def _identity(self, **fields: Any) -> GpuSample:
         """The GPU with only what identifies it (and `fields`)."""

@@ -59,6 +59,7 @@ class GpuThreads:
     lane: Lane  # everything but the PCIe counters
     pcie_lane: Lane
     in_turn: tuple[Lane, Ticket[Any]] | None = None  # the shared lane and the ticket of its last read in turn
+    joined: GpuSample | None = None  # its last sample read on its two lanes, the PCIe counters joined
 
     @property
     def busy(self) -> bool:
@@ -117,6 +118,10 @@ class GpuThreads:
             return sample
         rx, tx = pcie.outcome()
         # No counter reading: the rates GPM gave in the main read (if any) stand.
-        return dataclasses.replace(
+        joined = dataclasses.replace(
             sample, pcie_rx=sample.pcie_rx if rx is None else rx, pcie_tx=sample.pcie_tx if tx is None else tx
         )
+        # As the device keeps its sample: the same object while nothing moved (nvml_device._remember).
+        if joined != self.joined:
+            self.joined = joined
+        return self.joined
