@@ -5,10 +5,12 @@ moved; a figure that moved makes a new one, on that GPU alone."""
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Callable
 
 from fakenvml import FakeNvml, Scenario
 
+from gputop.core.host.procfs import MIN_SPAN_S
 from gputop.core.sampler import Sampler
 from gputop.core.sources.nvml import NvmlSource
 
@@ -28,13 +30,16 @@ def test_a_gpu_that_reads_as_last_tick_is_the_same_object_and_one_that_moved_is_
     nvml_source: Callable[[Scenario], NvmlSource], fake_nvml: FakeNvml, sleeper: subprocess.Popen[bytes]
 ) -> None:
     sampler = Sampler(nvml_source(_machine(sleeper.pid)))
-    for _ in range(3):  # the first ticks learn what the driver's samples start from, and each CPU span
+    sampler.sample()
+    time.sleep(2 * MIN_SPAN_S)  # the sleeper's CPU figure is known from the next tick on (0.0, then kept)
+    for _ in range(3):  # the first ticks learn what the driver's samples start from
         sampler.sample()
     before = sampler.sample()
     again = sampler.sample()
     assert [gpu.power_draw for gpu in again.gpus] == [70.0, 90.0]
     assert [process.pid for process in again.gpus[0].processes] == [sleeper.pid]
     assert again.gpus[0].processes[0].user is not None  # joined with its host facts
+    assert again.gpus[0].processes[0].cpu_percent == 0.0
     assert again.gpus[0] is before.gpus[0] and again.gpus[1] is before.gpus[1]
 
     fake_nvml.write(_machine(sleeper.pid, power_mw=250_000))  # GPU 0's power moves, nothing else
