@@ -109,7 +109,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         )
         self.title_control = TitleControl(
             facts=self._title_facts, set_sub_title=partial(setattr, self, "sub_title"),
-            top=lambda: self.screen, every=self.set_interval,
+            top=lambda: self.screen, later=self.set_timer,
         )
         # The process panel (its sort, filter and tree are its own) and the parts its messages ask for.
         self.key_control = KeyControl(

@@ -13,7 +13,6 @@ again until that read returns, so calls never pile up behind a hung one.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
 import threading
 import time
@@ -26,9 +25,10 @@ from gputop.core.host.signals import SignalResult
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity
 from gputop.core.sources.base import SourceUnavailable
 from gputop.core.sources.lanes import Lane, Ticket, Turns
-from gputop.core.sources.nvml_device import STATIC_RETRY_SAMPLES, NvmlDevice
+from gputop.core.sources.nvml_device import NvmlDevice
 from gputop.core.sources.nvml_events import XidEvents
 from gputop.core.sources.nvml_gateway import CUDA_VERSIONS, DeviceLost, Gateway, unavailable
+from gputop.core.sources.nvml_static import STATIC_RETRY_SAMPLES
 from gputop.core.sources.nvml_threads import GpuThreads, Reads, TurnLanes
 
 if TYPE_CHECKING:
@@ -238,7 +238,9 @@ class NvmlSource:
         self._wait([ticket for pair in reads for ticket in pair if ticket is not None], until)
         if failure is not None:
             raise failure
-        return tuple(self._result(gpu, read) for gpu, read in zip(gpus, reads, strict=True))
+        return tuple(
+            gpu.result(read, self._gateway, self._deadline_s) for gpu, read in zip(gpus, reads, strict=True)
+        )
 
     def _take_turns(self, turns: Turns, until: float, meanwhile: Callable[[], object] | None) -> BaseException | None:
         """Read in turn (lanes.Turns) until every read is done, ``until`` passes, or close() is called;
@@ -285,41 +287,6 @@ class NvmlSource:
     def process_detail(self, identity: ProcessIdentity) -> ProcessDetail | None:
         """NVML's processes are real: the caller reads /proc itself."""
         return None
-
-    def _result(self, gpu: GpuThreads, reads: Reads) -> GpuSample:
-        main, pcie = reads
-        if main is not None and main.done and (pcie is None or pcie.done):
-            try:
-                return self._joined(gpu, main, pcie)
-            except Exception as error:  # noqa: BLE001 - one GPU's fault stays on that GPU
-                stuck = gpu.pcie_lane if pcie is not None and pcie.error is not None else gpu.lane_of(main)
-                return gpu.device.failed(error, self._gateway.last_call(stuck.thread_id))
-        stuck = gpu.lane_of(None)
-        since = stuck.started_at
-        if since is None and gpu.device.last is not None and not gpu.busy:
-            return gpu.device.last  # a read that had missed earlier deadlines came back just now
-        call = self._gateway.last_call(stuck.thread_id) or "NVML"
-        return gpu.device.not_answering(
-            time.time() if since is None else since,
-            f"{call} did not answer within {self._deadline_s:g}s",
-        )
-
-    def _joined(
-        self, gpu: GpuThreads, main: Ticket[GpuSample], pcie: Ticket[tuple[float | None, float | None]] | None
-    ) -> GpuSample:
-        """A GPU's sample from its two reads, both done; raises what a read raised unexpectedly."""
-        if pcie is None:
-            return main.outcome()  # read with its PCIe counters, on one thread
-        if isinstance(pcie.error, DeviceLost):
-            return gpu.device.lost(str(pcie.error))
-        sample = main.outcome()
-        if sample.lost or not sample.answering:
-            return sample
-        rx, tx = pcie.outcome()
-        # No counter reading: the rates GPM gave in the main read (if any) stand.
-        return dataclasses.replace(
-            sample, pcie_rx=sample.pcie_rx if rx is None else rx, pcie_tx=sample.pcie_tx if tx is None else tx
-        )
 
     def _count(self) -> int | None:
         try:

@@ -1,6 +1,6 @@
 """One GPU read through the NVML gateway: what `NvmlSource` runs on each GPU's own thread.
 
-`NvmlDevice.sample()` is the per-GPU sampling function: static facts once,
+`NvmlDevice.sample()` is the per-GPU sampling function: static facts once (nvml_static.py),
 the changing figures every tick, the processes and MIG devices. Readings of
 new kinds of figure belong in their own module, called from `_read`.
 `NvmlDevice.pcie()` reads the PCIe counters, which take a real driver about
@@ -29,52 +29,23 @@ from gputop.core.sources.nvml_gateway import (
     Gateway,
     Handle,
 )
+from gputop.core.sources.nvml_static import (
+    STATIC_RETRY_SAMPLES,
+    MigFacts,
+    StaticFacts,
+    incomplete,
+    integer,
+    number,
+    read_mig_facts,
+    read_static_facts,
+    text,
+)
 
 PSTATE_UNKNOWN = 32
 PCIE_KB = 1024  # NVML reports PCIe throughput in KB/s of 1024 bytes.
-# Static facts that came back empty (a timeout, a permission) are read again this often.
-STATIC_RETRY_SAMPLES = 30
 # A lost GPU shows the XID events that arrived since it was lost, and this long before: the driver
 # often reports the XID (79: fallen off the bus) a moment before the first call fails.
 XID_BEFORE_LOSS_S = 60.0
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
-def _number(value: Any) -> float | None:
-    return None if value is None else float(value)
-
-
-def _integer(value: Any) -> int | None:
-    return None if value is None else int(value)
-
-
-def _bus_id(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
-
-
-@dataclass(slots=True)
-class _StaticFacts:
-    """What does not change while the driver is loaded; read once per device."""
-
-    name: str | None
-    uuid: str | None
-    pci_bus_id: str | None
-    temperature_slowdown: float | None
-    temperature_shutdown: float | None
-    power_limit: float | None
-    max_mig: int | None
-    clock_sm_max: int | None
-    clock_memory_max: int | None
-
-
-@dataclass(slots=True)
-class _MigFacts:
-    name: str | None
-    gpu_instance_id: int | None
-    compute_instance_id: int | None
 
 
 @dataclass(slots=True)
@@ -84,14 +55,14 @@ class NvmlDevice:
     index: int
     gateway: Gateway
     handle: Handle = None
-    facts: _StaticFacts | None = None
+    facts: StaticFacts | None = None
     samples_since_facts: int = 0
     utilization_seen: int = 0  # last process-utilization timestamp (us)
-    mig_facts: dict[str, _MigFacts] = field(default_factory=dict)
+    mig_facts: dict[str, MigFacts] = field(default_factory=dict)
     # Last sample's processes by MIG device (None: the GPU's own) and PID: an unchanged process is
     # the same object from one sample to the next, which the sampler's join recognises at once.
     process_samples: dict[int | None, dict[int, ProcessSample]] = field(default_factory=dict)
-    last: GpuSample | None = None  # the newest sample it answered with
+    last: GpuSample | None = None  # the newest sample it answered with (the same object while equal)
     xid_events: XidEvents | None = None  # the source's XID event thread
     activity: ActivityReader | None = None  # GPM, energy, NVLink, the PCIe link (nvml_activity.py)
     lost_since: float | None = None  # when it was first found lost (seconds since the epoch)
@@ -112,9 +83,9 @@ class NvmlDevice:
                     return self._lost_sample(None)
             self.samples_since_facts += 1
             if self.facts is None or (
-                self.samples_since_facts > STATIC_RETRY_SAMPLES and self._incomplete()
+                self.samples_since_facts > STATIC_RETRY_SAMPLES and incomplete([self.facts, *self.mig_facts.values()])
             ):
-                self.facts = self._static_facts(self.handle)
+                self.facts = read_static_facts(self.gateway, self.handle)
                 self.mig_facts.clear()
                 self.samples_since_facts = 0
             sample = self._read(self.handle, self.facts, with_pcie)
@@ -187,8 +158,11 @@ class NvmlDevice:
         return rates[0], rates[1]
 
     def _remember(self, sample: GpuSample) -> GpuSample:
-        self.last = sample
-        return sample
+        # A GPU whose figures did not move is the same object as last time (compared in C, field by
+        # field, in a few microseconds): what takes it from here knows at once that nothing moved.
+        if sample != self.last:
+            self.last = sample
+        return self.last
 
     def _identity(self, **fields: Any) -> GpuSample:
         """The GPU with only what identifies it (and `fields`)."""
@@ -199,37 +173,7 @@ class NvmlDevice:
             index=self.index, name=facts.name, uuid=facts.uuid, pci_bus_id=facts.pci_bus_id, **fields
         )
 
-    def _incomplete(self) -> bool:
-        """Whether a static fact of the device (or of one of its MIG devices) is missing."""
-        facts = [self.facts, *self.mig_facts.values()]
-        return any(
-            fact is None or any(getattr(fact, name) is None for name in fact.__slots__)
-            for fact in facts
-        )
-
-    def _static_facts(self, handle: Handle) -> _StaticFacts:
-        call = self.gateway.call
-        pci = call(pynvml.nvmlDeviceGetPciInfo_v3, handle)
-        limit_mw = call(pynvml.nvmlDeviceGetEnforcedPowerLimit, handle)
-        threshold = pynvml.nvmlDeviceGetTemperatureThreshold
-        clock_sm_max, clock_memory_max = nvml_health.max_clocks(self.gateway, handle)
-        return _StaticFacts(
-            name=_text(call(pynvml.nvmlDeviceGetName, handle)),
-            uuid=_text(call(pynvml.nvmlDeviceGetUUID, handle)),
-            pci_bus_id=None if pci is None else _bus_id(pci.busId),
-            temperature_slowdown=_number(
-                call(threshold, handle, pynvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN)
-            ),
-            temperature_shutdown=_number(
-                call(threshold, handle, pynvml.NVML_TEMPERATURE_THRESHOLD_SHUTDOWN)
-            ),
-            power_limit=None if limit_mw is None else int(limit_mw) / 1000.0,
-            max_mig=_integer(call(pynvml.nvmlDeviceGetMaxMigDeviceCount, handle)),
-            clock_sm_max=clock_sm_max,
-            clock_memory_max=clock_memory_max,
-        )
-
-    def _read(self, handle: Handle, facts: _StaticFacts, with_pcie: bool = False) -> GpuSample:
+    def _read(self, handle: Handle, facts: StaticFacts, with_pcie: bool = False) -> GpuSample:
         gateway = self.gateway
         call = gateway.call
         memory = gateway.call_versions("memory", MEMORY_VERSIONS, handle)
@@ -263,14 +207,14 @@ class NvmlDevice:
             utilization_memory=None if utilization is None else float(utilization.memory),
             utilization_encoder=None if encoder is None else float(encoder[0]),
             utilization_decoder=None if decoder is None else float(decoder[0]),
-            temperature=_number(gateway.call_versions("temperature", TEMPERATURE_VERSIONS, handle)),
+            temperature=number(gateway.call_versions("temperature", TEMPERATURE_VERSIONS, handle)),
             temperature_slowdown=facts.temperature_slowdown,
             temperature_shutdown=facts.temperature_shutdown,
-            fan_speed=_number(call(pynvml.nvmlDeviceGetFanSpeed, handle)),
+            fan_speed=number(call(pynvml.nvmlDeviceGetFanSpeed, handle)),
             power_draw=None if power_mw is None else int(power_mw) / 1000.0,
             power_limit=facts.power_limit,
-            clock_sm=_integer(call(pynvml.nvmlDeviceGetClockInfo, handle, pynvml.NVML_CLOCK_SM)),
-            clock_memory=_integer(
+            clock_sm=integer(call(pynvml.nvmlDeviceGetClockInfo, handle, pynvml.NVML_CLOCK_SM)),
+            clock_memory=integer(
                 call(pynvml.nvmlDeviceGetClockInfo, handle, pynvml.NVML_CLOCK_MEM)
             ),
             clock_sm_max=facts.clock_sm_max,
@@ -351,15 +295,11 @@ class NvmlDevice:
             mig = call(pynvml.nvmlDeviceGetMigDeviceHandleByIndex, handle, slot)
             if mig is None:
                 continue  # an empty slot answers NOT_FOUND
-            uuid = _text(call(pynvml.nvmlDeviceGetUUID, mig))
+            uuid = text(call(pynvml.nvmlDeviceGetUUID, mig))
             key = uuid or f"slot {slot}"
             facts = self.mig_facts.get(key)
             if facts is None:
-                facts = _MigFacts(
-                    name=_text(call(pynvml.nvmlDeviceGetName, mig)),
-                    gpu_instance_id=_integer(call(pynvml.nvmlDeviceGetGpuInstanceId, mig)),
-                    compute_instance_id=_integer(call(pynvml.nvmlDeviceGetComputeInstanceId, mig)),
-                )
+                facts = read_mig_facts(self.gateway, mig)
                 self.mig_facts[key] = facts
             memory = self.gateway.call_versions("memory", MEMORY_VERSIONS, mig)
             processes, processes_known = self._processes(slot, mig, sm_samples)

@@ -1,4 +1,5 @@
-"""The threads NVML's GPUs are read on: each GPU's two lanes, and the lane the GPUs share in turn.
+"""The threads NVML's GPUs are read on: each GPU's two lanes, and the lane the GPUs share in turn;
+and what a GPU's reads of a tick make of it (``GpuThreads.result``).
 
 A GPU that answers quickly is read, PCIe counters and all, on the lane the GPUs read in turn share
 (``TurnLanes``): the lane that has just read one GPU goes on to the next without sleeping, where a
@@ -10,6 +11,8 @@ next tick's turns are read on another.
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +20,7 @@ from typing import Any
 from gputop.core.model import GpuSample
 from gputop.core.sources.lanes import Lane, Ticket
 from gputop.core.sources.nvml_device import NvmlDevice
+from gputop.core.sources.nvml_gateway import DeviceLost, Gateway
 
 # A GPU's two reads: its figures (with the PCIe counters when read on one thread), and its PCIe counters.
 Reads = tuple["Ticket[GpuSample] | None", "Ticket[tuple[float | None, float | None]] | None"]
@@ -55,6 +59,7 @@ class GpuThreads:
     lane: Lane  # everything but the PCIe counters
     pcie_lane: Lane
     in_turn: tuple[Lane, Ticket[Any]] | None = None  # the shared lane and the ticket of its last read in turn
+    joined: GpuSample | None = None  # its last sample read on its two lanes, the PCIe counters joined
 
     @property
     def busy(self) -> bool:
@@ -82,3 +87,41 @@ class GpuThreads:
         if self.device.handle is None:
             return self.lane.submit(self.device.sample_with_pcie), None
         return self.lane.submit(self.device.sample), self.pcie_lane.submit(self.device.pcie)
+
+    def result(self, reads: Reads, gateway: Gateway, deadline_s: float) -> GpuSample:
+        """The GPU's sample from the reads started this tick, once the wait for them is over: as
+        read, or as not answering (naming the call still out) when a read did not come back."""
+        main, pcie = reads
+        if main is not None and main.done and (pcie is None or pcie.done):
+            try:
+                return self._joined(main, pcie)
+            except Exception as error:  # noqa: BLE001 - one GPU's fault stays on that GPU
+                stuck = self.pcie_lane if pcie is not None and pcie.error is not None else self.lane_of(main)
+                return self.device.failed(error, gateway.last_call(stuck.thread_id))
+        stuck = self.lane_of(None)
+        since = stuck.started_at
+        if since is None and self.device.last is not None and not self.busy:
+            return self.device.last  # a read that had missed earlier deadlines came back just now
+        call = gateway.last_call(stuck.thread_id) or "NVML"
+        return self.device.not_answering(
+            time.time() if since is None else since, f"{call} did not answer within {deadline_s:g}s"
+        )
+
+    def _joined(self, main: Ticket[GpuSample], pcie: Ticket[tuple[float | None, float | None]] | None) -> GpuSample:
+        """The GPU's sample from its two reads, both done; raises what a read raised unexpectedly."""
+        if pcie is None:
+            return main.outcome()  # read with its PCIe counters, on one thread
+        if isinstance(pcie.error, DeviceLost):
+            return self.device.lost(str(pcie.error))
+        sample = main.outcome()
+        if sample.lost or not sample.answering:
+            return sample
+        rx, tx = pcie.outcome()
+        # No counter reading: the rates GPM gave in the main read (if any) stand.
+        joined = dataclasses.replace(
+            sample, pcie_rx=sample.pcie_rx if rx is None else rx, pcie_tx=sample.pcie_tx if tx is None else tx
+        )
+        # As the device keeps its sample: the same object while nothing moved (nvml_device._remember).
+        if joined != self.joined:
+            self.joined = joined
+        return self.joined

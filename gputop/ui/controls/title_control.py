@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from gputop.core.model import Snapshot
 from gputop.ui.screens.live import LiveScreen
@@ -17,8 +17,16 @@ if TYPE_CHECKING:
 
     from gputop.core.recording.replay import Replay
 
-# While sampling live, the title looks this often whether the newest sample has grown old.
+# While the newest sample is late, the title says its age again this often.
 LATENESS_CHECK_S = 0.5
+# The title looks whether the newest sample is late this long after it would be: just past the moment.
+LATENESS_MARGIN_S = 0.05
+
+
+class Timer(Protocol):
+    """A timer that can be stopped (Textual's)."""
+
+    def stop(self) -> None: ...
 
 
 def late_s(latest: Snapshot | None, now: float, interval_s: float, started_at: float | None = None) -> float | None:
@@ -63,7 +71,9 @@ class TitleControl:
     """Keeps the title bar, the sub-title and the open screen's title up to date.
 
     ``facts``: what the app has now; ``set_sub_title``: the terminal's window title; ``top``: the screen on
-    top (a live one says its title again); ``every``: runs a function every so many seconds (a timer).
+    top (a live one says its title again); ``later``: runs a function once, so many seconds from now (a
+    timer). While sampling live the title wakes only when the newest sample would turn late (two intervals
+    after it was taken), not at a fixed pace: a tick that comes in time moves that moment on.
     """
 
     def __init__(
@@ -72,23 +82,28 @@ class TitleControl:
         facts: Callable[[], TitleFacts],
         set_sub_title: Callable[[str], None],
         top: Callable[[], Screen[object]],
-        every: Callable[[float, Callable[[], None]], object],
+        later: Callable[[float, Callable[[], None]], Timer],
     ) -> None:
         self.facts = facts
         self.set_sub_title = set_sub_title
         self.top = top
-        self.every = every
+        self.later = later
         self.bar = TitleBar(id="title-bar")
+        self._watching = False
+        self._timer: Timer | None = None
 
     def watch_lateness(self) -> None:
         """While sampling live: say in the title when the newest sample grows old."""
-        self.every(LATENESS_CHECK_S, self._say_lateness)
+        self._watching = True
+        self.update()
 
     def _say_lateness(self) -> None:
         # Not while the screen is being taken down. The bar's own link to the app, not a query of
         # every widget on every screen (a millisecond, twice a second).
         if self.bar.is_attached:
             self.update()
+        elif self._watching:
+            self._timer = self.later(LATENESS_CHECK_S, self._say_lateness)  # the bar is not on screen yet
 
     def update(self) -> None:
         """Say in the title bar (and the sub-title) what is shown and how it moves."""
@@ -102,6 +117,8 @@ class TitleControl:
             mode = replay_title(replay)
         now = time.time() if facts.now is None else facts.now
         late = late_s(facts.latest, now, facts.interval_s, facts.started_at) if facts.live else None
+        if self._watching:
+            self._look_again(facts, now, late)
         bar = title_text(
             facts.snapshot, mode, recording=facts.recording, readonly=facts.readonly, frozen=facts.frozen,
             late_s=late, alerts=facts.alerts,
@@ -113,3 +130,18 @@ class TitleControl:
         screen = self.top()
         if isinstance(screen, LiveScreen) and screen.is_mounted:  # else it says it once mounted
             screen.update_title()
+
+    def _look_again(self, facts: TitleFacts, now: float, late: float | None) -> None:
+        """Arm the one timer for the next moment the title can change by itself: when the newest sample
+        turns late, or (late already) when its age has moved on; none while not sampling live."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        if not facts.live:
+            return  # frozen, or not sampling: unfreezing says the title again, and arms it
+        since = facts.latest.timestamp if facts.latest is not None else facts.started_at
+        if late is not None or since is None:
+            delay = LATENESS_CHECK_S
+        else:
+            delay = max(0.0, since + 2 * facts.interval_s - now) + LATENESS_MARGIN_S
+        self._timer = self.later(delay, self._say_lateness)

@@ -1,0 +1,51 @@
+"""A tick whose figures did not move costs little: a GPU that reads as it did last tick is the same
+object, through the sampler's join, so that what takes the tick from there sees at once that nothing
+moved; a figure that moved makes a new one, on that GPU alone."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Callable
+
+from fakenvml import FakeNvml, Scenario
+
+from gputop.core.host.procfs import MIN_SPAN_S
+from gputop.core.sampler import Sampler
+from gputop.core.sources.nvml import NvmlSource
+
+GIB = 1 << 30
+
+
+def _machine(pid: int, power_mw: int = 70_000) -> Scenario:
+    return (
+        Scenario()
+        .gpu(power_mw=power_mw, util_gpu=40)
+        .gpu(power_mw=90_000, util_gpu=75)
+        .process(gpu=0, pid=pid, used=2 * GIB, sm=30)
+    )
+
+
+def test_a_gpu_that_reads_as_last_tick_is_the_same_object_and_one_that_moved_is_new(
+    nvml_source: Callable[[Scenario], NvmlSource], fake_nvml: FakeNvml, sleeper: subprocess.Popen[bytes]
+) -> None:
+    sampler = Sampler(nvml_source(_machine(sleeper.pid)))
+    sampler.sample()
+    time.sleep(2 * MIN_SPAN_S)  # the sleeper's CPU figure is known from the next tick on (0.0, then kept)
+    for _ in range(3):  # the first ticks learn what the driver's samples start from
+        sampler.sample()
+    before = sampler.sample()
+    again = sampler.sample()
+    assert [gpu.power_draw for gpu in again.gpus] == [70.0, 90.0]
+    assert [process.pid for process in again.gpus[0].processes] == [sleeper.pid]
+    assert again.gpus[0].processes[0].user is not None  # joined with its host facts
+    assert again.gpus[0].processes[0].cpu_percent == 0.0
+    assert again.gpus[0] is before.gpus[0] and again.gpus[1] is before.gpus[1]
+
+    fake_nvml.write(_machine(sleeper.pid, power_mw=250_000))  # GPU 0's power moves, nothing else
+    moved = sampler.sample()
+    assert [gpu.power_draw for gpu in moved.gpus] == [250.0, 90.0]
+    assert moved.gpus[0] is not again.gpus[0]
+    assert moved.gpus[1] is again.gpus[1]
+    assert moved.gpus[0].processes is again.gpus[0].processes  # its process list did not move
+    assert sampler.sample().gpus[0] is moved.gpus[0]
