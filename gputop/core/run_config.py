@@ -14,5 +14,4 @@ class RunConfig:
     mouse: bool = True
     bell: bool = False
     record_path: str | None = None
-    full_redraw: bool = False  # Textual's own output instead of the changed-cell writer
-    debug: bool = False  # notify fallbacks (such as the changed-cell writer turning itself off)
+    debug: bool = False  # notify fallbacks (such as nvidia-ml-py read through its public calls)
