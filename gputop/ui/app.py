@@ -63,7 +63,7 @@ from gputop.ui.panel.process_view import ProcessView
 from gputop.ui.panel.sort_control import SortControl
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.screens.live_data import LiveData
-from gputop.ui.terminal.early_keys import EarlyKeys, keys_given_back
+from gputop.ui.terminal.early_keys import EarlyKeys, keys_given_back, typed_keys
 from gputop.ui.terminal.plain_terminal import PlainTerminalApp
 from gputop.ui.terminal.textual_imports import collecting_rarely
 from gputop.ui.widgets.card_lines import CardContent
@@ -98,15 +98,17 @@ class GpuTopApp(PlainTerminalApp[int]):
         recorder: Recorder | None = None,
         replay: Replay | None = None,
         give_back_keys: Callable[[], None] | None = None,
+        typed_ahead: bytes = b"",
     ) -> None:
         """``settings`` set the view (sort, columns, toggles, theme) and the alert thresholds;
         the interval is ``config.interval_s``, which the command line resolves. ``give_back_keys``:
-        gives the terminal's modes back where the keys were held on the first frame (``early_keys``).
+        gives the terminal's modes back where the keys were held on the first frame (``early_keys``);
+        ``typed_ahead``: what was typed while gputop waited on the driver, read before that.
         """
         super().__init__()
         if give_back_keys is not None:
             self.driver_class = keys_given_back(self.driver_class, give_back_keys)
-        self.early_keys = EarlyKeys()  # keys that come before the main screen listens
+        self.early_keys = EarlyKeys(typed_keys(typed_ahead))  # keys that come before the main screen listens
         self.sampler = sampler
         self.config = config
         self.start_sampler = start_sampler and replay is None
@@ -453,6 +455,7 @@ def run_tui(
     recorder: Recorder | None = None,
     replay: Replay | None = None,
     give_back_keys: Callable[[], None] | None = None,
+    typed_ahead: bytes = b"",
 ) -> int:
     """Run the TUI until the user quits; returns the exit status."""
     app = GpuTopApp(
@@ -464,6 +467,7 @@ def run_tui(
         recorder=recorder,
         replay=replay,
         give_back_keys=give_back_keys,
+        typed_ahead=typed_ahead,
     )
     with collecting_rarely():  # the collector tuned for a TUI's frames (textual_imports says why)
         result = app.run(mouse=config.mouse)
