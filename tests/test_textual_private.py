@@ -1,4 +1,4 @@
-"""No module of gputop uses a private name of Textual or Rich; textual-serve's are used in
+"""Textual's and Rich's private names are used in ``gputop/ui/terminal/textual_private.py`` only, textual-serve's in
 ``gputop/cli/serve/textual_serve_private.py`` only, pynvml's in ``gputop/core/sources/nvml_gateway.py`` only, and
 each still exists there with the shape it is used in."""
 
@@ -17,17 +17,24 @@ import pynvml
 import pytest
 
 from gputop.cli.serve import textual_serve_private
+from gputop.core.run_config import RunConfig
+from gputop.core.sampler import Sampler
+from gputop.core.sources.demo import DemoSource
 from gputop.core.sources.nvml_gateway import PRIVATE_LOOKUP, binding_notice
+from gputop.ui.app import GpuTopApp
+from gputop.ui.terminal import textual_private
+from gputop.ui.terminal.textual_private import check_internals
 
 PACKAGE = Path(__file__).resolve().parent.parent / "gputop"
-# The libraries whose private names are watched; no module of gputop may use Textual's or Rich's.
-FOREIGN = ("textual", "rich", "textual_serve", "pynvml")
-# The one module of gputop that may use each other library's private names.
+# The one module of gputop that may use each library's private names.
 ALLOWED = {
+    "textual": PACKAGE / "ui" / "terminal" / "textual_private.py",
+    "rich": PACKAGE / "ui" / "terminal" / "textual_private.py",
     "textual_serve": PACKAGE / "cli" / "serve" / "textual_serve_private.py",
     # pynvml's lookup of a library function (PRIVATE_LOOKUP), guarded by a fallback to its public calls.
     "pynvml": PACKAGE / "core" / "sources" / "nvml_gateway.py",
 }
+FOREIGN = tuple(ALLOWED)
 SELF_ATTRIBUTE = re.compile(r"self\.(_\w+)")
 # Public despite the underscore: a namedtuple's own API.
 NAMEDTUPLE_API = frozenset({"_replace", "_asdict", "_fields", "_field_defaults", "_make"})
@@ -47,7 +54,7 @@ def _modules() -> list[Path]:
 
 def _forbidden(path: Path) -> tuple[str, ...]:
     """The libraries whose private names the module at ``path`` may not use."""
-    return tuple(package for package in FOREIGN if ALLOWED.get(package) != path)
+    return tuple(package for package, allowed in ALLOWED.items() if allowed != path)
 
 
 @functools.cache
@@ -196,6 +203,34 @@ def test_no_class_overrides_a_private_name_of_textual_rich_or_textual_serve_but_
             # A private name of our own that Textual or Rich also uses on the same object overrides theirs.
             found += [f"{path.name}: {cls.__name__}.{name}" for name in _names_set_by(inspect.getsource(cls)) & theirs]
     assert found == []
+
+
+def test_the_private_names_the_writer_needs_exist_in_this_textual() -> None:
+    assert check_internals() is None
+
+
+def test_a_private_name_of_another_shape_turns_the_writer_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    class LayoutUpdate:  # as a Textual that renamed the parameters would have it
+        def __init__(self, lines: object) -> None:
+            self.lines = lines
+
+    monkeypatch.setattr(textual_private, "LayoutUpdate", LayoutUpdate)
+    assert check_internals() == "LayoutUpdate.__init__ takes (self, lines), expected (self, strips, region)"
+
+
+NOTICE = "textual._compositor cannot be imported; Textual draws the screen itself"
+
+
+@pytest.mark.parametrize(("debug", "said"), [(False, []), (True, [NOTICE])])
+async def test_only_debug_says_at_start_that_textual_draws_the_screen(
+    monkeypatch: pytest.MonkeyPatch, debug: bool, said: list[str]
+) -> None:
+    monkeypatch.setattr(textual_private, "check_internals", lambda: "textual._compositor cannot be imported")
+    app = GpuTopApp(Sampler(DemoSource(gpu_count=1, seed=1)), RunConfig(debug=debug), start_sampler=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert app.changed_cells_off == "textual._compositor cannot be imported"
+        assert [n.message for n in app.messages.shown() if n.title == "Full redraw"] == said
 
 
 def test_the_private_names_serve_needs_exist_in_this_textual_serve() -> None:

@@ -136,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--record", metavar="FILE", help="record every tick of the TUI to FILE (JSON lines; .gz: gzip)")
     parser.add_argument("--bell", action="store_true", help="ring the terminal bell when an alert is raised")
     parser.add_argument("--config", type=Path, metavar="PATH", help="settings file (default: the XDG location)")
+    parser.add_argument(
+        "--full-redraw", action="store_true", help="let Textual write whole regions (no changed-cell output)"
+    )
     parser.add_argument("--debug", action="store_true", help="say in the TUI when gputop falls back on something")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     replay = commands.add_parser("replay", help="open the TUI on a recording")

@@ -96,6 +96,7 @@ def tui_config(args: argparse.Namespace, settings: Settings) -> RunConfig:
         mouse=not args.no_mouse,
         bell=args.bell,
         record_path=args.record,
+        full_redraw=args.full_redraw,
         debug=args.debug,
     )
 

@@ -14,4 +14,5 @@ class RunConfig:
     mouse: bool = True
     bell: bool = False
     record_path: str | None = None
-    debug: bool = False  # notify fallbacks (such as nvidia-ml-py read through its public calls)
+    full_redraw: bool = False  # Textual's own output instead of the changed-cell writer
+    debug: bool = False  # notify fallbacks (such as the changed-cell writer turning itself off)

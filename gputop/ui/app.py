@@ -64,8 +64,8 @@ from gputop.ui.panel.sort_control import SortControl
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.screens.live_data import LiveData
 from gputop.ui.terminal.early_keys import EarlyKeys, keys_given_back, typed_keys
-from gputop.ui.terminal.plain_terminal import PlainTerminalApp
 from gputop.ui.terminal.textual_imports import collecting_rarely
+from gputop.ui.terminal.textual_private import ChangedCellsApp
 from gputop.ui.widgets.card_lines import CardContent
 from gputop.ui.widgets.process_filter import ProcessFilter
 from gputop.ui.widgets.rows import SortOrder
@@ -76,7 +76,7 @@ if TYPE_CHECKING:  # imported by the runs that record or replay (cli), not by ev
     from gputop.ui.controls.replay_control import ReplayControl
 
 
-class GpuTopApp(PlainTerminalApp[int]):
+class GpuTopApp(ChangedCellsApp[int]):
     """Live GPUs and their processes."""
 
     CSS_PATH = "gputop.tcss"
@@ -105,7 +105,7 @@ class GpuTopApp(PlainTerminalApp[int]):
         gives the terminal's modes back where the keys were held on the first frame (``early_keys``);
         ``typed_ahead``: what was typed while gputop waited on the driver, read before that.
         """
-        super().__init__()
+        super().__init__(full_redraw=config.full_redraw)
         if give_back_keys is not None:
             self.driver_class = keys_given_back(self.driver_class, give_back_keys)
         self.early_keys = EarlyKeys(typed_keys(typed_ahead))  # keys that come before the main screen listens
@@ -237,8 +237,11 @@ class GpuTopApp(PlainTerminalApp[int]):
         self._mounted = True
         self.settings_control.apply()
         # Suspended and resumed (Ctrl+Z, fg), the terminal was used by others: draw it all again.
+        self.app_suspend_signal.subscribe(self, lambda _app: self.forget_screen())
         self.app_resume_signal.subscribe(self, lambda _app: self.action_redraw())
         self.layout_control.resized(self.size.width, self.size.height)
+        if self.changed_cells_off is not None and not self.config.full_redraw:
+            self.on_changed_cells_off(self.changed_cells_off)
         if self.config.debug and self.sampler.source.name == "nvml":
             from gputop.core.sources.nvml_gateway import binding_notice  # noqa: PLC0415 - pynvml only here
 
@@ -274,6 +277,12 @@ class GpuTopApp(PlainTerminalApp[int]):
         super().clear_notifications()
         self.messages.clear()
 
+    def on_changed_cells_off(self, reason: str) -> None:
+        """The changed-cell writer is off, Textual writes the screen: said under --debug only."""
+        if self.config.debug:
+            self.notify(f"{reason}; Textual draws the screen itself", title="Full redraw",
+                        severity="warning", timeout=15, markup=False)
+
     def on_unmount(self) -> None:
         self.sampling.stop()
         self.feed.stop_recording()
@@ -286,6 +295,7 @@ class GpuTopApp(PlainTerminalApp[int]):
         await super().on_event(event)
 
     def on_resize(self, event: Resize) -> None:
+        self.forget_screen()  # the terminal may have reflowed what it showed
         self.layout_control.resized(event.size.width, event.size.height)
 
     # -- data in -----------------------------------------------------------------------
@@ -437,6 +447,7 @@ class GpuTopApp(PlainTerminalApp[int]):
 
     def action_redraw(self) -> None:
         """Ctrl+L: draw every cell again (a garbled terminal, a tmux reattach)."""
+        self.forget_screen()
         self.screen.refresh()
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:

@@ -2,15 +2,15 @@
 
 gputop runs in a 120x40 pty against the fake NVML (G GPUs x P real sleeping processes, values
 changing every second, as bench_overhead.py), with ``time.thread_time()`` wrappers on the UI
-thread around Textual's compositor refresh, each widget class's ``render_lines`` and gputop's own
-steps (receive, the cards, the panel; the history, forecasts and alerts are taken on the sampler
-thread). After a warm-up, the CPU of each part is divided by the ticks seen; the process's CPU per
-second comes with it. The wrappers cost a little themselves: compare two trees in one session,
-alternating, not with other benchmarks.
+thread around Textual's compositor refresh, each widget class's ``render_lines``, the terminal
+writer and gputop's own steps (receive, the cards, the panel; the history, forecasts and alerts are
+taken on the sampler thread). After a warm-up, the CPU of
+each part is divided by the ticks seen; the process's CPU per second comes with it. The wrappers
+cost a little themselves: compare two trees in one session, alternating, not with other benchmarks.
 
 Run (not part of the test suite):
     python tests/bench/bench_repaint.py --config 8x16 --seconds 20 --runs 2
-    python tests/bench/bench_repaint.py --config 8x16 --seconds 20 --no-mouse   # gputop's options after
+    python tests/bench/bench_repaint.py --config 8x16 --seconds 20 --full-redraw   # gputop's options after
 The wrapped names are private to Textual: this script breaks, not gputop, when they change.
 """
 
@@ -41,6 +41,7 @@ def _probe(out: str, warmup_s: float, argv: list[str], why: bool = False) -> Non
     from gputop.ui.app import GpuTopApp
     from gputop.ui.controls.layout_control import LayoutControl
     from gputop.ui.panel.process_view import ProcessView
+    from gputop.ui.terminal.terminal_diff import TerminalDiff
     from gputop.ui.widgets.gpu_card import GpuCard
     from gputop.ui.widgets.process_table import ProcessTable
 
@@ -78,6 +79,7 @@ def _probe(out: str, warmup_s: float, argv: list[str], why: bool = False) -> Non
         (GpuTopApp, "receive"),
         (LayoutControl, "show_gpus"),
         (ProcessView, "show"),
+        (TerminalDiff, "update"),
         (GpuCard, "render_line"),
         (ProcessTable, "render_line"),
     ]:

@@ -6,8 +6,8 @@
 It creates a venv in a temporary directory, installs gputop's other dependencies and test tools
 as pyproject.toml lists them, then the Textual asked for (last, so nothing pulls it back), and
 runs, on a copy of this checkout taken at the start (so work can go on meanwhile), the
-private-name checks, the real command in a pty (colour, resize), the SVG snapshot tests and every
-Pilot test. The global Python is never touched. Exit status:
+changed-cell writer's tests (terminal diff, the real command in a pty, the private-name checks),
+the SVG snapshot tests and every Pilot test. The global Python is never touched. Exit status:
 pytest's. See CONTRIBUTING.md, "Upgrading Textual".
 """
 
@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # What depends on Textual's behaviour, private names included.
 TESTS = [
     "tests/test_textual_private.py",
-    "tests/ui",  # Pilot tests, SVG snapshots (tests/ui/test_snapshots.py)
+    "tests/ui",  # Pilot tests, SVG snapshots (tests/ui/test_snapshots.py), the terminal diff
+    "tests/e2e/test_changed_cells_fallback.py",
     "tests/e2e/test_colour.py",
     "tests/e2e/test_resize_pty.py",
 ]

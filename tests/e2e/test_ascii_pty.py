@@ -38,9 +38,10 @@ def beyond_ascii(output: bytes) -> list[bytes]:
         ((), "xterm-256color", {"LANG": "C"}),
         ((), "vt100", {"LANG": "C.UTF-8"}),
         (("--ascii",), "xterm-256color", {"LANG": "C.UTF-8"}),
+        (("--ascii", "--full-redraw"), "xterm-256color", {"LANG": "C.UTF-8"}),
     ],
     # The other locales and terminals are tests/test_glyphs.py's table: the same choice, made at start.
-    ids=["LANG=C", "TERM=vt100", "--ascii"],
+    ids=["LANG=C", "TERM=vt100", "--ascii", "--ascii --full-redraw"],
 )
 def test_a_terminal_without_the_glyphs_gets_ascii_only(
     options: tuple[str, ...], term: str, env: dict[str, str]

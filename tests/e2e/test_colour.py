@@ -51,10 +51,12 @@ def colour_codes(output: bytes) -> list[bytes]:
     return found
 
 
-def test_no_color_sends_no_colour_and_the_cursor_row_is_reversed() -> None:
-    """NO_COLOR: not a colour code in the bytes sent (not even greys); reverse, bold and underline say
-    what colour said: the focused panel's cursor row is drawn in reverse."""
-    command = [sys.executable, "-m", "gputop", "--demo"]
+@pytest.mark.parametrize("options", [(), ("--full-redraw",)], ids=["changed cells", "Textual's own output"])
+def test_no_color_sends_no_colour_and_the_cursor_row_is_reversed(options: tuple[str, ...]) -> None:
+    """NO_COLOR: not a colour code in the bytes sent (not even greys), by the changed-cell writer or by
+    Textual's own output; reverse, bold and underline say what colour said: the focused panel's cursor
+    row is drawn in reverse."""
+    command = [sys.executable, "-m", "gputop", "--demo", *options]
     terminal = PtyTerminal(command, dict(os.environ) | {"NO_COLOR": "1"}, 100, 30)
     try:
         terminal.wait_for("the processes", full_demo_screen)

@@ -1,2 +1,1 @@
-"""The terminal before and around Textual: the first frame before it loads, the keys typed meanwhile, the
-streams it draws on, NO_COLOR and ASCII, and how it is imported."""
+"""The terminal side: the first frame before Textual loads, the changed-cell writer, Textual's private names."""
