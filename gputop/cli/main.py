@@ -56,10 +56,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for warning in warnings:
             print(f"gputop: {warning}", file=sys.stderr)
     tui = not (args.command == "record" or args.once or args.json)
+    typed = bytearray()  # keys read while gputop waits on the driver: for the full screen
     try:
         source = open_source(args, settings, patient=tui)
         sampler = Sampler(source, net_interfaces=settings.net_interfaces)
-        with quit_keys(enabled=tui):  # while nvmlInit hangs
+        with quit_keys(enabled=tui, typed=typed):  # while nvmlInit hangs
             sampler.open()
     except SourceUnavailable as error:
         return _fail(str(error))
@@ -72,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_once(sampler, args, settings)
         if (refusal := terminal_refusal()) is not None:  # after the driver's own refusal, if any
             return _fail(refusal)
-        return _tui(sampler, args, settings, warnings)
+        return _tui(sampler, args, settings, warnings, typed)
     except SourceUnavailable as error:  # the driver stopped answering before a GPU was counted
         return _fail(str(error))
     except KeyboardInterrupt:
@@ -100,7 +101,7 @@ def tui_config(args: argparse.Namespace, settings: Settings) -> RunConfig:
     )
 
 
-def _tui(sampler: Sampler, args: argparse.Namespace, settings: Settings, warnings: list[str]) -> int:
+def _tui(sampler: Sampler, args: argparse.Namespace, settings: Settings, warnings: list[str], typed: bytearray) -> int:
     config = tui_config(args, settings)
     recorder = None
     if config.record_path is not None:
@@ -111,13 +112,14 @@ def _tui(sampler: Sampler, args: argparse.Namespace, settings: Settings, warning
         except RecordingError as error:
             return _fail(str(error))
     with drawing_on_terminal():
-        drawn = _first_frame(sampler)
+        drawn = _first_frame(sampler, typed)
         # From the first frame on, the keys typed wait for the full screen (before_screen says how).
         with holding_keys() as hold:
             try:
                 return _load_tui()(
                     sampler, config, settings=settings, settings_path=args.config, settings_warnings=warnings,
                     recorder=recorder, give_back_keys=None if hold is None else hold.give_back,
+                    typed_ahead=bytes(typed),
                 )
             except BaseException:
                 if drawn:  # the full screen never took over the terminal: give it back as it was
@@ -137,14 +139,15 @@ def _load_tui() -> Callable[..., int]:
     return run_tui
 
 
-def _first_frame(sampler: Sampler) -> bool:
-    """Show the GPUs at once, while the full screen loads; True when a frame was drawn."""
+def _first_frame(sampler: Sampler, typed: bytearray) -> bool:
+    """Show the GPUs at once, while the full screen loads; True when a frame was drawn. The keys read
+    while a hung GPU holds the first look are added to ``typed``."""
     if not sys.stdout.isatty():
         return False
     from gputop.ui.terminal.first_frame import draw_first_frame
 
     try:
-        with quit_keys():  # while a GPU that hangs holds the first look, up to the deadline
+        with quit_keys(typed=typed):  # while a GPU that hangs holds the first look, up to the deadline
             snapshot = sampler.first_look()
     except Exception:  # noqa: BLE001 - the full screen's first sample reports it
         return False

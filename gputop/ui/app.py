@@ -47,7 +47,7 @@ from gputop.ui.panel.kill_control import KillControl
 from gputop.ui.panel.process_panel import ProcessPanel
 from gputop.ui.screens.live import LiveScreen
 from gputop.ui.screens.live_data import LiveData
-from gputop.ui.terminal.early_keys import EarlyKeys, keys_given_back
+from gputop.ui.terminal.early_keys import EarlyKeys, keys_given_back, typed_keys
 from gputop.ui.terminal.textual_imports import collecting_rarely
 from gputop.ui.terminal.textual_private import ChangedCellsApp
 from gputop.ui.widgets.process_table import ProcessTable
@@ -80,15 +80,17 @@ class GpuTopApp(ChangedCellsApp[int]):
         recorder: Recorder | None = None,
         replay: Replay | None = None,
         give_back_keys: Callable[[], None] | None = None,
+        typed_ahead: bytes = b"",
     ) -> None:
         """``settings`` set the view (sort, columns, toggles, theme) and the alert thresholds;
         the interval is ``config.interval_s``, which the command line resolves. ``give_back_keys``:
-        gives the terminal's modes back where the keys were held on the first frame (``early_keys``).
+        gives the terminal's modes back where the keys were held on the first frame (``early_keys``);
+        ``typed_ahead``: what was typed while gputop waited on the driver, read before that.
         """
         super().__init__(full_redraw=config.full_redraw)
         if give_back_keys is not None:
             self.driver_class = keys_given_back(self.driver_class, give_back_keys)
-        self.early_keys = EarlyKeys()  # keys that come before the main screen listens
+        self.early_keys = EarlyKeys(typed_keys(typed_ahead))  # keys that come before the main screen listens
         self.sampler, self.config, self.readonly, self.replay = sampler, config, config.readonly, replay
         self.start_sampler = start_sampler and replay is None
         self.frozen = False
@@ -380,11 +382,12 @@ def run_tui(
     recorder: Recorder | None = None,
     replay: Replay | None = None,
     give_back_keys: Callable[[], None] | None = None,
+    typed_ahead: bytes = b"",
 ) -> int:
     """Run the TUI until the user quits; returns the exit status."""
     app = GpuTopApp(
         sampler, config, settings=settings, settings_path=settings_path, settings_warnings=settings_warnings,
-        recorder=recorder, replay=replay, give_back_keys=give_back_keys,
+        recorder=recorder, replay=replay, give_back_keys=give_back_keys, typed_ahead=typed_ahead,
     )
     with collecting_rarely():  # the collector tuned for a TUI's frames (textual_imports says why)
         result = app.run(mouse=config.mouse)

@@ -139,14 +139,20 @@ def compile_gputop() -> None:
 NVTOP_BUILT = Path(__file__).resolve().parents[1] / "_build" / "nvtop" / "build" / "src" / "nvtop"
 
 
+def gputop_in(tree: Path, options: list[str]) -> list[str]:
+    """The command that runs the gputop of ``tree`` (a checkout or an archive's folder). It starts in that
+    folder: ``python -m`` puts the working folder first on sys.path, ahead of PYTHONPATH, so started from
+    a checkout every tree would run the checkout's code."""
+    return ["env", "-C", str(tree), f"PYTHONPATH={tree}", sys.executable, "-m", "gputop", "--interval", "1", *options]
+
+
 def monitors(args: argparse.Namespace) -> list[Monitor]:
-    found = [Monitor("gputop", [sys.executable, "-m", "gputop", "--interval", "1"] + args.gputop_args.split())]
+    found = [Monitor("gputop", gputop_in(Path(__file__).resolve().parents[2], args.gputop_args.split()))]
     for tree in filter(None, args.trees.split(",")):
         # Another gputop, e.g. main before a change: `git archive REV | tar -x -C /tmp/before`.
         name, path = tree.split("=", 1)
         compileall.compile_dir(Path(path) / "gputop", quiet=1)
-        found.append(Monitor(name, ["env", f"PYTHONPATH={path}", sys.executable, "-m", "gputop", "--interval", "1"]
-                             + args.gputop_args.split()))
+        found.append(Monitor(name, gputop_in(Path(path).resolve(), args.gputop_args.split())))
     nvitop = find_tool(args.nvitop, "nvitop")
     if nvitop:
         found.append(Monitor("nvitop", [nvitop, "--interval", "1"]))

@@ -10,6 +10,7 @@ cost a little themselves: compare two trees in one session, alternating, not wit
 
 Run (not part of the test suite):
     python tests/bench/bench_repaint.py --config 8x16 --seconds 20 --runs 2
+    python tests/bench/bench_repaint.py --config 8x16 --seconds 20 --full-redraw   # gputop's options after
 The wrapped names are private to Textual: this script breaks, not gputop, when they change.
 """
 
@@ -199,7 +200,7 @@ def main() -> None:
     with live_machine(gpus, procs, changing=not args.static) as (env, scratch):
         out = scratch / "figures.json"
         command = [sys.executable, __file__, "--probe", str(out), "--warmup", str(args.warmup)]
-        command += ["--why"] * args.why + ["--interval", "1"]
+        command += ["--why"] * args.why + ["--interval", "1"] + rest  # the rest: gputop's own options
         for run in range(args.runs):
             result = run_in_pty(command, args.seconds, 120, 40, env=env)
             figures = json.loads(out.read_text())

@@ -115,6 +115,7 @@ def one_run(args: argparse.Namespace, env: dict[str, str], out: Path) -> dict[st
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     command = [sys.executable, __file__, "--probe", str(out), "--warmup", str(args.warmup), "--interval", "1"]
+    command += args.gputop_args  # gputop's own options, e.g. --full-redraw
     run_in_pty(command, args.seconds, 120, 40, env=env)
     watcher.join(timeout=5)
     names = json.loads(out.read_text()) if out.exists() else {}
@@ -141,6 +142,7 @@ def main() -> None:
     if args.probe:
         _probe(args.probe, args.warmup / 2, rest)
         return
+    args.gputop_args = rest
 
     from bench_overhead import compile_gputop, live_machine, parse_config
 

@@ -135,6 +135,23 @@ def test_a_hung_nvml_init_is_told_and_q_or_ctrl_c_quits_within_a_second(
     assert b"Traceback" not in terminal.raw
 
 
+def test_keys_typed_while_nvml_init_is_slow_reach_the_full_screen_in_order(
+    run: list[PtyTerminal], fake_nvml: FakeNvml, tmp_path: Path
+) -> None:
+    fake_nvml.write(machine().delay(INIT_FUNCTIONS, 2.0))  # answers, late: after the message
+    terminal = start(run, fake_nvml, command(tmp_path))
+    terminal.wait_for("the message", lambda s: "(q or Ctrl+C quits)" in "".join(s.splitlines()))
+    assert not echoing(terminal)  # gputop reads the keys while it waits
+
+    terminal.type(b"N")  # sort by PID
+    terminal.type(b"I")  # then invert it: the order of the two tells they came in order
+
+    terminal.wait_for("the panel sorted by PID, largest first", lambda s: "PID▼" in s)
+    status, took = press_and_wait_for_exit(terminal, b"q")
+    assert status == 0 and took < QUIT_S, f"exit status {status} after {took:.2f}s"
+    assert echoing(terminal)
+
+
 def test_q_quits_within_a_second_while_the_first_look_waits_on_a_hung_gpu(
     run: list[PtyTerminal], fake_nvml: FakeNvml, tmp_path: Path
 ) -> None:

@@ -14,7 +14,7 @@ from gputop.ui.app import GpuTopApp
 from gputop.ui.main_screen import MainScreen
 from gputop.ui.screens.kill import KillScreen
 from gputop.ui.screens.process import ProcessScreen
-from gputop.ui.terminal.early_keys import EarlyKeys
+from gputop.ui.terminal.early_keys import EarlyKeys, typed_keys
 
 from .factory import SIGTERM, RecordingSource, make_app, two_gpu_snapshot
 
@@ -80,3 +80,16 @@ async def test_keys_read_before_the_main_screen_listens_are_acted_on_in_order_on
         # / 204 Enter filtered, Enter opened the process, k asked to signal it there.
         assert [type(screen) for screen in app.screen_stack] == [MainScreen, ProcessScreen, KillScreen]
         assert app.screen_stack[1].identity[0] == 204
+
+
+def test_what_was_typed_while_gputop_waited_on_the_driver_is_the_keys_textual_reads_from_it() -> None:
+    from textual._xterm_parser import XTermParser  # Textual's own reading of the terminal, to compare with
+
+    typed = "N/4121\r\x1b[A\x1b[B\x1bOP\x1b[17~\x1b[21~\x1b[5~\x1b[6~\x1b[H\x1b[F\tI<> \x7f\x0c\x1b[Zué"
+    parser = XTermParser()
+    textuals = [(event.key, event.character) for event in [*parser.feed(typed), *parser.feed("")]]
+
+    keys = [(key.key, key.character) for key in typed_keys(typed.encode())]
+
+    assert keys == textuals
+    assert keys[:7] == [("N", "N"), ("slash", "/"), ("4", "4"), ("1", "1"), ("2", "2"), ("1", "1"), ("enter", "\r")]

@@ -15,6 +15,7 @@ from gputop.core.analysis.levels import DEFAULT_SLOWDOWN_C
 from gputop.core.cluster import queries
 from gputop.core.cluster.client import Sample
 from gputop.core.cluster.counts import COUNTS, LOST
+from gputop.core.cluster.flavours import FLAVOUR_BY_NAME, SLOWDOWN_LABEL, TOTAL_LABEL
 from gputop.core.cluster.model import ClusterHost, CountValue, Flavour, HostState
 from gputop.core.cluster.queries import Fixed
 from gputop.core.cluster.rollup import ROLLUP_FIGURE
@@ -45,7 +46,7 @@ def sort_answer(
     for sample in answer:
         kind, _, figure = sample.labels.get(queries.FIGURE_LABEL, "").partition(":")
         if kind == "gputop" or kind == "dcgm":
-            flavour = queries.FLAVOUR_BY_NAME[kind]
+            flavour = FLAVOUR_BY_NAME[kind]
             name = sample.labels.get(flavour.host_label) or sample.labels.get("instance")
             if not name or math.isnan(sample.value):
                 continue
@@ -99,16 +100,16 @@ def fixed_figures(answer: list[Sample]) -> dict[str, Fixed]:
     rollups: set[str] = set()
     for sample in answer:
         kind, _, figure = sample.labels.get(queries.FIGURE_LABEL, "").partition(":")
-        flavour = queries.FLAVOUR_BY_NAME.get(kind)
+        flavour = FLAVOUR_BY_NAME.get(kind)
         name = sample.labels.get(flavour.host_label) if flavour is not None else None
         if flavour is None or not name:
             continue
         try:
             if figure == "sizes":
-                size = float(sample.labels[queries.TOTAL_LABEL])
+                size = float(sample.labels[TOTAL_LABEL])
                 sizes.setdefault((kind, name), {})[size] = sample.value
             elif figure == "slowdowns":
-                slowdowns.setdefault(name, set()).add(float(sample.labels[queries.SLOWDOWN_LABEL]))
+                slowdowns.setdefault(name, set()).add(float(sample.labels[SLOWDOWN_LABEL]))
             elif figure == ROLLUP_FIGURE:
                 rollups.add(name)
         except (KeyError, ValueError):
@@ -119,7 +120,7 @@ def fixed_figures(answer: list[Sample]) -> dict[str, Fixed]:
             continue  # gputop's own figures win, as in the summaries
         given = slowdowns.get(name, {DEFAULT_SLOWDOWN_C})
         fixed[name] = Fixed(
-            flavour=queries.FLAVOUR_BY_NAME[kind].name,
+            flavour=FLAVOUR_BY_NAME[kind].name,
             memory_total=sum(size * count for size, count in counted.items()),
             gpu_memory_total=next(iter(counted)) if len(counted) == 1 else None,
             slowdown=next(iter(given)) if len(given) == 1 else None,

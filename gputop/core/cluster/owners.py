@@ -112,7 +112,7 @@ def _dcgm_pods(hosts_pattern: str | None) -> str:
     """DCGM's per-pod device series (honoured labels, or renamed ``exported_*``), one per (pod, host, GPU),
     labelled ``owner`` (``namespace/pod``) and ``hostname``."""
     parts = []
-    # dcgm-exporter 4.x names the host in ``Hostname``, newer ones in ``hostname`` (as queries._DCGM_HOST_LABELS).
+    # dcgm-exporter 4.x names the host in ``Hostname``, newer ones in ``hostname`` (as flavours.DCGM_HOST_LABELS).
     for label, unnamed in (("Hostname", ""), ("hostname", ',Hostname=""')):
         for prefix in ("", "exported_"):
             pod, namespace = f"{prefix}pod", f"{prefix}namespace"

@@ -9,188 +9,24 @@ and slowdown temperatures, and whether its exporter serves host series) does not
 while it runs, so it is asked once a minute (``fixed_query``) rather than read again with
 every refresh: for a host read GPU by GPU, the fullest GPU is then its most memory in use
 over its GPUs' size, and a hot GPU one above its host's threshold, each from one metric
-rather than a ratio of two.
+rather than a ratio of two. How each exporter names its metrics is ``flavours``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from gputop.core.analysis.levels import DEFAULT_SLOWDOWN_C, TEMPERATURE_ALARM_MARGIN_C
 from gputop.core.cluster.client import promql_string
 from gputop.core.cluster.counts import COUNT_BY_KEY, COUNTS, HOT, hot_gpus, per_gpu
+from gputop.core.cluster.flavours import DCGM, DCGM_HOST_LABELS, FLAVOURS, GPUTOP, MIB, FlavourQueries
 from gputop.core.cluster.model import Flavour
 from gputop.core.cluster.rollup import ROLLUP_FIGURE, flagged_count, rollup_figures, rollup_presence
 from gputop.core.output import metric_names
 
-MIB = 1024 * 1024
 FIGURE_LABEL = "figure"
-TOTAL_LABEL = "total"
-SLOWDOWN_LABEL = "slowdown"
-
-Select = Callable[[str], str]  # a metric name -> the selector for it, host matcher included
-
-
-@dataclass(frozen=True, slots=True)
-class FlavourQueries:
-    """How one exporter's metrics are named and summed up per host."""
-
-    name: Flavour
-    host_label: str
-    model_label: str
-    gpu_metric: str  # one series per GPU, lost ones included
-    memory_used: str  # PromQL over ``{s[NAME]}`` selectors, in bytes, one series per GPU
-    memory_total: str
-    utilization: str  # times utilization_scale: percent
-    utilization_scale: int
-    temperature: str
-    power: str
-    slowdown: str | None  # its GPUs' slowdown temperature metric; None: not served (core.analysis.levels' default)
-    sampled: str  # per (host, instance): when the newest figures were taken
-    extra_matchers: str = ""  # added to every selector: DCGM's MIG instances are not whole GPUs
-
-    def selector(self, *matchers: str, wrap: Callable[[str], str] = str) -> Select:
-        """A metric name -> its series on the matching hosts; ``wrap`` applies to each plain selector within
-        (``last_over_time(…[15m])``, ``timestamp(…)``), which PromQL allows on selectors alone."""
-        joined = ",".join(m for m in (self.extra_matchers, *matchers) if m)
-        if self.name == "gputop":
-            return lambda metric: wrap(f"{metric}{{{joined}}}")
-        return lambda metric: _dcgm_series(metric, joined, wrap)
-
-    def host_matcher(self, pattern: str | None, negate: bool = False) -> str:
-        if pattern is None:
-            return ""
-        label = self.host_label if self.name == "gputop" else _HOST
-        return f"{label}{'!~' if negate else '=~'}{promql_string(pattern)}"
-
-    def _by(self) -> str:
-        return f"by ({self.host_label})"
-
-    def gpus(self, select: Select) -> str:
-        """GPUs per host and model; gputop's split by its lost flag, so one selection tells all three."""
-        gpus = select(self.gpu_metric)
-        by_model = f"by ({self.host_label}, {self.model_label})"
-        return f'count_values {by_model} ("lost", {gpus})' if self.name == "gputop" else f"count {by_model} ({gpus})"
-
-    def used(self, select: Select, how: str = "sum") -> str:
-        return f"{how} {self._by()} ({self.memory_used.format(s=_Subscript(select))})"
-
-    def fullest_percent(self, select: Select) -> str:
-        """The fullest GPU's memory, in percent: a ratio per GPU (for hosts whose GPUs differ in size)."""
-        s = _Subscript(select)
-        return f"100 * max {self._by()} (({self.memory_used.format(s=s)}) / ({self.memory_total.format(s=s)}))"
-
-    def total(self, select: Select) -> str:
-        return f"sum {self._by()} ({self.memory_total.format(s=_Subscript(select))})"
-
-    def sizes(self, select: Select) -> str:
-        """How many GPUs of each memory size per host (label ``total``): the host's total and whether they differ."""
-        return f'count_values {self._by()} ("{TOTAL_LABEL}", {self.memory_total.format(s=_Subscript(select))})'
-
-    def slowdowns(self, select: Select) -> str | None:
-        if self.slowdown is None:
-            return None
-        return f'count_values {self._by()} ("{SLOWDOWN_LABEL}", {select(self.slowdown)})'
-
-    def load(self, select: Select) -> dict[str, str]:
-        s = _Subscript(select)
-        return {
-            "utilization": f"{self.utilization_scale} * avg {self._by()} ({self.utilization.format(s=s)})",
-            "power_draw": f"sum {self._by()} ({self.power.format(s=s)})",
-        }
-
-    def hottest(self, select: Select) -> str:
-        return f"max {self._by()} ({self.temperature.format(s=_Subscript(select))})"
-
-    def summaries(self, select: Select) -> dict[str, str]:
-        """Each figure per host, by the figure's name, all read from the series (for hosts seen only once)."""
-        figures = {
-            "gpus": self.gpus(select),
-            "memory_used": self.used(select),
-            "memory_total": self.total(select),
-            "memory_percent": self.fullest_percent(select),
-            **self.load(select),
-            "temperature": self.hottest(select),
-        }
-        if self.name == "gputop":
-            figures["exporter_up"] = f"min {self._by()} ({select(metric_names.UP)})"
-            figures["problems"] = f"sum {self._by()} ({select(metric_names.GPU_PROBLEMS)})"
-        return figures
-
-
-# dcgm-exporter names a host in the ``Hostname`` label (4.x), ``hostname`` (main after #655), or not at all
-# (``--no-hostname``: its ``instance`` is all there is). A DCGM host matcher names the label ``_HOST``;
-# each series is read by the first of these it has, and carried on as ``Hostname``.
-_HOST = "__host__"
-_DCGM_HOST_LABELS = ("Hostname", "hostname", "instance")
-# Kubernetes' per-pod series (``--kubernetes-virtual-gpus``: one per pod on a time-shared GPU) repeat
-# their GPU's figures; a scrape without ``honor_labels`` renames the pod's labels ``exported_*``.
-POD_LABELS = ("pod", "namespace", "container", "pod_uid", "vgpu")
-_PER_POD = ", ".join((*POD_LABELS, *(f"exported_{label}" for label in POD_LABELS)))
-
-
-def _dcgm_series(metric: str, matchers: str, wrap: Callable[[str], str]) -> str:
-    """DCGM's series of ``metric``, one per GPU, each with its host in ``Hostname`` whichever label named it."""
-    parts = []
-    for n, label in enumerate(_DCGM_HOST_LABELS):
-        unnamed = [f'{earlier}=""' for earlier in _DCGM_HOST_LABELS[:n]]
-        named = (matchers.replace(_HOST, label), *unnamed, f'{label}!=""')
-        selector = wrap(f"{metric}{{{','.join(m for m in named if m)}}}")
-        if n:
-            selector = f'label_replace({selector}, "Hostname", "$1", "{label}", "(.*)")'
-        parts.append(selector)
-    return f"max without ({_PER_POD}) ({' or '.join(parts)})"
-
-
-_DCGM_TOTAL = (
-    "({s[DCGM_FI_DEV_FB_USED]} + {s[DCGM_FI_DEV_FB_FREE]}"
-    " + ({s[DCGM_FI_DEV_FB_RESERVED]} or {s[DCGM_FI_DEV_FB_USED]} * 0))"
-)
-
-
-class _Subscript:
-    """``{s[NAME]}`` in a template: the selector for NAME."""
-
-    def __init__(self, select: Select) -> None:
-        self._select = select
-
-    def __getitem__(self, metric: str) -> str:
-        return self._select(metric)
-
-
-GPUTOP = FlavourQueries(
-    name="gputop",
-    host_label=metric_names.HOSTNAME_LABEL,
-    model_label="name",
-    gpu_metric=metric_names.GPU_LOST,
-    memory_used="{s[gputop_gpu_memory_used_bytes]}",
-    memory_total="{s[gputop_gpu_memory_total_bytes]}",
-    utilization="{s[gputop_gpu_utilization_ratio]}",
-    utilization_scale=100,
-    temperature="{s[gputop_gpu_temperature_celsius]}",
-    power="{s[gputop_gpu_power_watts]}",
-    slowdown="gputop_gpu_temperature_slowdown_celsius",
-    sampled=metric_names.LAST_SAMPLE_TIMESTAMP,
-)
-DCGM = FlavourQueries(
-    name="dcgm",
-    host_label="Hostname",
-    model_label="modelName",
-    gpu_metric="DCGM_FI_DEV_FB_USED",
-    memory_used=f"{MIB} * {{s[DCGM_FI_DEV_FB_USED]}}",
-    memory_total=f"{MIB} * {_DCGM_TOTAL}",
-    utilization="{s[DCGM_FI_DEV_GPU_UTIL]}",
-    utilization_scale=1,
-    temperature="{s[DCGM_FI_DEV_GPU_TEMP]}",
-    power="{s[DCGM_FI_DEV_POWER_USAGE]}",
-    slowdown=None,
-    sampled="DCGM_FI_DEV_FB_USED",
-    extra_matchers=metric_names.DCGM_OWN_SERIES,
-)
-FLAVOURS = (GPUTOP, DCGM)
-FLAVOUR_BY_NAME: Mapping[str, FlavourQueries] = {flavour.name: flavour for flavour in FLAVOURS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,8 +242,8 @@ def detail_query(hostname: str) -> str:
     gputop = f'__name__=~"gputop_.+",__name__!~"{metric_names.HOST_SERIES_PREFIX}.+",hostname={host}'
     beside = f'{metric_names.BESIDE_GPUTOP_LABEL}!="{metric_names.BESIDE_GPUTOP_VALUE}"'
     dcgm = []
-    for n, label in enumerate(_DCGM_HOST_LABELS):
-        unnamed = "".join(f',{earlier}=""' for earlier in _DCGM_HOST_LABELS[:n])
+    for n, label in enumerate(DCGM_HOST_LABELS):
+        unnamed = "".join(f',{earlier}=""' for earlier in DCGM_HOST_LABELS[:n])
         dcgm.append(f'{{__name__=~"{names}",{label}={host},{beside}{unnamed}}}')
     # A gputop host's DCGM series (--names both), for what its own names do not serve (the activity,
     # energy and health fields; its MIG devices): parse_detail keeps those. One selector, as ``or``

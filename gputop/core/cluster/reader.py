@@ -25,6 +25,7 @@ from gputop.core.cluster.answers import Draft, fixed_figures, host_summary, sort
 from gputop.core.cluster.client import PrometheusClient, PrometheusError, Sample
 from gputop.core.cluster.counts import COUNT_BY_KEY, COUNTS, per_gpu
 from gputop.core.cluster.detail import read_detail
+from gputop.core.cluster.flavours import DCGM, GPUTOP
 from gputop.core.cluster.model import (
     ClusterHost,
     ClusterOptions,
@@ -217,9 +218,7 @@ class ClusterReader:
         """The GPUs behind one count of the summary, the worst first (at most GPU_LIST_LIMIT)."""
         count = COUNT_BY_KEY[key]
         hosts = self.options.hosts
-        select = per_gpu(
-            count.lister(), queries.GPUTOP.host_matcher(hosts), queries.DCGM.selector(queries.DCGM.host_matcher(hosts))
-        )
+        select = per_gpu(count.lister(), GPUTOP.host_matcher(hosts), DCGM.selector(DCGM.host_matcher(hosts)))
         answer = self.client.query(f"{count.worst}({GPU_LIST_LIMIT}, {select})", self._clock())
         found = []
         for sample in answer:

@@ -7,8 +7,9 @@ Within ``quit_keys()``, once the block has lasted ``GRACE_S`` (a driver that ans
 long before), a thread reads the keys with the terminal's echo and line editing off: q (or
 F10, as on the full screen) puts the terminal back as it was and ends the process at once with
 status 0. Ctrl+C stays the terminal's interrupt (KeyboardInterrupt, status 130). Other keys
-read then are dropped, as there is no screen for them yet; a block that ends within the grace
-leaves the terminal untouched, so keys typed ahead of a normal start reach the full screen.
+read then are kept, as typed, for the full screen (``early_keys.typed_keys`` makes keys of them);
+a block that ends within the grace leaves the terminal untouched, so keys typed ahead of a normal
+start wait in the terminal's queue for the full screen.
 
 From the first frame until the full screen reads the keyboard (most of a second: Textual is imported
 and its screen built meanwhile), ``holding_keys()`` turns the terminal's echo and line editing off and
@@ -34,11 +35,23 @@ QUIT_STATUS = 0
 _IFLAG, _LFLAG, _CC = 0, 3, 6  # indexes in termios.tcgetattr's list
 
 
-class _KeyReader:
-    """A thread that, after the grace, reads the terminal ``keys`` for q until stopped."""
+def _held_modes(saved: list[Any]) -> list[Any]:
+    """The terminal's modes ``saved``, as the full screen sets them: no echo, no line editing, CR and LF
+    as typed, Ctrl+S and Ctrl+Q as keys."""
+    held: list[Any] = [list(value) if isinstance(value, list) else value for value in saved]
+    held[_LFLAG] &= ~(termios.ICANON | termios.ECHO | termios.IEXTEN)
+    held[_IFLAG] &= ~(termios.ICRNL | termios.INLCR | termios.IGNCR | termios.IXON | termios.IXOFF)
+    held[_CC][termios.VMIN], held[_CC][termios.VTIME] = 1, 0
+    return held
 
-    def __init__(self, keys: int) -> None:
+
+class _KeyReader:
+    """A thread that, after the grace, reads the terminal ``keys`` for q until stopped, keeping the rest
+    in ``typed``."""
+
+    def __init__(self, keys: int, typed: bytearray) -> None:
         self._keys = keys
+        self.typed = typed
         self._lock = threading.Lock()  # between taking the terminal and stopping
         self._stopping = threading.Event()
         self._saved: list[Any] | None = None  # the terminal's modes, while they are ours
@@ -63,10 +76,8 @@ class _KeyReader:
             if self._stopping.is_set():
                 return
             try:
-                saved, quiet = termios.tcgetattr(self._keys), termios.tcgetattr(self._keys)
-                quiet[_LFLAG] &= ~(termios.ICANON | termios.ECHO)
-                quiet[_CC][termios.VMIN], quiet[_CC][termios.VTIME] = 1, 0
-                termios.tcsetattr(self._keys, termios.TCSANOW, quiet)
+                saved = termios.tcgetattr(self._keys)
+                termios.tcsetattr(self._keys, termios.TCSANOW, _held_modes(saved))
             except termios.error:
                 return
             self._saved = saved
@@ -86,6 +97,7 @@ class _KeyReader:
                 # From this thread: the main one is waiting on the driver, for as long as it hangs.
                 self._restore()
                 os._exit(QUIT_STATUS)
+            self.typed += data
 
     def _restore(self) -> None:
         saved, self._saved = self._saved, None
@@ -95,10 +107,13 @@ class _KeyReader:
 
 
 @contextlib.contextmanager
-def quit_keys(enabled: bool = True) -> Iterator[None]:
-    """Within the block, q quits at once (once the block has lasted GRACE_S); the terminal is as it was after it."""
+def quit_keys(enabled: bool = True, typed: bytearray | None = None) -> Iterator[None]:
+    """Within the block, q quits at once (once the block has lasted GRACE_S); the terminal is as it was after it.
+
+    The other keys read meanwhile are added to ``typed``, as the terminal sent them (dropped without it).
+    """
     keys = _terminal_keys() if enabled else None
-    reader = None if keys is None else _KeyReader(keys)
+    reader = None if keys is None else _KeyReader(keys, bytearray() if typed is None else typed)
     try:
         yield
     finally:
@@ -137,12 +152,8 @@ def holding_keys(enabled: bool = True) -> Iterator[KeyHold | None]:
         yield None
         return
     try:
-        saved, held = termios.tcgetattr(keys), termios.tcgetattr(keys)
-        # As the full screen sets them: no echo, no line editing, CR and LF as typed, Ctrl+S and Ctrl+Q as keys.
-        held[_LFLAG] &= ~(termios.ICANON | termios.ECHO | termios.IEXTEN)
-        held[_IFLAG] &= ~(termios.ICRNL | termios.INLCR | termios.IGNCR | termios.IXON | termios.IXOFF)
-        held[_CC][termios.VMIN], held[_CC][termios.VTIME] = 1, 0
-        termios.tcsetattr(keys, termios.TCSANOW, held)
+        saved = termios.tcgetattr(keys)
+        termios.tcsetattr(keys, termios.TCSANOW, _held_modes(saved))
     except termios.error:
         yield None
         return

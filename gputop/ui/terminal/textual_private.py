@@ -4,9 +4,7 @@ The changed-cell writer (``terminal_diff``) needs them: it sits between Textual'
 and the terminal, and Textual has no public hook there. Each use below says why it is needed and
 what public API would replace it. ``check_internals`` looks at each one when the app starts; if
 one is missing or has changed shape, or if the writer ever raises, the app falls back to Textual's
-own output for the rest of the run (told under ``--debug`` only) and never crashes. The third
-(a screen's compositor) narrows each partial frame to the widgets on its changed lines; it is
-checked by ``check_narrowed`` and, should it ever raise, hands that screen back to Textual's own.
+own output for the rest of the run (told under ``--debug`` only) and never crashes.
 ``tests/test_textual_private.py`` keeps every other module off Textual's and Rich's private names.
 """
 
@@ -18,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.segment import Segment
 from textual.app import App, ReturnType
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.screen import Screen
 from textual.strip import Strip
 
@@ -33,7 +31,7 @@ FrameWriter = Callable[[object, Console, Size], "str | None"]
 # .chop_ends, and the .spans to write). Why: the writer needs the frame's cells, not only its
 # rendered bytes. Public replacement: a public frame type (or a cell-level output hook) in Textual.
 try:
-    from textual._compositor import ChopsUpdate, Compositor, CompositorUpdate, LayoutUpdate
+    from textual._compositor import ChopsUpdate, CompositorUpdate, LayoutUpdate
 except ImportError:  # check_internals() reports it, and the writer stays off
     HAVE_COMPOSITOR = False
 else:
@@ -64,19 +62,6 @@ _EXPECTED_PARAMETERS = {
     # place the frame can be swapped for its changed cells. Public replacement: an output hook.
     "App._display": ("self", "screen", "renderable"),
 }
-# Private 3: a screen's compositor (Screen._compositor): its _dirty_regions, cuts, _visible_widgets,
-# _regions_to_spans(regions) and _render_chops(crop, is_rendered_line), as render_partial_update uses
-# them. Why: Textual renders a partial frame from one crop, the box around every changed region, and
-# asks every widget whose clip touches that box for all its lines: a changed host line at the top and
-# a changed process row at the bottom make the eight cards, the grid, the title and the footer render
-# again, for nothing. ``narrowed_partial_update`` asks only the widgets that show something on the
-# changed lines' runs. Public replacement: Textual cropping a partial update to each run of changed
-# lines (upstream).
-_EXPECTED_NARROWED = {
-    "Compositor.render_partial_update": ("self",),
-    "Compositor._render_chops": ("self", "crop", "is_rendered_line"),
-    "Compositor._regions_to_spans": ("regions",),
-}
 
 
 def _parameters(owner: object, name: str) -> tuple[str, ...] | None:
@@ -106,88 +91,6 @@ def check_internals() -> str | None:
             shape = "is missing" if found is None else f"takes ({', '.join(found)})"
             return f"{qualified} {shape}, expected ({', '.join(expected)})"
     return None
-
-
-def check_narrowed() -> str | None:
-    """Why partial frames cannot be narrowed to the widgets on changed lines in this Textual; None
-    when they can."""
-    if not HAVE_COMPOSITOR:
-        return "textual._compositor cannot be imported"
-    for qualified, expected in _EXPECTED_NARROWED.items():
-        found = _parameters(Compositor, qualified.split(".")[1])
-        if found != expected:
-            shape = "is missing" if found is None else f"takes ({', '.join(found)})"
-            return f"{qualified} {shape}, expected ({', '.join(expected)})"
-    compositor = Compositor()
-    for attribute in ("_dirty_regions", "_visible_widgets", "cuts", "visible_widgets", "size"):
-        if not hasattr(compositor, attribute):
-            return f"Compositor.{attribute} is missing"
-    return None
-
-
-def _bands(regions: Iterable[Region]) -> list[Region]:
-    """The changed regions as runs of lines, top down: the box around each run of touching regions."""
-    bands: list[Region] = []
-    for region in sorted(regions, key=lambda region: region.y):
-        if bands and region.y <= bands[-1].bottom:
-            bands[-1] = bands[-1].union(region)
-        else:
-            bands.append(region)
-    return bands
-
-
-def narrowed_partial_update(compositor: Compositor) -> ChopsUpdate | None:
-    """What ``Compositor.render_partial_update`` returns, the same frame, rendered by asking only the
-    widgets whose visible part meets a run of changed lines.
-
-    Any cell written (on a changed line, within a changed span) shows a widget whose visible part
-    contains that cell, so it meets that cell's run: the widgets left out draw nothing the frame
-    writes. Textual renders the frame itself, from its own list of visible widgets narrowed for the
-    call, in its own order.
-    """
-    screen_region = compositor.size.region
-    update_regions = compositor._dirty_regions.copy()
-    compositor._dirty_regions.clear()
-    if not update_regions:
-        return None
-    crop = Region.from_union(list(update_regions)).intersection(screen_region)
-    spans = list(compositor._regions_to_spans(update_regions))
-    rendered = {y for y, _, _ in spans}
-    cuts = compositor.cuts  # worked out (and kept) from every visible widget, before the narrowing
-    visible = compositor.visible_widgets
-    bands = _bands(update_regions)
-    asked = {
-        widget: (region, clip)
-        for widget, (region, clip) in visible.items()
-        if any(band.overlaps(region.intersection(clip)) for band in bands)
-    }
-    compositor._visible_widgets = asked
-    try:
-        chops = compositor._render_chops(crop, rendered.__contains__)
-    finally:
-        if compositor._visible_widgets is asked:  # not reset meanwhile by a new layout
-            compositor._visible_widgets = visible
-    return ChopsUpdate(chops, spans, [cut_set[1:] for cut_set in cuts])
-
-
-def narrow_partial_frames(compositor: object) -> bool:
-    """Have ``compositor`` (a screen's) render its partial frames with ``narrowed_partial_update``;
-    False where it is not a compositor this module knows."""
-    if not HAVE_COMPOSITOR or not isinstance(compositor, Compositor):
-        return False
-    if "render_partial_update" not in vars(compositor):
-        compositor.render_partial_update = lambda: _render_or_fall_back(compositor)  # type: ignore[method-assign]
-    return True
-
-
-def _render_or_fall_back(compositor: Compositor) -> ChopsUpdate | None:
-    regions = compositor._dirty_regions.copy()
-    try:
-        return narrowed_partial_update(compositor)
-    except Exception:  # noqa: BLE001 - anything: Textual's own from now on, this frame included
-        del compositor.render_partial_update  # the instance's: the class's own is found again
-        compositor._dirty_regions.update(regions)
-        return compositor.render_partial_update()
 
 
 def frame_pieces(frame: object) -> Iterator[tuple[int, int, Strip]] | None:
@@ -239,9 +142,6 @@ class ChangedCellsApp(PlainTerminalApp[ReturnType]):
         super().__init__()
         self.terminal_diff = TerminalDiff()
         self.changed_cells_off: str | None = "--full-redraw" if full_redraw else check_internals()
-        # Why partial frames ask every widget in the box around the changes, as Textual's own do
-        # (None: only those on the changed lines).
-        self.narrowed_off: str | None = check_narrowed()
 
     def forget_screen(self) -> None:
         """What the terminal shows is unknown (resized, resumed): the next frame is written in full."""
@@ -268,8 +168,6 @@ class ChangedCellsApp(PlainTerminalApp[ReturnType]):
         Textual decides whether and when the frame is written (batches, headless, closing), so the
         writer's copy of the screen follows only what really reached the terminal.
         """
-        if self.narrowed_off is None:  # from this screen's next frame on (Private 3)
-            narrow_partial_frames(getattr(screen, "_compositor", None))
         if self.changed_cells_off is None and isinstance(renderable, CompositorUpdate) and not self.is_inline:
             renderable = ChangedCellsUpdate(renderable, screen.outer_size, self._write_changed_cells)
         super()._display(screen, renderable)
