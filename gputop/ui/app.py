@@ -142,6 +142,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         self.main = MainScreen(
             title_bar=self.title_control.bar, panel=self.processes, history=self.history,
             history_lock=self.feed.watcher.lock, navigation=self.navigation, allows=self.key_control.allows,
+            mounted=self._start,
         )
         self.settings_control = SettingsControl(
             settings, settings_path, list(settings_warnings),
@@ -162,8 +163,9 @@ class GpuTopApp(ChangedCellsApp[int]):
     def get_default_screen(self) -> Screen[None]:
         return self.main
 
-    def on_main_screen_ready(self, message: MainScreen.Ready) -> None:
-        """The main screen is mounted: apply the settings, show what was sampled, start sampling or the replay."""
+    def _start(self) -> None:
+        """The main screen is mounted, nothing painted yet: apply the settings, show what was sampled, start
+        sampling or the replay."""
         self._mounted = True
         self.settings_control.apply()
         # Suspended and resumed (Ctrl+Z, fg), the terminal was used by others: draw it all again.

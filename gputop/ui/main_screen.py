@@ -5,9 +5,10 @@ footer, and the notice that the terminal is too small; the main screen's own key
 The app hands it each tick (``show``) and it updates the widgets it composed: each card's content is built
 once here, the room (``layout_control``) plans from those contents and the grid draws them. Nothing it
 holds calls back into the app for data: the parts its keys use come with its constructor (made before
-it); what it tells the app, it posts: ``Ready`` once its widgets are mounted (the app then applies the
-settings and starts sampling), ``SaveSettings`` for ``S`` (the settings file is the app's: it holds the
-theme and the interval too). The keys of the process panel are the panel's
+it); what it tells the app, it posts (``SaveSettings`` for ``S``: the settings file is the app's, it holds
+the theme and the interval too), but for ``mounted``, called in its ``on_mount``: the app then applies the
+settings and shows the tick it has before the first frame is painted (a message comes after a paint: that
+frame said "no GPU processes" over a machine that has some). The keys of the process panel are the panel's
 (``panel/process_panel.py``), those that act over every screen the app's: Textual's focus chain finds
 each where it lives.
 """
@@ -69,9 +70,6 @@ class MainScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = keymap.MAIN_SCREEN_BINDINGS
     AUTO_FOCUS = "#processes"  # the panel, where the keys act; Tab reaches the cards
 
-    class Ready(Message):
-        """The widgets are mounted and the panel has the focus: ticks can be shown, keys acted on."""
-
     class SaveSettings(Message):
         """S: the user asks for the view as it is now to be saved to the settings file."""
 
@@ -84,10 +82,12 @@ class MainScreen(Screen[None]):
         history_lock: AbstractContextManager[object],
         navigation: Navigation,
         allows: Callable[[str], bool],
+        mounted: Callable[[], None],
     ) -> None:
         """``panel``: the process panel (with its filter box); ``history``: the cards' series, read under
         ``history_lock`` (the sampler thread adds to them); ``navigation``: what the keys and a click on a
-        card open; ``allows``: whether an action acts in this mode (read-only, replay)."""
+        card open; ``allows``: whether an action acts in this mode (read-only, replay); ``mounted``: called once
+        its widgets are mounted, before anything is painted (the app's start: it hands no data this way)."""
         super().__init__()
         self.title_bar, self.panel, self.filter_bar = title_bar, panel, panel.filter_bar
         self.host = HostStrip()
@@ -101,7 +101,7 @@ class MainScreen(Screen[None]):
             panel=panel, host=self.host, size=lambda: self.app.size,
         )
         self._history, self._history_lock = history, history_lock
-        self._navigation, self._allows = navigation, allows
+        self._navigation, self._allows, self._mounted = navigation, allows, mounted
 
     def show(self, tick: Tick) -> None:
         """Put a tick on screen: the cards (each content built once, laid out by it), the host strip, the panel."""
@@ -128,7 +128,7 @@ class MainScreen(Screen[None]):
         # The panel has the keys people press first (sort, filter, kill). Textual's auto-focus waits for the
         # terminal's focus, which a browser tab (`gputop serve`) or an unfocused pane may never report.
         self.panel.focus()
-        self.post_message(self.Ready())
+        self._mounted()
 
     @property
     def active_bindings(self) -> dict[str, ActiveBinding]:
