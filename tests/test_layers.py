@@ -281,3 +281,13 @@ def test_the_main_tui_s_screens_panel_and_widgets_reach_the_app_only_through_tex
     )
     assert reached == []
     assert any(m.startswith("gputop.ui.widgets.") for m in below_the_app) and "gputop.ui.main_screen" in below_the_app
+
+
+def test_every_module_reads_in_one_sitting() -> None:
+    # Issue 36 item 3: no module over 400 lines; one that grows past it is split along its seams.
+    long = sorted(
+        f"{module}: {lines}"
+        for module, path in MODULES.items()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 400
+    )
+    assert long == []
