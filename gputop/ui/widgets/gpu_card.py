@@ -61,17 +61,21 @@ class GpuCard(FrameStyled):
         self._built: list[StyledLine] = []
         # The sparklines as last drawn: a tick moves each on by a column rather than drawing it again.
         self._sparks = Sparklines()
+        self._marked: tuple[bool, bool, bool] | None = None  # the -alert, -lost and -silent classes as set
 
     def show(self, content: CardContent, compact: bool, height: int | None = None) -> None:
         """Show what the card is given (built once a tick), compact or full, ``height`` lines tall."""
         self.content = content
         gpu = content.gpu
-        self.set_class(bool(content.alert_kinds), "-alert")
+        marked = (bool(content.alert_kinds), gpu.lost, not gpu.answering)
+        if marked != self._marked:  # set only when one changed: each check costs more than the comparison
+            self._marked = marked
+            self.set_class(marked[0], "-alert")
+            self.set_class(marked[1], "-lost")
+            self.set_class(marked[2], "-silent")
         if compact != self.compact:
             self.compact = compact
             self.set_class(compact, "-compact")
-        self.set_class(gpu.lost, "-lost")
-        self.set_class(not gpu.answering, "-silent")
         height = height or card_lines(gpu, compact)  # one line where the layout folds a MIG line
         if self.styles.height is None or self.styles.height.value != height:
             self.styles.height = height
@@ -124,10 +128,13 @@ class GpuCard(FrameStyled):
             self.refresh()
             return
         strips = self._strips
+        changed = []
         for y, (before, after) in enumerate(zip(old, lines, strict=True)):
             if before != after:
                 strips[y] = None
-                self.refresh(Region(0, y, width, 1))
+                changed.append(Region(0, y, width, 1))
+        if changed:  # one refresh for them all: each call works out the card's offset and clears its caches
+            self.refresh(*changed)
 
     def set_filtered(self, filtered: bool) -> None:
         """Mark the card whose GPU the process panel is filtered to (0-9, #)."""
