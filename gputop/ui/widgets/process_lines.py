@@ -370,7 +370,7 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         # A space between columns (not after the last: the line is then exactly as wide as the panel).
         for column, column_width, cell in zip(self._columns, widths, cells, strict=True):
             if used > 1:
-                line.add(" ", style)
+                line.add(" ", style, 1)
             if not row.process.visible and column.name in HOST_COLUMNS:
                 # Nothing is known from the CPU column on: say why across the rest of the line.
                 line.add(fit(row.hidden_text, width - used, False), style)
@@ -380,6 +380,6 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
                 cell_style = style + self.get_component_rich_style("process-table--growing")
             if column.name == "command":
                 cell = self._command_shown(row, cells, column_width) or ""  # the one cut of the column
-            line.add(fit(cell, column_width, column.right), cell_style)
+            line.add(fit(cell, column_width, column.right), cell_style, column_width)
             used += column_width + 1
         return line.strip(width, style)

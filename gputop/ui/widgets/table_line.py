@@ -3,6 +3,8 @@ column, which row the cursor goes to, and whether a row shows what it showed las
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
@@ -52,6 +54,7 @@ def process_after(rows: list[ProcessRow], index: int | None, step: int) -> RowKe
     return None
 
 
+@lru_cache(maxsize=1024)  # a row's cells are much as they were last tick: each is fitted once, not per line
 def fit(text: str, width: int, right: bool) -> str:
     """``text`` padded to ``width`` cells, cut (with "…") where it is longer."""
     text = cut_end(text, width)
@@ -75,12 +78,13 @@ class Line:
         self._style = style
         self._cells = text_cells(text)
 
-    def add(self, text: str, style: Style) -> None:
+    def add(self, text: str, style: Style, cells: int | None = None) -> None:
+        """Add ``text`` in ``style``; ``cells``: its width where the caller knows it (a fitted cell)."""
         if style is not self._style:
             self.segments.append(Segment("".join(self._texts), self._style))
             self._texts, self._style = [], style
         self._texts.append(text)
-        self._cells += text_cells(text)
+        self._cells += text_cells(text) if cells is None else cells
 
     def strip(self, width: int, style: Style) -> Strip:
         """The line, cropped or padded (in ``style``) to ``width`` cells."""
