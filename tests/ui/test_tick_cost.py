@@ -1,0 +1,153 @@
+"""What a tick costs the UI thread stays in proportion to what changed (issue 36, item 5): a widget asks
+Textual once a tick for the lines that changed, the panel works out its width once a tick however many
+rows it has, and the cards' room is planned again only when what a card shows changed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from textual.geometry import Region, Size
+from textual.widget import Widget
+
+from gputop.ui import layout
+from gputop.ui.panel.process_panel import ProcessPanel
+from gputop.ui.widgets.gpu_card import GpuCard
+
+from .factory import HOST, NOW, gpu, make_app, proc, snapshot
+
+SIZE = (120, 40)
+FILL_TICKS = 30  # more ticks than a sparkline is wide at 120 columns: then they stay as they are
+
+
+def machine(seconds: float, *, per_gpu: int = 2, cpu_101: float = 10.0, temp_1: float = 60.0) -> object:
+    """Four GPUs, ``per_gpu`` processes each, all started two hours ago (their TIME, 2h00m, holds for a
+    minute); process 101's CPU and GPU 1's temperature as given."""
+    gpus = [
+        gpu(
+            index,
+            [proc(100 + 10 * index + n, index, 4.0, age_s=7200, cpu=cpu_101 if 10 * index + n == 1 else 10.0)
+             for n in range(1, per_gpu + 1)],
+            temperature=temp_1 if index == 1 else 60.0,
+        )
+        for index in range(4)
+    ]
+    return replace(snapshot(*gpus, timestamp=NOW + seconds), host=HOST)
+
+
+class Refreshes:
+    """Each ``refresh`` call a widget of ``kind`` makes from now on: the widget and the regions it names."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, kind: type[Widget]) -> None:
+        self.calls: list[tuple[Widget, tuple[Region, ...]]] = []
+        refresh = Widget.refresh
+
+        def counted(widget: Widget, *regions: Region, **options: bool) -> Widget:
+            if isinstance(widget, kind):
+                self.calls.append((widget, regions))
+            return refresh(widget, *regions, **options)
+
+        monkeypatch.setattr(Widget, "refresh", counted)
+
+
+async def test_two_changed_process_rows_are_asked_for_in_one_refresh_of_those_two_lines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        for tick in range(3):
+            app.apply_snapshot(machine(tick))  # type: ignore[arg-type]
+        await pilot.pause()
+        panel = app.query_one(ProcessPanel)
+        rows = panel.pids()
+        refreshes = Refreshes(monkeypatch, ProcessPanel)
+        # 101 at 55 % of a CPU, 101's neighbour 102 unchanged; 121 too (a row further down).
+        changed = machine(3, cpu_101=55.0)
+        gpus = list(changed.gpus)  # type: ignore[attr-defined]
+        gpus[2] = replace(gpus[2], processes=(replace(gpus[2].processes[0], cpu_percent=77.0), gpus[2].processes[1]))
+        app.apply_snapshot(replace(changed, gpus=tuple(gpus)))  # type: ignore[arg-type]
+        width = panel.scrollable_size.width
+        assert refreshes.calls == [
+            (panel, (Region(0, 1 + rows.index(101), width, 1), Region(0, 1 + rows.index(121), width, 1)))
+        ]
+        await pilot.pause()
+        text = "".join(segment.text for segment in panel.render_line(1 + rows.index(121)))
+        assert " 77.0 " in text  # the changed figure is drawn on this tick's frame
+
+
+async def test_a_warmer_and_busier_gpu_asks_for_its_two_card_lines_in_one_refresh(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        for tick in range(FILL_TICKS):
+            app.apply_snapshot(machine(tick))  # type: ignore[arg-type]
+        await pilot.pause()
+        card = app.query_one("#gpu-1", GpuCard)
+        refreshes = Refreshes(monkeypatch, GpuCard)
+        warmer = machine(FILL_TICKS, temp_1=75.0)
+        gpus = list(warmer.gpus)  # type: ignore[attr-defined]
+        gpus[1] = replace(gpus[1], utilization_gpu=93.0)
+        app.apply_snapshot(replace(warmer, gpus=tuple(gpus)))  # type: ignore[arg-type]
+        width = card.content_size.width
+        # UTIL (line 1) and TEMP (line 2) of GPU 1's card; no other card asks for anything.
+        assert refreshes.calls == [(card, (Region(0, 1, width, 1), Region(0, 2, width, 1)))]
+        await pilot.pause()
+        lines = ["".join(segment.text for segment in card.render_line(y)) for y in (1, 2)]
+        assert "93%" in lines[0] and "75°C" in lines[1]
+
+
+async def test_the_panel_asks_for_its_width_as_often_with_sixty_rows_as_with_eight(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The width inside the scrollbar (and the COMMAND column's, from it) is the same for every row of a
+    tick: Textual works it out anew each time it is asked, so it is asked once a tick, not once a row."""
+    asked: list[int] = []
+    scrollable_size = Widget.scrollable_size
+
+    def counted(widget: Widget) -> Size:
+        if isinstance(widget, ProcessPanel):
+            asked.append(1)
+        return scrollable_size.fget(widget)  # type: ignore[attr-defined,no-any-return]
+
+    counts = []
+    for per_gpu in (2, 15):
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            for tick in range(2):
+                app.apply_snapshot(machine(tick, per_gpu=per_gpu))  # type: ignore[arg-type]
+            await pilot.pause()
+            with monkeypatch.context() as patch:
+                patch.setattr(Widget, "scrollable_size", property(counted))
+                asked.clear()
+                app.apply_snapshot(machine(2, per_gpu=per_gpu, cpu_101=55.0))  # type: ignore[arg-type]
+                await pilot.pause()
+                counts.append(len(asked))
+            panel = app.query_one(ProcessPanel)
+            assert len(panel.pids()) == 4 * per_gpu
+    assert counts[0] == counts[1] > 0
+
+
+async def test_the_cards_room_is_planned_again_only_when_what_a_card_shows_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    planned: list[int] = []
+    plan_cards = layout.plan_cards
+
+    def counted(*args: object, **kwargs: object) -> layout.CardLayout:
+        planned.append(1)
+        return plan_cards(*args, **kwargs)  # type: ignore[arg-type]
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        for tick in range(3):
+            app.apply_snapshot(machine(tick))  # type: ignore[arg-type]
+        await pilot.pause()
+        monkeypatch.setattr(layout, "plan_cards", counted)
+        app.apply_snapshot(machine(3))  # type: ignore[arg-type]
+        await pilot.pause()
+        assert planned == []  # the same four cards in the same room: the plan kept
+        app.apply_snapshot(machine(4, temp_1=75.0))  # type: ignore[arg-type]
+        await pilot.pause()
+        assert planned == [1]  # GPU 1's card shows another temperature: planned from the new contents
+        assert "75°C" in "".join(segment.text for segment in app.query_one("#gpu-1", GpuCard).render_line(2))
