@@ -13,6 +13,8 @@ from textual.widget import Widget
 from gputop.ui import layout
 from gputop.ui.panel.process_panel import ProcessPanel
 from gputop.ui.widgets.gpu_card import GpuCard
+from gputop.ui.widgets.rows import COLUMN_BY_NAME, ProcessRow
+from gputop.ui.widgets.table_line import same_but_time
 
 from .factory import HOST, NOW, gpu, make_app, proc, snapshot
 
@@ -151,3 +153,21 @@ async def test_the_cards_room_is_planned_again_only_when_what_a_card_shows_chang
         await pilot.pause()
         assert planned == [1]  # GPU 1's card shows another temperature: planned from the new contents
         assert "75°C" in "".join(segment.text for segment in app.query_one("#gpu-1", GpuCard).render_line(2))
+
+
+def test_a_row_idle_or_growing_below_the_threshold_keeps_its_cells_and_one_above_it_does_not() -> None:
+    """The IDLE and GROWTH cells show the idle time and the growth rate only while the process is idle
+    or growing: below that, a time or rate that moves changes nothing drawn, and the row keeps its cells."""
+    process = proc(101, 0, 4.0)
+    row = ProcessRow(process=process, gpu_memory_total=None, now=NOW, idle_seconds=30.0, growth_rate=1.0)
+    later = ProcessRow(process=process, gpu_memory_total=None, now=NOW + 1, idle_seconds=31.0, growth_rate=2.0)
+    assert same_but_time(row, later)
+    idle = ProcessRow(process=process, gpu_memory_total=None, now=NOW, idle_seconds=300.0, idle=True)
+    idle_later = ProcessRow(process=process, gpu_memory_total=None, now=NOW + 1, idle_seconds=360.0, idle=True)
+    assert not same_but_time(idle, idle_later)
+    assert [COLUMN_BY_NAME["idle"].cell(r) for r in (row, later)] == ["", ""]
+    assert COLUMN_BY_NAME["idle"].cell(idle) != COLUMN_BY_NAME["idle"].cell(idle_later)
+    growing = ProcessRow(process=process, gpu_memory_total=None, now=NOW, growth_rate=1e6, growing=True)
+    growing_faster = ProcessRow(process=process, gpu_memory_total=None, now=NOW + 1, growth_rate=2e6, growing=True)
+    assert not same_but_time(growing, growing_faster)
+    assert [COLUMN_BY_NAME["growth"].cell(r) for r in (row, later)] == ["", ""]

@@ -22,14 +22,16 @@ LAUNCHER_COLUMNS = frozenset({"pid", "user", "gpu_memory", "container", "command
 
 def same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
     """Whether a row shows what it showed last tick but for its TIME: the same process sample
-    (the sampler keeps the object while nothing about the process changed) and the same figures."""
+    (the sampler keeps the object while nothing about the process changed) and the same figures.
+    The growth rate and the idle seconds show only while the process is growing or idle: an idle
+    time that grows under the threshold changes no cell."""
     return (
         before.process is now.process
         and before.gpu_memory_total == now.gpu_memory_total
-        and before.growth_rate == now.growth_rate
         and before.growing == now.growing
-        and before.idle_seconds == now.idle_seconds
+        and (not now.growing or before.growth_rate == now.growth_rate)
         and before.idle == now.idle
+        and (not now.idle or before.idle_seconds == now.idle_seconds)
         and before.unattributed == now.unattributed
         and before.guide == now.guide
         and before.subtree_memory == now.subtree_memory
