@@ -171,3 +171,36 @@ def test_a_row_idle_or_growing_below_the_threshold_keeps_its_cells_and_one_above
     growing_faster = ProcessRow(process=process, gpu_memory_total=None, now=NOW + 1, growth_rate=2e6, growing=True)
     assert not same_but_time(growing, growing_faster)
     assert [COLUMN_BY_NAME["growth"].cell(r) for r in (row, later)] == ["", ""]
+
+
+async def test_a_new_clock_in_a_cards_subtitle_repaints_its_bottom_border_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Textual repaints a whole widget for a new border title, every line through its styles; the card
+    has it repaint the border line that shows it, and the screen shows the new clock."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        for tick in range(FILL_TICKS):
+            app.apply_snapshot(machine(tick))  # type: ignore[arg-type]
+        await pilot.pause()
+        card = app.query_one("#gpu-1", GpuCard)
+        refreshes = Refreshes(monkeypatch, GpuCard)
+        asked: list[int] = []
+        render_line = GpuCard.render_line
+
+        def counted(widget: GpuCard, y: int) -> object:
+            asked.append(y)
+            return render_line(widget, y)
+
+        monkeypatch.setattr(GpuCard, "render_line", counted)
+        faster = machine(FILL_TICKS)
+        gpus = list(faster.gpus)  # type: ignore[attr-defined]
+        gpus[1] = replace(gpus[1], clock_sm=1980)
+        app.apply_snapshot(replace(faster, gpus=tuple(gpus)))  # type: ignore[arg-type]
+        bottom = card.outer_size.height - 1
+        offset = card.content_offset
+        assert refreshes.calls == [(card, (Region(-offset.x, bottom - offset.y, card.outer_size.width, 1),))]
+        await pilot.pause()
+        assert asked == []  # no line of the card's content drawn again
+        assert str(card.border_subtitle).strip() == "P0 · 1980MHz"
+        assert "1980MHz" in app.export_screenshot()

@@ -10,6 +10,8 @@ and its sparklines showing the gap. The lines themselves are made in ``card_line
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.style import Style
 from rich.text import Text
 from textual.events import Click, Resize
@@ -22,6 +24,9 @@ from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines
 from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.sparkline import Sparklines
 from gputop.ui.widgets.styled_line import StripStyles, StyledLine
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 # The sparklines' values not read on the last build (its other inputs had changed): never equal to any.
 _UNREAD = object()
@@ -62,6 +67,8 @@ class GpuCard(FrameStyled):
         # The sparklines as last drawn: a tick moves each on by a column rather than drawing it again.
         self._sparks = Sparklines()
         self._marked: tuple[bool, bool, bool] | None = None  # the -alert, -lost and -silent classes as set
+        # While a border title is set: the border line it is drawn on, the one line it repaints.
+        self._retitled: Region | None = None
 
     def show(self, content: CardContent, compact: bool, height: int | None = None) -> None:
         """Show what the card is given (built once a tick), compact or full, ``height`` lines tall."""
@@ -144,11 +151,34 @@ class GpuCard(FrameStyled):
             self._relayout()
 
     def _set_titles(self, title: Text, subtitle: Text | None) -> None:
-        # Setting a border title repaints the whole card: only do it when the text changed.
-        if (title, subtitle) != self._titles:
-            self._titles = (title, subtitle)
-            self.border_title = title
-            self.border_subtitle = subtitle
+        # Only when the text changed, and then only the border line it is drawn on is repainted: Textual
+        # repaints the whole card for a new title (``refresh``), every line of it through its styles.
+        old_title, old_subtitle = self._titles
+        self._titles = (title, subtitle)
+        if title != old_title:
+            self._retitle(0, title, top=True)
+        if subtitle != old_subtitle:
+            self._retitle(self.outer_size.height - 1, subtitle, top=False)
+
+    def _retitle(self, y: int, title: Text | None, *, top: bool) -> None:
+        """Set the border title (``top``) or subtitle, drawn on the card's line ``y`` (its border)."""
+        offset = self.content_offset  # a refreshed region is the content's: the border is above or below it
+        self._retitled = Region(-offset.x, y - offset.y, self.outer_size.width, 1)
+        try:
+            if top:
+                self.border_title = title
+            else:
+                self.border_subtitle = title
+        finally:
+            self._retitled = None
+
+    def refresh(
+        self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False
+    ) -> Self:
+        retitled = self._retitled
+        if retitled is not None and not regions and repaint and not layout and not recompose:
+            regions = (retitled,)  # a new title: its border line alone
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
     def render_line(self, y: int) -> Strip:
         width = self.content_size.width
