@@ -8,9 +8,11 @@ from dataclasses import replace
 
 import pytest
 from textual.geometry import Region, Size
+from textual.pilot import Pilot
 from textual.widget import Widget
 
 from gputop.ui import layout
+from gputop.ui.app import GpuTopApp
 from gputop.ui.panel.process_panel import ProcessPanel
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.rows import COLUMN_BY_NAME, ProcessRow
@@ -37,6 +39,13 @@ def machine(seconds: float, *, per_gpu: int = 2, cpu_101: float = 10.0, temp_1: 
     return replace(snapshot(*gpus, timestamp=NOW + seconds), host=HOST)
 
 
+async def shown(app: GpuTopApp, pilot: Pilot[object], ticks: int) -> None:
+    """``ticks`` ticks of the same machine, one a second, on screen."""
+    for tick in range(ticks):
+        app.apply_snapshot(machine(tick))  # type: ignore[arg-type]
+    await pilot.pause()
+
+
 class Refreshes:
     """Each ``refresh`` call a widget of ``kind`` makes from now on: the widget and the regions it names."""
 
@@ -57,9 +66,7 @@ async def test_two_changed_process_rows_are_asked_for_in_one_refresh_of_those_tw
 ) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        for tick in range(3):
-            app.apply_snapshot(machine(tick))  # type: ignore[arg-type]
-        await pilot.pause()
+        await shown(app, pilot, 3)
         panel = app.query_one(ProcessPanel)
         rows = panel.pids()
         refreshes = Refreshes(monkeypatch, ProcessPanel)
@@ -82,9 +89,7 @@ async def test_a_warmer_and_busier_gpu_asks_for_its_two_card_lines_in_one_refres
 ) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        for tick in range(FILL_TICKS):
-            app.apply_snapshot(machine(tick))  # type: ignore[arg-type]
-        await pilot.pause()
+        await shown(app, pilot, FILL_TICKS)
         card = app.query_one("#gpu-1", GpuCard)
         refreshes = Refreshes(monkeypatch, GpuCard)
         warmer = machine(FILL_TICKS, temp_1=75.0)
@@ -142,9 +147,7 @@ async def test_the_cards_room_is_planned_again_only_when_what_a_card_shows_chang
 
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        for tick in range(3):
-            app.apply_snapshot(machine(tick))  # type: ignore[arg-type]
-        await pilot.pause()
+        await shown(app, pilot, 3)
         monkeypatch.setattr(layout, "plan_cards", counted)
         app.apply_snapshot(machine(3))  # type: ignore[arg-type]
         await pilot.pause()
@@ -180,9 +183,7 @@ async def test_a_new_clock_in_a_cards_subtitle_repaints_its_bottom_border_alone(
     has it repaint the border line that shows it, and the screen shows the new clock."""
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        for tick in range(FILL_TICKS):
-            app.apply_snapshot(machine(tick))  # type: ignore[arg-type]
-        await pilot.pause()
+        await shown(app, pilot, FILL_TICKS)
         card = app.query_one("#gpu-1", GpuCard)
         refreshes = Refreshes(monkeypatch, GpuCard)
         asked: list[int] = []
@@ -204,3 +205,23 @@ async def test_a_new_clock_in_a_cards_subtitle_repaints_its_bottom_border_alone(
         assert asked == []  # no line of the card's content drawn again
         assert str(card.border_subtitle).strip() == "P0 · 1980MHz"
         assert "1980MHz" in app.export_screenshot()
+
+
+async def test_a_process_that_did_not_change_keeps_its_row_and_its_time_moves_on() -> None:
+    """A thousand rows at 8x128 are not made again a tick: a process whose sample is the object it was
+    keeps its row, on the new tick's clock; one whose sample changed gets a new row with its figures."""
+    steady, busy = proc(101, 0, 4.0, age_s=3590), proc(102, 0, 4.0, cpu=10.0)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_snapshot(snapshot(gpu(0, [steady, busy]), timestamp=NOW))
+        await pilot.pause()
+        panel = app.query_one(ProcessPanel)
+        before = {row.process.pid: row for row in panel.rows}
+        app.apply_snapshot(snapshot(gpu(0, [steady, replace(busy, cpu_percent=64.0)]), timestamp=NOW + 20))
+        await pilot.pause()
+        after = {row.process.pid: row for row in panel.rows}
+        assert after[101] is before[101] and after[101].now == NOW + 20
+        assert after[102] is not before[102] and after[102].process.cpu_percent == 64.0
+        lines = {pid: "".join(s.text for s in panel.render_line(1 + panel.pids().index(pid))) for pid in (101, 102)}
+        assert " 1h00m " in lines[101]  # 3590 s old 20 s later: its TIME moved on
+        assert " 64.0 " in lines[102]
