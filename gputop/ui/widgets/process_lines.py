@@ -134,7 +134,7 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         if in_order:
             ordered = rows
         elif sort != self.rows_order or sort_values != self._sort_values or self._in_order:
-            ordered = sort_rows(rows, sort)
+            ordered = sort_rows(rows, sort, sort_values)
         else:
             ordered = [row for old in self.rows if (row := by_key.get(old.key)) is not None]
         self.rows_order = sort

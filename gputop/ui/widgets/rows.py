@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from gputop.core.format import NA, NOT_YET, fmt_bytes, fmt_duration, fmt_growth, safe_text
@@ -371,11 +371,17 @@ def empty_columns(rows: Iterable[ProcessRow]) -> frozenset[str]:
     return frozenset(empty)
 
 
-def sort_rows(rows: Iterable[ProcessRow], order: SortOrder) -> list[ProcessRow]:
-    """Rows in ``order``; missing values last; ties broken by PID, then GPU, so the order is stable."""
-    key = COLUMN_BY_NAME[order.column].sort_key
+def sort_rows(
+    rows: Iterable[ProcessRow], order: SortOrder, values: Mapping[RowKey, float | str | None] | None = None
+) -> list[ProcessRow]:
+    """Rows in ``order``; missing values last; ties broken by PID, then GPU, so the order is stable.
+    ``values``: each row's value of the sort column by key, where the caller has them already."""
     by_pid = sorted(rows, key=lambda r: (r.process.pid, _gpu_order(r)))
-    valued = [(key(r), r) for r in by_pid]  # each row's value once: a thousand rows are sorted each tick
+    if values is None:
+        key = COLUMN_BY_NAME[order.column].sort_key
+        valued = [(key(r), r) for r in by_pid]  # each row's value once: a thousand rows are sorted each tick
+    else:
+        valued = [(values[r.key], r) for r in by_pid]
     present = [pair for pair in valued if pair[0] is not None]
     present.sort(key=_value, reverse=order.descending)  # stable: ties keep the PID order
     return [row for _, row in present] + [row for value, row in valued if value is None]
