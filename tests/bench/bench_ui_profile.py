@@ -72,6 +72,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=5.0, help="seconds before the ticks are profiled")
     parser.add_argument("--static", action="store_true", help="figures that never change (bench_overhead's --static)")
     parser.add_argument("--top", type=int, default=30, help="how many functions to print, dearest first")
+    parser.add_argument("--save", help="keep the raw cProfile stats in this file (pstats: callers, counts)")
     parser.add_argument("--probe", help=argparse.SUPPRESS)
     args, rest = parser.parse_known_args()
     if args.probe:
@@ -89,6 +90,8 @@ def main() -> None:
         run_in_pty(command, args.seconds, 120, 40, env=env)
         ticks = max(1, int(Path(str(out) + ".ticks").read_text()))
         stats = pstats.Stats(str(out))
+        if args.save:
+            stats.dump_stats(args.save)
     label = args.config + (" static" if args.static else " live")
     print(f"# {label}: {ticks} ticks profiled after {args.warmup:g} s; us per tick (under cProfile)")
     print(f"{'own':>8} {'with calls':>10}  function")

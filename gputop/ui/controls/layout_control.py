@@ -46,6 +46,9 @@ class LayoutControl:
         # The cards shown (None: no tick yet), and the process rows under them.
         self._contents: Sequence[CardContent] | None = None
         self._process_rows = 0
+        # The last plan and what it was planned from: contents that compare equal (the card would show
+        # the same) in the same room give the same plan, which a still tick then need not work out again.
+        self._planned: tuple[object, layout.CardLayout] | None = None
 
     def resized(self, width: int, height: int) -> None:
         """A terminal of this size: "too small" below the minimum, else the cards laid out again."""
@@ -65,17 +68,26 @@ class LayoutControl:
 
     def plan(self, contents: Sequence[CardContent], compact_choice: bool | None = None) -> layout.CardLayout:
         width, height = self._terminal()
-        return layout.plan_cards(
+        panel_shown, host_shown = bool(self.panel.display), bool(self.host.display)
+        planned_from = (
+            tuple(contents), width, height, compact_choice, self._process_rows, panel_shown, host_shown,
+            self._shown_compact,
+        )
+        if self._planned is not None and self._planned[0] == planned_from:
+            return self._planned[1]
+        plan = layout.plan_cards(
             [content.gpu for content in contents],
             width,
             height,
             compact_choice=compact_choice,
             process_rows=self._process_rows,
-            panel_shown=bool(self.panel.display),
-            host_shown=bool(self.host.display),
+            panel_shown=panel_shown,
+            host_shown=host_shown,
             contents=contents,
             shown_compact=self._shown_compact,
         )
+        self._planned = (planned_from, plan)
+        return plan
 
     def show_cards(self, contents: Sequence[CardContent], process_rows: int) -> None:
         """The cards of a tick (what each shows), in the room the panel of ``process_rows`` rows and the host

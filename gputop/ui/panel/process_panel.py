@@ -77,6 +77,7 @@ class ProcessPanel(ProcessTable):
         self._growth: Mapping[ProcessIdentity, ProcessGrowth] | None = None
         self._diagnoses: Diagnoses | None = None
         self._title: Text | None = None
+        self._every: dict[RowKey, ProcessRow] = {}  # the last snapshot's rows by key: a row kept while unchanged
         # The filter box under the panel (the main screen composes it): what is typed there filters here.
         self.filter_bar = FilterBar(self.apply_filter_text, self._filter_done)
 
@@ -103,7 +104,8 @@ class ProcessPanel(ProcessTable):
         if snapshot is None:
             return
         process_filter, sort = self.filter, self.sort
-        every = snapshot_rows(snapshot, self._growth, self._diagnoses)
+        every = snapshot_rows(snapshot, self._growth, self._diagnoses, self._every)
+        self._every = {row.key: row for row in every}
         rows = [row for row in every if process_filter.matches(row)] if process_filter.active else every
         self.empty_message = "no process matches the filter" if process_filter.active else "no GPU processes"
         self.command.match = process_filter.pattern  # what the filter matched stays in view in each command

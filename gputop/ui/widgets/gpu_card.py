@@ -10,6 +10,8 @@ and its sparklines showing the gap. The lines themselves are made in ``card_line
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.style import Style
 from rich.text import Text
 from textual.events import Click, Resize
@@ -22,6 +24,9 @@ from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines
 from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.sparkline import Sparklines
 from gputop.ui.widgets.styled_line import StripStyles, StyledLine
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 # The sparklines' values not read on the last build (its other inputs had changed): never equal to any.
 _UNREAD = object()
@@ -61,17 +66,23 @@ class GpuCard(FrameStyled):
         self._built: list[StyledLine] = []
         # The sparklines as last drawn: a tick moves each on by a column rather than drawing it again.
         self._sparks = Sparklines()
+        self._marked: tuple[bool, bool, bool] | None = None  # the -alert, -lost and -silent classes as set
+        # While a border title is set: the border line it is drawn on, the one line it repaints.
+        self._retitled: Region | None = None
 
     def show(self, content: CardContent, compact: bool, height: int | None = None) -> None:
         """Show what the card is given (built once a tick), compact or full, ``height`` lines tall."""
         self.content = content
         gpu = content.gpu
-        self.set_class(bool(content.alert_kinds), "-alert")
+        marked = (bool(content.alert_kinds), gpu.lost, not gpu.answering)
+        if marked != self._marked:  # set only when one changed: each check costs more than the comparison
+            self._marked = marked
+            self.set_class(marked[0], "-alert")
+            self.set_class(marked[1], "-lost")
+            self.set_class(marked[2], "-silent")
         if compact != self.compact:
             self.compact = compact
             self.set_class(compact, "-compact")
-        self.set_class(gpu.lost, "-lost")
-        self.set_class(not gpu.answering, "-silent")
         height = height or card_lines(gpu, compact)  # one line where the layout folds a MIG line
         if self.styles.height is None or self.styles.height.value != height:
             self.styles.height = height
@@ -124,10 +135,13 @@ class GpuCard(FrameStyled):
             self.refresh()
             return
         strips = self._strips
+        changed = []
         for y, (before, after) in enumerate(zip(old, lines, strict=True)):
             if before != after:
                 strips[y] = None
-                self.refresh(Region(0, y, width, 1))
+                changed.append(Region(0, y, width, 1))
+        if changed:  # one refresh for them all: each call works out the card's offset and clears its caches
+            self.refresh(*changed)
 
     def set_filtered(self, filtered: bool) -> None:
         """Mark the card whose GPU the process panel is filtered to (0-9, #)."""
@@ -137,11 +151,34 @@ class GpuCard(FrameStyled):
             self._relayout()
 
     def _set_titles(self, title: Text, subtitle: Text | None) -> None:
-        # Setting a border title repaints the whole card: only do it when the text changed.
-        if (title, subtitle) != self._titles:
-            self._titles = (title, subtitle)
-            self.border_title = title
-            self.border_subtitle = subtitle
+        # Only when the text changed, and then only the border line it is drawn on is repainted: Textual
+        # repaints the whole card for a new title (``refresh``), every line of it through its styles.
+        old_title, old_subtitle = self._titles
+        self._titles = (title, subtitle)
+        if title != old_title:
+            self._retitle(0, title, top=True)
+        if subtitle != old_subtitle:
+            self._retitle(self.outer_size.height - 1, subtitle, top=False)
+
+    def _retitle(self, y: int, title: Text | None, *, top: bool) -> None:
+        """Set the border title (``top``) or subtitle, drawn on the card's line ``y`` (its border)."""
+        offset = self.content_offset  # a refreshed region is the content's: the border is above or below it
+        self._retitled = Region(-offset.x, y - offset.y, self.outer_size.width, 1)
+        try:
+            if top:
+                self.border_title = title
+            else:
+                self.border_subtitle = title
+        finally:
+            self._retitled = None
+
+    def refresh(
+        self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False
+    ) -> Self:
+        retitled = self._retitled
+        if retitled is not None and not regions and repaint and not layout and not recompose:
+            regions = (retitled,)  # a new title: its border line alone
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
     def render_line(self, y: int) -> Strip:
         width = self.content_size.width

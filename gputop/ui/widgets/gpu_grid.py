@@ -37,6 +37,7 @@ class GpuGrid(Grid, can_focus=True):
         self.chosen: int | None = None  # the GPU index of the chosen card
         self.filtered: int | None = None  # the GPU the process panel is filtered to
         self._heights: tuple[int, ...] | None = None  # the row heights set last
+        self._cards: dict[int, GpuCard] = {}  # the cards shown, by GPU index: a query each tick costs more
 
     def mark_filtered(self, index: int | None) -> None:
         """Mark the card of the GPU the process panel shows alone (None: no GPU filter)."""
@@ -89,11 +90,10 @@ class GpuGrid(Grid, can_focus=True):
         if layout.columns != self._columns:
             self._columns = layout.columns
             self.styles.grid_size_columns = layout.columns
-        cards = {card.index: card for card in self.query(GpuCard)}
+        cards = self._cards
         wanted = {content.gpu.index for content in contents}
-        for index, card in cards.items():
-            if index not in wanted:
-                card.remove()
+        for index in [index for index in cards if index not in wanted]:
+            cards.pop(index).remove()
         new_cards = [GpuCard(content.gpu.index) for content in contents if content.gpu.index not in cards]
         cards.update((card.index, card) for card in new_cards)
         for position, content in enumerate(contents):

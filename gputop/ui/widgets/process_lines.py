@@ -71,14 +71,28 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         self._sort_values: dict[RowKey, float | str | None] = {}
         self._in_order = False
         self.column_names: tuple[str, ...] | None = None  # None: every column that fits
-        self._columns: tuple[Column, ...] = visible_columns(120)
+        self._columns = visible_columns(120)
         self._empty: frozenset[str] = frozenset()  # columns with nothing to show, the sort column aside
         self._sorted_by = self.rows_order.column  # a column the user sorts by shows first where room is short
         self._widths_for: tuple[tuple[Column, ...], int] | None = None
         self._widths: list[int] = []
         self._header_drawn: tuple[tuple[Column, ...], SortOrder, int] | None = None
+        self._frame_width: int | None = None  # the width inside the scrollbar, for one frame's lines
         self.command = CommandColumn()  # how the commands are cut, and scrolled (← →)
 
+    # -- the columns shown ------------------------------------------------------------
+
+    @property
+    def _columns(self) -> tuple[Column, ...]:
+        return self._shown_columns
+
+    @_columns.setter
+    def _columns(self, columns: tuple[Column, ...]) -> None:
+        # Where TIME and COMMAND are is asked for every row a tick: found once, when the columns change.
+        self._shown_columns = columns
+        names = [column.name for column in columns]
+        self._time_at = names.index("time") if "time" in names else None
+        self._command_at = names.index("command") if "command" in names else None
 
     # -- what tests and the app read -------------------------------------------------
 
@@ -120,7 +134,7 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         if in_order:
             ordered = rows
         elif sort != self.rows_order or sort_values != self._sort_values or self._in_order:
-            ordered = sort_rows(rows, sort)
+            ordered = sort_rows(rows, sort, sort_values)
         else:
             ordered = [row for old in self.rows if (row := by_key.get(old.key)) is not None]
         self.rows_order = sort
@@ -189,42 +203,36 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
             self._drawn_now[key] = (row, cells)
         return cells
 
-    @property
-    def _time_at(self) -> int | None:
-        """Where the TIME column is among the columns shown (None: not shown)."""
-        return next((n for n, column in enumerate(self._columns) if column.name == "time"), None)
-
-    def _line_signature(self, row: ProcessRow) -> object:
+    def _line_signature(self, row: ProcessRow, command_width: int) -> object:
         process, key = row.process, row.key
         cells = self._row_cells(row)
         # The command as cut: it changes with its siblings, the filter and the scroll, its cell does not.
-        command = self._command_shown(row, cells)
+        command = self._command_shown(row, cells, command_width)
         return (cells, command, key == self.cursor_key, key in self.tagged, process.visible, process.stale)
 
-    def _command_shown(self, row: ProcessRow, cells: tuple[str, ...]) -> str | None:
-        """The row's command as the column shows it (cut, scrolled); None without the column."""
+    def _command_shown(self, row: ProcessRow, cells: tuple[str, ...], command_width: int) -> str | None:
+        """The row's command as the column shows it (cut, scrolled) in ``command_width`` cells; None
+        without the column."""
         at = self._command_at
-        return None if at is None else self.command.shown(row, cells[at], self._command_width())
+        return None if at is None else self.command.shown(row, cells[at], command_width)
 
-    @property
-    def _command_at(self) -> int | None:
-        """Where the COMMAND column is among the columns shown (None: not shown)."""
-        return next((n for n, column in enumerate(self._columns) if column.name == "command"), None)
-
-    def _visible_state(self) -> list[object]:
+    def _visible_state(self, width: int | None = None) -> list[object]:
+        """Each visible line's signature (``width``: inside the scrollbar, asked once here if not given)."""
         top = self.scroll_offset.y
-        return [self._line_signature(row) for row in self.rows[top : top + max(0, self.size.height - 1)]]
+        command_width = self._command_width(self.scrollable_size.width if width is None else width)
+        return [self._line_signature(row, command_width) for row in self.rows[top : top + max(0, self.size.height - 1)]]
 
     def _refresh_changed_lines(self) -> None:
-        new_state = self._visible_state()
+        width = self.scrollable_size.width  # asked once a tick: Textual works it out anew each time
+        new_state = self._visible_state(width)
         old_state, old_top = self._line_state, self._line_top
         self._line_state, self._line_top = new_state, self.scroll_offset.y
-        width = self.scrollable_size.width
         header = (self._columns, self.rows_order, width)
         widened = self._header_drawn is not None and self._header_drawn[2] != width  # a scrollbar came or went
+        changed: list[Region] = []
         if header != self._header_drawn:  # the header line changes with the columns and the sort only
             self._header_drawn = header
-            self.refresh(Region(0, 0, width, 1))
+            changed.append(Region(0, 0, width, 1))
         if not new_state or not old_state or old_top != self._line_top or widened:
             self.refresh()
             return
@@ -232,7 +240,9 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
             before = old_state[line] if line < len(old_state) else None
             after = new_state[line] if line < len(new_state) else None
             if before != after:
-                self.refresh(Region(0, 1 + line, width, 1))
+                changed.append(Region(0, 1 + line, width, 1))
+        if changed:  # one refresh for them all: each call works out the widget's offset and clears its caches
+            self.refresh(*changed)
 
     @property
     def shown_columns(self) -> tuple[str, ...]:
@@ -264,9 +274,12 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         self.refresh()
 
 
-    def _command_width(self) -> int:
+    def _command_width(self, width: int | None = None) -> int:
+        """The COMMAND column's width in a panel ``width`` cells wide inside its scrollbar (None: as it is now)."""
         at = self._command_at
-        return 0 if at is None else self._column_widths(self.scrollable_size.width)[at]
+        if at is None:
+            return 0
+        return self._column_widths(self.scrollable_size.width if width is None else width)[at]
 
 
     def _ensure_cursor_visible(self) -> None:
@@ -300,9 +313,17 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
 
     # -- drawing ---------------------------------------------------------------------
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The width inside the scrollbar is the same for every line of a frame: worked out once here.
+        self._frame_width = self.scrollable_size.width
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame_width = None
+
     def render_line(self, y: int) -> Strip:
         # Within the scrollbar, not under it: a line as wide as the panel lost its last cell to it.
-        width = self.scrollable_size.width
+        width = self.scrollable_size.width if self._frame_width is None else self._frame_width
         base = self.line_style
         if y == 0:
             return self._header_strip(width, base)
@@ -344,11 +365,12 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         memory_style = style + self.get_component_rich_style("process-table--memory")
         line = Line(TAG_MARK if tagged else " ", style)
         cells = self._row_cells(row)
+        widths = self._column_widths(width)
         used = 1
         # A space between columns (not after the last: the line is then exactly as wide as the panel).
-        for column, column_width, cell in zip(self._columns, self._column_widths(width), cells, strict=True):
+        for column, column_width, cell in zip(self._columns, widths, cells, strict=True):
             if used > 1:
-                line.add(" ", style)
+                line.add(" ", style, 1)
             if not row.process.visible and column.name in HOST_COLUMNS:
                 # Nothing is known from the CPU column on: say why across the rest of the line.
                 line.add(fit(row.hidden_text, width - used, False), style)
@@ -357,7 +379,7 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
             if (column.name == "growth" and row.growing) or (column.name == "idle" and row.idle):
                 cell_style = style + self.get_component_rich_style("process-table--growing")
             if column.name == "command":
-                cell = self._command_shown(row, cells) or ""  # the one cut of the column
-            line.add(fit(cell, column_width, column.right), cell_style)
+                cell = self._command_shown(row, cells, column_width) or ""  # the one cut of the column
+            line.add(fit(cell, column_width, column.right), cell_style, column_width)
             used += column_width + 1
         return line.strip(width, style)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from gputop.core.format import NA, NOT_YET, fmt_bytes, fmt_duration, fmt_growth, safe_text
@@ -23,8 +23,9 @@ STALE_MARK = "(as last seen) "
 class ProcessRow:
     """One process on one GPU, with what the panel needs to show it.
 
-    Not frozen, though nothing changes one once made: one is made for every process every tick, and a
-    frozen dataclass takes four times as long to make.
+    Not frozen: one is made for every process every tick, and a frozen dataclass takes four times as
+    long to make. Nothing changes one once made but its clock: a row kept for a process that did not
+    change (``snapshot_rows``' ``last``) is moved on to the tick's ``now``, which only TIME reads.
     """
 
     process: ProcessSample
@@ -370,11 +371,21 @@ def empty_columns(rows: Iterable[ProcessRow]) -> frozenset[str]:
     return frozenset(empty)
 
 
-def sort_rows(rows: Iterable[ProcessRow], order: SortOrder) -> list[ProcessRow]:
-    """Rows in ``order``; missing values last; ties broken by PID, then GPU, so the order is stable."""
-    key = COLUMN_BY_NAME[order.column].sort_key
+def sort_rows(
+    rows: Iterable[ProcessRow], order: SortOrder, values: Mapping[RowKey, float | str | None] | None = None
+) -> list[ProcessRow]:
+    """Rows in ``order``; missing values last; ties broken by PID, then GPU, so the order is stable.
+    ``values``: each row's value of the sort column by key, where the caller has them already."""
     by_pid = sorted(rows, key=lambda r: (r.process.pid, _gpu_order(r)))
-    present = [r for r in by_pid if key(r) is not None]
-    missing = [r for r in by_pid if key(r) is None]
-    present.sort(key=key, reverse=order.descending)  # type: ignore[arg-type]
-    return present + missing
+    if values is None:
+        key = COLUMN_BY_NAME[order.column].sort_key
+        valued = [(key(r), r) for r in by_pid]  # each row's value once: a thousand rows are sorted each tick
+    else:
+        valued = [(values[r.key], r) for r in by_pid]
+    present = [pair for pair in valued if pair[0] is not None]
+    present.sort(key=_value, reverse=order.descending)  # stable: ties keep the PID order
+    return [row for _, row in present] + [row for value, row in valued if value is None]
+
+
+def _value(pair: tuple[float | str | None, ProcessRow]) -> float | str:
+    return pair[0]  # type: ignore[return-value]  # the present ones only

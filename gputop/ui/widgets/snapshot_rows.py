@@ -8,32 +8,54 @@ from collections.abc import Mapping
 from gputop.core.analysis.diagnosis import Diagnoses
 from gputop.core.analysis.forecast import ProcessGrowth
 from gputop.core.model import ProcessIdentity, ProcessSample, Snapshot
-from gputop.ui.widgets.rows import ProcessRow
+from gputop.ui.widgets.rows import ProcessRow, RowKey
 
 
 def snapshot_rows(
     snapshot: Snapshot,
     growth: Mapping[ProcessIdentity, ProcessGrowth] | None = None,
     diagnoses: Diagnoses | None = None,
+    last: Mapping[RowKey, ProcessRow] | None = None,
 ) -> list[ProcessRow]:
     """Every process row of a snapshot, each with its device's memory total, growth and idleness,
-    and one ``(no process)`` row per device whose unattributed memory is above the tolerance."""
+    and one ``(no process)`` row per device whose unattributed memory is above the tolerance.
+
+    ``last``: the rows of the last tick, by key. A process whose sample is the object it was (the sampler
+    keeps it while nothing about the process changed) with the same memory total, growth and idleness keeps
+    its row, moved on to this snapshot's clock: at 8x128 a thousand rows are not made again a tick."""
     growth = growth or {}
     idle = {} if diagnoses is None else diagnoses.processes
     now = snapshot.timestamp
+    last = last or {}
 
     def row(process: ProcessSample, total: int | None) -> ProcessRow:
         identity = (process.pid, process.started)
         found = growth.get(identity)
         diagnosis = idle.get(identity)
+        growth_rate = 0.0 if found is None or found.growth_rate is None else found.growth_rate
+        growing = False if found is None else found.is_growing
+        idle_seconds = None if diagnosis is None else diagnosis.idle_seconds
+        is_idle = False if diagnosis is None else diagnosis.idle
+        kept = last.get((process.pid, process.started, process.gpu_index, process.mig_index)) if last else None
+        if (
+            kept is not None
+            and kept.process is process
+            and kept.gpu_memory_total == total
+            and kept.growth_rate == growth_rate
+            and kept.growing == growing
+            and kept.idle_seconds == idle_seconds
+            and kept.idle == is_idle
+        ):
+            kept.now = now
+            return kept
         return ProcessRow(
             process=process,
             gpu_memory_total=total,
             now=now,
-            growth_rate=0.0 if found is None or found.growth_rate is None else found.growth_rate,
-            growing=False if found is None else found.is_growing,
-            idle_seconds=None if diagnosis is None else diagnosis.idle_seconds,
-            idle=False if diagnosis is None else diagnosis.idle,
+            growth_rate=growth_rate,
+            growing=growing,
+            idle_seconds=idle_seconds,
+            idle=is_idle,
         )
 
     def unattributed(gpu_index: int, mig_index: int | None, memory: int | None, total: int | None) -> ProcessRow:

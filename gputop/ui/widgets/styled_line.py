@@ -134,7 +134,7 @@ class StripStyles:
             style = styles.get(name)
             if style is None:
                 style = styles[name] = base + Style.parse(name) if name else base
-            if style != current:
+            if style is not current:  # one object per name: a name that repeats joins its neighbour
                 if texts:
                     segments.append(Segment("".join(texts), current))
                 texts, current = [], style

@@ -3,6 +3,8 @@ column, which row the cursor goes to, and whether a row shows what it showed las
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
@@ -20,14 +22,16 @@ LAUNCHER_COLUMNS = frozenset({"pid", "user", "gpu_memory", "container", "command
 
 def same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
     """Whether a row shows what it showed last tick but for its TIME: the same process sample
-    (the sampler keeps the object while nothing about the process changed) and the same figures."""
+    (the sampler keeps the object while nothing about the process changed) and the same figures.
+    The growth rate and the idle seconds show only while the process is growing or idle: an idle
+    time that grows under the threshold changes no cell."""
     return (
         before.process is now.process
         and before.gpu_memory_total == now.gpu_memory_total
-        and before.growth_rate == now.growth_rate
         and before.growing == now.growing
-        and before.idle_seconds == now.idle_seconds
+        and (not now.growing or before.growth_rate == now.growth_rate)
         and before.idle == now.idle
+        and (not now.idle or before.idle_seconds == now.idle_seconds)
         and before.unattributed == now.unattributed
         and before.guide == now.guide
         and before.subtree_memory == now.subtree_memory
@@ -52,6 +56,7 @@ def process_after(rows: list[ProcessRow], index: int | None, step: int) -> RowKe
     return None
 
 
+@lru_cache(maxsize=1024)  # a row's cells are much as they were last tick: each is fitted once, not per line
 def fit(text: str, width: int, right: bool) -> str:
     """``text`` padded to ``width`` cells, cut (with "…") where it is longer."""
     text = cut_end(text, width)
@@ -75,12 +80,13 @@ class Line:
         self._style = style
         self._cells = text_cells(text)
 
-    def add(self, text: str, style: Style) -> None:
+    def add(self, text: str, style: Style, cells: int | None = None) -> None:
+        """Add ``text`` in ``style``; ``cells``: its width where the caller knows it (a fitted cell)."""
         if style is not self._style:
             self.segments.append(Segment("".join(self._texts), self._style))
             self._texts, self._style = [], style
         self._texts.append(text)
-        self._cells += text_cells(text)
+        self._cells += text_cells(text) if cells is None else cells
 
     def strip(self, width: int, style: Style) -> Strip:
         """The line, cropped or padded (in ``style``) to ``width`` cells."""
