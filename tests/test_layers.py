@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import gputop
@@ -158,6 +158,24 @@ def test_no_part_of_the_ui_reaches_back_to_the_app() -> None:
     assert cycles(edges) == []
 
 
+def app_names_reached(modules: Iterable[str]) -> list[str]:
+    """Each ``self.app.NAME`` in ``modules`` whose NAME is not Textual's App's own (an attribute gputop's app adds)."""
+    from textual.app import App
+
+    textual_app = set(dir(App()))
+    return sorted(
+        f"{module}: self.app.{node.attr}"
+        for module in modules
+        for node in ast.walk(parsed(module))
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "app"
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id == "self"
+        and node.attr not in textual_app
+    )
+
+
 # The cluster view, bottom to top: the helpers (what a row draws, the messages, the refresh the app hands down),
 # the widgets, the screens the first screen opens, the first screen, its app, its entry (``run_cluster``). A
 # module imports its own rank and those below, never one above; a new module is given its rank here.
@@ -192,22 +210,7 @@ def test_the_cluster_view_imports_one_way_screens_above_widgets_above_helpers() 
 def test_the_cluster_view_s_screens_and_widgets_reach_their_app_only_through_textual_s_api() -> None:
     # Issue 36: a screen is handed what it shows (a refresh, a reader); it calls nothing the cluster app adds
     # (the GPU list once opened a host through ``self.app.open_host``).
-    from textual.app import App
-
-    textual_app = set(dir(App()))
-    reached = sorted(
-        f"{module}: self.app.{node.attr}"
-        for module, rank in CLUSTER_RANKS.items()
-        if 1 <= rank <= 3
-        for node in ast.walk(parsed(module))
-        if isinstance(node, ast.Attribute)
-        and isinstance(node.value, ast.Attribute)
-        and node.value.attr == "app"
-        and isinstance(node.value.value, ast.Name)
-        and node.value.value.id == "self"
-        and node.attr not in textual_app
-    )
-    assert reached == []
+    assert app_names_reached(module for module, rank in CLUSTER_RANKS.items() if 1 <= rank <= 3) == []
 
 
 def test_the_checks_see_an_upward_import_and_a_cycle() -> None:
@@ -263,23 +266,8 @@ def test_the_main_tui_s_screens_panel_and_widgets_reach_the_app_only_through_tex
     # Issue 36 item 1: one tick, one way. The app hands the main screen each tick, and the screens over it
     # theirs; nothing below the app calls it for data (the main screen once asked the app for its cards'
     # contents, the detail table found its parts through ``getattr(self.app, "panel_keys")``).
-    from textual.app import App
-
-    textual_app = set(dir(App()))
     below_the_app = [m for m in MODULES if layer(m) == "ui" and ui_rank(m) < ui_rank("gputop.ui.app")]
-    reached = sorted(
-        f"{module}: self.app.{node.attr}"
-        for module in below_the_app
-        if not module.startswith("gputop.ui.cluster")
-        for node in ast.walk(parsed(module))
-        if isinstance(node, ast.Attribute)
-        and isinstance(node.value, ast.Attribute)
-        and node.value.attr == "app"
-        and isinstance(node.value.value, ast.Name)
-        and node.value.value.id == "self"
-        and node.attr not in textual_app
-    )
-    assert reached == []
+    assert app_names_reached(m for m in below_the_app if not m.startswith("gputop.ui.cluster")) == []
     assert any(m.startswith("gputop.ui.widgets.") for m in below_the_app) and "gputop.ui.main_screen" in below_the_app
 
 
