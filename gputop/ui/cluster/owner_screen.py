@@ -87,6 +87,9 @@ class FleetOwnerScreen(OwnerListScreen[FleetOwner]):
         self.reader = reader
         self.latest = refresh
         self._asked: str | None = None  # the kind of the read in flight: one at a time
+        # A refresh came while that read was out (it read the hosts before: the fleet's memory may be missing):
+        # once it is back, read again.
+        self._again = False
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="owners-body"):
@@ -109,6 +112,8 @@ class FleetOwnerScreen(OwnerListScreen[FleetOwner]):
         if self._asked != kind:
             self._asked = kind
             self._fetch_owners(kind)
+        else:
+            self._again = True
 
     @work(thread=True, exit_on_error=False, group="owners")
     def _fetch_owners(self, kind: str) -> None:
@@ -127,9 +132,16 @@ class FleetOwnerScreen(OwnerListScreen[FleetOwner]):
 
     def on_owners_fetched(self, message: OwnersFetched) -> None:
         self.show(message.kind, message.owners)
+        self._ask_again()
 
     def on_lookup_failed(self, message: LookupFailed) -> None:
         self.show_error(safe_text(message.reason, 200))
+        self._ask_again()
+
+    def _ask_again(self) -> None:
+        if self._again:
+            self._again = False
+            self._ask(self.kind)
 
     def on_resize(self) -> None:
         self._draw()
