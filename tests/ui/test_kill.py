@@ -93,6 +93,10 @@ async def test_space_tags_and_kill_targets_every_tagged_process_with_sigkill() -
         await pilot.pause()
         assert [(identity[0], number) for identity, number in source.sent] == [(101, SIGKILL), (204, SIGKILL)]
         assert notices(app) == ["SIGKILL sent to PIDs 101, 204 (test)"]  # one message for the signal
+        # Untagged at once, marks and the title's count, not a tick later.
+        assert table.tagged_rows() == [] and "tagged" not in str(table.border_title)
+        rendered = ["".join(s.text for s in table.render_line(1 + n)) for n in range(3)]
+        assert not any(text.startswith("●") for text in rendered)
 
 
 async def test_U_untags_everything() -> None:

@@ -204,6 +204,6 @@ class KillControl:
         """Untag the processes signalled; one message for them all."""
         sent = {result.identity for result in results if result.outcome is Outcome.SENT}
         for table in (self.panel, self._table):
-            table.tagged = {key for key in table.tagged if key[:2] not in sent}
+            table.set_tags({key for key in table.tagged if key[:2] not in sent})
         notice = kill_notice(results)
         self.app.notify(notice.message, title=notice.title, severity=notice.severity, markup=False)

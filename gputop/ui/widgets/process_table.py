@@ -22,7 +22,7 @@ from textual.reactive import var
 from gputop.ui.keymap import TABLE_ACTIONS, TABLE_BINDINGS, mode_allows
 from gputop.ui.widgets.command_column import SCROLL_STEP
 from gputop.ui.widgets.process_lines import ProcessLines
-from gputop.ui.widgets.rows import SortOrder, sort_for_key
+from gputop.ui.widgets.rows import RowKey, SortOrder, sort_for_key
 from gputop.ui.widgets.table_line import process_after
 
 if TYPE_CHECKING:
@@ -122,7 +122,11 @@ class ProcessTable(ProcessLines):
         self.tags_changed()
 
     def action_untag_all(self) -> None:
-        self.tagged.clear()
+        self.set_tags(set())
+
+    def set_tags(self, keys: set[RowKey]) -> None:
+        """Tag exactly these rows (the others untagged), their marks and the title's count redrawn now."""
+        self.tagged = keys
         self._refresh_changed_lines()
         self.tags_changed()
 
