@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -71,13 +71,14 @@ def fake_nvml(
 
 
 @pytest.fixture
-def nvml_source(fake_nvml: FakeNvml) -> Iterator[Callable[[Scenario], NvmlSource]]:
-    """Opens an NvmlSource on the fake driver with a scenario (call counts zeroed); closed after the test."""
+def nvml_source(fake_nvml: FakeNvml) -> Iterator[Callable[..., NvmlSource]]:
+    """Opens an NvmlSource on the fake driver with a scenario, the library without the symbols in ``omit``
+    (call counts zeroed); closed after the test."""
     opened: list[NvmlSource] = []
 
-    def start(scenario: Scenario) -> NvmlSource:
+    def start(scenario: Scenario, omit: Iterable[str] = ()) -> NvmlSource:
         fake_nvml.write(scenario)
-        fake_nvml.load()
+        fake_nvml.load(omit)
         fake_nvml.reset_counts()  # the library stays loaded from one test to the next
         nvml = NvmlSource()
         nvml.open()

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -33,21 +33,9 @@ HINT = "run `gputop doctor` to see why, or `gputop --demo` to try gputop without
 
 
 @pytest.fixture
-def open_source(fake_nvml: FakeNvml) -> Iterator[OpenSource]:
-    """Write a scenario, load the fake library (minus `omit`), open an NvmlSource on it."""
-    sources: list[NvmlSource] = []
-
-    def start(scenario: Scenario, omit: Iterable[str] = ()) -> NvmlSource:
-        fake_nvml.write(scenario)
-        fake_nvml.load(omit)
-        source = NvmlSource()
-        source.open()
-        sources.append(source)
-        return source
-
-    yield start
-    for source in sources:
-        source.close()
+def open_source(nvml_source: OpenSource) -> OpenSource:
+    """Write a scenario, load the fake library (minus `omit`), open an NvmlSource on it (conftest's)."""
+    return nvml_source
 
 
 def by_pid(processes: Iterable[ProcessSample]) -> dict[int, ProcessSample]:
