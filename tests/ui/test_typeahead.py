@@ -93,3 +93,19 @@ def test_what_was_typed_while_gputop_waited_on_the_driver_is_the_keys_textual_re
 
     assert keys == textuals
     assert keys[:7] == [("N", "N"), ("slash", "/"), ("4", "4"), ("1", "1"), ("2", "2"), ("1", "1"), ("enter", "\r")]
+
+
+async def test_enter_typed_before_gputop_took_the_terminal_is_enter() -> None:
+    # `/bob` Enter typed 0.1 s after start reached gputop as "/bob\n" (the terminal still in its line mode,
+    # which turns Enter into a line feed): Enter was read as ctrl+j, and the filter box stayed open.
+    early = EarlyKeys(typed_keys(b"/b\n"))
+    assert early.hold(events.Key("o", "o")) and early.hold(events.Key("ctrl+j", "\n"))
+    released: list[tuple[str, str | None]] = []
+
+    async def dispatch(key: events.Key | events.Paste) -> None:
+        assert isinstance(key, events.Key)
+        released.append((key.key, key.character))
+
+    await early.release(dispatch)
+
+    assert released == [("slash", "/"), ("b", "b"), ("enter", "\r"), ("o", "o"), ("enter", "\r")]

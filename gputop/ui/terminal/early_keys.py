@@ -68,18 +68,28 @@ def typed_keys(data: bytes) -> list[Key]:
     return keys
 
 
+def _typed_early(key: Typed) -> Typed:
+    """A key as it was typed before the main screen was ready: a line feed is Enter. Keys typed in gputop's
+    first instants, before it took the terminal's modes, were read by the terminal in its line mode, which
+    turns Enter's carriage return into a line feed (ctrl+j, which gputop has no use for)."""
+    if isinstance(key, Key) and key.character == "\n":
+        return Key("enter", "\r")
+    return key
+
+
 class EarlyKeys:
     """The keys (and pasted text) that came before the main screen was ready, until it is."""
 
     def __init__(self, typed_ahead: Iterable[Typed] = ()) -> None:
         """``typed_ahead``: keys typed before the terminal's queue was held, first of all."""
-        self._held: list[Typed] | None = list(typed_ahead)  # None once released: keys go their way as they come
+        # None once released: keys go their way as they come.
+        self._held: list[Typed] | None = [_typed_early(key) for key in typed_ahead]
 
     def hold(self, key: Typed) -> bool:
         """Keep ``key`` if the main screen is not ready yet; False when it goes its way now."""
         if self._held is None or key.is_forwarded:
             return False
-        self._held.append(key)
+        self._held.append(_typed_early(key))
         return True
 
     async def release(self, dispatch: Callable[[Typed], Awaitable[None]]) -> None:
