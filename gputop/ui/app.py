@@ -95,8 +95,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         self.start_sampler = start_sampler and replay is None
         self.frozen = False
         self.snapshot: Snapshot | None = None  # shown on screen
-        # The newest received (differs from the one shown while frozen), and with it the forecasts, diagnoses, alerts.
-        self.latest: Snapshot | None = None
+        # The newest received (differs from the one shown while frozen), with its forecasts, diagnoses, alerts.
         self.tick: Tick | None = None
         self.history = history if history is not None else History()
         settings = settings if settings is not None else Settings()
@@ -269,7 +268,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         """
         tick = self.feed.take(snapshot)
         if quiet:
-            self.tick, self.latest = tick, snapshot
+            self.tick = tick
             self._say_recording_stopped(tick.recording_error)
         else:
             self.receive(Delivery.of(tick))
@@ -278,7 +277,7 @@ class GpuTopApp(ChangedCellsApp[int]):
     def receive(self, delivery: Delivery) -> None:
         """The newest tick, taken already: announce the alerts of every tick since the last, show it unless frozen."""
         tick = delivery.tick
-        self.tick, self.latest = tick, tick.snapshot
+        self.tick = tick
         self._say_recording_stopped(delivery.recording_error)
         self.alert_toasts.show(delivery.events, tick.snapshot.timestamp)
         if alert_notices(delivery.events) and self.config.bell:
@@ -311,7 +310,8 @@ class GpuTopApp(ChangedCellsApp[int]):
 
     def _title_facts(self) -> TitleFacts:
         return TitleFacts(
-            snapshot=self.snapshot, latest=self.latest, interval_s=self.sampling.interval_s, replay=self.replay,
+            snapshot=self.snapshot, latest=None if self.tick is None else self.tick.snapshot,
+            interval_s=self.sampling.interval_s, replay=self.replay,
             recording=None if self.feed.recorder is None else self.feed.recorder.path, readonly=self.readonly,
             frozen=self.frozen, live=self.start_sampler and not self.frozen, started_at=self.sampling.started_at,
             alerts=0 if self.tick is None else len(self.tick.alerted), now=self.sampler.source_time(),

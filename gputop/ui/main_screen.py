@@ -89,7 +89,7 @@ class MainScreen(Screen[None]):
         card open; ``allows``: whether an action acts in this mode (read-only, replay); ``mounted``: called once
         its widgets are mounted, before anything is painted (the app's start: it hands no data this way)."""
         super().__init__()
-        self.title_bar, self.panel, self.filter_bar = title_bar, panel, panel.filter_bar
+        self.title_bar, self.panel = title_bar, panel
         self.host = HostStrip()
         self.grid = GpuGrid(id="gpu-grid")
         self.area = GpuArea(self.grid, id="gpu-area")

@@ -234,3 +234,8 @@ def screen_text(app: GpuTopApp) -> str:
 def kill_targets(app: GpuTopApp) -> str:
     """The processes the kill dialog on screen lists, as the user reads them."""
     return str(app.screen.query_one("#kill-targets", Static).content)
+
+
+def newest(app: GpuTopApp) -> Snapshot | None:
+    """The newest snapshot the app received (the one shown, unless the display is frozen)."""
+    return None if app.tick is None else app.tick.snapshot

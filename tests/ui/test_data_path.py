@@ -17,7 +17,7 @@ from gputop.core.run_config import RunConfig
 from gputop.core.sampler import Sampler
 from gputop.ui import app as app_module
 from gputop.ui.app import GpuTopApp
-from tests.ui.factory import StaticSource, gpu, notices, proc
+from tests.ui.factory import StaticSource, gpu, newest, notices, proc
 
 SIZE = (120, 40)
 BLOCKED_S = 1.5
@@ -143,6 +143,6 @@ async def test_while_frozen_every_tick_still_goes_into_the_history_and_f_shows_t
         await pilot.pause(0.6)
         assert app.snapshot is frozen_on and frozen_on is not None
         assert len(app.history) >= held + 4  # ticks go on into the history behind the frozen screen
-        assert app.latest is not None and app.latest.timestamp > frozen_on.timestamp
+        assert newest(app) is not None and newest(app).timestamp > frozen_on.timestamp
         await pilot.press("f")
-        assert app.snapshot is app.latest
+        assert app.snapshot is newest(app)

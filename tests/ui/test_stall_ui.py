@@ -27,6 +27,8 @@ from gputop.ui.screens.kill import KillScreen
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.title_bar import TitleBar
 
+from .factory import newest
+
 SIZE = (120, 40)
 DEADLINE_S = 0.4
 INTERVAL_S = 0.2
@@ -118,10 +120,10 @@ async def test_a_hung_gpu_says_so_the_rest_goes_on_and_it_recovers_with_the_gap_
         await pilot.press("escape")
         # GPU 0, the host and the process panel go on at the interval meanwhile.
         await until(pilot, "GPU 0 at 60%", lambda: "60%" in card_text(app, 0)[1])
-        assert app.latest is not None and not app.latest.gpus[1].answering
-        seen = app.latest.timestamp
+        assert newest(app) is not None and not newest(app).gpus[1].answering
+        seen = newest(app).timestamp
         later = seen + 2.5 * INTERVAL_S
-        await until(pilot, "three more ticks", lambda: app.latest is not None and app.latest.timestamp > later)
+        await until(pilot, "three more ticks", lambda: newest(app) is not None and newest(app).timestamp > later)
         assert app.history.gpu(1).memory_used[-1] is None
         # Its process keeps its row, marked as last seen; signalling it, the dialog says the data is old.
         assert "(as last seen) sleep 600" in row_text(app, sleeper_pid)
@@ -150,7 +152,7 @@ async def test_quitting_while_every_gpu_hangs_takes_under_a_second(
 ) -> None:
     app = GpuTopApp(sampler, RunConfig(interval_s=INTERVAL_S))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, "a first tick", lambda: app.latest is not None)
+        await until(pilot, "a first tick", lambda: newest(app) is not None)
         fake_nvml.write(machine(sleeper_pid).stall(None, 3.0))
         await until(pilot, "both GPUs not answering", lambda: all("not answering" in title(app, i) for i in (0, 1)))
         started = time.monotonic()
@@ -169,7 +171,7 @@ async def test_a_driver_hung_at_start_never_holds_the_screen_nor_its_keys(
     app = GpuTopApp(hung, RunConfig(interval_s=INTERVAL_S))
     try:
         async with app.run_test(size=SIZE) as pilot:
-            assert app.latest is None and not app.query(GpuCard)
+            assert newest(app) is None and not app.query(GpuCard)
             await pilot.press("left_square_bracket")  # a slower refresh
             assert app.sampling.interval_s == 0.5  # the step after 0.2 s: keys work while the first sample waits
             await until(pilot, "both GPUs not answering", lambda: len(app.query(GpuCard)) == 2 and all(
@@ -195,7 +197,7 @@ async def test_before_any_sample_the_title_says_how_long_it_has_waited(
             await until(pilot, "the title to say it waits", lambda: "no sample yet after" in str(bar.render()))
             waited = re.search(r"no sample yet after (\d+\.\d)s", str(bar.render()))
             assert waited is not None and 2 * INTERVAL_S <= float(waited.group(1)) < 10
-            assert app.latest is None and not app.query(GpuCard)
+            assert newest(app) is None and not app.query(GpuCard)
             await pilot.press("q")
         assert app.return_code == 0
     finally:
@@ -238,7 +240,7 @@ async def test_the_title_says_how_old_the_newest_sample_is_when_sampling_is_late
     app = GpuTopApp(sampler, RunConfig(interval_s=INTERVAL_S))
     async with app.run_test(size=SIZE) as pilot:
         bar = app.query_one(TitleBar)
-        assert isinstance(app.latest, Snapshot)
+        assert isinstance(newest(app), Snapshot)
         await until(pilot, "the title to say late", lambda: "last sample" in str(bar.render()))
         age = float(re.search(r"last sample (\d+\.\d)s ago", str(bar.render())).group(1))  # type: ignore[union-attr]
         assert 2 * INTERVAL_S <= age < 10
