@@ -5,17 +5,29 @@ and the terminal, and Textual has no public hook there. Each use below says why 
 what public API would replace it. ``check_internals`` looks at each one when the app starts; if
 one is missing or has changed shape, or if the writer ever raises, the app falls back to Textual's
 own output for the rest of the run (told under ``--debug`` only) and never crashes.
+
+The quiet keyboard reader (``quiet_input``) needs one more: Textual's terminal driver reads the
+keyboard in a thread that wakes ten times a second whether a key came or not; gputop's sleeps until
+one does. Without the name, Textual's own reader runs.
 ``tests/test_textual_private.py`` keeps every other module off Textual's and Rich's private names.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import os
+import selectors
+import time
+from codecs import getincrementaldecoder
 from collections.abc import Callable, Iterable, Iterator
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.segment import Segment
+from textual import constants
 from textual.app import App, ReturnType
+from textual.driver import Driver
+from textual.drivers.linux_driver import LinuxDriver
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.strip import Strip
@@ -130,6 +142,115 @@ def changed_cells(diff: TerminalDiff, frame: object, console: Console, size: Siz
         return None
     return diff.update(pieces, console, size.width, size.height)
 
+# Private 3: textual._xterm_parser.XTermParser, which Textual's LinuxDriver.run_input_thread feeds with
+# what the terminal sends, and the driver's ``_debug`` it is made with. Why: a keyboard reader that
+# sleeps until a key comes still has to make keys of the bytes exactly as Textual's does. Public
+# replacement: a reader in Textual that blocks until input, or a public parser.
+try:
+    from textual._xterm_parser import XTermParser
+except ImportError:  # quiet_input() leaves Textual's own reader on
+    HAVE_PARSER = False
+else:
+    HAVE_PARSER = True
+
+_READ_BYTES = 4096  # what Textual's reader takes from the terminal at a time
+_POLL_S = 0.1  # how often Textual's reader wakes; gputop's, only while a key may still be coming
+
+
+def _parser_shape() -> str | None:
+    """Why the parser cannot be used as Textual's reader uses it; None when it can."""
+    if not HAVE_PARSER:
+        return "textual._xterm_parser cannot be imported"
+    for name in ("feed", "tick"):
+        if not callable(getattr(XTermParser, name, None)):
+            return f"XTermParser.{name} is missing"
+    parameters = _parameters(XTermParser, "__init__")
+    if parameters is None or parameters[:2] != ("self", "debug"):
+        return "XTermParser.__init__ does not take debug"
+    return None
+
+
+def _read_keys(driver: LinuxDriver, waker: int) -> None:
+    """Textual's reader (LinuxDriver.run_input_thread) with one change: it waits on the keyboard for as
+    long as no key comes, where Textual's wakes every tenth of a second to see whether to stop.
+
+    It polls as Textual's does only while the parser may still be waiting for the rest of a key (a
+    lone Escape is a key once ESCAPE_DELAY has passed with nothing after it), and once ``waker`` says
+    the driver is stopping, until it has.
+    """
+    fileno = driver.fileno
+    selector = selectors.SelectSelector()  # as Textual's: select() works on every terminal device
+    selector.register(fileno, selectors.EVENT_READ)
+    selector.register(waker, selectors.EVENT_READ)
+    parser = XTermParser(getattr(driver, "_debug", False))
+    decode = getincrementaldecoder("utf-8")().decode
+    process = driver.process_message
+    stopping = False
+    settled_at = 0.0  # when the parser can hold nothing more that a tick would release
+    try:
+        while not driver.exit_event.is_set():
+            waiting = stopping or time.monotonic() < settled_at
+            for key, _mask in selector.select(_POLL_S if waiting else None):
+                if key.fd == waker:
+                    _drain(waker)
+                    stopping = True
+                    continue
+                text = decode(os.read(fileno, _READ_BYTES))
+                if not text:  # the end of a piped stdin: nothing more will come from it
+                    selector.unregister(fileno)
+                    break
+                for event in parser.feed(text):
+                    process(event)
+                settled_at = time.monotonic() + constants.ESCAPE_DELAY + _POLL_S
+            for event in parser.tick():
+                process(event)
+    finally:
+        selector.close()
+        with contextlib.suppress(Exception):  # the parser's end, as Textual's reader ends it
+            for _event in parser.feed(""):
+                pass
+
+
+def _drain(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        while os.read(fd, 64):
+            pass
+
+
+def quiet_input(driver_class: type[Driver]) -> type[Driver]:
+    """``driver_class`` with a keyboard reader that sleeps until a key comes (ten wake-ups a second
+    fewer); another driver (a browser tab's, the tests' headless one), or any driver when the parser
+    is not as expected, as it is."""
+    if not issubclass(driver_class, LinuxDriver) or _parser_shape() is not None:
+        return driver_class
+
+    class QuietInputDriver(driver_class):  # type: ignore[valid-type,misc]
+        """Textual's terminal driver, whose keyboard reader sleeps until a key or the stop comes."""
+
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)
+            self.reader_wake, self.reader_waker = os.pipe()
+            os.set_blocking(self.reader_wake, False)
+            os.set_blocking(self.reader_waker, False)
+
+        def run_input_thread(self) -> None:
+            _drain(self.reader_wake)  # a wake-up left from the last stop (Ctrl+Z) is not this run's
+            _read_keys(self, self.reader_wake)
+
+        def disable_input(self) -> None:
+            # The reader wakes and polls until Textual's disable_input sets the stop and joins it.
+            with contextlib.suppress(OSError):
+                os.write(self.reader_waker, b"\0")
+            super().disable_input()
+
+        def close(self) -> None:
+            super().close()
+            for fd in (self.reader_wake, self.reader_waker):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+    return QuietInputDriver
+
 
 class ChangedCellsApp(PlainTerminalApp[ReturnType]):
     """An App that sends the terminal only the cells that change (see ``terminal_diff``).
@@ -142,6 +263,9 @@ class ChangedCellsApp(PlainTerminalApp[ReturnType]):
         super().__init__()
         self.terminal_diff = TerminalDiff()
         self.changed_cells_off: str | None = "--full-redraw" if full_redraw else check_internals()
+
+    def get_driver_class(self) -> type[Driver]:
+        return quiet_input(super().get_driver_class())
 
     def forget_screen(self) -> None:
         """What the terminal shows is unknown (resized, resumed): the next frame is written in full."""
