@@ -17,9 +17,8 @@ Textual's frames apart into (x, y, strip) pieces and hands the result back.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
-from itertools import compress, count, repeat
-from operator import ne, or_
 
 from rich.cells import cell_len
 from rich.color import ColorSystem
@@ -28,15 +27,19 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-# What the terminal shows is kept a row at a time: a string with one character a cell and a list
-# of each cell's SGR parameters (shared strings). A tuple a cell cost ten times the memory.
+# What the terminal shows is kept a row at a time, in two strings of a character a cell: what the
+# cell holds, and its style as a code (one character for each SGR sequence, see _StyleCodes). So a
+# row is compared, cut and copied by string operations, not a Python step per cell.
 # The right half of a wide character is this placeholder in the row's string; a strip that holds
 # it itself, or a zero-width character, is written as Textual renders it.
 _WIDE_FILL = "\x00"
-_UNKNOWN_SGR = "\x00"  # a cell whose content is not known: never equal to a style Textual draws
+_UNKNOWN = "\x00"  # the style code of a cell whose content is not known: no style has it
 # Unchanged cells between two changed runs are rewritten when that takes fewer bytes than a
 # cursor jump over them (about 4).
 _JUMP_BYTES = 4
+# In the exclusive or of two rows (UTF-32, four bytes a cell): equal cells, then cells that differ.
+_EQUAL_THEN_CHANGED = re.compile(b"((?:\x00\x00\x00\x00)*)((?:(?!\x00\x00\x00\x00)....)*)", re.DOTALL)
+_SAME_STYLE = re.compile(r"(.)\1*", re.DOTALL)  # cells of one style in a row of style codes
 # The console's colour system by its public name; no name (no colour detected) writes true colour.
 _COLOR_SYSTEMS = {
     "standard": ColorSystem.STANDARD,
@@ -44,67 +47,92 @@ _COLOR_SYSTEMS = {
     "truecolor": ColorSystem.TRUECOLOR,
     "windows": ColorSystem.WINDOWS,
 }
-# Styles whose SGR parameters are remembered; a frame uses a few dozen, so this is never reached
-# unless styles are made afresh each frame, and then the memory is simply started again.
+# Styles whose codes are remembered; a frame uses a few dozen, so this is never reached unless
+# styles are made afresh each frame, and then the memory is simply started again.
 _STYLE_CACHE_SIZE = 4096
+# SGR sequences given a code before all are forgotten (and the next frame is written in full):
+# far more than a screen ever shows, and codes below the surrogates (which UTF-32 does not take).
+_MOST_CODES = 0xD000
 
 
 class _StyleCodes:
-    """SGR parameters of each style, worked out once per style (a dictionary look-up after that)."""
+    """A one-character code for each SGR sequence, and each style's code (a look-up after the first)."""
 
     def __init__(self) -> None:
         self.color_system = ColorSystem.TRUECOLOR
-        self._codes: dict[Style, str | None] = {}
+        self.sgr: dict[str, str] = {}  # a code's SGR parameters ('' for none)
+        self._code_of_sgr: dict[str, str] = {}
+        # By the style object's id, kept with the style (so the id stays its own): a look-up that
+        # runs no Python code, where a Style's own hash and equality are Python methods.
+        self.by_id: dict[int, tuple[Style | None, str | None]] = {}
 
-    def use(self, color_system: ColorSystem) -> None:
-        if color_system != self.color_system:
-            self.color_system = color_system
-            self._codes.clear()
+    def use(self, color_system: ColorSystem) -> bool:
+        """Work in ``color_system`` from now on; True when that is a change."""
+        if color_system == self.color_system:
+            return False
+        self.color_system = color_system
+        self.by_id = {}
+        return True
 
-    def sgr(self, style: Style | None) -> str | None:
-        """SGR parameters of a style ('' for none), or None for one this module will not reproduce."""
-        if style is None:
-            return ""
-        codes = self._codes
-        if style in codes:
-            return codes[style]
-        if len(codes) >= _STYLE_CACHE_SIZE:
-            codes.clear()
+    @property
+    def full(self) -> bool:
+        return len(self.sgr) >= _MOST_CODES
+
+    def code(self, style: Style | None) -> str | None:
+        """A style's code, or None for one this module will not reproduce."""
+        known = self.by_id.get(id(style))
+        if known is not None and known[0] is style:
+            return known[1]
+        if len(self.by_id) >= _STYLE_CACHE_SIZE:
+            self.by_id = {}
         # A hyperlink is not a cell attribute: such a strip is written as Textual renders it.
-        sgr = None if style.link else Strip.render_ansi(style, self.color_system)
-        codes[style] = sgr
-        return sgr
+        code = None
+        if style is None or not style.link:
+            sgr = "" if style is None else Strip.render_ansi(style, self.color_system)
+            code = self._code_of_sgr.get(sgr)
+            if code is None:
+                code = self._code_of_sgr[sgr] = chr(len(self.sgr) + 1)  # never _UNKNOWN
+                self.sgr[code] = sgr
+        self.by_id[id(style)] = (style, code)
+        return code
 
 
-def _piece(strip: Iterable[Segment], styles: _StyleCodes) -> tuple[str, list[str]] | None:
-    """A strip as (a character a cell, each cell's SGR parameters), or None if it holds something
-    other than styled text of whole cells."""
+# Text that is not ASCII, as cells (see _wide_cells): "" when it holds a zero-width character.
+_CELLS: dict[str, str] = {}
+
+
+def _piece(strip: Iterable[Segment], styles: _StyleCodes) -> tuple[str, str] | None:
+    """A strip as (a character a cell, a style code a cell), or None if it holds something other
+    than styled text of whole cells."""
     texts: list[str] = []
-    sgrs: list[str] = []
-    sgr_of = styles.sgr
+    codes: list[str] = []
+    by_id = styles.by_id
     for text, style, control in strip:
-        if control or _WIDE_FILL in text:
+        known = by_id.get(id(style))
+        code = known[1] if known is not None and known[0] is style else styles.code(style)
+        if code is None or control or _WIDE_FILL in text:
             return None
-        sgr = sgr_of(style)
-        if sgr is None:
-            return None
-        if not (text.isascii() or cell_len(text) == len(text)):
-            cells = _wide_cells(text)
+        if not text.isascii():
+            cells = _CELLS.get(text)
             if cells is None:
+                if len(_CELLS) >= _STYLE_CACHE_SIZE:
+                    _CELLS.clear()
+                cells = _CELLS[text] = text if cell_len(text) == len(text) else _wide_cells(text)
+            if not cells:
                 return None
             text = cells
         texts.append(text)
-        sgrs += repeat(sgr, len(text))
-    return "".join(texts), sgrs
+        codes.append(code * len(text))
+    return "".join(texts), "".join(codes)
 
 
-def _wide_cells(text: str) -> str | None:
-    """``text`` with the placeholder after each wide character; None if it holds a zero-width one."""
+def _wide_cells(text: str) -> str:
+    """``text`` with the placeholder after each wide character; "" if it holds a zero-width one."""
     cells = []
     for char in text:
         width = cell_len(char)
         if width == 0:
-            return None
+            return ""
         cells.append(char + _WIDE_FILL if width == 2 else char)
     return "".join(cells)
 
@@ -112,8 +140,9 @@ def _wide_cells(text: str) -> str | None:
 class _Writer:
     """Terminal sequences with the shortest cursor moves and only the style changes."""
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, sgr: dict[str, str]) -> None:
         self.width = width
+        self.sgr_of_code = sgr
         self.parts: list[str] = []
         self.x: int | None = None
         self.y: int | None = None
@@ -141,16 +170,16 @@ class _Writer:
         self.parts.append(best)
         self.x, self.y = x, y
 
-    def write(self, text: str, sgrs: list[str]) -> None:
-        """Write cells (a character each, and its SGR parameters) at the cursor."""
+    def write(self, text: str, codes: str) -> None:
+        """Write cells (a character each, and its style code) at the cursor."""
         parts = self.parts
-        for char, sgr in zip(text, sgrs, strict=True):
-            if char == _WIDE_FILL:
-                continue
+        # A style at a time, each as one string: a run is mostly one or two styles.
+        for same in _SAME_STYLE.finditer(codes):
+            sgr = self.sgr_of_code[same[1]]
             if sgr != self.sgr:
                 parts.append(_style_change(self.sgr, sgr))
                 self.sgr = sgr
-            parts.append(char)
+            parts.append(text[same.start() : same.end()].replace(_WIDE_FILL, ""))
         assert self.x is not None
         self.x += len(text)
         if self.x >= self.width:
@@ -226,19 +255,34 @@ def _style_change(before: str, after: str) -> str:
     return f"\x1b[{';'.join(codes)}m"
 
 
-def _changed_runs(old_text: str, old_sgrs: list[str], text: str, sgrs: list[str]) -> Iterator[tuple[int, int]]:
+def _changed_runs(old_text: str, old_codes: str, text: str, codes: str) -> Iterator[tuple[int, int]]:
     """(start, end) of the runs of cells that differ, close runs joined, wide characters whole."""
+    # A cell differs where the exclusive or of the rows' characters or codes (UTF-32, four bytes a
+    # cell) is not zero; the stretches are found by the regular expression engine, not a Python
+    # step per cell (most are equal) nor per changed cell.
+    size = 4 * len(text)
+    differs = (
+        _utf32(old_text) ^ _utf32(text) | _utf32(old_codes) ^ _utf32(codes)
+    ).to_bytes(size, "little")
     start = end = -1
-    # The indices of the cells that differ, found without a Python step per cell (most are equal).
-    for index in compress(count(), map(or_, map(ne, old_text, text), map(ne, old_sgrs, sgrs))):
+    for stretch in _EQUAL_THEN_CHANGED.finditer(differs):
+        index, stop = stretch.span(2)
+        if index == stop:
+            continue
+        index //= 4
         if start < 0:
             start = index
-        elif index > end and (index - end > _JUMP_BYTES or _bytes(text[end:index]) >= _JUMP_BYTES):
+        elif index - end > _JUMP_BYTES or _bytes(text[end:index]) >= _JUMP_BYTES:
             yield _whole(text, start, end)
             start = index
-        end = index + 1
+        end = stop // 4
     if start >= 0:
         yield _whole(text, start, end)
+
+
+def _utf32(text: str) -> int:
+    """The characters of ``text`` as one number, four bytes each (lone surrogates included)."""
+    return int.from_bytes(text.encode("utf-32-le", "surrogatepass"), "little")
 
 
 def _bytes(text: str) -> int:
@@ -261,55 +305,82 @@ class TerminalDiff:
 
     def __init__(self) -> None:
         self._texts: list[str] = []  # a row's characters, one a cell
-        self._sgrs: list[list[str]] = []  # a row's cells' SGR parameters
+        self._codes: list[str] = []  # a row's cells' style codes
+        # Per row, x -> (strip, end): a strip whose cells x..end the terminal shows, nothing written
+        # over them since. Textual hands an unchanged line back as the same Strip object (its
+        # renders and cuts are cached), and such a piece costs a look-up. No two entries overlap.
+        self._drawn: list[dict[int, tuple[Strip, int]]] = []
         self._width = 0
         self._styles = _StyleCodes()
 
     def forget(self) -> None:
         """The terminal's content is unknown (resized, resumed): the next frame is written in full."""
         self._texts = []
-        self._sgrs = []
+        self._codes = []
+        self._drawn = []
         self._width = 0
 
     def _resize(self, width: int, height: int) -> None:
         if width != self._width or height != len(self._texts):
             self._width = width
             self._texts = [" " * width] * height
-            self._sgrs = [[_UNKNOWN_SGR] * width for _ in range(height)]
+            self._codes = [_UNKNOWN * width] * height
+            self._drawn = [{} for _ in range(height)]
 
     def update(self, pieces: Iterable[tuple[int, int, Strip]], console: Console, width: int, height: int) -> str:
         """The sequences that make the terminal show a frame's ``pieces`` (x, y, strip); '' when it already does."""
+        styles = self._styles
+        if styles.full:  # the rows' codes are about to be given again: start afresh
+            self.forget()
+            styles = self._styles = _StyleCodes()
         self._resize(width, height)
-        self._styles.use(_COLOR_SYSTEMS.get(console.color_system or "", ColorSystem.TRUECOLOR))
-        writer = _Writer(width)
-        texts, row_sgrs = self._texts, self._sgrs
-        runs: list[tuple[str, int, int, str, list[str]]] = []
+        if styles.use(_COLOR_SYSTEMS.get(console.color_system or "", ColorSystem.TRUECOLOR)):
+            self._drawn = [{} for _ in range(height)]  # the same strips are other cells now
+        writer = _Writer(width, styles.sgr)
+        texts, row_codes, drawn_rows, sgr_of_code = self._texts, self._codes, self._drawn, styles.sgr
+        runs: list[tuple[str, int, int, str, str]] = []
         for x, y, strip in pieces:
             if not 0 <= y < height or x >= width:
                 continue
-            piece = _piece(strip, self._styles)
+            drawn = drawn_rows[y]
+            known = drawn.get(x)
+            if known is not None and known[0] is strip:
+                continue
+            piece = _piece(strip, styles)
             if piece is None or x + len(piece[0]) > width:
                 writer.write_raw(x, y, strip, console)
-                unknown = min(strip.cell_length, width - x)
-                row_sgrs[y][x : x + unknown] = [_UNKNOWN_SGR] * unknown
+                end = x + min(strip.cell_length, width - x)
+                row_codes[y] = row_codes[y][:x] + _UNKNOWN * (end - x) + row_codes[y][end:]
+                _overwritten(drawn, x, end)
                 continue
-            text, sgrs = piece
+            text, codes = piece
             end = x + len(text)
-            row_text, row = texts[y], row_sgrs[y]
-            old_text, old_sgrs = row_text[x:end], row[x:end]
-            if old_text == text and old_sgrs == sgrs:
+            # Entries never overlap, so one that covers these very cells is the only one they touch.
+            if known is None or known[1] != end:
+                _overwritten(drawn, x, end)
+            drawn[x] = (strip, end)
+            row_text, row = texts[y], row_codes[y]
+            old_text, old_codes = row_text[x:end], row[x:end]
+            if old_text == text and old_codes == codes:
                 continue
-            for start, stop in _changed_runs(old_text, old_sgrs, text, sgrs):
-                runs.append((sgrs[start], y, x + start, text[start:stop], sgrs[start:stop]))
+            for start, stop in _changed_runs(old_text, old_codes, text, codes):
+                runs.append((sgr_of_code[codes[start]], y, x + start, text[start:stop], codes[start:stop]))
             texts[y] = row_text[:x] + text + row_text[end:]
-            row[x:end] = sgrs
+            row_codes[y] = row[:x] + codes + row[end:]
         # No cell is written twice in one update, so the runs may go in any order: grouped by
         # style, a colour is sent once for all the sparklines that share it, not once per line.
-        runs.sort(key=lambda run: run[:3])
-        for _, y, x, text, sgrs in runs:
+        # (y, x) is a run's own, so the tuples sort by (style, y, x) without a key function.
+        runs.sort()
+        for _, y, x, text, codes in runs:
             writer.move(x, y)
-            writer.write(text, sgrs)
+            writer.write(text, codes)
         return writer.finish()
+
+
+def _overwritten(drawn: dict[int, tuple[Strip, int]], start: int, end: int) -> None:
+    """Forget the strips drawn in a row whose cells meet start..end: something else is written there."""
+    for x in [x for x, (_, stop) in drawn.items() if x < end and stop > start]:
+        del drawn[x]
 
 
 __all__ = ["TerminalDiff"]

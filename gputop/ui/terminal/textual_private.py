@@ -113,12 +113,12 @@ def _chop_pieces(update: ChopsUpdate) -> Iterator[tuple[int, int, Strip]]:
     chops, chop_ends = update.chops, update.chop_ends
     for y, x1, x2 in update.spans:
         for end, (x, strip) in zip(chop_ends[y], chops[y].items(), strict=False):
-            if strip is None or x > x2 or end <= x1:
+            if strip is None or x >= x2 or end <= x1:
                 continue
-            if x2 > x >= x1 and end <= x2:
-                yield x, y, strip
-            else:
-                yield x, y, strip.crop(0, min(end, x2) - x)
+            # A chop is exactly its cells x..end (Textual cuts the lines there): one that ends inside the
+            # span is written whole, from x, as Textual's crop(0, end - x) would write it; that keeps the
+            # very Strip object Textual hands back for an unchanged line.
+            yield x, y, strip if end <= x2 else strip.crop(0, x2 - x)
 
 
 def changed_cells(diff: TerminalDiff, frame: object, console: Console, size: Size) -> str | None:
