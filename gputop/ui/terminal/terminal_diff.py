@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from itertools import compress, count
+from operator import ne, or_
 
 from rich.cells import cell_len
 from rich.color import ColorSystem
@@ -37,9 +39,9 @@ _UNKNOWN = "\x00"  # the style code of a cell whose content is not known: no sty
 # Unchanged cells between two changed runs are rewritten when that takes fewer bytes than a
 # cursor jump over them (about 4).
 _JUMP_BYTES = 4
-# In the exclusive or of two rows (UTF-32, four bytes a cell): equal cells, then cells that differ.
-_EQUAL_THEN_CHANGED = re.compile(b"((?:\x00\x00\x00\x00)*)((?:(?!\x00\x00\x00\x00)....)*)", re.DOTALL)
 _SAME_STYLE = re.compile(r"(.)\1*", re.DOTALL)  # cells of one style in a row of style codes
+# A piece of a frame: at column x of row y, the first ``cells`` cells of a strip.
+Piece = tuple[int, int, Strip, int]
 # The console's colour system by its public name; no name (no colour detected) writes true colour.
 _COLOR_SYSTEMS = {
     "standard": ColorSystem.STANDARD,
@@ -51,8 +53,8 @@ _COLOR_SYSTEMS = {
 # styles are made afresh each frame, and then the memory is simply started again.
 _STYLE_CACHE_SIZE = 4096
 # SGR sequences given a code before all are forgotten (and the next frame is written in full):
-# far more than a screen ever shows, and codes below the surrogates (which UTF-32 does not take).
-_MOST_CODES = 0xD000
+# far more than a screen ever shows, far fewer than the code points.
+_MOST_CODES = 0x10000
 
 
 class _StyleCodes:
@@ -173,13 +175,17 @@ class _Writer:
     def write(self, text: str, codes: str) -> None:
         """Write cells (a character each, and its style code) at the cursor."""
         parts = self.parts
-        # A style at a time, each as one string: a run is mostly one or two styles.
-        for same in _SAME_STYLE.finditer(codes):
-            sgr = self.sgr_of_code[same[1]]
+        # A style at a time, each as one string: a run is mostly of one style.
+        if codes.count(codes[0]) == len(codes):
+            same: Iterable[tuple[str, int, int]] = ((codes[0], 0, len(codes)),)
+        else:
+            same = ((cells[1], cells.start(), cells.end()) for cells in _SAME_STYLE.finditer(codes))
+        for code, start, end in same:
+            sgr = self.sgr_of_code[code]
             if sgr != self.sgr:
                 parts.append(_style_change(self.sgr, sgr))
                 self.sgr = sgr
-            parts.append(text[same.start() : same.end()].replace(_WIDE_FILL, ""))
+            parts.append(text[start:end].replace(_WIDE_FILL, ""))
         assert self.x is not None
         self.x += len(text)
         if self.x >= self.width:
@@ -257,32 +263,24 @@ def _style_change(before: str, after: str) -> str:
 
 def _changed_runs(old_text: str, old_codes: str, text: str, codes: str) -> Iterator[tuple[int, int]]:
     """(start, end) of the runs of cells that differ, close runs joined, wide characters whole."""
-    # A cell differs where the exclusive or of the rows' characters or codes (UTF-32, four bytes a
-    # cell) is not zero; the stretches are found by the regular expression engine, not a Python
-    # step per cell (most are equal) nor per changed cell.
-    size = 4 * len(text)
-    differs = (
-        _utf32(old_text) ^ _utf32(text) | _utf32(old_codes) ^ _utf32(codes)
-    ).to_bytes(size, "little")
+    # The indices of the cells that differ, found without a Python step per cell (most are equal),
+    # comparing only the characters, or only the styles, when the other are all the same.
+    if old_codes == codes:
+        differs = map(ne, old_text, text)
+    elif old_text == text:
+        differs = map(ne, old_codes, codes)
+    else:
+        differs = map(or_, map(ne, old_text, text), map(ne, old_codes, codes))
     start = end = -1
-    for stretch in _EQUAL_THEN_CHANGED.finditer(differs):
-        index, stop = stretch.span(2)
-        if index == stop:
-            continue
-        index //= 4
+    for index in compress(count(), differs):
         if start < 0:
             start = index
-        elif index - end > _JUMP_BYTES or _bytes(text[end:index]) >= _JUMP_BYTES:
+        elif index > end and (index - end > _JUMP_BYTES or _bytes(text[end:index]) >= _JUMP_BYTES):
             yield _whole(text, start, end)
             start = index
-        end = stop // 4
+        end = index + 1
     if start >= 0:
         yield _whole(text, start, end)
-
-
-def _utf32(text: str) -> int:
-    """The characters of ``text`` as one number, four bytes each (lone surrogates included)."""
-    return int.from_bytes(text.encode("utf-32-le", "surrogatepass"), "little")
 
 
 def _bytes(text: str) -> int:
@@ -306,10 +304,10 @@ class TerminalDiff:
     def __init__(self) -> None:
         self._texts: list[str] = []  # a row's characters, one a cell
         self._codes: list[str] = []  # a row's cells' style codes
-        # Per row, x -> (strip, end): a strip whose cells x..end the terminal shows, nothing written
-        # over them since. Textual hands an unchanged line back as the same Strip object (its
+        # Per row, x -> (strip, cells, end): a strip whose first cells the terminal shows at x..end,
+        # nothing written over them since. Textual hands an unchanged line back as the same Strip object (its
         # renders and cuts are cached), and such a piece costs a look-up. No two entries overlap.
-        self._drawn: list[dict[int, tuple[Strip, int]]] = []
+        self._drawn: list[dict[int, tuple[Strip, int, int]]] = []
         self._width = 0
         self._styles = _StyleCodes()
 
@@ -327,8 +325,8 @@ class TerminalDiff:
             self._codes = [_UNKNOWN * width] * height
             self._drawn = [{} for _ in range(height)]
 
-    def update(self, pieces: Iterable[tuple[int, int, Strip]], console: Console, width: int, height: int) -> str:
-        """The sequences that make the terminal show a frame's ``pieces`` (x, y, strip); '' when it already does."""
+    def update(self, pieces: Iterable[Piece], console: Console, width: int, height: int) -> str:
+        """The sequences that make the terminal show a frame's ``pieces``; '' when it already does."""
         styles = self._styles
         if styles.full:  # the rows' codes are about to be given again: start afresh
             self.forget()
@@ -339,26 +337,31 @@ class TerminalDiff:
         writer = _Writer(width, styles.sgr)
         texts, row_codes, drawn_rows, sgr_of_code = self._texts, self._codes, self._drawn, styles.sgr
         runs: list[tuple[str, int, int, str, str]] = []
-        for x, y, strip in pieces:
+        for x, y, strip, cells in pieces:
             if not 0 <= y < height or x >= width:
                 continue
             drawn = drawn_rows[y]
             known = drawn.get(x)
-            if known is not None and known[0] is strip:
+            if known is not None and known[0] is strip and known[1] == cells:
                 continue
             piece = _piece(strip, styles)
+            if piece is not None and len(piece[0]) > cells:
+                text, codes = piece
+                # Cut as Strip.crop would; where that halves a wide character, by Strip.crop itself.
+                cut = text[cells] == _WIDE_FILL
+                piece = _piece(strip.crop(0, cells), styles) if cut else (text[:cells], codes[:cells])
             if piece is None or x + len(piece[0]) > width:
-                writer.write_raw(x, y, strip, console)
-                end = x + min(strip.cell_length, width - x)
+                writer.write_raw(x, y, strip.crop(0, cells), console)
+                end = x + min(strip.cell_length, cells, width - x)
                 row_codes[y] = row_codes[y][:x] + _UNKNOWN * (end - x) + row_codes[y][end:]
                 _overwritten(drawn, x, end)
                 continue
             text, codes = piece
             end = x + len(text)
             # Entries never overlap, so one that covers these very cells is the only one they touch.
-            if known is None or known[1] != end:
+            if known is None or known[2] != end:
                 _overwritten(drawn, x, end)
-            drawn[x] = (strip, end)
+            drawn[x] = (strip, cells, end)
             row_text, row = texts[y], row_codes[y]
             old_text, old_codes = row_text[x:end], row[x:end]
             if old_text == text and old_codes == codes:
@@ -377,10 +380,10 @@ class TerminalDiff:
         return writer.finish()
 
 
-def _overwritten(drawn: dict[int, tuple[Strip, int]], start: int, end: int) -> None:
+def _overwritten(drawn: dict[int, tuple[Strip, int, int]], start: int, end: int) -> None:
     """Forget the strips drawn in a row whose cells meet start..end: something else is written there."""
-    for x in [x for x, (_, stop) in drawn.items() if x < end and stop > start]:
+    for x in [x for x, (_, _, stop) in drawn.items() if x < end and stop > start]:
         del drawn[x]
 
 
-__all__ = ["TerminalDiff"]
+__all__ = ["Piece", "TerminalDiff"]
