@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import random
 import unicodedata
+from collections.abc import Iterator
 
 import pyte
+import pytest
 from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
@@ -13,6 +15,7 @@ from textual._compositor import ChopsUpdate, LayoutUpdate
 from textual.geometry import Region, Size
 from textual.strip import Strip
 
+from gputop.ui.terminal import terminal_diff
 from gputop.ui.terminal.terminal_diff import TerminalDiff
 from gputop.ui.terminal.textual_private import changed_cells
 
@@ -67,7 +70,20 @@ def chops_update(frame: list[list[Strip]], spans: list[tuple[int, int, int]]) ->
 
 
 def test_random_updates_leave_the_same_screen_as_textuals_own_output() -> None:
-    rng = random.Random(1234)
+    random_updates_leave_textuals_screen(random.Random(1234), rounds=300)
+
+
+def test_when_the_style_codes_run_out_the_writer_starts_afresh_and_the_screen_stays_true(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A code a distinct SGR sequence; a few here, where a real screen would need tens of thousands.
+    monkeypatch.setattr(terminal_diff, "_MOST_CODES", 3)
+    random_updates_leave_textuals_screen(random.Random(99), rounds=60)
+
+
+def random_updates_leave_textuals_screen(rng: random.Random, rounds: int) -> None:
+    """Random frames, each fed to Textual's own output and to the writer: after each, both screens
+    hold the same cells."""
     out = console()
     plain_screen, plain = terminal()
     diffed_screen, diffed = terminal()
@@ -79,7 +95,7 @@ def test_random_updates_leave_the_same_screen_as_textuals_own_output() -> None:
     assert written is not None
     diffed.feed(written.encode())
     assert cells(diffed_screen) == cells(plain_screen)
-    for _ in range(300):
+    for _ in range(rounds):
         for _ in range(rng.randint(0, 4)):
             y = rng.randrange(HEIGHT)
             if rng.random() < 0.5:
@@ -174,3 +190,66 @@ def test_combining_marks_stay_on_their_character() -> None:
     diffed.feed(written.encode())
     assert cells(diffed_screen) == cells(plain_screen)
     assert unicodedata.normalize("NFD", diffed_screen.buffer[2][CUTS[2] + 1].data) == "e\u0301\u0301"
+
+
+class CountingStrip(Strip):
+    """A strip that counts how often its segments are read."""
+
+    reads = 0
+
+    def __iter__(self) -> Iterator[Segment]:
+        CountingStrip.reads += 1
+        return super().__iter__()
+
+
+def test_a_line_textual_hands_back_unchanged_is_not_read_again() -> None:
+    # Textual caches a widget's rendered lines and their cuts: an unchanged line comes back as
+    # the very Strip objects drawn last time, and the writer has nothing to work out for it.
+    rng = random.Random(11)
+    out = console()
+    diff = TerminalDiff()
+    frame = [[CountingStrip(strip) for strip in random_line(rng)] for _ in range(HEIGHT)]
+    everything = [(y, 0, WIDTH) for y in range(HEIGHT)]
+    assert changed_cells(diff, chops_update(frame, everything), out, SIZE)
+    CountingStrip.reads = 0
+    assert changed_cells(diff, chops_update(frame, everything), out, SIZE) == ""
+    assert CountingStrip.reads == 0
+
+
+# Row 3 of a dialog drawn over columns 5..25, in the middle of the chops at 1 and 12 below it.
+DIALOG_ROW, DIALOG_FROM, DIALOG_TO = 3, 5, 25
+
+
+def dialog(style: Style) -> ChopsUpdate:
+    cuts = [0, DIALOG_FROM, DIALOG_TO, WIDTH]
+    face = Strip([Segment(" Quit gputop? ", style)]).crop_extend(0, DIALOG_TO - DIALOG_FROM, style)
+    chops: list[dict[int, Strip | None]] = [{} for _ in range(HEIGHT)]
+    chops[DIALOG_ROW] = {0: None, DIALOG_FROM: face, DIALOG_TO: None}
+    ends = [cuts[1:] if y == DIALOG_ROW else [] for y in range(HEIGHT)]
+    return ChopsUpdate(chops, [(DIALOG_ROW, DIALOG_FROM, DIALOG_TO)], ends)
+
+
+@pytest.mark.parametrize(
+    "style",
+    [STYLES[3], Style(color="cyan", bgcolor="navy_blue", link="https://example.com/help")],
+    ids=["styled text", "a hyperlink (written as Textual renders it)"],
+)
+def test_a_line_handed_back_after_a_dialog_covered_it_is_drawn_again(style: Style) -> None:
+    # The same Strip objects as before the dialog opened, at the same places: skipping them
+    # because they are the strips last drawn there would leave the dialog on the screen.
+    rng = random.Random(5)
+    out = console()
+    plain_screen, plain = terminal()
+    diffed_screen, diffed = terminal()
+    diff = TerminalDiff()
+    frame = [random_line(rng) for _ in range(HEIGHT)]
+    row = chops_update(frame, [(DIALOG_ROW, 0, WIDTH)])
+    shown = []
+    for update in (LayoutUpdate(frame, Region(0, 0, WIDTH, HEIGHT)), row, dialog(style), row):
+        plain.feed(update.render_segments(out).encode())
+        written = changed_cells(diff, update, out, SIZE)
+        assert written is not None
+        diffed.feed(written.encode())
+        assert cells(diffed_screen) == cells(plain_screen)
+        shown.append("Quit gputop?" in diffed_screen.display[DIALOG_ROW])
+    assert shown == [False, False, True, False]
