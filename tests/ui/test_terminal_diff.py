@@ -253,3 +253,32 @@ def test_a_line_handed_back_after_a_dialog_covered_it_is_drawn_again(style: Styl
         assert cells(diffed_screen) == cells(plain_screen)
         shown.append("Quit gputop?" in diffed_screen.display[DIALOG_ROW])
     assert shown == [False, False, True, False]
+
+
+def test_a_hyperlink_beyond_the_spans_end_costs_nothing() -> None:
+    # Textual writes a chop only up to its span's end: what lies beyond (a link, which the writer
+    # leaves to Textual's own output) is not written, and the cells before it are sent as any others.
+    out = console()
+    link = Style(color="cyan", link="https://example.com/help")
+    frame = [random_line(random.Random(y)) for y in range(HEIGHT)]
+    full = LayoutUpdate(frame, Region(0, 0, WIDTH, HEIGHT))
+    chop, span_end = CUTS[2], 20  # the chop 12..27, its link at 22..26
+    linked = Strip([Segment("x", STYLES[2]), Segment(" " * 9, STYLES[0]), Segment("help", link)])
+    linked = linked.crop_extend(0, CUTS[3] - chop, STYLES[0])
+    updates = []
+    written = []
+    for strip in (linked, linked.crop(0, span_end - chop)):  # as it comes, and as Textual writes it
+        diff = TerminalDiff()
+        changed_cells(diff, full, out, SIZE)
+        changed = [list(line) for line in frame]
+        changed[4][2] = strip
+        updates.append(chops_update(changed, [(4, chop, span_end)]))
+        written.append(changed_cells(diff, updates[-1], out, SIZE) or "")
+    assert written[0] == written[1]
+    assert "help" not in written[0] and "\x1b]8" not in written[0]
+    plain_screen, plain = terminal()
+    diffed_screen, diffed = terminal()
+    for stream, sequences in ((plain, updates[0].render_segments(out)), (diffed, written[0])):
+        stream.feed(full.render_segments(out).encode())
+        stream.feed(sequences.encode())
+    assert cells(diffed_screen) == cells(plain_screen)

@@ -42,6 +42,8 @@ _JUMP_BYTES = 4
 _SAME_STYLE = re.compile(r"(.)\1*", re.DOTALL)  # cells of one style in a row of style codes
 # A piece of a frame: at column x of row y, the first ``cells`` cells of a strip.
 Piece = tuple[int, int, Strip, int]
+# Cells as this module keeps them: (a character a cell, a style code a cell).
+_Cells = tuple[str, str]
 # The console's colour system by its public name; no name (no colour detected) writes true colour.
 _COLOR_SYSTEMS = {
     "standard": ColorSystem.STANDARD,
@@ -103,7 +105,7 @@ class _StyleCodes:
 _CELLS: dict[str, str] = {}
 
 
-def _piece(strip: Iterable[Segment], styles: _StyleCodes) -> tuple[str, str] | None:
+def _piece(strip: Iterable[Segment], styles: _StyleCodes) -> _Cells | None:
     """A strip as (a character a cell, a style code a cell), or None if it holds something other
     than styled text of whole cells."""
     texts: list[str] = []
@@ -305,8 +307,8 @@ class TerminalDiff:
         self._texts: list[str] = []  # a row's characters, one a cell
         self._codes: list[str] = []  # a row's cells' style codes
         # Per row, x -> (strip, cells, end): a strip whose first cells the terminal shows at x..end,
-        # nothing written over them since. Textual hands an unchanged line back as the same Strip object (its
-        # renders and cuts are cached), and such a piece costs a look-up. No two entries overlap.
+        # nothing written over them since. Textual hands an unchanged line back as the same Strip
+        # object (its renders and cuts are cached): such a piece costs a look-up. No two overlap.
         self._drawn: list[dict[int, tuple[Strip, int, int]]] = []
         self._width = 0
         self._styles = _StyleCodes()
@@ -345,11 +347,8 @@ class TerminalDiff:
             if known is not None and known[0] is strip and known[1] == cells:
                 continue
             piece = _piece(strip, styles)
-            if piece is not None and len(piece[0]) > cells:
-                text, codes = piece
-                # Cut as Strip.crop would; where that halves a wide character, by Strip.crop itself.
-                cut = text[cells] == _WIDE_FILL
-                piece = _piece(strip.crop(0, cells), styles) if cut else (text[:cells], codes[:cells])
+            if piece is None or len(piece[0]) > cells:
+                piece = _first_cells(strip, piece, cells, styles)
             if piece is None or x + len(piece[0]) > width:
                 writer.write_raw(x, y, strip.crop(0, cells), console)
                 end = x + min(strip.cell_length, cells, width - x)
@@ -378,6 +377,15 @@ class TerminalDiff:
             writer.move(x, y)
             writer.write(text, codes)
         return writer.finish()
+
+
+def _first_cells(strip: Strip, piece: _Cells | None, cells: int, styles: _StyleCodes) -> _Cells | None:
+    """The piece of a strip's first ``cells`` cells, as Textual writes them (Strip.crop): the whole
+    strip's piece (None if it has none) cut, or where that cut halves a wide character or the
+    strip's piece is None (what is beyond the cut may be what has none), the cropped strip's."""
+    if piece is not None and piece[0][cells] != _WIDE_FILL:
+        return piece[0][:cells], piece[1][:cells]
+    return None if cells >= strip.cell_length else _piece(strip.crop(0, cells), styles)
 
 
 def _overwritten(drawn: dict[int, tuple[Strip, int, int]], start: int, end: int) -> None:
