@@ -123,7 +123,9 @@ def _replay(path: str, repeat: int, skip: int) -> None:
     best = [float("inf")] * len(frames)
     sent = b""
     clock = time.thread_time
-    for _ in range(repeat):
+    for again in range(repeat):
+        if again:  # Strip objects cache their crops and lengths: each repeat gets fresh ones
+            frames = _frames(path)
         diff = TerminalDiff()
         written = []
         for index, (frame, console, size) in enumerate(frames):

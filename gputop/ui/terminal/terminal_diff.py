@@ -70,13 +70,10 @@ class _StyleCodes:
         # runs no Python code, where a Style's own hash and equality are Python methods.
         self.by_id: dict[int, tuple[Style | None, str | None]] = {}
 
-    def use(self, color_system: ColorSystem) -> bool:
-        """Work in ``color_system`` from now on; True when that is a change."""
-        if color_system == self.color_system:
-            return False
-        self.color_system = color_system
-        self.by_id = {}
-        return True
+    def use(self, color_system: ColorSystem) -> None:
+        if color_system != self.color_system:
+            self.color_system = color_system
+            self.by_id = {}
 
     @property
     def full(self) -> bool:
@@ -306,10 +303,6 @@ class TerminalDiff:
     def __init__(self) -> None:
         self._texts: list[str] = []  # a row's characters, one a cell
         self._codes: list[str] = []  # a row's cells' style codes
-        # Per row, x -> (strip, cells, end): a strip whose first cells the terminal shows at x..end,
-        # nothing written over them since. Textual hands an unchanged line back as the same Strip
-        # object (its renders and cuts are cached): such a piece costs a look-up. No two overlap.
-        self._drawn: list[dict[int, tuple[Strip, int, int]]] = []
         self._width = 0
         self._styles = _StyleCodes()
 
@@ -317,7 +310,6 @@ class TerminalDiff:
         """The terminal's content is unknown (resized, resumed): the next frame is written in full."""
         self._texts = []
         self._codes = []
-        self._drawn = []
         self._width = 0
 
     def _resize(self, width: int, height: int) -> None:
@@ -325,7 +317,6 @@ class TerminalDiff:
             self._width = width
             self._texts = [" " * width] * height
             self._codes = [_UNKNOWN * width] * height
-            self._drawn = [{} for _ in range(height)]
 
     def update(self, pieces: Iterable[Piece], console: Console, width: int, height: int) -> str:
         """The sequences that make the terminal show a frame's ``pieces``; '' when it already does."""
@@ -334,17 +325,12 @@ class TerminalDiff:
             self.forget()
             styles = self._styles = _StyleCodes()
         self._resize(width, height)
-        if styles.use(_COLOR_SYSTEMS.get(console.color_system or "", ColorSystem.TRUECOLOR)):
-            self._drawn = [{} for _ in range(height)]  # the same strips are other cells now
+        styles.use(_COLOR_SYSTEMS.get(console.color_system or "", ColorSystem.TRUECOLOR))
         writer = _Writer(width, styles.sgr)
-        texts, row_codes, drawn_rows, sgr_of_code = self._texts, self._codes, self._drawn, styles.sgr
+        texts, row_codes, sgr_of_code = self._texts, self._codes, styles.sgr
         runs: list[tuple[str, int, int, str, str]] = []
         for x, y, strip, cells in pieces:
             if not 0 <= y < height or x >= width:
-                continue
-            drawn = drawn_rows[y]
-            known = drawn.get(x)
-            if known is not None and known[0] is strip and known[1] == cells:
                 continue
             piece = _piece(strip, styles)
             if piece is None or len(piece[0]) > cells:
@@ -353,14 +339,9 @@ class TerminalDiff:
                 writer.write_raw(x, y, strip.crop(0, cells), console)
                 end = x + min(strip.cell_length, cells, width - x)
                 row_codes[y] = row_codes[y][:x] + _UNKNOWN * (end - x) + row_codes[y][end:]
-                _overwritten(drawn, x, end)
                 continue
             text, codes = piece
             end = x + len(text)
-            # Entries never overlap, so one that covers these very cells is the only one they touch.
-            if known is None or known[2] != end:
-                _overwritten(drawn, x, end)
-            drawn[x] = (strip, cells, end)
             row_text, row = texts[y], row_codes[y]
             old_text, old_codes = row_text[x:end], row[x:end]
             if old_text == text and old_codes == codes:
@@ -386,12 +367,6 @@ def _first_cells(strip: Strip, piece: _Cells | None, cells: int, styles: _StyleC
     if piece is not None and piece[0][cells] != _WIDE_FILL:
         return piece[0][:cells], piece[1][:cells]
     return None if cells >= strip.cell_length else _piece(strip.crop(0, cells), styles)
-
-
-def _overwritten(drawn: dict[int, tuple[Strip, int, int]], start: int, end: int) -> None:
-    """Forget the strips drawn in a row whose cells meet start..end: something else is written there."""
-    for x in [x for x, (_, _, stop) in drawn.items() if x < end and stop > start]:
-        del drawn[x]
 
 
 __all__ = ["Piece", "TerminalDiff"]
