@@ -12,7 +12,7 @@ the terminal shows is forgotten when its size changes or the app is suspended,
 so the next frame is written in full.
 
 This module uses public Rich and Textual names only: ``textual_private`` takes
-Textual's frames apart into (x, y, strip) pieces and hands the result back.
+Textual's frames apart into (x, y, strip, cells) pieces and hands the result back.
 """
 
 from __future__ import annotations
