@@ -115,8 +115,8 @@ def _chop_pieces(update: ChopsUpdate) -> Iterator[Piece]:
 
     It writes a chop from its start x up to its end or the span's x2, whichever comes first: the
     strip cropped to that, or whole (a chop is exactly its cells, Textual cuts the lines there).
-    The strip is handed over uncropped with the count of its cells to write: the very Strip object
-    Textual hands back for an unchanged line, and no new Strip a piece.
+    The strip is handed over uncropped with the count of its cells to write: a crop is a new Strip,
+    dear to make, and the writer cuts its own strings for less.
     """
     chops, chop_ends = update.chops, update.chop_ends
     for y, x1, x2 in update.spans:
