@@ -12,13 +12,14 @@ the terminal shows is forgotten when its size changes or the app is suspended,
 so the next frame is written in full.
 
 This module uses public Rich and Textual names only: ``textual_private`` takes
-Textual's frames apart into (x, y, strip) pieces and hands the result back.
+Textual's frames apart into (x, y, strip, cells) pieces and hands the result back.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
-from itertools import compress, count, repeat
+from itertools import compress, count
 from operator import ne, or_
 
 from rich.cells import cell_len
@@ -28,15 +29,21 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-# What the terminal shows is kept a row at a time: a string with one character a cell and a list
-# of each cell's SGR parameters (shared strings). A tuple a cell cost ten times the memory.
+# What the terminal shows is kept a row at a time, in two strings of a character a cell: what the
+# cell holds, and its style as a code (one character for each SGR sequence, see _StyleCodes). So a
+# row is compared, cut and copied by string operations, not a Python step per cell.
 # The right half of a wide character is this placeholder in the row's string; a strip that holds
 # it itself, or a zero-width character, is written as Textual renders it.
 _WIDE_FILL = "\x00"
-_UNKNOWN_SGR = "\x00"  # a cell whose content is not known: never equal to a style Textual draws
+_UNKNOWN = "\x00"  # the style code of a cell whose content is not known: no style has it
 # Unchanged cells between two changed runs are rewritten when that takes fewer bytes than a
 # cursor jump over them (about 4).
 _JUMP_BYTES = 4
+_SAME_STYLE = re.compile(r"(.)\1*", re.DOTALL)  # cells of one style in a row of style codes
+# A piece of a frame: at column x of row y, the first ``cells`` cells of a strip.
+Piece = tuple[int, int, Strip, int]
+# Cells as this module keeps them: (a character a cell, a style code a cell).
+_Cells = tuple[str, str]
 # The console's colour system by its public name; no name (no colour detected) writes true colour.
 _COLOR_SYSTEMS = {
     "standard": ColorSystem.STANDARD,
@@ -44,67 +51,89 @@ _COLOR_SYSTEMS = {
     "truecolor": ColorSystem.TRUECOLOR,
     "windows": ColorSystem.WINDOWS,
 }
-# Styles whose SGR parameters are remembered; a frame uses a few dozen, so this is never reached
-# unless styles are made afresh each frame, and then the memory is simply started again.
+# Styles whose codes are remembered; a frame uses a few dozen, so this is never reached unless
+# styles are made afresh each frame, and then the memory is simply started again.
 _STYLE_CACHE_SIZE = 4096
+# SGR sequences given a code before all are forgotten (and the next frame is written in full):
+# far more than a screen ever shows, far fewer than the code points.
+_MOST_CODES = 0x10000
 
 
 class _StyleCodes:
-    """SGR parameters of each style, worked out once per style (a dictionary look-up after that)."""
+    """A one-character code for each SGR sequence, and each style's code (a look-up after the first)."""
 
     def __init__(self) -> None:
         self.color_system = ColorSystem.TRUECOLOR
-        self._codes: dict[Style, str | None] = {}
+        self.sgr: dict[str, str] = {}  # a code's SGR parameters ('' for none)
+        self._code_of_sgr: dict[str, str] = {}
+        # By the style object's id, kept with the style (so the id stays its own): a look-up that
+        # runs no Python code, where a Style's own hash and equality are Python methods.
+        self.by_id: dict[int, tuple[Style | None, str | None]] = {}
 
     def use(self, color_system: ColorSystem) -> None:
         if color_system != self.color_system:
             self.color_system = color_system
-            self._codes.clear()
+            self.by_id = {}
 
-    def sgr(self, style: Style | None) -> str | None:
-        """SGR parameters of a style ('' for none), or None for one this module will not reproduce."""
-        if style is None:
-            return ""
-        codes = self._codes
-        if style in codes:
-            return codes[style]
-        if len(codes) >= _STYLE_CACHE_SIZE:
-            codes.clear()
+    @property
+    def full(self) -> bool:
+        return len(self.sgr) >= _MOST_CODES
+
+    def code(self, style: Style | None) -> str | None:
+        """A style's code, or None for one this module will not reproduce."""
+        known = self.by_id.get(id(style))
+        if known is not None and known[0] is style:
+            return known[1]
+        if len(self.by_id) >= _STYLE_CACHE_SIZE:
+            self.by_id = {}
         # A hyperlink is not a cell attribute: such a strip is written as Textual renders it.
-        sgr = None if style.link else Strip.render_ansi(style, self.color_system)
-        codes[style] = sgr
-        return sgr
+        code = None
+        if style is None or not style.link:
+            sgr = "" if style is None else Strip.render_ansi(style, self.color_system)
+            code = self._code_of_sgr.get(sgr)
+            if code is None:
+                code = self._code_of_sgr[sgr] = chr(len(self.sgr) + 1)  # never _UNKNOWN
+                self.sgr[code] = sgr
+        self.by_id[id(style)] = (style, code)
+        return code
 
 
-def _piece(strip: Iterable[Segment], styles: _StyleCodes) -> tuple[str, list[str]] | None:
-    """A strip as (a character a cell, each cell's SGR parameters), or None if it holds something
-    other than styled text of whole cells."""
+# Text that is not ASCII, as cells (see _wide_cells): "" when it holds a zero-width character.
+_CELLS: dict[str, str] = {}
+
+
+def _piece(strip: Iterable[Segment], styles: _StyleCodes) -> _Cells | None:
+    """A strip as (a character a cell, a style code a cell), or None if it holds something other
+    than styled text of whole cells."""
     texts: list[str] = []
-    sgrs: list[str] = []
-    sgr_of = styles.sgr
+    codes: list[str] = []
+    by_id = styles.by_id
     for text, style, control in strip:
-        if control or _WIDE_FILL in text:
+        known = by_id.get(id(style))
+        code = known[1] if known is not None and known[0] is style else styles.code(style)
+        if code is None or control or _WIDE_FILL in text:
             return None
-        sgr = sgr_of(style)
-        if sgr is None:
-            return None
-        if not (text.isascii() or cell_len(text) == len(text)):
-            cells = _wide_cells(text)
+        if not text.isascii():
+            cells = _CELLS.get(text)
             if cells is None:
+                if len(_CELLS) >= _STYLE_CACHE_SIZE:
+                    _CELLS.clear()
+                cells = _CELLS[text] = text if cell_len(text) == len(text) else _wide_cells(text)
+            if not cells:
                 return None
             text = cells
         texts.append(text)
-        sgrs += repeat(sgr, len(text))
-    return "".join(texts), sgrs
+        codes.append(code * len(text))
+    return "".join(texts), "".join(codes)
 
 
-def _wide_cells(text: str) -> str | None:
-    """``text`` with the placeholder after each wide character; None if it holds a zero-width one."""
+def _wide_cells(text: str) -> str:
+    """``text`` with the placeholder after each wide character; "" if it holds a zero-width one."""
     cells = []
     for char in text:
         width = cell_len(char)
         if width == 0:
-            return None
+            return ""
         cells.append(char + _WIDE_FILL if width == 2 else char)
     return "".join(cells)
 
@@ -112,8 +141,9 @@ def _wide_cells(text: str) -> str | None:
 class _Writer:
     """Terminal sequences with the shortest cursor moves and only the style changes."""
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, sgr: dict[str, str]) -> None:
         self.width = width
+        self.sgr_of_code = sgr
         self.parts: list[str] = []
         self.x: int | None = None
         self.y: int | None = None
@@ -141,16 +171,20 @@ class _Writer:
         self.parts.append(best)
         self.x, self.y = x, y
 
-    def write(self, text: str, sgrs: list[str]) -> None:
-        """Write cells (a character each, and its SGR parameters) at the cursor."""
+    def write(self, text: str, codes: str) -> None:
+        """Write cells (a character each, and its style code) at the cursor."""
         parts = self.parts
-        for char, sgr in zip(text, sgrs, strict=True):
-            if char == _WIDE_FILL:
-                continue
+        # A style at a time, each as one string: a run is mostly of one style.
+        if codes.count(codes[0]) == len(codes):
+            same: Iterable[tuple[str, int, int]] = ((codes[0], 0, len(codes)),)
+        else:
+            same = ((cells[1], cells.start(), cells.end()) for cells in _SAME_STYLE.finditer(codes))
+        for code, start, end in same:
+            sgr = self.sgr_of_code[code]
             if sgr != self.sgr:
                 parts.append(_style_change(self.sgr, sgr))
                 self.sgr = sgr
-            parts.append(char)
+            parts.append(text[start:end].replace(_WIDE_FILL, ""))
         assert self.x is not None
         self.x += len(text)
         if self.x >= self.width:
@@ -226,11 +260,18 @@ def _style_change(before: str, after: str) -> str:
     return f"\x1b[{';'.join(codes)}m"
 
 
-def _changed_runs(old_text: str, old_sgrs: list[str], text: str, sgrs: list[str]) -> Iterator[tuple[int, int]]:
+def _changed_runs(old_text: str, old_codes: str, text: str, codes: str) -> Iterator[tuple[int, int]]:
     """(start, end) of the runs of cells that differ, close runs joined, wide characters whole."""
+    # The indices of the cells that differ, found without a Python step per cell (most are equal),
+    # comparing only the characters, or only the styles, when the other are all the same.
+    if old_codes == codes:
+        differs = map(ne, old_text, text)
+    elif old_text == text:
+        differs = map(ne, old_codes, codes)
+    else:
+        differs = map(or_, map(ne, old_text, text), map(ne, old_codes, codes))
     start = end = -1
-    # The indices of the cells that differ, found without a Python step per cell (most are equal).
-    for index in compress(count(), map(or_, map(ne, old_text, text), map(ne, old_sgrs, sgrs))):
+    for index in compress(count(), differs):
         if start < 0:
             start = index
         elif index > end and (index - end > _JUMP_BYTES or _bytes(text[end:index]) >= _JUMP_BYTES):
@@ -261,55 +302,71 @@ class TerminalDiff:
 
     def __init__(self) -> None:
         self._texts: list[str] = []  # a row's characters, one a cell
-        self._sgrs: list[list[str]] = []  # a row's cells' SGR parameters
+        self._codes: list[str] = []  # a row's cells' style codes
         self._width = 0
         self._styles = _StyleCodes()
 
     def forget(self) -> None:
         """The terminal's content is unknown (resized, resumed): the next frame is written in full."""
         self._texts = []
-        self._sgrs = []
+        self._codes = []
         self._width = 0
 
     def _resize(self, width: int, height: int) -> None:
         if width != self._width or height != len(self._texts):
             self._width = width
             self._texts = [" " * width] * height
-            self._sgrs = [[_UNKNOWN_SGR] * width for _ in range(height)]
+            self._codes = [_UNKNOWN * width] * height
 
-    def update(self, pieces: Iterable[tuple[int, int, Strip]], console: Console, width: int, height: int) -> str:
-        """The sequences that make the terminal show a frame's ``pieces`` (x, y, strip); '' when it already does."""
+    def update(self, pieces: Iterable[Piece], console: Console, width: int, height: int) -> str:
+        """The sequences that make the terminal show a frame's ``pieces``; '' when it already does."""
+        styles = self._styles
+        if styles.full:  # the rows' codes are about to be given again: start afresh
+            self.forget()
+            styles = self._styles = _StyleCodes()
         self._resize(width, height)
-        self._styles.use(_COLOR_SYSTEMS.get(console.color_system or "", ColorSystem.TRUECOLOR))
-        writer = _Writer(width)
-        texts, row_sgrs = self._texts, self._sgrs
-        runs: list[tuple[str, int, int, str, list[str]]] = []
-        for x, y, strip in pieces:
+        styles.use(_COLOR_SYSTEMS.get(console.color_system or "", ColorSystem.TRUECOLOR))
+        writer = _Writer(width, styles.sgr)
+        texts, row_codes, sgr_of_code = self._texts, self._codes, styles.sgr
+        runs: list[tuple[str, int, int, str, str]] = []
+        for x, y, strip, cells in pieces:
             if not 0 <= y < height or x >= width:
                 continue
-            piece = _piece(strip, self._styles)
+            piece = _piece(strip, styles)
+            if piece is None or len(piece[0]) > cells:
+                piece = _first_cells(strip, piece, cells, styles)
             if piece is None or x + len(piece[0]) > width:
-                writer.write_raw(x, y, strip, console)
-                unknown = min(strip.cell_length, width - x)
-                row_sgrs[y][x : x + unknown] = [_UNKNOWN_SGR] * unknown
+                writer.write_raw(x, y, strip.crop(0, cells), console)
+                end = x + min(strip.cell_length, cells, width - x)
+                row_codes[y] = row_codes[y][:x] + _UNKNOWN * (end - x) + row_codes[y][end:]
                 continue
-            text, sgrs = piece
+            text, codes = piece
             end = x + len(text)
-            row_text, row = texts[y], row_sgrs[y]
-            old_text, old_sgrs = row_text[x:end], row[x:end]
-            if old_text == text and old_sgrs == sgrs:
+            row_text, row = texts[y], row_codes[y]
+            old_text, old_codes = row_text[x:end], row[x:end]
+            if old_text == text and old_codes == codes:
                 continue
-            for start, stop in _changed_runs(old_text, old_sgrs, text, sgrs):
-                runs.append((sgrs[start], y, x + start, text[start:stop], sgrs[start:stop]))
+            for start, stop in _changed_runs(old_text, old_codes, text, codes):
+                runs.append((sgr_of_code[codes[start]], y, x + start, text[start:stop], codes[start:stop]))
             texts[y] = row_text[:x] + text + row_text[end:]
-            row[x:end] = sgrs
+            row_codes[y] = row[:x] + codes + row[end:]
         # No cell is written twice in one update, so the runs may go in any order: grouped by
         # style, a colour is sent once for all the sparklines that share it, not once per line.
-        runs.sort(key=lambda run: run[:3])
-        for _, y, x, text, sgrs in runs:
+        # (y, x) is a run's own, so the tuples sort by (style, y, x) without a key function.
+        runs.sort()
+        for _, y, x, text, codes in runs:
             writer.move(x, y)
-            writer.write(text, sgrs)
+            writer.write(text, codes)
         return writer.finish()
 
 
-__all__ = ["TerminalDiff"]
+def _first_cells(strip: Strip, piece: _Cells | None, cells: int, styles: _StyleCodes) -> _Cells | None:
+    """The piece of a strip's first ``cells`` cells, as Textual writes them (Strip.crop): the whole
+    strip's piece (None if it has none) cut, or where that cut halves a wide character or the
+    strip's piece is None (what is beyond the cut may be what has none), the cropped strip's."""
+    if piece is not None and piece[0][cells] != _WIDE_FILL:
+        return piece[0][:cells], piece[1][:cells]
+    return None if cells >= strip.cell_length else _piece(strip.crop(0, cells), styles)
+
+
+__all__ = ["Piece", "TerminalDiff"]

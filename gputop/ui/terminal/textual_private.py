@@ -33,7 +33,7 @@ from textual.screen import Screen
 from textual.strip import Strip
 
 from gputop.ui.terminal.plain_terminal import PlainTerminalApp
-from gputop.ui.terminal.terminal_diff import TerminalDiff
+from gputop.ui.terminal.terminal_diff import Piece, TerminalDiff
 
 # Writes a frame's changed cells for a screen of a size; None: let Textual write the frame itself.
 FrameWriter = Callable[[object, Console, Size], "str | None"]
@@ -105,8 +105,9 @@ def check_internals() -> str | None:
     return None
 
 
-def frame_pieces(frame: object) -> Iterator[tuple[int, int, Strip]] | None:
-    """(x, y, strip) for each piece of a frame Textual would write, in its order; None for another kind."""
+def frame_pieces(frame: object) -> Iterator[Piece] | None:
+    """(x, y, strip, cells) for each piece of a frame Textual would write, in its order; None for
+    another kind. Textual writes the strip's first ``cells`` cells."""
     if isinstance(frame, LayoutUpdate):
         return _layout_pieces(frame)
     if isinstance(frame, ChopsUpdate):
@@ -114,29 +115,33 @@ def frame_pieces(frame: object) -> Iterator[tuple[int, int, Strip]] | None:
     return None
 
 
-def _layout_pieces(update: LayoutUpdate) -> Iterator[tuple[int, int, Strip]]:
-    """(x, y, strip) for each line of a full frame."""
+def _layout_pieces(update: LayoutUpdate) -> Iterator[Piece]:
+    """(x, y, strip, cells) for each line of a full frame."""
     for y, line in enumerate(update.strips, update.region.y):
-        yield update.region.x, y, Strip.join(line)
+        strip = Strip.join(line)
+        yield update.region.x, y, strip, strip.cell_length
 
 
-def _chop_pieces(update: ChopsUpdate) -> Iterator[tuple[int, int, Strip]]:
-    """(x, y, strip) for each piece ChopsUpdate.render_segments would write, in its order."""
+def _chop_pieces(update: ChopsUpdate) -> Iterator[Piece]:
+    """(x, y, strip, cells) for each piece ChopsUpdate.render_segments would write, in its order.
+
+    It writes a chop from its start x up to its end or the span's x2, whichever comes first: the
+    strip cropped to that, or whole (a chop is exactly its cells, Textual cuts the lines there).
+    The strip is handed over uncropped with the count of its cells to write: a crop is a new Strip,
+    dear to make, and the writer cuts its own strings for less.
+    """
     chops, chop_ends = update.chops, update.chop_ends
     for y, x1, x2 in update.spans:
         for end, (x, strip) in zip(chop_ends[y], chops[y].items(), strict=False):
-            if strip is None or x > x2 or end <= x1:
+            if strip is None or x >= x2 or end <= x1:
                 continue
-            if x2 > x >= x1 and end <= x2:
-                yield x, y, strip
-            else:
-                yield x, y, strip.crop(0, min(end, x2) - x)
+            yield x, y, strip, min(end, x2) - x
 
 
 def changed_cells(diff: TerminalDiff, frame: object, console: Console, size: Size) -> str | None:
     """The bytes that bring the terminal to ``frame``; None for a frame the writer does not know
     (then what the terminal shows is forgotten, and Textual writes that frame itself)."""
-    pieces: Iterable[tuple[int, int, Strip]] | None = frame_pieces(frame)
+    pieces: Iterable[Piece] | None = frame_pieces(frame)
     if pieces is None:
         diff.forget()
         return None
