@@ -1245,7 +1245,8 @@ static int next_xid(const event_set_t *set) {
 
 /* Waits without the lock, like a real wait, so the sampler's calls go on meanwhile; and asleep,
  * like a real driver's wait in the kernel: woken when a call loads a new scenario (which may hold
- * an XID), else at the timeout, so a waiting event thread costs the process no CPU. */
+ * an XID), else at the timeout, so a waiting event thread costs the process no CPU. A delay line
+ * for it is slept out first, as for any call (a wait that hangs in the driver). */
 static nvmlReturn_t event_wait(int fn, event_set_t *set, nvmlEventData_t *data, unsigned timeout_ms) {
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
@@ -1255,8 +1256,8 @@ static nvmlReturn_t event_wait(int fn, event_set_t *set, nvmlEventData_t *data, 
         deadline.tv_sec++;
         deadline.tv_nsec -= 1000000000L;
     }
-    pthread_mutex_lock(&state_lock);
-    call_counts[fn]++;
+    call_t held = {0};
+    begin_call(&held, fn, NULL, -1, 0); /* counted, and the lock held from here */
     for (int timed_out = 0;;) {
         maybe_reload(0);
         nvmlReturn_t result = init_refcount == 0 ? NVML_ERROR_UNINITIALIZED : rule_error(fn, -1, -1);

@@ -63,7 +63,7 @@ class NvmlDevice:
     # the same object from one sample to the next, which the sampler's join recognises at once.
     process_samples: dict[int | None, dict[int, ProcessSample]] = field(default_factory=dict)
     last: GpuSample | None = None  # the newest sample it answered with (the same object while equal)
-    xid_events: XidEvents | None = None  # the source's XID event thread
+    xid_events: XidEvents | None = None  # the source's XID events, polled once a tick (nvml_events.py)
     activity: ActivityReader | None = None  # GPM, energy, NVLink, the PCIe link (nvml_activity.py)
     lost_since: float | None = None  # when it was first found lost (seconds since the epoch)
 
