@@ -201,8 +201,9 @@ class NvmlSource:
             return start
 
         def xid_step(in_turn: bool) -> list[Ticket[Any]]:
-            # First, so that the GPUs read in turn after it carry the events the driver held: an XID
-            # raised since the last tick joins this one. Not asked again while the last poll is out.
+            # Last, on the lane that has just counted (no thread woken for it, nor one woken when it
+            # answers: the turns wait for it while they hold); its events are joined to the GPUs'
+            # samples below. Not asked again while the last poll is out.
             xids, polled = self._xids, self._xid_poll
             if xids is None or (polled is not None and not polled.done):
                 return []
@@ -219,12 +220,13 @@ class NvmlSource:
             self._counting = None if ticket is None else (lane, ticket)
             return [] if ticket is None else [ticket]
 
-        # The XID events, the GPUs in turn, then the count (a driver slow to count then delays no GPU).
-        # A poll of the events that hangs in the driver holds up no tick: it is not waited for once
-        # its turn is over (and not asked again while it is out).
-        turns = Turns([xid_step, *map(step, range(len(gpus))), count_step], TURN_S, unawaited=frozenset({0}))
+        # The GPUs in turn, then the count (a driver slow to count then delays no GPU), then the XID
+        # events: a poll that hangs in the driver holds up no tick, not waited for once its turn is over.
+        turns = Turns(
+            [*map(step, range(len(gpus))), count_step, xid_step], TURN_S, optional=frozenset({len(gpus) + 1})
+        )
         failure = self._take_turns(turns, until, meanwhile)
-        for at, quick in enumerate(turns.quick[1 : len(gpus) + 1]):
+        for at, quick in enumerate(turns.quick[: len(gpus)]):
             if quick is not None:
                 (self._quick.add if quick else self._quick.discard)(gpus[at].device.index)
         counting = self._counting
@@ -252,9 +254,11 @@ class NvmlSource:
         self._wait([ticket for pair in reads for ticket in pair if ticket is not None], until)
         if failure is not None:
             raise failure
-        return tuple(
-            gpu.result(read, self._gateway, self._deadline_s) for gpu, read in zip(gpus, reads, strict=True)
-        )
+        samples = [gpu.result(read, self._gateway, self._deadline_s) for gpu, read in zip(gpus, reads, strict=True)]
+        polled = self._xid_poll
+        if polled is not None and polled.done:  # the events the driver held once the GPUs had been read
+            samples = [gpu.device.with_new_events(sample) for gpu, sample in zip(gpus, samples, strict=True)]
+        return tuple(samples)
 
     def _take_turns(self, turns: Turns, until: float, meanwhile: Callable[[], object] | None) -> BaseException | None:
         """Read in turn (lanes.Turns) until every read is done, ``until`` passes, or close() is called;
@@ -284,6 +288,8 @@ class NvmlSource:
                             self._answered.acquire()
                         meanwhile = None
                         continue
+                    if turns.done():  # the turns just broken on a step they need not wait for
+                        break
                     self._answered.wait(max(0.0, min(until, turns.turn_ends()) - time.monotonic()))
             finally:
                 self._turns.remove(turns)

@@ -1,15 +1,18 @@
 """Critical XID events from the driver, taken once a tick without waiting.
 
-``poll()`` is a step of the tick, run on a lane like a GPU's read (nvml.py): the first
-poll creates the event set and registers each GPU for ``nvmlEventTypeXidCriticalError``;
-every poll then takes the events the set holds, each wait given 0 ms (a driver with
-nothing to say answers TIMEOUT at once). The driver keeps the events in the set until
-they are taken, so an XID raised between two ticks joins the next one; a thread of
+``poll()`` is the tick's last step, run on the lane that has just read the GPUs
+(nvml.py): the first poll creates the event set and registers each GPU for
+``nvmlEventTypeXidCriticalError``; every poll then takes the events the set holds,
+each wait given 0 ms (a driver with nothing to say answers TIMEOUT at once). The
+driver keeps the events in the set until they are taken, so an XID raised since the
+last tick joins this one (the source joins them to the GPUs' samples); a thread of
 its own, waiting on the set with a timeout to notice when it is stopped, woke five
 times a second for nothing. A poll that hangs in the driver blocks only the lane it
-runs on: the source does not start another while it is out, and the GPUs are read on
-another lane. Events are kept per GPU (the newest ``KEEP`` of them) and read by the
-GPUs' reads under a lock. A GPU that cannot register (NOT_SUPPORTED, or one that
+runs on: the tick does not wait for it past its turn, the source does not start
+another while it is out, and the next tick's GPUs are read on another lane. An
+event's time is when it was taken (NVML's events carry none): within an interval
+of when the driver raised it. Events are kept per GPU (the newest ``KEEP`` of them)
+and read by the GPUs' reads under a lock. A GPU that cannot register (NOT_SUPPORTED, or one that
 appeared after the set was made) reports None; one not registered yet, no events.
 """
 
