@@ -189,3 +189,36 @@ def test_in_a_namespace_without_a_nic_nothing_is_counted_and_net_says_so() -> No
     assert (counted, rate) == ([], None)
     present = sorted(line.split(":")[1].strip().split("@")[0] for line in done.stderr.splitlines())
     assert chosen == present and "lo" in chosen and chosen_rate is not None
+
+
+MEMINFO = """MemTotal:       16384000 kB
+MemFree:         1024000 kB
+MemAvailable:    4096000 kB
+Buffers:          512000 kB
+Cached:          2048000 kB
+SwapCached:            0 kB
+SwapTotal:       8192000 kB
+SwapFree:        6144000 kB
+Dirty:               128 kB
+"""
+
+
+def test_memory_and_swap_are_read_from_proc_meminfo_used_being_total_less_available(tmp_path: Path) -> None:
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text(MEMINFO)
+
+    host = HostReader(meminfo=meminfo).sample()
+
+    kib = 1024
+    assert (host.memory_total, host.memory_used) == (16_384_000 * kib, (16_384_000 - 4_096_000) * kib)
+    assert (host.swap_total, host.swap_used) == (8_192_000 * kib, (8_192_000 - 6_144_000) * kib)
+
+
+def test_a_meminfo_without_memavailable_gives_psutils_figures_not_a_guess(tmp_path: Path) -> None:
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text(MEMINFO.replace("MemAvailable:    4096000 kB\n", ""))  # a kernel before 3.14
+
+    host = HostReader(meminfo=meminfo).sample()
+
+    assert host.memory_total == psutil.virtual_memory().total  # this machine's, as psutil reads it
+    assert host.swap_total == psutil.swap_memory().total
