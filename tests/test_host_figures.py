@@ -222,3 +222,24 @@ def test_a_meminfo_without_memavailable_gives_psutils_figures_not_a_guess(tmp_pa
 
     assert host.memory_total == psutil.virtual_memory().total  # this machine's, as psutil reads it
     assert host.swap_total == psutil.swap_memory().total
+
+
+NET_DEV = """Inter-|   Receive                                                |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compr
+    lo: {lo} 7    0    0    0     0          0         0 {lo} 7    0    0    0     0       0          0
+  eth0: {rx}  100    0    0    0     0          0         0 {tx}  90    0    0    0     0       0          0
+"""
+
+
+def test_the_network_rates_are_the_counted_interfaces_bytes_in_proc_net_dev_over_the_interval(tmp_path: Path) -> None:
+    net_dev = tmp_path / "dev"
+    net_dev.write_text(NET_DEV.format(lo=5_000, rx=1_000_000, tx=200_000))
+    clock = [100.0]
+    reader = HostReader(clock=lambda: clock[0], net_interfaces=["eth*"], net_dev=net_dev)
+
+    net_dev.write_text(NET_DEV.format(lo=9_000_000, rx=1_000_000 + 4_000_000, tx=200_000 + 1_000_000))
+    clock[0] += 2.0
+    host = reader.sample()
+
+    assert host.net_interfaces == ("eth0",)
+    assert (host.net_rx_rate, host.net_tx_rate) == (2_000_000.0, 500_000.0)  # bytes/s; lo's not counted

@@ -26,6 +26,7 @@ from gputop.core.model import HostSample
 
 SYS_CLASS_NET = Path("/sys/class/net")
 PROC_MEMINFO = Path("/proc/meminfo")
+PROC_NET_DEV = Path("/proc/net/dev")
 _MEMINFO_KEYS = (b"MemTotal:", b"MemAvailable:", b"SwapTotal:", b"SwapFree:")
 
 
@@ -68,6 +69,23 @@ def read_meminfo(path: Path = PROC_MEMINFO) -> tuple[int, int, int, int] | None:
     return total, available, swap_total, swap_free
 
 
+def read_net_dev(path: Path = PROC_NET_DEV) -> dict[str, tuple[int, int]] | None:
+    """Bytes received and sent by each interface, from ``/proc/net/dev`` (as psutil reads it, without
+    its tuple of eight counters per interface: 65 us a tick, where this takes 15); None where it
+    cannot be read."""
+    try:
+        with open(path, "rb") as file:
+            lines = file.read().splitlines()[2:]  # two lines of headings
+        counters = {}
+        for line in lines:
+            name, _, fields = line.rpartition(b":")
+            figures = fields.split()
+            counters[name.strip().decode()] = (int(figures[0]), int(figures[8]))
+    except (OSError, ValueError, IndexError, UnicodeDecodeError):
+        return None
+    return counters
+
+
 def _psutil_memory() -> tuple[int, int, int, int]:
     """read_meminfo()'s figures from psutil, where /proc/meminfo does not give them all."""
     memory, swap = psutil.virtual_memory(), psutil.swap_memory()
@@ -92,9 +110,11 @@ class HostReader:
         net_interfaces: Sequence[str] | None = None,
         sys_class_net: Path = SYS_CLASS_NET,
         meminfo: Path = PROC_MEMINFO,
+        net_dev: Path = PROC_NET_DEV,
     ) -> None:
         self._clock = clock
         self._meminfo = meminfo
+        self._net_dev = net_dev
         self._net_patterns = None if net_interfaces is None else tuple(net_interfaces)
         self._sys_class_net = sys_class_net
         self._cpu_percent: float | None = None
@@ -136,19 +156,22 @@ class HostReader:
         return self._cpu_percent
 
     def _net_counters(self) -> dict[str, tuple[int, int]] | None:
-        """Bytes received and sent per counted interface; None where psutil cannot read them."""
-        try:
-            counters = psutil.net_io_counters(pernic=True)
-        except (OSError, RuntimeError):
-            return None
+        """Bytes received and sent per counted interface; None where neither /proc nor psutil gives them."""
+        counters = read_net_dev(self._net_dev)
+        if counters is None:
+            try:
+                counters = {
+                    name: (nic.bytes_recv, nic.bytes_sent) for name, nic in psutil.net_io_counters(pernic=True).items()
+                }
+            except (OSError, RuntimeError):
+                return None
         names = tuple(sorted(counters))
         if names != self._names:
             # Chosen again only when interfaces come or go: a node with hundreds of veth pairs would
             # otherwise look in /sys for each of them every tick.
             self._names = names
             self._counted = chosen_interfaces(names, self._net_patterns, self._sys_class_net)
-        counted = self._counted
-        return {name: (counters[name].bytes_recv, counters[name].bytes_sent) for name in counted}
+        return {name: counters[name] for name in self._counted}
 
     def _read_network(self) -> tuple[str, ...] | None:
         """Update the rates when the interval allows; the interfaces counted (None: not readable)."""
