@@ -130,8 +130,8 @@ class NvmlSource:
     def close(self) -> None:
         """Shut NVML down; safe to call twice, and never longer than CLOSE_WAIT_S whatever the driver is doing.
 
-        The event thread is stopped and NVML shut down on the system lane; past the wait that goes
-        on there without us (a process that is ending does not need nvmlShutdown).
+        The XID event set is freed and NVML shut down on the system lane, unless a call is still out;
+        past the wait that goes on there without us (a process that is ending does not need nvmlShutdown).
         """
         if not self._open:
             return
@@ -203,9 +203,10 @@ class NvmlSource:
         def xid_step(in_turn: bool) -> list[Ticket[Any]]:
             # Last, on the lane that has just counted (no thread woken for it, nor one woken when it
             # answers: the turns wait for it while they hold); its events are joined to the GPUs'
-            # samples below. Not asked again while the last poll is out.
+            # samples below. Not asked again while the last poll is out, nor once close() has begun
+            # (under the lock it takes first: a poll started before it is one of its calls out).
             xids, polled = self._xids, self._xid_poll
-            if xids is None or (polled is not None and not polled.done):
+            if xids is None or self._closing or (polled is not None and not polled.done):
                 return []
             ticket = (self._turn_lanes.lane() if in_turn else system).submit(xids.poll)
             self._xid_poll = ticket
