@@ -87,3 +87,12 @@ def test_an_event_poll_that_hangs_in_the_driver_delays_no_gpu_and_is_not_asked_a
         assert [(gpu.answering, gpu.utilization_gpu) for gpu in gpus] == [(True, 61.0), (True, 62.0)]
         assert took < 1.0, f"a tick took {took:.2f}s behind the hung event poll"
     assert fake_nvml.call_count("nvmlEventSetWait_v2") == 1  # the hung poll is still out: no second one
+
+    # The driver answers again: the poll comes back, and closing shuts NVML down (the library stays
+    # loaded for the next test, its XIDs delivered afresh only after a shutdown).
+    fake_nvml.write(Scenario().gpu().gpu())
+    deadline = time.monotonic() + 10.0
+    while fake_nvml.sleeping() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert fake_nvml.sleeping() == 0
+

@@ -141,6 +141,10 @@ class NvmlSource:
             self._answered.notify_all()
         until = time.monotonic() + CLOSE_WAIT_S
         xids, self._xids = self._xids, None
+        if self._xid_poll is not None:
+            # A poll takes microseconds (the first, registering the GPUs, a little more): waited for,
+            # within the close's time, so that NVML is shut down after it.
+            self._wait([self._xid_poll], until, closing=True)
         gpus = self._gpus
         if self._system is not None and not self._calls_out(gpus):
             ticket = self._system.submit(lambda: self._shut_down(xids, gpus))
