@@ -39,7 +39,7 @@
  *                                     set, as some NVML builds do, instead
  *                                     of INSUFFICIENT_SIZE
  *   xid gpu=I code=N                  one critical XID event, delivered once
- *                                     to an event set registered for it
+ *                                     to each event set registered for it
  *   field_error ids=N,N,...|* code=N [gpu=I] [scope=S]
  *                                     nvmlDeviceGetFieldValues answers these
  *                                     field ids (or every one; only in scope
@@ -252,7 +252,7 @@ static void reset_device(device_t *d) {
 /* XID records, in scenario order; the n-th is delivered once, however often the file is re-read. */
 #define MAX_XIDS 256
 static struct { int gpu; unsigned long long code; } xids[MAX_XIDS];
-static int xid_count, xid_delivered;
+static int xid_count;
 
 static void reset_activity(void);
 static int set_activity_field(const device_t *d, const char *key, const char *value);
@@ -636,7 +636,6 @@ static nvmlReturn_t copy_string(char *dest, unsigned length, const char *text) {
 static nvmlReturn_t do_init(int fn) {
     CALL(fn, NULL, -1, 1);
     if (init_error) return init_error;
-    if (init_refcount == 0) xid_delivered = 0; /* a fresh start delivers the scenario's XIDs again */
     init_refcount++;
     return NVML_SUCCESS;
 }
@@ -1197,6 +1196,7 @@ static int parse_xid(char *cursor) {
 typedef struct event_set {
     int used;
     unsigned long long masks[MAX_GPUS];
+    int delivered; /* the scenario's XIDs up to here were delivered to this set */
 } event_set_t;
 
 static event_set_t event_sets[MAX_EVENT_SETS];
@@ -1233,11 +1233,13 @@ nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, 
     return NVML_SUCCESS;
 }
 
-/* The next undelivered XID for a GPU the set listens to, or -1; with state_lock held. */
-static int next_xid(const event_set_t *set) {
-    while (xid_delivered < xid_count) {
-        int gpu = xids[xid_delivered].gpu;
-        int index = xid_delivered++;
+/* The next XID not yet delivered to the set, for a GPU it listens to, or -1; with state_lock held.
+ * Each set has its own: a set made after another source's (one not shut down, its driver still
+ * initialised) receives the scenario's XIDs as the first set did. */
+static int next_xid(event_set_t *set) {
+    while (set->delivered < xid_count) {
+        int gpu = xids[set->delivered].gpu;
+        int index = set->delivered++;
         if (gpu >= 0 && gpu < MAX_GPUS && (set->masks[gpu] & EVENT_XID_CRITICAL)) return index;
     }
     return -1;
