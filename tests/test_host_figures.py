@@ -189,3 +189,57 @@ def test_in_a_namespace_without_a_nic_nothing_is_counted_and_net_says_so() -> No
     assert (counted, rate) == ([], None)
     present = sorted(line.split(":")[1].strip().split("@")[0] for line in done.stderr.splitlines())
     assert chosen == present and "lo" in chosen and chosen_rate is not None
+
+
+MEMINFO = """MemTotal:       16384000 kB
+MemFree:         1024000 kB
+MemAvailable:    4096000 kB
+Buffers:          512000 kB
+Cached:          2048000 kB
+SwapCached:            0 kB
+SwapTotal:       8192000 kB
+SwapFree:        6144000 kB
+Dirty:               128 kB
+"""
+
+
+def test_memory_and_swap_are_read_from_proc_meminfo_used_being_total_less_available(tmp_path: Path) -> None:
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text(MEMINFO)
+
+    host = HostReader(meminfo=meminfo).sample()
+
+    kib = 1024
+    assert (host.memory_total, host.memory_used) == (16_384_000 * kib, (16_384_000 - 4_096_000) * kib)
+    assert (host.swap_total, host.swap_used) == (8_192_000 * kib, (8_192_000 - 6_144_000) * kib)
+
+
+def test_a_meminfo_without_memavailable_gives_psutils_figures_not_a_guess(tmp_path: Path) -> None:
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text(MEMINFO.replace("MemAvailable:    4096000 kB\n", ""))  # a kernel before 3.14
+
+    host = HostReader(meminfo=meminfo).sample()
+
+    assert host.memory_total == psutil.virtual_memory().total  # this machine's, as psutil reads it
+    assert host.swap_total == psutil.swap_memory().total
+
+
+NET_DEV = """Inter-|   Receive                                                |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compr
+    lo: {lo} 7    0    0    0     0          0         0 {lo} 7    0    0    0     0       0          0
+  eth0: {rx}  100    0    0    0     0          0         0 {tx}  90    0    0    0     0       0          0
+"""
+
+
+def test_the_network_rates_are_the_counted_interfaces_bytes_in_proc_net_dev_over_the_interval(tmp_path: Path) -> None:
+    net_dev = tmp_path / "dev"
+    net_dev.write_text(NET_DEV.format(lo=5_000, rx=1_000_000, tx=200_000))
+    clock = [100.0]
+    reader = HostReader(clock=lambda: clock[0], net_interfaces=["eth*"], net_dev=net_dev)
+
+    net_dev.write_text(NET_DEV.format(lo=9_000_000, rx=1_000_000 + 4_000_000, tx=200_000 + 1_000_000))
+    clock[0] += 2.0
+    host = reader.sample()
+
+    assert host.net_interfaces == ("eth0",)
+    assert (host.net_rx_rate, host.net_tx_rate) == (2_000_000.0, 500_000.0)  # bytes/s; lo's not counted

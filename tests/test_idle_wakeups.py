@@ -69,9 +69,9 @@ def test_a_tick_of_eight_gpus_wakes_the_process_a_few_times_not_once_per_gpu(sou
         thread.join(2)
     # From the third tick (the GPUs are found and read in turn by then), this thread's waits for the
     # snapshots included: the sampler's waits for the tick and for the GPUs, the one thread that reads
-    # the GPUs and counts them in turn, the XID thread's waits, and each thread's turns at the
-    # interpreter's lock (7 to 8 in all here). A thread woken per GPU, and one more that only waits
-    # for them, made 34.
+    # the GPUs, counts them and takes the driver's XID events in turn, and each thread's turns at the
+    # interpreter's lock (7 to 8 in all here, with the XID thread that woke 5 times a second). A thread
+    # woken per GPU, and one more that only waits for them, made 34.
     per_tick = (ticks[TICKS + 2] - ticks[2]) / TICKS
     assert per_tick <= 12, f"{per_tick:.1f} wake-ups a tick"
 

@@ -79,6 +79,20 @@ def test_a_step_that_runs_past_its_turn_sets_all_the_rest_going_at_once() -> Non
     assert turns.done()
 
 
+def test_an_optional_step_is_waited_for_while_the_turns_hold_and_not_once_it_runs_past_its_turn() -> None:
+    clock, steps = Clock(), Steps()
+    turns = Turns([steps.step(0), steps.step(1)], TURN_S, clock, optional=frozenset({1}))
+    turns.advance()
+    steps.done(0)
+    turns.advance()
+    assert steps.started == [(0, True), (1, True)]
+    assert not turns.done()  # quick so far: the optional step is waited for
+    clock.now += 2 * TURN_S
+    turns.overdue()
+    assert turns.broken and turns.quick == [True, False]
+    assert turns.done()  # hung past its turn: the turns end without it
+
+
 def test_a_step_done_after_its_turn_but_before_anyone_looked_breaks_the_turns_too() -> None:
     clock, steps = Clock(), Steps()
     turns = Turns([steps.step(0), steps.step(1)], TURN_S, clock)

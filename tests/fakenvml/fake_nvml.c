@@ -39,7 +39,7 @@
  *                                     set, as some NVML builds do, instead
  *                                     of INSUFFICIENT_SIZE
  *   xid gpu=I code=N                  one critical XID event, delivered once
- *                                     to an event set registered for it
+ *                                     to each event set registered for it
  *   field_error ids=N,N,...|* code=N [gpu=I] [scope=S]
  *                                     nvmlDeviceGetFieldValues answers these
  *                                     field ids (or every one; only in scope
@@ -252,7 +252,7 @@ static void reset_device(device_t *d) {
 /* XID records, in scenario order; the n-th is delivered once, however often the file is re-read. */
 #define MAX_XIDS 256
 static struct { int gpu; unsigned long long code; } xids[MAX_XIDS];
-static int xid_count, xid_delivered;
+static int xid_count;
 
 static void reset_activity(void);
 static int set_activity_field(const device_t *d, const char *key, const char *value);
@@ -636,7 +636,6 @@ static nvmlReturn_t copy_string(char *dest, unsigned length, const char *text) {
 static nvmlReturn_t do_init(int fn) {
     CALL(fn, NULL, -1, 1);
     if (init_error) return init_error;
-    if (init_refcount == 0) xid_delivered = 0; /* a fresh start delivers the scenario's XIDs again */
     init_refcount++;
     return NVML_SUCCESS;
 }
@@ -1197,6 +1196,7 @@ static int parse_xid(char *cursor) {
 typedef struct event_set {
     int used;
     unsigned long long masks[MAX_GPUS];
+    int delivered; /* the scenario's XIDs up to here were delivered to this set */
 } event_set_t;
 
 static event_set_t event_sets[MAX_EVENT_SETS];
@@ -1233,11 +1233,13 @@ nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, 
     return NVML_SUCCESS;
 }
 
-/* The next undelivered XID for a GPU the set listens to, or -1; with state_lock held. */
-static int next_xid(const event_set_t *set) {
-    while (xid_delivered < xid_count) {
-        int gpu = xids[xid_delivered].gpu;
-        int index = xid_delivered++;
+/* The next XID not yet delivered to the set, for a GPU it listens to, or -1; with state_lock held.
+ * Each set has its own: a set made after another source's (one not shut down, its driver still
+ * initialised) receives the scenario's XIDs as the first set did. */
+static int next_xid(event_set_t *set) {
+    while (set->delivered < xid_count) {
+        int gpu = xids[set->delivered].gpu;
+        int index = set->delivered++;
         if (gpu >= 0 && gpu < MAX_GPUS && (set->masks[gpu] & EVENT_XID_CRITICAL)) return index;
     }
     return -1;
@@ -1245,7 +1247,8 @@ static int next_xid(const event_set_t *set) {
 
 /* Waits without the lock, like a real wait, so the sampler's calls go on meanwhile; and asleep,
  * like a real driver's wait in the kernel: woken when a call loads a new scenario (which may hold
- * an XID), else at the timeout, so a waiting event thread costs the process no CPU. */
+ * an XID), else at the timeout, so a waiting event thread costs the process no CPU. A delay line
+ * for it is slept out first, as for any call (a wait that hangs in the driver). */
 static nvmlReturn_t event_wait(int fn, event_set_t *set, nvmlEventData_t *data, unsigned timeout_ms) {
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
@@ -1255,8 +1258,8 @@ static nvmlReturn_t event_wait(int fn, event_set_t *set, nvmlEventData_t *data, 
         deadline.tv_sec++;
         deadline.tv_nsec -= 1000000000L;
     }
-    pthread_mutex_lock(&state_lock);
-    call_counts[fn]++;
+    call_t held = {0};
+    begin_call(&held, fn, NULL, -1, 0); /* counted, and the lock held from here */
     for (int timed_out = 0;;) {
         maybe_reload(0);
         nvmlReturn_t result = init_refcount == 0 ? NVML_ERROR_UNINITIALIZED : rule_error(fn, -1, -1);

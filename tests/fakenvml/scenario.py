@@ -142,7 +142,7 @@ class ProcessSpec:
 
 @dataclass(frozen=True)
 class XidSpec:
-    """One critical XID event on GPU `gpu`, delivered once to an event set registered for it."""
+    """One critical XID event on GPU `gpu`, delivered once to each event set registered for it."""
 
     gpu: int
     code: int
@@ -273,7 +273,7 @@ class Scenario:
         return self
 
     def xid(self, gpu: int, code: int) -> Scenario:
-        """Add an XID event; keep earlier ones in the list, the fake delivers each only once."""
+        """Add an XID event; keep earlier ones in the list, the fake delivers each only once to a set."""
         self.xids.append(XidSpec(gpu, code))
         return self
 

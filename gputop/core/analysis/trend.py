@@ -66,13 +66,10 @@ def fit_trend(
         return None
 
     t_last = times[-1]
-    slopes = sorted(
-        [
-            (points[j] - points[i]) / (times[j] - times[i])
-            for i, j in combinations(range(len(times)), 2)
-            if times[j] != times[i]
-        ]
-    )
+    # Every pair of points, in floats (memory's byte counts are exact in a float up to 8 PiB): half the
+    # time of indexing two lists of integers for each pair (24 points: 276 pairs, 70 us a fit).
+    pairs = list(zip(times, map(float, points), strict=True))
+    slopes = sorted([(pj - pi) / (tj - ti) for (ti, pi), (tj, pj) in combinations(pairs, 2) if tj != ti])
     if not slopes:
         return None
     slope = median(slopes)

@@ -103,6 +103,8 @@ class Turns:
     woken for each step. Not locked on its own: every method is called under the one lock that the
     lanes' ``on_done`` takes. ``steps`` are called with True when started in turn, False once the
     turns are broken, and return the tickets of what they started (none: nothing to wait for).
+    The steps in ``optional`` are waited for only while the turns hold: once they are broken, ``done``
+    does not wait for them (a call that may hang, and that the tick can do without).
     """
 
     def __init__(
@@ -110,8 +112,10 @@ class Turns:
         steps: Sequence[Callable[[bool], Sequence[Ticket[Any]]]],
         turn_s: float,
         clock: Callable[[], float] = time.monotonic,
+        optional: frozenset[int] = frozenset(),
     ) -> None:
         self._steps = steps
+        self._optional = optional
         self._turn_s = turn_s
         self._clock = clock
         self._next = 0
@@ -121,7 +125,8 @@ class Turns:
         # Per step: True when it was done within its turn, False when it took longer, None when it
         # was not read in turn (or started nothing).
         self.quick: list[bool | None] = [None] * len(steps)
-        self.tickets: list[Ticket[Any]] = []
+        self.tickets: list[Ticket[Any]] = []  # what done() waits for
+        self._optional_tickets: list[Ticket[Any]] = []  # what it waits for while the turns hold
 
     def advance(self) -> None:
         """Start the next step when the current one is done: in turn when it was quick, else all the rest."""
@@ -153,14 +158,18 @@ class Turns:
         return self._since + self._turn_s
 
     def done(self) -> bool:
-        """Every step started and every ticket done."""
-        return self._next == len(self._steps) and all(ticket.done for ticket in self.tickets)
+        """Every step started and every ticket done (those of ``optional`` steps: unless the turns are broken)."""
+        return (
+            self._next == len(self._steps)
+            and all(ticket.done for ticket in self.tickets)
+            and (self.broken or all(ticket.done for ticket in self._optional_tickets))
+        )
 
     def _start(self, *, in_turn: bool) -> None:
         self._since = self._clock()
         self._current = self._steps[self._next](in_turn)
+        (self._optional_tickets if self._next in self._optional else self.tickets).extend(self._current)
         self._next += 1
-        self.tickets.extend(self._current)
 
     def _break(self) -> None:
         self.broken = True

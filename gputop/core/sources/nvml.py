@@ -39,8 +39,7 @@ __all__ = ["DEFAULT_DEADLINE_S", "STATIC_RETRY_SAMPLES", "NvmlSource", "cuda_ver
 T = TypeVar("T")
 
 DEFAULT_DEADLINE_S = 2.0
-# Closing (quitting) never waits longer than this for the event thread to end and nvmlShutdown to
-# answer; the event thread ends within one of its waits on the driver (nvml_events.WAIT_MS).
+# Closing (quitting) never waits longer than this for the event set to be freed and nvmlShutdown to answer.
 CLOSE_WAIT_S = 0.3
 # GPUs are read one after another while each answers within this; the first that takes longer
 # sets all the rest going at once, each on its own threads (see NvmlSource._take_turns).
@@ -86,6 +85,7 @@ class NvmlSource:
         self._beside: tuple[int, Callable[[], object]] | None = None  # (thread, what it reads meanwhile): beside()
         self._quick: set[int] = set()  # GPUs that answered within TURN_S when last read in turn
         self._xids: XidEvents | None = None
+        self._xid_poll: Ticket[None] | None = None  # the last poll of the XID events (nvml_events.py)
         self._open = False
         self._driver_version: str | None = None
         self._cuda_driver_version: str | None = None
@@ -130,8 +130,8 @@ class NvmlSource:
     def close(self) -> None:
         """Shut NVML down; safe to call twice, and never longer than CLOSE_WAIT_S whatever the driver is doing.
 
-        The event thread is stopped and NVML shut down on the system lane; past the wait that goes
-        on there without us (a process that is ending does not need nvmlShutdown).
+        The XID event set is freed and NVML shut down on the system lane, unless a call is still out;
+        past the wait that goes on there without us (a process that is ending does not need nvmlShutdown).
         """
         if not self._open:
             return
@@ -141,26 +141,31 @@ class NvmlSource:
             self._answered.notify_all()
         until = time.monotonic() + CLOSE_WAIT_S
         xids, self._xids = self._xids, None
-        if xids is not None:
-            xids.stop()
+        if self._xid_poll is not None:
+            # A poll takes microseconds (the first, registering the GPUs, a little more): waited for,
+            # within the close's time, so that NVML is shut down after it.
+            self._wait([self._xid_poll], until, closing=True)
         gpus = self._gpus
         if self._system is not None and not self._calls_out(gpus):
-            ticket = self._system.submit(lambda: self._shut_down(xids, gpus, until))
+            ticket = self._system.submit(lambda: self._shut_down(xids, gpus))
             if ticket is not None:
                 self._wait([ticket], until, closing=True)
         self._stop_lanes()
 
-    def _shut_down(self, xids: XidEvents | None, gpus: Sequence[GpuThreads], until: float) -> None:
-        """nvmlShutdown once the event thread has ended, unless a call is still out (it could hang or crash)."""
+    def _shut_down(self, xids: XidEvents | None, gpus: Sequence[GpuThreads]) -> None:
+        """The event set freed and nvmlShutdown, unless a call is still out (it could hang or crash)."""
+        if self._calls_out(gpus):
+            return
         if xids is not None:
-            xids.join(timeout=max(0.0, until - time.monotonic()))
-        if not self._calls_out(gpus) and (xids is None or not xids.is_alive()):
-            self._gateway.shutdown()
+            xids.close()
+        self._gateway.shutdown()
 
     def _calls_out(self, gpus: Sequence[GpuThreads]) -> bool:
-        """A call to the driver has not come back (a GPU's, or the count's)."""
-        counting = self._counting
-        return any(gpu.busy for gpu in gpus) or (counting is not None and not counting[1].done)
+        """A call to the driver has not come back (a GPU's, the count's, or the XID events' poll)."""
+        return any(gpu.busy for gpu in gpus) or any(
+            ticket is not None and not ticket.done
+            for ticket in (None if self._counting is None else self._counting[1], self._xid_poll)
+        )
 
     @contextlib.contextmanager
     def beside(self, meanwhile: Callable[[], object]) -> Iterator[None]:
@@ -199,6 +204,18 @@ class NvmlSource:
 
             return start
 
+        def xid_step(in_turn: bool) -> list[Ticket[Any]]:
+            # Last, on the lane that has just counted (no thread woken for it, nor one woken when it
+            # answers: the turns wait for it while they hold); its events are joined to the GPUs'
+            # samples below. Not asked again while the last poll is out, nor once close() has begun
+            # (under the lock it takes first: a poll started before it is one of its calls out).
+            xids, polled = self._xids, self._xid_poll
+            if xids is None or self._closing or (polled is not None and not polled.done):
+                return []
+            ticket = (self._turn_lanes.lane() if in_turn else system).submit(xids.poll)
+            self._xid_poll = ticket
+            return [] if ticket is None else [ticket]
+
         def count_step(in_turn: bool) -> list[Ticket[Any]]:
             # In turn, on the lane that has just read the GPUs: no thread woken for it.
             if self._counting is not None and not self._counting[1].done:
@@ -208,8 +225,11 @@ class NvmlSource:
             self._counting = None if ticket is None else (lane, ticket)
             return [] if ticket is None else [ticket]
 
-        # The GPUs in turn, then the count (a driver slow to count then delays no GPU).
-        turns = Turns([*map(step, range(len(gpus))), count_step], TURN_S)
+        # The GPUs in turn, then the count (a driver slow to count then delays no GPU), then the XID
+        # events: a poll that hangs in the driver holds up no tick, not waited for once its turn is over.
+        turns = Turns(
+            [*map(step, range(len(gpus))), count_step, xid_step], TURN_S, optional=frozenset({len(gpus) + 1})
+        )
         failure = self._take_turns(turns, until, meanwhile)
         for at, quick in enumerate(turns.quick[: len(gpus)]):
             if quick is not None:
@@ -218,8 +238,9 @@ class NvmlSource:
         if counting is not None and counting[1].done:
             count = counting[1].outcome()
             if self._xids is None and count:
+                # Its first poll (the GPUs registered) now, beside the first reads: events from the next tick.
                 self._xids = XidEvents(self._gateway, count)
-                self._xids.start()
+                self._xid_poll = system.submit(self._xids.poll)
             while count is not None and len(self._gpus) < count:
                 index = len(self._gpus)
                 gpu = GpuThreads(
@@ -238,9 +259,11 @@ class NvmlSource:
         self._wait([ticket for pair in reads for ticket in pair if ticket is not None], until)
         if failure is not None:
             raise failure
-        return tuple(
-            gpu.result(read, self._gateway, self._deadline_s) for gpu, read in zip(gpus, reads, strict=True)
-        )
+        samples = [gpu.result(read, self._gateway, self._deadline_s) for gpu, read in zip(gpus, reads, strict=True)]
+        polled = self._xid_poll
+        if polled is not None and polled.done:  # the events the driver held once the GPUs had been read
+            samples = [gpu.device.with_new_events(sample) for gpu, sample in zip(gpus, samples, strict=True)]
+        return tuple(samples)
 
     def _take_turns(self, turns: Turns, until: float, meanwhile: Callable[[], object] | None) -> BaseException | None:
         """Read in turn (lanes.Turns) until every read is done, ``until`` passes, or close() is called;
@@ -270,6 +293,8 @@ class NvmlSource:
                             self._answered.acquire()
                         meanwhile = None
                         continue
+                    if turns.done():  # the turns just broken on a step they need not wait for
+                        break
                     self._answered.wait(max(0.0, min(until, turns.turn_ends()) - time.monotonic()))
             finally:
                 self._turns.remove(turns)

@@ -63,7 +63,7 @@ class NvmlDevice:
     # the same object from one sample to the next, which the sampler's join recognises at once.
     process_samples: dict[int | None, dict[int, ProcessSample]] = field(default_factory=dict)
     last: GpuSample | None = None  # the newest sample it answered with (the same object while equal)
-    xid_events: XidEvents | None = None  # the source's XID event thread
+    xid_events: XidEvents | None = None  # the source's XID events, polled once a tick (nvml_events.py)
     activity: ActivityReader | None = None  # GPM, energy, NVLink, the PCIe link (nvml_activity.py)
     lost_since: float | None = None  # when it was first found lost (seconds since the epoch)
 
@@ -138,6 +138,18 @@ class NvmlDevice:
             ),
             processes=_stale(last.processes),
         )
+
+    def with_new_events(self, sample: GpuSample) -> GpuSample:
+        """This tick's sample with the XID events taken after it was read (the tick's poll of the
+        driver's events comes after the GPUs': an XID raised since the last tick joins this one). A
+        lost GPU's events are picked by time (``_lost_sample``): it takes them from its next sample."""
+        events = None if self.xid_events is None else self.xid_events.events(self.index)
+        if events is None or sample.lost or not sample.answering or events == sample.health.xid_events:
+            return sample
+        joined = dataclasses.replace(sample, health=dataclasses.replace(sample.health, xid_events=events))
+        if sample is self.last:
+            self.last = joined  # its next read, with the same events, is then the same object
+        return joined
 
     def sample_with_pcie(self) -> GpuSample:
         """sample() with the PCIe counters read last, on the same thread and into the same sample (one

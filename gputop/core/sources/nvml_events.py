@@ -1,12 +1,19 @@
-"""Critical XID events from the driver, on a thread of their own.
+"""Critical XID events from the driver, taken once a tick without waiting.
 
-The thread fetches each GPU's handle, registers it for
-``nvmlEventTypeXidCriticalError``, then waits on the event set with a short
-timeout, so it notices when it is stopped. Events are kept per GPU (the
-newest ``KEEP`` of them) and read by the samplers without waiting: nothing
-in the sampling path blocks on this thread, which may itself be stuck in a
-driver call. A GPU that cannot register (NOT_SUPPORTED, or one that appeared
-after the thread started) reports None; one not registered yet, no events.
+``poll()`` is the tick's last step, run on the lane that has just read the GPUs
+(nvml.py): the first poll creates the event set and registers each GPU for
+``nvmlEventTypeXidCriticalError``; every poll then takes the events the set holds,
+each wait given 0 ms (a driver with nothing to say answers TIMEOUT at once). The
+driver keeps the events in the set until they are taken, so an XID raised since the
+last tick joins this one (the source joins them to the GPUs' samples); a thread of
+its own, waiting on the set with a timeout to notice when it is stopped, woke five
+times a second for nothing. A poll that hangs in the driver blocks only the lane it
+runs on: the tick does not wait for it past its turn, the source does not start
+another while it is out, and the next tick's GPUs are read on another lane. An
+event's time is when it was taken (NVML's events carry none): within an interval
+of when the driver raised it. Events are kept per GPU (the newest ``KEEP`` of them)
+and read by the GPUs' reads under a lock. A GPU that cannot register (NOT_SUPPORTED, or one that
+appeared after the set was made) reports None; one not registered yet, no events.
 """
 
 from __future__ import annotations
@@ -25,8 +32,8 @@ from gputop.core.model import XidEvent
 from gputop.core.sources.nvml_gateway import DeviceLost, Gateway
 
 KEEP = 32
-WAIT_MS = 200
-ERROR_PAUSE_S = 0.05
+# How many events one poll takes at most: a driver that kept answering with events never ends a tick's step.
+MOST_A_POLL = 64
 WAIT_VERSIONS = (pynvml.nvmlEventSetWait_v2, pynvml.nvmlEventSetWait)
 
 
@@ -40,11 +47,13 @@ def nvmlDeviceRegisterEvents(handle: Any, event_types: int, event_set: Any) -> b
     return True
 
 
-class XidEvents(threading.Thread):
-    """Collects XID events for GPUs ``0 .. count-1``, by GPU index."""
+class XidEvents:
+    """Collects XID events for GPUs ``0 .. count-1``, by GPU index.
+
+    ``poll`` and ``close`` are called on one lane at a time (never two at once); ``events`` on any thread.
+    """
 
     def __init__(self, gateway: Gateway, count: int, clock: Callable[[], float] = time.time) -> None:
-        super().__init__(name="gputop-xid-events", daemon=True)
         self._gateway = gateway
         self._count = count
         self._clock = clock
@@ -52,22 +61,43 @@ class XidEvents(threading.Thread):
         self._events: dict[int, deque[XidEvent]] = {}
         self._unsupported: set[int] = set()
         self._by_address: dict[int, int] = {}
-        self._stopped = threading.Event()
+        self._event_set: Any = None
+        self._created = False
+        self._closed = False
 
-    def run(self) -> None:
-        try:
-            event_set = self._gateway.call(pynvml.nvmlEventSetCreate)
-        except DeviceLost:
-            event_set = None
-        if event_set is None:
-            with self._lock:
-                self._unsupported = set(range(self._count))
+    def poll(self) -> None:
+        """Take every event the driver holds (registering the GPUs first, the first time)."""
+        if self._closed:
             return
-        try:
-            self._register(event_set)
-            while not self._stopped.is_set() and self._by_address:
-                self._wait(event_set)
-        finally:
+        if not self._created:
+            self._created = True
+            with contextlib.suppress(DeviceLost):
+                self._event_set = self._gateway.call(pynvml.nvmlEventSetCreate)
+            if self._event_set is None:
+                with self._lock:
+                    self._unsupported = set(range(self._count))
+                return
+            self._register(self._event_set)
+        if self._event_set is None or not self._by_address:
+            return
+        for _ in range(MOST_A_POLL):
+            try:
+                # A timeout (nothing held) or an error: nothing more this tick; the next tick asks again.
+                data = self._gateway.call_versions("event_wait", WAIT_VERSIONS, self._event_set, 0)
+            except DeviceLost:
+                return
+            if data is None:
+                return
+            index = self._by_address.get(_address(data.device) or 0)
+            if index is not None and int(data.eventType) & pynvml.nvmlEventTypeXidCriticalError:
+                with self._lock:
+                    self._events[index].append(XidEvent(int(data.eventData), self._clock()))
+
+    def close(self) -> None:
+        """Free the event set (no poll may be out); later polls take nothing."""
+        self._closed = True
+        event_set, self._event_set = self._event_set, None
+        if event_set is not None:
             with contextlib.suppress(DeviceLost):
                 self._gateway.call(pynvml.nvmlEventSetFree, event_set)
 
@@ -87,27 +117,6 @@ class XidEvents(threading.Thread):
                     self._events[index] = deque(maxlen=KEEP)
                 else:
                     self._unsupported.add(index)
-
-    def _wait(self, event_set: Any) -> None:
-        started = time.monotonic()
-        try:
-            data = self._gateway.call_versions("event_wait", WAIT_VERSIONS, event_set, WAIT_MS)
-        except DeviceLost:
-            data = None
-        if data is None:
-            # A timeout (no event within WAIT_MS) or an error. One that came back at once is followed
-            # by a pause, so that an error never spins; after a timeout the thread waits again at once
-            # (each wake-up costs CPU, with nothing to read).
-            if time.monotonic() - started < WAIT_MS / 2000:
-                self._stopped.wait(ERROR_PAUSE_S)
-            return
-        index = self._by_address.get(_address(data.device) or 0)
-        if index is not None and int(data.eventType) & pynvml.nvmlEventTypeXidCriticalError:
-            with self._lock:
-                self._events[index].append(XidEvent(int(data.eventData), self._clock()))
-
-    def stop(self) -> None:
-        self._stopped.set()
 
     def events(self, index: int) -> tuple[XidEvent, ...] | None:
         """The XID events seen for GPU ``index``, oldest first; None when it cannot report them."""

@@ -8,6 +8,7 @@ Each field's classic call, asked where the batch does not answer, is in nvml_fal
 from __future__ import annotations
 
 import ctypes
+import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -56,6 +57,21 @@ FI_NVLINK_TX = _field("NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX", 138)
 _VALUE_MEMBERS = {0: "dVal", 1: "uiVal", 2: "ulVal", 3: "ullVal", 4: "sllVal", 5: "siVal", 6: "usVal"}
 Field = tuple[int, int]  # (field id, scope)
 
+# A batch's answers are read from the array's bytes, laid out as pynvml's structures say: each
+# attribute of a pynvml structure is read through its __getattribute__ (about 1 us; three a field).
+_SLOT = pynvml.c_nvmlFieldValue_t
+_SLOT_SIZE = ctypes.sizeof(_SLOT)
+_TYPE_AT = _SLOT.valueType.offset
+_TYPE_AND_RETURN = struct.Struct(f"=I{_SLOT.nvmlReturn.offset - _TYPE_AT - 4}xI")  # valueType, nvmlReturn
+_VALUE_AT = _SLOT.value.offset
+# struct's native codes for the ctypes types of pynvml's value union (native sizes, as ctypes has them).
+_CODES: dict[Any, str] = {
+    ctypes.c_double: "d", ctypes.c_uint: "I", ctypes.c_ulong: "L", ctypes.c_ulonglong: "Q",
+    ctypes.c_long: "l", ctypes.c_longlong: "q", ctypes.c_int: "i", ctypes.c_ushort: "H",
+}
+_MEMBER_TYPES = dict(pynvml.c_nvmlValue_t._fields_)
+_VALUES = {kind: struct.Struct("@" + _CODES[_MEMBER_TYPES[member]]) for kind, member in _VALUE_MEMBERS.items()}
+
 
 class FieldBatch:
     """A fixed list of fields read in one nvmlDeviceGetFieldValues; the array is kept between reads
@@ -73,9 +89,13 @@ class FieldBatch:
             return {}
         if gateway.call(_field_values, handle, self._array) is None:
             return None
-        return {
-            requested: _field_value(slot) for requested, slot in zip(self.fields, self._array, strict=True)
-        }
+        raw = ctypes.string_at(self._array, _SLOT_SIZE * len(self.fields))
+        found: dict[Field, float | int | None] = {}
+        for at, requested in enumerate(self.fields):
+            value_type, code = _TYPE_AND_RETURN.unpack_from(raw, at * _SLOT_SIZE + _TYPE_AT)
+            value = _VALUES.get(value_type) if code == pynvml.NVML_SUCCESS else None
+            found[requested] = None if value is None else value.unpack_from(raw, at * _SLOT_SIZE + _VALUE_AT)[0]
+        return found
 
 
 def _field_values(handle: Handle, array: Any) -> bool:
