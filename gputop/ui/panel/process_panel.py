@@ -11,6 +11,7 @@ and a process in full (``ProcessTable``'s).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import is_
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -78,6 +79,8 @@ class ProcessPanel(ProcessTable):
         self._diagnoses: Diagnoses | None = None
         self._title: Text | None = None
         self._every: dict[RowKey, ProcessRow] = {}  # the last snapshot's rows by key: a row kept while unchanged
+        self._every_rows: list[ProcessRow] = []  # the same rows, in the snapshot's order
+        self._total = 0  # how many of them are processes
         # The filter box under the panel (the main screen composes it): what is typed there filters here.
         self.filter_bar = FilterBar(self.apply_filter_text, self._filter_done)
 
@@ -105,7 +108,10 @@ class ProcessPanel(ProcessTable):
             return
         process_filter, sort = self.filter, self.sort
         every = snapshot_rows(snapshot, self._growth, self._diagnoses, self._every)
-        self._every = {row.key: row for row in every}
+        if not self._same_as_last(every):  # else the rows of the last tick, every one: nothing to count again
+            self._every = {row.key: row for row in every}
+            self._total = process_count(every)  # a "(no process)" row is not a process: the title counts processes
+        self._every_rows = every
         rows = [row for row in every if process_filter.matches(row)] if process_filter.active else every
         self.empty_message = "no process matches the filter" if process_filter.active else "no GPU processes"
         self.command.match = process_filter.pattern  # what the filter matched stays in view in each command
@@ -119,8 +125,7 @@ class ProcessPanel(ProcessTable):
         else:
             self.set_rows(rows, sort)
         hidden_sort = None if sort.column in self.shown_columns else sort
-        # A "(no process)" row is not a process: the title counts processes.
-        total = process_count(every)
+        total = self._total
         shown = total if rows is every else process_count(rows)
         tagged = len(self.tagged)
         title = panel_title(shown, total, process_filter, tagged, tree=self.tree_view, hidden_sort=hidden_sort)
@@ -128,6 +133,12 @@ class ProcessPanel(ProcessTable):
             # Setting a border title repaints the whole panel: only when it changed.
             self._title = title
             self.border_title = title
+
+    def _same_as_last(self, every: list[ProcessRow]) -> bool:
+        """Whether the snapshot's rows are the last tick's, object for object (``snapshot_rows`` keeps a row
+        while nothing it shows but its clock changed)."""
+        last = self._every_rows
+        return len(every) == len(last) and all(map(is_, every, last))
 
     def _ancestors(self, rows: list[ProcessRow], every: list[ProcessRow]) -> dict[int, Ancestor]:
         """The processes above ``rows`` up to their sessions, when they are this host's (else none)."""

@@ -9,6 +9,7 @@ processes are ``process_table.py``'s.
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import is_
 
 from rich.segment import Segment
 from rich.style import Style
@@ -69,6 +70,7 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         self._line_state: list[object] = []  # the visible lines' signatures, from _line_top down
         self._line_top = 0
         self._sort_values: dict[RowKey, float | str | None] = {}
+        self._given: list[ProcessRow] = []  # the rows of the last ``set_rows``, as given
         self._in_order = False
         self.column_names: tuple[str, ...] | None = None  # None: every column that fits
         self._columns = visible_columns(120)
@@ -128,32 +130,39 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         keeps the cursor on the same process."""
         old_index = self.cursor_index
         old_screen_line = None if old_index is None else old_index - self.scroll_offset.y
-        by_key = {row.key: row for row in rows}
-        sort_key = COLUMN_BY_NAME[sort.column].sort_key
-        sort_values = {row.key: sort_key(row) for row in rows}
-        if in_order:
-            ordered = rows
-        elif sort != self.rows_order or sort_values != self._sort_values or self._in_order:
-            ordered = sort_rows(rows, sort, sort_values)
+        given, self._given = self._given, rows
+        columns_changed = False
+        if self._same_rows(given, rows, sort, in_order):
+            # The rows of the last call, every one (nothing about them changed but their clock): they stay
+            # in the order they are in, with the same columns, tags and cursor; no row is looked at.
+            ordered = self.rows
         else:
-            ordered = [row for old in self.rows if (row := by_key.get(old.key)) is not None]
-        self.rows_order = sort
-        self._sort_values = sort_values
-        self._in_order = in_order
-        empty = empty_columns(ordered) - {sort.column}
-        columns_changed = empty != self._empty or sort.column != self._sorted_by
-        if columns_changed:
-            self._empty, self._sorted_by = empty, sort.column
-            self._columns = self._visible(self.size.width or 120)
-            self._line_state = []  # every line is drawn again with the new columns
-        self.rows = ordered
-        self.command.show_rows(ordered)
+            by_key = {row.key: row for row in rows}
+            sort_key = COLUMN_BY_NAME[sort.column].sort_key
+            sort_values = {row.key: sort_key(row) for row in rows}
+            if in_order:
+                ordered = rows
+            elif sort != self.rows_order or sort_values != self._sort_values or self._in_order:
+                ordered = sort_rows(rows, sort, sort_values)
+            else:
+                ordered = [row for old in self.rows if (row := by_key.get(old.key)) is not None]
+            self.rows_order = sort
+            self._sort_values = sort_values
+            self._in_order = in_order
+            empty = empty_columns(ordered) - {sort.column}
+            columns_changed = empty != self._empty or sort.column != self._sorted_by
+            if columns_changed:
+                self._empty, self._sorted_by = empty, sort.column
+                self._columns = self._visible(self.size.width or 120)
+                self._line_state = []  # every line is drawn again with the new columns
+            self.rows = ordered
+            self.command.show_rows(ordered)
+            if self.tagged:
+                self.tagged.intersection_update(by_key)
         self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
         # The rows drawn last tick; none when the columns changed just now (cells of other columns).
         self._drawn, self._drawn_now = ({} if columns_changed else self._drawn_now), {}
-        if self.tagged:
-            self.tagged.intersection_update(by_key)
-        if self.cursor_key not in by_key:
+        if self.cursor_index is None:
             index = 0 if old_index is None else min(old_index, len(ordered) - 1)
             self.cursor_key = process_after(ordered, index, 0)
         self.virtual_size = Size(self.size.width, len(ordered) + 1)
@@ -164,6 +173,18 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
                 self.scroll_to(y=target, animate=False, immediate=True)
         self._ensure_cursor_visible()
         self._refresh_changed_lines()
+
+    def _same_rows(self, given: list[ProcessRow], rows: list[ProcessRow], sort: SortOrder, in_order: bool) -> bool:
+        """Whether ``rows`` are those ``given`` last call, object for object, sorted by a column whose values
+        cannot have moved: a kept row changed but its clock (``snapshot_rows``), which only TIME reads."""
+        return (
+            not in_order
+            and not self._in_order
+            and sort == self.rows_order
+            and sort.column != "time"
+            and len(rows) == len(given)
+            and all(map(is_, rows, given))
+        )
 
     def select_first(self) -> None:
         self.cursor_key = process_after(self.rows, 0, 0)

@@ -22,7 +22,8 @@ def snapshot_rows(
 
     ``last``: the rows of the last tick, by key. A process whose sample is the object it was (the sampler
     keeps it while nothing about the process changed) with the same memory total, growth and idleness keeps
-    its row, moved on to this snapshot's clock: at 8x128 a thousand rows are not made again a tick."""
+    its row, moved on to this snapshot's clock: at 8x128 a thousand rows are not made again a tick. A
+    ``(no process)`` row whose memory and total hold is kept alike."""
     growth = growth or {}
     idle = {} if diagnoses is None else diagnoses.processes
     now = snapshot.timestamp
@@ -61,6 +62,12 @@ def snapshot_rows(
                 add(ProcessRow(process, total, now, growth_rate, growing, idle_seconds, is_idle))
 
     def unattributed(gpu_index: int, mig_index: int | None, memory: int | None, total: int | None) -> ProcessRow:
+        # Kept while its memory and total hold, as a process's row is: an unchanged tick then gives the
+        # rows of the last, every one, and the table need not sort them or make their cells again.
+        kept = last.get((0, None, gpu_index, mig_index)) if last else None
+        if kept is not None and kept.process.gpu_memory == memory and kept.gpu_memory_total == total:
+            kept.now = now
+            return kept
         sample = ProcessSample(pid=0, gpu_index=gpu_index, type="", gpu_memory=memory, mig_index=mig_index)
         return ProcessRow(process=sample, gpu_memory_total=total, now=now, unattributed=True)
 
