@@ -3,7 +3,9 @@ column, which row the cursor goes to, and whether a row shows what it showed las
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
+from operator import is_
 
 from rich.cells import set_cell_size
 from rich.segment import Segment
@@ -11,7 +13,7 @@ from rich.style import Style
 from textual.strip import Strip
 
 from gputop.core.text_cut import cut_end
-from gputop.ui.widgets.rows import ProcessRow, RowKey
+from gputop.ui.widgets.rows import Column, ProcessRow, RowKey, SortOrder
 from gputop.ui.widgets.styled_line import text_cells
 
 TAG_MARK = "●"
@@ -38,6 +40,11 @@ def same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
         and before.launcher == now.launcher
         and before.folded == now.folded
     )
+
+
+def same_rows(given: list[ProcessRow], rows: list[ProcessRow]) -> bool:
+    """Whether ``rows`` are the rows ``given`` before, object for object."""
+    return len(rows) == len(given) and all(map(is_, rows, given))
 
 
 def process_after(rows: list[ProcessRow], index: int | None, step: int) -> RowKey | None:
@@ -92,3 +99,70 @@ class Line:
         """The line, cropped or padded (in ``style``) to ``width`` cells."""
         self.segments.append(Segment("".join(self._texts), self._style))
         return Strip(self.segments, self._cells).crop_extend(0, width, style)
+
+
+def joined_strip(
+    mark: str, texts: list[str], widths: list[int], style: Style, others: list[tuple[int, Style]], width: int
+) -> Strip:
+    """A table line ``width`` cells wide: ``mark``, then ``texts`` (cells fitted to their ``widths``) a space apart, all
+    in ``style`` but the cells at the ``others`` positions (ascending), each in its own; neighbours of one style
+    are one segment, as ``Line`` joins them, in a few joins rather than two calls a cell."""
+    segments: list[Segment] = []
+    run = mark
+    after = 0  # the first cell not yet in a segment
+    for at, cell_style in others:
+        if at > after:
+            run += (" " if after else "") + " ".join(texts[after:at])
+        if at:
+            run += " "
+        if run:
+            segments.append(Segment(run, style))
+        segments.append(Segment(texts[at], cell_style))
+        run, after = "", at + 1
+    if after < len(texts):
+        run += (" " if after else "") + " ".join(texts[after:])
+    if run:
+        segments.append(Segment(run, style))
+    cells = text_cells(mark) + sum(widths) + len(widths) - 1
+    return Strip(segments, cells).crop_extend(0, width, style)
+
+
+def hidden_strip(
+    row: ProcessRow,
+    line: Line,
+    cells: Iterable[tuple[Column, int, str]],
+    width: int,
+    style: Style,
+    styled: Mapping[str, Style],
+) -> Strip:
+    """The line of a row the host cannot see, after its mark (``line``): its GPU columns (``cells``: each column,
+    its width and the row's cell; ``styled``: the columns not in ``style``), then why the process is not seen
+    across the rest of the line."""
+    used = 1
+    # A space between columns (not after the last: the line is then exactly as wide as the panel).
+    for column, column_width, cell in cells:
+        if used > 1:
+            line.add(" ", style, 1)
+        if column.name in HOST_COLUMNS:
+            # Nothing is known from the CPU column on: say why across the rest of the line.
+            line.add(fit(row.hidden_text, width - used, False), style)
+            break
+        line.add(fit(cell, column_width, column.right), styled.get(column.name, style), column_width)
+        used += column_width + 1
+    return line.strip(width, style)
+
+
+def header_strip(
+    columns: Iterable[Column], widths: list[int], order: SortOrder, style: Style, sorted_style: Style, width: int
+) -> Strip:
+    """A table's header line: each column's title, the sort column's marked ▼ or ▲ in ``sorted_style``."""
+    line = Line(" ", style)
+    for number, (column, column_width) in enumerate(zip(columns, widths, strict=True)):
+        title = column.title
+        is_sorted = column.name == order.column
+        if is_sorted:
+            title += "▼" if order.descending else "▲"
+        if number:
+            line.add(" ", style)
+        line.add(fit(title, column_width, column.right), sorted_style if is_sorted else style)
+    return line.strip(width, style)
