@@ -5,10 +5,12 @@ figure that changed is sorted into place on the tick it changed, whatever ticks 
 from __future__ import annotations
 
 from dataclasses import replace
+from random import Random
 
 from gputop.core.model import Snapshot
-from gputop.ui.widgets.rows import ProcessRow
+from gputop.ui.widgets.rows import ProcessRow, SortOrder, sort_rows
 from gputop.ui.widgets.snapshot_rows import snapshot_rows
+from gputop.ui.widgets.table_line import sorted_again
 
 from .factory import GIB, NOW, gpu, make_app, proc, snapshot
 from .test_diagnosis_ui import machine
@@ -60,33 +62,42 @@ async def test_an_unchanged_tick_keeps_the_no_process_row_and_one_whose_memory_m
         assert now_unattributed.process.gpu_memory == round(18.6 * GIB)
 
 
+def with_quiet_ones(shot: Snapshot) -> Snapshot:
+    """``shot`` with 24 more processes on GPU 1, 0.5 GiB each (PIDs 300 to 323): a tick changes a few rows of many."""
+    first, second = shot.gpus
+    quiet = tuple(proc(300 + n, 1, 0.5, "dave", "python serve.py") for n in range(24))
+    used = (second.memory_used or 0) + 12 * GIB
+    return replace(shot, gpus=(first, replace(second, processes=(*second.processes, *quiet), memory_used=used)))
+
+
 async def test_after_unchanged_ticks_a_memory_that_changed_is_sorted_into_place_on_its_tick() -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        first = machine(0)
-        app.apply_snapshot(first)
-        await pilot.pause()
-        table = app.processes
-        # GPU-MEM, largest first: GPU 0's 38.6 GiB nobody holds, the 30 GiB hog, carol's 20, bob's 10.
-        assert labels(table.rows) == ["-", "101", "201", "102"]
-        for second in (1, 2):  # ticks where nothing moved: the same order
-            app.apply_snapshot(later(first, second))
+
+        async def order_at(shot: Snapshot, seconds: float) -> list[str]:
+            """The panel's order once the machine ``shot`` is shown ``seconds`` after the first tick."""
+            app.apply_snapshot(later(shot, seconds))
             await pilot.pause()
-            assert labels(table.rows) == ["-", "101", "201", "102"]
-        # Carol's job grows to 35 GiB: above the hog at once.
-        grown = with_memory(first, 1, 201, 35, 35.5)
-        app.apply_snapshot(later(grown, 3))
-        await pilot.pause()
-        assert labels(table.rows) == ["-", "201", "101", "102"]
-        app.apply_snapshot(later(grown, 4))
-        await pilot.pause()
-        assert labels(table.rows) == ["-", "201", "101", "102"]
+            return labels(app.processes.rows)
+
+        first = with_quiet_ones(machine(0))
+        quiet = [str(300 + n) for n in range(24)]
+        # GPU-MEM, largest first: GPU 0's 38.6 GiB nobody holds, the 30 GiB hog, carol's 20, bob's 10, the rest;
+        # then ticks where nothing moved: the same order.
+        for second in (0, 1, 2):
+            assert await order_at(first, second) == ["-", "101", "201", "102", *quiet]
+        # Carol's job grows to 35 GiB: above the hog at once, and there it stays.
+        grown = with_memory(first, 1, 201, 35, 35.5 + 12)
+        for second in (3, 4):
+            assert await order_at(grown, second) == ["-", "201", "101", "102", *quiet]
         # On GPU 0 only 12 GiB are nobody's now: the (no process) row goes down to its place, above bob's 10.
         shrunk = with_memory(grown, 0, 102, 10, 40 + 12)
-        app.apply_snapshot(later(shrunk, 5))
-        await pilot.pause()
-        assert labels(table.rows) == ["201", "101", "-", "102"]
-        assert [row.process.gpu_memory for row in table.rows] == [35 * GIB, 30 * GIB, round(12 * GIB), 10 * GIB]
+        assert await order_at(shrunk, 5) == ["201", "101", "-", "102", *quiet]
+        memory = [row.process.gpu_memory for row in app.processes.rows[:4]]
+        assert memory == [35 * GIB, 30 * GIB, round(12 * GIB), 10 * GIB]
+        # Bob's job lets go of all but 0.25 GiB: below every quiet one (ties of 0.5 GiB in PID order).
+        let_go = with_memory(shrunk, 0, 102, 0.25, 40 + 12 + 0.25)
+        assert await order_at(let_go, 6) == ["201", "101", "-", *quiet, "102"]
 
 
 async def test_sorted_by_time_the_order_follows_the_clock_even_when_no_process_changed() -> None:
@@ -106,3 +117,31 @@ async def test_sorted_by_time_the_order_follows_the_clock_even_when_no_process_c
         app.apply_snapshot(later(first, 10))
         await pilot.pause()
         assert table.pids() == [302, 301]
+
+
+def test_rows_placed_again_land_where_a_whole_sort_puts_them_for_every_column_and_direction() -> None:
+    # Forty processes on two GPUs (a MIG device among them), with ties, unknowns and text columns; each round
+    # five rows are made again with other figures and placed: the order is a whole sort's, exactly.
+    random = Random(36)
+    users = ["alice", "Bob", "carol", None]
+
+    def made(pid: int, gpu_index: int, mig: int | None) -> ProcessRow:
+        process = replace(
+            proc(pid, gpu_index, random.choice([1.0, 2.0, 2.0, 8.5]), random.choice(users), mig=mig),
+            cpu_percent=random.choice([None, 0.0, 12.5, 12.5, 99.0]),
+            sm_utilization=random.choice([None, 10.0, 10.0, 80.0]),
+        )
+        return ProcessRow(process, 80 * GIB, NOW)
+
+    places = [(pid, pid % 2, 1 if pid % 5 == 0 else None) for pid in range(100, 140)]
+    for column in ("gpu_memory", "cpu", "sm", "user", "pid", "gpu", "share", "command"):
+        for descending in (True, False):
+            order = SortOrder(column, descending)
+            rows = [made(*place) for place in places]
+            ordered = sort_rows(rows, order)
+            for _ in range(6):
+                for place in random.sample(range(len(rows)), 5):
+                    rows[place] = made(*places[place])
+                placed = {id(row) for row in ordered}
+                ordered = sorted_again(ordered, [row for row in rows if id(row) not in placed], order)
+                assert list(map(id, ordered)) == list(map(id, sort_rows(rows, order))), (column, descending)

@@ -11,7 +11,6 @@ and a process in full (``ProcessTable``'s).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from operator import is_
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -29,6 +28,7 @@ from gputop.ui.widgets.process_filter import FilterError, ProcessFilter
 from gputop.ui.widgets.process_table import LIVE, ProcessTable
 from gputop.ui.widgets.rows import ProcessRow, RowKey, SortOrder
 from gputop.ui.widgets.snapshot_rows import process_count, snapshot_rows, users_with_processes
+from gputop.ui.widgets.table_line import replaced
 from gputop.ui.widgets.tree_rows import fold_rows, tree_rows
 
 if TYPE_CHECKING:
@@ -108,9 +108,12 @@ class ProcessPanel(ProcessTable):
             return
         process_filter, sort = self.filter, self.sort
         every = snapshot_rows(snapshot, self._growth, self._diagnoses, self._every)
-        if not self._same_as_last(every):  # else the rows of the last tick, every one: nothing to count again
+        at = replaced(self._every_rows, every)
+        if at is None:
             self._every = {row.key: row for row in every}
             self._total = process_count(every)  # a "(no process)" row is not a process: the title counts processes
+        else:  # the same processes as last tick, a few rows made again (or none): the count holds
+            self._every.update((every[n].key, every[n]) for n in at)
         self._every_rows = every
         rows = [row for row in every if process_filter.matches(row)] if process_filter.active else every
         self.empty_message = "no process matches the filter" if process_filter.active else "no GPU processes"
@@ -133,12 +136,6 @@ class ProcessPanel(ProcessTable):
             # Setting a border title repaints the whole panel: only when it changed.
             self._title = title
             self.border_title = title
-
-    def _same_as_last(self, every: list[ProcessRow]) -> bool:
-        """Whether the snapshot's rows are the last tick's, object for object (``snapshot_rows`` keeps a row
-        while nothing it shows but its clock changed)."""
-        last = self._every_rows
-        return len(every) == len(last) and all(map(is_, every, last))
 
     def _ancestors(self, rows: list[ProcessRow], every: list[ProcessRow]) -> dict[int, Ancestor]:
         """The processes above ``rows`` up to their sessions, when they are this host's (else none)."""

@@ -33,13 +33,15 @@ from gputop.ui.widgets.table_line import (
     LAUNCHER_COLUMNS,
     TAG_MARK,
     Line,
+    fills_other,
     fit,
     header_strip,
     hidden_strip,
     joined_strip,
     process_after,
+    replaced,
     same_but_time,
-    same_rows,
+    sorted_again,
 )
 
 
@@ -140,13 +142,19 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         columns_changed = False
         # A kept row changed but its clock (``snapshot_rows``), which only TIME reads.
         unmoved = not in_order and not self._in_order and sort == self.rows_order and sort.column != "time"
-        if unmoved and same_rows(given, rows):
-            # The rows of the last call, every one (nothing about them changed but their clock): they stay
-            # in the order they are in, with the same columns, tags and cursor; no row is looked at.
+        at = replaced(given, rows) if unmoved else None
+        sort_key = COLUMN_BY_NAME[sort.column].sort_key
+        if at is not None and not at:
+            # The last call's rows, every one, changed but for their clock: their order, columns, tags hold.
             ordered = self.rows
+        elif at is not None and len(at) <= len(rows) // 8 and not any(fills_other(given[n], rows[n]) for n in at):
+            # A few rows made again, the same processes: those are put in their places, the others stay.
+            changed = [rows[n] for n in at]
+            ordered = self.rows = sorted_again(self.rows, changed, sort)
+            self._sort_values.update((row.key, sort_key(row)) for row in changed)
+            self.command.show_rows(ordered)
         else:
             by_key = {row.key: row for row in rows}
-            sort_key = COLUMN_BY_NAME[sort.column].sort_key
             sort_values = {row.key: sort_key(row) for row in rows}
             if in_order:
                 ordered = rows
