@@ -30,14 +30,13 @@ from gputop.ui.widgets.rows import (
     visible_columns,
 )
 from gputop.ui.widgets.table_line import (
+    HOST_COLUMNS,
     LAUNCHER_COLUMNS,
     TAG_MARK,
     Line,
     fills_other,
     fit,
     header_strip,
-    hidden_strip,
-    joined_strip,
     process_after,
     replaced,
     same_but_time,
@@ -84,7 +83,6 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         self._widths: list[int] = []
         self._header_drawn: tuple[tuple[Column, ...], SortOrder, int] | None = None
         self._frame_width: int | None = None  # the width inside the scrollbar, for one frame's lines
-        self._frame_styles: dict[tuple[Style | bool, ...], tuple[Style, ...]] | None = None
         self.command = CommandColumn()  # how the commands are cut, and scrolled (← →)
 
     # -- the columns shown ------------------------------------------------------------
@@ -100,9 +98,6 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         names = [column.name for column in columns]
         self._time_at = names.index("time") if "time" in names else None
         self._command_at = names.index("command") if "command" in names else None
-        # Where the cells that may be drawn in a style of their own are, left to right.
-        self._rights = [column.right for column in columns]
-        self._styled_at = [(at, name) for at, name in enumerate(names) if name in ("gpu_memory", "growth", "idle")]
 
     # -- what tests and the app read -------------------------------------------------
 
@@ -338,11 +333,10 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
     def render_lines(self, crop: Region) -> list[Strip]:
         # The width inside the scrollbar is the same for every line of a frame: worked out once here.
         self._frame_width = self.scrollable_size.width
-        self._frame_styles = {}  # and each kind of row's styles, when first drawn
         try:
             return super().render_lines(crop)
         finally:
-            self._frame_width, self._frame_styles = None, None
+            self._frame_width = None
 
     def render_line(self, y: int) -> Strip:
         # Within the scrollbar, not under it: a line as wide as the panel lost its last cell to it.
@@ -365,36 +359,35 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         return header_strip(self._columns, self._column_widths(width), self.rows_order, style, sorted_style, width)
 
     def _row_strip(self, row: ProcessRow, width: int, base: Style) -> Strip:
-        key, process = row.key, row.process
+        key = row.key
+        style = base
+        if not row.process.visible:
+            style += self.get_component_rich_style("process-table--hidden")
+        if row.process.stale:
+            style += self.get_component_rich_style("process-table--stale")
         tagged = key in self.tagged
-        style, memory, flagged = self._row_styles(base, process.visible, process.stale, tagged, key == self.cursor_key)
-        mark = TAG_MARK if tagged else " "
+        if tagged:
+            style += self.get_component_rich_style("process-table--tagged")
+        if key == self.cursor_key:
+            style += self.get_component_rich_style("process-table--cursor")
+        memory_style = style + self.get_component_rich_style("process-table--memory")
+        line = Line(TAG_MARK if tagged else " ", style)
         cells = self._row_cells(row)
         widths = self._column_widths(width)
-        # The cells in a style of their own: GPU-MEM, and GROWTH and IDLE while the process is growing or idle.
-        styled = {"gpu_memory": memory, "growth": flagged if row.growing else style, "idle": style}
-        if row.idle:
-            styled["idle"] = flagged
-        if not process.visible:
-            cells_of = zip(self._columns, widths, cells, strict=True)
-            return hidden_strip(row, Line(mark, style), cells_of, width, style, styled)
-        texts = list(map(fit, cells, widths, self._rights))
-        at = self._command_at
-        if at is not None:  # the one cut of the column
-            texts[at] = fit(self._command_shown(row, cells, widths[at]) or "", widths[at], False)
-        others = [(at, styled[name]) for at, name in self._styled_at if styled[name] is not style]
-        return joined_strip(mark, texts, widths, style, others, width)
-
-    def _row_styles(self, base: Style, visible: bool, stale: bool, tagged: bool, cursor: bool) -> tuple[Style, ...]:
-        """A row's style, its GPU-MEM cell's and a flagged cell's: worked out once a frame for each kind of row."""
-        kind = (base, visible, stale, tagged, cursor)
-        styles = None if self._frame_styles is None else self._frame_styles.get(kind)
-        if styles is None:
-            get, style = self.get_component_rich_style, base
-            for name, on in (("hidden", not visible), ("stale", stale), ("tagged", tagged), ("cursor", cursor)):
-                if on:
-                    style += get(f"process-table--{name}")
-            styles = (style, style + get("process-table--memory"), style + get("process-table--growing"))
-            if self._frame_styles is not None:
-                self._frame_styles[kind] = styles
-        return styles
+        used = 1
+        # A space between columns (not after the last: the line is then exactly as wide as the panel).
+        for column, column_width, cell in zip(self._columns, widths, cells, strict=True):
+            if used > 1:
+                line.add(" ", style, 1)
+            if not row.process.visible and column.name in HOST_COLUMNS:
+                # Nothing is known from the CPU column on: say why across the rest of the line.
+                line.add(fit(row.hidden_text, width - used, False), style)
+                break
+            cell_style = memory_style if column.name == "gpu_memory" else style
+            if (column.name == "growth" and row.growing) or (column.name == "idle" and row.idle):
+                cell_style = style + self.get_component_rich_style("process-table--growing")
+            if column.name == "command":
+                cell = self._command_shown(row, cells, column_width) or ""  # the one cut of the column
+            line.add(fit(cell, column_width, column.right), cell_style, column_width)
+            used += column_width + 1
+        return line.strip(width, style)

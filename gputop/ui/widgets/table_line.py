@@ -4,7 +4,7 @@ column, which row the cursor goes to, and whether a row shows what it showed las
 from __future__ import annotations
 
 from bisect import insort
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from functools import lru_cache
 from operator import is_not
 
@@ -146,57 +146,6 @@ class Line:
         """The line, cropped or padded (in ``style``) to ``width`` cells."""
         self.segments.append(Segment("".join(self._texts), self._style))
         return Strip(self.segments, self._cells).crop_extend(0, width, style)
-
-
-def joined_strip(
-    mark: str, texts: list[str], widths: list[int], style: Style, others: list[tuple[int, Style]], width: int
-) -> Strip:
-    """A table line ``width`` cells wide: ``mark``, then ``texts`` (cells fitted to their ``widths``) a space apart, all
-    in ``style`` but the cells at the ``others`` positions (ascending), each in its own; neighbours of one style
-    are one segment, as ``Line`` joins them, in a few joins rather than two calls a cell."""
-    segments: list[Segment] = []
-    run = mark
-    after = 0  # the first cell not yet in a segment
-    for at, cell_style in others:
-        if at > after:
-            run += (" " if after else "") + " ".join(texts[after:at])
-        if at:
-            run += " "
-        if run:
-            segments.append(Segment(run, style))
-        segments.append(Segment(texts[at], cell_style))
-        run, after = "", at + 1
-    if after < len(texts):
-        run += (" " if after else "") + " ".join(texts[after:])
-    if run:
-        segments.append(Segment(run, style))
-    cells = text_cells(mark) + sum(widths) + len(widths) - 1
-    return Strip(segments, cells).crop_extend(0, width, style)
-
-
-def hidden_strip(
-    row: ProcessRow,
-    line: Line,
-    cells: Iterable[tuple[Column, int, str]],
-    width: int,
-    style: Style,
-    styled: Mapping[str, Style],
-) -> Strip:
-    """The line of a row the host cannot see, after its mark (``line``): its GPU columns (``cells``: each column,
-    its width and the row's cell; ``styled``: the columns not in ``style``), then why the process is not seen
-    across the rest of the line."""
-    used = 1
-    # A space between columns (not after the last: the line is then exactly as wide as the panel).
-    for column, column_width, cell in cells:
-        if used > 1:
-            line.add(" ", style, 1)
-        if column.name in HOST_COLUMNS:
-            # Nothing is known from the CPU column on: say why across the rest of the line.
-            line.add(fit(row.hidden_text, width - used, False), style)
-            break
-        line.add(fit(cell, column_width, column.right), styled.get(column.name, style), column_width)
-        used += column_width + 1
-    return line.strip(width, style)
 
 
 def header_strip(
