@@ -142,7 +142,7 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         if at is not None and not at:
             # The last call's rows, every one, changed but for their clock: their order, columns, tags hold.
             ordered = self.rows
-        elif at is not None and len(at) <= len(rows) // 8 and not any(fills_other(given[n], rows[n]) for n in at):
+        elif at is not None and not any(fills_other(given[n], rows[n]) for n in at):
             # A few rows made again, the same processes: those are put in their places, the others stay.
             changed = [rows[n] for n in at]
             ordered = self.rows = sorted_again(self.rows, changed, sort)
