@@ -28,6 +28,7 @@ from gputop.ui.widgets.process_filter import FilterError, ProcessFilter
 from gputop.ui.widgets.process_table import LIVE, ProcessTable
 from gputop.ui.widgets.rows import ProcessRow, RowKey, SortOrder
 from gputop.ui.widgets.snapshot_rows import process_count, snapshot_rows, users_with_processes
+from gputop.ui.widgets.table_line import replaced
 from gputop.ui.widgets.tree_rows import fold_rows, tree_rows
 
 if TYPE_CHECKING:
@@ -78,6 +79,8 @@ class ProcessPanel(ProcessTable):
         self._diagnoses: Diagnoses | None = None
         self._title: Text | None = None
         self._every: dict[RowKey, ProcessRow] = {}  # the last snapshot's rows by key: a row kept while unchanged
+        self._every_rows: list[ProcessRow] = []  # the same rows, in the snapshot's order
+        self._total = 0  # how many of them are processes
         # The filter box under the panel (the main screen composes it): what is typed there filters here.
         self.filter_bar = FilterBar(self.apply_filter_text, self._filter_done)
 
@@ -105,7 +108,13 @@ class ProcessPanel(ProcessTable):
             return
         process_filter, sort = self.filter, self.sort
         every = snapshot_rows(snapshot, self._growth, self._diagnoses, self._every)
-        self._every = {row.key: row for row in every}
+        at = replaced(self._every_rows, every)
+        if at is None:
+            self._every = {row.key: row for row in every}
+            self._total = process_count(every)  # a "(no process)" row is not a process: the title counts processes
+        else:  # the same processes as last tick, a few rows made again (or none): the count holds
+            self._every.update((every[n].key, every[n]) for n in at)
+        self._every_rows = every
         rows = [row for row in every if process_filter.matches(row)] if process_filter.active else every
         self.empty_message = "no process matches the filter" if process_filter.active else "no GPU processes"
         self.command.match = process_filter.pattern  # what the filter matched stays in view in each command
@@ -119,8 +128,7 @@ class ProcessPanel(ProcessTable):
         else:
             self.set_rows(rows, sort)
         hidden_sort = None if sort.column in self.shown_columns else sort
-        # A "(no process)" row is not a process: the title counts processes.
-        total = process_count(every)
+        total = self._total
         shown = total if rows is every else process_count(rows)
         tagged = len(self.tagged)
         title = panel_title(shown, total, process_filter, tagged, tree=self.tree_view, hidden_sort=hidden_sort)

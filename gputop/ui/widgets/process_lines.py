@@ -34,9 +34,13 @@ from gputop.ui.widgets.table_line import (
     LAUNCHER_COLUMNS,
     TAG_MARK,
     Line,
+    fills_other,
     fit,
+    header_strip,
     process_after,
+    replaced,
     same_but_time,
+    sorted_again,
 )
 
 
@@ -69,6 +73,7 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         self._line_state: list[object] = []  # the visible lines' signatures, from _line_top down
         self._line_top = 0
         self._sort_values: dict[RowKey, float | str | None] = {}
+        self._given: list[ProcessRow] = []  # the rows of the last ``set_rows``, as given
         self._in_order = False
         self.column_names: tuple[str, ...] | None = None  # None: every column that fits
         self._columns = visible_columns(120)
@@ -128,32 +133,47 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         keeps the cursor on the same process."""
         old_index = self.cursor_index
         old_screen_line = None if old_index is None else old_index - self.scroll_offset.y
-        by_key = {row.key: row for row in rows}
+        given, self._given = self._given, rows
+        columns_changed = False
+        # A kept row changed but its clock (``snapshot_rows``), which only TIME reads.
+        unmoved = not in_order and not self._in_order and sort == self.rows_order and sort.column != "time"
+        at = replaced(given, rows) if unmoved else None
         sort_key = COLUMN_BY_NAME[sort.column].sort_key
-        sort_values = {row.key: sort_key(row) for row in rows}
-        if in_order:
-            ordered = rows
-        elif sort != self.rows_order or sort_values != self._sort_values or self._in_order:
-            ordered = sort_rows(rows, sort, sort_values)
+        if at is not None and not at:
+            # The last call's rows, every one, changed but for their clock: their order, columns, tags hold.
+            ordered = self.rows
+        elif at is not None and not any(fills_other(given[n], rows[n]) for n in at):
+            # A few rows made again, the same processes: those are put in their places, the others stay.
+            changed = [rows[n] for n in at]
+            ordered = self.rows = sorted_again(self.rows, changed, sort)
+            self._sort_values.update((row.key, sort_key(row)) for row in changed)
+            self.command.show_rows(ordered)
         else:
-            ordered = [row for old in self.rows if (row := by_key.get(old.key)) is not None]
-        self.rows_order = sort
-        self._sort_values = sort_values
-        self._in_order = in_order
-        empty = empty_columns(ordered) - {sort.column}
-        columns_changed = empty != self._empty or sort.column != self._sorted_by
-        if columns_changed:
-            self._empty, self._sorted_by = empty, sort.column
-            self._columns = self._visible(self.size.width or 120)
-            self._line_state = []  # every line is drawn again with the new columns
-        self.rows = ordered
-        self.command.show_rows(ordered)
+            by_key = {row.key: row for row in rows}
+            sort_values = {row.key: sort_key(row) for row in rows}
+            if in_order:
+                ordered = rows
+            elif sort != self.rows_order or sort_values != self._sort_values or self._in_order:
+                ordered = sort_rows(rows, sort, sort_values)
+            else:
+                ordered = [row for old in self.rows if (row := by_key.get(old.key)) is not None]
+            self.rows_order = sort
+            self._sort_values = sort_values
+            self._in_order = in_order
+            empty = empty_columns(ordered) - {sort.column}
+            columns_changed = empty != self._empty or sort.column != self._sorted_by
+            if columns_changed:
+                self._empty, self._sorted_by = empty, sort.column
+                self._columns = self._visible(self.size.width or 120)
+                self._line_state = []  # every line is drawn again with the new columns
+            self.rows = ordered
+            self.command.show_rows(ordered)
+            if self.tagged:
+                self.tagged.intersection_update(by_key)
         self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
         # The rows drawn last tick; none when the columns changed just now (cells of other columns).
         self._drawn, self._drawn_now = ({} if columns_changed else self._drawn_now), {}
-        if self.tagged:
-            self.tagged.intersection_update(by_key)
-        if self.cursor_key not in by_key:
+        if self.cursor_index is None:
             index = 0 if old_index is None else min(old_index, len(ordered) - 1)
             self.cursor_key = process_after(ordered, index, 0)
         self.virtual_size = Size(self.size.width, len(ordered) + 1)
@@ -273,14 +293,12 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
         self.refresh()
 
-
     def _command_width(self, width: int | None = None) -> int:
         """The COMMAND column's width in a panel ``width`` cells wide inside its scrollbar (None: as it is now)."""
         at = self._command_at
         if at is None:
             return 0
         return self._column_widths(self.scrollable_size.width if width is None else width)[at]
-
 
     def _ensure_cursor_visible(self) -> None:
         index = self.cursor_index
@@ -292,7 +310,6 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
             self.scroll_to(y=index, animate=False, immediate=True)
         elif index >= top + page:
             self.scroll_to(y=index - page + 1, animate=False, immediate=True)
-
 
     def _column_widths(self, width: int) -> list[int]:
         """Each column's width in a panel ``width`` cells wide: the fixed ones, and the rest for the one without."""
@@ -337,18 +354,9 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         return self._row_strip(row, width, base)
 
     def _header_strip(self, width: int, base: Style) -> Strip:
-        header_style = base + self.get_component_rich_style("process-table--header")
-        sorted_style = header_style + self.get_component_rich_style("process-table--sorted")
-        line = Line(" ", header_style)
-        for number, (column, column_width) in enumerate(zip(self._columns, self._column_widths(width), strict=True)):
-            title = column.title
-            is_sorted = column.name == self.rows_order.column
-            if is_sorted:
-                title += "▼" if self.rows_order.descending else "▲"
-            if number:
-                line.add(" ", header_style)
-            line.add(fit(title, column_width, column.right), sorted_style if is_sorted else header_style)
-        return line.strip(width, header_style)
+        style = base + self.get_component_rich_style("process-table--header")
+        sorted_style = style + self.get_component_rich_style("process-table--sorted")
+        return header_strip(self._columns, self._column_widths(width), self.rows_order, style, sorted_style, width)
 
     def _row_strip(self, row: ProcessRow, width: int, base: Style) -> Strip:
         key = row.key

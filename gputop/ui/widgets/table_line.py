@@ -3,7 +3,10 @@ column, which row the cursor goes to, and whether a row shows what it showed las
 
 from __future__ import annotations
 
+from bisect import insort
+from collections.abc import Iterable
 from functools import lru_cache
+from operator import is_not
 
 from rich.cells import set_cell_size
 from rich.segment import Segment
@@ -11,7 +14,7 @@ from rich.style import Style
 from textual.strip import Strip
 
 from gputop.core.text_cut import cut_end
-from gputop.ui.widgets.rows import ProcessRow, RowKey
+from gputop.ui.widgets.rows import COLUMN_BY_NAME, Column, ProcessRow, RowKey, SortOrder
 from gputop.ui.widgets.styled_line import text_cells
 
 TAG_MARK = "●"
@@ -38,6 +41,60 @@ def same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
         and before.launcher == now.launcher
         and before.folded == now.folded
     )
+
+
+def replaced(given: list[ProcessRow], rows: list[ProcessRow]) -> list[int] | None:
+    """Where ``rows`` hold another object than the rows ``given`` before, for the same process (key): ``[]`` when
+    they are the same rows, object for object; None when they are not the same processes in the same places, or
+    when more than one row in eight was made again (then looking at each costs more than it saves)."""
+    if len(rows) != len(given):
+        return None
+    at = [place for place, other in enumerate(map(is_not, rows, given)) if other]
+    if len(at) > len(rows) // 8 or any(rows[place].key != given[place].key for place in at):
+        return None
+    return at
+
+
+def fills_other(before: ProcessRow, now: ProcessRow) -> bool:
+    """Whether a row made again fills JOB or CONTAINER where it did not, or the other way round."""
+    old, new = before.process, now.process
+    return (old.job is None) != (new.job is None) or bool(old.container) != bool(new.container)
+
+
+class _Descending:
+    """A sort value that compares the other way round: a descending order is ascending in it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: float | str) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Descending) and self.value == other.value
+
+    def __lt__(self, other: _Descending) -> bool:
+        return other.value < self.value  # type: ignore[operator]  # a column's values are of one kind
+
+
+def sorted_again(ordered: list[ProcessRow], changed: list[ProcessRow], order: SortOrder) -> list[ProcessRow]:
+    """``ordered`` (rows as ``sort_rows`` put them in ``order``) with the ``changed`` rows in the place of the rows of
+    their keys, each where ``sort_rows`` would put it: the others keep their order, a few rows are placed, with no
+    sort of them all (a thousand rows at 8x128, of which a few changed a tick)."""
+    sort_key = COLUMN_BY_NAME[order.column].sort_key
+
+    def placed(row: ProcessRow) -> tuple[object, ...]:
+        # sort_rows' order as one key: values present first, by value, then PID, then GPU.
+        value, process = sort_key(row), row.process
+        mig = -1 if process.mig_index is None else process.mig_index
+        if value is None:
+            return (1, 0, process.pid, process.gpu_index * 1000 + mig)
+        return (0, _Descending(value) if order.descending else value, process.pid, process.gpu_index * 1000 + mig)
+
+    keys = {row.key for row in changed}
+    rows = [row for row in ordered if row.key not in keys]
+    for row in changed:
+        insort(rows, row, key=placed)
+    return rows
 
 
 def process_after(rows: list[ProcessRow], index: int | None, step: int) -> RowKey | None:
@@ -92,3 +149,19 @@ class Line:
         """The line, cropped or padded (in ``style``) to ``width`` cells."""
         self.segments.append(Segment("".join(self._texts), self._style))
         return Strip(self.segments, self._cells).crop_extend(0, width, style)
+
+
+def header_strip(
+    columns: Iterable[Column], widths: list[int], order: SortOrder, style: Style, sorted_style: Style, width: int
+) -> Strip:
+    """A table's header line: each column's title, the sort column's marked ▼ or ▲ in ``sorted_style``."""
+    line = Line(" ", style)
+    for number, (column, column_width) in enumerate(zip(columns, widths, strict=True)):
+        title = column.title
+        is_sorted = column.name == order.column
+        if is_sorted:
+            title += "▼" if order.descending else "▲"
+        if number:
+            line.add(" ", style)
+        line.add(fit(title, column_width, column.right), sorted_style if is_sorted else style)
+    return line.strip(width, style)
