@@ -21,6 +21,7 @@ from textual.strip import Strip
 
 from gputop.ui.layout import card_lines
 from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines, spark_windows
+from gputop.ui.widgets.card_sparks import SparkLine
 from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.sparkline import Sparklines
 from gputop.ui.widgets.styled_line import StripStyles, StyledLine
@@ -64,6 +65,7 @@ class GpuCard(FrameStyled):
         self._lines_from: tuple[CardContent, int, bool, bool] | None = None
         self._windows: object = _UNREAD  # ``spark_windows`` as of the last tick that read them
         self._built: list[StyledLine] = []
+        self._drawn: list[StyledLine] = []  # those lines before they were dimmed and fitted to the width
         # The sparklines as last drawn: a tick moves each on by a column rather than drawing it again.
         self._sparks = Sparklines()
         self._marked: tuple[bool, bool, bool] | None = None  # the -alert, -lost and -silent classes as set
@@ -108,15 +110,20 @@ class GpuCard(FrameStyled):
             if windows == self._windows:
                 return self._built
             self._windows = windows
+            # The same content: only the sparklines moved. They are drawn alone, into the lines as built.
+            gpu, history, sparks = content.gpu, content.history, self._sparks
+            lines = [
+                line.moved_on(gpu, history, sparks) if isinstance(line, SparkLine) else line for line in self._drawn
+            ]
         else:
             self._lines_from, self._windows = lines_from, _UNREAD
-        if self.compact:
-            lines = compact_lines(content, width, self.filtered, self._sparks)
-        else:
-            lines = full_lines(content, width, self._sparks)
+            if self.compact:
+                lines = compact_lines(content, width, self.filtered, self._sparks)
+            else:
+                lines = full_lines(content, width, self._sparks)
+        self._drawn = lines
         if not content.gpu.answering:
-            for line in lines:
-                line.stylize("dim")
+            lines = [_dimmed(line) for line in lines]
         self._lines_width = width
         self._built = [line.fit(width) for line in lines]
         return self._built
@@ -199,3 +206,11 @@ class GpuCard(FrameStyled):
     def on_click(self, event: Click) -> None:
         event.stop()
         self.post_message(self.Selected(self.index))
+
+
+def _dimmed(line: StyledLine) -> StyledLine:
+    """A copy of ``line`` dimmed (a silent GPU's figures), the line itself kept as it was built."""
+    dimmed = StyledLine(style=line.style)
+    dimmed.pieces, dimmed.cell_length = list(line.pieces), line.cell_length
+    dimmed.stylize("dim")
+    return dimmed
