@@ -3,7 +3,8 @@
 Drawn with the line API: the card is handed what it shows, built once a tick (``CardContent``), and
 compares it with what it showed; only when it differs (or a sparkline's values do) are its lines and
 titles built again, and then only the lines whose text changed are refreshed, each turned into a Strip
-once (a card repainted whole, for a new title or class, reuses the rest). A GPU whose
+once (a card repainted whole, for a new title or class, reuses the rest); a card that nothing refreshed
+since it was drawn gives the compositor the lines it drew. A GPU whose
 driver calls have not come back says "not answering 14s" in its title, its figures (N/A) dimmed
 and its sparklines showing the gap. The lines themselves are made in ``card_lines``.
 """
@@ -71,6 +72,8 @@ class GpuCard(FrameStyled):
         self._marked: tuple[bool, bool, bool] | None = None  # the -alert, -lost and -silent classes as set
         # While a border title is set: the border line it is drawn on, the one line it repaints.
         self._retitled: Region | None = None
+        # The card as last drawn whole by the compositor, and for what (``render_lines``); None once refreshed.
+        self._frame: tuple[tuple[object, ...], list[Strip]] | None = None
 
     def show(self, content: CardContent, compact: bool, height: int | None = None) -> None:
         """Show what the card is given (built once a tick), compact or full, ``height`` lines tall."""
@@ -182,10 +185,24 @@ class GpuCard(FrameStyled):
     def refresh(
         self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False
     ) -> Self:
+        self._frame = None
         retitled = self._retitled
         if retitled is not None and not regions and repaint and not layout and not recompose:
             regions = (retitled,)  # a new title: its border line alone
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The compositor draws every widget that the box of a frame's changed lines overlaps: on a still
+        # screen, the cards between a changed title and a changed process panel. A card not refreshed since
+        # (every change of its lines, titles, classes, styles and size refreshes it), asked for the same
+        # part at the same size through the same line filters (the theme's colours), draws what it drew.
+        drawn_for = (crop, self.size, *self.get_line_filters())
+        frame = self._frame
+        if frame is not None and frame[0] == drawn_for:
+            return list(frame[1])
+        strips = super().render_lines(crop)
+        self._frame = (drawn_for, strips)
+        return list(strips)
 
     def render_line(self, y: int) -> Strip:
         width = self.content_size.width
