@@ -9,19 +9,18 @@ What it draws is what building the line afresh draws.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gputop.core.analysis.history import GpuHistory
 from gputop.core.model import GpuSample
 from gputop.ui.widgets.sparkline import Sparklines, sparkline
-from gputop.ui.widgets.styled_line import StyledLine, text_cells
+from gputop.ui.widgets.styled_line import StyledLine
 
 # The history's series each sparkline draws, by the name the card keeps its drawing under.
 _SERIES = {"memory": "memory_used", "utilization": "utilization", "temperature": "temperature", "sm": "sm_active"}
 
 
-@dataclass(frozen=True, slots=True)
-class Spark:
+class Spark(NamedTuple):
     """One sparkline of a card: its series (``_SERIES``), ``width`` cells, between ``low`` and ``high``
     (None: memory, against the GPU's size or the last one the history knew), drawn in ``style``."""
 
@@ -44,19 +43,23 @@ class Spark:
 
 
 class SparkLine(StyledLine):
-    """A card's line with a sparkline in it: ``head``, the sparkline (``spark``), ``tail``."""
+    """A card's line with a sparkline in it: ``head``, the sparkline (``spark``), ``tail`` (None: nothing)."""
 
     __slots__ = ("head", "spark", "tail")
 
     def __init__(
-        self, head: StyledLine, spark: Spark, tail: StyledLine, gpu: GpuSample, history: GpuHistory | None,
+        self, head: StyledLine, spark: Spark, tail: StyledLine | None, gpu: GpuSample, history: GpuHistory | None,
         sparks: Sparklines | None,
     ) -> None:
-        super().__init__(style=head.style)
-        self.head, self.spark, self.tail = head, spark, tail
+        # Not StyledLine's __init__: the pieces are the head's, the sparkline's and the tail's, as they are.
+        self.head, self.spark, self.tail, self.style = head, spark, tail, head.style
         cells = spark.draw(gpu, history, sparks)
-        self.pieces = [*head.pieces, (cells, spark.style), *tail.pieces] if cells else [*head.pieces, *tail.pieces]
-        self.cell_length = head.cell_length + text_cells(cells) + tail.cell_length
+        pieces = [*head.pieces, (cells, spark.style)] if cells else list(head.pieces)
+        length = head.cell_length + len(cells)  # a sparkline's cells are one cell wide each: block elements
+        if tail is not None:
+            pieces += tail.pieces
+            length += tail.cell_length
+        self.pieces, self.cell_length = pieces, length
 
     def moved_on(self, gpu: GpuSample, history: GpuHistory | None, sparks: Sparklines | None) -> SparkLine:
         """The same line with its sparkline drawn from ``history`` as it is now."""

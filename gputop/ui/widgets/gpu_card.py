@@ -74,6 +74,7 @@ class GpuCard(FrameStyled):
         self._retitled: Region | None = None
         # The card as last drawn whole by the compositor, and for what (``render_lines``); None once refreshed.
         self._frame: tuple[tuple[object, ...], list[Strip]] | None = None
+        self._frame_width: int | None = None  # the content's width while a frame is drawn
 
     def show(self, content: CardContent, compact: bool, height: int | None = None) -> None:
         """Show what the card is given (built once a tick), compact or full, ``height`` lines tall."""
@@ -196,16 +197,20 @@ class GpuCard(FrameStyled):
         # screen, the cards between a changed title and a changed process panel. A card not refreshed since
         # (every change of its lines, titles, classes, styles and size refreshes it), asked for the same
         # part at the same size through the same line filters (the theme's colours), draws what it drew.
-        drawn_for = (crop, self.size, *self.get_line_filters())
+        drawn_for = (crop, self.outer_size, *self.get_line_filters())
         frame = self._frame
         if frame is not None and frame[0] == drawn_for:
             return list(frame[1])
-        strips = super().render_lines(crop)
+        self._frame_width = self.content_size.width  # a frame's lines share it: asked once, not once a line
+        try:
+            strips = super().render_lines(crop)
+        finally:
+            self._frame_width = None
         self._frame = (drawn_for, strips)
         return list(strips)
 
     def render_line(self, y: int) -> Strip:
-        width = self.content_size.width
+        width = self.content_size.width if self._frame_width is None else self._frame_width
         base = self.line_style
         if width != self._lines_width or base != self._strips_style or len(self._strips) != len(self._lines):
             if width != self._lines_width:
