@@ -1,7 +1,8 @@
 """The lines of a GPU's card, full or compact, and its border titles: plain functions of what the card
 shows (``CardContent``, built once a tick by the main screen) and its width (and, where the card passes
 them, its sparklines as last drawn, moved on a column a tick), so the widget only decides which lines to
-repaint. The lines are ``StyledLine``s (a few dozen pieces each), the titles Rich Text.
+repaint. The lines are ``StyledLine``s (a few dozen pieces each; those with a sparkline ``SparkLine``s,
+which can move it on alone: ``card_sparks``), the titles Rich Text.
 
 A card compares what it is given, the whole ``CardContent``, with what it showed: equal contents (and the
 same width, form, filter mark and sparkline values) give equal lines. Nothing is listed by hand: a field
