@@ -1,11 +1,13 @@
-"""A still card is not drawn again (issue 36, item 5: an idle monitor stays idle).
+"""A still card, and the GPU area and grid around it, are not drawn again (issue 36, item 5: an idle
+monitor stays idle).
 
-Textual draws every widget that the box of a frame's changed lines overlaps: on a still screen, the cards
-between a changed title or host strip and a changed process panel were drawn again each tick, line by line
-through Textual's styles, to the very same cells. A card that nothing refreshed since it was drawn, asked
-for the same part of itself at the same size through the same colour filters, now gives the lines it
-drew. Whatever changes what it shows (a figure, the chosen card's border, the theme, the terminal's size,
-ANSI colours) draws it anew, and the screen is then exactly the screen drawn with every card drawn anew.
+Textual draws every widget that the box of a frame's changed lines overlaps: on a still screen, the GPU
+area, its grid and its cards, between a changed host strip and a changed process panel, were drawn again
+each tick, line by line through Textual's styles, to the very same cells. A widget that nothing refreshed
+since it was drawn, asked for the same part of itself at the same size through the same colour filters,
+now gives the lines it drew. Whatever changes what it shows (a figure, the chosen card's border, the
+theme, the terminal's size, ANSI colours, the cards scrolled) draws it anew, and the screen is then
+exactly the screen drawn with each of them drawn anew.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ import pytest
 from rich.style import Style
 from textual.geometry import Region
 from textual.strip import Strip
+from textual.widget import Widget
 
 from gputop.ui.app import GpuTopApp
-from gputop.ui.widgets.frame_style import FrameStyled
+from gputop.ui.widgets.gpu_area import GpuArea
 from gputop.ui.widgets.gpu_card import GpuCard
+from gputop.ui.widgets.gpu_grid import GpuGrid
 
 from .factory import StaticSource, gpu, make_app, proc, screen_text
 
@@ -33,28 +37,30 @@ def styled_screen(app: GpuTopApp) -> list[list[tuple[str, Style | None]]]:
 
 
 def drawn_anew(app: GpuTopApp) -> list[list[tuple[str, Style | None]]]:
-    """The screen with every card refreshed first, so drawn from its styles again, line by line."""
-    for card in app.query(GpuCard):
-        card.refresh()
+    """The screen with the GPU area, grid and cards refreshed first, so drawn from their styles again."""
+    for widget in [*app.query(GpuArea), *app.query(GpuGrid), *app.query(GpuCard)]:
+        widget.refresh()
     return styled_screen(app)
 
 
 @pytest.fixture
-def drawn(monkeypatch: pytest.MonkeyPatch) -> Counter[int]:
-    """How many times each card (by GPU index) was drawn through Textual's styles."""
-    counts: Counter[int] = Counter()
-    original = FrameStyled.render_lines
+def drawn(monkeypatch: pytest.MonkeyPatch) -> Counter[object]:
+    """How many times each card (by GPU index), the grid and the area were drawn through Textual's styles."""
+    counts: Counter[object] = Counter()
+    original = Widget.render_lines
 
-    def counting(self: FrameStyled, crop: Region) -> list[Strip]:
+    def counting(self: Widget, crop: Region) -> list[Strip]:
         if isinstance(self, GpuCard):
             counts[self.index] += 1
+        elif isinstance(self, (GpuGrid, GpuArea)):
+            counts[type(self).__name__] += 1
         return original(self, crop)
 
-    monkeypatch.setattr(FrameStyled, "render_lines", counting)
+    monkeypatch.setattr(Widget, "render_lines", counting)
     return counts
 
 
-async def test_a_card_nothing_changed_on_is_not_drawn_again_and_a_changed_one_is(drawn: Counter[int]) -> None:
+async def test_a_card_nothing_changed_on_is_not_drawn_again_and_a_changed_one_is(drawn: Counter[object]) -> None:
     source = StaticSource((gpu(0, (P1,)), gpu(1, (P2,))))
     app = make_app(source)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -72,7 +78,7 @@ async def test_a_card_nothing_changed_on_is_not_drawn_again_and_a_changed_one_is
         await pilot.pause()
         assert styled_screen(app) == still
         assert drawn == Counter()
-        assert drawn_anew(app) == still and drawn == Counter({0: 1, 1: 1})
+        assert drawn_anew(app) == still and drawn == Counter({0: 1, 1: 1, "GpuGrid": 1, "GpuArea": 1})
 
         # A figure: its card alone is drawn again, and shows it.
         drawn.clear()
@@ -103,3 +109,30 @@ async def test_a_card_nothing_changed_on_is_not_drawn_again_and_a_changed_one_is
         await pilot.pause()
         ansi = styled_screen(app)
         assert ansi != narrow and drawn_anew(app) == ansi
+
+
+async def test_cards_scrolled_in_their_area_show_what_drawing_them_anew_shows(drawn: Counter[object]) -> None:
+    # Sixteen GPUs on 24 lines: the cards scroll in their area, and the arrows (the grid focused) scroll them.
+    app = make_app(StaticSource(tuple(gpu(index, (proc(100 + index, index, 1.0),)) for index in range(16))))
+    async with app.run_test(size=(100, 24)) as pilot:
+        app.apply_snapshot(app.sampler.sample())
+        await pilot.pause()
+        area = app.query_one(GpuArea)
+        top = styled_screen(app)
+        drawn.clear()
+        app.screen.refresh()
+        await pilot.pause()
+        assert styled_screen(app) == top
+        assert drawn == Counter()
+        await pilot.press("tab")
+        for _ in range(15):
+            await pilot.press("down")
+        await pilot.pause()
+        assert area.scroll_y > 0
+        scrolled = styled_screen(app)
+        assert scrolled != top and drawn_anew(app) == scrolled
+        await pilot.press("home")
+        await pilot.pause()
+        assert area.scroll_y == 0
+        back = styled_screen(app)
+        assert back != scrolled and drawn_anew(app) == back

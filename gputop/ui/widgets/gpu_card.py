@@ -4,7 +4,7 @@ Drawn with the line API: the card is handed what it shows, built once a tick (``
 compares it with what it showed; only when it differs (or a sparkline's values do) are its lines and
 titles built again, and then only the lines whose text changed are refreshed, each turned into a Strip
 once (a card repainted whole, for a new title or class, reuses the rest); a card that nothing refreshed
-since it was drawn gives the compositor the lines it drew. A GPU whose
+since it was drawn gives the compositor the lines it drew (``StillFrame``). A GPU whose
 driver calls have not come back says "not answering 14s" in its title, its figures (N/A) dimmed
 and its sparklines showing the gap. The lines themselves are made in ``card_lines``.
 """
@@ -33,6 +33,7 @@ from gputop.ui.widgets.card_lines import (
 from gputop.ui.widgets.card_sparks import SparkLine
 from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.sparkline import Sparklines
+from gputop.ui.widgets.still_frame import StillFrame
 from gputop.ui.widgets.styled_line import StripStyles, StyledLine
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 _UNREAD = object()
 
 
-class GpuCard(FrameStyled):
+class GpuCard(StillFrame, FrameStyled):
     """A card for one GPU; ``compact`` folds it into one line (two with MIG devices).
 
     Not focusable itself: the grid it sits in takes the focus and marks the chosen card.
@@ -81,8 +82,6 @@ class GpuCard(FrameStyled):
         self._marked: tuple[bool, bool, bool] | None = None  # the -alert, -lost and -silent classes as set
         # While a border title is set: the border line it is drawn on, the one line it repaints.
         self._retitled: Region | None = None
-        # The card as last drawn whole by the compositor, and for what (``render_lines``); None once refreshed.
-        self._frame: tuple[tuple[object, ...], list[Strip]] | None = None
         self._frame_width: int | None = None  # the content's width while a frame is drawn
 
     def show(self, content: CardContent, compact: bool, height: int | None = None) -> None:
@@ -198,28 +197,19 @@ class GpuCard(FrameStyled):
     def refresh(
         self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False
     ) -> Self:
-        self._frame = None
         retitled = self._retitled
         if retitled is not None and not regions and repaint and not layout and not recompose:
             regions = (retitled,)  # a new title: its border line alone
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
-    def render_lines(self, crop: Region) -> list[Strip]:
-        # The compositor draws every widget that the box of a frame's changed lines overlaps: on a still
-        # screen, the cards between a changed title and a changed process panel. A card not refreshed since
-        # (every change of its lines, titles, classes, styles and size refreshes it), asked for the same
-        # part at the same size through the same line filters (the theme's colours), draws what it drew.
-        drawn_for = (crop, self.outer_size, *self.get_line_filters())
-        frame = self._frame
-        if frame is not None and frame[0] == drawn_for:
-            return list(frame[1])
-        self._frame_width = self.content_size.width  # a frame's lines share it: asked once, not once a line
+    def draw_lines(self, crop: Region) -> list[Strip]:
+        # Drawn anew (``StillFrame`` keeps the lines of a card nothing refreshed): the lines of a frame share
+        # the content's width, asked once rather than once a line.
+        self._frame_width = self.content_size.width
         try:
-            strips = super().render_lines(crop)
+            return super().draw_lines(crop)
         finally:
             self._frame_width = None
-        self._frame = (drawn_for, strips)
-        return list(strips)
 
     def render_line(self, y: int) -> Strip:
         width = self.content_size.width if self._frame_width is None else self._frame_width
