@@ -149,34 +149,19 @@ def _window(values: Sequence[float | None] | Sequence[int | None], width: int) -
     return values[-width:] if width > 0 else ()
 
 
-# A full card's border title as (text, style) pieces, and its subtitle's text (None: no subtitle).
-TitlePieces = tuple[tuple[Piece, ...], str | None]
-
-
 def card_titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None]:
     """The full card's border title and subtitle (None: no subtitle)."""
-    return title_texts(title_pieces(content, filtered))
-
-
-def title_texts(pieces: TitlePieces) -> tuple[Text, Text | None]:
-    """The title and subtitle of ``title_pieces`` as the Rich Text a border shows."""
-    title, subtitle = pieces
-    return Text.assemble(*title), None if subtitle is None else Text(subtitle)
-
-
-def title_pieces(content: CardContent, filtered: bool) -> TitlePieces:
-    """What ``card_titles`` shows, as plain pieces: a card compares these (cheaper than Text) before
-    it makes the Text of a title that changed."""
     gpu = content.gpu
     # What is wrong comes first, worst first, then the throttle reasons, the name last: a title too long for
     # the card loses the name, then the reasons, then the least of the marks.
-    title: list[Piece] = [(f" {gpu.index} ", index_style(filtered)), (" ", "")]
+    title = Text.assemble((f" {gpu.index} ", index_style(filtered)), " ")
     if content.silence is not None:
-        title.append((f"{content.silence} ", "bold red"))
-    title += mark_pieces(content.marks())
+        title.append(f"{content.silence} ", style="bold red")
+    for text, style in mark_pieces(content.marks()):
+        title.append(text, style)
     if reasons := throttle_reasons(content.diagnosis):
-        title.append((f"· {reasons} ", "yellow"))
-    title.append((f"{gpu.name or NA} ", ""))
+        title.append(f"· {reasons} ", style="yellow")
+    title.append(f"{gpu.name or NA} ")
     # The pod the kubelet allocated the GPU to (none where its API is not there), with or without processes.
     facts = [] if gpu.allocation is None else [f"pod {gpu.allocation.pod_name}"]
     if (mig := mig_state(gpu)) is not None:
@@ -187,8 +172,8 @@ def title_pieces(content: CardContent, filtered: bool) -> TitlePieces:
         facts.append(f"{gpu.clock_sm}MHz")
     if gpu.fan_speed is not None:
         facts.append(f"fan {gpu.fan_speed:.0f}%")
-    subtitle = " " + " · ".join(facts) + " " if facts and not gpu.lost else None
-    return tuple(title), subtitle
+    subtitle = Text(" " + " · ".join(facts) + " ") if facts and not gpu.lost else None
+    return title, subtitle
 
 
 def full_lines(content: CardContent, width: int, sparks: Sparklines | None = None) -> list[StyledLine]:

@@ -21,15 +21,7 @@ from textual.message import Message
 from textual.strip import Strip
 
 from gputop.ui.layout import card_lines
-from gputop.ui.widgets.card_lines import (
-    CardContent,
-    TitlePieces,
-    compact_lines,
-    full_lines,
-    spark_windows,
-    title_pieces,
-    title_texts,
-)
+from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines, spark_windows
 from gputop.ui.widgets.card_sparks import SparkLine
 from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.sparkline import Sparklines
@@ -69,7 +61,6 @@ class GpuCard(StillFrame, FrameStyled):
         self._strip_styles = StripStyles()
         self._titles: tuple[Text | None, Text | None] = (None, None)
         self._titles_from: tuple[CardContent, bool] | None = None  # the content and filter mark titled
-        self._title_pieces: TitlePieces | None = None  # what those titles show, as plain pieces
         self._lines_width = -1
         # What the lines were last built from (the content, width, form and filter mark), and those
         # lines: a tick whose content compares equal keeps them.
@@ -113,10 +104,7 @@ class GpuCard(StillFrame, FrameStyled):
             titled = (content, self.filtered)
             if titled != self._titles_from:
                 self._titles_from = titled
-                pieces = title_pieces(content, self.filtered)
-                if pieces != self._title_pieces:  # the Text made only for a title that changed
-                    self._title_pieces = pieces
-                    self._set_titles(*title_texts(pieces))
+                self._set_titles(*card_titles(content, self.filtered))
         # Building a card's lines costs ~0.2 ms; comparing the content it was given with the last costs
         # less, and the sparklines' values (the dearest part) are read only once the rest is found equal.
         lines_from = (content, width, self.compact, self.filtered)
