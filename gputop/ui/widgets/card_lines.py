@@ -1,7 +1,8 @@
 """The lines of a GPU's card, full or compact, and its border titles: plain functions of what the card
 shows (``CardContent``, built once a tick by the main screen) and its width (and, where the card passes
 them, its sparklines as last drawn, moved on a column a tick), so the widget only decides which lines to
-repaint. The lines are ``StyledLine``s (a few dozen pieces each), the titles Rich Text.
+repaint. The lines are ``StyledLine``s (a few dozen pieces each; those with a sparkline ``SparkLine``s,
+which can move it on alone: ``card_sparks``), the titles Rich Text.
 
 A card compares what it is given, the whole ``CardContent``, with what it showed: equal contents (and the
 same width, form, filter mark and sparkline values) give equal lines. Nothing is listed by hand: a field
@@ -22,6 +23,7 @@ from gputop.core.analysis.history import GpuHistory
 from gputop.core.format import NA, fmt_percent, fmt_temperature
 from gputop.core.model import Activity, GpuSample, percent
 from gputop.ui.layout import COMPACT_PADDING, FULL_BORDERS, TITLE_CORNERS
+from gputop.ui.widgets.card_sparks import Spark, SparkLine
 from gputop.ui.widgets.card_text import (
     forecast_text,
     level_style,
@@ -32,7 +34,7 @@ from gputop.ui.widgets.card_text import (
     temperature_style,
 )
 from gputop.ui.widgets.diagnosis_marks import Mark, card_marks, fit_marks, mark_pieces, throttle_reasons
-from gputop.ui.widgets.sparkline import Sparklines, bar_pieces, sparkline
+from gputop.ui.widgets.sparkline import Sparklines, bar_pieces
 from gputop.ui.widgets.styled_line import Piece, StyledLine
 
 FULL_VALUE_WIDTH = 19  # the figures between a full card's bar and its sparkline
@@ -91,27 +93,6 @@ class CardContent:
 def index_style(filtered: bool) -> str:
     """The GPU's index is reversed on the card the panel is filtered to."""
     return "bold reverse" if filtered else "bold"
-
-
-def _spark(
-    sparks: Sparklines | None, name: str, history: GpuHistory | None, values: Sequence[float | None], width: int,
-    low: float, high: float,
-) -> str:
-    """A sparkline of one of the history's series: moved on from the card's last drawing of it where
-    the card keeps them (``sparks``), drawn anew otherwise."""
-    if history is None:
-        return sparkline((), width, low, high)
-    if sparks is None:
-        return sparkline(values, width, low, high)
-    return sparks.draw(name, values, history.timestamps, width, low, high, source=history)
-
-
-def _memory_spark(gpu: GpuSample, history: GpuHistory | None, width: int, sparks: Sparklines | None) -> str:
-    """Memory in use over time, against the GPU's size (the last one known through a gap)."""
-    if history is None:
-        return sparkline((), width, 0, 1.0)
-    high = float(gpu.memory_total or history.memory_total or 1)
-    return _spark(sparks, "memory", history, history.memory_used, width, 0, high)
 
 
 def activity_text(activity: Activity, room: int) -> StyledLine:
@@ -209,9 +190,9 @@ def full_lines(content: CardContent, width: int, sparks: Sparklines | None = Non
     util_style = level_style(gpu.utilization_gpu)
     temp_style = temperature_style(gpu)
 
-    def line(label: str, gauge: Sequence[Piece], value: StyledLine, spark: str, spark_style: str) -> StyledLine:
-        built = StyledLine((label, "bold"), *gauge, " ").append_line(value.fit(value_width))
-        return built.append(" ").append(spark, spark_style)
+    def line(label: str, gauge: Sequence[Piece], value: StyledLine, spark: Spark, tail: str = "") -> SparkLine:
+        head = StyledLine((label, "bold"), *gauge, " ").append_line(value.fit(value_width)).append(" ")
+        return SparkLine(head, spark, StyledLine((tail, "bold yellow")) if tail else None, gpu, history, sparks)
 
     memory_value = StyledLine(
         memory_pair(gpu.memory_used, gpu.memory_total), " ", (f"{fmt_percent(memory_percent):>4}", memory_style)
@@ -227,39 +208,27 @@ def full_lines(content: CardContent, width: int, sparks: Sparklines | None = Non
     if gpu.power_limit is not None:
         power.append(f"/{gpu.power_limit:.0f}W", "bright_black")
     filling = forecast_text(content.forecast)
-    memory_line = line(
-        "MEM  ",
-        bar_pieces(memory_percent, bar_width, memory_style),
-        memory_value,
-        _memory_spark(gpu, history, max(0, spark_width - len(filling) - 1), sparks),
-        "cyan",
-    )
-    if filling:
-        memory_line.append(f" {filling}", "bold yellow")
-    lines = [
-        memory_line,
+    memory_spark = Spark("memory", max(0, spark_width - len(filling) - 1), 0, None, "cyan")
+    lines: list[StyledLine] = [
         line(
-            "UTIL ",
-            bar_pieces(gpu.utilization_gpu, bar_width, util_style),
-            util_value,
-            _spark(sparks, "utilization", history, history.utilization if history else (), spark_width, 0, 100),
-            "green",
+            "MEM  ", bar_pieces(memory_percent, bar_width, memory_style), memory_value, memory_spark,
+            f" {filling}" if filling else "",
+        ),
+        line(
+            "UTIL ", bar_pieces(gpu.utilization_gpu, bar_width, util_style), util_value,
+            Spark("utilization", spark_width, 0, 100, "green"),
         ),
     ]
     if gpu.activity is not None:
         # What the SMs really did (GPM), under GPU-Util which only says some kernel ran.
         room = bar_width + 1 + value_width
-        act = StyledLine(("ACT  ", "bold")).append_line(activity_text(gpu.activity, room).fit(room))
-        sm = _spark(sparks, "sm", history, history.sm_active if history else (), spark_width, 0, 100)
-        lines.append(act.append(" ").append(sm, "green"))
+        act = StyledLine(("ACT  ", "bold")).append_line(activity_text(gpu.activity, room).fit(room)).append(" ")
+        lines.append(SparkLine(act, Spark("sm", spark_width, 0, 100, "green"), None, gpu, history, sparks))
     high = gpu.temperature_shutdown or 100.0
     left = StyledLine().append_line(temperature).append("  ").append_line(power)
-    temperature_line = StyledLine(("TEMP ", "bold")).append_line(left.fit(bar_width + 1 + value_width))
-    temperatures = history.temperature if history else ()
-    temperature_line.append(" ").append(
-        _spark(sparks, "temperature", history, temperatures, spark_width, 20.0, high), "magenta"
-    )
-    lines.append(temperature_line)
+    temperature_line = StyledLine(("TEMP ", "bold")).append_line(left.fit(bar_width + 1 + value_width)).append(" ")
+    temperature_spark = Spark("temperature", spark_width, 20.0, high, "magenta")
+    lines.append(SparkLine(temperature_line, temperature_spark, None, gpu, history, sparks))
     for mig in gpu.mig_devices:
         mig_percent = percent(mig.memory_used, mig.memory_total)
         style = level_style(mig_percent)
@@ -294,8 +263,8 @@ def compact_lines(
         return [head.append(f"✖ LOST: {reason}", "bold red")]
     if not gpu.answering:
         head.append(f"✖ {content.silence} ", "bold red")
-        spark_width = max(0, width - head.cell_length)
-        return [head.append(_memory_spark(gpu, history, spark_width, sparks), "cyan")]
+        spark = Spark("memory", max(0, width - head.cell_length), 0, None, "cyan")
+        return [SparkLine(head, spark, None, gpu, history, sparks)]
     bar_width = 12 if width >= 110 else 8 if width >= _NARROW else 4
     memory_percent = gpu.memory_percent
     memory_style = level_style(memory_percent)
@@ -330,8 +299,10 @@ def compact_lines(
     if (mig := mig_state(gpu)) is not None and memory.cell_length - before + len(mig) + 1 <= room:
         memory.append(f"{mig} ", "bold cyan")
     spark_width = max(0, width - head.cell_length - memory.cell_length - tail.cell_length - 1)
-    line = head.append_line(memory).append(_memory_spark(gpu, history, spark_width, sparks), "cyan").append(" ")
-    lines = [line.append_line(tail)]
+    spark = Spark("memory", spark_width, 0, None, "cyan")
+    lines: list[StyledLine] = [
+        SparkLine(head.append_line(memory), spark, StyledLine(" ").append_line(tail), gpu, history, sparks)
+    ]
     if gpu.mig_devices:
         migs = _compact_migs(content, profiles=True)
         if migs.cell_length > width:  # the profiles give way to the forecasts

@@ -11,6 +11,7 @@ from textual.widgets import Static
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.gpu_grid import GpuGrid
 from gputop.ui.widgets.out_of_view import out_of_view_text
+from gputop.ui.widgets.still_frame import StillFrame
 
 
 def out_of_view_words(above: list[int], below: list[int]) -> str:
@@ -21,7 +22,7 @@ def out_of_view_words(above: list[int], below: list[int]) -> str:
     )
 
 
-class GpuArea(VerticalScroll, can_focus=False):
+class GpuArea(VerticalScroll, StillFrame, can_focus=False):
     """The cards' scrolling area; its last line names the GPUs out of view while some are."""
 
     DEFAULT_CSS = """

@@ -3,7 +3,8 @@
 Drawn with the line API: the card is handed what it shows, built once a tick (``CardContent``), and
 compares it with what it showed; only when it differs (or a sparkline's values do) are its lines and
 titles built again, and then only the lines whose text changed are refreshed, each turned into a Strip
-once (a card repainted whole, for a new title or class, reuses the rest). A GPU whose
+once (a card repainted whole, for a new title or class, reuses the rest); a card that nothing refreshed
+since it was drawn gives the compositor the lines it drew (``StillFrame``). A GPU whose
 driver calls have not come back says "not answering 14s" in its title, its figures (N/A) dimmed
 and its sparklines showing the gap. The lines themselves are made in ``card_lines``.
 """
@@ -21,8 +22,10 @@ from textual.strip import Strip
 
 from gputop.ui.layout import card_lines
 from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines, spark_windows
+from gputop.ui.widgets.card_sparks import SparkLine
 from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.sparkline import Sparklines
+from gputop.ui.widgets.still_frame import StillFrame
 from gputop.ui.widgets.styled_line import StripStyles, StyledLine
 
 if TYPE_CHECKING:
@@ -32,7 +35,7 @@ if TYPE_CHECKING:
 _UNREAD = object()
 
 
-class GpuCard(FrameStyled):
+class GpuCard(StillFrame, FrameStyled):
     """A card for one GPU; ``compact`` folds it into one line (two with MIG devices).
 
     Not focusable itself: the grid it sits in takes the focus and marks the chosen card.
@@ -64,11 +67,13 @@ class GpuCard(FrameStyled):
         self._lines_from: tuple[CardContent, int, bool, bool] | None = None
         self._windows: object = _UNREAD  # ``spark_windows`` as of the last tick that read them
         self._built: list[StyledLine] = []
+        self._drawn: list[StyledLine] = []  # those lines before they were dimmed and fitted to the width
         # The sparklines as last drawn: a tick moves each on by a column rather than drawing it again.
         self._sparks = Sparklines()
         self._marked: tuple[bool, bool, bool] | None = None  # the -alert, -lost and -silent classes as set
         # While a border title is set: the border line it is drawn on, the one line it repaints.
         self._retitled: Region | None = None
+        self._frame_width: int | None = None  # the content's width while a frame is drawn
 
     def show(self, content: CardContent, compact: bool, height: int | None = None) -> None:
         """Show what the card is given (built once a tick), compact or full, ``height`` lines tall."""
@@ -108,15 +113,20 @@ class GpuCard(FrameStyled):
             if windows == self._windows:
                 return self._built
             self._windows = windows
+            # The same content: only the sparklines moved. They are drawn alone, into the lines as built.
+            gpu, history, sparks = content.gpu, content.history, self._sparks
+            lines = [
+                line.moved_on(gpu, history, sparks) if isinstance(line, SparkLine) else line for line in self._drawn
+            ]
         else:
             self._lines_from, self._windows = lines_from, _UNREAD
-        if self.compact:
-            lines = compact_lines(content, width, self.filtered, self._sparks)
-        else:
-            lines = full_lines(content, width, self._sparks)
+            if self.compact:
+                lines = compact_lines(content, width, self.filtered, self._sparks)
+            else:
+                lines = full_lines(content, width, self._sparks)
+        self._drawn = lines
         if not content.gpu.answering:
-            for line in lines:
-                line.stylize("dim")
+            lines = [_dimmed(line) for line in lines]
         self._lines_width = width
         self._built = [line.fit(width) for line in lines]
         return self._built
@@ -180,8 +190,17 @@ class GpuCard(FrameStyled):
             regions = (retitled,)  # a new title: its border line alone
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
+    def draw_lines(self, crop: Region) -> list[Strip]:
+        # Drawn anew (``StillFrame`` keeps the lines of a card nothing refreshed): the lines of a frame share
+        # the content's width, asked once rather than once a line.
+        self._frame_width = self.content_size.width
+        try:
+            return super().draw_lines(crop)
+        finally:
+            self._frame_width = None
+
     def render_line(self, y: int) -> Strip:
-        width = self.content_size.width
+        width = self.content_size.width if self._frame_width is None else self._frame_width
         base = self.line_style
         if width != self._lines_width or base != self._strips_style or len(self._strips) != len(self._lines):
             if width != self._lines_width:
@@ -199,3 +218,11 @@ class GpuCard(FrameStyled):
     def on_click(self, event: Click) -> None:
         event.stop()
         self.post_message(self.Selected(self.index))
+
+
+def _dimmed(line: StyledLine) -> StyledLine:
+    """A copy of ``line`` dimmed (a silent GPU's figures), the line itself kept as it was built."""
+    dimmed = StyledLine(style=line.style)
+    dimmed.pieces, dimmed.cell_length = list(line.pieces), line.cell_length
+    dimmed.stylize("dim")
+    return dimmed

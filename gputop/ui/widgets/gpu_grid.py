@@ -15,9 +15,10 @@ from textual.containers import Grid
 from gputop.ui.layout import CardLayout
 from gputop.ui.widgets.card_lines import CardContent
 from gputop.ui.widgets.gpu_card import GpuCard
+from gputop.ui.widgets.still_frame import StillFrame
 
 
-class GpuGrid(Grid, can_focus=True):
+class GpuGrid(Grid, StillFrame, can_focus=True):
     """Cards for the GPUs of the last snapshot: new GPUs get a card, gone ones lose theirs."""
 
     BINDINGS = [

@@ -130,7 +130,7 @@ class StripStyles:
         texts: list[str] = []
         current: Style | None = None
         for text, own in line.pieces:
-            name = _under(outer, own)
+            name = _under(outer, own) if outer else own
             style = styles.get(name)
             if style is None:
                 style = styles[name] = base + Style.parse(name) if name else base
@@ -141,4 +141,6 @@ class StripStyles:
             texts.append(text)
         if texts:
             segments.append(Segment("".join(texts), current))
-        return Strip(segments, line.cell_length).crop_extend(0, width, base)
+        strip = Strip(segments, line.cell_length)
+        # A card's lines are fitted to its width: cropping or padding one would only copy it.
+        return strip if line.cell_length == width else strip.crop_extend(0, width, base)

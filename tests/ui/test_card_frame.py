@@ -1,0 +1,138 @@
+"""A still card, and the GPU area and grid around it, are not drawn again (issue 36, item 5: an idle
+monitor stays idle).
+
+Textual draws every widget that the box of a frame's changed lines overlaps: on a still screen, the GPU
+area, its grid and its cards, between a changed host strip and a changed process panel, were drawn again
+each tick, line by line through Textual's styles, to the very same cells. A widget that nothing refreshed
+since it was drawn, asked for the same part of itself at the same size through the same colour filters,
+now gives the lines it drew. Whatever changes what it shows (a figure, the chosen card's border, the
+theme, the terminal's size, ANSI colours, the cards scrolled) draws it anew, and the screen is then
+exactly the screen drawn with each of them drawn anew.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+import pytest
+from rich.style import Style
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.widget import Widget
+
+from gputop.ui.app import GpuTopApp
+from gputop.ui.widgets.gpu_area import GpuArea
+from gputop.ui.widgets.gpu_card import GpuCard
+from gputop.ui.widgets.gpu_grid import GpuGrid
+
+from .factory import StaticSource, gpu, make_app, proc, screen_text
+
+P1, P2 = proc(101, 0, 1.0), proc(102, 1, 2.0)
+
+
+def styled_screen(app: GpuTopApp) -> list[list[tuple[str, Style | None]]]:
+    """Every cell run of the screen as it is drawn now: its text and its style."""
+    return [[(segment.text, segment.style) for segment in strip] for strip in app.screen._compositor.render_strips()]
+
+
+def drawn_anew(app: GpuTopApp) -> list[list[tuple[str, Style | None]]]:
+    """The screen with the GPU area, grid and cards refreshed first, so drawn from their styles again."""
+    for widget in [*app.query(GpuArea), *app.query(GpuGrid), *app.query(GpuCard)]:
+        widget.refresh()
+    return styled_screen(app)
+
+
+@pytest.fixture
+def drawn(monkeypatch: pytest.MonkeyPatch) -> Counter[object]:
+    """How many times each card (by GPU index), the grid and the area were drawn through Textual's styles."""
+    counts: Counter[object] = Counter()
+    original = Widget.render_lines
+
+    def counting(self: Widget, crop: Region) -> list[Strip]:
+        if isinstance(self, GpuCard):
+            counts[self.index] += 1
+        elif isinstance(self, (GpuGrid, GpuArea)):
+            counts[type(self).__name__] += 1
+        return original(self, crop)
+
+    monkeypatch.setattr(Widget, "render_lines", counting)
+    return counts
+
+
+async def test_a_card_nothing_changed_on_is_not_drawn_again_and_a_changed_one_is(drawn: Counter[object]) -> None:
+    source = StaticSource((gpu(0, (P1,)), gpu(1, (P2,))))
+    app = make_app(source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        # A history full of these figures: a tick of them moves no sparkline.
+        for _ in range(130):
+            app.apply_snapshot(app.sampler.sample(), quiet=True)
+        app.apply_snapshot(app.sampler.sample())
+        await pilot.pause()
+        still = styled_screen(app)
+
+        drawn.clear()
+        app.screen.refresh()  # the whole screen drawn again, and nothing on it changed
+        app.apply_snapshot(app.sampler.sample())
+        await pilot.pause()
+        assert styled_screen(app) == still
+        assert drawn == Counter()
+        assert drawn_anew(app) == still and drawn == Counter({0: 1, 1: 1, "GpuGrid": 1, "GpuArea": 1})
+
+        # A figure: its card alone is drawn again, and shows it.
+        drawn.clear()
+        source.gpus = (source.gpus[0], replace(source.gpus[1], utilization_gpu=97.0))
+        app.apply_snapshot(app.sampler.sample())
+        await pilot.pause()
+        assert drawn[0] == 0 and drawn[1] > 0
+        shown = styled_screen(app)
+        assert shown != still and " 97%" in screen_text(app)
+        assert drawn_anew(app) == shown
+
+        # The chosen card's border (Tab: the cards take the focus), then the theme, then the size.
+        await pilot.press("tab")
+        await pilot.pause()
+        chosen = styled_screen(app)
+        assert "╔" in screen_text(app) and chosen != shown
+        assert drawn_anew(app) == chosen
+        app.theme = "textual-light"
+        await pilot.pause()
+        light = styled_screen(app)
+        assert light != chosen and drawn_anew(app) == light
+        await pilot.resize_terminal(100, 40)
+        await pilot.pause()
+        narrow = styled_screen(app)
+        assert narrow != light and drawn_anew(app) == narrow
+        # The terminal's own 16 colours instead of the theme's: no style changes, Textual's colour filter does.
+        app.ansi_color = True
+        await pilot.pause()
+        ansi = styled_screen(app)
+        assert ansi != narrow and drawn_anew(app) == ansi
+
+
+async def test_cards_scrolled_in_their_area_show_what_drawing_them_anew_shows(drawn: Counter[object]) -> None:
+    # Sixteen GPUs on 24 lines: the cards scroll in their area, and the arrows (the grid focused) scroll them.
+    app = make_app(StaticSource(tuple(gpu(index, (proc(100 + index, index, 1.0),)) for index in range(16))))
+    async with app.run_test(size=(100, 24)) as pilot:
+        app.apply_snapshot(app.sampler.sample())
+        await pilot.pause()
+        area = app.query_one(GpuArea)
+        top = styled_screen(app)
+        drawn.clear()
+        app.screen.refresh()
+        await pilot.pause()
+        assert styled_screen(app) == top
+        assert drawn == Counter()
+        await pilot.press("tab")
+        for _ in range(15):
+            await pilot.press("down")
+        await pilot.pause()
+        assert area.scroll_y > 0
+        scrolled = styled_screen(app)
+        assert scrolled != top and drawn_anew(app) == scrolled
+        await pilot.press("home")
+        await pilot.pause()
+        assert area.scroll_y == 0
+        back = styled_screen(app)
+        assert back != scrolled and drawn_anew(app) == back

@@ -1,0 +1,84 @@
+"""A tick that moves only a card's sparklines draws them alone (issue 36, item 5).
+
+While a card shows the same content (a still GPU: figures, width and form unchanged), only its sparklines
+can move: the history grows a value a tick until it is as long as they are wide. Such a tick draws the
+sparklines into the lines as built (``SparkLine.moved_on``) rather than building every figure, bar and
+label again; what the card then shows is exactly what a card built afresh shows, full or compact, on a
+GPU that answers and on one that is silent (dimmed)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from unittest import mock
+
+import pytest
+
+from gputop.core.analysis.history import History
+from gputop.ui.widgets import gpu_card as gpu_card_module
+from gputop.ui.widgets.card_lines import CardContent, compact_lines, full_lines, spark_room
+from gputop.ui.widgets.card_sparks import SparkLine
+from gputop.ui.widgets.gpu_card import GpuCard
+from gputop.ui.widgets.styled_line import StyledLine
+
+from .factory import NOW, StaticSource, gpu, make_app, proc, snapshot
+
+P1 = proc(101, 0, 1.0)
+
+
+def afresh(content: CardContent, width: int, compact: bool) -> list[StyledLine]:
+    lines = compact_lines(content, width, False) if compact else full_lines(content, width)
+    if not content.gpu.answering:
+        for line in lines:
+            line.stylize("dim")
+    return [line.fit(width) for line in lines]
+
+
+@pytest.mark.parametrize("compact", [False, True])
+@pytest.mark.parametrize("silent", [False, True])
+def test_a_still_gpu_s_card_moves_its_sparklines_on_without_building_its_lines(compact: bool, silent: bool) -> None:
+    sample = replace(gpu(0, (P1,)), fan_speed=40.0)
+    if silent:
+        sample = replace(sample, answering=False, not_answering_since=NOW - 14)
+    width = 90
+    history = History(gpu_maxlen=100)
+    card = GpuCard(0)
+    card.compact = compact
+    moved = 0
+    with (
+        mock.patch.object(gpu_card_module, "full_lines", wraps=full_lines) as full,
+        mock.patch.object(gpu_card_module, "compact_lines", wraps=compact_lines) as short,
+    ):
+        for tick in range(spark_room(width, compact, not silent) + 3):
+            # The figures vary in the history (so the sparklines show shapes); the card's sample stays.
+            figures = replace(sample, utilization_gpu=(tick * 37) % 100, memory_used=(tick % 7 + 1) * 2**30)
+            history.add(snapshot(replace(figures, answering=True), timestamp=NOW + tick))
+            content = CardContent(sample, history=history.gpus[0], now=NOW)
+            before = card._built
+            card.content = content
+            lines = card._make_lines(width)
+            assert lines == afresh(content, width, compact), tick
+            moved += tick > 0 and lines != before
+        # Built once, on the first tick; every tick after drew only the sparklines, which moved.
+        assert full.call_count + short.call_count == 1
+    assert moved > 5
+    assert any(isinstance(line, SparkLine) for line in card._drawn)
+
+
+async def test_a_tick_that_moves_only_the_sparklines_builds_no_card_and_repaints_their_lines() -> None:
+    source = StaticSource((gpu(0, (P1,)),))
+    app = make_app(source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.apply_snapshot(app.sampler.sample())
+        await pilot.pause()
+        (card,) = app.query(GpuCard)
+        with (
+            mock.patch.object(gpu_card_module, "full_lines", wraps=full_lines) as full,
+            mock.patch.object(gpu_card_module, "compact_lines", wraps=compact_lines) as short,
+        ):
+            for _ in range(3):
+                before = list(card._lines)
+                app.apply_snapshot(app.sampler.sample())  # the same figures: the history grows a value
+                await pilot.pause()
+                assert full.call_count + short.call_count == 0
+                assert card._lines != before  # the sparklines moved on
+                assert card._lines == afresh(card.content, card.content_size.width, card.compact)  # type: ignore[arg-type]
