@@ -73,7 +73,6 @@ class GpuCard(StillFrame, FrameStyled):
         self._marked: tuple[bool, bool, bool] | None = None  # the -alert, -lost and -silent classes as set
         # While a border title is set: the border line it is drawn on, the one line it repaints.
         self._retitled: Region | None = None
-        self._frame_width: int | None = None  # the content's width while a frame is drawn
 
     def show(self, content: CardContent, compact: bool, height: int | None = None) -> None:
         """Show what the card is given (built once a tick), compact or full, ``height`` lines tall."""
@@ -190,17 +189,8 @@ class GpuCard(StillFrame, FrameStyled):
             regions = (retitled,)  # a new title: its border line alone
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
-    def draw_lines(self, crop: Region) -> list[Strip]:
-        # Drawn anew (``StillFrame`` keeps the lines of a card nothing refreshed): the lines of a frame share
-        # the content's width, asked once rather than once a line.
-        self._frame_width = self.content_size.width
-        try:
-            return super().draw_lines(crop)
-        finally:
-            self._frame_width = None
-
     def render_line(self, y: int) -> Strip:
-        width = self.content_size.width if self._frame_width is None else self._frame_width
+        width = self.frame_width
         base = self.line_style
         if width != self._lines_width or base != self._strips_style or len(self._strips) != len(self._lines):
             if width != self._lines_width:

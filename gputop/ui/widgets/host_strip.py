@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from textual.geometry import Region
 from textual.strip import Strip
 
 from gputop.core.format import NA, NOT_YET, fmt_bytes, fmt_percent, fmt_rate
@@ -156,10 +157,11 @@ class HostStrip(FrameStyled):
             self._set_text(host_text(self.host, self.content_size.width, self.gpus))
 
     def _set_text(self, text: StyledLine) -> None:
-        # One line, always: an unchanged line is not redrawn, and a changed one needs no layout.
+        # One line, always: an unchanged line is not redrawn, and a changed one needs no layout (and, its
+        # line refreshed rather than the widget, its styles are kept: ``FrameStyled``).
         if text != self._text:
             self._text = text
-            self.refresh()
+            self.refresh(Region(0, 0, self.size.width, 1))
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width

@@ -82,7 +82,6 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         self._widths_for: tuple[tuple[Column, ...], int] | None = None
         self._widths: list[int] = []
         self._header_drawn: tuple[tuple[Column, ...], SortOrder, int] | None = None
-        self._frame_width: int | None = None  # the width inside the scrollbar, for one frame's lines
         self.command = CommandColumn()  # how the commands are cut, and scrolled (← →)
 
     # -- the columns shown ------------------------------------------------------------
@@ -330,17 +329,12 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
 
     # -- drawing ---------------------------------------------------------------------
 
-    def render_lines(self, crop: Region) -> list[Strip]:
-        # The width inside the scrollbar is the same for every line of a frame: worked out once here.
-        self._frame_width = self.scrollable_size.width
-        try:
-            return super().render_lines(crop)
-        finally:
-            self._frame_width = None
+    def line_width(self) -> int:
+        return self.scrollable_size.width
 
     def render_line(self, y: int) -> Strip:
         # Within the scrollbar, not under it: a line as wide as the panel lost its last cell to it.
-        width = self.scrollable_size.width if self._frame_width is None else self._frame_width
+        width = self.frame_width
         base = self.line_style
         if y == 0:
             return self._header_strip(width, base)
@@ -354,23 +348,23 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         return self._row_strip(row, width, base)
 
     def _header_strip(self, width: int, base: Style) -> Strip:
-        style = base + self.get_component_rich_style("process-table--header")
-        sorted_style = style + self.get_component_rich_style("process-table--sorted")
+        style = base + self.component_style("process-table--header")
+        sorted_style = style + self.component_style("process-table--sorted")
         return header_strip(self._columns, self._column_widths(width), self.rows_order, style, sorted_style, width)
 
     def _row_strip(self, row: ProcessRow, width: int, base: Style) -> Strip:
         key = row.key
         style = base
         if not row.process.visible:
-            style += self.get_component_rich_style("process-table--hidden")
+            style += self.component_style("process-table--hidden")
         if row.process.stale:
-            style += self.get_component_rich_style("process-table--stale")
+            style += self.component_style("process-table--stale")
         tagged = key in self.tagged
         if tagged:
-            style += self.get_component_rich_style("process-table--tagged")
+            style += self.component_style("process-table--tagged")
         if key == self.cursor_key:
-            style += self.get_component_rich_style("process-table--cursor")
-        memory_style = style + self.get_component_rich_style("process-table--memory")
+            style += self.component_style("process-table--cursor")
+        memory_style = style + self.component_style("process-table--memory")
         line = Line(TAG_MARK if tagged else " ", style)
         cells = self._row_cells(row)
         widths = self._column_widths(width)
@@ -385,7 +379,7 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
                 break
             cell_style = memory_style if column.name == "gpu_memory" else style
             if (column.name == "growth" and row.growing) or (column.name == "idle" and row.idle):
-                cell_style = style + self.get_component_rich_style("process-table--growing")
+                cell_style = style + self.component_style("process-table--growing")
             if column.name == "command":
                 cell = self._command_shown(row, cells, column_width) or ""  # the one cut of the column
             line.add(fit(cell, column_width, column.right), cell_style, column_width)
