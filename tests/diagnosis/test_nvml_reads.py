@@ -140,12 +140,15 @@ def test_an_event_wait_that_fails_is_asked_again_once_a_tick_never_in_a_spin(fak
     try:
         source.sample()  # the first sample counts the GPUs and registers them for events, beside its reads
         deadline = time.monotonic() + 10.0
-        while fake_nvml.call_count("nvmlDeviceRegisterEvents") < 1 and time.monotonic() < deadline:
+        # That first poll's wait, failed, is over (on a loaded machine it may end after the sample returned).
+        while fake_nvml.call_count("nvmlEventSetWait_v2") < 1 and time.monotonic() < deadline:
             time.sleep(0.01)
-        time.sleep(0.1)  # that first poll's wait, failed, is over
+        time.sleep(0.1)
         fake_nvml.reset_counts()
         for _ in range(3):
             source.sample()
+        while fake_nvml.call_count("nvmlEventSetWait_v2") < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)  # the last tick's poll may end after its sample returned
         time.sleep(0.5)  # between ticks nothing asks
         waits = fake_nvml.call_count("nvmlEventSetWait_v2")
     finally:
