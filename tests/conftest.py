@@ -9,12 +9,15 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from fakenvml import SCENARIO_ENV, FakeNvml, Scenario, build_library
 
-from gputop.core.sources.nvml import NvmlSource
 from gputop.ui.terminal.textual_imports import YOUNG_COLLECTION_THRESHOLD
+
+if TYPE_CHECKING:  # imported where used: an old standalone pynvml, which gputop refuses, cannot import it
+    from gputop.core.sources.nvml import NvmlSource
 
 
 def _bytecode_outside_the_tree() -> None:
@@ -80,6 +83,8 @@ def nvml_source(fake_nvml: FakeNvml) -> Iterator[Callable[..., NvmlSource]]:
         fake_nvml.write(scenario)
         fake_nvml.load(omit)
         fake_nvml.reset_counts()  # the library stays loaded from one test to the next
+        from gputop.core.sources.nvml import NvmlSource
+
         nvml = NvmlSource()
         nvml.open()
         opened.append(nvml)

@@ -54,7 +54,6 @@ FI_RETIRED_PENDING = _field("NVML_FI_DEV_RETIRED_PENDING", 31)
 FI_NVLINK_RX = _field("NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX", 139)
 FI_NVLINK_TX = _field("NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX", 138)
 
-_VALUE_MEMBERS = {0: "dVal", 1: "uiVal", 2: "ulVal", 3: "ullVal", 4: "sllVal", 5: "siVal", 6: "usVal"}
 Field = tuple[int, int]  # (field id, scope)
 
 # A batch's answers are read from the array's bytes, laid out as pynvml's structures say: each
@@ -64,13 +63,10 @@ _SLOT_SIZE = ctypes.sizeof(_SLOT)
 _TYPE_AT = _SLOT.valueType.offset
 _TYPE_AND_RETURN = struct.Struct(f"=I{_SLOT.nvmlReturn.offset - _TYPE_AT - 4}xI")  # valueType, nvmlReturn
 _VALUE_AT = _SLOT.value.offset
-# struct's native codes for the ctypes types of pynvml's value union (native sizes, as ctypes has them).
-_CODES: dict[Any, str] = {
-    ctypes.c_double: "d", ctypes.c_uint: "I", ctypes.c_ulong: "L", ctypes.c_ulonglong: "Q",
-    ctypes.c_long: "l", ctypes.c_longlong: "q", ctypes.c_int: "i", ctypes.c_ushort: "H",
-}
-_MEMBER_TYPES = dict(pynvml.c_nvmlValue_t._fields_)
-_VALUES = {kind: struct.Struct("@" + _CODES[_MEMBER_TYPES[member]]) for kind, member in _VALUE_MEMBERS.items()}
+# Each NVML_VALUE_TYPE's member of nvmlValue_t, by its C type (nvml.h: double, unsigned int, unsigned long,
+# unsigned long long, signed long long, signed int, unsigned short), in struct's native codes. Fixed by the
+# driver's ABI, not taken from pynvml's union: bindings before 12.570 lack its usVal member.
+_VALUES = {kind: struct.Struct("@" + code) for kind, code in enumerate("dILQqiH")}
 
 
 class FieldBatch:
@@ -92,9 +88,7 @@ class FieldBatch:
         raw = ctypes.string_at(self._array, _SLOT_SIZE * len(self.fields))
         found: dict[Field, float | int | None] = {}
         for at, requested in enumerate(self.fields):
-            value_type, code = _TYPE_AND_RETURN.unpack_from(raw, at * _SLOT_SIZE + _TYPE_AT)
-            value = _VALUES.get(value_type) if code == pynvml.NVML_SUCCESS else None
-            found[requested] = None if value is None else value.unpack_from(raw, at * _SLOT_SIZE + _VALUE_AT)[0]
+            found[requested] = _decoded(raw, at * _SLOT_SIZE)
         return found
 
 
@@ -130,10 +124,14 @@ one_field.__name__ = "nvmlDeviceGetFieldValues"
 
 
 def _field_value(slot: Any) -> float | int | None:
-    if slot.nvmlReturn != pynvml.NVML_SUCCESS:
-        return None
-    member = _VALUE_MEMBERS.get(int(slot.valueType))
-    return None if member is None else getattr(slot.value, member)
+    return _decoded(ctypes.string_at(ctypes.addressof(slot), _SLOT_SIZE), 0)
+
+
+def _decoded(raw: bytes, at: int) -> float | int | None:
+    """The value of the field slot at byte ``at`` of ``raw``; None where the driver gave none."""
+    value_type, code = _TYPE_AND_RETURN.unpack_from(raw, at + _TYPE_AT)
+    value = _VALUES.get(value_type) if code == pynvml.NVML_SUCCESS else None
+    return None if value is None else value.unpack_from(raw, at + _VALUE_AT)[0]
 
 
 def integer(value: float | int | None) -> int | None:
