@@ -174,3 +174,19 @@ def test_a_working_copy_of_the_module_outside_any_package_runs_and_doctor_warns(
         "another package named pynvml shadows nvidia-ml-py: `pip uninstall pynvml`, remove that folder from"
         f" PYTHONPATH, then `pip install --force-reinstall '{SUPPORTED}'`",
     )
+
+
+def test_a_binding_whose_value_union_lacks_the_unsigned_short_reads_the_field_batch_as_12_560_does(
+    fake_nvml: FakeNvml, tmp_path: Path
+) -> None:
+    # nvidia-ml-py before 12.570 has no usVal in c_nvmlValue_t: gputop decodes the batch by nvml.h's C types.
+    older_union = (
+        "\nclass c_nvmlValue_t(Union):\n"
+        "    _fields_ = [(name, kind) for name, kind in c_nvmlValue_t._fields_ if name != 'usVal']\n"
+    )
+    site = installed(tmp_path, "nvidia-ml-py", "12.560.30", "pynvml.py", REAL_MODULE.read_text() + older_union)
+    fake_nvml.write(Scenario().gpu(memory_total=80 * GiB, memory_temp=71, pcie_replay=3))
+    result = gputop(with_site(fake_nvml, site), "--json")
+    assert (result.returncode, result.stderr) == (0, "")
+    gpu = json.loads(result.stdout)["gpus"][0]
+    assert (gpu["temperature"]["memory"], gpu["pcie"]["replay_errors"]) == (71, 3)
