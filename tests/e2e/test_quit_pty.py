@@ -79,6 +79,7 @@ def press_and_wait_for_exit(terminal: PtyTerminal, key: bytes) -> tuple[int, flo
         assert time.monotonic() - pressed < 30, f"gputop did not exit; the screen was:\n{terminal.text()}"
         terminal.pump(0.01)
     took = time.monotonic() - pressed
+    terminal.pump(0.05)  # what it wrote just before it exited may still wait in the pty
     assert terminal.exit_status is not None
     return terminal.exit_status, took
 
