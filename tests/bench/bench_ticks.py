@@ -38,7 +38,8 @@ from gputop.core.model import Snapshot  # noqa: E402
 from gputop.core.sampler import Sampler  # noqa: E402
 from gputop.core.sources.nvml import NvmlSource  # noqa: E402
 from gputop.ui.widgets.card_lines import CardContent, full_lines  # noqa: E402
-from gputop.ui.widgets.rows import SortOrder, sort_rows  # noqa: E402
+from gputop.ui.widgets.row_order import sort_rows  # noqa: E402
+from gputop.ui.widgets.rows import SortOrder  # noqa: E402
 from gputop.ui.widgets.snapshot_rows import snapshot_rows  # noqa: E402
 
 try:  # a tree from before the sparklines were moved on (issue 27) draws each one again

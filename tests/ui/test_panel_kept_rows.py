@@ -8,7 +8,8 @@ from dataclasses import replace
 from random import Random
 
 from gputop.core.model import Snapshot
-from gputop.ui.widgets.rows import ProcessRow, SortOrder, sort_rows
+from gputop.ui.widgets.row_order import sort_rows
+from gputop.ui.widgets.rows import ProcessRow, SortOrder
 from gputop.ui.widgets.snapshot_rows import snapshot_rows
 from gputop.ui.widgets.table_line import sorted_again
 

@@ -86,10 +86,7 @@ class FieldBatch:
         if gateway.call(_field_values, handle, self._array) is None:
             return None
         raw = ctypes.string_at(self._array, _SLOT_SIZE * len(self.fields))
-        found: dict[Field, float | int | None] = {}
-        for at, requested in enumerate(self.fields):
-            found[requested] = _decoded(raw, at * _SLOT_SIZE)
-        return found
+        return {requested: _decoded(raw, at * _SLOT_SIZE) for at, requested in enumerate(self.fields)}
 
 
 def _field_values(handle: Handle, array: Any) -> bool:

@@ -125,7 +125,7 @@ class GpuCard(StillFrame, FrameStyled):
                 lines = full_lines(content, width, self._sparks)
         self._drawn = lines
         if not content.gpu.answering:
-            lines = [_dimmed(line) for line in lines]
+            lines = [line.stylized("dim") for line in lines]  # the lines as built kept for the next tick
         self._lines_width = width
         self._built = [line.fit(width) for line in lines]
         return self._built
@@ -208,11 +208,3 @@ class GpuCard(StillFrame, FrameStyled):
     def on_click(self, event: Click) -> None:
         event.stop()
         self.post_message(self.Selected(self.index))
-
-
-def _dimmed(line: StyledLine) -> StyledLine:
-    """A copy of ``line`` dimmed (a silent GPU's figures), the line itself kept as it was built."""
-    dimmed = StyledLine(style=line.style)
-    dimmed.pieces, dimmed.cell_length = list(line.pieces), line.cell_length
-    dimmed.stylize("dim")
-    return dimmed

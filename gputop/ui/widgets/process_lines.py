@@ -19,6 +19,7 @@ from textual.strip import Strip
 
 from gputop.ui.widgets.command_column import CommandColumn
 from gputop.ui.widgets.frame_style import FrameStyled
+from gputop.ui.widgets.row_order import sort_rows
 from gputop.ui.widgets.rows import (
     COLUMN_BY_NAME,
     Column,
@@ -26,7 +27,6 @@ from gputop.ui.widgets.rows import (
     RowKey,
     SortOrder,
     empty_columns,
-    sort_rows,
     visible_columns,
 )
 from gputop.ui.widgets.table_line import (

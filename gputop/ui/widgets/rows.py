@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 from gputop.core.format import NA, NOT_YET, fmt_bytes, fmt_duration, fmt_growth, safe_text
@@ -130,7 +130,8 @@ def idle_text(seconds: float | None) -> str:
     return f"idle {fmt_duration(seconds)}"
 
 
-def _gpu_order(row: ProcessRow) -> int:
+def gpu_order(row: ProcessRow) -> int:
+    """A row's place among its PID's rows: by GPU, then MIG device (the device itself first)."""
     mig = row.process.mig_index
     return row.process.gpu_index * 1000 + (-1 if mig is None else mig)
 
@@ -153,7 +154,7 @@ COLUMNS: tuple[Column, ...] = (
         title="GPU",
         width=4,
         cell=lambda r: r.gpu_label,
-        sort_key=lambda r: _gpu_order(r),
+        sort_key=lambda r: gpu_order(r),
         right=True,
         descending_first=False,
     ),
@@ -369,23 +370,3 @@ def empty_columns(rows: Iterable[ProcessRow]) -> frozenset[str]:
         if not empty:
             break
     return frozenset(empty)
-
-
-def sort_rows(
-    rows: Iterable[ProcessRow], order: SortOrder, values: Mapping[RowKey, float | str | None] | None = None
-) -> list[ProcessRow]:
-    """Rows in ``order``; missing values last; ties broken by PID, then GPU, so the order is stable.
-    ``values``: each row's value of the sort column by key, where the caller has them already."""
-    by_pid = sorted(rows, key=lambda r: (r.process.pid, _gpu_order(r)))
-    if values is None:
-        key = COLUMN_BY_NAME[order.column].sort_key
-        valued = [(key(r), r) for r in by_pid]  # each row's value once: a thousand rows are sorted each tick
-    else:
-        valued = [(values[r.key], r) for r in by_pid]
-    present = [pair for pair in valued if pair[0] is not None]
-    present.sort(key=_value, reverse=order.descending)  # stable: ties keep the PID order
-    return [row for _, row in present] + [row for value, row in valued if value is None]
-
-
-def _value(pair: tuple[float | str | None, ProcessRow]) -> float | str:
-    return pair[0]  # type: ignore[return-value]  # the present ones only

@@ -92,6 +92,13 @@ class StyledLine:
         """Put ``style`` over every piece there is now (not under padding added later), as Rich's stylize."""
         self.pieces = [(text, _under(own, style)) for text, own in self.pieces]
 
+    def stylized(self, style: str) -> StyledLine:
+        """A copy with ``style`` over every piece (``stylize``), this line kept as it is."""
+        copy = StyledLine(style=self.style)
+        copy.pieces, copy.cell_length = list(self.pieces), self.cell_length
+        copy.stylize(style)
+        return copy
+
     def fit(self, width: int, pad: bool = True) -> StyledLine:
         """A copy cut to ``width`` cells (its last one an ellipsis) or (``pad``) padded to it, as
         ``Text.truncate`` does."""

@@ -14,7 +14,8 @@ from rich.style import Style
 from textual.strip import Strip
 
 from gputop.core.text_cut import cut_end
-from gputop.ui.widgets.rows import COLUMN_BY_NAME, Column, ProcessRow, RowKey, SortOrder
+from gputop.ui.widgets.row_order import order_key
+from gputop.ui.widgets.rows import Column, ProcessRow, RowKey, SortOrder
 from gputop.ui.widgets.styled_line import text_cells
 
 TAG_MARK = "●"
@@ -61,35 +62,11 @@ def fills_other(before: ProcessRow, now: ProcessRow) -> bool:
     return (old.job is None) != (new.job is None) or bool(old.container) != bool(new.container)
 
 
-class _Descending:
-    """A sort value that compares the other way round: a descending order is ascending in it."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: float | str) -> None:
-        self.value = value
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Descending) and self.value == other.value
-
-    def __lt__(self, other: _Descending) -> bool:
-        return other.value < self.value  # type: ignore[operator]  # a column's values are of one kind
-
-
 def sorted_again(ordered: list[ProcessRow], changed: list[ProcessRow], order: SortOrder) -> list[ProcessRow]:
     """``ordered`` (rows as ``sort_rows`` put them in ``order``) with the ``changed`` rows in the place of the rows of
     their keys, each where ``sort_rows`` would put it: the others keep their order, a few rows are placed, with no
     sort of them all (a thousand rows at 8x128, of which a few changed a tick)."""
-    sort_key = COLUMN_BY_NAME[order.column].sort_key
-
-    def placed(row: ProcessRow) -> tuple[object, ...]:
-        # sort_rows' order as one key: values present first, by value, then PID, then GPU.
-        value, process = sort_key(row), row.process
-        mig = -1 if process.mig_index is None else process.mig_index
-        if value is None:
-            return (1, 0, process.pid, process.gpu_index * 1000 + mig)
-        return (0, _Descending(value) if order.descending else value, process.pid, process.gpu_index * 1000 + mig)
-
+    placed = order_key(order)
     keys = {row.key for row in changed}
     rows = [row for row in ordered if row.key not in keys]
     for row in changed:

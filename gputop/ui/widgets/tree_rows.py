@@ -10,7 +10,8 @@ from gputop.core.format import safe_text
 from gputop.core.host.ancestry import Ancestor
 from gputop.core.model import ProcessSample
 from gputop.core.output.command_text import command_text
-from gputop.ui.widgets.rows import ProcessRow, RowKey, SortOrder, sort_rows
+from gputop.ui.widgets.row_order import sort_rows
+from gputop.ui.widgets.rows import ProcessRow, RowKey, SortOrder
 
 
 def tree_rows(
