@@ -44,6 +44,7 @@ def _probe(out: str, warmup_s: float, argv: list[str], why: bool = False) -> Non
     from gputop.ui.terminal.terminal_diff import TerminalDiff
     from gputop.ui.widgets.gpu_card import GpuCard
     from gputop.ui.widgets.process_table import ProcessTable
+    from gputop.ui.widgets.still_frame import StillFrame
 
     started = time.monotonic()
     ui_thread = threading.get_ident()
@@ -85,6 +86,9 @@ def _probe(out: str, warmup_s: float, argv: list[str], why: bool = False) -> Non
     ]:
         timed(owner, name)
     timed(Widget, "render_lines", per_class=True)
+    # A card, the grid and the area give their lines from StillFrame (a card draws them in its own frame,
+    # past Widget.render_lines): their whole drawing, as the compositor asks for it.
+    timed(StillFrame, "render_lines", per_class=True)
     # Lines drawn, by widget class, and (--why) who asked for each refresh: what repaints on a tick.
     lines_drawn: dict[str, int] = collections.defaultdict(int)
     refreshes: dict[str, int] = collections.defaultdict(int)

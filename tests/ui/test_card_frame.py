@@ -19,12 +19,12 @@ import pytest
 from rich.style import Style
 from textual.geometry import Region
 from textual.strip import Strip
-from textual.widget import Widget
 
 from gputop.ui.app import GpuTopApp
 from gputop.ui.widgets.gpu_area import GpuArea
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.gpu_grid import GpuGrid
+from gputop.ui.widgets.still_frame import StillFrame
 
 from .factory import StaticSource, gpu, make_app, proc, screen_text
 
@@ -45,18 +45,22 @@ def drawn_anew(app: GpuTopApp) -> list[list[tuple[str, Style | None]]]:
 
 @pytest.fixture
 def drawn(monkeypatch: pytest.MonkeyPatch) -> Counter[object]:
-    """How many times each card (by GPU index), the grid and the area were drawn through Textual's styles."""
+    """How many times each card (by GPU index), the grid and the area were drawn afresh rather than given
+    as last drawn (a card draws its lines in its frame, the grid and the area through Textual's styles)."""
     counts: Counter[object] = Counter()
-    original = Widget.render_lines
+    still, card = StillFrame.draw_lines, GpuCard.draw_lines
 
-    def counting(self: Widget, crop: Region) -> list[Strip]:
-        if isinstance(self, GpuCard):
-            counts[self.index] += 1
-        elif isinstance(self, (GpuGrid, GpuArea)):
+    def counting_still(self: StillFrame, crop: Region) -> list[Strip]:
+        if isinstance(self, (GpuGrid, GpuArea)):
             counts[type(self).__name__] += 1
-        return original(self, crop)
+        return still(self, crop)
 
-    monkeypatch.setattr(Widget, "render_lines", counting)
+    def counting_card(self: GpuCard, crop: Region) -> list[Strip]:
+        counts[self.index] += 1
+        return card(self, crop)
+
+    monkeypatch.setattr(StillFrame, "draw_lines", counting_still)
+    monkeypatch.setattr(GpuCard, "draw_lines", counting_card)
     return counts
 
 

@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING
 from rich.style import Style
 from rich.text import Text
 from textual.events import Click, Resize
-from textual.geometry import Region
+from textual.filter import LineFilter
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.strip import Strip
 
 from gputop.ui.layout import card_lines
+from gputop.ui.widgets.card_frame import CardFrame
 from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines, spark_windows
 from gputop.ui.widgets.card_sparks import SparkLine
 from gputop.ui.widgets.frame_style import FrameStyled
@@ -73,6 +75,10 @@ class GpuCard(StillFrame, FrameStyled):
         self._marked: tuple[bool, bool, bool] | None = None  # the -alert, -lost and -silent classes as set
         # While a border title is set: the border line it is drawn on, the one line it repaints.
         self._retitled: Region | None = None
+        # What goes around the lines (``card_frame``), and the size and filters it was taken at (None
+        # with a key: Textual draws the card); forgotten whenever Textual forgets its own drawing.
+        self._frame: CardFrame | None = None
+        self._frame_for: tuple[Size, tuple[LineFilter, ...]] | None = None
 
     def show(self, content: CardContent, compact: bool, height: int | None = None) -> None:
         """Show what the card is given (built once a tick), compact or full, ``height`` lines tall."""
@@ -162,11 +168,13 @@ class GpuCard(StillFrame, FrameStyled):
     def _set_titles(self, title: Text, subtitle: Text | None) -> None:
         # Only when the text changed, and then only the border line it is drawn on is repainted: Textual
         # repaints the whole card for a new title (``refresh``), every line of it through its styles.
+        # A title equal to the one shown is kept, the same object: the frame compares titles by identity.
         old_title, old_subtitle = self._titles
-        self._titles = (title, subtitle)
         if title != old_title:
+            self._titles = (title, old_subtitle)
             self._retitle(0, title, top=True)
         if subtitle != old_subtitle:
+            self._titles = (self._titles[0], subtitle)
             self._retitle(self.outer_size.height - 1, subtitle, top=False)
 
     def _retitle(self, y: int, title: Text | None, *, top: bool) -> None:
@@ -187,7 +195,30 @@ class GpuCard(StillFrame, FrameStyled):
         retitled = self._retitled
         if retitled is not None and not regions and repaint and not layout and not recompose:
             regions = (retitled,)  # a new title: its border line alone
+        if not regions:  # a style set in code, a new size: Textual draws the whole card again
+            self._frame_for = None
+        elif self._frame is not None:
+            self._frame.forget(regions)
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+    def notify_style_update(self) -> None:
+        self._frame_for = None
+        super().notify_style_update()
+
+    def draw_lines(self, crop: Region) -> list[Strip]:
+        """The card's lines: its content set in the frame Textual drew around it (``card_frame``)."""
+        size, filters = self.outer_size, tuple(self.get_line_filters())
+        if self._frame_for != (size, filters):
+            self._frame_for = (size, filters)
+            self._frame = CardFrame.of(self, size, filters, self._titles, super().draw_lines)
+        frame = self._frame
+        if frame is None or (self.auto_links and self.hover_style.link_id):
+            return super().draw_lines(crop)
+        self._frame_width = frame.content_width
+        try:
+            return frame.lines(crop, self._titles, self.render_line)
+        finally:
+            self._frame_width = None
 
     def render_line(self, y: int) -> Strip:
         width = self.frame_width

@@ -1,0 +1,136 @@
+"""A card's finished lines: its border, padding and background taken once from Textual's own drawing, each
+changed line of content set between them.
+
+Textual draws every changed line of a widget through its styles cache: the styles read again, the border
+and padding worked out, the background colours of every ancestor, tint and opacity, then the app's line
+filters; ~70 us a line on a small machine, against ~7 us to build the card's line itself. Yet what goes
+around a card's content depends only on its styles, its size, its titles and the filters, none of which a
+tick changes: ``CardFrame`` asks Textual to draw the whole card once (so it is Textual's drawing, cell for
+cell), keeps its border and padding rows, and cuts the cells left and right of the content off its first
+line of content. A line of content is then those cells, the card's own line through the same filters, and
+the cells on the right: what Textual draws, because the filters Textual has act segment by segment.
+
+Anything else is drawn by Textual as before (``CardFrame.of`` gives None): a tint, an opacity, a text
+opacity, a hatch, an outline, a filter this module does not know to act segment by segment, a card too small
+to have a line of content. Border and padding rows are drawn by Textual again when their title changes;
+the frame is forgotten whenever Textual would forget its own (a whole refresh, a new stylesheet, a new size
+or set of filters: ``GpuCard``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from textual.color import Color
+from textual.filter import ANSIToTruecolor, DimFilter, LineFilter, Monochrome, NoColor
+from textual.geometry import Region, Size
+from textual.strip import Strip
+from textual.widget import Widget
+
+# Textual's own line filters, each of which maps every segment on its own (its text and style alone): a
+# line's parts filtered apart join into the line filtered whole.
+_SEGMENT_WISE: tuple[type[LineFilter], ...] = (ANSIToTruecolor, Monochrome, NoColor, DimFilter)
+
+# Draws a region of the widget as Textual does (its styles cache, the filters).
+Draw = Callable[[Region], list[Strip]]
+
+
+def textual_drawing_needed(widget: Widget, filters: Sequence[LineFilter]) -> bool:
+    """Whether anything on ``widget`` is drawn by Textual in a way ``CardFrame`` does not repeat."""
+    styles = widget.styles
+    if styles.tint.a or styles.text_opacity != 1.0 or widget.opacity != 1.0:
+        return True
+    if styles.has_rule("hatch") or any(edge for edge, _ in styles.outline):
+        return True
+    return not all(isinstance(line_filter, _SEGMENT_WISE) for line_filter in filters)
+
+
+class CardFrame:
+    """What goes around a card's content at one size, for one set of filters: its border and padding
+    rows (each with the title it was drawn with) and the cells either side of a line of content."""
+
+    __slots__ = (
+        "size", "filters", "top", "bottom", "content_width", "left", "right", "background",
+        "_rows", "_finished", "_draw",
+    )
+
+    def __init__(
+        self, size: Size, filters: tuple[LineFilter, ...], gutter: tuple[int, int, int, int], drawn: list[Strip],
+        background: Color, draw: Draw,
+    ) -> None:
+        top, right, bottom, left = gutter
+        width, height = size
+        self.size, self.filters, self.background, self._draw = size, filters, background, draw
+        self.top, self.bottom = top, height - bottom  # content rows: top <= y < bottom
+        self.content_width = width - left - right
+        first = drawn[top]
+        self.left, self.right = first.crop(0, left), first.crop(width - right, width)
+        # Each border or padding row, and the title it shows (None: it shows none); filled in as drawn.
+        self._rows: dict[int, tuple[object, Strip]] = {}
+        # Each line of content as last finished, by row, until the card refreshes its line.
+        self._finished: dict[int, Strip] = {}
+
+    @classmethod
+    def of(
+        cls, widget: Widget, size: Size, filters: tuple[LineFilter, ...], titles: tuple[object, object], draw: Draw
+    ) -> CardFrame | None:
+        """The frame of ``widget`` as Textual draws it now (``draw``); None where Textual must draw it."""
+        if textual_drawing_needed(widget, filters):
+            return None
+        gutter = widget.styles.gutter
+        top, right, bottom, left = gutter
+        width, height = size
+        if width - left - right <= 0 or height - top - bottom <= 0:
+            return None
+        drawn = draw(Region(0, 0, width, height))
+        if len(drawn) != height or any(strip.cell_length != width for strip in drawn):
+            return None  # drawn at another size than the card's (before its first layout): Textual's
+        frame = cls(size, filters, (top, right, bottom, left), drawn, widget.background_colors[1], draw)
+        for y in (*range(top), *range(height - bottom, height)):
+            frame._rows[y] = (frame._title_of(y, titles), drawn[y])
+        frame._finished.update((y, drawn[y]) for y in range(top, height - bottom))  # Textual's, as drawn
+        return frame
+
+    def _title_of(self, y: int, titles: tuple[object, object]) -> object:
+        """The title row ``y`` shows: the title on the first row, the subtitle on the last, else none."""
+        if y == 0:
+            return titles[0]
+        return titles[1] if y == self.size.height - 1 else None
+
+    def forget(self, regions: Sequence[Region]) -> None:
+        """Lines of content refreshed (``regions`` of the content, as ``Widget.refresh`` takes them): they
+        are finished again from the card's lines when next drawn."""
+        finished, top = self._finished, self.top
+        for region in regions:
+            for line in region.line_range:
+                finished.pop(top + line, None)
+
+    def _finish(self, y: int, line: Strip) -> Strip:
+        """Row ``y``, a line of content: the cells on its left, ``line`` through the filters, those on its right."""
+        if line.cell_length != self.content_width:  # not the content's width: Textual fits it
+            return self._draw(Region(0, y, self.size.width, 1))[0]
+        for line_filter in self.filters:
+            line = line.apply_filter(line_filter, self.background)
+        return Strip.join((self.left, line, self.right))
+
+    def lines(self, crop: Region, titles: tuple[object, object], content: Callable[[int], Strip]) -> list[Strip]:
+        """The card's lines in ``crop``, finished: ``content(y)`` is its line of content ``y``, as wide as
+        the content; ``titles``: the title and subtitle now (compared by identity)."""
+        strips: list[Strip] = []
+        top, bottom, rows, finished = self.top, self.bottom, self._rows, self._finished
+        for y in crop.line_range:
+            if top <= y < bottom:
+                strip = finished.get(y)
+                if strip is None:
+                    strip = finished[y] = self._finish(y, content(y - top))
+                strips.append(strip)
+                continue
+            title = self._title_of(y, titles)
+            row = rows.get(y)
+            if row is None or row[0] is not title:
+                row = rows[y] = (title, self._draw(Region(0, y, self.size.width, 1))[0])
+            strips.append(row[1])
+        if crop.column_span != (0, self.size.width):
+            x1, x2 = crop.column_span
+            strips = [strip.crop(x1, x2) for strip in strips]
+        return strips
