@@ -27,9 +27,11 @@ from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
-# Textual's own line filters, each of which maps every segment on its own (its text and style alone): a
-# line's parts filtered apart join into the line filtered whole.
-_SEGMENT_WISE: tuple[type[LineFilter], ...] = (ANSIToTruecolor, Monochrome, NoColor, DimFilter)
+from gputop.ui.terminal.plain_terminal import NoColour
+
+# The line filters an app of gputop's can have (Textual's own, gputop's NO_COLOR), each of which maps every
+# segment on its own (its text and style alone): a line's parts filtered apart join into the line filtered whole.
+_SEGMENT_WISE: tuple[type[LineFilter], ...] = (ANSIToTruecolor, Monochrome, NoColor, DimFilter, NoColour)
 
 # Draws a region of the widget as Textual does (its styles cache, the filters).
 Draw = Callable[[Region], list[Strip]]
