@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from rich.segment import Segment
+from rich.style import Style
 from textual.color import Color
 from textual.filter import ANSIToTruecolor, DimFilter, LineFilter, Monochrome, NoColor
 from textual.geometry import Region, Size
@@ -53,7 +55,7 @@ class CardFrame:
 
     __slots__ = (
         "size", "filters", "top", "bottom", "content_width", "left", "right", "background",
-        "_rows", "_finished", "_draw",
+        "_rows", "_finished", "_draw", "_left", "_right", "_filtered",
     )
 
     def __init__(
@@ -67,6 +69,8 @@ class CardFrame:
         self.content_width = width - left - right
         first = drawn[top]
         self.left, self.right = first.crop(0, left), first.crop(width - right, width)
+        self._left, self._right = list(self.left), list(self.right)
+        self._filtered: dict[Style | None, Style | None] = {}  # a style, and what the filters make of it
         # Each border or padding row, and the title it shows (None: it shows none); filled in as drawn.
         self._rows: dict[int, tuple[object, Strip]] = {}
         # Each line of content as last finished, by row, until the card refreshes its line.
@@ -111,6 +115,25 @@ class CardFrame:
         """Row ``y``, a line of content: the cells on its left, ``line`` through the filters, those on its right."""
         if line.cell_length != self.content_width:  # not the content's width: Textual fits it
             return self._draw(Region(0, y, self.size.width, 1))[0]
+        # Each segment's style through the filters, each style once: a filter maps a segment by its style.
+        styles, filtered = self._filtered, []
+        for segment in line:
+            text, style, control = segment
+            if control:
+                return self._filter_whole(line)
+            if style not in styles:
+                styles[style] = self._through_filters(style)
+            filtered.append(Segment(text, styles[style]))
+        return Strip(self._left + filtered + self._right, self.size.width)
+
+    def _through_filters(self, style: Style | None) -> Style | None:
+        """What the filters make of a segment in ``style``."""
+        probe = [Segment(" ", style)]
+        for line_filter in self.filters:
+            probe = line_filter.apply(probe, self.background)
+        return probe[0].style
+
+    def _filter_whole(self, line: Strip) -> Strip:
         for line_filter in self.filters:
             line = line.apply_filter(line_filter, self.background)
         return Strip.join((self.left, line, self.right))
