@@ -82,6 +82,13 @@ class GpuCard(StillFrame, FrameStyled):
 
     def show(self, content: CardContent, compact: bool, height: int | None = None) -> None:
         """Show what the card is given (built once a tick), compact or full, ``height`` lines tall."""
+        # Compared once here (a sample has some fifty fields): an equal content keeps the object shown, so
+        # that what the titles and lines were built from compares by identity; another forgets both.
+        previous = self.content
+        if previous is not None and content == previous:
+            content = previous
+        else:
+            self._titles_from = self._lines_from = None
         self.content = content
         gpu = content.gpu
         marked = (bool(content.alert_kinds), gpu.lost, not gpu.answering)
