@@ -35,6 +35,9 @@ from gputop.ui.terminal.plain_terminal import NoColour
 # segment on its own (its text and style alone): a line's parts filtered apart join into the line filtered whole.
 _SEGMENT_WISE: tuple[type[LineFilter], ...] = (ANSIToTruecolor, Monochrome, NoColor, DimFilter, NoColour)
 
+# A segment made without NamedTuple's __new__ (a third of a line's finishing): the same tuple.
+_segment = tuple.__new__
+
 # Draws a region of the widget as Textual does (its styles cache, the filters).
 Draw = Callable[[Region], list[Strip]]
 
@@ -116,14 +119,15 @@ class CardFrame:
         if line.cell_length != self.content_width:  # not the content's width: Textual fits it
             return self._draw(Region(0, y, self.size.width, 1))[0]
         # Each segment's style through the filters, each style once: a filter maps a segment by its style.
-        styles, filtered = self._filtered, []
-        for segment in line:
-            text, style, control = segment
-            if control:
-                return self._filter_whole(line)
-            if style not in styles:
+        styles = self._filtered
+        try:
+            filtered = [_segment(Segment, (text, styles[style], None)) for text, style, control in line if not control]
+        except KeyError:  # a style not met yet
+            for style in {segment.style for segment in line} - styles.keys():
                 styles[style] = self._through_filters(style)
-            filtered.append(Segment(text, styles[style]))
+            return self._finish(y, line)
+        if len(filtered) != len(line):  # a control code: Textual's filters, as they take it
+            return self._filter_whole(line)
         return Strip(self._left + filtered + self._right, self.size.width)
 
     def _through_filters(self, style: Style | None) -> Style | None:
