@@ -1,4 +1,5 @@
-"""A card draws its finished lines itself, and they are Textual's, segment for segment (issue 36, item 5).
+"""A card (and the host strip) draws its finished lines itself, and they are Textual's, segment for segment
+(issue 36, item 5).
 
 A changed line of a card went through Textual's styles cache (border, padding, background, tint,
 opacity, filters) at ~70 us, against ~7 us to build the line. The card now takes what goes around its
@@ -25,8 +26,9 @@ from textual.widget import Widget
 from gputop.core.model import MigSample, Snapshot
 from gputop.ui.app import GpuTopApp
 from gputop.ui.widgets.gpu_card import GpuCard
+from gputop.ui.widgets.host_strip import HostStrip
 
-from .factory import GIB, NOW, gpu, make_app, proc, snapshot
+from .factory import GIB, HOST, NOW, gpu, make_app, proc, snapshot
 
 SIZE = (120, 40)
 MIGS = (
@@ -40,7 +42,7 @@ def machine(tick: int) -> Snapshot:
     """Five GPUs whose utilisation moves each tick: a plain one, a silent one, a lost one, one whose
     memory is over 90% (an alarm, raised once it has held), one with MIG devices and a name too long."""
     util = 10.0 + (tick * 37) % 80
-    return snapshot(
+    taken = snapshot(
         gpu(0, [proc(101, 0, 4.0)], utilization=util),
         replace(gpu(1, utilization=util), answering=False, not_answering_since=NOW - 14),
         gpu(2, lost=True),
@@ -48,6 +50,7 @@ def machine(tick: int) -> Snapshot:
         gpu(4, utilization=util, migs=MIGS, name=LONG_NAME),
         timestamp=NOW + tick,
     )
+    return replace(taken, host=replace(HOST, cpu_percent=util / 2))  # the host strip's CPU moves too
 
 
 def segments(strips: list[Strip]) -> list[list[Segment]]:
@@ -55,9 +58,10 @@ def segments(strips: list[Strip]) -> list[list[Segment]]:
 
 
 def assert_drawn_as_textual_draws(app: GpuTopApp) -> list[str]:
-    """Each card's lines as it draws them equal Textual's drawing of it afresh; the classes of each card."""
+    """Each card's lines (and the host strip's) as it draws them equal Textual's drawing of it afresh; the
+    classes of each card."""
     forms = []
-    for card in app.query(GpuCard):
+    for card in [*app.query(GpuCard), app.query_one(HostStrip)]:
         whole = Region(0, 0, *card.outer_size)
         own = segments(card.render_lines(whole))
         card.refresh()  # Textual's styles cache forgets the card: what follows is drawn from the styles
@@ -65,8 +69,10 @@ def assert_drawn_as_textual_draws(app: GpuTopApp) -> list[str]:
         assert own == textuals, f"GPU {card.index} ({' '.join(sorted(card.classes))})"
         # Part of a card, as the compositor asks for it where another widget covers the rest.
         part = Region(3, 1, card.outer_size.width - 5, card.outer_size.height - 1)
-        assert segments(card.render_lines(part)) == segments(Widget.render_lines(card, part))
-        forms.append(" ".join(sorted(card.classes - {"gpu-card"})))
+        if part.height > 0 and part.width > 0:
+            assert segments(card.render_lines(part)) == segments(Widget.render_lines(card, part))
+        if isinstance(card, GpuCard):
+            forms.append(" ".join(sorted(card.classes - {"gpu-card"})))
     return forms
 
 
@@ -131,6 +137,8 @@ async def test_a_changed_line_is_not_drawn_through_textuals_styles_and_a_tinted_
     def counting(self: Widget, crop: Region) -> list[Strip]:
         if isinstance(self, GpuCard):
             drawn[self.index] += 1
+        elif isinstance(self, HostStrip):
+            drawn[-1] += 1
         return original(self, crop)
 
     async with app.run_test(size=SIZE) as pilot:
@@ -141,7 +149,7 @@ async def test_a_changed_line_is_not_drawn_through_textuals_styles_and_a_tinted_
             card = app.query_one("#gpu-0", GpuCard)
             # Their utilisation lines changed, drawn in each card's frame (GPU 1's title, "not answering
             # 16s", and GPU 3's alarm, raised now, are Textual's to draw).
-            assert drawn[0] == drawn[4] == 0
+            assert drawn[0] == drawn[4] == drawn[-1] == 0  # the host strip's CPU too
             drawn.clear()
             card.styles.tint = "red 40%"  # a tint: Textual draws that card, and no other
             tick = await moved(app, pilot, tick)

@@ -20,6 +20,7 @@ or set of filters: ``GpuCard``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from rich.segment import Segment
 from rich.style import Style
@@ -30,6 +31,10 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from gputop.ui.terminal.plain_terminal import NoColour
+from gputop.ui.widgets.frame_style import FrameStyled
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 # The line filters an app of gputop's can have (Textual's own, gputop's NO_COLOR), each of which maps every
 # segment on its own (its text and style alone): a line's parts filtered apart join into the line filtered whole.
@@ -163,3 +168,43 @@ class CardFrame:
             x1, x2 = crop.column_span
             strips = [strip.crop(x1, x2) for strip in strips]
         return strips
+
+
+class FramedLines(FrameStyled):
+    """A line-API widget whose lines are set in its ``CardFrame`` (``framed_lines``): the GPU cards, the
+    host strip. The frame is taken again whenever Textual would draw the widget whole again."""
+
+    _frame: CardFrame | None = None
+    _frame_for: tuple[Size, tuple[LineFilter, ...]] | None = None  # the size and filters it was taken at
+
+    def frame_titles(self) -> tuple[object, object]:
+        """The border title and subtitle shown now, each the same object while it reads the same."""
+        return (None, None)
+
+    def framed_lines(self, crop: Region, draw: Draw) -> list[Strip]:
+        """The lines of ``crop``, finished in the frame; ``draw``: Textual's drawing of a region."""
+        size, filters = self.outer_size, tuple(self.get_line_filters())
+        if self._frame_for != (size, filters):
+            self._frame_for = (size, filters)
+            self._frame = CardFrame.of(self, size, filters, self.frame_titles(), draw)
+        frame = self._frame
+        if frame is None or (self.auto_links and self.hover_style.link_id):
+            return draw(crop)
+        self._frame_width = frame.content_width
+        try:
+            return frame.lines(crop, self.frame_titles(), self.render_line)
+        finally:
+            self._frame_width = None
+
+    def refresh(
+        self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False
+    ) -> Self:
+        if not regions:  # a style set in code, a new size: Textual draws the whole widget again
+            self._frame_for = None
+        elif self._frame is not None:
+            self._frame.forget(regions)
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+    def notify_style_update(self) -> None:
+        self._frame_for = None
+        super().notify_style_update()

@@ -16,16 +16,14 @@ from typing import TYPE_CHECKING
 from rich.style import Style
 from rich.text import Text
 from textual.events import Click, Resize
-from textual.filter import LineFilter
-from textual.geometry import Region, Size
+from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
 
 from gputop.ui.layout import card_lines
-from gputop.ui.widgets.card_frame import CardFrame
+from gputop.ui.widgets.card_frame import FramedLines
 from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines, spark_windows
 from gputop.ui.widgets.card_sparks import SparkLine
-from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.sparkline import Sparklines
 from gputop.ui.widgets.still_frame import StillFrame
 from gputop.ui.widgets.styled_line import StripStyles, StyledLine
@@ -37,7 +35,7 @@ if TYPE_CHECKING:
 _UNREAD = object()
 
 
-class GpuCard(StillFrame, FrameStyled):
+class GpuCard(StillFrame, FramedLines):
     """A card for one GPU; ``compact`` folds it into one line (two with MIG devices).
 
     Not focusable itself: the grid it sits in takes the focus and marks the chosen card.
@@ -75,10 +73,6 @@ class GpuCard(StillFrame, FrameStyled):
         self._marked: tuple[bool, bool, bool] | None = None  # the -alert, -lost and -silent classes as set
         # While a border title is set: the border line it is drawn on, the one line it repaints.
         self._retitled: Region | None = None
-        # What goes around the lines (``card_frame``), and the size and filters it was taken at (None
-        # with a key: Textual draws the card); forgotten whenever Textual forgets its own drawing.
-        self._frame: CardFrame | None = None
-        self._frame_for: tuple[Size, tuple[LineFilter, ...]] | None = None
 
     def show(self, content: CardContent, compact: bool, height: int | None = None) -> None:
         """Show what the card is given (built once a tick), compact or full, ``height`` lines tall."""
@@ -202,30 +196,14 @@ class GpuCard(StillFrame, FrameStyled):
         retitled = self._retitled
         if retitled is not None and not regions and repaint and not layout and not recompose:
             regions = (retitled,)  # a new title: its border line alone
-        if not regions:  # a style set in code, a new size: Textual draws the whole card again
-            self._frame_for = None
-        elif self._frame is not None:
-            self._frame.forget(regions)
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
-    def notify_style_update(self) -> None:
-        self._frame_for = None
-        super().notify_style_update()
+    def frame_titles(self) -> tuple[object, object]:
+        return self._titles
 
     def draw_lines(self, crop: Region) -> list[Strip]:
         """The card's lines: its content set in the frame Textual drew around it (``card_frame``)."""
-        size, filters = self.outer_size, tuple(self.get_line_filters())
-        if self._frame_for != (size, filters):
-            self._frame_for = (size, filters)
-            self._frame = CardFrame.of(self, size, filters, self._titles, super().draw_lines)
-        frame = self._frame
-        if frame is None or (self.auto_links and self.hover_style.link_id):
-            return super().draw_lines(crop)
-        self._frame_width = frame.content_width
-        try:
-            return frame.lines(crop, self._titles, self.render_line)
-        finally:
-            self._frame_width = None
+        return self.framed_lines(crop, super().draw_lines)
 
     def render_line(self, y: int) -> Strip:
         width = self.frame_width
