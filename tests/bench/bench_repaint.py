@@ -43,8 +43,8 @@ def _probe(out: str, warmup_s: float, argv: list[str], why: bool = False) -> Non
     from gputop.ui.panel.process_panel import ProcessPanel
     from gputop.ui.terminal.terminal_diff import TerminalDiff
     from gputop.ui.widgets.gpu_card import GpuCard
-    from gputop.ui.widgets.process_table import ProcessTable
     from gputop.ui.widgets.host_strip import HostStrip
+    from gputop.ui.widgets.process_table import ProcessTable
     from gputop.ui.widgets.still_frame import StillFrame
 
     started = time.monotonic()
