@@ -1,5 +1,5 @@
-"""A card's finished lines: its border, padding and background taken once from Textual's own drawing, each
-changed line of content set between them.
+"""A card's finished lines (and the host strip's): its border, padding and background taken once from
+Textual's own drawing, each changed line of content set between them.
 
 Textual draws every changed line of a widget through its styles cache: the styles read again, the border
 and padding worked out, the background colours of every ancestor, tint and opacity, then the app's line
@@ -14,7 +14,8 @@ Anything else is drawn by Textual as before (``CardFrame.of`` gives None): a tin
 opacity, a hatch, an outline, a filter this module does not know to act segment by segment, a card too small
 to have a line of content. Border and padding rows are drawn by Textual again when their title changes;
 the frame is forgotten whenever Textual would forget its own (a whole refresh, a new stylesheet, a new size
-or set of filters: ``GpuCard``).
+or set of filters: ``FramedLines``). No private Textual name is used: ``Widget.render_lines`` is the drawing
+taken, the rest is ``Strip``, ``Segment`` and the filters' public ``apply``.
 """
 
 from __future__ import annotations

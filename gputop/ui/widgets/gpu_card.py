@@ -4,7 +4,9 @@ Drawn with the line API: the card is handed what it shows, built once a tick (``
 compares it with what it showed; only when it differs (or a sparkline's values do) are its lines and
 titles built again, and then only the lines whose text changed are refreshed, each turned into a Strip
 once (a card repainted whole, for a new title or class, reuses the rest); a card that nothing refreshed
-since it was drawn gives the compositor the lines it drew (``StillFrame``). A GPU whose
+since it was drawn gives the compositor the lines it drew (``StillFrame``), and a changed line is set in the
+border and padding Textual drew around the card once (``card_frame``), not drawn through Textual's styles
+again. A GPU whose
 driver calls have not come back says "not answering 14s" in its title, its figures (N/A) dimmed
 and its sparklines showing the gap. The lines themselves are made in ``card_lines``.
 """
