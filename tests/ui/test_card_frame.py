@@ -21,6 +21,7 @@ from textual.geometry import Region
 from textual.strip import Strip
 
 from gputop.ui.app import GpuTopApp
+from gputop.ui.main_screen import MainColumn
 from gputop.ui.widgets.gpu_area import GpuArea
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.gpu_grid import GpuGrid
@@ -37,8 +38,9 @@ def styled_screen(app: GpuTopApp) -> list[list[tuple[str, Style | None]]]:
 
 
 def drawn_anew(app: GpuTopApp) -> list[list[tuple[str, Style | None]]]:
-    """The screen with the GPU area, grid and cards refreshed first, so drawn from their styles again."""
-    for widget in [*app.query(GpuArea), *app.query(GpuGrid), *app.query(GpuCard)]:
+    """The screen with the main column, GPU area, grid and cards refreshed first, so drawn from their styles
+    again."""
+    for widget in [*app.query(MainColumn), *app.query(GpuArea), *app.query(GpuGrid), *app.query(GpuCard)]:
         widget.refresh()
     return styled_screen(app)
 
