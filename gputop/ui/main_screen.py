@@ -38,6 +38,7 @@ from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.gpu_grid import GpuGrid
 from gputop.ui.widgets.host_strip import HostStrip
 from gputop.ui.widgets.key_footer import KeyFooter
+from gputop.ui.widgets.still_frame import StillFrame
 from gputop.ui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
@@ -62,6 +63,11 @@ def card_contents(tick: Tick, history: History) -> list[CardContent]:
         )
         for gpu in snapshot.gpus
     ]
+
+
+class MainColumn(Vertical, StillFrame):
+    """The main screen's column (all but the footer): the box of a frame's changed lines covers it from the
+    host strip to the process panel, and its background, the same each tick, is given as drawn."""
 
 
 class MainScreen(Screen[None]):
@@ -93,7 +99,7 @@ class MainScreen(Screen[None]):
         self.host = HostStrip()
         self.grid = GpuGrid(id="gpu-grid")
         self.area = GpuArea(self.grid, id="gpu-area")
-        self.main = Vertical(title_bar, self.host, self.area, panel, panel.filter_bar, id="main")
+        self.main = MainColumn(title_bar, self.host, self.area, panel, panel.filter_bar, id="main")
         self.too_small = Static(f"terminal too small (need {layout.MIN_WIDTH}x{layout.MIN_HEIGHT})", id="too-small")
         self.footer = KeyFooter()
         self.room = LayoutControl(

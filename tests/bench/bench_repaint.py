@@ -43,7 +43,9 @@ def _probe(out: str, warmup_s: float, argv: list[str], why: bool = False) -> Non
     from gputop.ui.panel.process_panel import ProcessPanel
     from gputop.ui.terminal.terminal_diff import TerminalDiff
     from gputop.ui.widgets.gpu_card import GpuCard
+    from gputop.ui.widgets.host_strip import HostStrip
     from gputop.ui.widgets.process_table import ProcessTable
+    from gputop.ui.widgets.still_frame import StillFrame
 
     started = time.monotonic()
     ui_thread = threading.get_ident()
@@ -85,6 +87,10 @@ def _probe(out: str, warmup_s: float, argv: list[str], why: bool = False) -> Non
     ]:
         timed(owner, name)
     timed(Widget, "render_lines", per_class=True)
+    # A card, the grid and the area give their lines from StillFrame (a card draws them in its own frame,
+    # past Widget.render_lines): their whole drawing, as the compositor asks for it.
+    timed(StillFrame, "render_lines", per_class=True)
+    timed(HostStrip, "render_lines")  # the host strip sets its line in its frame (card_frame) too
     # Lines drawn, by widget class, and (--why) who asked for each refresh: what repaints on a tick.
     lines_drawn: dict[str, int] = collections.defaultdict(int)
     refreshes: dict[str, int] = collections.defaultdict(int)

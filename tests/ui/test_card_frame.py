@@ -22,9 +22,12 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from gputop.ui.app import GpuTopApp
+from gputop.ui.main_screen import MainColumn
 from gputop.ui.widgets.gpu_area import GpuArea
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.gpu_grid import GpuGrid
+from gputop.ui.widgets.still_frame import StillFrame
+from gputop.ui.widgets.title_bar import TitleBar
 
 from .factory import StaticSource, gpu, make_app, proc, screen_text
 
@@ -37,26 +40,40 @@ def styled_screen(app: GpuTopApp) -> list[list[tuple[str, Style | None]]]:
 
 
 def drawn_anew(app: GpuTopApp) -> list[list[tuple[str, Style | None]]]:
-    """The screen with the GPU area, grid and cards refreshed first, so drawn from their styles again."""
-    for widget in [*app.query(GpuArea), *app.query(GpuGrid), *app.query(GpuCard)]:
+    """The screen with the title, the main column, GPU area, grid and cards refreshed first, so drawn from their styles
+    again."""
+    stills = [*app.query(TitleBar), *app.query(MainColumn), *app.query(GpuArea), *app.query(GpuGrid)]
+    for widget in [*stills, *app.query(GpuCard)]:
         widget.refresh()
     return styled_screen(app)
 
 
 @pytest.fixture
 def drawn(monkeypatch: pytest.MonkeyPatch) -> Counter[object]:
-    """How many times each card (by GPU index), the grid and the area were drawn through Textual's styles."""
+    """How many times each card (by GPU index), the grid, the area, the title and the main column were drawn
+    afresh rather than given as last drawn (a card draws its lines in its frame, the rest through Textual's
+    styles)."""
     counts: Counter[object] = Counter()
-    original = Widget.render_lines
+    still, card = StillFrame.draw_lines, GpuCard.draw_lines
 
-    def counting(self: Widget, crop: Region) -> list[Strip]:
-        if isinstance(self, GpuCard):
-            counts[self.index] += 1
-        elif isinstance(self, (GpuGrid, GpuArea)):
+    def counting_still(self: StillFrame, crop: Region) -> list[Strip]:
+        if isinstance(self, (GpuGrid, GpuArea)):
             counts[type(self).__name__] += 1
-        return original(self, crop)
+        return still(self, crop)
 
-    monkeypatch.setattr(Widget, "render_lines", counting)
+    def counting_card(self: GpuCard, crop: Region) -> list[Strip]:
+        counts[self.index] += 1
+        return card(self, crop)
+
+    def counting_textual(self: Widget, crop: Region) -> list[Strip]:
+        if isinstance(self, TitleBar) or self.id == "main":  # the title and the main column
+            counts[type(self).__name__] += 1
+        return textual(self, crop)
+
+    textual = Widget.render_lines
+    monkeypatch.setattr(StillFrame, "draw_lines", counting_still)
+    monkeypatch.setattr(GpuCard, "draw_lines", counting_card)
+    monkeypatch.setattr(Widget, "render_lines", counting_textual)
     return counts
 
 
@@ -78,7 +95,8 @@ async def test_a_card_nothing_changed_on_is_not_drawn_again_and_a_changed_one_is
         await pilot.pause()
         assert styled_screen(app) == still
         assert drawn == Counter()
-        assert drawn_anew(app) == still and drawn == Counter({0: 1, 1: 1, "GpuGrid": 1, "GpuArea": 1})
+        assert drawn_anew(app) == still
+        assert drawn == Counter({0: 1, 1: 1, "GpuGrid": 1, "GpuArea": 1, "TitleBar": 1, "MainColumn": 1})
 
         # A figure: its card alone is drawn again, and shows it.
         drawn.clear()
@@ -90,6 +108,17 @@ async def test_a_card_nothing_changed_on_is_not_drawn_again_and_a_changed_one_is
         assert shown != still and " 97%" in screen_text(app)
         assert drawn_anew(app) == shown
 
+        # A new title (f: frozen) shows on the next frame, on a title bar that gave its line as drawn till then.
+        await pilot.press("f")
+        await pilot.pause()
+        assert "FROZEN" in screen_text(app).splitlines()[0]
+        frozen = styled_screen(app)
+        assert drawn_anew(app) == frozen
+        await pilot.press("f")
+        await pilot.pause()
+        assert "FROZEN" not in screen_text(app).splitlines()[0]
+        thawed = styled_screen(app)
+        assert thawed != frozen and drawn_anew(app) == thawed
         # The chosen card's border (Tab: the cards take the focus), then the theme, then the size.
         await pilot.press("tab")
         await pilot.pause()

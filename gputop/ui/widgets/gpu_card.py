@@ -4,7 +4,9 @@ Drawn with the line API: the card is handed what it shows, built once a tick (``
 compares it with what it showed; only when it differs (or a sparkline's values do) are its lines and
 titles built again, and then only the lines whose text changed are refreshed, each turned into a Strip
 once (a card repainted whole, for a new title or class, reuses the rest); a card that nothing refreshed
-since it was drawn gives the compositor the lines it drew (``StillFrame``). A GPU whose
+since it was drawn gives the compositor the lines it drew (``StillFrame``), and a changed line is set in the
+border and padding Textual drew around the card once (``card_frame``), not drawn through Textual's styles
+again. A GPU whose
 driver calls have not come back says "not answering 14s" in its title, its figures (N/A) dimmed
 and its sparklines showing the gap. The lines themselves are made in ``card_lines``.
 """
@@ -21,9 +23,9 @@ from textual.message import Message
 from textual.strip import Strip
 
 from gputop.ui.layout import card_lines
+from gputop.ui.widgets.card_frame import FramedLines
 from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines, spark_windows
 from gputop.ui.widgets.card_sparks import SparkLine
-from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.sparkline import Sparklines
 from gputop.ui.widgets.still_frame import StillFrame
 from gputop.ui.widgets.styled_line import StripStyles, StyledLine
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
 _UNREAD = object()
 
 
-class GpuCard(StillFrame, FrameStyled):
+class GpuCard(StillFrame, FramedLines):
     """A card for one GPU; ``compact`` folds it into one line (two with MIG devices).
 
     Not focusable itself: the grid it sits in takes the focus and marks the chosen card.
@@ -76,6 +78,13 @@ class GpuCard(StillFrame, FrameStyled):
 
     def show(self, content: CardContent, compact: bool, height: int | None = None) -> None:
         """Show what the card is given (built once a tick), compact or full, ``height`` lines tall."""
+        # Compared once here (a sample has some fifty fields): an equal content keeps the object shown, so
+        # that what the titles and lines were built from compares by identity; another forgets both.
+        previous = self.content
+        if previous is not None and content == previous:
+            content = previous
+        else:
+            self._titles_from = self._lines_from = None
         self.content = content
         gpu = content.gpu
         marked = (bool(content.alert_kinds), gpu.lost, not gpu.answering)
@@ -162,11 +171,13 @@ class GpuCard(StillFrame, FrameStyled):
     def _set_titles(self, title: Text, subtitle: Text | None) -> None:
         # Only when the text changed, and then only the border line it is drawn on is repainted: Textual
         # repaints the whole card for a new title (``refresh``), every line of it through its styles.
+        # A title equal to the one shown is kept, the same object: the frame compares titles by identity.
         old_title, old_subtitle = self._titles
-        self._titles = (title, subtitle)
         if title != old_title:
+            self._titles = (title, old_subtitle)
             self._retitle(0, title, top=True)
         if subtitle != old_subtitle:
+            self._titles = (self._titles[0], subtitle)
             self._retitle(self.outer_size.height - 1, subtitle, top=False)
 
     def _retitle(self, y: int, title: Text | None, *, top: bool) -> None:
@@ -188,6 +199,13 @@ class GpuCard(StillFrame, FrameStyled):
         if retitled is not None and not regions and repaint and not layout and not recompose:
             regions = (retitled,)  # a new title: its border line alone
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+    def frame_titles(self) -> tuple[object, object]:
+        return self._titles
+
+    def draw_lines(self, crop: Region) -> list[Strip]:
+        """The card's lines: its content set in the frame Textual drew around it (``card_frame``)."""
+        return self.framed_lines(crop, super().draw_lines)
 
     def render_line(self, y: int) -> Strip:
         width = self.frame_width

@@ -9,8 +9,8 @@ from textual.strip import Strip
 
 from gputop.core.format import NA, NOT_YET, fmt_bytes, fmt_percent, fmt_rate
 from gputop.core.model import GpuSample, HostSample, percent
+from gputop.ui.widgets.card_frame import FramedLines
 from gputop.ui.widgets.card_text import energy_text, level_style
-from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.sparkline import bar_pieces
 from gputop.ui.widgets.styled_line import StripStyles, StyledLine
 
@@ -136,9 +136,10 @@ def _short_form(
     return _network(text, host, lambda rate: _short_bytes(int(rate)) + "/s", label="  NET ")
 
 
-class HostStrip(FrameStyled):
+class HostStrip(FramedLines):
     """The host line, under the title, drawn with the line API: a Static would turn its Text into
-    Textual's own content again at every repaint, a millisecond a tick for one line."""
+    Textual's own content again at every repaint, a millisecond a tick for one line. Its padding is
+    Textual's drawing, taken once (``card_frame``): a changed line is set in it."""
 
     def __init__(self) -> None:
         super().__init__(id="host-strip")
@@ -162,6 +163,9 @@ class HostStrip(FrameStyled):
         if text != self._text:
             self._text = text
             self.refresh(Region(0, 0, self.size.width, 1))
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        return self.framed_lines(crop, super().render_lines)
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width

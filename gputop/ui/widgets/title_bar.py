@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from gputop.core.format import fmt_age
 from gputop.core.model import Snapshot
+from gputop.ui.widgets.still_frame import StillFrame
 
 
 def title_text(
@@ -56,8 +57,9 @@ def interval_text(interval_s: float) -> Text:
     return Text().append(f"  every {interval_s:g}s", style="bold")
 
 
-class TitleBar(Static):
-    """The title line; an unchanged title is not redrawn."""
+class TitleBar(Static, StillFrame):
+    """The title line; an unchanged title is not redrawn, and while nothing refreshed it, it gives the
+    compositor the line it drew (a frame's box of changed lines often takes it in)."""
 
     _text: Text | None = None
 
