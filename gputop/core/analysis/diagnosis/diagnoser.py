@@ -36,6 +36,7 @@ from gputop.core.analysis.diagnosis.health import HealthProblem, HealthTracker
 from gputop.core.analysis.diagnosis.memory import GIB, Unattributed, gpu_unattributed, mig_unattributed
 from gputop.core.analysis.diagnosis.reasons import limiting_reasons
 from gputop.core.analysis.history import MigKey
+from gputop.core.analysis.process_rows import process_rows
 from gputop.core.frozen_copy import maker
 from gputop.core.model import GpuSample, ProcessIdentity, ProcessSample, Snapshot, percent
 from gputop.core.settings import Thresholds
@@ -202,20 +203,13 @@ class Diagnoser:
     def _processes(self, snapshot: Snapshot, now: float) -> dict[ProcessIdentity, ProcessDiagnosis]:
         # This runs for every process every tick: a process's one row is read as it is, and only an
         # identity with rows on several GPUs is merged (_merged).
-        rows: dict[ProcessIdentity, ProcessSample] = {}
-        more: dict[ProcessIdentity, list[ProcessSample]] = {}
-        for gpu in snapshot.gpus:
-            for process in gpu.all_processes():
-                identity = (process.pid, process.started)
-                first = rows.setdefault(identity, process)
-                if first is not process:
-                    more.setdefault(identity, [first]).append(process)
-
+        rows = process_rows(snapshot)
+        more = rows.more
         idle_after, idle_memory = self.thresholds.idle_after_s, self.thresholds.idle_min_memory_gib * GIB
         previous = self._activity
         activity: dict[ProcessIdentity, _Activity] = {}
         diagnoses: dict[ProcessIdentity, ProcessDiagnosis] = {}
-        for identity, process in rows.items():
+        for identity, process in rows.first.items():
             if more and identity in more:
                 running, held, reported = _merged(more[identity])
             else:
