@@ -138,7 +138,9 @@ class Diagnoser:
     def _gpu(self, gpu: GpuSample, now: float) -> GpuDiagnosis:
         limits = self.thresholds
         unattributed = gpu_unattributed(gpu, limits.unattributed_min_gib, limits.unattributed_percent)
-        tracker = self._health.setdefault(gpu.index, HealthTracker())
+        tracker = self._health.get(gpu.index)
+        if tracker is None:  # not setdefault: a tracker made for nothing each GPU each tick
+            tracker = self._health[gpu.index] = HealthTracker()
         if gpu.lost:
             # Its counters are not known now: what was outstanding stays so; the XIDs that explain it join.
             health, new_ecc = tracker.update_lost(gpu.health.xid_events, now), False
