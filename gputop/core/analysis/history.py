@@ -221,22 +221,12 @@ class ProcessHistory(MemorySeries):
     def _add(
         self, timestamp: float, memory: int | None, sm: float | None, cpu: float | None, host: int | None
     ) -> None:
-        # MemorySeries._add_memory and _trim written out here, not called, and each column appended on
-        # its own, not through a loop over them: thousands of processes a tick.
-        stored = _NAN if memory is None else memory
-        memories = self._memory
-        if memories:
-            last = memories[-1]
-            if last != stored and not (last != last and stored != stored):  # NaN to NaN: unknown still
-                self.last_memory_change = timestamp
-        timestamps = self._timestamps
-        timestamps.append(timestamp)
-        memories.append(stored)
+        # Appended here, not through a loop over the columns: thousands of processes a tick.
+        self._add_memory(timestamp, memory)
         self._sm_utilization.append(_NAN if sm is None else sm)
         self._cpu_percent.append(_NAN if cpu is None else cpu)
         self._host_memory.append(_NAN if host is None else host)
-        if len(timestamps) > self._maxlen:
-            del timestamps[0], memories[0], self._sm_utilization[0], self._cpu_percent[0], self._host_memory[0]
+        self._trim()
 
     @property
     def gpu_memory(self) -> Sequence[int | None]:
