@@ -10,7 +10,6 @@ gputop could not list is not memory no process accounts for.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -43,8 +42,6 @@ class Unattributed:
 
 NOTHING_UNATTRIBUTED = Unattributed(memory=None, shown=False)
 
-_VISIBLE = operator.attrgetter("visible")
-_GPU_MEMORY = operator.attrgetter("gpu_memory")
 # The order reasons are told in: the most common cause of a hidden process first.
 _REASON_ORDER = ("exited", "pid_namespace", "permission", None)
 
@@ -55,11 +52,15 @@ def tolerance(memory_total: int | None, min_gib: float, percent: float) -> float
     return max(min_gib * GIB, share)
 
 
-def _remainder(used: int | None, parts: tuple[int | None, ...]) -> int | None:
-    """``used`` less every part (summed in C); None when any is unknown."""
-    if used is None or None in parts:
+def _remainder(used: int | None, parts: Iterable[int | None]) -> int | None:
+    if used is None:
         return None
-    return max(0, used - sum(parts))  # type: ignore[arg-type]
+    total = 0
+    for part in parts:
+        if part is None:
+            return None
+        total += part
+    return max(0, used - total)
 
 
 def _judge(
@@ -75,8 +76,6 @@ def _judge(
 
 def hidden_by_reason(processes: Iterable[ProcessSample]) -> tuple[Hidden, ...]:
     """The processes not visible from this host, counted and their memory summed per reason."""
-    if isinstance(processes, tuple) and all(map(_VISIBLE, processes)):
-        return ()  # most devices, every tick: checked in C
     groups: dict[str | None, list[ProcessSample]] = {}
     for process in processes:
         if not process.visible:
@@ -102,7 +101,8 @@ def gpu_unattributed(gpu: GpuSample, min_gib: float, percent: float) -> Unattrib
     """A whole GPU; in MIG mode, what is used outside its MIG devices and their processes."""
     if gpu.lost or not gpu.processes_known:
         return NOTHING_UNATTRIBUTED
-    parts = (*map(_GPU_MEMORY, gpu.processes), *(mig.memory_used for mig in gpu.mig_devices))
+    parts: list[int | None] = [process.gpu_memory for process in gpu.processes]
+    parts += [mig.memory_used for mig in gpu.mig_devices]
     memory = _remainder(gpu.memory_used, parts)
     return _judge(memory, gpu.memory_total, gpu.processes, min_gib, percent)
 
@@ -111,5 +111,5 @@ def mig_unattributed(mig: MigSample, min_gib: float, percent: float) -> Unattrib
     """One MIG device: its used memory minus its processes'."""
     if not mig.processes_known:
         return NOTHING_UNATTRIBUTED
-    memory = _remainder(mig.memory_used, tuple(map(_GPU_MEMORY, mig.processes)))
+    memory = _remainder(mig.memory_used, (process.gpu_memory for process in mig.processes))
     return _judge(memory, mig.memory_total, mig.processes, min_gib, percent)
