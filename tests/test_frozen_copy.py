@@ -45,3 +45,15 @@ def test_only_a_slotted_dataclass_without_post_init_and_only_its_fields() -> Non
         copier(Checked, "value")
     with pytest.raises(TypeError):
         copier(GpuSample, "no_such_field")
+
+
+def test_a_record_made_from_every_field_in_order_equals_the_one_its_class_makes() -> None:
+    from gputop.core.analysis.diagnosis.diagnoser import ProcessDiagnosis
+    from gputop.core.frozen_copy import maker
+
+    made = maker(ProcessDiagnosis)(612.5, True, 8 << 30)
+    assert type(made) is ProcessDiagnosis
+    assert made == ProcessDiagnosis(idle_seconds=612.5, idle=True, memory=8 << 30)
+    assert (made.idle_seconds, made.idle, made.memory) == (612.5, True, 8 << 30)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.idle = False  # type: ignore[misc]
