@@ -17,6 +17,7 @@ condition starts and cleared once when it ends.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Literal
@@ -58,6 +59,9 @@ _RESOLVED = {
 }
 
 
+_IDLE = operator.attrgetter("idle")
+
+
 def _subject(process: ProcessSample) -> str:
     return f"{process.pid}@{process.started}"
 
@@ -87,6 +91,8 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
     active = set(active)
     gpus_with_idle_alerts = {key[1] for key in active if key[0] == "idle"}
     process_diagnoses = diagnoses.processes
+    # Most ticks no process is idle: then only a GPU with idle alerts to clear walks its processes.
+    any_idle = any(map(_IDLE, process_diagnoses.values()))
     for gpu in snapshot.gpus:
         diagnosis = diagnoses.gpus.get(gpu.index)
         if diagnosis is None or gpu.lost or not gpu.answering:
@@ -117,7 +123,7 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
                 )
             )
         alerts_to_clear = gpu.index in gpus_with_idle_alerts
-        for process in gpu.all_processes():
+        for process in gpu.all_processes() if any_idle or alerts_to_clear else ():
             process_diagnosis = process_diagnoses.get((process.pid, process.started))
             if process_diagnosis is None or not (process_diagnosis.idle or alerts_to_clear):
                 continue  # not idle, and no idle alert on this GPU that it could end: nothing to do
