@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pytest
+
 from gputop.core.analysis.alerts import AlertEvent, AlertMonitor
 from gputop.core.analysis.forecast import NO_FORECAST, Forecast, Forecasts
 from gputop.core.analysis.foresight import Watcher
@@ -329,3 +333,30 @@ def test_a_throttled_mark_is_held_3_s_up_and_15_s_down_while_the_verdict_stays_t
     tick = snapshot(20.0, throttled_gpu(()))
     document = snapshot_to_dict(tick, ticks[20].forecasts, (), ticks[20].diagnoses)
     assert document["gpus"][0]["verdict"] is None
+
+
+def test_an_alert_message_is_written_only_on_the_tick_that_raises_or_clears_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gputop.core.analysis import alerts
+    from gputop.core.analysis.diagnosis import alerts as diagnosis_alerts
+
+    written: list[str] = []
+    for module in (alerts, diagnosis_alerts):
+        for name in ("fmt_bytes", "fmt_duration", "fmt_growth", "fmt_percent"):
+            if hasattr(module, name):
+                original = getattr(module, name)
+
+                def counted(*args: object, _name: str = name, _original: Callable[..., str] = original) -> str:
+                    written.append(_name)
+                    return _original(*args)
+
+                monkeypatch.setattr(module, name, counted)
+    watcher = Watcher()
+    hot = {"temperature": 70.0, "temperature_slowdown": 90.0, "clock_event_reasons": (), "power_draw": 300.0,
+           "power_limit": 700.0, "utilization_gpu": 50.0}
+    quiet = [watcher.update(snapshot(float(t), gpu(percent=50.0, **hot))).events for t in range(6)]
+    assert quiet == [()] * 6 and written == []  # memory, thermal, forecast, throttle, stall: nothing to say
+    ticks = [watcher.update(snapshot(float(t), gpu(percent=95.0, **hot))).events for t in range(6, 12)]
+    assert [[event.message for event in events] for events in ticks] == [
+        [], [], [], ["GPU 1 memory at 95% (76.0GiB / 80.0GiB)"], [], []
+    ]
+    assert written == ["fmt_bytes", "fmt_bytes"]  # the raised alert's words, once

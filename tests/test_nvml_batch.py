@@ -4,10 +4,18 @@ through the real nvidia-ml-py against the fake libnvidia-ml.so.1."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import pynvml
 from fakenvml import FakeNvml, Scenario
 
 from gputop.core.model import RemappedRows
 from gputop.core.sources.nvml import NvmlSource
+from gputop.core.sources.nvml_fields import FieldBatch
+from gputop.core.sources.nvml_gateway import Gateway
+
+T = TypeVar("T")
 
 HEALTH_CALLS = ("nvmlDeviceGetRemappedRows", "nvmlDeviceGetRetiredPagesPendingStatus")
 
@@ -57,3 +65,39 @@ def test_a_driver_without_field_values_is_asked_the_old_way(fake_nvml: FakeNvml)
     assert gpu.health.retired_pages_pending is True
     assert calls == {"nvmlDeviceGetRemappedRows": 1, "nvmlDeviceGetRetiredPagesPendingStatus": 1,
                      "nvmlDeviceGetFieldValues": 1}
+
+
+class _Answering(Gateway):
+    """A driver's answer written into the batch's array: (value type, return code, value) per slot."""
+
+    def __init__(self, answers: list[tuple[int, int, float | int]]) -> None:
+        super().__init__()
+        self.answers = answers
+
+    def call(self, fn: Callable[..., T], *args: Any) -> T | None:
+        for slot, (kind, code, value) in zip(args[1], self.answers, strict=True):
+            slot.valueType, slot.nvmlReturn = kind, code
+            member = {0: "dVal", 1: "uiVal", 2: "ulVal", 3: "ullVal", 4: "sllVal", 5: "siVal", 6: "usVal"}[kind]
+            if hasattr(slot.value, member):  # bindings before 12.570 lack usVal: its two bytes written as uiVal's
+                setattr(slot.value, member, value)
+            else:
+                slot.value.uiVal = int(value)
+        return True  # type: ignore[return-value]
+
+
+def test_each_value_type_of_a_batch_is_read_as_the_driver_wrote_it_and_a_refused_slot_is_none() -> None:
+    fields = [(field_id, 0) for field_id in range(100, 108)]
+    batch = FieldBatch(fields)
+    success, refused = pynvml.NVML_SUCCESS, pynvml.NVML_ERROR_NOT_SUPPORTED
+    answers: list[tuple[int, int, float | int]] = [
+        (0, success, 41.5), (1, success, 4_000_000_000), (2, success, 9 << 40), (3, success, (1 << 64) - 1),
+        (4, success, -(5 << 40)), (5, success, -7), (6, success, 65_535), (3, refused, 0),
+    ]
+    read = batch.read(_Answering(answers), None)
+    assert read == dict(zip(fields, [41.5, 4_000_000_000, 9 << 40, (1 << 64) - 1, -(5 << 40), -7, 65_535, None],
+                            strict=True))
+    # A driver that answers a slot differently next time (another type, a refusal lifted) is read anew.
+    answers[0], answers[7] = (1, success, 12), (2, success, 3)
+    assert list(batch.read(_Answering(answers), None).values()) == [  # type: ignore[union-attr]
+        12, 4_000_000_000, 9 << 40, (1 << 64) - 1, -(5 << 40), -7, 65_535, 3
+    ]

@@ -185,6 +185,34 @@ def test_a_process_idle_on_the_cpu_is_read_every_few_ticks_and_shows_its_work_on
         child.wait()
 
 
+def test_a_quiet_process_read_again_word_for_word_keeps_its_facts_without_its_stat_being_parsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    child = subprocess.Popen([sys.executable, "-c", WAKES], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert child.stdin is not None and child.stdout is not None and child.stdout.readline() == b"ready\n"
+    try:
+        info = ProcessInfo()
+        _quiet_for(info, child.pid)
+        last = info.lookup([child.pid])[child.pid]
+        parsed: list[bytes] = []
+        parse = procinfo.parse_stat
+        monkeypatch.setattr(procinfo, "parse_stat", lambda data: parsed.append(data) or parse(data))
+        # Its stat file says what it said when it was found idle: each reading keeps the same facts, unparsed.
+        seen = [info.lookup([child.pid])[child.pid] for _ in range(2 * QUIET_READ_EVERY)]
+        assert seen == [last] * len(seen) and all(facts is last for facts in seen)
+        assert parsed == []
+        child.stdin.write(b"go\n")
+        child.stdin.flush()
+        time.sleep(0.2)
+        # Once it works, the text differs: parsed (at each reading from then on), its CPU use shown.
+        shown = [info.lookup([child.pid])[child.pid] for _ in range(QUIET_READ_EVERY)]
+        assert parsed
+        assert any(facts is not None and facts.cpu_percent for facts in shown), shown
+    finally:
+        child.kill()
+        child.wait()
+
+
 def test_a_quiet_process_that_exits_is_gone_by_its_next_reading() -> None:
     child = subprocess.Popen([sys.executable, "-c", READY], stdout=subprocess.PIPE)
     assert child.stdout is not None and child.stdout.readline() == b"ready\n"

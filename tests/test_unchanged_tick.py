@@ -49,3 +49,32 @@ def test_a_gpu_that_reads_as_last_tick_is_the_same_object_and_one_that_moved_is_
     assert moved.gpus[1] is again.gpus[1]
     assert moved.gpus[0].processes is again.gpus[0].processes  # its process list did not move
     assert sampler.sample().gpus[0] is moved.gpus[0]
+
+
+def _listing(power_mw: int, used_by_second: int) -> Scenario:
+    return (
+        Scenario()
+        .gpu(power_mw=power_mw, util_gpu=40)
+        .process(gpu=0, pid=4101, used=2 * GIB)
+        .process(gpu=0, pid=4102, used=used_by_second, kind="G")
+    )
+
+
+def test_process_lists_that_read_as_last_tick_give_the_same_processes_even_when_the_gpu_moved(
+    nvml_source: Callable[[Scenario], NvmlSource], fake_nvml: FakeNvml
+) -> None:
+    source = nvml_source(_listing(70_000, GIB))
+    for _ in range(3):  # the first ticks learn what the driver's samples start from
+        source.sample()
+    before = source.sample()[0]
+    fake_nvml.write(_listing(250_000, GIB))  # the GPU's power moves, its lists do not
+    moved = source.sample()[0]
+    assert (before.power_draw, moved.power_draw) == (70.0, 250.0)
+    assert [(p.pid, p.type, p.gpu_memory) for p in moved.processes] == [(4101, "C", 2 * GIB), (4102, "G", GIB)]
+    assert moved.processes is before.processes
+
+    fake_nvml.write(_listing(250_000, 3 * GIB))  # one process's memory moves: it alone is new
+    grown = source.sample()[0]
+    assert [(p.pid, p.gpu_memory) for p in grown.processes] == [(4101, 2 * GIB), (4102, 3 * GIB)]
+    assert grown.processes[0] is before.processes[0] and grown.processes[1] is not before.processes[1]
+    assert source.sample()[0].processes is grown.processes

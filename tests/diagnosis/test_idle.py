@@ -89,3 +89,33 @@ def test_a_process_on_two_gpus_ran_if_it_ran_on_either_and_holds_both_memories()
     assert [f.diagnoses.processes[(4242, 5242.0)].idle_seconds for f in ticks] == [0.0, 0.0, 10.0, 20.0, 30.0]
     assert ticks[-1].diagnoses.processes[(4242, 5242.0)].memory == 12 * GIB
     assert [e.time for e in raised(ticks, "idle")] == [30.0]
+
+
+def test_a_process_on_two_gpus_unknown_or_stale_on_one_starts_its_count_over_and_its_alert_moves_with_it() -> None:
+    # Rows merged across GPUs: unknown on one and idle on the other is unknown (the count starts over);
+    # a stale row says nothing; memory unknown on one is unknown; the source's latest SM use counts.
+    thresholds = Thresholds(idle_after_s=20.0, idle_min_memory_gib=10.0)
+    second = [0.0, None, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    frames = [
+        (
+            t * 10.0,
+            gpu(
+                processes=(
+                    process(memory=6 * GIB, sm=0.0),
+                    process(memory=6 * GIB, sm=sm, gpu_index=1, stale=t == 6),
+                )
+            ),
+        )
+        for t, sm in enumerate(second)
+    ]
+    _, ticks = run(frames, thresholds)
+    identity = (4242, 5242.0)
+    seconds = [f.diagnoses.processes[identity].idle_seconds for f in ticks]
+    assert seconds == [0.0, None, 10.0, 20.0, 30.0, 40.0, None, 10.0]
+    # Raised 20 s after the unknown tick; cleared once the stale tick started the count over.
+    assert [e.time for e in raised(ticks, "idle")] == [30.0]
+    assert [e.time for e in cleared(ticks, "idle")] == [70.0]
+    unknown_memory = gpu(processes=(process(memory=6 * GIB), process(memory=None, gpu_index=1, sm_last_active=25.0)))
+    _, ticks = run([(30.0, unknown_memory)], thresholds)
+    merged = ticks[0].diagnoses.processes[identity]
+    assert (merged.memory, merged.idle_seconds, merged.idle) == (None, 5.0, False)

@@ -49,7 +49,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from gputop.core.analysis.diagnosis import Diagnoses
-from gputop.core.analysis.diagnosis.alerts import DiagnosisKind, diagnosis_changes
+from gputop.core.analysis.diagnosis.alerts import DiagnosisKind, Words, diagnosis_changes
 from gputop.core.analysis.forecast import Forecast, Forecasts
 from gputop.core.analysis.hold import HOLD, IMMEDIATE, Holder, HoldTimes, clear_held
 from gputop.core.format import fmt_bytes, fmt_duration, fmt_growth
@@ -133,6 +133,14 @@ def _device(gpu_index: int, mig_index: int | None) -> str:
     return f"GPU {gpu_index}" if mig_index is None else f"GPU {gpu_index} MIG {mig_index}"
 
 
+def _lost_words(gpu_index: int) -> Words:
+    return lambda: (f"GPU {gpu_index} is lost: it stopped answering the driver", f"GPU {gpu_index} is answering again")
+
+
+def _gone_words(gpu_index: int) -> Words:
+    return lambda: (f"GPU {gpu_index} is lost: it is no longer reported", "")
+
+
 class AlertMonitor:
     """Turns snapshots and forecasts into alert events, one per crossing."""
 
@@ -141,6 +149,7 @@ class AlertMonitor:
     ) -> None:
         self.thresholds = Thresholds() if thresholds is None else thresholds
         self.hold = hold
+        self._clear_held = clear_held(hold)  # made once: asked for each condition of each GPU each tick
         self._holder: Holder[AlertKey] = Holder()
         self.log = AlertLog(log_length)
         self._active: dict[AlertKey, AlertEvent] = {}
@@ -163,14 +172,7 @@ class AlertMonitor:
         present: set[int] = set()
         for gpu in snapshot.gpus:
             present.add(gpu.index)
-            self._set(
-                events,
-                now,
-                ("lost", gpu.index, None, None),
-                gpu.lost,
-                f"GPU {gpu.index} is lost: it stopped answering the driver",
-                f"GPU {gpu.index} is answering again",
-            )
+            self._set(events, now, ("lost", gpu.index, None, None), gpu.lost, _lost_words(gpu.index))
             if gpu.lost:
                 # Its figures are gone with it: other alerts stay as they were.
                 continue
@@ -184,8 +186,7 @@ class AlertMonitor:
                     forecast = forecasts.migs.get((gpu.index, mig.index))
                     self._forecast(events, now, gpu.index, mig.index, forecast)
         for index in sorted(self._seen_gpus - present):
-            message = f"GPU {index} is lost: it is no longer reported"
-            self._set(events, now, ("lost", index, None, None), True, message, "")
+            self._set(events, now, ("lost", index, None, None), True, _gone_words(index))
         self._seen_gpus |= present
         if diagnoses is not None:
             self._diagnoses(events, now, snapshot, diagnoses)
@@ -199,7 +200,7 @@ class AlertMonitor:
         if kind in HELD_KINDS:
             return self.hold
         if kind in CLEAR_HELD_KINDS:
-            return clear_held(self.hold)
+            return self._clear_held
         return IMMEDIATE
 
     def _set(
@@ -208,14 +209,14 @@ class AlertMonitor:
         now: float,
         key: AlertKey,
         condition: bool | None,
-        message: str,
-        cleared_message: str,
+        words: Words,
     ) -> None:
-        """Raise (with ``message``) or clear the alert ``key`` once ``condition`` has held long enough for its
-        kind; None leaves it as it is."""
+        """Raise or clear the alert ``key`` once ``condition`` has held long enough for its kind; None leaves it
+        as it is. ``words()``: the messages it is raised and cleared with, written only then."""
         kind, gpu_index, mig_index, subject = key
         if not self._holder.step(key, key in self._active, condition, now, self._times(kind)):
             return
+        message, cleared_message = words()
         if key not in self._active:
             event = AlertEvent(
                 time=now, gpu_index=gpu_index, mig_index=mig_index, kind=kind, message=message, subject=subject
@@ -243,13 +244,13 @@ class AlertMonitor:
         for change in diagnosis_changes(snapshot, diagnoses, active):  # type: ignore[arg-type]
             key: AlertKey = change.key
             if change.update and change.condition and key in self._active:
-                self._update(events, now, key, change.message)
+                self._update(events, now, key, change.words()[0])
                 continue
             if change.silent and change.condition is False and key in self._active:
                 del self._active[key]
                 self._update_pending.discard(key)
             if not change.silent:
-                self._set(events, now, key, change.condition, change.message, change.cleared_message)
+                self._set(events, now, key, change.condition, change.words)
 
     def _update(self, events: list[AlertEvent], now: float, key: AlertKey, message: str) -> None:
         """The raised alert ``key`` now says ``message``: updated in place (the log too), and carried as an
@@ -302,16 +303,13 @@ class AlertMonitor:
             if key not in self._active
             else percent >= raise_at - MEMORY_HYSTERESIS_PERCENT
         )
-        device = _device(gpu_index, mig_index)
-        figures = f"{percent:.0f}% ({fmt_bytes(used)} / {fmt_bytes(total)})"
-        self._set(
-            events,
-            now,
-            key,
-            condition,
-            f"{device} memory at {figures}",
-            f"{device} memory back down to {figures}",
-        )
+
+        def words() -> tuple[str, str]:
+            device = _device(gpu_index, mig_index)
+            figures = f"{percent:.0f}% ({fmt_bytes(used)} / {fmt_bytes(total)})"
+            return f"{device} memory at {figures}", f"{device} memory back down to {figures}"
+
+        self._set(events, now, key, condition, words)
 
     def _thermal(
         self,
@@ -330,18 +328,16 @@ class AlertMonitor:
             if key not in self._active
             else temperature >= raise_at - THERMAL_HYSTERESIS_C
         )
-        below = slowdown - temperature
-        where = (
-            f"{below:.0f} °C below" if below >= 0 else f"{-below:.0f} °C above"
-        ) + f" its slowdown temperature ({slowdown:.0f} °C)"
-        self._set(
-            events,
-            now,
-            key,
-            condition,
-            f"GPU {gpu_index} at {temperature:.0f} °C, {where}",
-            f"GPU {gpu_index} cooled to {temperature:.0f} °C",
-        )
+
+        def words() -> tuple[str, str]:
+            below = slowdown - temperature
+            where = (
+                f"{below:.0f} °C below" if below >= 0 else f"{-below:.0f} °C above"
+            ) + f" its slowdown temperature ({slowdown:.0f} °C)"
+            cooled = f"GPU {gpu_index} cooled to {temperature:.0f} °C"
+            return f"GPU {gpu_index} at {temperature:.0f} °C, {where}", cooled
+
+        self._set(events, now, key, condition, words)
 
     def _forecast(
         self,
@@ -354,12 +350,15 @@ class AlertMonitor:
         key: AlertKey = ("forecast", gpu_index, mig_index, None)
         limit = self.thresholds.forecast_seconds
         seconds = None if forecast is None else forecast.seconds_to_full
-        device = _device(gpu_index, mig_index)
         # Raised within the limit; once raised, kept while the forecast stays within 1.2 times it.
         within = limit if key not in self._active else limit * FORECAST_CLEAR_FACTOR
         condition = seconds is not None and (seconds <= within if key not in self._active else seconds < within)
-        message = ""
-        if forecast is not None and seconds is not None:
-            message = f"{device} memory full in ~{fmt_duration(seconds)} at {fmt_growth(forecast.growth_rate)}"
-        cleared = f"{device} memory no longer forecast to fill within {fmt_duration(limit)}"
-        self._set(events, now, key, condition, message, cleared)
+
+        def words() -> tuple[str, str]:
+            device = _device(gpu_index, mig_index)
+            message = ""
+            if forecast is not None and seconds is not None:
+                message = f"{device} memory full in ~{fmt_duration(seconds)} at {fmt_growth(forecast.growth_rate)}"
+            return message, f"{device} memory no longer forecast to fill within {fmt_duration(limit)}"
+
+        self._set(events, now, key, condition, words)

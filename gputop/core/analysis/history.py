@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TypeVar, overload
 
+from gputop.core.analysis.process_rows import process_rows
 from gputop.core.model import Activity, ProcessIdentity, ProcessSample, Snapshot
 
 DEFAULT_GPU_MAXLEN = 3600
@@ -288,10 +289,6 @@ class History:
         old_gpus, old_migs = self._gpus, self._migs
         gpus: dict[int, GpuHistory] = {}
         migs: dict[MigKey, MigHistory] = {}
-        # A process may have a row on several GPUs: its memory is summed over them (None where unknown
-        # everywhere), its SM % is its busiest GPU's, its host figures the same on every one.
-        first_rows: dict[ProcessIdentity, ProcessSample] = {}
-        merged: dict[ProcessIdentity, tuple[int | None, float | None]] = {}
         for gpu in snapshot.gpus:
             gpu_history = old_gpus.get(gpu.index) or GpuHistory(self.gpu_maxlen)
             gpu_history._add_activity(gpu.activity)
@@ -304,27 +301,18 @@ class History:
                 mig_history = old_migs.get(key) or MigHistory(self.gpu_maxlen)
                 mig_history._add(now, mig.memory_used)
                 migs[key] = mig_history
-            for process in gpu.all_processes():
-                identity = (process.pid, process.started)
-                first = first_rows.setdefault(identity, process)
-                if first is not process:
-                    memory, busiest = merged.get(identity, (first.gpu_memory, first.sm_utilization))
-                    more, sm = process.gpu_memory, process.sm_utilization
-                    if more is not None:
-                        memory = more if memory is None else memory + more
-                    if sm is not None and (busiest is None or sm > busiest):
-                        busiest = sm
-                    merged[identity] = (memory, busiest)
         self._gpus, self._migs = gpus, migs
 
+        rows = process_rows(snapshot)
+        more = rows.more
         old_processes = self._processes
         processes: dict[ProcessIdentity, ProcessHistory] = {}
-        for identity, process in first_rows.items():
+        for identity, process in rows.first.items():
             process_history = old_processes.get(identity)
             if process_history is None:
                 process_history = ProcessHistory(self.process_maxlen)
-            if merged and identity in merged:
-                memory, sm = merged[identity]
+            if more and identity in more:
+                memory, sm = _merged(more[identity])
             else:
                 memory, sm = process.gpu_memory, process.sm_utilization
             process_history._add(now, memory, sm, process.cpu_percent, process.host_memory)
@@ -362,3 +350,17 @@ class History:
     @property
     def processes(self) -> Mapping[ProcessIdentity, ProcessHistory]:
         return MappingProxyType(self._processes)
+
+
+def _merged(rows: list[ProcessSample]) -> tuple[int | None, float | None]:
+    """A process with a row on several GPUs: its memory summed over them (None where unknown everywhere),
+    its SM % its busiest GPU's (its host figures are the same on every one)."""
+    memory: int | None = None
+    busiest: float | None = None
+    for process in rows:
+        more, sm = process.gpu_memory, process.sm_utilization
+        if more is not None:
+            memory = more if memory is None else memory + more
+        if sm is not None and (busiest is None or sm > busiest):
+            busiest = sm
+    return memory, busiest

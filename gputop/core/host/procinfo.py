@@ -64,7 +64,7 @@ class _StaticFacts:
 
 
 class _Tracked:
-    __slots__ = ("facts", "start_ticks", "cpu_ticks", "read_at", "last", "quiet", "stat_file")
+    __slots__ = ("facts", "start_ticks", "cpu_ticks", "read_at", "last", "quiet", "quiet_stat", "stat_file")
 
     def __init__(self, facts: _StaticFacts, start_ticks: int, cpu_ticks: int, stat_file: int | None) -> None:
         self.facts = facts
@@ -73,6 +73,9 @@ class _Tracked:
         self.read_at = time.monotonic()
         self.last: HostFacts | None = None  # what the last reading gave
         self.quiet = 0  # readings in a row that found it idle
+        # The stat file's text at the last reading that found it idle: the same text again is the same
+        # verdict (the same CPU ticks, RSS, state and start), known without parsing it.
+        self.quiet_stat: bytes | None = None
         self.stat_file = stat_file  # /proc/PID/stat held open, or None: opened at each reading
 
     def close(self, _close: Callable[[int], None] = os.close) -> None:
@@ -107,8 +110,8 @@ def _files_to_hold() -> int:
     return max(0, int(min(soft, 1 << 16) * _HELD_FILES_SHARE) - _HELD_FILES_RESERVE)
 
 
-def _read_stat(pid: int, held: int | None) -> tuple[bytes, int, int, int] | None:
-    """State, CPU ticks (user + system), start time in ticks since boot, RSS in bytes; None if gone.
+def _read_stat(pid: int, held: int | None) -> bytes:
+    """/proc/PID/stat's text (parse_stat: state, CPU ticks, start time, RSS); empty if gone.
 
     One read of /proc/PID/stat gives everything a tick needs, where psutil reads two files. ``held``
     is the file held open for the process: read again from its start, it costs one call where
@@ -116,10 +119,9 @@ def _read_stat(pid: int, held: int | None) -> tuple[bytes, int, int, int] | None
     whoever has its PID since.
     """
     try:
-        data = read_proc(pid, "stat") if held is None else os.pread(held, 2048, 0)
+        return read_proc(pid, "stat") if held is None else os.pread(held, 2048, 0)
     except OSError:
-        return None
-    return parse_stat(data) if data else None
+        return b""
 
 
 def _first_look_in_proc(
@@ -309,7 +311,14 @@ class ProcessInfo:
             found[0].last = facts = HostFacts(found[0].facts, None, found[1])  # CPU % needs a second reading
             return facts
         held = tracked.stat_file
-        stat = _read_stat(pid, held)
+        data = _read_stat(pid, held)
+        if data and data == tracked.quiet_stat:
+            now = time.monotonic()
+            if now > tracked.read_at:  # idle still, as below, the text left unparsed (2 us of 10 a reading)
+                tracked.read_at = now
+                tracked.quiet += 1
+                return tracked.last
+        stat = parse_stat(data) if data else None
         if stat is None or stat[2] != tracked.start_ticks:
             # Gone, or the PID now belongs to another process (a held file cannot tell which): look
             # again from scratch.
@@ -330,7 +339,9 @@ class ProcessInfo:
             # Idle as at the last reading: the same facts, so whatever was built from them can be kept.
             tracked.read_at = now
             tracked.quiet += 1
+            tracked.quiet_stat = data
             return last
+        tracked.quiet_stat = None
         if elapsed < MIN_SPAN_S:
             # Too soon after the last reading for a CPU figure (its ticks may not have moved yet, and a busy
             # process would read 0.0): the last figure stands (None before a first one), the baseline stays.

@@ -28,6 +28,7 @@ from gputop.core.sources.nvml_gateway import (
     DeviceLost,
     Gateway,
     Handle,
+    ProcessList,
 )
 from gputop.core.sources.nvml_static import (
     STATIC_RETRY_SAMPLES,
@@ -59,9 +60,10 @@ class NvmlDevice:
     samples_since_facts: int = 0
     utilization_seen: int = 0  # last process-utilization timestamp (us)
     mig_facts: dict[str, MigFacts] = field(default_factory=dict)
-    # Last sample's processes by MIG device (None: the GPU's own) and PID: an unchanged process is
-    # the same object from one sample to the next, which the sampler's join recognises at once.
-    process_samples: dict[int | None, dict[int, ProcessSample]] = field(default_factory=dict)
+    # Last sample's processes by MIG device (None: the GPU's own): what the driver listed and the
+    # processes made of it (_Listed). An unchanged process is the same object from one sample to the
+    # next, which the sampler's join recognises at once; lists as they were give the same tuple.
+    process_lists: dict[int | None, _Listed] = field(default_factory=dict)
     last: GpuSample | None = None  # the newest sample it answered with (the same object while equal)
     xid_events: XidEvents | None = None  # the source's XID events, polled once a tick (nvml_events.py)
     activity: ActivityReader | None = None  # GPM, energy, NVLink, the PCIe link (nvml_activity.py)
@@ -261,13 +263,21 @@ class NvmlDevice:
     ) -> tuple[tuple[ProcessSample, ...], bool]:
         """The device's processes, and whether every process list could be read (a list the library
         lacks altogether is no list, not an unread one)."""
-        kinds: dict[int, str] = {}  # "C", "G" or "C+G"
-        memory: dict[int, int | None] = {}
+        listings = []
         complete = True
-        for letter, family, versions in PROCESS_LISTS:
+        for _, family, versions in PROCESS_LISTS:
             listed = self.gateway.call_versions(family, versions, handle)
             if listed is None and not self.gateway.lacks(family, versions):
                 complete = False
+            listings.append(listed)
+        utilization = None if sm_samples is None else sm_samples.utilization
+        last = self.process_lists.get(mig_index)
+        # Listed as last time (compared in C; most ticks): the same processes, not worked out again.
+        if last is not None and last[0] == listings and last[1] == utilization and last[2] == skip:
+            return last[4], complete
+        kinds: dict[int, str] = {}  # "C", "G" or "C+G"
+        memory: dict[int, int | None] = {}
+        for (letter, _, _), listed in zip(PROCESS_LISTS, listings, strict=True):
             for pid, used in listed or ():
                 if pid in skip:
                     continue
@@ -280,22 +290,22 @@ class NvmlDevice:
                 known = memory[pid]
                 if used is not None and (known is None or used > known):
                     memory[pid] = used
-        utilization = None if sm_samples is None else sm_samples.utilization
-        before = self.process_samples.get(mig_index, {})
+        before = {} if last is None else last[3]
         now: dict[int, ProcessSample] = {}
         for pid, kind in kinds.items():
             # Absent from the samples: it did not run since the last ones, SM 0.
             sm = None if utilization is None else utilization.get(pid, 0.0)
             used = memory[pid]
-            last = before.get(pid)
-            if last is None or last.type != kind or last.gpu_memory != used or last.sm_utilization != sm:
+            process = before.get(pid)
+            if process is None or process.type != kind or process.gpu_memory != used or process.sm_utilization != sm:
                 # Built only when something changed (about 3 us each): most processes stay as they were.
-                last = ProcessSample(
+                process = ProcessSample(
                     pid=pid, gpu_index=self.index, type=kind, gpu_memory=used, sm_utilization=sm, mig_index=mig_index
                 )
-            now[pid] = last
-        self.process_samples[mig_index] = now
-        return tuple(now.values()), complete
+            now[pid] = process
+        processes = tuple(now.values())
+        self.process_lists[mig_index] = (listings, utilization, skip, now, processes)
+        return processes, complete
 
     def _migs(
         self, handle: Handle, max_mig: int, sm_samples: nvml_health.SmSamples | None
@@ -353,6 +363,17 @@ def _activity_fields(
         "energy": reading.energy,
         "nvlink": reading.nvlink,
     }
+
+
+# A device's process lists as the driver gave them (one per kind, None: not read), its processes' SM
+# samples, the PIDs left to its MIG devices; and the processes made of them, by PID and in order.
+_Listed = tuple[
+    list["ProcessList | None"],
+    "dict[int, float] | None",
+    "set[int] | frozenset[int]",
+    dict[int, ProcessSample],
+    tuple[ProcessSample, ...],
+]
 
 
 def _stale(processes: tuple[ProcessSample, ...]) -> tuple[ProcessSample, ...]:

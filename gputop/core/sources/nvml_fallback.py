@@ -161,7 +161,10 @@ class FieldReads:
         if self.classic != self._left_out:  # a path changed in the last read: the batch without them
             self._left_out = frozenset(self.classic)
             self._batch = FieldBatch([field for field in self.fields if field not in self.classic])
-        batch = self._batch.read(gateway, handle) or {}  # None: the call itself failed
+        batch = self._batch.read(gateway, handle)
+        if batch is not None and not self.classic and self._all_answered(batch):
+            return batch  # what the loop below makes of a batch that answered every field it is due
+        batch = batch or {}  # None: the call itself failed
         calls = ClassicCalls(gateway, handle, self.links)
         values: dict[Field, Value] = {}
         for field in self.fields:
@@ -182,6 +185,15 @@ class FieldReads:
                 self._answered.add(field)
             values[field] = value
         return values
+
+    def _all_answered(self, batch: dict[Field, Value]) -> bool:
+        """Whether the batch (of every field) gave each field a value, or none that is due its classic call."""
+        missing = [field for field, value in batch.items() if value is None]
+        if missing and any(map(self._due, missing)):
+            return False
+        if len(self._answered) + len(missing) < len(self.fields):
+            self._answered.update(field for field, value in batch.items() if value is not None)
+        return True
 
     def _due(self, field: Field) -> bool:
         """Whether the classic call of a field the batch did not answer is asked in this read."""

@@ -67,6 +67,12 @@ _VALUE_AT = _SLOT.value.offset
 # unsigned long long, signed long long, signed int, unsigned short), in struct's native codes. Fixed by the
 # driver's ABI, not taken from pynvml's union: bindings before 12.570 lack its usVal member.
 _VALUES = {kind: struct.Struct("@" + code) for kind, code in enumerate("dILQqiH")}
+# The same members in struct's standard sizes (a batch's values are unpacked together, without padding):
+# unsigned long is 4 bytes there, 8 natively on 64-bit Linux.
+_STANDARD = {
+    kind: code if struct.calcsize("=" + code) == value.size else {4: "I", 8: "Q"}[value.size]
+    for kind, (code, value) in enumerate(zip("dILQqiH", _VALUES.values(), strict=True))
+}
 
 
 class FieldBatch:
@@ -78,6 +84,13 @@ class FieldBatch:
         self._array = (pynvml.c_nvmlFieldValue_t * len(self.fields))()
         for slot, (field_id, scope) in zip(self._array, self.fields, strict=True):
             slot.fieldId, slot.scopeId = field_id, scope
+        # Every slot's value type and return code, unpacked at once; and, for the last ones seen (a
+        # field's type does not change from one read to the next), the values of the slots that
+        # answered, unpacked at once: two calls a read, not two a field.
+        self._heads = struct.Struct("=" + "".join(f"{_TYPE_AT}xII{_SLOT_SIZE - _TYPE_AT - 8}x" for _ in self.fields))
+        self._last_heads: tuple[int, ...] = ()
+        self._answering: tuple[Field, ...] = ()
+        self._values = struct.Struct("")
 
     def read(self, gateway: Gateway, handle: Handle) -> dict[Field, float | int | None] | None:
         """Each field's value (None where it has none); None when the call itself failed."""
@@ -86,7 +99,25 @@ class FieldBatch:
         if gateway.call(_field_values, handle, self._array) is None:
             return None
         raw = ctypes.string_at(self._array, _SLOT_SIZE * len(self.fields))
-        return {requested: _decoded(raw, at * _SLOT_SIZE) for at, requested in enumerate(self.fields)}
+        heads = self._heads.unpack(raw)
+        if heads != self._last_heads:
+            self._decide(heads)
+        values: dict[Field, float | int | None] = dict.fromkeys(self.fields)
+        values.update(zip(self._answering, self._values.unpack(raw), strict=True))
+        return values
+
+    def _decide(self, heads: tuple[int, ...]) -> None:
+        """The slots that answered with a value of a known type, and the layout of their values."""
+        codes, answering = ["="], []
+        for at, field in enumerate(self.fields):
+            value_type, code = heads[2 * at], heads[2 * at + 1]
+            value = _VALUES.get(value_type) if code == pynvml.NVML_SUCCESS else None
+            if value is None:
+                codes.append(f"{_SLOT_SIZE}x")
+            else:
+                codes.append(f"{_VALUE_AT}x{_STANDARD[value_type]}{_SLOT_SIZE - _VALUE_AT - value.size}x")
+                answering.append(field)
+        self._last_heads, self._answering, self._values = heads, tuple(answering), struct.Struct("".join(codes))
 
 
 def _field_values(handle: Handle, array: Any) -> bool:

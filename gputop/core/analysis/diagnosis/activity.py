@@ -107,7 +107,9 @@ class ActivityJudge:
         self._gpus: dict[int, _GpuState] = {}
 
     def update(self, gpu: GpuSample, now: float) -> ActivityJudgement:
-        state = self._gpus.setdefault(gpu.index, _GpuState())
+        state = self._gpus.get(gpu.index)
+        if state is None:  # not setdefault: a state made for nothing each GPU each tick
+            state = self._gpus[gpu.index] = _GpuState()
         found = self._pcie(gpu, state, now) + self._nvlink(gpu.nvlink, state, now)
         state.since = {key: state.since.get(key, now) for key, _ in found}
         return ActivityJudgement(
@@ -124,8 +126,14 @@ class ActivityJudge:
         activity = gpu.activity
         sm = None if activity is None else activity.sm_active
         util = gpu.utilization_gpu
-        holding = any((process.gpu_memory or 0) > 0 for process in gpu.all_processes())
-        if sm is None or util is None or util < BUSY_UTILIZATION_PERCENT or sm > FEW_SMS_PERCENT or not holding:
+        # Whether a process holds memory asked last: a walk over every process, where the figures may say no first.
+        if (
+            sm is None
+            or util is None
+            or util < BUSY_UTILIZATION_PERCENT
+            or sm > FEW_SMS_PERCENT
+            or not any((process.gpu_memory or 0) > 0 for process in gpu.all_processes())
+        ):
             state.busy_since = None
             return False
         if state.busy_since is None:

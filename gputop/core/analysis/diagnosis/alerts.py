@@ -17,18 +17,25 @@ condition starts and cleared once when it ends.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import operator
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Literal
 
 from gputop.core.analysis.diagnosis.diagnoser import Diagnoses, GpuDiagnosis
 from gputop.core.analysis.diagnosis.reasons import ALERTING, reason_words
 from gputop.core.format import fmt_bytes, fmt_duration, fmt_percent, safe_text
-from gputop.core.model import ProcessSample, Snapshot, percent
+from gputop.core.model import GpuSample, ProcessSample, Snapshot, percent
 
 DiagnosisKind = Literal["idle", "throttle", "stall", "health", "busy"]
 # (kind, gpu index, MIG device index or None, subject: a process or a health problem)
 DiagnosisKey = tuple[DiagnosisKind, int, "int | None", "str | None"]
+# The messages an alert is raised and cleared with, written only when it is (most ticks raise nothing).
+Words = Callable[[], tuple[str, str]]
+
+
+def _no_words() -> tuple[str, str]:
+    return "", ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +44,7 @@ class Change:
 
     key: DiagnosisKey
     condition: bool | None
-    message: str = ""
-    cleared_message: str = ""
+    words: Words = _no_words
     update: bool = False  # while raised, its message says more now (a count that climbed)
     silent: bool = False  # clear without an event
 
@@ -51,6 +57,9 @@ _RESOLVED = {
     "retired_pending": "the pending page retirement was applied",
     "pcie_link": "the PCIe link is back at its maximum",
 }
+
+
+_IDLE = operator.attrgetter("idle")
 
 
 def _subject(process: ProcessSample) -> str:
@@ -71,7 +80,7 @@ def _raised_while_lost(gpu_index: int, diagnosis: GpuDiagnosis, present: set[Dia
         key: DiagnosisKey = ("health", gpu_index, None, problem.key)
         if key not in present:
             present.add(key)
-            changes.append(Change(key=key, condition=True, message=f"GPU {gpu_index} health: {problem.text}"))
+            changes.append(Change(key=key, condition=True, words=_health_words(gpu_index, problem.text)))
     return changes
 
 
@@ -82,6 +91,8 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
     active = set(active)
     gpus_with_idle_alerts = {key[1] for key in active if key[0] == "idle"}
     process_diagnoses = diagnoses.processes
+    # Most ticks no process is idle: then only a GPU with idle alerts to clear walks its processes.
+    any_idle = any(map(_IDLE, process_diagnoses.values()))
     for gpu in snapshot.gpus:
         diagnosis = diagnoses.gpus.get(gpu.index)
         if diagnosis is None or gpu.lost or not gpu.answering:
@@ -91,42 +102,15 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
             continue
         reasons = gpu.clock_event_reasons
         alerting = [name for name in reasons or () if name in ALERTING]
-        words = ", ".join(reason_words(name) for name in alerting)
         key: DiagnosisKey = ("throttle", gpu.index, None, None)
         present.add(key)
-        changes.append(
-            Change(
-                key=key,
-                condition=None if reasons is None else bool(alerting),
-                message=f"GPU {gpu.index} throttled: {words}",
-                cleared_message=f"GPU {gpu.index} no longer throttled",
-            )
-        )
+        changes.append(Change(key, None if reasons is None else bool(alerting), _throttle_words(gpu.index, alerting)))
         key = ("stall", gpu.index, None, None)
         present.add(key)
-        power = fmt_percent(percent(gpu.power_draw, gpu.power_limit))
-        changes.append(
-            Change(
-                key=key,
-                condition=diagnosis.verdict == "stalled",
-                message=f"GPU {gpu.index} may be stalled: {fmt_percent(gpu.utilization_gpu)} busy at {power} of its"
-                " power limit with memory flat (a job spinning in a collective?)",
-                cleared_message=f"GPU {gpu.index} no longer looks stalled",
-            )
-        )
+        changes.append(Change(key, diagnosis.verdict == "stalled", _stall_words(gpu)))
         key = ("busy", gpu.index, None, None)
         present.add(key)
-        sm_active = None if gpu.activity is None else gpu.activity.sm_active
-        changes.append(
-            Change(
-                key=key,
-                condition=diagnosis.busy_few_sms,
-                message=f"GPU {gpu.index} busy on few SMs: {fmt_percent(gpu.utilization_gpu)} busy but only"
-                f" {fmt_percent(sm_active)} of its SMs active (tiny kernels, launch-bound, small batches"
-                " or a waiting collective?)",
-                cleared_message=f"GPU {gpu.index} no longer busy on few SMs",
-            )
-        )
+        changes.append(Change(key, diagnosis.busy_few_sms, _busy_words(gpu)))
         for problem in diagnosis.health:
             key = ("health", gpu.index, None, problem.key)
             present.add(key)
@@ -134,12 +118,12 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
                 Change(
                     key=key,
                     condition=True,
-                    message=f"GPU {gpu.index} health: {problem.text}",
+                    words=_health_words(gpu.index, problem.text),
                     update=problem.key == "ecc" and diagnosis.new_ecc_errors,
                 )
             )
         alerts_to_clear = gpu.index in gpus_with_idle_alerts
-        for process in gpu.all_processes():
+        for process in gpu.all_processes() if any_idle or alerts_to_clear else ():
             process_diagnosis = process_diagnoses.get((process.pid, process.started))
             if process_diagnosis is None or not (process_diagnosis.idle or alerts_to_clear):
                 continue  # not idle, and no idle alert on this GPU that it could end: nothing to do
@@ -150,15 +134,9 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
             idle = None if process_diagnosis.idle_seconds is None else process_diagnosis.idle
             if idle is None or idle == (key in active):
                 continue  # nothing to raise or clear: no message to write (thousands of processes a tick)
-            changes.append(
-                Change(
-                    key=key,
-                    condition=idle,
-                    message=f"{_who(process)} idle {fmt_duration(process_diagnosis.idle_seconds)} on GPU {gpu.index},"
-                    f" holding {fmt_bytes(process_diagnosis.memory)}",
-                    cleared_message=f"{_who(process)} on GPU {gpu.index} is no longer idle",
-                )
-            )
+            message = f"{_who(process)} idle {fmt_duration(process_diagnosis.idle_seconds)} on GPU {gpu.index},"
+            message += f" holding {fmt_bytes(process_diagnosis.memory)}"
+            changes.append(Change(key, idle, _words(message, f"{_who(process)} on GPU {gpu.index} is no longer idle")))
     for key in active:
         if key not in present:
             kind, gpu_index, _mig, subject = key
@@ -167,5 +145,47 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
                 "health": f"GPU {gpu_index} health: {_RESOLVED.get(subject or '', 'resolved')}",
             }.get(kind, f"GPU {gpu_index} {kind} alert ended")
             is_xid = kind == "health" and (subject or "").startswith("xid ")
-            changes.append(Change(key=key, condition=False, cleared_message=gone, silent=is_xid))
+            changes.append(Change(key=key, condition=False, words=_words("", gone), silent=is_xid))
     return changes
+
+
+def _words(message: str, cleared_message: str) -> Words:
+    """Messages written already (an alert raised or cleared this tick)."""
+    return lambda: (message, cleared_message)
+
+
+def _health_words(gpu_index: int, text: str) -> Words:
+    return lambda: (f"GPU {gpu_index} health: {text}", "")
+
+
+def _throttle_words(gpu_index: int, alerting: list[str]) -> Words:
+    def words() -> tuple[str, str]:
+        named = ", ".join(reason_words(name) for name in alerting)
+        return f"GPU {gpu_index} throttled: {named}", f"GPU {gpu_index} no longer throttled"
+
+    return words
+
+
+def _stall_words(gpu: GpuSample) -> Words:
+    def words() -> tuple[str, str]:
+        power = fmt_percent(percent(gpu.power_draw, gpu.power_limit))
+        return (
+            f"GPU {gpu.index} may be stalled: {fmt_percent(gpu.utilization_gpu)} busy at {power} of its"
+            " power limit with memory flat (a job spinning in a collective?)",
+            f"GPU {gpu.index} no longer looks stalled",
+        )
+
+    return words
+
+
+def _busy_words(gpu: GpuSample) -> Words:
+    def words() -> tuple[str, str]:
+        sm_active = None if gpu.activity is None else gpu.activity.sm_active
+        return (
+            f"GPU {gpu.index} busy on few SMs: {fmt_percent(gpu.utilization_gpu)} busy but only"
+            f" {fmt_percent(sm_active)} of its SMs active (tiny kernels, launch-bound, small batches"
+            " or a waiting collective?)",
+            f"GPU {gpu.index} no longer busy on few SMs",
+        )
+
+    return words

@@ -36,7 +36,9 @@ from gputop.core.analysis.diagnosis.health import HealthProblem, HealthTracker
 from gputop.core.analysis.diagnosis.memory import GIB, Unattributed, gpu_unattributed, mig_unattributed
 from gputop.core.analysis.diagnosis.reasons import limiting_reasons
 from gputop.core.analysis.history import MigKey
-from gputop.core.model import GpuSample, ProcessIdentity, Snapshot, percent
+from gputop.core.analysis.process_rows import process_rows
+from gputop.core.frozen_copy import maker
+from gputop.core.model import GpuSample, ProcessIdentity, ProcessSample, Snapshot, percent
 from gputop.core.settings import Thresholds
 
 Verdict = Literal["throttled", "stalled", "busy_few_sms", "memory_bound"]
@@ -84,6 +86,8 @@ class Diagnoses:
     processes: Mapping[ProcessIdentity, ProcessDiagnosis]
 
 
+# ProcessDiagnosis(idle_seconds, idle, memory) in half the time: thousands of idle processes a tick.
+_DIAGNOSIS = maker(ProcessDiagnosis)
 NO_DIAGNOSES = Diagnoses(MappingProxyType({}), MappingProxyType({}), MappingProxyType({}))
 
 
@@ -134,7 +138,9 @@ class Diagnoser:
     def _gpu(self, gpu: GpuSample, now: float) -> GpuDiagnosis:
         limits = self.thresholds
         unattributed = gpu_unattributed(gpu, limits.unattributed_min_gib, limits.unattributed_percent)
-        tracker = self._health.setdefault(gpu.index, HealthTracker())
+        tracker = self._health.get(gpu.index)
+        if tracker is None:  # not setdefault: a tracker made for nothing each GPU each tick
+            tracker = self._health[gpu.index] = HealthTracker()
         if gpu.lost:
             # Its counters are not known now: what was outstanding stays so; the XIDs that explain it join.
             health, new_ecc = tracker.update_lost(gpu.health.xid_events, now), False
@@ -197,60 +203,68 @@ class Diagnoser:
         return now - stall.since >= limits.stall_after_s
 
     def _processes(self, snapshot: Snapshot, now: float) -> dict[ProcessIdentity, ProcessDiagnosis]:
-        # One identity may have a row on several GPUs: it ran if it ran on any of them, and it is
-        # unknown if it is unknown on one and ran on none. This runs for every process every tick.
-        ran: dict[ProcessIdentity, bool | None] = {}
-        memory: dict[ProcessIdentity, int | None] = {}
-        reported: dict[ProcessIdentity, float] = {}
-        for gpu in snapshot.gpus:
-            for process in gpu.all_processes():
-                identity = (process.pid, process.started)
-                util = process.sm_utilization
-                # A stale row (its GPU not answering) says nothing about now.
-                running = None if util is None or process.stale else util > 0
-                held = process.gpu_memory
-                if identity in ran:
-                    before = ran[identity]
-                    if before is not True:
-                        ran[identity] = True if running else None if running is None or before is None else False
-                    total = memory[identity]
-                    memory[identity] = None if total is None or held is None else total + held
-                else:
-                    ran[identity] = running
-                    memory[identity] = held
-                last_active = process.sm_last_active
-                if last_active is not None:
-                    reported[identity] = max(reported.get(identity, last_active), last_active)
-
+        # This runs for every process every tick: a process's one row is read as it is, and only an
+        # identity with rows on several GPUs is merged (_merged).
+        rows = process_rows(snapshot)
+        more = rows.more
         idle_after, idle_memory = self.thresholds.idle_after_s, self.thresholds.idle_min_memory_gib * GIB
         previous = self._activity
         activity: dict[ProcessIdentity, _Activity] = {}
         diagnoses: dict[ProcessIdentity, ProcessDiagnosis] = {}
-        for identity, running in ran.items():
+        for identity, process in rows.first.items():
+            if more and identity in more:
+                running, held, reported = _merged(more[identity])
+            else:
+                util = process.sm_utilization
+                # A stale row (its GPU not answering) says nothing about now.
+                running = None if util is None or process.stale else util > 0
+                held, reported = process.gpu_memory, process.sm_last_active
             seen = previous.get(identity)
             if seen is None:
                 seen = _Activity(since=now)
             elif running is None:
                 seen.since, seen.last_ran = now, None  # unknown now: the count starts over
-            if identity in reported:
+            if reported is not None:
                 # The source's own time of the last SM use: exact, and maybe from before it was first seen.
-                seen.last_ran = max(seen.last_ran or reported[identity], reported[identity])
+                seen.last_ran = max(seen.last_ran or reported, reported)
             elif running:
                 seen.last_ran = now
             activity[identity] = seen
-            held = memory[identity]
             if running is None:
                 idle_seconds, idle = None, False
             else:
                 # Never below 0: the driver's sample clock may run a little ahead of the snapshot's.
-                idle_seconds = max(0.0, now - (seen.since if seen.last_ran is None else seen.last_ran))
+                idle_seconds = now - (seen.since if seen.last_ran is None else seen.last_ran)
+                if idle_seconds < 0.0:
+                    idle_seconds = 0.0
                 idle = idle_seconds >= idle_after and held is not None and held >= idle_memory
             last = seen.diagnosis
             if last is None or last.idle_seconds != idle_seconds or last.idle != idle or last.memory != held:
-                seen.diagnosis = last = ProcessDiagnosis(idle_seconds, idle, held)
+                seen.diagnosis = last = _DIAGNOSIS(idle_seconds, idle, held)  # an idle one's, every tick
             diagnoses[identity] = last
         self._activity = activity
         return diagnoses
+
+
+def _merged(rows: list[ProcessSample]) -> tuple[bool | None, int | None, float | None]:
+    """One identity's rows on several GPUs: it ran if it ran on any of them, and it is unknown if it is
+    unknown on one and ran on none; its memory summed (None if one's is unknown); the latest SM use reported."""
+    ran: bool | None = False
+    memory: int | None = 0
+    reported: float | None = None
+    for at, process in enumerate(rows):
+        util = process.sm_utilization
+        running = None if util is None or process.stale else util > 0
+        if at == 0:
+            ran = running
+        elif ran is not True:
+            ran = True if running else None if running is None or ran is None else False
+        held = process.gpu_memory
+        memory = None if memory is None or held is None else memory + held
+        last_active = process.sm_last_active
+        if last_active is not None:
+            reported = last_active if reported is None else max(reported, last_active)
+    return ran, memory, reported
 
 
 def _holds_memory(gpu: GpuSample) -> bool:
