@@ -27,7 +27,7 @@ from gputop.ui.widgets.filter_bar import FilterBar
 from gputop.ui.widgets.process_filter import FilterError, ProcessFilter
 from gputop.ui.widgets.process_table import LIVE, ProcessTable
 from gputop.ui.widgets.rows import ProcessRow, RowKey, SortOrder
-from gputop.ui.widgets.snapshot_rows import process_count, snapshot_rows, users_with_processes
+from gputop.ui.widgets.snapshot_rows import SnapshotRows, process_count, users_with_processes
 from gputop.ui.widgets.table_line import replaced
 from gputop.ui.widgets.tree_rows import fold_rows, tree_rows
 
@@ -78,8 +78,8 @@ class ProcessPanel(ProcessTable):
         self._growth: Mapping[ProcessIdentity, ProcessGrowth] | None = None
         self._diagnoses: Diagnoses | None = None
         self._title: Text | None = None
-        self._every: dict[RowKey, ProcessRow] = {}  # the last snapshot's rows by key: a row kept while unchanged
-        self._every_rows: list[ProcessRow] = []  # the same rows, in the snapshot's order
+        self._snapshot_rows = SnapshotRows()  # the snapshots' rows, a row kept while unchanged
+        self._every_rows: list[ProcessRow] = []  # the last snapshot's rows, in its order
         self._total = 0  # how many of them are processes
         # The filter box under the panel (the main screen composes it): what is typed there filters here.
         self.filter_bar = FilterBar(self.apply_filter_text, self._filter_done)
@@ -107,13 +107,10 @@ class ProcessPanel(ProcessTable):
         if snapshot is None:
             return
         process_filter, sort = self.filter, self.sort
-        every = snapshot_rows(snapshot, self._growth, self._diagnoses, self._every)
-        at = replaced(self._every_rows, every)
-        if at is None:
-            self._every = {row.key: row for row in every}
+        every = self._snapshot_rows.rows(snapshot, self._growth, self._diagnoses)
+        if replaced(self._every_rows, every) is None:
             self._total = process_count(every)  # a "(no process)" row is not a process: the title counts processes
-        else:  # the same processes as last tick, a few rows made again (or none): the count holds
-            self._every.update((every[n].key, every[n]) for n in at)
+        # else: the same processes as last tick, a few rows made again (or none): the count holds
         self._every_rows = every
         rows = [row for row in every if process_filter.matches(row)] if process_filter.active else every
         self.empty_message = "no process matches the filter" if process_filter.active else "no GPU processes"

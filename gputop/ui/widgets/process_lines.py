@@ -144,7 +144,7 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         elif at is not None and not any(fills_other(given[n], rows[n]) for n in at):
             # A few rows made again, the same processes: those are put in their places, the others stay.
             changed = [rows[n] for n in at]
-            ordered = self.rows = sorted_again(self.rows, changed, sort)
+            ordered = self.rows = sorted_again(self.rows, changed, sort, self._sort_values)
             self._sort_values.update((row.key, sort_key(row)) for row in changed)
             self.command.show_rows(ordered)
         else:
@@ -206,7 +206,7 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         cells = self._cells.get(key)
         if cells is None:
             before = self._drawn.get(key)
-            if before is not None and same_but_time(before[0], row):
+            if before is not None and (before[0] is row or same_but_time(before[0], row)):
                 cells = before[1]
                 time_at = self._time_at
                 if time_at is not None and not row.launcher:
