@@ -26,9 +26,9 @@ from gputop.ui.panel.panel_words import no_such_gpu, panel_title
 from gputop.ui.widgets.filter_bar import FilterBar
 from gputop.ui.widgets.process_filter import FilterError, ProcessFilter
 from gputop.ui.widgets.process_table import LIVE, ProcessTable
+from gputop.ui.widgets.row_order import replaced
 from gputop.ui.widgets.rows import ProcessRow, RowKey, SortOrder
 from gputop.ui.widgets.snapshot_rows import SnapshotRows, process_count, users_with_processes
-from gputop.ui.widgets.table_line import replaced
 from gputop.ui.widgets.tree_rows import fold_rows, tree_rows
 
 if TYPE_CHECKING:

@@ -3,11 +3,8 @@ column, which row the cursor goes to, and whether a row shows what it showed las
 
 from __future__ import annotations
 
-from bisect import insort
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from functools import lru_cache
-from itertools import compress, count
-from operator import attrgetter, is_not
 
 from rich.cells import set_cell_size
 from rich.segment import Segment
@@ -15,15 +12,13 @@ from rich.style import Style
 from textual.strip import Strip
 
 from gputop.core.text_cut import cut_end
-from gputop.ui.widgets.row_order import order_key
-from gputop.ui.widgets.rows import COLUMN_BY_NAME, Column, ProcessRow, RowKey, SortOrder
+from gputop.ui.widgets.rows import Column, ProcessRow, RowKey, SortOrder
 from gputop.ui.widgets.styled_line import text_cells
 
 TAG_MARK = "●"
 HOST_COLUMNS = frozenset({"cpu", "host_memory", "time", "job", "container", "command"})
 # What a launcher's row (in the tree) shows: it holds no GPU of its own.
 LAUNCHER_COLUMNS = frozenset({"pid", "user", "gpu_memory", "container", "command"})
-_KEY = attrgetter("key")
 
 
 def same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
@@ -44,52 +39,6 @@ def same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
         and before.launcher == now.launcher
         and before.folded == now.folded
     )
-
-
-def replaced(given: list[ProcessRow], rows: list[ProcessRow]) -> list[int] | None:
-    """Where ``rows`` hold another object than the rows ``given`` before, for the same process (key): ``[]`` when
-    they are the same rows, object for object; None when they are not the same processes in the same places, or
-    when more than one row in eight was made again (then looking at each costs more than it saves)."""
-    if len(rows) != len(given):
-        return None
-    at = list(compress(count(), map(is_not, rows, given)))  # in C: a thousand rows at 8x128, every tick
-    if len(at) > len(rows) // 8 or any(rows[place].key != given[place].key for place in at):
-        return None
-    return at
-
-
-def fills_other(before: ProcessRow, now: ProcessRow) -> bool:
-    """Whether a row made again fills JOB or CONTAINER where it did not, or the other way round."""
-    old, new = before.process, now.process
-    return (old.job is None) != (new.job is None) or bool(old.container) != bool(new.container)
-
-
-def sorted_again(
-    ordered: list[ProcessRow],
-    changed: list[ProcessRow],
-    order: SortOrder,
-    values: Mapping[RowKey, float | str | None] | None = None,
-) -> list[ProcessRow]:
-    """``ordered`` (rows as ``sort_rows`` put them in ``order``) with the ``changed`` rows in the place of the rows of
-    their keys, each where ``sort_rows`` would put it: the others keep their order, a few rows are placed, with no
-    sort of them all (a thousand rows at 8x128, of which a few changed a tick). ``values``: each ordered row's value
-    of the sort column, by key: a changed row whose value is the same takes the place of the row it replaces."""
-    sort_key = COLUMN_BY_NAME[order.column].sort_key
-    places = dict(zip(map(_KEY, ordered), count()))  # in C
-    rows = list(ordered)
-    moving: list[tuple[int, ProcessRow]] = []
-    for row in changed:
-        place = places[row.key]
-        if values is not None and row.key in values and values[row.key] == sort_key(row):
-            rows[place] = row  # its value, PID and GPU, all that places it, are as they were
-        else:
-            moving.append((place, row))
-    for place in sorted((place for place, _ in moving), reverse=True):
-        del rows[place]
-    placed = order_key(order)
-    for _, row in moving:
-        insort(rows, row, key=placed)
-    return rows
 
 
 def process_after(rows: list[ProcessRow], index: int | None, step: int) -> RowKey | None:
