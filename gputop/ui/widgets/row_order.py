@@ -46,12 +46,15 @@ def order_key(order: SortOrder) -> Callable[[ProcessRow], tuple[object, ...]]:
     """``sort_rows``' order as one key of a row: values present first, by value, then PID, then GPU (to
     place a few rows among rows already sorted, with ``bisect``)."""
     sort_key = COLUMN_BY_NAME[order.column].sort_key
+    descending = order.descending
 
     def placed(row: ProcessRow) -> tuple[object, ...]:
         value = sort_key(row)
         if value is None:
             return (1, 0, row.process.pid, gpu_order(row))
-        return (0, _Descending(value) if order.descending else value, row.process.pid, gpu_order(row))
+        if descending:  # a number the other way round is its negative (compared in C); a text is wrapped
+            return (0, _Descending(value) if isinstance(value, str) else -value, row.process.pid, gpu_order(row))
+        return (0, value, row.process.pid, gpu_order(row))
 
     return placed
 
@@ -73,21 +76,30 @@ def sorted_again(
     takes the place of the row it replaces."""
     sort_key = COLUMN_BY_NAME[order.column].sort_key
     rows = list(ordered)
-    moving: list[ProcessRow] = []
-    gone: list[int] = []
+    moved: list[int] = []
     # The places of the rows replaced, found by identity in C (a thousand rows: no key hashed, no loop in Python).
     for place in compress(count(), map(replacing.__contains__, map(id, ordered))):
         row = replacing[id(ordered[place])]
         if values is not None and values.get(row.key, _ABSENT) == sort_key(row):
             rows[place] = row  # its value, PID and GPU, all that places it, are as they were
         else:
-            moving.append(row)
+            moved.append(place)
+    # A row whose value moved but not past a neighbour's keeps its place too. The rows are sorted throughout, by
+    # the values of the rows they hold (a row not yet placed by its old value): a row removed leaves them sorted.
+    placed = order_key(order)
+    gone: list[int] = []
+    last = len(rows) - 1
+    for place in moved:
+        row = replacing[id(ordered[place])]
+        key = placed(row)
+        if (place == 0 or not key < placed(rows[place - 1])) and (place == last or not placed(rows[place + 1]) < key):
+            rows[place] = row
+        else:
             gone.append(place)
     for place in reversed(gone):
         del rows[place]
-    placed = order_key(order)
-    for row in moving:
-        insort(rows, row, key=placed)
+    for place in gone:
+        insort(rows, replacing[id(ordered[place])], key=placed)
     return rows
 
 
