@@ -216,13 +216,6 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
             self._drawn_now[key] = (row, cells)
         return cells
 
-    def _line_signature(self, row: ProcessRow, command_width: int) -> object:
-        process, key = row.process, row.key
-        cells = self._row_cells(row)
-        # The command as cut: it changes with its siblings, the filter and the scroll, its cell does not.
-        command = self._command_shown(row, cells, command_width)
-        return (cells, command, key == self.cursor_key, key in self.tagged, process.visible, process.stale)
-
     def _command_shown(self, row: ProcessRow, cells: tuple[str, ...], command_width: int) -> str | None:
         """The row's command as the column shows it (cut, scrolled) in ``command_width`` cells; None
         without the column."""
@@ -233,7 +226,17 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         """Each visible line's signature (``width``: inside the scrollbar, asked once here if not given)."""
         top = self.scroll_offset.y
         command_width = self._command_width(self.scrollable_size.width if width is None else width)
-        return [self._line_signature(row, command_width) for row in self.rows[top : top + max(0, self.size.height - 1)]]
+        cursor, tagged, command_at = self.cursor_key, self.tagged, self._command_at
+        row_cells, command_shown = self._row_cells, self.command.shown
+        state: list[object] = []
+        add = state.append
+        for row in self.rows[top : top + max(0, self.size.height - 1)]:  # each visible line, every tick
+            cells = row_cells(row)
+            # The command as cut: it changes with its siblings, the filter and the scroll, its cell does not.
+            command = None if command_at is None else command_shown(row, cells[command_at], command_width)
+            key, process = row.key, row.process
+            add((cells, command, key == cursor, key in tagged, process.visible, process.stale))
+        return state
 
     def _refresh_changed_lines(self) -> None:
         width = self.scrollable_size.width  # asked once a tick: Textual works it out anew each time

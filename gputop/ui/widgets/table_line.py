@@ -92,7 +92,9 @@ class Line:
     def strip(self, width: int, style: Style) -> Strip:
         """The line, cropped or padded (in ``style``) to ``width`` cells."""
         self.segments.append(Segment("".join(self._texts), self._style))
-        return Strip(self.segments, self._cells).crop_extend(0, width, style)
+        strip = Strip(self.segments, self._cells)
+        # A row is built exactly as wide as the panel: then cropping or padding it would make the same strip.
+        return strip if self._cells == width else strip.crop_extend(0, width, style)
 
 
 def header_strip(
