@@ -23,6 +23,7 @@ from gputop.ui.widgets.command_column import CommandColumn
 from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.row_order import KeptOrder
 from gputop.ui.widgets.rows import (
+    LIVE_COLUMNS,
     Column,
     ProcessRow,
     RowKey,
@@ -109,10 +110,10 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
 
     @_columns.setter
     def _columns(self, columns: tuple[Column, ...]) -> None:
-        # Where TIME and COMMAND are is asked for every row a tick: found once, when the columns change.
+        # Where TIME, GROWTH, IDLE and COMMAND are is asked for every row a tick: found once, when the columns change.
         self._shown_columns = columns
         names = [column.name for column in columns]
-        self._time_at = names.index("time") if "time" in names else None
+        self._live_at = tuple(n for n, name in enumerate(names) if name in LIVE_COLUMNS)
         self._command_at = names.index("command") if "command" in names else None
 
     # -- what tests and the app read -------------------------------------------------
@@ -202,11 +203,12 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
             before = self._drawn.get(key)
             if before is not None and (before[0] is row or same_but_time(before[0], row)):
                 cells = before[1]
-                time_at = self._time_at
-                if time_at is not None and not row.launcher:
-                    cell = self._columns[time_at].cell(row)
-                    if cell != cells[time_at]:
-                        cells = (*cells[:time_at], cell, *cells[time_at + 1 :])
+                if not row.launcher:  # a launcher shows none of them
+                    columns = self._columns
+                    for at in self._live_at:  # TIME, GROWTH, IDLE: they move while the row is kept
+                        cell = columns[at].cell(row)
+                        if cell != cells[at]:
+                            cells = (*cells[:at], cell, *cells[at + 1 :])
             else:
                 cells = tuple(
                     column.cell(row) if not row.launcher or column.name in LAUNCHER_COLUMNS else ""

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from itertools import compress, count
 from operator import is_not
 
-from gputop.ui.widgets.rows import COLUMN_BY_NAME, ProcessRow, RowKey, SortOrder, gpu_order
+from gputop.ui.widgets.rows import COLUMN_BY_NAME, LIVE_COLUMNS, ProcessRow, RowKey, SortOrder, gpu_order
 
 
 def sort_rows(
@@ -143,8 +143,8 @@ class KeptOrder:
         the rows were taken whole (other processes perhaps, or JOB or CONTAINER filled otherwise)."""
         given, self._given = self._given, rows
         sort_key = COLUMN_BY_NAME[order.column].sort_key
-        # A kept row changed but its clock, which only TIME reads.
-        unmoved = not in_order and not self.in_order and order == self.order and order.column != "time"
+        # A kept row changed but its clock, growth and idleness (``SnapshotRows``), which those columns read.
+        unmoved = not in_order and not self.in_order and order == self.order and order.column not in LIVE_COLUMNS
         at = replaced(given, rows) if unmoved else None
         if at is not None and not any(fills_other(given[n], rows[n]) for n in at):
             changed = [rows[n] for n in at]

@@ -4,18 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import compress, count, repeat
-from operator import attrgetter, is_not, or_
-from types import MappingProxyType
-from typing import TypeVar
+from itertools import compress, count
+from operator import is_not
+from typing import cast
 
 from gputop.core.analysis.diagnosis import Diagnoses, ProcessDiagnosis, Unattributed
 from gputop.core.analysis.forecast import ProcessGrowth
 from gputop.core.model import ProcessIdentity, ProcessSample, Snapshot
 from gputop.ui.widgets.rows import ProcessRow, RowKey
-
-_IDENTITY = attrgetter("pid", "started")
-T = TypeVar("T")
 
 
 def snapshot_rows(
@@ -42,15 +38,104 @@ def snapshot_rows(
     return rows
 
 
-class SnapshotRows:
-    """A snapshot's rows, tick after tick (the main panel's): where a device's list of processes, its
-    memory total and its processes' growth and idleness are the objects they were (the sampler, the
-    forecaster and the diagnoser keep them while unchanged), the rows are last tick's, found by comparing
-    the lists in C; only the processes whose sample, growth or idleness changed are looked at one by one.
-    At 8x128 a tick then makes a handful of rows and looks at no other."""
+class TickFacts:
+    """The tick that ``SnapshotRows``' rows are shown at: its clock, and each process's memory growth and
+    idleness by identity. One for all its rows, its fields replaced each tick: a row kept from tick to tick
+    reads them when asked, so a thousand rows are not moved on one by one."""
+
+    __slots__ = ("growth", "idle", "now")
 
     def __init__(self) -> None:
-        self._lists: dict[tuple[int, int | None], _ListRows] = {}
+        self.now = 0.0
+        self.growth: Mapping[ProcessIdentity, ProcessGrowth] = {}
+        self.idle: Mapping[ProcessIdentity, ProcessDiagnosis] = {}
+
+
+# The values a ProcessRow holds, under the LiveRow's properties of the same names.
+_NOW, _GROWTH_RATE, _GROWING, _IDLE_SECONDS, _IDLE = (
+    ProcessRow.__dict__[name] for name in ("now", "growth_rate", "growing", "idle_seconds", "idle")
+)
+
+
+class LiveRow(ProcessRow):
+    """A process's row kept from tick to tick while its sample is the object it was: its clock, growth and
+    idleness are its tick's (``tick``), read when asked, as ``snapshot_rows`` would have made them this tick.
+    A copy (``dataclasses.replace``: the tree's rows) holds the values it was made with."""
+
+    __slots__ = ("tick",)
+
+    def __post_init__(self) -> None:
+        ProcessRow.__post_init__(self)
+        self.tick: TickFacts | None = None
+
+    @property  # the field's value, read from the tick
+    def now(self) -> float:
+        tick = self.tick
+        return cast(float, _NOW.__get__(self)) if tick is None else tick.now
+
+    @now.setter
+    def now(self, value: float) -> None:
+        _NOW.__set__(self, value)
+
+    @property
+    def growth_rate(self) -> float:
+        tick = self.tick
+        if tick is None:
+            return cast(float, _GROWTH_RATE.__get__(self))
+        found = tick.growth.get((self.process.pid, self.process.started))
+        return 0.0 if found is None or found.growth_rate is None else found.growth_rate
+
+    @growth_rate.setter
+    def growth_rate(self, value: float) -> None:
+        _GROWTH_RATE.__set__(self, value)
+
+    @property
+    def growing(self) -> bool:
+        tick = self.tick
+        if tick is None:
+            return cast(bool, _GROWING.__get__(self))
+        found = tick.growth.get((self.process.pid, self.process.started))
+        return found is not None and found.is_growing
+
+    @growing.setter
+    def growing(self, value: bool) -> None:
+        _GROWING.__set__(self, value)
+
+    @property
+    def idle_seconds(self) -> float | None:
+        tick = self.tick
+        if tick is None:
+            return cast(float | None, _IDLE_SECONDS.__get__(self))
+        found = tick.idle.get((self.process.pid, self.process.started))
+        return None if found is None else found.idle_seconds
+
+    @idle_seconds.setter
+    def idle_seconds(self, value: float | None) -> None:
+        _IDLE_SECONDS.__set__(self, value)
+
+    @property
+    def idle(self) -> bool:
+        tick = self.tick
+        if tick is None:
+            return cast(bool, _IDLE.__get__(self))
+        found = tick.idle.get((self.process.pid, self.process.started))
+        return found is not None and found.idle
+
+    @idle.setter
+    def idle(self, value: bool) -> None:
+        _IDLE.__set__(self, value)
+
+
+class SnapshotRows:
+    """A snapshot's rows, tick after tick (the main panel's). A process whose sample is the object it was (the
+    sampler keeps it while nothing about the process changed) on a device whose memory total holds keeps its
+    row (a ``LiveRow``: its clock, growth and idleness are the tick's, read when asked); a device's list that
+    is the object it was keeps every row, and one that is not is compared with the last in C: only the
+    processes made again are looked at one by one. At 8x128 a tick looks at no row but the few made again."""
+
+    def __init__(self) -> None:
+        self._tick = TickFacts()
+        self._lists: dict[_Place, tuple[tuple[ProcessSample, ...], int | None, list[ProcessRow]]] = {}
         self._unattributed: dict[RowKey, ProcessRow] = {}
         self.processes = 0  # how many of the last rows are processes (not "(no process)" rows)
 
@@ -60,37 +145,34 @@ class SnapshotRows:
         growth: Mapping[ProcessIdentity, ProcessGrowth] | None = None,
         diagnoses: Diagnoses | None = None,
     ) -> list[ProcessRow]:
-        """As ``snapshot_rows(snapshot, growth, diagnoses, last tick's rows)``, the rows kept being the same."""
-        growth = _plain(growth or {})
-        idle = _plain({} if diagnoses is None else diagnoses.processes)
-        now = snapshot.timestamp
+        """The rows ``snapshot_rows(snapshot, growth, diagnoses)`` makes (the same values), last tick's where kept."""
+        tick, now = self._tick, snapshot.timestamp
+        tick.now, tick.growth, tick.idle = now, growth or {}, {} if diagnoses is None else diagnoses.processes
         self.processes = 0
         before, self._lists = self._lists, {}
         last_unattributed, self._unattributed = self._unattributed, {}
         rows: list[ProcessRow] = []
         for place, processes, total, unattributed in _lists(snapshot, diagnoses):
             kept = before.get(place)
-            listed = _ListRows(processes, total, growth, idle, kept)
-            if kept is None or kept.total != total or len(kept.processes) != len(processes):
-                by_key = {} if kept is None else {row.key: row for row in kept.rows}
-                listed.rows = _process_rows(processes, total, now, growth, idle, by_key)
-            else:
-                # The places where the process, its growth or its idleness is another object (in C).
-                moved = map(or_, map(is_not, listed.growth, kept.growth), map(is_not, listed.idle, kept.idle))
-                if processes is not kept.processes:  # the sampler keeps the list while no process in it changed
-                    moved = map(or_, moved, map(is_not, processes, kept.processes))
-                changed = list(compress(count(), moved))
-                listed.rows = kept.rows
-                if changed:
-                    listed.rows = list(kept.rows)
-                    by_key = {row.key: row for row in map(kept.rows.__getitem__, changed)}
-                    made = _process_rows([processes[n] for n in changed], total, now, growth, idle, by_key)
-                    for n, row in zip(changed, made, strict=True):
-                        listed.rows[n] = row
-                # The rows kept move on to this snapshot's clock, which only TIME reads.
-                list(map(setattr, listed.rows, repeat("now"), repeat(now)))
-            self._lists[place] = listed
-            rows += listed.rows
+            listed: list[ProcessRow]
+            if kept is None or kept[1] != total:
+                listed = [self._row(process, total) for process in processes]
+            elif kept[0] is processes:  # the sampler keeps the list while no process in it changed
+                listed = kept[2]
+            elif len(kept[0]) == len(processes):
+                listed = list(kept[2])
+                for n in compress(count(), map(is_not, processes, kept[0])):  # the processes made again, in C
+                    listed[n] = self._row(processes[n], total)
+            else:  # processes came or went: each one kept by key where its sample is the object it was
+                by_key = {row.key: row for row in kept[2]}
+                listed = [
+                    row
+                    if (row := by_key.get(_row_key(process))) is not None and row.process is process
+                    else self._row(process, total)
+                    for process in processes
+                ]
+            self._lists[place] = (processes, total, listed)
+            rows += listed
             self.processes += len(processes)
             if unattributed is not None:
                 key: RowKey = (0, None, *place)
@@ -99,36 +181,14 @@ class SnapshotRows:
                 self._unattributed[key] = row
         return rows
 
-
-class _ListRows:
-    """One device's list of processes, its memory total, each process's growth and idleness, and their rows."""
-
-    __slots__ = ("growth", "identities", "idle", "processes", "rows", "total")
-    identities: list[ProcessIdentity]
-
-    def __init__(
-        self,
-        processes: tuple[ProcessSample, ...],
-        total: int | None,
-        growth: Mapping[ProcessIdentity, ProcessGrowth],
-        idle: Mapping[ProcessIdentity, ProcessDiagnosis],
-        kept: _ListRows | None,
-    ) -> None:
-        self.processes, self.total = processes, total
-        if kept is not None and kept.processes is processes:
-            identities = kept.identities
-        else:
-            identities = list(map(_IDENTITY, processes))
-        self.identities = identities
-        self.growth = list(map(growth.get, identities))
-        self.idle = list(map(idle.get, identities))
-        self.rows: list[ProcessRow] = []
+    def _row(self, process: ProcessSample, total: int | None) -> LiveRow:
+        row = LiveRow(process, total, self._tick.now)
+        row.tick = self._tick
+        return row
 
 
-def _plain(mapping: Mapping[ProcessIdentity, T]) -> Mapping[ProcessIdentity, T]:
-    """A read-only view's dictionary (a copy, made in C): looked up a thousand times a tick, a view's ``get``
-    costs a third more."""
-    return mapping.copy() if isinstance(mapping, MappingProxyType) else mapping
+def _row_key(process: ProcessSample) -> RowKey:
+    return (process.pid, process.started, process.gpu_index, process.mig_index)
 
 
 _Place = tuple[int, "int | None"]  # a GPU's index and a MIG device's (None: the GPU itself)
