@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import compress, count
 from operator import is_not
-from typing import cast
+from typing import Any
 
 from gputop.core.analysis.diagnosis import Diagnoses, ProcessDiagnosis, Unattributed
 from gputop.core.analysis.forecast import ProcessGrowth
@@ -51,10 +51,36 @@ class TickFacts:
         self.idle: Mapping[ProcessIdentity, ProcessDiagnosis] = {}
 
 
-# The values a ProcessRow holds, under the LiveRow's properties of the same names.
-_NOW, _GROWTH_RATE, _GROWING, _IDLE_SECONDS, _IDLE = (
-    ProcessRow.__dict__[name] for name in ("now", "growth_rate", "growing", "idle_seconds", "idle")
-)
+def _from_tick(name: str, read: Callable[[TickFacts, ProcessIdentity], object]) -> Any:
+    """A ``LiveRow`` property for ProcessRow's field ``name``: ``read`` from the row's tick for its process;
+    the field's own value where the row has no tick (a copy). Setting it sets the field."""
+    field = ProcessRow.__dict__[name]  # the slot under the property
+
+    def get(row: LiveRow) -> object:
+        tick = row.tick
+        return field.__get__(row) if tick is None else read(tick, (row.process.pid, row.process.started))
+
+    return property(get, field.__set__)
+
+
+def _growth_rate(tick: TickFacts, identity: ProcessIdentity) -> float:
+    found = tick.growth.get(identity)
+    return 0.0 if found is None or found.growth_rate is None else found.growth_rate
+
+
+def _growing(tick: TickFacts, identity: ProcessIdentity) -> bool:
+    found = tick.growth.get(identity)
+    return found is not None and found.is_growing
+
+
+def _idle_seconds(tick: TickFacts, identity: ProcessIdentity) -> float | None:
+    found = tick.idle.get(identity)
+    return None if found is None else found.idle_seconds
+
+
+def _idle(tick: TickFacts, identity: ProcessIdentity) -> bool:
+    found = tick.idle.get(identity)
+    return found is not None and found.idle
 
 
 class LiveRow(ProcessRow):
@@ -64,66 +90,16 @@ class LiveRow(ProcessRow):
 
     __slots__ = ("tick",)
 
+    # Properties over the fields of the same names (typed as the fields: Any here).
+    now = _from_tick("now", lambda tick, _: tick.now)
+    growth_rate = _from_tick("growth_rate", _growth_rate)
+    growing = _from_tick("growing", _growing)
+    idle_seconds = _from_tick("idle_seconds", _idle_seconds)
+    idle = _from_tick("idle", _idle)
+
     def __post_init__(self) -> None:
         ProcessRow.__post_init__(self)
         self.tick: TickFacts | None = None
-
-    @property  # the field's value, read from the tick
-    def now(self) -> float:
-        tick = self.tick
-        return cast(float, _NOW.__get__(self)) if tick is None else tick.now
-
-    @now.setter
-    def now(self, value: float) -> None:
-        _NOW.__set__(self, value)
-
-    @property
-    def growth_rate(self) -> float:
-        tick = self.tick
-        if tick is None:
-            return cast(float, _GROWTH_RATE.__get__(self))
-        found = tick.growth.get((self.process.pid, self.process.started))
-        return 0.0 if found is None or found.growth_rate is None else found.growth_rate
-
-    @growth_rate.setter
-    def growth_rate(self, value: float) -> None:
-        _GROWTH_RATE.__set__(self, value)
-
-    @property
-    def growing(self) -> bool:
-        tick = self.tick
-        if tick is None:
-            return cast(bool, _GROWING.__get__(self))
-        found = tick.growth.get((self.process.pid, self.process.started))
-        return found is not None and found.is_growing
-
-    @growing.setter
-    def growing(self, value: bool) -> None:
-        _GROWING.__set__(self, value)
-
-    @property
-    def idle_seconds(self) -> float | None:
-        tick = self.tick
-        if tick is None:
-            return cast(float | None, _IDLE_SECONDS.__get__(self))
-        found = tick.idle.get((self.process.pid, self.process.started))
-        return None if found is None else found.idle_seconds
-
-    @idle_seconds.setter
-    def idle_seconds(self, value: float | None) -> None:
-        _IDLE_SECONDS.__set__(self, value)
-
-    @property
-    def idle(self) -> bool:
-        tick = self.tick
-        if tick is None:
-            return cast(bool, _IDLE.__get__(self))
-        found = tick.idle.get((self.process.pid, self.process.started))
-        return found is not None and found.idle
-
-    @idle.setter
-    def idle(self, value: bool) -> None:
-        _IDLE.__set__(self, value)
 
 
 class SnapshotRows:
