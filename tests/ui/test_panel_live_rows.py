@@ -11,7 +11,8 @@ from types import MappingProxyType
 from gputop.core.analysis.diagnosis import Diagnoses, ProcessDiagnosis
 from gputop.core.analysis.forecast import ProcessGrowth
 from gputop.core.model import ProcessSample, Snapshot
-from gputop.ui.widgets.rows import ProcessRow
+from gputop.ui.widgets.row_order import KeptOrder, sort_rows
+from gputop.ui.widgets.rows import ProcessRow, SortOrder
 from gputop.ui.widgets.snapshot_rows import SnapshotRows, snapshot_rows
 
 from .factory import GIB, NOW, gpu, make_app, proc, screen_text, snapshot
@@ -74,6 +75,40 @@ def test_rows_kept_tick_after_tick_say_what_rows_made_afresh_say_and_are_kept_wh
             assert (row is last.get(row.key)) == kept, (tick, row.key)
         last = {row.key: row for row in rows}
         last_samples = {row.key: (row.process, row.gpu_memory_total) for row in rows}
+
+
+def test_the_order_kept_from_tick_to_tick_is_a_whole_sort_s_for_every_column_the_moving_ones_too() -> None:
+    # Two GPUs of twelve processes, a tick a second: every other tick one process is sampled again with other
+    # figures, and each tick the growth and idleness of others move while their samples (and rows) are kept.
+    # Whatever the column, the order KeptOrder keeps is the one a whole sort gives, tick after tick.
+    random = Random(36)
+    for column in ("gpu_memory", "cpu", "idle", "growth", "time", "pid", "user"):
+        for descending in (True, False):
+            order = SortOrder(column, descending)
+            lists = {
+                index: tuple(proc(100 * index + n, index, 1.0, random.choice(["ann", "bo"]), age_s=60.0 * n)
+                for n in range(12))
+                for index in range(2)
+            }
+            growth: dict[tuple[int, float | None], ProcessGrowth] = {}
+            idle: dict[tuple[int, float | None], ProcessDiagnosis] = {}
+            live, kept = SnapshotRows(), KeptOrder()
+            for tick in range(25):
+                if random.random() < 0.5:  # one process of 24 sampled again (the others' lists kept whole)
+                    index = random.choice(list(lists))
+                    changed = list(lists[index])
+                    place = random.randrange(len(changed))
+                    memory, cpu = random.choice([1, 2, 4]) * GIB, random.choice([None, 5.0, 50.0])
+                    changed[place] = replace(changed[place], gpu_memory=memory, cpu_percent=cpu)
+                    lists[index] = tuple(changed)
+                for identity in random.sample([(p.pid, p.started) for ps in lists.values() for p in ps], 5):
+                    growth[identity] = ProcessGrowth(random.choice([0.0, 1e6, 2e6]), random.choice([False, True]))
+                    idle[identity] = ProcessDiagnosis(random.choice([None, 10.0, 700.0]), random.random() < 0.5, GIB)
+                shot = snapshot(*(gpu(index, processes) for index, processes in lists.items()), timestamp=NOW + tick)
+                diagnoses = Diagnoses(MappingProxyType({}), MappingProxyType({}), MappingProxyType(dict(idle)))
+                rows = live.rows(shot, MappingProxyType(dict(growth)), diagnoses)
+                kept.place(rows, order)
+                assert list(map(id, kept.rows)) == list(map(id, sort_rows(rows, order))), (column, descending, tick)
 
 
 def still(shot: Snapshot, seconds: float) -> Snapshot:
