@@ -162,7 +162,7 @@ def reading(app: GpuTopApp, started: float, ticks: Ticks, churn: Churn) -> Readi
         history_processes=len(history.processes),
         history_process_points=sum(len(h) for h in history.processes.values()),
         table_rows=len(table.rows),
-        table_cells=len(table._cells) + len(table._sort_values) + len(table._line_state),
+        table_cells=len(table._cells) + len(table._order.values) + len(table._line_state),
         errors_reported=len(app.sampling.errors_reported),
         notifications=len(app.messages.shown()),
         children_alive=churn.alive(),

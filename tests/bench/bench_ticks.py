@@ -3,8 +3,9 @@
 One process reads the fake NVML (the scenario changing every tick, as in bench_overhead) and
 runs each stage of a tick on its own, timing its CPU (time.process_time, so the sampler's GPU
 threads count): the sample (NVML and /proc), the history, the forecaster, the diagnoser, the
-alert monitor, the process panel's rows and their sort, the cards' lines (on the UI thread in the
-app); and the collector's time over the ticks.
+alert monitor, the process panel's rows and their order (as the panel keeps them from tick to tick:
+``SnapshotRows`` and ``KeptOrder``), the cards' lines (on the UI thread in the app); and the collector's
+time over the ticks.
 Medians over the ticks after the first few (a process idle on the CPU is read every 4th tick
 once it has been found idle twice).
 
@@ -38,9 +39,9 @@ from gputop.core.model import Snapshot  # noqa: E402
 from gputop.core.sampler import Sampler  # noqa: E402
 from gputop.core.sources.nvml import NvmlSource  # noqa: E402
 from gputop.ui.widgets.card_lines import CardContent, full_lines  # noqa: E402
-from gputop.ui.widgets.row_order import sort_rows  # noqa: E402
+from gputop.ui.widgets.row_order import KeptOrder  # noqa: E402
 from gputop.ui.widgets.rows import SortOrder  # noqa: E402
-from gputop.ui.widgets.snapshot_rows import snapshot_rows  # noqa: E402
+from gputop.ui.widgets.snapshot_rows import SnapshotRows  # noqa: E402
 
 try:  # a tree from before the sparklines were moved on (issue 27) draws each one again
     from gputop.ui.widgets.sparkline import Sparklines
@@ -108,6 +109,7 @@ def main() -> None:
         first = stages.run("first sample", sampler.sample)
         history.add(first)
         sparks: dict[int, object] = {}
+        panel_rows, panel_order = SnapshotRows(), KeptOrder()
         gc.callbacks.append(collector)
         try:
             for tick in range(args.ticks):
@@ -118,8 +120,8 @@ def main() -> None:
                 forecasts = stages.run("forecaster", forecaster.update, history, snapshot)
                 diagnoses = stages.run("diagnoser", diagnoser.update, snapshot)
                 stages.run("alerts", monitor.update, snapshot, forecasts, diagnoses)
-                rows = stages.run("panel rows", snapshot_rows, snapshot, forecasts.processes, diagnoses)
-                stages.run("panel sort", sort_rows, rows, SortOrder())
+                rows = stages.run("panel rows", panel_rows.rows, snapshot, forecasts.processes, diagnoses)
+                stages.run("panel sort", panel_order.place, rows, SortOrder())
                 stages.run("card lines", card_lines, snapshot, history, sparks)
         finally:
             gc.callbacks.remove(collector)

@@ -8,10 +8,9 @@ from dataclasses import replace
 from random import Random
 
 from gputop.core.model import Snapshot
-from gputop.ui.widgets.row_order import sort_rows
-from gputop.ui.widgets.rows import ProcessRow, SortOrder
+from gputop.ui.widgets.row_order import sort_rows, sorted_again
+from gputop.ui.widgets.rows import COLUMN_BY_NAME, ProcessRow, SortOrder
 from gputop.ui.widgets.snapshot_rows import snapshot_rows
-from gputop.ui.widgets.table_line import sorted_again
 
 from .factory import GIB, NOW, gpu, make_app, proc, snapshot
 from .test_diagnosis_ui import machine
@@ -138,11 +137,15 @@ def test_rows_placed_again_land_where_a_whole_sort_puts_them_for_every_column_an
     for column in ("gpu_memory", "cpu", "sm", "user", "pid", "gpu", "share", "command"):
         for descending in (True, False):
             order = SortOrder(column, descending)
+            sort_key = COLUMN_BY_NAME[column].sort_key
             rows = [made(*place) for place in places]
             ordered = sort_rows(rows, order)
-            for _ in range(6):
+            for round_number in range(6):
+                replacing = {}
                 for place in random.sample(range(len(rows)), 5):
-                    rows[place] = made(*places[place])
-                placed = {id(row) for row in ordered}
-                ordered = sorted_again(ordered, [row for row in rows if id(row) not in placed], order)
+                    replacing[id(rows[place])] = rows[place] = made(*places[place])
+                # Every other round with the values the rows were sorted by: a row made again with the same
+                # value then takes its old place; the others are placed by bisection.
+                values = {row.key: sort_key(row) for row in ordered} if round_number % 2 else None
+                ordered = sorted_again(ordered, replacing, order, values)
                 assert list(map(id, ordered)) == list(map(id, sort_rows(rows, order))), (column, descending)

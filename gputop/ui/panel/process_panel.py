@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
-from rich.text import Text
 from textual.message import Message
 from textual.reactive import var
 
@@ -27,8 +26,7 @@ from gputop.ui.widgets.filter_bar import FilterBar
 from gputop.ui.widgets.process_filter import FilterError, ProcessFilter
 from gputop.ui.widgets.process_table import LIVE, ProcessTable
 from gputop.ui.widgets.rows import ProcessRow, RowKey, SortOrder
-from gputop.ui.widgets.snapshot_rows import process_count, snapshot_rows, users_with_processes
-from gputop.ui.widgets.table_line import replaced
+from gputop.ui.widgets.snapshot_rows import SnapshotRows, process_count, users_with_processes
 from gputop.ui.widgets.tree_rows import fold_rows, tree_rows
 
 if TYPE_CHECKING:
@@ -77,10 +75,8 @@ class ProcessPanel(ProcessTable):
         self._snapshot: Snapshot | None = None
         self._growth: Mapping[ProcessIdentity, ProcessGrowth] | None = None
         self._diagnoses: Diagnoses | None = None
-        self._title: Text | None = None
-        self._every: dict[RowKey, ProcessRow] = {}  # the last snapshot's rows by key: a row kept while unchanged
-        self._every_rows: list[ProcessRow] = []  # the same rows, in the snapshot's order
-        self._total = 0  # how many of them are processes
+        self._title_words: tuple[object, ...] | None = None  # what the title says, to make it only when it changed
+        self._snapshot_rows = SnapshotRows()  # the snapshots' rows, a row kept while unchanged
         # The filter box under the panel (the main screen composes it): what is typed there filters here.
         self.filter_bar = FilterBar(self.apply_filter_text, self._filter_done)
 
@@ -107,14 +103,7 @@ class ProcessPanel(ProcessTable):
         if snapshot is None:
             return
         process_filter, sort = self.filter, self.sort
-        every = snapshot_rows(snapshot, self._growth, self._diagnoses, self._every)
-        at = replaced(self._every_rows, every)
-        if at is None:
-            self._every = {row.key: row for row in every}
-            self._total = process_count(every)  # a "(no process)" row is not a process: the title counts processes
-        else:  # the same processes as last tick, a few rows made again (or none): the count holds
-            self._every.update((every[n].key, every[n]) for n in at)
-        self._every_rows = every
+        every = self._snapshot_rows.rows(snapshot, self._growth, self._diagnoses)
         rows = [row for row in every if process_filter.matches(row)] if process_filter.active else every
         self.empty_message = "no process matches the filter" if process_filter.active else "no GPU processes"
         self.command.match = process_filter.pattern  # what the filter matched stays in view in each command
@@ -128,14 +117,13 @@ class ProcessPanel(ProcessTable):
         else:
             self.set_rows(rows, sort)
         hidden_sort = None if sort.column in self.shown_columns else sort
-        total = self._total
+        total = self._snapshot_rows.processes  # a "(no process)" row is not a process: the title counts processes
         shown = total if rows is every else process_count(rows)
-        tagged = len(self.tagged)
-        title = panel_title(shown, total, process_filter, tagged, tree=self.tree_view, hidden_sort=hidden_sort)
-        if title != self._title:
+        words = (shown, total, process_filter, len(self.tagged), self.tree_view, hidden_sort)
+        if words != self._title_words:
             # Setting a border title repaints the whole panel: only when it changed.
-            self._title = title
-            self.border_title = title
+            self._title_words = words
+            self.border_title = panel_title(*words[:4], tree=self.tree_view, hidden_sort=hidden_sort)
 
     def _ancestors(self, rows: list[ProcessRow], every: list[ProcessRow]) -> dict[int, Ancestor]:
         """The processes above ``rows`` up to their sessions, when they are this host's (else none)."""

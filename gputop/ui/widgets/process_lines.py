@@ -9,6 +9,8 @@ processes are ``process_table.py``'s.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import compress, count, repeat
+from operator import attrgetter, eq
 
 from rich.segment import Segment
 from rich.style import Style
@@ -19,9 +21,9 @@ from textual.strip import Strip
 
 from gputop.ui.widgets.command_column import CommandColumn
 from gputop.ui.widgets.frame_style import FrameStyled
-from gputop.ui.widgets.row_order import sort_rows
+from gputop.ui.widgets.row_order import KeptOrder
 from gputop.ui.widgets.rows import (
-    COLUMN_BY_NAME,
+    LIVE_COLUMNS,
     Column,
     ProcessRow,
     RowKey,
@@ -34,14 +36,13 @@ from gputop.ui.widgets.table_line import (
     LAUNCHER_COLUMNS,
     TAG_MARK,
     Line,
-    fills_other,
     fit,
     header_strip,
     process_after,
-    replaced,
     same_but_time,
-    sorted_again,
 )
+
+_KEY = attrgetter("key")
 
 
 class ProcessLines(FrameStyled, ScrollView, can_focus=True):
@@ -60,8 +61,7 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
 
     def __init__(self, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.rows: list[ProcessRow] = []
-        self.rows_order = SortOrder()  # the order the rows are in, which the header shows
+        self._order = KeptOrder()  # the rows in their order, kept from tick to tick
         self.cursor_key: RowKey | None = None
         self.tagged: set[RowKey] = set()
         self.empty_message = "no GPU processes"
@@ -72,9 +72,6 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         self._drawn_now: dict[RowKey, tuple[ProcessRow, tuple[str, ...]]] = {}
         self._line_state: list[object] = []  # the visible lines' signatures, from _line_top down
         self._line_top = 0
-        self._sort_values: dict[RowKey, float | str | None] = {}
-        self._given: list[ProcessRow] = []  # the rows of the last ``set_rows``, as given
-        self._in_order = False
         self.column_names: tuple[str, ...] | None = None  # None: every column that fits
         self._columns = visible_columns(120)
         self._empty: frozenset[str] = frozenset()  # columns with nothing to show, the sort column aside
@@ -84,6 +81,27 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         self._header_drawn: tuple[tuple[Column, ...], SortOrder, int] | None = None
         self.command = CommandColumn()  # how the commands are cut, and scrolled (← →)
 
+    # -- the rows and their order ----------------------------------------------------
+
+    @property
+    def rows(self) -> list[ProcessRow]:
+        """The rows, top to bottom."""
+        return self._order.rows
+
+    @rows.setter
+    def rows(self, rows: list[ProcessRow]) -> None:
+        self._order.rows = rows
+
+    @property
+    def rows_order(self) -> SortOrder:
+        """The order the rows are in, which the header shows."""
+        return self._order.order
+
+    @property
+    def rows_in_order(self) -> bool:
+        """Whether the rows are as they were given (a tree), not sorted here."""
+        return self._order.in_order
+
     # -- the columns shown ------------------------------------------------------------
 
     @property
@@ -92,10 +110,10 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
 
     @_columns.setter
     def _columns(self, columns: tuple[Column, ...]) -> None:
-        # Where TIME and COMMAND are is asked for every row a tick: found once, when the columns change.
+        # Where TIME, GROWTH, IDLE and COMMAND are is asked for every row a tick: found once, when the columns change.
         self._shown_columns = columns
         names = [column.name for column in columns]
-        self._time_at = names.index("time") if "time" in names else None
+        self._live_at = tuple(n for n, name in enumerate(names) if name in LIVE_COLUMNS)
         self._command_at = names.index("command") if "command" in names else None
 
     # -- what tests and the app read -------------------------------------------------
@@ -115,12 +133,11 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
 
     @property
     def cursor_index(self) -> int | None:
-        if self.cursor_key is None:
+        key = self.cursor_key
+        if key is None:
             return None
-        for index, row in enumerate(self.rows):
-            if row.key == self.cursor_key:
-                return index
-        return None
+        # In C: asked a few times a tick, and the cursor may be a thousand rows down.
+        return next(compress(count(), map(eq, map(_KEY, self.rows), repeat(key))), None)
 
     def tagged_rows(self) -> list[ProcessRow]:
         return [row for row in self.rows if row.key in self.tagged]
@@ -132,43 +149,21 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         keeps the cursor on the same process."""
         old_index = self.cursor_index
         old_screen_line = None if old_index is None else old_index - self.scroll_offset.y
-        given, self._given = self._given, rows
+        placed = self._order.place(rows, sort, in_order=in_order)
+        ordered = self._order.rows
         columns_changed = False
-        # A kept row changed but its clock (``snapshot_rows``), which only TIME reads.
-        unmoved = not in_order and not self._in_order and sort == self.rows_order and sort.column != "time"
-        at = replaced(given, rows) if unmoved else None
-        sort_key = COLUMN_BY_NAME[sort.column].sort_key
-        if at is not None and not at:
-            # The last call's rows, every one, changed but for their clock: their order, columns, tags hold.
-            ordered = self.rows
-        elif at is not None and not any(fills_other(given[n], rows[n]) for n in at):
-            # A few rows made again, the same processes: those are put in their places, the others stay.
-            changed = [rows[n] for n in at]
-            ordered = self.rows = sorted_again(self.rows, changed, sort)
-            self._sort_values.update((row.key, sort_key(row)) for row in changed)
-            self.command.show_rows(ordered)
-        else:
-            by_key = {row.key: row for row in rows}
-            sort_values = {row.key: sort_key(row) for row in rows}
-            if in_order:
-                ordered = rows
-            elif sort != self.rows_order or sort_values != self._sort_values or self._in_order:
-                ordered = sort_rows(rows, sort, sort_values)
-            else:
-                ordered = [row for old in self.rows if (row := by_key.get(old.key)) is not None]
-            self.rows_order = sort
-            self._sort_values = sort_values
-            self._in_order = in_order
+        if placed is None:  # the rows taken whole: the columns with something to show, the tags
             empty = empty_columns(ordered) - {sort.column}
             columns_changed = empty != self._empty or sort.column != self._sorted_by
             if columns_changed:
                 self._empty, self._sorted_by = empty, sort.column
                 self._columns = self._visible(self.size.width or 120)
                 self._line_state = []  # every line is drawn again with the new columns
-            self.rows = ordered
             self.command.show_rows(ordered)
             if self.tagged:
-                self.tagged.intersection_update(by_key)
+                self.tagged.intersection_update(row.key for row in ordered)
+        elif placed:  # a few rows made again, put in their places
+            self.command.show_rows(ordered)
         self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
         # The rows drawn last tick; none when the columns changed just now (cells of other columns).
         self._drawn, self._drawn_now = ({} if columns_changed else self._drawn_now), {}
@@ -206,13 +201,14 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         cells = self._cells.get(key)
         if cells is None:
             before = self._drawn.get(key)
-            if before is not None and same_but_time(before[0], row):
+            if before is not None and (before[0] is row or same_but_time(before[0], row)):
                 cells = before[1]
-                time_at = self._time_at
-                if time_at is not None and not row.launcher:
-                    cell = self._columns[time_at].cell(row)
-                    if cell != cells[time_at]:
-                        cells = (*cells[:time_at], cell, *cells[time_at + 1 :])
+                if not row.launcher:  # a launcher shows none of them
+                    columns = self._columns
+                    for at in self._live_at:  # TIME, GROWTH, IDLE: they move while the row is kept
+                        cell = columns[at].cell(row)
+                        if cell != cells[at]:
+                            cells = (*cells[:at], cell, *cells[at + 1 :])
             else:
                 cells = tuple(
                     column.cell(row) if not row.launcher or column.name in LAUNCHER_COLUMNS else ""
@@ -221,13 +217,6 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
             self._cells[key] = cells
             self._drawn_now[key] = (row, cells)
         return cells
-
-    def _line_signature(self, row: ProcessRow, command_width: int) -> object:
-        process, key = row.process, row.key
-        cells = self._row_cells(row)
-        # The command as cut: it changes with its siblings, the filter and the scroll, its cell does not.
-        command = self._command_shown(row, cells, command_width)
-        return (cells, command, key == self.cursor_key, key in self.tagged, process.visible, process.stale)
 
     def _command_shown(self, row: ProcessRow, cells: tuple[str, ...], command_width: int) -> str | None:
         """The row's command as the column shows it (cut, scrolled) in ``command_width`` cells; None
@@ -239,7 +228,17 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
         """Each visible line's signature (``width``: inside the scrollbar, asked once here if not given)."""
         top = self.scroll_offset.y
         command_width = self._command_width(self.scrollable_size.width if width is None else width)
-        return [self._line_signature(row, command_width) for row in self.rows[top : top + max(0, self.size.height - 1)]]
+        cursor, tagged, command_at = self.cursor_key, self.tagged, self._command_at
+        row_cells, command_shown = self._row_cells, self.command.shown
+        state: list[object] = []
+        add = state.append
+        for row in self.rows[top : top + max(0, self.size.height - 1)]:  # each visible line, every tick
+            cells = row_cells(row)
+            # The command as cut: it changes with its siblings, the filter and the scroll, its cell does not.
+            command = None if command_at is None else command_shown(row, cells[command_at], command_width)
+            key, process = row.key, row.process
+            add((cells, command, key == cursor, key in tagged, process.visible, process.stale))
+        return state
 
     def _refresh_changed_lines(self) -> None:
         width = self.scrollable_size.width  # asked once a tick: Textual works it out anew each time

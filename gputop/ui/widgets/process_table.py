@@ -84,7 +84,7 @@ class ProcessTable(ProcessLines):
     # -- the sort order --------------------------------------------------------------
 
     def watch_sort(self, order: SortOrder) -> None:
-        if not self._in_order:
+        if not self.rows_in_order:
             self.set_rows(list(self.rows), order)
 
     def choose_sort(self, order: SortOrder) -> None:

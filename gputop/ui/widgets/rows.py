@@ -25,7 +25,8 @@ class ProcessRow:
 
     Not frozen: one is made for every process every tick, and a frozen dataclass takes four times as
     long to make. Nothing changes one once made but its clock: a row kept for a process that did not
-    change (``snapshot_rows``' ``last``) is moved on to the tick's ``now``, which only TIME reads.
+    change (``snapshot_rows``' ``last``) is moved on to the tick's ``now``, which only TIME reads. The main
+    panel's rows (``snapshot_rows.LiveRow``) read their clock, growth and idleness from the tick.
     """
 
     process: ProcessSample
@@ -282,6 +283,9 @@ COLUMNS: tuple[Column, ...] = (
 COLUMN_BY_NAME = {column.name: column for column in COLUMNS}
 COMMAND_MIN_WIDTH = 24
 
+
+# Columns whose value moves with the tick while a row is kept (``SnapshotRows``): the clock, the growth, the idleness.
+LIVE_COLUMNS = frozenset({"time", "growth", "idle"})
 
 # Columns shown only while some row has something in them (``empty_columns``): when one appears it
 # takes room the command can spare, never a column already shown.

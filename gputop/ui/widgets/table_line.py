@@ -3,10 +3,8 @@ column, which row the cursor goes to, and whether a row shows what it showed las
 
 from __future__ import annotations
 
-from bisect import insort
 from collections.abc import Iterable
 from functools import lru_cache
-from operator import is_not
 
 from rich.cells import set_cell_size
 from rich.segment import Segment
@@ -14,7 +12,6 @@ from rich.style import Style
 from textual.strip import Strip
 
 from gputop.core.text_cut import cut_end
-from gputop.ui.widgets.row_order import order_key
 from gputop.ui.widgets.rows import Column, ProcessRow, RowKey, SortOrder
 from gputop.ui.widgets.styled_line import text_cells
 
@@ -42,36 +39,6 @@ def same_but_time(before: ProcessRow, now: ProcessRow) -> bool:
         and before.launcher == now.launcher
         and before.folded == now.folded
     )
-
-
-def replaced(given: list[ProcessRow], rows: list[ProcessRow]) -> list[int] | None:
-    """Where ``rows`` hold another object than the rows ``given`` before, for the same process (key): ``[]`` when
-    they are the same rows, object for object; None when they are not the same processes in the same places, or
-    when more than one row in eight was made again (then looking at each costs more than it saves)."""
-    if len(rows) != len(given):
-        return None
-    at = [place for place, other in enumerate(map(is_not, rows, given)) if other]
-    if len(at) > len(rows) // 8 or any(rows[place].key != given[place].key for place in at):
-        return None
-    return at
-
-
-def fills_other(before: ProcessRow, now: ProcessRow) -> bool:
-    """Whether a row made again fills JOB or CONTAINER where it did not, or the other way round."""
-    old, new = before.process, now.process
-    return (old.job is None) != (new.job is None) or bool(old.container) != bool(new.container)
-
-
-def sorted_again(ordered: list[ProcessRow], changed: list[ProcessRow], order: SortOrder) -> list[ProcessRow]:
-    """``ordered`` (rows as ``sort_rows`` put them in ``order``) with the ``changed`` rows in the place of the rows of
-    their keys, each where ``sort_rows`` would put it: the others keep their order, a few rows are placed, with no
-    sort of them all (a thousand rows at 8x128, of which a few changed a tick)."""
-    placed = order_key(order)
-    keys = {row.key for row in changed}
-    rows = [row for row in ordered if row.key not in keys]
-    for row in changed:
-        insort(rows, row, key=placed)
-    return rows
 
 
 def process_after(rows: list[ProcessRow], index: int | None, step: int) -> RowKey | None:
@@ -125,7 +92,9 @@ class Line:
     def strip(self, width: int, style: Style) -> Strip:
         """The line, cropped or padded (in ``style``) to ``width`` cells."""
         self.segments.append(Segment("".join(self._texts), self._style))
-        return Strip(self.segments, self._cells).crop_extend(0, width, style)
+        strip = Strip(self.segments, self._cells)
+        # A row is built exactly as wide as the panel: then cropping or padding it would make the same strip.
+        return strip if self._cells == width else strip.crop_extend(0, width, style)
 
 
 def header_strip(
