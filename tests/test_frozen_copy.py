@@ -57,3 +57,33 @@ def test_a_record_made_from_every_field_in_order_equals_the_one_its_class_makes(
     assert (made.idle_seconds, made.idle, made.memory) == (612.5, True, 8 << 30)
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.idle = False  # type: ignore[misc]
+
+
+def test_a_record_made_by_keyword_equals_the_one_its_class_makes_defaults_included() -> None:
+    from gputop.core.frozen_copy import keyword_maker
+
+    make = keyword_maker(GpuSample)
+    names = [field.name for field in dataclasses.fields(GpuSample)]
+    values = {name: object() for name in names}  # a value of its own in every field
+    made = make(**values)
+    assert type(made) is GpuSample
+    assert [getattr(made, name) is values[name] for name in names] == [True] * len(names)
+    few = make(index=2, name="H200", power_draw=412.5)
+    assert few == GpuSample(index=2, name="H200", power_draw=412.5)  # every field compared: the defaults too
+    with pytest.raises(TypeError):
+        make(index=2, no_such_field=1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        make(name="H200")  # type: ignore[call-arg]  # index has no default
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        few.name = "H100"  # type: ignore[misc]
+
+
+def test_a_keyword_maker_only_for_fields_without_factories() -> None:
+    from gputop.core.frozen_copy import keyword_maker
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Listed:
+        items: list[int] = dataclasses.field(default_factory=list)
+
+    with pytest.raises(TypeError):
+        keyword_maker(Listed)

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import pynvml
 import pytest
 from fakenvml import (
     MEMORY_V2,
@@ -27,6 +28,7 @@ from fakenvml import (
 from gputop.core.model import GpuHealth, GpuSample, MigSample, ProcessSample, RemappedRows
 from gputop.core.sources.base import SourceUnavailable
 from gputop.core.sources.nvml import NvmlSource, cuda_version_text
+from gputop.core.sources.nvml_gateway import PROCESS_LISTS, ProcessList
 
 OpenSource = Callable[..., NvmlSource]
 HINT = "run `gputop doctor` to see why, or `gputop --demo` to try gputop without a GPU"
@@ -234,6 +236,35 @@ def test_compute_graphics_and_mps_lists_merge_per_pid(open_source: OpenSource) -
     }
     assert len(gpu.processes) == 5
     assert all(p.gpu_index == 0 and p.mig_index is None for p in gpu.processes)
+
+
+def test_a_process_list_read_as_before_is_the_list_made_last_time_and_a_changed_one_is_made_anew(
+    open_source: OpenSource, fake_nvml: FakeNvml
+) -> None:
+    def scenario(first_used: int) -> Scenario:
+        return Scenario().gpu().gpu().process(gpu=0, pid=100, used=first_used).process(gpu=1, pid=100, used=GiB)
+
+    source = open_source(scenario(GiB))
+    gateway = source.gateway
+    handles = [gateway.call(pynvml.nvmlDeviceGetHandleByIndex, index) for index in (0, 1)]
+    _, family, versions = PROCESS_LISTS[0]  # the compute processes
+
+    def lists() -> list[ProcessList | None]:
+        return [gateway.call_versions(family, versions, handle) for handle in handles]
+
+    first = lists()
+    again = lists()
+    assert first == [[(100, GiB)], [(100, GiB)]]
+    assert again[0] is first[0] and again[1] is first[1]  # each GPU's own, as it was: not made again
+    fake_nvml.write(scenario(2 * GiB))
+    changed = lists()
+    assert changed == [[(100, 2 * GiB)], [(100, GiB)]]
+    assert changed[1] is first[1]
+    assert first[0] == [(100, GiB)]  # the list given before is left as it was given
+    gpus = source.sample()
+    assert [[(process.pid, process.gpu_memory) for process in gpu.processes] for gpu in gpus] == [
+        [(100, 2 * GiB)], [(100, GiB)]
+    ]
 
 
 def test_host_facts_are_left_for_the_sampler(open_source: OpenSource) -> None:
