@@ -117,10 +117,15 @@ class CardFrame:
     def forget(self, regions: Sequence[Region]) -> None:
         """Lines of content refreshed (``regions`` of the content, as ``Widget.refresh`` takes them): they
         are finished again from the card's lines when next drawn."""
+        # Asked each tick for every changed line of a card or the panel: a Region is a tuple, unpacked in C.
         finished, top = self._finished, self.top
-        for region in regions:
-            for line in region.line_range:
-                finished.pop(top + line, None)
+        pop = finished.pop
+        for _x, y, _width, height in regions:
+            if height == 1:
+                pop(top + y, None)
+            else:
+                for line in range(top + y, top + y + height):
+                    pop(line, None)
 
     def _finish(self, y: int, line: Strip) -> Strip:
         """Row ``y``, a line of content: the cells on its left, ``line`` through the filters, those on its right."""
