@@ -25,6 +25,7 @@ from textual.widget import Widget
 from gputop.core.model import Snapshot
 from gputop.ui.app import GpuTopApp
 from gputop.ui.panel.process_panel import ProcessPanel
+from gputop.ui.widgets.process_table import ProcessTable
 
 from .factory import NOW, gpu, make_app, proc, snapshot
 
@@ -47,10 +48,10 @@ def segments(strips: list[Strip]) -> list[list[Segment]]:
     return [list(strip) for strip in strips]
 
 
-def assert_drawn_as_textual_draws(app: GpuTopApp) -> str:
-    """The panel's lines as it draws them equal Textual's drawing of it afresh, whole and in part; says
-    the panel's state (focused, scrollbar, scrolled)."""
-    panel = app.query_one(ProcessPanel)
+def assert_drawn_as_textual_draws(app: GpuTopApp, panel: ProcessTable | None = None) -> str:
+    """The panel's lines (or another table's) as it draws them equal Textual's drawing of it afresh, whole
+    and in part; says the table's state (focused, scrollbar, scrolled)."""
+    panel = app.query_one(ProcessPanel) if panel is None else panel
     whole = Region(0, 0, *panel.outer_size)
     own = segments(panel.render_lines(whole))
     panel.refresh()  # Textual's styles cache forgets the panel: what follows is drawn from the styles
@@ -140,3 +141,16 @@ async def test_a_changed_panel_line_is_not_drawn_through_textuals_styles() -> No
             assert_drawn_as_textual_draws(app)
         finally:
             Widget.render_lines = original  # type: ignore[method-assign]
+
+
+async def test_the_gpu_detail_screen_s_table_draws_what_textual_draws() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        tick = await moved(app, pilot, 0, 60)
+        await pilot.press("g")  # GPU 0's detail, with its own process table
+        await pilot.pause()
+        tables = [table for table in app.screen.query(ProcessTable) if not isinstance(table, ProcessPanel)]
+        assert len(tables) == 1
+        await moved(app, pilot, tick, 60)
+        assert tables[0]._frame is not None  # its lines set in its frame, not Textual's drawing
+        assert_drawn_as_textual_draws(app, tables[0])
