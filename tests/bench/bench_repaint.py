@@ -44,6 +44,7 @@ def _probe(out: str, warmup_s: float, argv: list[str], why: bool = False) -> Non
     from gputop.ui.terminal.terminal_diff import TerminalDiff
     from gputop.ui.widgets.gpu_card import GpuCard
     from gputop.ui.widgets.host_strip import HostStrip
+    from gputop.ui.widgets.process_lines import ProcessLines
     from gputop.ui.widgets.process_table import ProcessTable
     from gputop.ui.widgets.still_frame import StillFrame
 
@@ -91,6 +92,8 @@ def _probe(out: str, warmup_s: float, argv: list[str], why: bool = False) -> Non
     # past Widget.render_lines): their whole drawing, as the compositor asks for it.
     timed(StillFrame, "render_lines", per_class=True)
     timed(HostStrip, "render_lines")  # the host strip sets its line in its frame (card_frame) too
+    # A process table's whole drawing, its frame's or Textual's (the same name before the table had a frame).
+    timed(ProcessLines, "render_lines", per_class=True)
     # Lines drawn, by widget class, and (--why) who asked for each refresh: what repaints on a tick.
     lines_drawn: dict[str, int] = collections.defaultdict(int)
     refreshes: dict[str, int] = collections.defaultdict(int)

@@ -1,5 +1,5 @@
-"""A card's finished lines (and the host strip's): its border, padding and background taken once from
-Textual's own drawing, each changed line of content set between them.
+"""A card's finished lines (and the host strip's, a process table's): its border, padding and background
+taken once from Textual's own drawing, each changed line of content set between them.
 
 Textual draws every changed line of a widget through its styles cache: the styles read again, the border
 and padding worked out, the background colours of every ancestor, tint and opacity, then the app's line
@@ -90,10 +90,12 @@ class CardFrame:
         cls, widget: Widget, size: Size, filters: tuple[LineFilter, ...], titles: tuple[object, object], draw: Draw
     ) -> CardFrame | None:
         """The frame of ``widget`` as Textual draws it now (``draw``); None where Textual must draw it."""
-        if textual_drawing_needed(widget, filters):
+        if textual_drawing_needed(widget, filters) or widget.scrollbar_size_horizontal:
             return None
-        gutter = widget.styles.gutter
-        top, right, bottom, left = gutter
+        # A vertical scrollbar's gutter is on the right of the content: Textual draws the line of content
+        # there as wide as the content, filled with its background, and the scrollbar (a widget of its own)
+        # over it. The cells on the right of a line are those, then the border.
+        top, right, bottom, left = widget.gutter
         width, height = size
         if width - left - right <= 0 or height - top - bottom <= 0:
             return None
@@ -115,10 +117,15 @@ class CardFrame:
     def forget(self, regions: Sequence[Region]) -> None:
         """Lines of content refreshed (``regions`` of the content, as ``Widget.refresh`` takes them): they
         are finished again from the card's lines when next drawn."""
+        # Asked each tick for every changed line of a card or the panel: a Region is a tuple, unpacked in C.
         finished, top = self._finished, self.top
-        for region in regions:
-            for line in region.line_range:
-                finished.pop(top + line, None)
+        pop = finished.pop
+        for _x, y, _width, height in regions:
+            if height == 1:
+                pop(top + y, None)
+            else:
+                for line in range(top + y, top + y + height):
+                    pop(line, None)
 
     def _finish(self, y: int, line: Strip) -> Strip:
         """Row ``y``, a line of content: the cells on its left, ``line`` through the filters, those on its right."""
@@ -173,10 +180,12 @@ class CardFrame:
 
 class FramedLines(FrameStyled):
     """A line-API widget whose lines are set in its ``CardFrame`` (``framed_lines``): the GPU cards, the
-    host strip. The frame is taken again whenever Textual would draw the widget whole again."""
+    host strip, the process tables (inside their scrollbar). The frame is taken again whenever Textual would
+    draw the widget whole again."""
 
     _frame: CardFrame | None = None
-    _frame_for: tuple[Size, tuple[LineFilter, ...]] | None = None  # the size and filters it was taken at
+    # The size, scrollbar gutter and filters it was taken at.
+    _frame_for: tuple[Size, int, tuple[LineFilter, ...]] | None = None
 
     def frame_titles(self) -> tuple[object, object]:
         """The border title and subtitle shown now, each the same object while it reads the same."""
@@ -185,8 +194,9 @@ class FramedLines(FrameStyled):
     def framed_lines(self, crop: Region, draw: Draw) -> list[Strip]:
         """The lines of ``crop``, finished in the frame; ``draw``: Textual's drawing of a region."""
         size, filters = self.outer_size, tuple(self.get_line_filters())
-        if self._frame_for != (size, filters):
-            self._frame_for = (size, filters)
+        frame_for = (size, self.scrollbar_size_vertical, filters)  # a scrollbar shown or gone: another frame
+        if self._frame_for != frame_for:
+            self._frame_for = frame_for
             self._frame = CardFrame.of(self, size, filters, self.frame_titles(), draw)
         frame = self._frame
         if frame is None or (self.auto_links and self.hover_style.link_id):

@@ -12,6 +12,11 @@ same widgets again would cost another layout of the screen.
 A key is shown whole or not at all: Textual's footer clips the last key that does not fit
 (`Enter P` for `Enter Process`); here the keys past the room left of the palette's are hidden, F1
 listing every key.
+
+The footer's own line (its background, under the keys) is drawn on every frame that changes any line of
+the screen: docked, it is clipped to the screen, not to its row, and Textual's compositor draws every
+widget whose clip the box of a frame's changed lines overlaps (its keys, clipped to the footer, are not).
+Nothing refreshed it, so it gives the line it drew (``StillFrame``).
 """
 
 from __future__ import annotations
@@ -21,9 +26,12 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
+from gputop.ui.widgets.still_frame import StillFrame
 
-class KeyFooter(Footer):
-    """A Footer whose rebuilds queued between two frames are one, and skipped when nothing changed."""
+
+class KeyFooter(Footer, StillFrame):
+    """A Footer whose rebuilds queued between two frames are one, and skipped when nothing changed; its
+    line given as drawn while nothing refreshed it."""
 
     _rebuild_queued = False
     # What the last rebuild showed; None before the first, which Footer asks for once the bindings

@@ -19,8 +19,8 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from gputop.ui.widgets.card_frame import FramedLines
 from gputop.ui.widgets.command_column import CommandColumn
-from gputop.ui.widgets.frame_style import FrameStyled
 from gputop.ui.widgets.row_order import KeptOrder
 from gputop.ui.widgets.rows import (
     LIVE_COLUMNS,
@@ -45,8 +45,10 @@ from gputop.ui.widgets.table_line import (
 _KEY = attrgetter("key")
 
 
-class ProcessLines(FrameStyled, ScrollView, can_focus=True):
-    """GPU processes, one row per process and GPU: what is drawn, and where the cursor is."""
+class ProcessLines(FramedLines, ScrollView, can_focus=True):
+    """GPU processes, one row per process and GPU: what is drawn, and where the cursor is. A changed line
+    is set in the table's frame (``card_frame``: its border and the scrollbar's gutter as Textual drew them);
+    a new border title refreshes the whole table (Textual's setter does), so the frame is taken again."""
 
     COMPONENT_CLASSES = {
         "process-table--header",
@@ -330,6 +332,9 @@ class ProcessLines(FrameStyled, ScrollView, can_focus=True):
 
     def line_width(self) -> int:
         return self.scrollable_size.width
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        return self.framed_lines(crop, super().render_lines)
 
     def render_line(self, y: int) -> Strip:
         # Within the scrollbar, not under it: a line as wide as the panel lost its last cell to it.
