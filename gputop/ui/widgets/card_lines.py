@@ -192,7 +192,7 @@ def full_lines(content: CardContent, width: int, sparks: Sparklines | None = Non
 
     def line(label: str, gauge: Sequence[Piece], value: StyledLine, spark: Spark, tail: str = "") -> SparkLine:
         head = StyledLine((label, "bold"), *gauge, " ").append_line(value.fit(value_width)).append(" ")
-        return SparkLine(head, spark, StyledLine((tail, "bold yellow")) if tail else None, gpu, history, sparks)
+        return SparkLine.drawn(head, spark, StyledLine((tail, "bold yellow")) if tail else None, gpu, history, sparks)
 
     memory_value = StyledLine(
         memory_pair(gpu.memory_used, gpu.memory_total), " ", (f"{fmt_percent(memory_percent):>4}", memory_style)
@@ -223,12 +223,12 @@ def full_lines(content: CardContent, width: int, sparks: Sparklines | None = Non
         # What the SMs really did (GPM), under GPU-Util which only says some kernel ran.
         room = bar_width + 1 + value_width
         act = StyledLine(("ACT  ", "bold")).append_line(activity_text(gpu.activity, room).fit(room)).append(" ")
-        lines.append(SparkLine(act, Spark("sm", spark_width, 0, 100, "green"), None, gpu, history, sparks))
+        lines.append(SparkLine.drawn(act, Spark("sm", spark_width, 0, 100, "green"), None, gpu, history, sparks))
     high = gpu.temperature_shutdown or 100.0
     left = StyledLine().append_line(temperature).append("  ").append_line(power)
     temperature_line = StyledLine(("TEMP ", "bold")).append_line(left.fit(bar_width + 1 + value_width)).append(" ")
     temperature_spark = Spark("temperature", spark_width, 20.0, high, "magenta")
-    lines.append(SparkLine(temperature_line, temperature_spark, None, gpu, history, sparks))
+    lines.append(SparkLine.drawn(temperature_line, temperature_spark, None, gpu, history, sparks))
     for mig in gpu.mig_devices:
         mig_percent = percent(mig.memory_used, mig.memory_total)
         style = level_style(mig_percent)
@@ -264,7 +264,7 @@ def compact_lines(
     if not gpu.answering:
         head.append(f"✖ {content.silence} ", "bold red")
         spark = Spark("memory", max(0, width - head.cell_length), 0, None, "cyan")
-        return [SparkLine(head, spark, None, gpu, history, sparks)]
+        return [SparkLine.drawn(head, spark, None, gpu, history, sparks)]
     bar_width = 12 if width >= 110 else 8 if width >= _NARROW else 4
     memory_percent = gpu.memory_percent
     memory_style = level_style(memory_percent)
@@ -301,7 +301,7 @@ def compact_lines(
     spark_width = max(0, width - head.cell_length - memory.cell_length - tail.cell_length - 1)
     spark = Spark("memory", spark_width, 0, None, "cyan")
     lines: list[StyledLine] = [
-        SparkLine(head.append_line(memory), spark, StyledLine(" ").append_line(tail), gpu, history, sparks)
+        SparkLine.drawn(head.append_line(memory), spark, StyledLine(" ").append_line(tail), gpu, history, sparks)
     ]
     if gpu.mig_devices:
         migs = _compact_migs(content, profiles=True)

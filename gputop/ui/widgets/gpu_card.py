@@ -24,7 +24,7 @@ from textual.strip import Strip
 
 from gputop.ui.layout import card_lines
 from gputop.ui.widgets.card_frame import FramedLines
-from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines, spark_windows
+from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines
 from gputop.ui.widgets.card_sparks import SparkLine
 from gputop.ui.widgets.sparkline import Sparklines
 from gputop.ui.widgets.still_frame import StillFrame
@@ -32,10 +32,6 @@ from gputop.ui.widgets.styled_line import StripStyles, StyledLine
 
 if TYPE_CHECKING:
     from typing_extensions import Self
-
-# The sparklines' values not read on the last build (its other inputs had changed): never equal to any.
-_UNREAD = object()
-
 
 class GpuCard(StillFrame, FramedLines):
     """A card for one GPU; ``compact`` folds it into one line (two with MIG devices).
@@ -67,7 +63,6 @@ class GpuCard(StillFrame, FramedLines):
         # What the lines were last built from (the content, width, form and filter mark), and those
         # lines: a tick whose content compares equal keeps them.
         self._lines_from: tuple[CardContent, int, bool, bool] | None = None
-        self._windows: object = _UNREAD  # ``spark_windows`` as of the last tick that read them
         self._built: list[StyledLine] = []
         self._drawn: list[StyledLine] = []  # those lines before they were dimmed and fitted to the width
         # The sparklines as last drawn: a tick moves each on by a column rather than drawing it again.
@@ -114,30 +109,42 @@ class GpuCard(StillFrame, FramedLines):
                 self._titles_from = titled
                 self._set_titles(*card_titles(content, self.filtered))
         # Building a card's lines costs ~0.2 ms; comparing the content it was given with the last costs
-        # less, and the sparklines' values (the dearest part) are read only once the rest is found equal.
+        # less. Then only the sparklines can have moved: each is moved on (a column for each value the
+        # history grew by) and compared, as drawn, with the cells its line shows.
         lines_from = (content, width, self.compact, self.filtered)
         if lines_from == self._lines_from and width == self._lines_width:
-            windows = spark_windows(content, width, self.compact)
-            if windows == self._windows:
-                return self._built
-            self._windows = windows
-            # The same content: only the sparklines moved. They are drawn alone, into the lines as built.
-            gpu, history, sparks = content.gpu, content.history, self._sparks
-            lines = [
-                line.moved_on(gpu, history, sparks) if isinstance(line, SparkLine) else line for line in self._drawn
-            ]
+            return self._moved_on(content, width)
+        self._lines_from = lines_from
+        if self.compact:
+            lines = compact_lines(content, width, self.filtered, self._sparks)
         else:
-            self._lines_from, self._windows = lines_from, _UNREAD
-            if self.compact:
-                lines = compact_lines(content, width, self.filtered, self._sparks)
-            else:
-                lines = full_lines(content, width, self._sparks)
+            lines = full_lines(content, width, self._sparks)
         self._drawn = lines
-        if not content.gpu.answering:
-            lines = [line.stylized("dim") for line in lines]  # the lines as built kept for the next tick
         self._lines_width = width
-        self._built = [line.fit(width) for line in lines]
+        self._built = [self._finished(line, width) for line in lines]
         return self._built
+
+    def _finished(self, line: StyledLine, width: int) -> StyledLine:
+        """A line as built, as the card draws it: dimmed for a GPU not answering, fitted to the width."""
+        if self.content is not None and not self.content.gpu.answering:
+            line = line.stylized("dim")  # the line as built kept (``_drawn``) for the next tick
+        return line.fit(width)
+
+    def _moved_on(self, content: CardContent, width: int) -> list[StyledLine]:
+        """The lines built last, each sparkline moved on; the very list kept where none drew other cells."""
+        gpu, history, sparks = content.gpu, content.history, self._sparks
+        drawn = built = None
+        for y, line in enumerate(self._drawn):
+            if isinstance(line, SparkLine):
+                moved = line.moved_on(gpu, history, sparks)
+                if moved is not None:
+                    if drawn is None or built is None:
+                        drawn, built = list(self._drawn), list(self._built)
+                    drawn[y], built[y] = moved, self._finished(moved, width)
+        if drawn is None or built is None:
+            return self._built
+        self._drawn, self._built = drawn, built
+        return built
 
     def _relayout(self) -> None:
         if self.content is None:
@@ -155,7 +162,7 @@ class GpuCard(StillFrame, FramedLines):
         strips = self._strips
         changed = []
         for y, (before, after) in enumerate(zip(old, lines, strict=True)):
-            if before != after:
+            if before is not after and before != after:  # a line kept is the same object
                 strips[y] = None
                 changed.append(Region(0, y, width, 1))
         if changed:  # one refresh for them all: each call works out the card's offset and clears its caches
