@@ -2,17 +2,18 @@
 
 Drawn with the line API: the card is handed what it shows, built once a tick (``CardContent``), and
 compares it with what it showed; only when it differs (or a sparkline's values do) are its lines and
-titles built again, and then only the lines whose text changed are refreshed, each turned into a Strip
-once (a card repainted whole, for a new title or class, reuses the rest); a card that nothing refreshed
-since it was drawn gives the compositor the lines it drew (``StillFrame``), and a changed line is set in the
-border and padding Textual drew around the card once (``card_frame``), not drawn through Textual's styles
-again. A GPU whose
-driver calls have not come back says "not answering 14s" in its title, its figures (N/A) dimmed
+titles built again, and then only the lines whose text changed are repainted (with every other card's
+changed lines, in one refresh of the grid under them: ``GpuGrid``), each turned into a Strip once (a card
+repainted whole, for a new title or class, reuses the rest); a card that nothing refreshed since it was
+drawn gives the compositor the lines it drew (``StillFrame``), and a changed line is set in the border and
+padding Textual drew around the card once (``card_frame``), not drawn through Textual's styles again. A
+GPU whose driver calls have not come back says "not answering 14s" in its title, its figures (N/A) dimmed
 and its sparklines showing the gap. The lines themselves are made in ``card_lines``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rich.style import Style
@@ -68,6 +69,8 @@ class GpuCard(StillFrame, FramedLines):
         # The sparklines as last drawn: a tick moves each on by a column rather than drawing it again.
         self._sparks = Sparklines()
         self._marked: tuple[bool, bool, bool] | None = None  # the -alert, -lost and -silent classes as set
+        # Given by the grid: repaints the card's changed lines with the other cards' (``_repaint``).
+        self.repaint_by: Callable[[GpuCard, list[Region]], None] | None = None
         # While a border title is set: the border line it is drawn on, the one line it repaints.
         self._retitled: Region | None = None
 
@@ -165,8 +168,21 @@ class GpuCard(StillFrame, FramedLines):
             if before is not after and before != after:  # a line kept is the same object
                 strips[y] = None
                 changed.append(Region(0, y, width, 1))
-        if changed:  # one refresh for them all: each call works out the card's offset and clears its caches
+        if changed:
+            self._repaint(changed)
+
+    def _repaint(self, changed: list[Region]) -> None:
+        """Lines of content changed (regions of the content): drawn afresh when next asked for. Where the
+        grid repaints its cards together (``repaint_by``) and the card's lines are set in its frame, not
+        drawn through Textual's styles, the card forgets them and the grid has them repainted; else the card
+        refreshes them itself (one refresh for them all: each works out the offset and clears caches)."""
+        repaint_by, frame = self.repaint_by, self._frame
+        if repaint_by is None or frame is None or self._frame_for != (self.outer_size, frame.filters):
             self.refresh(*changed)
+            return
+        self._still = None
+        frame.forget(changed)
+        repaint_by(self, changed)
 
     def set_filtered(self, filtered: bool) -> None:
         """Mark the card whose GPU the process panel is filtered to (0-9, #)."""
