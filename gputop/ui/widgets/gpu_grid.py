@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 from textual.binding import Binding
 from textual.containers import Grid
-from textual.errors import NoWidget
 from textual.geometry import Region
 
 from gputop.ui.layout import CardLayout
@@ -91,18 +90,13 @@ class GpuGrid(Grid, StillFrame, can_focus=True):
     def _repaint(self, repaints: list[tuple[GpuCard, list[Region]]]) -> None:
         """The cards' changed lines (regions of each card's content) repainted: one refresh of the grid's
         regions under them, where a refresh of each card costs the card a message and the screen one more."""
-        screen = self.screen
-        try:
-            origin = screen.find_widget(self).region.offset + self.content_offset
-        except NoWidget:
-            return
+        origin = self.content_region.offset
         regions = []
         for card, changed in repaints:
-            try:
-                offset = screen.find_widget(card).region.offset + card.content_offset - origin
-            except NoWidget:  # not laid out yet: drawn whole when it is
-                continue
-            regions += [line.translate(offset) for line in changed]
+            content = card.content_region  # on the screen, as the grid's: empty where it is not laid out yet
+            if content:
+                offset = content.offset - origin
+                regions += [line.translate(offset) for line in changed]
         if regions:
             self.refresh_over(*regions)
 
