@@ -152,7 +152,8 @@ class GpuCard(StillFrame, FramedLines):
     def _relayout(self) -> None:
         if self.content is None:
             return
-        width = self.content_size.width
+        # The content's width from the card's own size: ``content_size`` finds the card on the screen first.
+        width = max(0, self.outer_size.width - self.styles.gutter.width)
         lines = self._make_lines(width)
         old = self._lines
         if lines is old:
