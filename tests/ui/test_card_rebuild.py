@@ -1,13 +1,14 @@
 """A card whose content did not change keeps its lines instead of building them again (issues 27, 36).
 
 A card is handed its ``CardContent`` (built once a tick) and compares it, whole, with the last one,
-with its width, form and filter mark, and then the sparklines' values (``spark_windows``); it builds
-its lines and titles again only when one of them differs. Over seeded random runs that change one input
-at a time (each field of the GPU's sample, its history, forecasts, alerts, diagnosis, the clock, the
-width, compact/full, the filter mark), the lines a card keeps or builds are exactly the lines built
-afresh; a card shown each value of each field of a sample, one after the other, draws what a new card
-draws (lines and titles); and each field a card shows changes its lines or titles when it changes, so
-a shown field the comparison left out fails these tests.
+with its width, form and filter mark; it builds its lines and titles again only when one of them differs,
+and otherwise moves its sparklines on, keeping each line whose cells are the same (what they draw is
+bounded by the sparklines' values, ``spark_windows``: the key these tests check). Over seeded random
+runs that change one input at a time (each field of the GPU's sample, its history, forecasts, alerts,
+diagnosis, the clock, the width, compact/full, the filter mark), the lines a card keeps or builds are
+exactly the lines built afresh; a card shown each value of each field of a sample, one after the other,
+draws what a new card draws (lines and titles); and each field a card shows changes its lines or titles
+when it changes, so a shown field the comparison left out fails these tests.
 """
 
 from __future__ import annotations

@@ -114,8 +114,8 @@ def spark_windows(content: CardContent, width: int, compact: bool) -> tuple[obje
     last values (as many as it is wide, ``spark_room``) and its scale (the sample's, or the memory size
     the history last knew), not of the stamps: a tick whose windows read the same (figures that did not
     change, a full history) keeps the card's lines. The history is one object that grows, so a content
-    compares it by identity and the card reads these once the contents are found equal (they cost more
-    to read than the rest)."""
+    compares it by identity; a card given an equal content moves its sparklines on and compares them as
+    drawn (``SparkLine.moved_on``), which these windows bound: equal windows draw equal cells."""
     history = content.history
     if history is None:
         return None
