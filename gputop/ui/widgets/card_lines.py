@@ -149,19 +149,34 @@ def _window(values: Sequence[float | None] | Sequence[int | None], width: int) -
     return values[-width:] if width > 0 else ()
 
 
+# A card's border title as (text, style) pieces and its subtitle's text (None: no subtitle): compared
+# every tick the content changes, made into Rich Text only when they differ (``titles_text``).
+TitlePieces = tuple[tuple[Piece, ...], str | None]
+
+
 def card_titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None]:
     """The full card's border title and subtitle (None: no subtitle)."""
+    return titles_text(title_pieces(content, filtered))
+
+
+def titles_text(pieces: TitlePieces) -> tuple[Text, Text | None]:
+    """The title and subtitle of ``title_pieces`` as Rich Text."""
+    title, subtitle = pieces
+    return Text.assemble(*title), None if subtitle is None else Text(subtitle)
+
+
+def title_pieces(content: CardContent, filtered: bool) -> TitlePieces:
+    """What ``card_titles`` shows, as pieces (cheaper to make and compare than Rich Text)."""
     gpu = content.gpu
     # What is wrong comes first, worst first, then the throttle reasons, the name last: a title too long for
     # the card loses the name, then the reasons, then the least of the marks.
-    title = Text.assemble((f" {gpu.index} ", index_style(filtered)), " ")
+    title: list[Piece] = [(f" {gpu.index} ", index_style(filtered)), (" ", "")]
     if content.silence is not None:
-        title.append(f"{content.silence} ", style="bold red")
-    for text, style in mark_pieces(content.marks()):
-        title.append(text, style)
+        title.append((f"{content.silence} ", "bold red"))
+    title += mark_pieces(content.marks())
     if reasons := throttle_reasons(content.diagnosis):
-        title.append(f"· {reasons} ", style="yellow")
-    title.append(f"{gpu.name or NA} ")
+        title.append((f"· {reasons} ", "yellow"))
+    title.append((f"{gpu.name or NA} ", ""))
     # The pod the kubelet allocated the GPU to (none where its API is not there), with or without processes.
     facts = [] if gpu.allocation is None else [f"pod {gpu.allocation.pod_name}"]
     if (mig := mig_state(gpu)) is not None:
@@ -172,8 +187,8 @@ def card_titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None
         facts.append(f"{gpu.clock_sm}MHz")
     if gpu.fan_speed is not None:
         facts.append(f"fan {gpu.fan_speed:.0f}%")
-    subtitle = Text(" " + " · ".join(facts) + " ") if facts and not gpu.lost else None
-    return title, subtitle
+    subtitle = " " + " · ".join(facts) + " " if facts and not gpu.lost else None
+    return tuple(title), subtitle
 
 
 def full_lines(content: CardContent, width: int, sparks: Sparklines | None = None) -> list[StyledLine]:

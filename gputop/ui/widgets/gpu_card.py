@@ -25,7 +25,14 @@ from textual.strip import Strip
 
 from gputop.ui.layout import card_lines
 from gputop.ui.widgets.card_frame import FramedLines
-from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines
+from gputop.ui.widgets.card_lines import (
+    CardContent,
+    TitlePieces,
+    compact_lines,
+    full_lines,
+    title_pieces,
+    titles_text,
+)
 from gputop.ui.widgets.card_sparks import SparkLine
 from gputop.ui.widgets.sparkline import Sparklines
 from gputop.ui.widgets.still_frame import StillFrame
@@ -60,6 +67,7 @@ class GpuCard(StillFrame, FramedLines):
         self._strip_styles = StripStyles()
         self._titles: tuple[Text | None, Text | None] = (None, None)
         self._titles_from: tuple[CardContent, bool] | None = None  # the content and filter mark titled
+        self._title_pieces: TitlePieces | None = None  # the titles shown, as pieces
         self._lines_width = -1
         # What the lines were last built from (the content, width, form and filter mark), and those
         # lines: a tick whose content compares equal keeps them.
@@ -110,7 +118,10 @@ class GpuCard(StillFrame, FramedLines):
             titled = (content, self.filtered)
             if titled != self._titles_from:
                 self._titles_from = titled
-                self._set_titles(*card_titles(content, self.filtered))
+                pieces = title_pieces(content, self.filtered)
+                if pieces != self._title_pieces:  # Rich Text made only for a title that changed
+                    self._title_pieces = pieces
+                    self._set_titles(*titles_text(pieces))
         # Building a card's lines costs ~0.2 ms; comparing the content it was given with the last costs
         # less. Then only the sparklines can have moved: each is moved on (a column for each value the
         # history grew by) and compared, as drawn, with the cells its line shows.
