@@ -46,7 +46,7 @@ class CardContent:
     (the GPU's and each MIG device's), the kinds of alert raised on it, and its diagnosis.
 
     Two contents compare equal when the card would show the same but for its sparklines' values (the
-    history is one object that grows: ``spark_windows`` reads what they draw)."""
+    history is one object that grows: the card moves its sparklines on and compares them as drawn)."""
 
     gpu: GpuSample
     history: GpuHistory | None = None
@@ -109,27 +109,6 @@ def activity_text(activity: Activity, room: int) -> StyledLine:
     return short
 
 
-def spark_windows(content: CardContent, width: int, compact: bool) -> tuple[object, ...] | None:
-    """The values the card's sparklines draw (None: no history). A sparkline is a function of its
-    last values (as many as it is wide, ``spark_room``) and its scale (the sample's, or the memory size
-    the history last knew), not of the stamps: a tick whose windows read the same (figures that did not
-    change, a full history) keeps the card's lines. The history is one object that grows, so a content
-    compares it by identity; a card given an equal content moves its sparklines on and compares them as
-    drawn (``SparkLine.moved_on``), which these windows bound: equal windows draw equal cells."""
-    history = content.history
-    if history is None:
-        return None
-    room = spark_room(width, compact, content.gpu.answering)
-    # Lists compare None by identity where the arrays behind them would not compare NaN equal.
-    return (
-        history.memory_total,
-        _window(history.memory_used, room),
-        _window(history.utilization, room),
-        _window(history.temperature, room),
-        _window(history.sm_active, room) if content.gpu.activity is not None else None,
-    )
-
-
 def spark_room(width: int, compact: bool, answering: bool = True) -> int:
     """The most cells a sparkline of a card ``width`` wide takes: exactly the full card's; for the
     compact one, what the least its other parts take leaves (its index and name, and unless the GPU
@@ -142,11 +121,6 @@ def spark_room(width: int, compact: bool, answering: bool = True) -> int:
         return max(0, width - head - (bar_width + 18) - 17 - 1)  # memory, tail, the space between
     bar_width = max(6, min(20, (width - 24) // 3))
     return max(0, width - 5 - bar_width - 1 - FULL_VALUE_WIDTH - 1)
-
-
-def _window(values: Sequence[float | None] | Sequence[int | None], width: int) -> Sequence[object]:
-    """The last ``width`` values: all a sparkline at most ``width`` cells wide draws."""
-    return values[-width:] if width > 0 else ()
 
 
 # A card's border title as (text, style) pieces and its subtitle's text (None: no subtitle): compared
