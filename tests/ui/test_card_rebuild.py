@@ -1,18 +1,20 @@
 """A card whose content did not change keeps its lines instead of building them again (issues 27, 36).
 
 A card is handed its ``CardContent`` (built once a tick) and compares it, whole, with the last one,
-with its width, form and filter mark, and then the sparklines' values (``spark_windows``); it builds
-its lines and titles again only when one of them differs. Over seeded random runs that change one input
-at a time (each field of the GPU's sample, its history, forecasts, alerts, diagnosis, the clock, the
-width, compact/full, the filter mark), the lines a card keeps or builds are exactly the lines built
-afresh; a card shown each value of each field of a sample, one after the other, draws what a new card
-draws (lines and titles); and each field a card shows changes its lines or titles when it changes, so
-a shown field the comparison left out fails these tests.
+with its width, form and filter mark; it builds its lines and titles again only when one of them differs,
+and otherwise moves its sparklines on, keeping each line whose cells are the same (what they draw is
+bounded by the sparklines' values, ``spark_windows`` here: the key these tests check). Over seeded random
+runs that change one input at a time (each field of the GPU's sample, its history, forecasts, alerts,
+diagnosis, the clock, the width, compact/full, the filter mark), the lines a card keeps or builds are
+exactly the lines built afresh; a card shown each value of each field of a sample, one after the other,
+draws what a new card draws (lines and titles); and each field a card shows changes its lines or titles
+when it changes, so a shown field the comparison left out fails these tests.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import fields, replace
 from unittest import mock
 
@@ -40,7 +42,6 @@ from gputop.ui.widgets.card_lines import (
     compact_lines,
     full_lines,
     spark_room,
-    spark_windows,
 )
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.styled_line import StyledLine
@@ -173,6 +174,30 @@ def fresh(content: CardContent, width: int, compact: bool, filtered: bool) -> li
         for line in lines:
             line.stylize("dim")
     return [line.fit(width) for line in lines]
+
+
+def spark_windows(content: CardContent, width: int, compact: bool) -> tuple[object, ...] | None:
+    """The values a card's sparklines draw (None: no history): a sparkline is a function of its last
+    values (as many as it is wide, ``spark_room``) and its scale (the sample's, or the memory size the
+    history last knew), not of the stamps. The card compares its sparklines as drawn; equal windows must
+    draw equal cells, and these tests hold the card's lines to that bound."""
+    history = content.history
+    if history is None:
+        return None
+    room = spark_room(width, compact, content.gpu.answering)
+    # Lists compare None by identity where the arrays behind them would not compare NaN equal.
+    return (
+        history.memory_total,
+        window(history.memory_used, room),
+        window(history.utilization, room),
+        window(history.temperature, room),
+        window(history.sm_active, room) if content.gpu.activity is not None else None,
+    )
+
+
+def window(values: Sequence[float | None] | Sequence[int | None], width: int) -> Sequence[object]:
+    """The last ``width`` values: all a sparkline at most ``width`` cells wide draws."""
+    return values[-width:] if width > 0 else ()
 
 
 def key(content: CardContent, width: int, compact: bool, filtered: bool) -> tuple[object, ...]:

@@ -64,6 +64,26 @@ def test_a_still_gpu_s_card_moves_its_sparklines_on_without_building_its_lines(c
     assert any(isinstance(line, SparkLine) for line in card._drawn)
 
 
+@pytest.mark.parametrize("compact", [False, True])
+def test_a_tick_whose_sparklines_draw_the_same_cells_keeps_every_line(compact: bool) -> None:
+    # A full history of 50 %: a new value of 50.4 % differs from the one it pushes out of the sparkline,
+    # yet draws the same block. The card compares its sparklines as drawn, not their values: it keeps the
+    # very lines it had (nothing to repaint), which are what a card built afresh shows.
+    sample = replace(gpu(0, (P1,)), utilization_gpu=50.0)
+    width = 90
+    history = History(gpu_maxlen=200)
+    for tick in range(spark_room(width, compact) + 5):
+        history.add(snapshot(sample, timestamp=NOW + tick))
+    card = GpuCard(0)
+    card.compact = compact
+    card.content = CardContent(sample, history=history.gpus[0], now=NOW)
+    before = card._make_lines(width)
+    history.add(snapshot(replace(sample, utilization_gpu=50.4), timestamp=NOW + 500))
+    card.content = content = CardContent(sample, history=history.gpus[0], now=NOW)
+    assert card._make_lines(width) is before
+    assert before == afresh(content, width, compact)
+
+
 async def test_a_tick_that_moves_only_the_sparklines_builds_no_card_and_repaints_their_lines() -> None:
     source = StaticSource((gpu(0, (P1,)),))
     app = make_app(source)

@@ -13,7 +13,7 @@ from textual.strip import Strip
 
 from gputop.core.model import ProcessSample
 from gputop.ui.widgets import gpu_card
-from gputop.ui.widgets.card_lines import CardContent, card_titles
+from gputop.ui.widgets.card_lines import TitlePieces, titles_text
 from gputop.ui.widgets.gpu_card import GpuCard
 
 from .factory import NOW, gpu, make_app, proc, snapshot, two_gpu_snapshot
@@ -94,11 +94,11 @@ async def test_the_border_title_is_made_again_only_when_what_it_says_changed(
 ) -> None:
     made: list[int] = []
 
-    def titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None]:
-        made.append(content.gpu.index)
-        return card_titles(content, filtered)
+    def titles(pieces: TitlePieces) -> tuple[Text, Text | None]:
+        made.append(int(pieces[0][0][0]))  # the GPU's index, the title's first piece
+        return titles_text(pieces)
 
-    monkeypatch.setattr(gpu_card, "card_titles", titles)
+    monkeypatch.setattr(gpu_card, "titles_text", titles)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         app.apply_snapshot(at(0))  # type: ignore[arg-type]
@@ -110,9 +110,14 @@ async def test_the_border_title_is_made_again_only_when_what_it_says_changed(
         app.apply_snapshot(at(1))  # type: ignore[arg-type]
         await pilot.pause()
         assert made == []
+        # A figure the title does not show: the card's lines change, its title is not made again.
         gpus = list(at(2).gpus)  # type: ignore[attr-defined]
-        gpus[1] = replace(gpus[1], clock_sm=1980)
+        gpus[1] = replace(gpus[1], utilization_gpu=88.0)
         app.apply_snapshot(snapshot(*gpus, timestamp=NOW + 2))
+        await pilot.pause()
+        assert "88%" in "".join(segment.text for segment in card.render_line(1)) and made == []
+        gpus[1] = replace(gpus[1], clock_sm=1980)
+        app.apply_snapshot(snapshot(*gpus, timestamp=NOW + 3))
         await pilot.pause()
         assert str(card.border_subtitle).strip() == "P0 · 1980MHz"
         assert made == [1]

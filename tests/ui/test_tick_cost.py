@@ -1,6 +1,7 @@
 """What a tick costs the UI thread stays in proportion to what changed (issue 36, item 5): a widget asks
-Textual once a tick for the lines that changed, the panel works out its width once a tick however many
-rows it has, and the cards' room is planned again only when what a card shows changed."""
+Textual once a tick for the lines that changed (the cards, all together, through the grid under them),
+the panel works out its width once a tick however many rows it has, and the cards' room is planned again
+only when what a card shows changed."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ from textual.widget import Widget
 from gputop.ui import layout
 from gputop.ui.app import GpuTopApp
 from gputop.ui.panel.process_panel import ProcessPanel
+from gputop.ui.terminal.textual_private import frame_pieces
 from gputop.ui.widgets.gpu_card import GpuCard
+from gputop.ui.widgets.gpu_grid import GpuGrid
 from gputop.ui.widgets.rows import COLUMN_BY_NAME, ProcessRow
 from gputop.ui.widgets.table_line import same_but_time
 
-from .factory import HOST, NOW, gpu, make_app, proc, snapshot
+from .factory import HOST, NOW, gpu, make_app, proc, screen_text, snapshot
 
 SIZE = (120, 40)
 FILL_TICKS = 30  # more ticks than a sparkline is wide at 120 columns: then they stay as they are
@@ -49,7 +52,7 @@ async def shown(app: GpuTopApp, pilot: Pilot[object], ticks: int) -> None:
 class Refreshes:
     """Each ``refresh`` call a widget of ``kind`` makes from now on: the widget and the regions it names."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, kind: type[Widget]) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, kind: type[Widget] | tuple[type[Widget], ...]) -> None:
         self.calls: list[tuple[Widget, tuple[Region, ...]]] = []
         refresh = Widget.refresh
 
@@ -84,24 +87,67 @@ async def test_two_changed_process_rows_are_asked_for_in_one_refresh_of_those_tw
         assert " 77.0 " in text  # the changed figure is drawn on this tick's frame
 
 
-async def test_a_warmer_and_busier_gpu_asks_for_its_two_card_lines_in_one_refresh(
-    monkeypatch: pytest.MonkeyPatch,
+class Frames:
+    """What the terminal is sent from now on, frame after frame (each whole or its changed lines), laid
+    over what the screen showed when this began: the cells a user sees."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, app: GpuTopApp) -> None:
+        self.rows = [list(row) for row in screen_text(app).split("\n")]
+        display = app._display
+
+        def shown(screen: object, renderable: object) -> None:
+            for x, y, strip, cells in frame_pieces(renderable) or ():
+                text = "".join(segment.text for segment in strip)[:cells]
+                self.rows[y][x : x + len(text)] = list(text)
+            display(screen, renderable)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(app, "_display", shown)
+
+    @property
+    def text(self) -> str:
+        return "\n".join("".join(row) for row in self.rows)
+
+
+def card_lines_in_grid(card: GpuCard, *lines: int) -> tuple[Region, ...]:
+    """Lines of a card's content, as regions of the grid's content it sits in."""
+    grid = card.app.query_one(GpuGrid)
+    x, y = card.content_region.offset - grid.content_region.offset
+    return tuple(Region(x, y + line, card.content_size.width, 1) for line in lines)
+
+
+def busier(utilization: dict[int, float], temp_1: float = 60.0) -> object:
+    """The machine a tick after the fill, the GPUs named at these utilizations (and GPU 1 at ``temp_1``)."""
+    tick = machine(FILL_TICKS, temp_1=temp_1)
+    gpus = list(tick.gpus)  # type: ignore[attr-defined]
+    for index, percent in utilization.items():
+        gpus[index] = replace(gpus[index], utilization_gpu=percent)
+    return replace(tick, gpus=tuple(gpus))  # type: ignore[type-var]
+
+
+@pytest.mark.parametrize(
+    ("utilization", "temp_1", "lines"),
+    [
+        ({1: 93.0}, 75.0, {1: (1, 2)}),  # UTIL (line 1) and TEMP (line 2) of GPU 1's card
+        ({0: 91.0, 2: 93.0, 3: 94.0}, 60.0, {0: (1,), 2: (1,), 3: (1,)}),  # UTIL of three cards
+    ],
+)
+async def test_the_changed_lines_of_every_card_of_a_tick_are_asked_for_in_one_refresh(
+    monkeypatch: pytest.MonkeyPatch, utilization: dict[int, float], temp_1: float, lines: dict[int, tuple[int, ...]],
 ) -> None:
+    # A refresh costs each widget a message to itself and the screen one more: the cards' changed lines
+    # are asked for together, by the grid they are drawn over, however many cards changed; no card asks.
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await shown(app, pilot, FILL_TICKS)
-        card = app.query_one("#gpu-1", GpuCard)
-        refreshes = Refreshes(monkeypatch, GpuCard)
-        warmer = machine(FILL_TICKS, temp_1=75.0)
-        gpus = list(warmer.gpus)  # type: ignore[attr-defined]
-        gpus[1] = replace(gpus[1], utilization_gpu=93.0)
-        app.apply_snapshot(replace(warmer, gpus=tuple(gpus)))  # type: ignore[arg-type]
-        width = card.content_size.width
-        # UTIL (line 1) and TEMP (line 2) of GPU 1's card; no other card asks for anything.
-        assert refreshes.calls == [(card, (Region(0, 1, width, 1), Region(0, 2, width, 1)))]
+        cards = {index: app.query_one(f"#gpu-{index}", GpuCard) for index in lines}
+        refreshes, frames = Refreshes(monkeypatch, (GpuCard, GpuGrid)), Frames(monkeypatch, app)
+        app.apply_snapshot(busier(utilization, temp_1=temp_1))  # type: ignore[arg-type]
+        expected = tuple(region for index, card in cards.items() for region in card_lines_in_grid(card, *lines[index]))
+        assert refreshes.calls == [(app.query_one(GpuGrid), expected)]
         await pilot.pause()
-        lines = ["".join(segment.text for segment in card.render_line(y)) for y in (1, 2)]
-        assert "93%" in lines[0] and "75°C" in lines[1]
+        text = screen_text(app)
+        assert all(f"{percent:.0f}%" in text for percent in utilization.values())
+        assert (f"{temp_1:.0f}°C" in text) and frames.text == text  # the terminal was sent them, where they are
 
 
 async def test_the_panel_asks_for_its_width_as_often_with_sixty_rows_as_with_eight(

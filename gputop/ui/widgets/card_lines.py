@@ -46,7 +46,7 @@ class CardContent:
     (the GPU's and each MIG device's), the kinds of alert raised on it, and its diagnosis.
 
     Two contents compare equal when the card would show the same but for its sparklines' values (the
-    history is one object that grows: ``spark_windows`` reads what they draw)."""
+    history is one object that grows: the card moves its sparklines on and compares them as drawn)."""
 
     gpu: GpuSample
     history: GpuHistory | None = None
@@ -109,27 +109,6 @@ def activity_text(activity: Activity, room: int) -> StyledLine:
     return short
 
 
-def spark_windows(content: CardContent, width: int, compact: bool) -> tuple[object, ...] | None:
-    """The values the card's sparklines draw (None: no history). A sparkline is a function of its
-    last values (as many as it is wide, ``spark_room``) and its scale (the sample's, or the memory size
-    the history last knew), not of the stamps: a tick whose windows read the same (figures that did not
-    change, a full history) keeps the card's lines. The history is one object that grows, so a content
-    compares it by identity and the card reads these once the contents are found equal (they cost more
-    to read than the rest)."""
-    history = content.history
-    if history is None:
-        return None
-    room = spark_room(width, compact, content.gpu.answering)
-    # Lists compare None by identity where the arrays behind them would not compare NaN equal.
-    return (
-        history.memory_total,
-        _window(history.memory_used, room),
-        _window(history.utilization, room),
-        _window(history.temperature, room),
-        _window(history.sm_active, room) if content.gpu.activity is not None else None,
-    )
-
-
 def spark_room(width: int, compact: bool, answering: bool = True) -> int:
     """The most cells a sparkline of a card ``width`` wide takes: exactly the full card's; for the
     compact one, what the least its other parts take leaves (its index and name, and unless the GPU
@@ -144,24 +123,34 @@ def spark_room(width: int, compact: bool, answering: bool = True) -> int:
     return max(0, width - 5 - bar_width - 1 - FULL_VALUE_WIDTH - 1)
 
 
-def _window(values: Sequence[float | None] | Sequence[int | None], width: int) -> Sequence[object]:
-    """The last ``width`` values: all a sparkline at most ``width`` cells wide draws."""
-    return values[-width:] if width > 0 else ()
+# A card's border title as (text, style) pieces and its subtitle's text (None: no subtitle): compared
+# every tick the content changes, made into Rich Text only when they differ (``titles_text``).
+TitlePieces = tuple[tuple[Piece, ...], str | None]
 
 
 def card_titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None]:
     """The full card's border title and subtitle (None: no subtitle)."""
+    return titles_text(title_pieces(content, filtered))
+
+
+def titles_text(pieces: TitlePieces) -> tuple[Text, Text | None]:
+    """The title and subtitle of ``title_pieces`` as Rich Text."""
+    title, subtitle = pieces
+    return Text.assemble(*title), None if subtitle is None else Text(subtitle)
+
+
+def title_pieces(content: CardContent, filtered: bool) -> TitlePieces:
+    """What ``card_titles`` shows, as pieces (cheaper to make and compare than Rich Text)."""
     gpu = content.gpu
     # What is wrong comes first, worst first, then the throttle reasons, the name last: a title too long for
     # the card loses the name, then the reasons, then the least of the marks.
-    title = Text.assemble((f" {gpu.index} ", index_style(filtered)), " ")
+    title: list[Piece] = [(f" {gpu.index} ", index_style(filtered)), (" ", "")]
     if content.silence is not None:
-        title.append(f"{content.silence} ", style="bold red")
-    for text, style in mark_pieces(content.marks()):
-        title.append(text, style)
+        title.append((f"{content.silence} ", "bold red"))
+    title += mark_pieces(content.marks())
     if reasons := throttle_reasons(content.diagnosis):
-        title.append(f"· {reasons} ", style="yellow")
-    title.append(f"{gpu.name or NA} ")
+        title.append((f"· {reasons} ", "yellow"))
+    title.append((f"{gpu.name or NA} ", ""))
     # The pod the kubelet allocated the GPU to (none where its API is not there), with or without processes.
     facts = [] if gpu.allocation is None else [f"pod {gpu.allocation.pod_name}"]
     if (mig := mig_state(gpu)) is not None:
@@ -172,8 +161,8 @@ def card_titles(content: CardContent, filtered: bool) -> tuple[Text, Text | None
         facts.append(f"{gpu.clock_sm}MHz")
     if gpu.fan_speed is not None:
         facts.append(f"fan {gpu.fan_speed:.0f}%")
-    subtitle = Text(" " + " · ".join(facts) + " ") if facts and not gpu.lost else None
-    return title, subtitle
+    subtitle = " " + " · ".join(facts) + " " if facts and not gpu.lost else None
+    return tuple(title), subtitle
 
 
 def full_lines(content: CardContent, width: int, sparks: Sparklines | None = None) -> list[StyledLine]:
@@ -192,7 +181,7 @@ def full_lines(content: CardContent, width: int, sparks: Sparklines | None = Non
 
     def line(label: str, gauge: Sequence[Piece], value: StyledLine, spark: Spark, tail: str = "") -> SparkLine:
         head = StyledLine((label, "bold"), *gauge, " ").append_line(value.fit(value_width)).append(" ")
-        return SparkLine(head, spark, StyledLine((tail, "bold yellow")) if tail else None, gpu, history, sparks)
+        return SparkLine.drawn(head, spark, StyledLine((tail, "bold yellow")) if tail else None, gpu, history, sparks)
 
     memory_value = StyledLine(
         memory_pair(gpu.memory_used, gpu.memory_total), " ", (f"{fmt_percent(memory_percent):>4}", memory_style)
@@ -223,12 +212,12 @@ def full_lines(content: CardContent, width: int, sparks: Sparklines | None = Non
         # What the SMs really did (GPM), under GPU-Util which only says some kernel ran.
         room = bar_width + 1 + value_width
         act = StyledLine(("ACT  ", "bold")).append_line(activity_text(gpu.activity, room).fit(room)).append(" ")
-        lines.append(SparkLine(act, Spark("sm", spark_width, 0, 100, "green"), None, gpu, history, sparks))
+        lines.append(SparkLine.drawn(act, Spark("sm", spark_width, 0, 100, "green"), None, gpu, history, sparks))
     high = gpu.temperature_shutdown or 100.0
     left = StyledLine().append_line(temperature).append("  ").append_line(power)
     temperature_line = StyledLine(("TEMP ", "bold")).append_line(left.fit(bar_width + 1 + value_width)).append(" ")
     temperature_spark = Spark("temperature", spark_width, 20.0, high, "magenta")
-    lines.append(SparkLine(temperature_line, temperature_spark, None, gpu, history, sparks))
+    lines.append(SparkLine.drawn(temperature_line, temperature_spark, None, gpu, history, sparks))
     for mig in gpu.mig_devices:
         mig_percent = percent(mig.memory_used, mig.memory_total)
         style = level_style(mig_percent)
@@ -264,7 +253,7 @@ def compact_lines(
     if not gpu.answering:
         head.append(f"✖ {content.silence} ", "bold red")
         spark = Spark("memory", max(0, width - head.cell_length), 0, None, "cyan")
-        return [SparkLine(head, spark, None, gpu, history, sparks)]
+        return [SparkLine.drawn(head, spark, None, gpu, history, sparks)]
     bar_width = 12 if width >= 110 else 8 if width >= _NARROW else 4
     memory_percent = gpu.memory_percent
     memory_style = level_style(memory_percent)
@@ -301,7 +290,7 @@ def compact_lines(
     spark_width = max(0, width - head.cell_length - memory.cell_length - tail.cell_length - 1)
     spark = Spark("memory", spark_width, 0, None, "cyan")
     lines: list[StyledLine] = [
-        SparkLine(head.append_line(memory), spark, StyledLine(" ").append_line(tail), gpu, history, sparks)
+        SparkLine.drawn(head.append_line(memory), spark, StyledLine(" ").append_line(tail), gpu, history, sparks)
     ]
     if gpu.mig_devices:
         migs = _compact_migs(content, profiles=True)

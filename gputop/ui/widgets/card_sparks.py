@@ -43,17 +43,14 @@ class Spark(NamedTuple):
 
 
 class SparkLine(StyledLine):
-    """A card's line with a sparkline in it: ``head``, the sparkline (``spark``), ``tail`` (None: nothing)."""
+    """A card's line with a sparkline in it: ``head``, the sparkline (``spark``) as drawn (``cells``),
+    ``tail`` (None: nothing)."""
 
-    __slots__ = ("head", "spark", "tail")
+    __slots__ = ("head", "spark", "tail", "cells")
 
-    def __init__(
-        self, head: StyledLine, spark: Spark, tail: StyledLine | None, gpu: GpuSample, history: GpuHistory | None,
-        sparks: Sparklines | None,
-    ) -> None:
+    def __init__(self, head: StyledLine, spark: Spark, tail: StyledLine | None, cells: str) -> None:
         # Not StyledLine's __init__: the pieces are the head's, the sparkline's and the tail's, as they are.
-        self.head, self.spark, self.tail, self.style = head, spark, tail, head.style
-        cells = spark.draw(gpu, history, sparks)
+        self.head, self.spark, self.tail, self.style, self.cells = head, spark, tail, head.style, cells
         pieces = [*head.pieces, (cells, spark.style)] if cells else list(head.pieces)
         length = head.cell_length + len(cells)  # a sparkline's cells are one cell wide each: block elements
         if tail is not None:
@@ -61,6 +58,16 @@ class SparkLine(StyledLine):
             length += tail.cell_length
         self.pieces, self.cell_length = pieces, length
 
-    def moved_on(self, gpu: GpuSample, history: GpuHistory | None, sparks: Sparklines | None) -> SparkLine:
-        """The same line with its sparkline drawn from ``history`` as it is now."""
-        return SparkLine(self.head, self.spark, self.tail, gpu, history, sparks)
+    @classmethod
+    def drawn(
+        cls, head: StyledLine, spark: Spark, tail: StyledLine | None, gpu: GpuSample, history: GpuHistory | None,
+        sparks: Sparklines | None,
+    ) -> SparkLine:
+        """The line with its sparkline drawn from ``history`` (moved on from ``sparks`` where given)."""
+        return cls(head, spark, tail, spark.draw(gpu, history, sparks))
+
+    def moved_on(self, gpu: GpuSample, history: GpuHistory | None, sparks: Sparklines | None) -> SparkLine | None:
+        """The same line with its sparkline drawn from ``history`` as it is now; None where that draws
+        the very cells the line shows (a card then keeps the line it has)."""
+        cells = self.spark.draw(gpu, history, sparks)
+        return None if cells == self.cells else SparkLine(self.head, self.spark, self.tail, cells)

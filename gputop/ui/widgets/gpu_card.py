@@ -2,17 +2,18 @@
 
 Drawn with the line API: the card is handed what it shows, built once a tick (``CardContent``), and
 compares it with what it showed; only when it differs (or a sparkline's values do) are its lines and
-titles built again, and then only the lines whose text changed are refreshed, each turned into a Strip
-once (a card repainted whole, for a new title or class, reuses the rest); a card that nothing refreshed
-since it was drawn gives the compositor the lines it drew (``StillFrame``), and a changed line is set in the
-border and padding Textual drew around the card once (``card_frame``), not drawn through Textual's styles
-again. A GPU whose
-driver calls have not come back says "not answering 14s" in its title, its figures (N/A) dimmed
+titles built again, and then only the lines whose text changed are repainted (with every other card's
+changed lines, in one refresh of the grid under them: ``GpuGrid``), each turned into a Strip once (a card
+repainted whole, for a new title or class, reuses the rest); a card that nothing refreshed since it was
+drawn gives the compositor the lines it drew (``StillFrame``), and a changed line is set in the border and
+padding Textual drew around the card once (``card_frame``), not drawn through Textual's styles again. A
+GPU whose driver calls have not come back says "not answering 14s" in its title, its figures (N/A) dimmed
 and its sparklines showing the gap. The lines themselves are made in ``card_lines``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rich.style import Style
@@ -24,7 +25,14 @@ from textual.strip import Strip
 
 from gputop.ui.layout import card_lines
 from gputop.ui.widgets.card_frame import FramedLines
-from gputop.ui.widgets.card_lines import CardContent, card_titles, compact_lines, full_lines, spark_windows
+from gputop.ui.widgets.card_lines import (
+    CardContent,
+    TitlePieces,
+    compact_lines,
+    full_lines,
+    title_pieces,
+    titles_text,
+)
 from gputop.ui.widgets.card_sparks import SparkLine
 from gputop.ui.widgets.sparkline import Sparklines
 from gputop.ui.widgets.still_frame import StillFrame
@@ -32,10 +40,6 @@ from gputop.ui.widgets.styled_line import StripStyles, StyledLine
 
 if TYPE_CHECKING:
     from typing_extensions import Self
-
-# The sparklines' values not read on the last build (its other inputs had changed): never equal to any.
-_UNREAD = object()
-
 
 class GpuCard(StillFrame, FramedLines):
     """A card for one GPU; ``compact`` folds it into one line (two with MIG devices).
@@ -63,16 +67,18 @@ class GpuCard(StillFrame, FramedLines):
         self._strip_styles = StripStyles()
         self._titles: tuple[Text | None, Text | None] = (None, None)
         self._titles_from: tuple[CardContent, bool] | None = None  # the content and filter mark titled
+        self._title_pieces: TitlePieces | None = None  # the titles shown, as pieces
         self._lines_width = -1
         # What the lines were last built from (the content, width, form and filter mark), and those
         # lines: a tick whose content compares equal keeps them.
         self._lines_from: tuple[CardContent, int, bool, bool] | None = None
-        self._windows: object = _UNREAD  # ``spark_windows`` as of the last tick that read them
         self._built: list[StyledLine] = []
         self._drawn: list[StyledLine] = []  # those lines before they were dimmed and fitted to the width
         # The sparklines as last drawn: a tick moves each on by a column rather than drawing it again.
         self._sparks = Sparklines()
         self._marked: tuple[bool, bool, bool] | None = None  # the -alert, -lost and -silent classes as set
+        # Given by the grid: repaints the card's changed lines with the other cards' (``_repaint``).
+        self.repaint_by: Callable[[GpuCard, list[Region]], None] | None = None
         # While a border title is set: the border line it is drawn on, the one line it repaints.
         self._retitled: Region | None = None
 
@@ -112,37 +118,53 @@ class GpuCard(StillFrame, FramedLines):
             titled = (content, self.filtered)
             if titled != self._titles_from:
                 self._titles_from = titled
-                self._set_titles(*card_titles(content, self.filtered))
+                pieces = title_pieces(content, self.filtered)
+                if pieces != self._title_pieces:  # Rich Text made only for a title that changed
+                    self._title_pieces = pieces
+                    self._set_titles(*titles_text(pieces))
         # Building a card's lines costs ~0.2 ms; comparing the content it was given with the last costs
-        # less, and the sparklines' values (the dearest part) are read only once the rest is found equal.
+        # less. Then only the sparklines can have moved: each is moved on (a column for each value the
+        # history grew by) and compared, as drawn, with the cells its line shows.
         lines_from = (content, width, self.compact, self.filtered)
         if lines_from == self._lines_from and width == self._lines_width:
-            windows = spark_windows(content, width, self.compact)
-            if windows == self._windows:
-                return self._built
-            self._windows = windows
-            # The same content: only the sparklines moved. They are drawn alone, into the lines as built.
-            gpu, history, sparks = content.gpu, content.history, self._sparks
-            lines = [
-                line.moved_on(gpu, history, sparks) if isinstance(line, SparkLine) else line for line in self._drawn
-            ]
+            return self._moved_on(content, width)
+        self._lines_from = lines_from
+        if self.compact:
+            lines = compact_lines(content, width, self.filtered, self._sparks)
         else:
-            self._lines_from, self._windows = lines_from, _UNREAD
-            if self.compact:
-                lines = compact_lines(content, width, self.filtered, self._sparks)
-            else:
-                lines = full_lines(content, width, self._sparks)
+            lines = full_lines(content, width, self._sparks)
         self._drawn = lines
-        if not content.gpu.answering:
-            lines = [line.stylized("dim") for line in lines]  # the lines as built kept for the next tick
         self._lines_width = width
-        self._built = [line.fit(width) for line in lines]
+        self._built = [self._finished(line, width) for line in lines]
         return self._built
+
+    def _finished(self, line: StyledLine, width: int) -> StyledLine:
+        """A line as built, as the card draws it: dimmed for a GPU not answering, fitted to the width."""
+        if self.content is not None and not self.content.gpu.answering:
+            line = line.stylized("dim")  # the line as built kept (``_drawn``) for the next tick
+        return line.fit(width)
+
+    def _moved_on(self, content: CardContent, width: int) -> list[StyledLine]:
+        """The lines built last, each sparkline moved on; the very list kept where none drew other cells."""
+        gpu, history, sparks = content.gpu, content.history, self._sparks
+        drawn = built = None
+        for y, line in enumerate(self._drawn):
+            if isinstance(line, SparkLine):
+                moved = line.moved_on(gpu, history, sparks)
+                if moved is not None:
+                    if drawn is None or built is None:
+                        drawn, built = list(self._drawn), list(self._built)
+                    drawn[y], built[y] = moved, self._finished(moved, width)
+        if drawn is None or built is None:
+            return self._built
+        self._drawn, self._built = drawn, built
+        return built
 
     def _relayout(self) -> None:
         if self.content is None:
             return
-        width = self.content_size.width
+        # The content's width from the card's own size: ``content_size`` finds the card on the screen first.
+        width = max(0, self.outer_size.width - self.styles.gutter.width)
         lines = self._make_lines(width)
         old = self._lines
         if lines is old:
@@ -155,11 +177,24 @@ class GpuCard(StillFrame, FramedLines):
         strips = self._strips
         changed = []
         for y, (before, after) in enumerate(zip(old, lines, strict=True)):
-            if before != after:
+            if before is not after and before != after:  # a line kept is the same object
                 strips[y] = None
                 changed.append(Region(0, y, width, 1))
-        if changed:  # one refresh for them all: each call works out the card's offset and clears its caches
+        if changed:
+            self._repaint(changed)
+
+    def _repaint(self, changed: list[Region]) -> None:
+        """Lines of content changed (regions of the content): drawn afresh when next asked for. Where the
+        grid repaints its cards together (``repaint_by``) and the card's lines are set in its frame, not
+        drawn through Textual's styles, the card forgets them and the grid has them repainted; else the card
+        refreshes them itself (one refresh for them all: each works out the offset and clears caches)."""
+        repaint_by, frame = self.repaint_by, self._frame
+        if repaint_by is None or frame is None or self._frame_for != (self.outer_size, frame.filters):
             self.refresh(*changed)
+            return
+        self._still = None
+        frame.forget(changed)
+        repaint_by(self, changed)
 
     def set_filtered(self, filtered: bool) -> None:
         """Mark the card whose GPU the process panel is filtered to (0-9, #)."""

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from textual.binding import Binding
 from textual.containers import Grid
+from textual.geometry import Region
 
 from gputop.ui.layout import CardLayout
 from gputop.ui.widgets.card_lines import CardContent
@@ -86,6 +87,19 @@ class GpuGrid(Grid, StillFrame, can_focus=True):
     def action_leave(self) -> None:
         self.screen.focus_next()
 
+    def _repaint(self, repaints: list[tuple[GpuCard, list[Region]]]) -> None:
+        """The cards' changed lines (regions of each card's content) repainted: one refresh of the grid's
+        regions under them, where a refresh of each card costs the card a message and the screen one more."""
+        origin = self.content_region.offset
+        regions = []
+        for card, changed in repaints:
+            content = card.content_region  # on the screen, as the grid's: empty where it is not laid out yet
+            if content:
+                offset = content.offset - origin
+                regions += [line.translate(offset) for line in changed]
+        if regions:
+            self.refresh_over(*regions)
+
     def show(self, contents: Sequence[CardContent], layout: CardLayout) -> None:
         """Show each GPU's content (built once a tick by the screen) on its card, laid out as planned."""
         if layout.columns != self._columns:
@@ -97,9 +111,17 @@ class GpuGrid(Grid, StillFrame, can_focus=True):
             cards.pop(index).remove()
         new_cards = [GpuCard(content.gpu.index) for content in contents if content.gpu.index not in cards]
         cards.update((card.index, card) for card in new_cards)
+        repaints: list[tuple[GpuCard, list[Region]]] = []
         for position, content in enumerate(contents):
             # Cards side by side share their row's height, so borders line up.
-            cards[content.gpu.index].show(content, layout.compact, layout.height_of(position))
+            card = cards[content.gpu.index]
+            card.repaint_by = lambda card, changed: repaints.append((card, changed))
+            try:
+                card.show(content, layout.compact, layout.height_of(position))
+            finally:
+                card.repaint_by = None
+        if repaints:
+            self._repaint(repaints)
         for card in new_cards:
             card.filtered = card.index == self.filtered
             card.set_class(card.filtered, "-filtered")

@@ -15,11 +15,14 @@ def _cells(values: Iterable[float | None], low: float, high: float) -> str:
     """One block character per value (a space for one not known), between ``low`` and ``high``."""
     span = high - low if high > low else 1.0
     levels = glyphs().spark_levels
-    top = len(levels) - 1
-    return "".join(
-        " " if value is None else levels[round(min(1.0, max(0.0, (value - low) / span)) * top)]
-        for value in values
-    )
+    return "".join(_cell(value, low, span, levels) for value in values)
+
+
+def _cell(value: float | None, low: float, span: float, levels: str) -> str:
+    """The block character of one value, ``span`` above ``low`` the top one; a space for one not known."""
+    if value is None:
+        return " "
+    return levels[round(min(1.0, max(0.0, (value - low) / span)) * (len(levels) - 1))]
 
 
 def sparkline(values: Sequence[float | None], width: int, low: float, high: float) -> str:
@@ -60,15 +63,24 @@ class SparkCells:
         key = (width, low, high)
         count = len(stamps)
         if key == self._key and source is self._source and count == len(values) and count:
-            appended = self._appended(stamps, width)
+            last = stamps[-1]
+            if last == self._last and count == self._count:
+                return self._cells  # nothing appended since
+            # One value appended (every tick but a skipped frame): its cell alone, the rest moved over.
+            one = last != self._last and count > 1 and width > 1 and stamps[-2] == self._last
+            appended = 1 if one else self._appended(stamps, width)
             if appended is not None:
-                if appended:
+                if appended == 1:
+                    span = high - low if high > low else 1.0
+                    cells = self._cells[1:] + _cell(values[-1], low, span, glyphs().spark_levels)
+                elif appended:
                     cells = self._cells[appended:] + _cells(values[count - appended :], low, high)
-                    if count < width:  # a history shorter than the sparkline, its oldest values dropped
-                        cells = " " * (width - count) + cells[width - count :]
-                    self._cells = cells
-                self._last, self._count = stamps[-1], count
-                return self._cells
+                else:
+                    cells = self._cells
+                if appended and count < width:  # a history shorter than the sparkline, its oldest values dropped
+                    cells = " " * (width - count) + cells[width - count :]
+                self._cells, self._last, self._count = cells, last, count
+                return cells
         self._cells = sparkline(values, width, low, high)
         self._key, self._source = key, source
         self._last, self._count = (stamps[-1], count) if count and count == len(values) else (None, 0)

@@ -38,6 +38,13 @@ class StillFrame(Widget):
         """The lines of ``crop`` drawn afresh (Textual's drawing, by default)."""
         return super().render_lines(crop)
 
+    def refresh_over(self, *regions: Region) -> None:
+        """Regions repainted for what lies over this widget (its children's lines that changed, each of
+        which forgot its own drawing): this widget's own lines there did not change, and are kept."""
+        still = self._still
+        self.refresh(*regions)
+        self._still = still
+
     def refresh(
         self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False
     ) -> Self:
