@@ -191,6 +191,14 @@ class FramedLines(FrameStyled):
         """The border title and subtitle shown now, each the same object while it reads the same."""
         return (None, None)
 
+    def current_frame(self) -> CardFrame | None:
+        """The frame the widget's lines are set in now, if it was taken at its present size and scrollbar
+        (and the filters it was taken with, which a new set of filters forgets): else None."""
+        frame = self._frame
+        if frame is None or self._frame_for != (self.outer_size, self.scrollbar_size_vertical, frame.filters):
+            return None
+        return frame
+
     def framed_lines(self, crop: Region, draw: Draw) -> list[Strip]:
         """The lines of ``crop``, finished in the frame; ``draw``: Textual's drawing of a region."""
         size, filters = self.outer_size, tuple(self.get_line_filters())

@@ -188,8 +188,8 @@ class GpuCard(StillFrame, FramedLines):
         grid repaints its cards together (``repaint_by``) and the card's lines are set in its frame, not
         drawn through Textual's styles, the card forgets them and the grid has them repainted; else the card
         refreshes them itself (one refresh for them all: each works out the offset and clears caches)."""
-        repaint_by, frame = self.repaint_by, self._frame
-        if repaint_by is None or frame is None or self._frame_for != (self.outer_size, frame.filters):
+        repaint_by, frame = self.repaint_by, self.current_frame()
+        if repaint_by is None or frame is None:
             self.refresh(*changed)
             return
         self._still = None
