@@ -51,9 +51,9 @@ def drawn_anew(app: GpuTopApp) -> list[list[tuple[str, Style | None]]]:
 
 @pytest.fixture
 def drawn(monkeypatch: pytest.MonkeyPatch) -> Counter[object]:
-    """How many times each card (by GPU index), the grid, the area, the title and the main column were drawn
-    afresh rather than given as last drawn (a card draws its lines in its frame, the rest through Textual's
-    styles)."""
+    """How many times each card (by GPU index), the grid, the area, the title, the main column and the main
+    screen's own lines were drawn afresh rather than given as last drawn (a card draws its lines in its frame,
+    the rest through Textual's styles)."""
     counts: Counter[object] = Counter()
     still, card = StillFrame.draw_lines, GpuCard.draw_lines
 
