@@ -39,7 +39,7 @@ from gputop.ui.controls.message_control import Messages
 from gputop.ui.controls.navigation import Navigation
 from gputop.ui.controls.sampling_control import SamplingControl
 from gputop.ui.controls.settings_control import SettingsControl
-from gputop.ui.controls.title_control import TitleControl, TitleFacts
+from gputop.ui.controls.title_control import OneShot, TitleControl, TitleFacts
 from gputop.ui.feed import alert_notices
 from gputop.ui.main_screen import MainScreen
 from gputop.ui.messages import SamplerFailed, TicksReady
@@ -110,7 +110,7 @@ class GpuTopApp(ChangedCellsApp[int]):
         )
         self.title_control = TitleControl(
             facts=self._title_facts, set_sub_title=partial(setattr, self, "sub_title"),
-            top=lambda: self.screen, later=self.set_timer,
+            top=lambda: self.screen, later=lambda delay_s, call: OneShot(delay_s, call, self.call_next),
         )
         # The process panel (its sort, filter and tree are its own) and the parts its messages ask for.
         self.key_control = KeyControl(

@@ -70,8 +70,9 @@ class MainColumn(Vertical, StillFrame):
     host strip to the process panel, and its background, the same each tick, is given as drawn."""
 
 
-class MainScreen(Screen[None]):
-    """The GPUs and their processes; the screen under every other."""
+class MainScreen(Screen[None], StillFrame):
+    """The GPUs and their processes; the screen under every other. Its own lines (the background under its
+    widgets, the same each tick, which the box of a frame's changed lines covers) are given as drawn."""
 
     BINDINGS: ClassVar[list[BindingType]] = keymap.MAIN_SCREEN_BINDINGS
     AUTO_FOCUS = "#processes"  # the panel, where the keys act; Tab reaches the cards

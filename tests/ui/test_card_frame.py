@@ -22,7 +22,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from gputop.ui.app import GpuTopApp
-from gputop.ui.main_screen import MainColumn
+from gputop.ui.main_screen import MainColumn, MainScreen
 from gputop.ui.widgets.gpu_area import GpuArea
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.gpu_grid import GpuGrid
@@ -43,6 +43,7 @@ def drawn_anew(app: GpuTopApp) -> list[list[tuple[str, Style | None]]]:
     """The screen with the title, the main column, GPU area, grid and cards refreshed first, so drawn from their styles
     again."""
     stills = [*app.query(TitleBar), *app.query(MainColumn), *app.query(GpuArea), *app.query(GpuGrid)]
+    stills += [screen for screen in app.screen_stack if isinstance(screen, MainScreen)]
     for widget in [*stills, *app.query(GpuCard)]:
         widget.refresh()
     return styled_screen(app)
@@ -50,9 +51,9 @@ def drawn_anew(app: GpuTopApp) -> list[list[tuple[str, Style | None]]]:
 
 @pytest.fixture
 def drawn(monkeypatch: pytest.MonkeyPatch) -> Counter[object]:
-    """How many times each card (by GPU index), the grid, the area, the title and the main column were drawn
-    afresh rather than given as last drawn (a card draws its lines in its frame, the rest through Textual's
-    styles)."""
+    """How many times each card (by GPU index), the grid, the area, the title, the main column and the main
+    screen's own lines were drawn afresh rather than given as last drawn (a card draws its lines in its frame,
+    the rest through Textual's styles)."""
     counts: Counter[object] = Counter()
     still, card = StillFrame.draw_lines, GpuCard.draw_lines
 
@@ -66,7 +67,7 @@ def drawn(monkeypatch: pytest.MonkeyPatch) -> Counter[object]:
         return card(self, crop)
 
     def counting_textual(self: Widget, crop: Region) -> list[Strip]:
-        if isinstance(self, TitleBar) or self.id == "main":  # the title and the main column
+        if isinstance(self, (TitleBar, MainScreen)) or self.id == "main":  # the title, the screen, the main column
             counts[type(self).__name__] += 1
         return textual(self, crop)
 
@@ -90,13 +91,15 @@ async def test_a_card_nothing_changed_on_is_not_drawn_again_and_a_changed_one_is
         still = styled_screen(app)
 
         drawn.clear()
-        app.screen.refresh()  # the whole screen drawn again, and nothing on it changed
+        app.screen.refresh_over(app.screen.region)  # the whole screen drawn again, and nothing on it changed
         app.apply_snapshot(app.sampler.sample())
         await pilot.pause()
         assert styled_screen(app) == still
         assert drawn == Counter()
         assert drawn_anew(app) == still
-        assert drawn == Counter({0: 1, 1: 1, "GpuGrid": 1, "GpuArea": 1, "TitleBar": 1, "MainColumn": 1})
+        assert drawn == Counter(
+            {0: 1, 1: 1, "GpuGrid": 1, "GpuArea": 1, "TitleBar": 1, "MainColumn": 1, "MainScreen": 1}
+        )
 
         # A figure: its card alone is drawn again, and shows it.
         drawn.clear()
@@ -125,8 +128,10 @@ async def test_a_card_nothing_changed_on_is_not_drawn_again_and_a_changed_one_is
         chosen = styled_screen(app)
         assert "╔" in screen_text(app) and chosen != shown
         assert drawn_anew(app) == chosen
+        drawn.clear()
         app.theme = "textual-light"
         await pilot.pause()
+        assert drawn["MainScreen"] == 1  # its own lines, covered here, drawn in the new theme's colours
         light = styled_screen(app)
         assert light != chosen and drawn_anew(app) == light
         await pilot.resize_terminal(100, 40)
@@ -138,6 +143,21 @@ async def test_a_card_nothing_changed_on_is_not_drawn_again_and_a_changed_one_is
         await pilot.pause()
         ansi = styled_screen(app)
         assert ansi != narrow and drawn_anew(app) == ansi
+        # A screen opened over it (help), the theme and the size changed under that, the screen closed.
+        app.ansi_color = False
+        await pilot.press("h")
+        await pilot.pause()
+        assert app.screen is not app.main
+        app.theme = "textual-dark"
+        await pilot.resize_terminal(110, 40)
+        await pilot.pause()
+        drawn.clear()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is app.main
+        assert drawn["MainScreen"] > 0  # drawn anew for the theme and size it came back to
+        back = styled_screen(app)
+        assert back != ansi and drawn_anew(app) == back
 
 
 async def test_cards_scrolled_in_their_area_show_what_drawing_them_anew_shows(drawn: Counter[object]) -> None:
@@ -149,7 +169,7 @@ async def test_cards_scrolled_in_their_area_show_what_drawing_them_anew_shows(dr
         area = app.query_one(GpuArea)
         top = styled_screen(app)
         drawn.clear()
-        app.screen.refresh()
+        app.screen.refresh_over(app.screen.region)  # the whole screen drawn again, nothing on it changed
         await pilot.pause()
         assert styled_screen(app) == top
         assert drawn == Counter()

@@ -18,7 +18,7 @@ from gputop.ui.widgets import gpu_card as gpu_card_module
 from gputop.ui.widgets.card_lines import CardContent, compact_lines, full_lines, spark_room
 from gputop.ui.widgets.card_sparks import SparkLine
 from gputop.ui.widgets.gpu_card import GpuCard
-from gputop.ui.widgets.styled_line import StyledLine
+from gputop.ui.widgets.styled_line import StripStyles, StyledLine
 
 from .factory import NOW, StaticSource, gpu, make_app, proc, snapshot
 
@@ -102,3 +102,35 @@ async def test_a_tick_that_moves_only_the_sparklines_builds_no_card_and_repaints
                 assert full.call_count + short.call_count == 0
                 assert card._lines != before  # the sparklines moved on
                 assert card._lines == afresh(card.content, card.content_size.width, card.compact)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("silent", [False, True])
+async def test_a_moved_sparkline_line_is_drawn_from_its_head_and_tail_styled_once(silent: bool) -> None:
+    # A tick that moves only the sparklines restyles their cells alone: the strip of such a line keeps the
+    # segments its head was styled into on the tick before (the very objects), and is what styling the
+    # whole line afresh draws, segment for segment, on a GPU that answers and on a silent one (dimmed).
+    sample = gpu(0, (P1,))
+    if silent:
+        sample = replace(sample, answering=False, not_answering_since=NOW - 14)
+    app = make_app(StaticSource((sample,)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.apply_snapshot(app.sampler.sample())
+        await pilot.pause()
+        (card,) = app.query(GpuCard)
+        reused = 0
+        for _ in range(3):
+            before = list(card._strips)
+            app.apply_snapshot(app.sampler.sample())  # the same figures: the history grows a value
+            await pilot.pause()
+            base, width = card.line_style, card.content_size.width
+            for y, line in enumerate(card._lines):
+                strip = card._strips[y]
+                assert strip is not None
+                whole = StyledLine(*line.pieces, style=line.style)
+                assert list(strip) == list(StripStyles().strip(whole, base, width)), y
+                if isinstance(card._drawn[y], SparkLine) and strip is not before[y]:
+                    old = before[y]
+                    assert old is not None
+                    assert list(strip)[0] is list(old)[0], y
+                    reused += 1
+        assert reused >= 3

@@ -3,6 +3,7 @@ samples come in time (an idle monitor stays idle)."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Callable
 
@@ -10,7 +11,7 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.screen import Screen
 
-from gputop.ui.controls.title_control import LATENESS_CHECK_S, LATENESS_MARGIN_S, TitleControl, TitleFacts
+from gputop.ui.controls.title_control import LATENESS_CHECK_S, LATENESS_MARGIN_S, OneShot, TitleControl, TitleFacts
 
 from .factory import NOW, snapshot
 
@@ -95,3 +96,33 @@ def test_frozen_the_title_arms_no_timer_and_stops_the_one_it_had() -> None:
     facts[0] = dataclasses.replace(facts[0], frozen=True, live=False)
     control.update()
     assert timers.running() == []
+
+
+async def test_the_app_s_one_shot_says_the_lateness_through_the_app_and_one_stopped_never_runs() -> None:
+    # The app's timer for the title (armed and stopped on every tick that comes in time) is a one-shot on the
+    # loop, not a Textual timer: it runs its call through the app's messages when it fires, and not at all
+    # once stopped.
+    facts = [_live(NOW, NOW, interval_s=0.1)]  # in time: the sample turns late 0.2 s on
+
+    class TitleOnly(App[None]):
+        def compose(self) -> ComposeResult:
+            yield control.bar
+
+    app = TitleOnly()
+    control = TitleControl(
+        facts=lambda: facts[0], set_sub_title=lambda _t: None, top=Screen,
+        later=lambda delay_s, call: OneShot(delay_s, call, app.call_next),
+    )
+    async with app.run_test(size=(120, 3)) as pilot:
+        control.watch_lateness()
+        await pilot.pause()
+        assert "last sample" not in str(control.bar.render())
+        facts[0] = _live(NOW + 0.25, NOW, interval_s=0.1)  # no sample since
+        await pilot.pause(0.2 + LATENESS_MARGIN_S + 0.15)
+        assert str(control.bar.render()).endswith("last sample 0.2s ago ")
+        ran: list[str] = []
+        OneShot(0.01, lambda: ran.append("stopped"), app.call_next).stop()
+        OneShot(0.01, lambda: ran.append("armed"), app.call_next)
+        await asyncio.sleep(0.1)
+        await pilot.pause()
+        assert ran == ["armed"]

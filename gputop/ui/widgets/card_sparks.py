@@ -4,17 +4,23 @@ A line with a sparkline is its head, the sparkline and its tail. While a card sh
 (equal ``CardContent``, width, form and filter mark), only its sparklines can move: their history grows
 a value a tick. Such a line keeps its head and tail, so that a tick that moves only the sparklines draws
 them alone (``SparkLine.moved_on``) instead of building every figure, bar and label of the card again.
-What it draws is what building the line afresh draws.
+What it draws is what building the line afresh draws. A line finished for the card (dimmed, padded to its
+width) stays a head, a sparkline and a tail, and its Strip is made of the head's and tail's segments, styled
+once, and the sparkline's (``SparkStrips``).
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+
 from gputop.core.analysis.history import GpuHistory
 from gputop.core.model import GpuSample
 from gputop.ui.widgets.sparkline import Sparklines, sparkline
-from gputop.ui.widgets.styled_line import StyledLine
+from gputop.ui.widgets.styled_line import StripStyles, StyledLine, under
 
 # The history's series each sparkline draws, by the name the card keeps its drawing under.
 _SERIES = {"memory": "memory_used", "utilization": "utilization", "temperature": "temperature", "sm": "sm_active"}
@@ -71,3 +77,53 @@ class SparkLine(StyledLine):
         the very cells the line shows (a card then keeps the line it has)."""
         cells = self.spark.draw(gpu, history, sparks)
         return None if cells == self.cells else SparkLine(self.head, self.spark, self.tail, cells)
+
+    def finished(self, width: int, over: str) -> SparkLine:
+        """The line as a card draws it: ``over`` (a style, "" for none) over every piece, padded to ``width``
+        (as ``stylized(over).fit(width)``), kept as its head, sparkline and tail; for a line that fits."""
+        head, spark, tail = self.head, self.spark, StyledLine(style=self.style)
+        if self.tail is not None:
+            tail.pieces, tail.cell_length = list(self.tail.pieces), self.tail.cell_length
+        if over:
+            head, spark = head.stylized(over), spark._replace(style=under(spark.style, over))
+            tail.stylize(over)
+        return SparkLine(head, spark, tail.append(" " * (width - self.cell_length)), self.cells)
+
+    def with_cells(self, cells: str) -> SparkLine:
+        """The same line showing the sparkline's ``cells`` instead, its head and tail the very same."""
+        return SparkLine(self.head, self.spark, self.tail, cells)
+
+
+class SparkStrips:
+    """A card's lines as Strips, by line: one with a sparkline whose head and tail are those of the line drawn
+    there before (only its cells moved) reuses their segments, styled then; any other is styled whole."""
+
+    def __init__(self) -> None:
+        self._styles = StripStyles()
+        # By line: the head and tail last styled there, the styles' table on the base under them (the very
+        # objects their segments hold, which the sparkline's join by), and their segments.
+        self._parts: dict[
+            int, tuple[StyledLine, StyledLine | None, dict[str, Style], list[Segment], list[Segment]]
+        ] = {}
+
+    def strip(self, y: int, line: StyledLine, base: Style, width: int) -> Strip:
+        """Line ``y``, ``line``, on ``base`` as a Strip ``width`` cells wide (``StripStyles.strip``)."""
+        styles = self._styles
+        if not isinstance(line, SparkLine) or not line.cells or line.cell_length != width:
+            return styles.strip(line, base, width)
+        parts, table = self._parts.get(y), styles.table(base)
+        if parts is None or parts[0] is not line.head or parts[1] is not line.tail or parts[2] is not table:
+            outer = line.style
+            tail = styles.segments(line.tail.pieces, outer, base) if line.tail is not None else []
+            parts = self._parts[y] = (line.head, line.tail, table, styles.segments(line.head.pieces, outer, base), tail)
+        head, tail = parts[3], parts[4]
+        segments = list(head)
+        # Neighbours of one style are one segment, as ``StripStyles.strip`` joins them.
+        for segment in (*styles.segments([(line.cells, line.spark.style)], line.style, base), *tail[:1]):
+            last = segments[-1] if segments else None
+            if last is not None and last.style is segment.style:
+                segments[-1] = Segment(last.text + segment.text, last.style)
+            else:
+                segments.append(segment)
+        segments += tail[1:]
+        return Strip(segments, width)

@@ -33,10 +33,10 @@ from gputop.ui.widgets.card_lines import (
     title_pieces,
     titles_text,
 )
-from gputop.ui.widgets.card_sparks import SparkLine
+from gputop.ui.widgets.card_sparks import SparkLine, SparkStrips
 from gputop.ui.widgets.sparkline import Sparklines
 from gputop.ui.widgets.still_frame import StillFrame
-from gputop.ui.widgets.styled_line import StripStyles, StyledLine
+from gputop.ui.widgets.styled_line import StyledLine
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -64,7 +64,7 @@ class GpuCard(StillFrame, FramedLines):
         # Each line's Strip as last drawn (None: not drawn since it changed), and the style under it.
         self._strips: list[Strip | None] = []
         self._strips_style: Style | None = None
-        self._strip_styles = StripStyles()
+        self._strip_styles = SparkStrips()
         self._titles: tuple[Text | None, Text | None] = (None, None)
         self._titles_from: tuple[CardContent, bool] | None = None  # the content and filter mark titled
         self._title_pieces: TitlePieces | None = None  # the titles shown, as pieces
@@ -140,7 +140,10 @@ class GpuCard(StillFrame, FramedLines):
 
     def _finished(self, line: StyledLine, width: int) -> StyledLine:
         """A line as built, as the card draws it: dimmed for a GPU not answering, fitted to the width."""
-        if self.content is not None and not self.content.gpu.answering:
+        dim = self.content is not None and not self.content.gpu.answering
+        if isinstance(line, SparkLine) and line.cells and line.cell_length <= width:
+            return line.finished(width, "dim" if dim else "")  # its head and tail kept apart: ``SparkStrips``
+        if dim:
             line = line.stylized("dim")  # the line as built kept (``_drawn``) for the next tick
         return line.fit(width)
 
@@ -154,7 +157,11 @@ class GpuCard(StillFrame, FramedLines):
                 if moved is not None:
                     if drawn is None or built is None:
                         drawn, built = list(self._drawn), list(self._built)
-                    drawn[y], built[y] = moved, self._finished(moved, width)
+                    was = built[y]  # the line finished last: only its sparkline's cells change
+                    drawn[y] = moved
+                    built[y] = was.with_cells(moved.cells) if isinstance(was, SparkLine) else (
+                        self._finished(moved, width)
+                    )
         if drawn is None or built is None:
             return self._built
         self._drawn, self._built = drawn, built
@@ -255,7 +262,7 @@ class GpuCard(StillFrame, FramedLines):
             return Strip.blank(width, base)
         strip = self._strips[y]
         if strip is None:
-            strip = self._strips[y] = self._strip_styles.strip(self._lines[y], base, width)
+            strip = self._strips[y] = self._strip_styles.strip(y, self._lines[y], base, width)
         return strip
 
     def on_click(self, event: Click) -> None:

@@ -37,7 +37,7 @@ def text_cells(text: str) -> int:
     return cell_len(text)
 
 
-def _under(outer: str, inner: str) -> str:
+def under(outer: str, inner: str) -> str:
     """Style names for ``inner`` inside ``outer``: the inner ones win, as a Rich span over a span."""
     if not outer:
         return inner
@@ -84,13 +84,13 @@ class StyledLine:
     def append_line(self, line: StyledLine) -> StyledLine:
         """Add another line's pieces at the end, each under that line's own style; returns the line."""
         outer = line.style
-        self.pieces.extend(line.pieces if not outer else [(text, _under(outer, style)) for text, style in line.pieces])
+        self.pieces.extend(line.pieces if not outer else [(text, under(outer, style)) for text, style in line.pieces])
         self.cell_length += line.cell_length
         return self
 
     def stylize(self, style: str) -> None:
         """Put ``style`` over every piece there is now (not under padding added later), as Rich's stylize."""
-        self.pieces = [(text, _under(own, style)) for text, own in self.pieces]
+        self.pieces = [(text, under(own, style)) for text, own in self.pieces]
 
     def stylized(self, style: str) -> StyledLine:
         """A copy with ``style`` over every piece (``stylize``), this line kept as it is."""
@@ -129,15 +129,25 @@ class StripStyles:
 
     def strip(self, line: StyledLine, base: Style, width: int) -> Strip:
         """``line`` on ``base`` as a Strip ``width`` cells wide: one segment per run of a style."""
+        strip = Strip(self.segments(line.pieces, line.style, base), line.cell_length)
+        # A card's lines are fitted to its width: cropping or padding one would only copy it.
+        return strip if line.cell_length == width else strip.crop_extend(0, width, base)
+
+    def table(self, base: Style) -> dict[str, Style]:
+        """The styles worked out on ``base``, by name: a new table for another base, and the same one,
+        the same objects, while the base is the same."""
         if base != self._base:
             self._base, self._styles = base, {}
-        styles = self._styles
-        outer = line.style
+        return self._styles
+
+    def segments(self, pieces: list[Piece], outer: str, base: Style) -> list[Segment]:
+        """``pieces`` under the style ``outer``, on ``base``: one segment per run of a style."""
+        styles = self.table(base)
         segments: list[Segment] = []
         texts: list[str] = []
         current: Style | None = None
-        for text, own in line.pieces:
-            name = _under(outer, own) if outer else own
+        for text, own in pieces:
+            name = under(outer, own) if outer else own
             style = styles.get(name)
             if style is None:
                 style = styles[name] = base + Style.parse(name) if name else base
@@ -148,6 +158,4 @@ class StripStyles:
             texts.append(text)
         if texts:
             segments.append(Segment("".join(texts), current))
-        strip = Strip(segments, line.cell_length)
-        # A card's lines are fitted to its width: cropping or padding one would only copy it.
-        return strip if line.cell_length == width else strip.crop_extend(0, width, base)
+        return segments
