@@ -121,6 +121,8 @@ class Diagnoser:
         self._readings: list[_Reading] = []
         self._stalls: dict[int, _Stall] = {}
         self._health: dict[int, HealthTracker] = {}
+        # Each GPU's sample and the thresholds its unattributed memory was judged with, and the judgement.
+        self._unattributed: dict[int, tuple[GpuSample, Thresholds, Unattributed]] = {}
         self._judge = ActivityJudge(self.thresholds.busy_idle_after_s)
 
     def update(self, snapshot: Snapshot) -> Diagnoses:
@@ -135,6 +137,7 @@ class Diagnoser:
                     mig, limits.unattributed_min_gib, limits.unattributed_percent
                 )
         self._health = {index: tracker for index, tracker in self._health.items() if index in gpus}
+        self._unattributed = {index: last for index, last in self._unattributed.items() if index in gpus}
         self._judge.forget(set(gpus))
         return Diagnoses(
             gpus=MappingProxyType(gpus),
@@ -144,7 +147,13 @@ class Diagnoser:
 
     def _gpu(self, gpu: GpuSample, now: float) -> GpuDiagnosis:
         limits = self.thresholds
-        unattributed = gpu_unattributed(gpu, limits.unattributed_min_gib, limits.unattributed_percent)
+        # A pure function of the GPU's sample: kept while the source gives the same object (an idle GPU's).
+        last = self._unattributed.get(gpu.index)
+        if last is not None and last[0] is gpu and last[1] is limits:
+            unattributed = last[2]
+        else:
+            unattributed = gpu_unattributed(gpu, limits.unattributed_min_gib, limits.unattributed_percent)
+            self._unattributed[gpu.index] = (gpu, limits, unattributed)
         tracker = self._health.get(gpu.index)
         if tracker is None:  # not setdefault: a tracker made for nothing each GPU each tick
             tracker = self._health[gpu.index] = HealthTracker()
