@@ -352,10 +352,13 @@ class Forecaster:
         processes: dict[ProcessIdentity, ProcessGrowth] = {}
         for identity, process_history in history.processes.items():
             timestamps = process_history.timestamps
-            if timestamps[-1] - timestamps[0] < min_span_s:
+            newest = timestamps[-1]
+            if newest - timestamps[0] < min_span_s:
                 processes[identity] = GROWTH_NOT_YET
                 continue
-            if _flat(process_history, window_s):
+            # _flat, written out: asked of every process every tick, and most are flat.
+            changed = process_history.last_memory_change
+            if changed is None or changed < newest - window_s:
                 processes[identity] = NOT_GROWING
                 continue
             growth = cached.get(identity)

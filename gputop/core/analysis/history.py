@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TypeVar, overload
 
-from gputop.core.analysis.process_rows import process_rows
+from gputop.core.analysis.process_rows import ProcessRows, process_rows
 from gputop.core.model import Activity, ProcessIdentity, ProcessSample, Snapshot
 
 DEFAULT_GPU_MAXLEN = 3600
@@ -215,9 +215,6 @@ class ProcessHistory(MemorySeries):
         self._cpu_percent = array("d")
         self._host_memory = array("d")
 
-    def _columns(self) -> tuple[array[float], ...]:
-        return self._timestamps, self._memory, self._sm_utilization, self._cpu_percent, self._host_memory
-
     def _add(
         self, timestamp: float, memory: int | None, sm: float | None, cpu: float | None, host: int | None
     ) -> None:
@@ -226,7 +223,11 @@ class ProcessHistory(MemorySeries):
         self._sm_utilization.append(_NAN if sm is None else sm)
         self._cpu_percent.append(_NAN if cpu is None else cpu)
         self._host_memory.append(_NAN if host is None else host)
-        self._trim()
+        if len(self._timestamps) > self._maxlen:
+            # Every column's oldest row in one statement, rather than _trim's loop over _columns(): every
+            # process, every tick, once full.
+            del self._timestamps[0], self._memory[0], self._sm_utilization[0], self._cpu_percent[0]
+            del self._host_memory[0]
 
     @property
     def gpu_memory(self) -> Sequence[int | None]:
@@ -245,6 +246,10 @@ class ProcessHistory(MemorySeries):
         return _Series(self._host_memory, int)
 
 
+# A process history and what one tick adds to it: GPU memory, SM %, CPU %, host memory.
+_Figures = tuple[ProcessHistory, int | None, float | None, float | None, int | None]
+
+
 class History:
     """Histories of every GPU, MIG device and process seen in the latest snapshot."""
 
@@ -261,12 +266,17 @@ class History:
         self._gpus: dict[int, GpuHistory] = {}
         self._migs: dict[MigKey, MigHistory] = {}
         self._processes: dict[ProcessIdentity, ProcessHistory] = {}
+        # The process rows last added, and what each of their histories was given from them.
+        self._rows: ProcessRows | None = None
+        self._process_figures: list[_Figures] = []
 
     def clear(self) -> None:
         self._timestamps = array("d")
         self._gpus = {}
         self._migs = {}
         self._processes = {}
+        self._rows = None
+        self._process_figures = []
 
     def add(self, snapshot: Snapshot) -> None:
         """Append one snapshot.
@@ -304,9 +314,20 @@ class History:
         self._gpus, self._migs = gpus, migs
 
         rows = process_rows(snapshot)
+        if rows is not self._rows:
+            self._rows = rows
+            self._processes, self._process_figures = self._process_histories(rows)
+        # The same rows as last tick (process_rows keeps them while every list is the same object: an
+        # idle machine's ticks): the same histories and figures, appended without being looked up again.
+        for process_history, memory, sm, cpu, host in self._process_figures:
+            process_history._add(now, memory, sm, cpu, host)
+
+    def _process_histories(self, rows: ProcessRows) -> tuple[dict[ProcessIdentity, ProcessHistory], list[_Figures]]:
+        """Each row's history (a new one for a process not seen last tick) and the figures it adds."""
         more = rows.more
         old_processes = self._processes
         processes: dict[ProcessIdentity, ProcessHistory] = {}
+        figures: list[_Figures] = []
         for identity, process in rows.first.items():
             process_history = old_processes.get(identity)
             if process_history is None:
@@ -315,9 +336,9 @@ class History:
                 memory, sm = _merged(more[identity])
             else:
                 memory, sm = process.gpu_memory, process.sm_utilization
-            process_history._add(now, memory, sm, process.cpu_percent, process.host_memory)
+            figures.append((process_history, memory, sm, process.cpu_percent, process.host_memory))
             processes[identity] = process_history
-        self._processes = processes
+        return processes, figures
 
     def __len__(self) -> int:
         """Number of snapshots held (at most ``gpu_maxlen``)."""

@@ -9,13 +9,15 @@ stays the tick's own: only what the card shows is held, in ``GpuDiagnosis.held``
 
 from __future__ import annotations
 
-import dataclasses
 from types import MappingProxyType
 
 from gputop.core.analysis.diagnosis.diagnoser import Diagnoses, GpuDiagnosis, HeldMarks
 from gputop.core.analysis.hold import HOLD, Holder, HoldTimes, clear_held
+from gputop.core.frozen_copy import copier
 
 MARK_VERDICTS = ("throttled", "stalled", "busy_few_sms")
+# Each GPU's diagnosis with its held marks, every tick: dataclasses.replace took ~5 us a GPU.
+_WITH_HELD = copier(GpuDiagnosis, "held")
 
 
 def _now_says(diagnosis: GpuDiagnosis, verdict: str) -> bool:
@@ -45,7 +47,7 @@ class MarkHolder:
                 self._limiting[index] = diagnosis.limiting
             shown = frozenset(verdict for verdict in MARK_VERDICTS if (index, verdict) in self._on)
             limiting = self._limiting.get(index, ()) if "throttled" in shown else ()
-            gpus[index] = dataclasses.replace(diagnosis, held=HeldMarks(verdicts=shown, limiting=limiting))
+            gpus[index] = _WITH_HELD(diagnosis, HeldMarks(verdicts=shown, limiting=limiting))
         self._holder.sweep()
         self._on = {key for key in self._on if key[0] in gpus}
         self._limiting = {index: reasons for index, reasons in self._limiting.items() if index in gpus}

@@ -36,7 +36,7 @@ from gputop.core.analysis.diagnosis.health import HealthProblem, HealthTracker
 from gputop.core.analysis.diagnosis.memory import GIB, Unattributed, gpu_unattributed, mig_unattributed
 from gputop.core.analysis.diagnosis.reasons import limiting_reasons
 from gputop.core.analysis.history import MigKey
-from gputop.core.analysis.process_rows import process_rows
+from gputop.core.analysis.process_rows import ProcessRows, process_rows
 from gputop.core.frozen_copy import maker
 from gputop.core.model import GpuSample, ProcessIdentity, ProcessSample, Snapshot, percent
 from gputop.core.settings import Thresholds
@@ -100,6 +100,10 @@ class _Activity:
     diagnosis: ProcessDiagnosis | None = None
 
 
+# A process's identity, whether it ran (None: not known), the GPU memory it holds, its last SM use reported.
+_Reading = tuple[ProcessIdentity, bool | None, int | None, float | None]
+
+
 @dataclass(slots=True)
 class _Stall:
     since: float
@@ -112,8 +116,13 @@ class Diagnoser:
     def __init__(self, thresholds: Thresholds | None = None) -> None:
         self.thresholds = Thresholds() if thresholds is None else thresholds
         self._activity: dict[ProcessIdentity, _Activity] = {}
+        # The process rows last read, and what was read of each (_readings).
+        self._rows: ProcessRows | None = None
+        self._readings: list[_Reading] = []
         self._stalls: dict[int, _Stall] = {}
         self._health: dict[int, HealthTracker] = {}
+        # Each GPU's sample and the thresholds its unattributed memory was judged with, and the judgement.
+        self._unattributed: dict[int, tuple[GpuSample, Thresholds, Unattributed]] = {}
         self._judge = ActivityJudge(self.thresholds.busy_idle_after_s)
 
     def update(self, snapshot: Snapshot) -> Diagnoses:
@@ -128,6 +137,7 @@ class Diagnoser:
                     mig, limits.unattributed_min_gib, limits.unattributed_percent
                 )
         self._health = {index: tracker for index, tracker in self._health.items() if index in gpus}
+        self._unattributed = {index: last for index, last in self._unattributed.items() if index in gpus}
         self._judge.forget(set(gpus))
         return Diagnoses(
             gpus=MappingProxyType(gpus),
@@ -137,7 +147,13 @@ class Diagnoser:
 
     def _gpu(self, gpu: GpuSample, now: float) -> GpuDiagnosis:
         limits = self.thresholds
-        unattributed = gpu_unattributed(gpu, limits.unattributed_min_gib, limits.unattributed_percent)
+        # A pure function of the GPU's sample: kept while the source gives the same object (an idle GPU's).
+        last = self._unattributed.get(gpu.index)
+        if last is not None and last[0] is gpu and last[1] is limits:
+            unattributed = last[2]
+        else:
+            unattributed = gpu_unattributed(gpu, limits.unattributed_min_gib, limits.unattributed_percent)
+            self._unattributed[gpu.index] = (gpu, limits, unattributed)
         tracker = self._health.get(gpu.index)
         if tracker is None:  # not setdefault: a tracker made for nothing each GPU each tick
             tracker = self._health[gpu.index] = HealthTracker()
@@ -206,19 +222,14 @@ class Diagnoser:
         # This runs for every process every tick: a process's one row is read as it is, and only an
         # identity with rows on several GPUs is merged (_merged).
         rows = process_rows(snapshot)
-        more = rows.more
+        if rows is not self._rows:
+            # Read again only when the rows are new: an idle machine's ticks have last tick's.
+            self._rows, self._readings = rows, _readings(rows)
         idle_after, idle_memory = self.thresholds.idle_after_s, self.thresholds.idle_min_memory_gib * GIB
         previous = self._activity
         activity: dict[ProcessIdentity, _Activity] = {}
         diagnoses: dict[ProcessIdentity, ProcessDiagnosis] = {}
-        for identity, process in rows.first.items():
-            if more and identity in more:
-                running, held, reported = _merged(more[identity])
-            else:
-                util = process.sm_utilization
-                # A stale row (its GPU not answering) says nothing about now.
-                running = None if util is None or process.stale else util > 0
-                held, reported = process.gpu_memory, process.sm_last_active
+        for identity, running, held, reported in self._readings:
             seen = previous.get(identity)
             if seen is None:
                 seen = _Activity(since=now)
@@ -244,6 +255,22 @@ class Diagnoser:
             diagnoses[identity] = last
         self._activity = activity
         return diagnoses
+
+
+def _readings(rows: ProcessRows) -> list[_Reading]:
+    """Each identity's row (its rows merged where it has several): whether it ran, its memory, its last SM use."""
+    more = rows.more
+    readings: list[_Reading] = []
+    for identity, process in rows.first.items():
+        if more and identity in more:
+            running, held, reported = _merged(more[identity])
+        else:
+            util = process.sm_utilization
+            # A stale row (its GPU not answering) says nothing about now.
+            running = None if util is None or process.stale else util > 0
+            held, reported = process.gpu_memory, process.sm_last_active
+        readings.append((identity, running, held, reported))
+    return readings
 
 
 def _merged(rows: list[ProcessSample]) -> tuple[bool | None, int | None, float | None]:
