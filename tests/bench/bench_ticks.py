@@ -95,6 +95,7 @@ def main() -> None:
     parser.add_argument("--config", default="8x512", help="GPUSxPROCS")
     parser.add_argument("--ticks", type=int, default=20)
     parser.add_argument("--interval", type=float, default=0.25, help="seconds between ticks")
+    parser.add_argument("--static", action="store_true", help="figures that never change (bench_overhead's --static)")
     args = parser.parse_args()
     gpus, procs = parse_config(args.config)
     stages, collector = Stages(), Collector()
@@ -113,7 +114,8 @@ def main() -> None:
         gc.callbacks.append(collector)
         try:
             for tick in range(args.ticks):
-                fake.write(vary(scenario, tick + 1))
+                if not args.static:
+                    fake.write(vary(scenario, tick + 1))
                 time.sleep(args.interval)
                 snapshot = stages.run("sample", sampler.sample)
                 stages.run("history", history.add, snapshot)
@@ -128,7 +130,8 @@ def main() -> None:
             sampler.close()
             fake.unload()
     print(f"# {machine()}, Python {sys.version.split()[0]}")
-    print(f"# {args.config}: {gpus * procs} processes, {args.ticks} ticks {args.interval:g} s apart; "
+    kind = " static" if args.static else ""
+    print(f"# {args.config}{kind}: {gpus * procs} processes, {args.ticks} ticks {args.interval:g} s apart; "
           f"CPU ms per tick, median of the ticks after the first {WARM_TICKS}")
     print(f"{'first sample':<14} {stages.times['first sample'][0] * 1e3:8.1f}  (the first look at every process)")
     total = 0.0
