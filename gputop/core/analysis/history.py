@@ -224,10 +224,13 @@ class ProcessHistory(MemorySeries):
         self._cpu_percent.append(_NAN if cpu is None else cpu)
         self._host_memory.append(_NAN if host is None else host)
         if len(self._timestamps) > self._maxlen:
-            # Every column's oldest row in one statement, rather than _trim's loop over _columns(): every
-            # process, every tick, once full.
-            del self._timestamps[0], self._memory[0], self._sm_utilization[0], self._cpu_percent[0]
-            del self._host_memory[0]
+            self._drop_oldest()
+
+    def _drop_oldest(self) -> None:
+        # Every column's oldest row in one statement, rather than _trim's loop over _columns(): every
+        # process, every tick, once full.
+        del self._timestamps[0], self._memory[0], self._sm_utilization[0], self._cpu_percent[0]
+        del self._host_memory[0]
 
     @property
     def gpu_memory(self) -> Sequence[int | None]:
@@ -248,6 +251,9 @@ class ProcessHistory(MemorySeries):
 
 # A process history and what one tick adds to it: GPU memory, SM %, CPU %, host memory.
 _Figures = tuple[ProcessHistory, int | None, float | None, float | None, int | None]
+# A process history's timestamp column, each figure column's append with the figure it stores, and the history.
+_Append = Callable[[float], None]
+_Appends = tuple["array[float]", _Append, float, _Append, float, _Append, float, _Append, float, ProcessHistory]
 
 
 class History:
@@ -269,6 +275,8 @@ class History:
         # The process rows last added, and what each of their histories was given from them.
         self._rows: ProcessRows | None = None
         self._process_figures: list[_Figures] = []
+        # While the rows stay the same: each history's appends of its figures (made on the first such tick).
+        self._appends: list[_Appends] | None = None
 
     def clear(self) -> None:
         self._timestamps = array("d")
@@ -277,6 +285,7 @@ class History:
         self._processes = {}
         self._rows = None
         self._process_figures = []
+        self._appends = None
 
     def add(self, snapshot: Snapshot) -> None:
         """Append one snapshot.
@@ -317,10 +326,26 @@ class History:
         if rows is not self._rows:
             self._rows = rows
             self._processes, self._process_figures = self._process_histories(rows)
+            self._appends = None
+            for process_history, memory, sm, cpu, host in self._process_figures:
+                process_history._add(now, memory, sm, cpu, host)
+            return
         # The same rows as last tick (process_rows keeps them while every list is the same object: an
-        # idle machine's ticks): the same histories and figures, appended without being looked up again.
-        for process_history, memory, sm, cpu, host in self._process_figures:
-            process_history._add(now, memory, sm, cpu, host)
+        # idle machine's ticks): each history is given what it was given last tick, so its memory has not
+        # changed (last_memory_change stays); the values stored and the arrays' appends are kept from
+        # tick to tick, rather than two method calls and four None tests a process.
+        appends = self._appends
+        if appends is None:
+            appends = self._appends = [_appends(*figures) for figures in self._process_figures]
+        maxlen = self.process_maxlen
+        for stamps, add_memory, memory_at, add_sm, sm_at, add_cpu, cpu_at, add_host, host_at, kept in appends:
+            stamps.append(now)
+            add_memory(memory_at)
+            add_sm(sm_at)
+            add_cpu(cpu_at)
+            add_host(host_at)
+            if len(stamps) > maxlen:
+                kept._drop_oldest()
 
     def _process_histories(self, rows: ProcessRows) -> tuple[dict[ProcessIdentity, ProcessHistory], list[_Figures]]:
         """Each row's history (a new one for a process not seen last tick) and the figures it adds."""
@@ -371,6 +396,21 @@ class History:
     @property
     def processes(self) -> Mapping[ProcessIdentity, ProcessHistory]:
         return MappingProxyType(self._processes)
+
+
+def _appends(
+    process_history: ProcessHistory, memory: int | None, sm: float | None, cpu: float | None, host: int | None
+) -> _Appends:
+    """A process history's timestamp column, each figure column's append with the figure it stores, and
+    the history."""
+    return (
+        process_history._timestamps,
+        process_history._memory.append, _NAN if memory is None else memory,
+        process_history._sm_utilization.append, _NAN if sm is None else sm,
+        process_history._cpu_percent.append, _NAN if cpu is None else cpu,
+        process_history._host_memory.append, _NAN if host is None else host,
+        process_history,
+    )
 
 
 def _merged(rows: list[ProcessSample]) -> tuple[int | None, float | None]:
