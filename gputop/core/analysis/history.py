@@ -277,6 +277,9 @@ class History:
         self._process_figures: list[_Figures] = []
         # While the rows stay the same: each history's appends of its figures (made on the first such tick).
         self._appends: list[_Appends] | None = None
+        # Counts the times the processes' histories were given other figures (new rows) or cleared: while
+        # it stays, every process history was given last tick's figures again.
+        self.process_figures_version = 0
 
     def clear(self) -> None:
         self._timestamps = array("d")
@@ -286,6 +289,7 @@ class History:
         self._rows = None
         self._process_figures = []
         self._appends = None
+        self.process_figures_version += 1
 
     def add(self, snapshot: Snapshot) -> None:
         """Append one snapshot.
@@ -327,6 +331,7 @@ class History:
             self._rows = rows
             self._processes, self._process_figures = self._process_histories(rows)
             self._appends = None
+            self.process_figures_version += 1
             for process_history, memory, sm, cpu, host in self._process_figures:
                 process_history._add(now, memory, sm, cpu, host)
             return
