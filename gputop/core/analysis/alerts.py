@@ -213,8 +213,14 @@ class AlertMonitor:
     ) -> None:
         """Raise or clear the alert ``key`` once ``condition`` has held long enough for its kind; None leaves it
         as it is. ``words()``: the messages it is raised and cleared with, written only then."""
+        held = key in self._active
+        if condition is None or condition == held:
+            # Nothing to raise or clear (most conditions, most ticks): Holder.step's answer, without asking
+            # how long this kind is held.
+            self._holder.settle(key)
+            return
         kind, gpu_index, mig_index, subject = key
-        if not self._holder.step(key, key in self._active, condition, now, self._times(kind)):
+        if not self._holder.step(key, held, condition, now, self._times(kind)):
             return
         message, cleared_message = words()
         if key not in self._active:
