@@ -121,8 +121,9 @@ class Diagnoser:
         self._readings: list[_Reading] = []
         self._stalls: dict[int, _Stall] = {}
         self._health: dict[int, HealthTracker] = {}
-        # Each GPU's sample and the thresholds its unattributed memory was judged with, and the judgement.
-        self._unattributed: dict[int, tuple[GpuSample, Thresholds, Unattributed]] = {}
+        # Each GPU's sample and the thresholds its unattributed memory was judged with, the judgement, and
+        # whether a process holds memory on it (_holds_memory).
+        self._unattributed: dict[int, tuple[GpuSample, Thresholds, Unattributed, bool]] = {}
         self._judge = ActivityJudge(self.thresholds.busy_idle_after_s)
 
     def update(self, snapshot: Snapshot) -> Diagnoses:
@@ -147,13 +148,12 @@ class Diagnoser:
 
     def _gpu(self, gpu: GpuSample, now: float) -> GpuDiagnosis:
         limits = self.thresholds
-        # A pure function of the GPU's sample: kept while the source gives the same object (an idle GPU's).
+        # Pure functions of the GPU's sample: kept while the source gives the same object (an idle GPU's).
         last = self._unattributed.get(gpu.index)
-        if last is not None and last[0] is gpu and last[1] is limits:
-            unattributed = last[2]
-        else:
+        if last is None or last[0] is not gpu or last[1] is not limits:
             unattributed = gpu_unattributed(gpu, limits.unattributed_min_gib, limits.unattributed_percent)
-            self._unattributed[gpu.index] = (gpu, limits, unattributed)
+            last = self._unattributed[gpu.index] = (gpu, limits, unattributed, _holds_memory(gpu))
+        unattributed = last[2]
         tracker = self._health.get(gpu.index)
         if tracker is None:  # not setdefault: a tracker made for nothing each GPU each tick
             tracker = self._health[gpu.index] = HealthTracker()
@@ -175,7 +175,7 @@ class Diagnoser:
         verdict: Verdict | None = None
         # Judged every tick all the same, so a stall's clock runs from when it began.
         stalled = self._stalled(gpu, now)
-        holds_memory = _holds_memory(gpu)
+        holds_memory = last[3]
         if holds_memory:
             if stalled:
                 verdict = "stalled"
