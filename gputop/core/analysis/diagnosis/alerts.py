@@ -89,7 +89,8 @@ def _raised_while_lost(gpu_index: int, diagnosis: GpuDiagnosis, present: set[Dia
 
 
 def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collection[DiagnosisKey]) -> list[Change]:
-    """What the diagnoses of ``snapshot`` raise and clear, given the alerts ``active`` now."""
+    """What the diagnoses of ``snapshot`` raise and clear, given the alerts ``active`` now. A condition that is
+    unknown or as its alert already is gives no change (the monitor's hold ends a run not stepped)."""
     changes: list[Change] = []
     present: set[DiagnosisKey] = set()
     active = set(active)
@@ -106,17 +107,21 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
             continue
         reasons = gpu.clock_event_reasons
         alerting = [name for name in reasons or () if name in ALERTING]
+        # A condition unknown, or as the alert already is, changes nothing (the monitor's hold ends a run
+        # not stepped): no change is made for it, the case of every GPU on most ticks.
         key: DiagnosisKey = ("throttle", gpu.index, None, None)
         present.add(key)
-        changes.append(_CHANGE(
-            key=key, condition=None if reasons is None else bool(alerting), words=_throttle_words(gpu.index, alerting)
-        ))
+        condition = None if reasons is None else bool(alerting)
+        if condition is not None and condition != (key in active):
+            changes.append(_CHANGE(key=key, condition=condition, words=_throttle_words(gpu.index, alerting)))
         key = ("stall", gpu.index, None, None)
         present.add(key)
-        changes.append(_CHANGE(key=key, condition=diagnosis.verdict == "stalled", words=_stall_words(gpu)))
+        if (diagnosis.verdict == "stalled") != (key in active):
+            changes.append(_CHANGE(key=key, condition=diagnosis.verdict == "stalled", words=_stall_words(gpu)))
         key = ("busy", gpu.index, None, None)
         present.add(key)
-        changes.append(_CHANGE(key=key, condition=diagnosis.busy_few_sms, words=_busy_words(gpu)))
+        if diagnosis.busy_few_sms != (key in active):
+            changes.append(_CHANGE(key=key, condition=diagnosis.busy_few_sms, words=_busy_words(gpu)))
         for problem in diagnosis.health:
             key = ("health", gpu.index, None, problem.key)
             present.add(key)
