@@ -395,7 +395,6 @@ class Forecaster:
         # Rebuilt each tick, so vanished processes leave the cache with the history.
         self._fitted = fitted
         kept = MappingProxyType(processes)
-        self._unmoved = None
-        if not fitted and oldest == oldest and history.gpu_maxlen >= full:
-            self._unmoved = (history, history.process_figures_version, oldest, kept)
+        unmoved = not fitted and oldest == oldest and history.gpu_maxlen >= full
+        self._unmoved = (history, history.process_figures_version, oldest, kept) if unmoved else None
         return Forecasts(gpus=MappingProxyType(gpus), migs=MappingProxyType(migs), processes=kept)
