@@ -58,7 +58,8 @@ class Sampler:
         # Last tick's GPUs by index: as the source gave it, its lists joined, and the GPU joined.
         self._joined_gpus: dict[int, _JoinedGpu] = {}
         # Last tick's GPUs as the source gave them, every process's host facts in order, and the GPUs joined.
-        self._last_join: tuple[tuple[GpuSample, ...], tuple[HostFacts | None, ...], tuple[GpuSample, ...]] = (
+        # (None: not worked out, the GPUs having moved.)
+        self._last_join: tuple[tuple[GpuSample, ...], tuple[HostFacts | None, ...] | None, tuple[GpuSample, ...]] = (
             (), (), ()
         )
         # A source that replays another machine (a capture) says what time it is there, and its name.
@@ -149,9 +150,11 @@ class Sampler:
         if not same_gpus:
             self._pids = [p.pid for gpu in gpus for p in gpu.all_processes()]
         facts = self.process_info.lookup(self._pids)
-        found_all = tuple(map(facts.get, self._pids))
-        if same_gpus and found_all == last_tick[1]:
-            return last_tick[2]  # and their host facts too: every GPU joined as last tick
+        found_all = None  # worked out only where it may spare the walk: GPUs that move cost nothing more
+        if same_gpus:
+            found_all = tuple(map(facts.get, self._pids))
+            if found_all == last_tick[1]:
+                return last_tick[2]  # and their host facts too: every GPU joined as last tick
         joined_gpus = self._join_lists(gpus, facts)
         self._last_join = (gpus, found_all, joined_gpus)
         return joined_gpus
