@@ -55,6 +55,31 @@ def test_series_are_bounded_by_count() -> None:
     assert len(history) == 5
 
 
+def test_an_unchanged_machine_adds_every_ticks_point_to_each_process_bounded_and_dates_the_next_change() -> None:
+    # The same GPU object tick after tick (the source's way of saying nothing moved): the same process rows.
+    busy = ProcessSample(pid=7, gpu_index=0, type="C", gpu_memory=GIB, sm_utilization=30.0, started=100.0,
+                         cpu_percent=2.5, host_memory=None)
+    quiet = process(8, 0, None)
+    gpu = GpuSample(index=0, memory_used=GIB, processes=(busy, quiet))
+    history = History(gpu_maxlen=10, process_maxlen=4)
+    for k in range(7):
+        history.add(snapshot(float(k), gpu))
+    series = history.process((7, 100.0))
+    assert list(series.timestamps) == [3.0, 4.0, 5.0, 6.0]
+    assert list(series.gpu_memory) == [GIB] * 4
+    assert list(series.sm_utilization) == [30.0] * 4
+    assert list(series.cpu_percent) == [2.5] * 4
+    assert list(series.host_memory) == [None] * 4
+    assert series.last_memory_change is None
+    assert list(history.process((8, 100.0)).gpu_memory) == [None] * 4
+    moved = GpuSample(index=0, memory_used=GIB, processes=(busy, process(8, 0, 2 * GIB)))
+    for k in (7, 8):
+        history.add(snapshot(float(k), moved))
+    assert list(history.process((8, 100.0)).gpu_memory) == [None, None, 2 * GIB, 2 * GIB]
+    assert history.process((8, 100.0)).last_memory_change == 7.0
+    assert list(history.process((7, 100.0)).timestamps) == [5.0, 6.0, 7.0, 8.0]
+
+
 def test_mig_devices_are_keyed_by_gpu_and_mig_index() -> None:
     history = History()
     for k in range(3):

@@ -57,6 +57,11 @@ class Sampler:
         self._joined: dict[tuple[int, int | None], _Joined] = {}
         # Last tick's GPUs by index: as the source gave it, its lists joined, and the GPU joined.
         self._joined_gpus: dict[int, _JoinedGpu] = {}
+        # Last tick's GPUs as the source gave them, every process's host facts in order, and the GPUs joined.
+        # (None: not worked out, the GPUs having moved.)
+        self._last_join: tuple[tuple[GpuSample, ...], tuple[HostFacts | None, ...] | None, tuple[GpuSample, ...]] = (
+            (), (), ()
+        )
         # A source that replays another machine (a capture) says what time it is there, and its name.
         self._clock = getattr(source, "clock", self._clock)
         self._hostname = getattr(source, "hostname", None) or self._hostname
@@ -139,8 +144,24 @@ class Sampler:
         return read_process_detail(identity)
 
     def _join_host_facts(self, gpus: tuple[GpuSample, ...]) -> tuple[GpuSample, ...]:
-        self._pids = [p.pid for gpu in gpus for p in gpu.all_processes()]
+        last_tick = self._last_join
+        # The source's GPUs all as they were (the same objects: an idle machine's ticks): the same PIDs.
+        same_gpus = len(gpus) == len(last_tick[0]) and all(map(operator.is_, gpus, last_tick[0]))
+        if not same_gpus:
+            self._pids = [p.pid for gpu in gpus for p in gpu.all_processes()]
         facts = self.process_info.lookup(self._pids)
+        found_all = None  # worked out only where it may spare the walk: GPUs that move cost nothing more
+        if same_gpus:
+            found_all = tuple(map(facts.get, self._pids))
+            if found_all == last_tick[1]:
+                return last_tick[2]  # and their host facts too: every GPU joined as last tick
+        joined_gpus = self._join_lists(gpus, facts)
+        self._last_join = (gpus, found_all, joined_gpus)
+        return joined_gpus
+
+    def _join_lists(
+        self, gpus: tuple[GpuSample, ...], facts: dict[int, HostFacts | None]
+    ) -> tuple[GpuSample, ...]:
         before, self._joined = self._joined, {}
 
         def joined(place: tuple[int, int | None], processes: tuple[ProcessSample, ...]) -> tuple[ProcessSample, ...]:

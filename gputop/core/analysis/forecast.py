@@ -310,6 +310,9 @@ class Forecaster:
         # Devices whose forecast went (memory stopped rising, fell or filled): none again before then,
         # so a climb that levels off does not bring "full in" back and forth.
         self._quiet_until: dict[int | MigKey, float] = {}
+        # No process fitted (each flat over the window, or under min_span_s): the history, its process
+        # figures' version then, the oldest first point of one under min_span_s, and the processes' forecasts.
+        self._unmoved: tuple[History, int, float, Mapping[ProcessIdentity, ProcessGrowth]] | None = None
 
     def _device(
         self, key: int | MigKey, series: MemorySeries, used: int | None, total: int | None, now: float
@@ -325,6 +328,22 @@ class Forecaster:
             return replace(forecast, seconds_to_full=None)
         self._quiet_until.pop(key, None)
         return forecast
+
+    def _kept_processes(self, history: History, now: float) -> Mapping[ProcessIdentity, ProcessGrowth] | None:
+        """Last tick's process forecasts when they hold still: no process was fitted, each has been given the
+        same figures since (a flat one is flat still: its newest change only grows older), none under
+        min_span_s reaches it now, and no full history's span (its oldest point moved on) fell under it."""
+        unmoved = self._unmoved
+        if unmoved is None or unmoved[0] is not history or unmoved[1] != history.process_figures_version:
+            return None
+        if now - unmoved[2] >= self.params.min_span_s:  # the loop's test, for the one to reach it first
+            return None
+        # A process's points are the newest of the history's (it leaves the history when a snapshot lacks it):
+        # a full one spans its last process_maxlen, which a shorter interval shortens.
+        stamps, full = history.timestamps, history.process_maxlen
+        if len(stamps) >= full and stamps[-1] - stamps[-full] < self.params.min_span_s:
+            return None
+        return unmoved[3]
 
     def update(self, history: History, snapshot: Snapshot) -> Forecasts:
         """Every forecast for ``snapshot``, which must be the one last added to ``history``."""
@@ -345,16 +364,24 @@ class Forecaster:
         self._shown = shown | {key for key, f in migs.items() if f.seconds_to_full is not None}
 
         self._tick += 1
+        kept = self._kept_processes(history, now)
+        if kept is not None:
+            return Forecasts(gpus=MappingProxyType(gpus), migs=MappingProxyType(migs), processes=kept)
         tick, stride = self._tick, self.process_stride
         window_s, min_span_s = params.process_window_s, params.min_span_s
         cached = self._fitted
         fitted: dict[ProcessIdentity, ProcessGrowth] = {}
         processes: dict[ProcessIdentity, ProcessGrowth] = {}
+        # The oldest first point of a process under min_span_s (infinity: none is under it; NaN: one's
+        # history is full, so its first point moves on).
+        oldest = math.inf
+        full = history.process_maxlen
         for identity, process_history in history.processes.items():
             timestamps = process_history.timestamps
             newest = timestamps[-1]
             if newest - timestamps[0] < min_span_s:
                 processes[identity] = GROWTH_NOT_YET
+                oldest = math.nan if len(timestamps) >= full else min(oldest, timestamps[0])
                 continue
             # _flat, written out: asked of every process every tick, and most are flat.
             changed = process_history.last_memory_change
@@ -367,8 +394,7 @@ class Forecaster:
             processes[identity] = fitted[identity] = growth
         # Rebuilt each tick, so vanished processes leave the cache with the history.
         self._fitted = fitted
-        return Forecasts(
-            gpus=MappingProxyType(gpus),
-            migs=MappingProxyType(migs),
-            processes=MappingProxyType(processes),
-        )
+        kept = MappingProxyType(processes)
+        unmoved = not fitted and oldest == oldest and history.gpu_maxlen >= full
+        self._unmoved = (history, history.process_figures_version, oldest, kept) if unmoved else None
+        return Forecasts(gpus=MappingProxyType(gpus), migs=MappingProxyType(migs), processes=kept)

@@ -18,6 +18,7 @@ from gputop.core.frozen_copy import copier
 MARK_VERDICTS = ("throttled", "stalled", "busy_few_sms")
 # Each GPU's diagnosis with its held marks, every tick: dataclasses.replace took ~5 us a GPU.
 _WITH_HELD = copier(GpuDiagnosis, "held")
+_NO_MARKS = HeldMarks(verdicts=frozenset(), limiting=())
 
 
 def _now_says(diagnosis: GpuDiagnosis, verdict: str) -> bool:
@@ -41,10 +42,16 @@ class MarkHolder:
             for verdict in MARK_VERDICTS:
                 key = (index, verdict)
                 condition = _now_says(diagnosis, verdict) if index in judged else None
-                if self._holder.step(key, key in self._on, condition, now, self._times[verdict]):
+                held = key in self._on
+                if condition is None or condition == held:
+                    self._holder.settle(key)  # Holder.step's answer, the common one, at less cost
+                elif self._holder.step(key, held, condition, now, self._times[verdict]):
                     self._on ^= {key}
             if diagnosis.verdict == "throttled" and diagnosis.limiting:
                 self._limiting[index] = diagnosis.limiting
+            if not self._on:  # no mark shown on any GPU: most ticks
+                gpus[index] = _WITH_HELD(diagnosis, _NO_MARKS)
+                continue
             shown = frozenset(verdict for verdict in MARK_VERDICTS if (index, verdict) in self._on)
             limiting = self._limiting.get(index, ()) if "throttled" in shown else ()
             gpus[index] = _WITH_HELD(diagnosis, HeldMarks(verdicts=shown, limiting=limiting))

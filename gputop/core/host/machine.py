@@ -9,6 +9,11 @@ read 0 %. Until then a figure is None (not known yet), never 0.
 The network is the machine's traffic: by default only the interfaces with a device behind them
 (``/sys/class/net/NAME/device``), so loopback, bridges, veth pairs, VLANs and bonds over counted
 NICs neither add nor count twice; ``net_interfaces`` (names or shell patterns) chooses others.
+
+The three files read each tick (``/proc/meminfo``, ``/proc/stat``, ``/proc/net/dev``) are held open
+and read again from their start: the kernel writes them afresh at each read from the start, so a
+reading is as new as one from a file opened for it, in one call where opening, reading and closing
+through a Python file object took eight or nine.
 """
 
 from __future__ import annotations
@@ -21,12 +26,15 @@ from pathlib import Path
 
 import psutil
 
-from gputop.core.host.procfs import MIN_SPAN_S
+from gputop.core.host.procfs import CLOCK_TICKS, MIN_SPAN_S
 from gputop.core.model import HostSample
 
 SYS_CLASS_NET = Path("/sys/class/net")
 PROC_MEMINFO = Path("/proc/meminfo")
 PROC_NET_DEV = Path("/proc/net/dev")
+PROC_STAT = Path("/proc/stat")
+# /proc/stat's first line (the CPUs summed): ten numbers of at most twenty digits.
+_STAT_LINE = 512
 _MEMINFO_KEYS = (b"\nMemTotal:", b"\nMemAvailable:", b"\nSwapTotal:", b"\nSwapFree:")  # at a line's start
 
 
@@ -44,7 +52,49 @@ def chosen_interfaces(
     return tuple(name for name in names if any(fnmatchcase(name, pattern) for pattern in patterns))
 
 
-def read_meminfo(path: Path = PROC_MEMINFO) -> tuple[int, int, int, int] | None:
+class HeldFile:
+    """A file held open, read whole from its start at each ``read()``: one ``pread`` a reading.
+
+    Opened at the first reading; one that fails closes it, and the next opens it again. Closed when
+    the object goes (never by another thread while a reading may be under way: its descriptor's
+    number could by then be another file's).
+    """
+
+    __slots__ = ("path", "_fd", "_size")
+
+    def __init__(self, path: Path, size: int = 4096) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._size = size  # the buffer a reading asks for; doubled while a file fills it
+
+    def read(self, limit: int | None = None) -> bytes:
+        """The whole file, or its first ``limit`` bytes at most; raises OSError."""
+        fd = self._fd
+        if fd is None:
+            fd = self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            if limit is not None:
+                return os.pread(fd, limit, 0)
+            data = os.pread(fd, self._size, 0)
+            while len(data) == self._size:  # maybe more: the whole file again, in a bigger buffer
+                self._size *= 2
+                data = os.pread(fd, self._size, 0)
+        except OSError:
+            self.close()
+            raise
+        return data
+
+    def close(self, _close: Callable[[int], None] = os.close) -> None:
+        # os.close bound here: __del__ may run at interpreter exit, when module globals may be gone.
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            _close(fd)
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def read_meminfo(path: Path | HeldFile = PROC_MEMINFO) -> tuple[int, int, int, int] | None:
     """Memory total and available, swap total and free (bytes), from one read of ``/proc/meminfo``;
     None where it cannot be read or lacks one of them (a kernel before 3.14 has no MemAvailable).
 
@@ -52,8 +102,7 @@ def read_meminfo(path: Path = PROC_MEMINFO) -> tuple[int, int, int, int] | None:
     gputop does not show: 140 us a tick, where this takes 20.
     """
     try:
-        with open(path, "rb") as file:
-            text = b"\n" + file.read()
+        text = b"\n" + _read(path)
     except OSError:
         return None
     # Each of the four looked up where its line starts, rather than the fifty-odd lines split and
@@ -70,13 +119,19 @@ def read_meminfo(path: Path = PROC_MEMINFO) -> tuple[int, int, int, int] | None:
     return total, available, swap_total, swap_free
 
 
-def read_net_dev(path: Path = PROC_NET_DEV) -> dict[str, tuple[int, int]] | None:
+def _read(path: Path | HeldFile) -> bytes:
+    if isinstance(path, HeldFile):
+        return path.read()
+    with open(path, "rb") as file:
+        return file.read()
+
+
+def read_net_dev(path: Path | HeldFile = PROC_NET_DEV) -> dict[str, tuple[int, int]] | None:
     """Bytes received and sent by each interface, from ``/proc/net/dev`` (as psutil reads it, without
     its tuple of eight counters per interface: 65 us a tick, where this takes 15); None where it
     cannot be read."""
     try:
-        with open(path, "rb") as file:
-            lines = file.read().splitlines()[2:]  # two lines of headings
+        lines = _read(path).splitlines()[2:]  # two lines of headings
         counters = {}
         for line in lines:
             name, _, fields = line.rpartition(b":")
@@ -93,9 +148,28 @@ def _psutil_memory() -> tuple[int, int, int, int]:
     return memory.total, memory.available, swap.total, swap.total - swap.used
 
 
+def read_cpu_times(stat: HeldFile) -> tuple[float, float] | None:
+    """Seconds of CPU time busy and in all since boot, summed over the CPUs, from the first line of
+    ``/proc/stat`` (as psutil's cpu_times() reads it, and by its rule: guest time is already in user
+    time, and waiting for I/O is idle); None where it cannot be read."""
+    try:
+        line = stat.read(_STAT_LINE)
+    except OSError:
+        return None
+    end = line.find(b"\n")
+    if not line.startswith(b"cpu ") or end < 0:
+        return None
+    # cpu  user nice system idle iowait irq softirq steal guest guest_nice (older kernels: fewer)
+    ticks = [int(field) for field in line[4:end].split()]
+    if len(ticks) < 4:
+        return None
+    total = sum(ticks) - sum(ticks[8:10])
+    idle = sum(ticks[3:5])
+    return (total - idle) / CLOCK_TICKS, total / CLOCK_TICKS
+
+
 def _cpu_busy_total() -> tuple[float, float]:
-    """Seconds of CPU time busy and in all since boot, summed over the CPUs (psutil's own rule: guest
-    time is already in user time, and waiting for I/O is idle)."""
+    """read_cpu_times()'s figures from psutil, where /proc/stat does not give them."""
     times = psutil.cpu_times()
     total = sum(times) - getattr(times, "guest", 0.0) - getattr(times, "guest_nice", 0.0)
     idle = times.idle + getattr(times, "iowait", 0.0)
@@ -114,8 +188,9 @@ class HostReader:
         net_dev: Path = PROC_NET_DEV,
     ) -> None:
         self._clock = clock
-        self._meminfo = meminfo
-        self._net_dev = net_dev
+        self._meminfo = HeldFile(meminfo)
+        self._net_dev = HeldFile(net_dev)
+        self._stat = HeldFile(PROC_STAT)
         self._net_patterns = None if net_interfaces is None else tuple(net_interfaces)
         self._sys_class_net = sys_class_net
         self._cpu_percent: float | None = None
@@ -123,7 +198,7 @@ class HostReader:
         self._names: tuple[str, ...] | None = None  # the interfaces there were at the last reading
         self._counted: tuple[str, ...] = ()  # those of them counted
         # The first readings, now: the first sample is then a difference over the time until it.
-        self._cpu_read = (self._clock(), *_cpu_busy_total())
+        self._cpu_read = (self._clock(), *self._cpu_times())
         self._net_read = (self._clock(), self._net_counters())
 
     def sample(self) -> HostSample:
@@ -150,11 +225,14 @@ class HostReader:
         then, busy_then, total_then = self._cpu_read
         if now - then < MIN_SPAN_S:
             return self._cpu_percent  # too soon: the figure of the last interval long enough
-        busy, total = _cpu_busy_total()
+        busy, total = self._cpu_times()
         self._cpu_read = (now, busy, total)
         if total > total_then:
             self._cpu_percent = round(min(100.0, max(0.0, 100.0 * (busy - busy_then) / (total - total_then))), 1)
         return self._cpu_percent
+
+    def _cpu_times(self) -> tuple[float, float]:
+        return read_cpu_times(self._stat) or _cpu_busy_total()
 
     def _net_counters(self) -> dict[str, tuple[int, int]] | None:
         """Bytes received and sent per counted interface; None where neither /proc nor psutil gives them."""

@@ -99,6 +99,13 @@ class ActivityJudgement:
     health: tuple[HealthProblem, ...]
 
 
+_NO_PROBLEMS = {
+    (busy_few_sms, bound): ActivityJudgement(busy_few_sms=busy_few_sms, memory_bound=bound, health=())
+    for busy_few_sms in (False, True)
+    for bound in (False, True)
+}
+
+
 class ActivityJudge:
     """The judgements above for every GPU, remembering what needs time between ticks."""
 
@@ -111,10 +118,14 @@ class ActivityJudge:
         if state is None:  # not setdefault: a state made for nothing each GPU each tick
             state = self._gpus[gpu.index] = _GpuState()
         found = self._pcie(gpu, state, now) + self._nvlink(gpu.nvlink, state, now)
+        busy_few_sms, bound = self._busy_few_sms(gpu, state, now), memory_bound(gpu)
+        if not found:  # most GPUs, most ticks: one of four judgements made once
+            state.since = {}
+            return _NO_PROBLEMS[busy_few_sms, bound]
         state.since = {key: state.since.get(key, now) for key, _ in found}
         return ActivityJudgement(
-            busy_few_sms=self._busy_few_sms(gpu, state, now),
-            memory_bound=memory_bound(gpu),
+            busy_few_sms=busy_few_sms,
+            memory_bound=bound,
             health=tuple(HealthProblem(key, state.since[key], text) for key, text in found),
         )
 

@@ -25,6 +25,7 @@ from typing import Literal
 from gputop.core.analysis.diagnosis.diagnoser import Diagnoses, GpuDiagnosis
 from gputop.core.analysis.diagnosis.reasons import ALERTING, reason_words
 from gputop.core.format import fmt_bytes, fmt_duration, fmt_percent, safe_text
+from gputop.core.frozen_copy import keyword_maker
 from gputop.core.model import GpuSample, ProcessSample, Snapshot, percent
 
 DiagnosisKind = Literal["idle", "throttle", "stall", "health", "busy"]
@@ -48,6 +49,9 @@ class Change:
     update: bool = False  # while raised, its message says more now (a count that climbed)
     silent: bool = False  # clear without an event
 
+
+# Change(...) at two thirds of the cost: a few for every GPU every tick.
+_CHANGE = keyword_maker(Change)
 
 # What it means when a health problem is no longer reported.
 _RESOLVED = {
@@ -80,12 +84,13 @@ def _raised_while_lost(gpu_index: int, diagnosis: GpuDiagnosis, present: set[Dia
         key: DiagnosisKey = ("health", gpu_index, None, problem.key)
         if key not in present:
             present.add(key)
-            changes.append(Change(key=key, condition=True, words=_health_words(gpu_index, problem.text)))
+            changes.append(_CHANGE(key=key, condition=True, words=_health_words(gpu_index, problem.text)))
     return changes
 
 
 def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collection[DiagnosisKey]) -> list[Change]:
-    """What the diagnoses of ``snapshot`` raise and clear, given the alerts ``active`` now."""
+    """What the diagnoses of ``snapshot`` raise and clear, given the alerts ``active`` now. A condition that is
+    unknown or as its alert already is gives no change (the monitor's hold ends a run not stepped)."""
     changes: list[Change] = []
     present: set[DiagnosisKey] = set()
     active = set(active)
@@ -102,20 +107,26 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
             continue
         reasons = gpu.clock_event_reasons
         alerting = [name for name in reasons or () if name in ALERTING]
+        # A condition unknown, or as the alert already is, changes nothing (the monitor's hold ends a run
+        # not stepped): no change is made for it, the case of every GPU on most ticks.
         key: DiagnosisKey = ("throttle", gpu.index, None, None)
         present.add(key)
-        changes.append(Change(key, None if reasons is None else bool(alerting), _throttle_words(gpu.index, alerting)))
+        condition = None if reasons is None else bool(alerting)
+        if condition is not None and condition != (key in active):
+            changes.append(_CHANGE(key=key, condition=condition, words=_throttle_words(gpu.index, alerting)))
         key = ("stall", gpu.index, None, None)
         present.add(key)
-        changes.append(Change(key, diagnosis.verdict == "stalled", _stall_words(gpu)))
+        if (diagnosis.verdict == "stalled") != (key in active):
+            changes.append(_CHANGE(key=key, condition=diagnosis.verdict == "stalled", words=_stall_words(gpu)))
         key = ("busy", gpu.index, None, None)
         present.add(key)
-        changes.append(Change(key, diagnosis.busy_few_sms, _busy_words(gpu)))
+        if diagnosis.busy_few_sms != (key in active):
+            changes.append(_CHANGE(key=key, condition=diagnosis.busy_few_sms, words=_busy_words(gpu)))
         for problem in diagnosis.health:
             key = ("health", gpu.index, None, problem.key)
             present.add(key)
             changes.append(
-                Change(
+                _CHANGE(
                     key=key,
                     condition=True,
                     words=_health_words(gpu.index, problem.text),
@@ -136,7 +147,9 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
                 continue  # nothing to raise or clear: no message to write (thousands of processes a tick)
             message = f"{_who(process)} idle {fmt_duration(process_diagnosis.idle_seconds)} on GPU {gpu.index},"
             message += f" holding {fmt_bytes(process_diagnosis.memory)}"
-            changes.append(Change(key, idle, _words(message, f"{_who(process)} on GPU {gpu.index} is no longer idle")))
+            changes.append(_CHANGE(
+                key=key, condition=idle, words=_words(message, f"{_who(process)} on GPU {gpu.index} is no longer idle")
+            ))
     for key in active:
         if key not in present:
             kind, gpu_index, _mig, subject = key
@@ -145,7 +158,7 @@ def diagnosis_changes(snapshot: Snapshot, diagnoses: Diagnoses, active: Collecti
                 "health": f"GPU {gpu_index} health: {_RESOLVED.get(subject or '', 'resolved')}",
             }.get(kind, f"GPU {gpu_index} {kind} alert ended")
             is_xid = kind == "health" and (subject or "").startswith("xid ")
-            changes.append(Change(key=key, condition=False, words=_words("", gone), silent=is_xid))
+            changes.append(_CHANGE(key=key, condition=False, words=_words("", gone), silent=is_xid))
     return changes
 
 

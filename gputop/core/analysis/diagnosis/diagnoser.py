@@ -104,6 +104,10 @@ class _Activity:
 _Reading = tuple[ProcessIdentity, bool | None, int | None, float | None]
 
 
+# A reading, and what is kept of its process from tick to tick.
+_Bound = tuple[ProcessIdentity, bool | None, int | None, float | None, _Activity]
+
+
 @dataclass(slots=True)
 class _Stall:
     since: float
@@ -118,11 +122,12 @@ class Diagnoser:
         self._activity: dict[ProcessIdentity, _Activity] = {}
         # The process rows last read, and what was read of each (_readings).
         self._rows: ProcessRows | None = None
-        self._readings: list[_Reading] = []
+        self._readings: list[_Bound] = []
         self._stalls: dict[int, _Stall] = {}
         self._health: dict[int, HealthTracker] = {}
-        # Each GPU's sample and the thresholds its unattributed memory was judged with, and the judgement.
-        self._unattributed: dict[int, tuple[GpuSample, Thresholds, Unattributed]] = {}
+        # Each GPU's sample and the thresholds its unattributed memory was judged with, the judgement, and
+        # whether a process holds memory on it (_holds_memory).
+        self._unattributed: dict[int, tuple[GpuSample, Thresholds, Unattributed, bool]] = {}
         self._judge = ActivityJudge(self.thresholds.busy_idle_after_s)
 
     def update(self, snapshot: Snapshot) -> Diagnoses:
@@ -147,13 +152,12 @@ class Diagnoser:
 
     def _gpu(self, gpu: GpuSample, now: float) -> GpuDiagnosis:
         limits = self.thresholds
-        # A pure function of the GPU's sample: kept while the source gives the same object (an idle GPU's).
+        # Pure functions of the GPU's sample: kept while the source gives the same object (an idle GPU's).
         last = self._unattributed.get(gpu.index)
-        if last is not None and last[0] is gpu and last[1] is limits:
-            unattributed = last[2]
-        else:
+        if last is None or last[0] is not gpu or last[1] is not limits:
             unattributed = gpu_unattributed(gpu, limits.unattributed_min_gib, limits.unattributed_percent)
-            self._unattributed[gpu.index] = (gpu, limits, unattributed)
+            last = self._unattributed[gpu.index] = (gpu, limits, unattributed, _holds_memory(gpu))
+        unattributed = last[2]
         tracker = self._health.get(gpu.index)
         if tracker is None:  # not setdefault: a tracker made for nothing each GPU each tick
             tracker = self._health[gpu.index] = HealthTracker()
@@ -175,7 +179,7 @@ class Diagnoser:
         verdict: Verdict | None = None
         # Judged every tick all the same, so a stall's clock runs from when it began.
         stalled = self._stalled(gpu, now)
-        holds_memory = _holds_memory(gpu)
+        holds_memory = last[3]
         if holds_memory:
             if stalled:
                 verdict = "stalled"
@@ -224,23 +228,17 @@ class Diagnoser:
         rows = process_rows(snapshot)
         if rows is not self._rows:
             # Read again only when the rows are new: an idle machine's ticks have last tick's.
-            self._rows, self._readings = rows, _readings(rows)
+            self._rows, self._readings = rows, self._bound(_readings(rows), now)
         idle_after, idle_memory = self.thresholds.idle_after_s, self.thresholds.idle_min_memory_gib * GIB
-        previous = self._activity
-        activity: dict[ProcessIdentity, _Activity] = {}
         diagnoses: dict[ProcessIdentity, ProcessDiagnosis] = {}
-        for identity, running, held, reported in self._readings:
-            seen = previous.get(identity)
-            if seen is None:
-                seen = _Activity(since=now)
-            elif running is None:
+        for identity, running, held, reported, seen in self._readings:
+            if running is None:
                 seen.since, seen.last_ran = now, None  # unknown now: the count starts over
             if reported is not None:
                 # The source's own time of the last SM use: exact, and maybe from before it was first seen.
                 seen.last_ran = max(seen.last_ran or reported, reported)
             elif running:
                 seen.last_ran = now
-            activity[identity] = seen
             if running is None:
                 idle_seconds, idle = None, False
             else:
@@ -253,8 +251,17 @@ class Diagnoser:
             if last is None or last.idle_seconds != idle_seconds or last.idle != idle or last.memory != held:
                 seen.diagnosis = last = _DIAGNOSIS(idle_seconds, idle, held)  # an idle one's, every tick
             diagnoses[identity] = last
-        self._activity = activity
         return diagnoses
+
+    def _bound(self, readings: list[_Reading], now: float) -> list[_Bound]:
+        """Each reading with what is kept of its process (new for one not seen last tick); the others are
+        forgotten. Done when the rows are new: while they stay, so do the processes."""
+        previous = self._activity
+        self._activity = activity = {}
+        for reading in readings:
+            seen = previous.get(reading[0])
+            activity[reading[0]] = _Activity(since=now) if seen is None else seen
+        return [(*reading, activity[reading[0]]) for reading in readings]
 
 
 def _readings(rows: ProcessRows) -> list[_Reading]:

@@ -55,14 +55,18 @@ class HealthTracker:
     def update(self, health: GpuHealth, now: float) -> tuple[tuple[HealthProblem, ...], bool]:
         """The problems outstanding now, and whether new ECC errors arrived since the last tick."""
         current = _current(health, now)
+        volatile, previous = health.ecc_uncorrected_volatile, self._volatile
+        more_ecc = volatile is not None and previous is not None and volatile > previous
+        self._volatile = volatile
+        if not current:  # a healthy GPU's every tick: nothing to date or sort
+            self._since = {}
+            self.problems = ()
+            return (), more_ecc
         since = {key: self._since.get(key, now) for key in current}
         for key in current:
             if key.startswith("xid "):
                 since[key] = float(key.rsplit("@", 1)[1])
         self._since = since
-        volatile, previous = health.ecc_uncorrected_volatile, self._volatile
-        more_ecc = volatile is not None and previous is not None and volatile > previous
-        self._volatile = volatile
         self.problems = tuple(
             HealthProblem(key, since[key], text)
             for key, text in sorted(current.items(), key=lambda item: since[item[0]])
