@@ -8,9 +8,12 @@ import subprocess
 import time
 from collections.abc import Callable
 
+import pytest
 from fakenvml import FakeNvml, Scenario
 
+from gputop.core.analysis.diagnosis.reasons import decode_reasons
 from gputop.core.host.procfs import MIN_SPAN_S
+from gputop.core.model import GpuSample
 from gputop.core.sampler import Sampler
 from gputop.core.sources.nvml import NvmlSource
 
@@ -78,3 +81,65 @@ def test_process_lists_that_read_as_last_tick_give_the_same_processes_even_when_
     assert [(p.pid, p.gpu_memory) for p in grown.processes] == [(4101, 2 * GIB), (4102, 3 * GIB)]
     assert grown.processes[0] is before.processes[0] and grown.processes[1] is not before.processes[1]
     assert source.sample()[0].processes is grown.processes
+
+
+# Each answer a GPU's read is made of, moved alone after reads that answered alike: (the fake GPU's
+# figure, its new value, the sample's figure made of it, what that figure must then be).
+MOVES: list[tuple[str, int, Callable[[GpuSample], object], object]] = [
+    ("memory_used", 5 * GIB, lambda gpu: gpu.memory_used, 5 * GIB),
+    ("util_gpu", 55, lambda gpu: gpu.utilization_gpu, 55.0),
+    ("util_memory", 7, lambda gpu: gpu.utilization_memory, 7.0),
+    ("encoder", 12, lambda gpu: gpu.utilization_encoder, 12.0),
+    ("decoder", 9, lambda gpu: gpu.utilization_decoder, 9.0),
+    ("power_mw", 250_000, lambda gpu: gpu.power_draw, 250.0),
+    ("pstate", 2, lambda gpu: gpu.pstate, 2),
+    ("temperature", 61, lambda gpu: gpu.temperature, 61.0),
+    ("fan", 80, lambda gpu: gpu.fan_speed, 80.0),
+    ("clock_sm", 1500, lambda gpu: gpu.clock_sm, 1500),
+    ("clock_mem", 1200, lambda gpu: gpu.clock_memory, 1200),
+    ("clocks_event_reasons", 0x4, lambda gpu: gpu.clock_event_reasons, decode_reasons(0x4)),
+    ("ecc_volatile", 3, lambda gpu: gpu.health.ecc_uncorrected_volatile, 3),
+    ("remap_pending", 1, lambda gpu: gpu.health.remapped_rows and gpu.health.remapped_rows.pending, True),
+    ("energy_mj", 5_000, lambda gpu: gpu.energy and gpu.energy.since_driver_load_j, 5.0),
+    ("memory_temp", 71, lambda gpu: gpu.memory_temperature, 71.0),
+    ("pcie_replay", 4, lambda gpu: gpu.pcie_replay_errors, 4),
+]
+
+
+def _steady(sm: int = 30, **moved: int) -> Scenario:
+    figures = {"energy_mj": 1_000, "memory_temp": 45, "pcie_replay": 0, **moved}
+    return Scenario().gpu(**figures).process(gpu=0, pid=4101, used=GIB, sm=sm)
+
+
+@pytest.mark.parametrize(("figure", "value", "shown", "expected"), MOVES, ids=[move[0] for move in MOVES])
+def test_an_answer_that_moves_after_reads_that_answered_alike_shows_on_that_tick(
+    nvml_source: Callable[[Scenario], NvmlSource],
+    fake_nvml: FakeNvml,
+    figure: str,
+    value: int,
+    shown: Callable[[GpuSample], object],
+    expected: object,
+) -> None:
+    source = nvml_source(_steady())
+    for _ in range(3):  # the first ticks learn what the driver's samples start from
+        source.sample()
+    steady = source.sample()[0]
+    assert source.sample()[0] is steady  # answered alike: the same sample
+    assert shown(steady) != expected
+
+    fake_nvml.write(_steady(**{figure: value}))
+    moved = source.sample()[0]
+    assert shown(moved) == expected
+    assert source.sample()[0] is moved
+
+
+def test_a_process_whose_sm_samples_move_shows_them_on_that_tick(
+    nvml_source: Callable[[Scenario], NvmlSource], fake_nvml: FakeNvml
+) -> None:
+    source = nvml_source(_steady())
+    for _ in range(3):
+        source.sample()
+    steady = source.sample()[0]
+    assert [process.sm_utilization for process in steady.processes] == [30.0]
+    fake_nvml.write(_steady(sm=65))
+    assert [process.sm_utilization for process in source.sample()[0].processes] == [65.0]

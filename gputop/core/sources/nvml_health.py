@@ -1,4 +1,4 @@
-"""NVML reads for the diagnoses: clock event reasons, max clocks, process samples; the GPU's health.
+"""NVML reads for the diagnoses: the clock event reasons' calls, max clocks, process samples; the GPU's health.
 
 Functions of the gateway and a device handle, called from the NVML source's
 per-GPU sampling; every call goes through the gateway, so NOT_SUPPORTED is
@@ -14,7 +14,6 @@ from operator import itemgetter
 
 import pynvml
 
-from gputop.core.analysis.diagnosis.reasons import decode_reasons
 from gputop.core.model import GpuHealth, RemappedRows, XidEvent
 from gputop.core.sources.nvml_gateway import Gateway, Handle, layout, public, read_list, symbol
 
@@ -23,12 +22,6 @@ CLOCK_REASON_VERSIONS = (
     pynvml.nvmlDeviceGetCurrentClocksEventReasons,
     pynvml.nvmlDeviceGetCurrentClocksThrottleReasons,
 )
-
-
-def clock_event_reasons(gateway: Gateway, handle: Handle) -> tuple[str, ...] | None:
-    """The reasons the clocks are held down, by name; None when the GPU does not say."""
-    mask = gateway.call_versions("clock_reasons", CLOCK_REASON_VERSIONS, handle)
-    return None if mask is None else decode_reasons(int(mask))
 
 
 def max_clocks(gateway: Gateway, handle: Handle) -> tuple[int | None, int | None]:
