@@ -9,8 +9,8 @@ assembles what the tick's field reads found (nvml_activity.py).
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
 from operator import itemgetter
+from typing import NamedTuple
 
 import pynvml
 
@@ -53,12 +53,14 @@ def health(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class SmSamples:
+class SmSamples(NamedTuple):
     """What the per-process utilization samples newer than ``since`` say."""
 
     utilization: dict[int, float]  # PID -> SM % of its newest sample; absent: it did not run
     seen: int  # the newest sample's timestamp (us), to ask from next time
+
+
+_STAMP = itemgetter(1)
 
 
 def sm_samples(gateway: Gateway, handle: Handle, since: int) -> SmSamples | None:
@@ -66,11 +68,10 @@ def sm_samples(gateway: Gateway, handle: Handle, since: int) -> SmSamples | None
     samples = gateway.call(process_utilization, handle, since)
     if samples is None:
         return None
-    ordered = sorted(samples, key=itemgetter(1))  # a PID's newest sample last (a stable sort: ties in order)
-    return SmSamples(
-        utilization={pid: float(sm) for pid, _, sm in ordered},
-        seen=ordered[-1][1] if ordered else since,
-    )
+    if not samples:
+        return SmSamples({}, since)
+    ordered = sorted(samples, key=_STAMP)  # a PID's newest sample last (a stable sort: ties in order)
+    return SmSamples({pid: float(sm) for pid, _, sm in ordered}, ordered[-1][1])
 
 
 _SAMPLE = pynvml.c_nvmlProcessUtilizationSample_t
