@@ -106,6 +106,27 @@ class ActivityReader:
         facts = self.facts
         return (None, None) if facts is None else (facts.gen_max, facts.width_max)
 
+    def sample_fields(
+        self, reading: Reading, counters: tuple[float | None, float | None] | None = None
+    ) -> dict[str, Any]:
+        """GpuSample's fields from this tick's reading, and the PCIe counters' rates where they were
+        read and answered (else GPM's rates, if any, stand)."""
+        gen_max, width_max = self.link_maxima()
+        rx, tx = (reading.pcie_rx, reading.pcie_tx) if counters is None or counters == (None, None) else counters
+        return {
+            "pcie_rx": rx,
+            "pcie_tx": tx,
+            "pcie_link_gen": reading.pcie_link_gen,
+            "pcie_link_gen_max": gen_max,
+            "pcie_link_width": reading.pcie_link_width,
+            "pcie_link_width_max": width_max,
+            "pcie_replay_errors": reading.pcie_replay_errors,
+            "memory_temperature": reading.memory_temperature,
+            "activity": reading.activity,
+            "energy": reading.energy,
+            "nvlink": reading.nvlink,
+        }
+
     def read(self, handle: Handle) -> Reading:
         """This tick's reads of the GPU (not its MIG devices: see mig_activity)."""
         self._decide(handle)

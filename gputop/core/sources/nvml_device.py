@@ -21,7 +21,7 @@ from gputop.core.analysis.diagnosis.reasons import decode_reasons
 from gputop.core.frozen_copy import keyword_maker
 from gputop.core.model import GpuHealth, GpuSample, MigSample, ProcessSample
 from gputop.core.sources import nvml_health
-from gputop.core.sources.nvml_activity import ActivityReader, Reading
+from gputop.core.sources.nvml_activity import ActivityReader
 from gputop.core.sources.nvml_events import XidEvents
 from gputop.core.sources.nvml_gateway import (
     MEMORY_VERSIONS,
@@ -269,7 +269,7 @@ class NvmlDevice:
                 ),
                 mig_devices=migs,
                 processes=processes,
-                **_activity_fields(reading, activity, counters),
+                **activity.sample_fields(reading, counters),
                 processes_known=processes_known,
             )
         )
@@ -370,28 +370,6 @@ class NvmlDevice:
                 )
             )
         return tuple(migs)
-
-
-def _activity_fields(
-    reading: Reading, reader: ActivityReader, counters: tuple[float | None, float | None] | None = None
-) -> dict[str, Any]:
-    """GpuSample's fields from this tick's activity reads (nvml_activity.py), and the PCIe counters'
-    rates where they were read and answered (else GPM's rates, if any, stand)."""
-    gen_max, width_max = reader.link_maxima()
-    rx, tx = (reading.pcie_rx, reading.pcie_tx) if counters is None or counters == (None, None) else counters
-    return {
-        "pcie_rx": rx,
-        "pcie_tx": tx,
-        "pcie_link_gen": reading.pcie_link_gen,
-        "pcie_link_gen_max": gen_max,
-        "pcie_link_width": reading.pcie_link_width,
-        "pcie_link_width_max": width_max,
-        "pcie_replay_errors": reading.pcie_replay_errors,
-        "memory_temperature": reading.memory_temperature,
-        "activity": reading.activity,
-        "energy": reading.energy,
-        "nvlink": reading.nvlink,
-    }
 
 
 # A device's process lists as the driver gave them (one per kind, None: not read), its processes' SM

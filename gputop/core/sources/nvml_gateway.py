@@ -291,23 +291,24 @@ def read_list(
     """
     arrays = _BUFFERS.arrays
     array = arrays.get(item)
-    count = ctypes.c_uint(0 if array is None else len(array))
+    room = 0 if array is None else len(array)
+    count = ctypes.c_uint(room)
     for _ in range(_LIST_TRIES):
         result = call(array, count)
-        room = 0 if array is None else len(array)
-        if result == pynvml.NVML_SUCCESS and count.value <= room:
-            return b"" if array is None else bytes(array)[: count.value * ctypes.sizeof(item)]
+        listed = count.value
+        if result == pynvml.NVML_SUCCESS and listed <= room:
+            return b"" if array is None else bytes(array)[: listed * ctypes.sizeof(item)]
         # Some NVML builds answer the size probe (no array) with SUCCESS and the count set, not
         # INSUFFICIENT_SIZE: a count larger than the room given is a size either way.
         if result not in (pynvml.NVML_SUCCESS, pynvml.NVML_ERROR_INSUFFICIENT_SIZE):
             break
         # INSUFFICIENT_SIZE without a count above the room given says nothing of the size needed:
         # growing the array on it would double it at every try, every tick.
-        if count.value <= room or count.value > _LIST_MOST:
+        if listed <= room or listed > _LIST_MOST:
             result = pynvml.NVML_ERROR_INSUFFICIENT_SIZE
             break
-        array = arrays[item] = (item * (count.value * 2 + 5))()  # room for processes started since
-        count.value = len(array)
+        array = arrays[item] = (item * (listed * 2 + 5))()  # room for processes started since
+        room = count.value = len(array)
     raise pynvml.NVMLError(result)
 
 
