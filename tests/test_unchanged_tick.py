@@ -15,7 +15,7 @@ from gputop.core.analysis.diagnosis.reasons import decode_reasons
 from gputop.core.host.procfs import MIN_SPAN_S
 from gputop.core.model import GpuSample
 from gputop.core.sampler import Sampler
-from gputop.core.sources.nvml import NvmlSource
+from gputop.core.sources.nvml import STATIC_RETRY_SAMPLES, NvmlSource
 
 GIB = 1 << 30
 
@@ -143,3 +143,16 @@ def test_a_process_whose_sm_samples_move_shows_them_on_that_tick(
     assert [process.sm_utilization for process in steady.processes] == [30.0]
     fake_nvml.write(_steady(sm=65))
     assert [process.sm_utilization for process in source.sample()[0].processes] == [65.0]
+
+
+def test_a_mig_device_that_appears_with_a_fact_missing_has_it_read_again_after_the_gpus_were_complete(
+    nvml_source: Callable[[Scenario], NvmlSource], fake_nvml: FakeNvml
+) -> None:
+    source = nvml_source(Scenario().gpu(mig_mode=1))
+    for _ in range(STATIC_RETRY_SAMPLES + 2):  # the GPU's facts complete, and known to be
+        assert source.sample()[0].mig_devices == ()
+    fake_nvml.write(Scenario().gpu(mig_mode=1).mig(0, 0).error("nvmlDeviceGetName", "TIMEOUT", gpu=0, mig=0))
+    assert [mig.name for mig in source.sample()[0].mig_devices] == [None]
+    fake_nvml.write(Scenario().gpu(mig_mode=1).mig(0, 0))
+    # The GPU's facts were read over STATIC_RETRY_SAMPLES samples ago: every fact is asked again at once.
+    assert [mig.name for mig in source.sample()[0].mig_devices] == ["NVIDIA H100 80GB HBM3 MIG 1g.10gb"]

@@ -62,6 +62,7 @@ class NvmlDevice:
     handle: Handle = None
     facts: StaticFacts | None = None
     samples_since_facts: int = 0
+    facts_complete: bool = False  # every static fact known (_facts_complete)
     utilization_seen: int = 0  # last process-utilization timestamp (us)
     mig_facts: dict[str, MigFacts] = field(default_factory=dict)
     # Last sample's processes by MIG device (None: the GPU's own): what the driver listed and the
@@ -90,12 +91,11 @@ class NvmlDevice:
                 if self.handle is None:
                     return self._lost_sample(None)
             self.samples_since_facts += 1
-            if self.facts is None or (
-                self.samples_since_facts > STATIC_RETRY_SAMPLES and incomplete([self.facts, *self.mig_facts.values()])
-            ):
+            if self.facts is None or (self.samples_since_facts > STATIC_RETRY_SAMPLES and not self._facts_complete()):
                 self.facts = read_static_facts(self.gateway, self.handle)
                 self.mig_facts.clear()
                 self.samples_since_facts = 0
+                self.facts_complete = False
             sample = self._read(self.handle, self.facts, with_pcie)
             self.lost_since = None
             return sample
@@ -103,6 +103,13 @@ class NvmlDevice:
             return self.lost(str(error))
         except Exception as error:  # noqa: BLE001 - one GPU's fault stays on that GPU
             return self.failed(error, self.gateway.last_call(threading.get_ident()))
+
+    def _facts_complete(self) -> bool:
+        """Whether every static fact of the GPU and its MIG devices is known: looked at again only
+        after they are read (the facts do not change, and a complete set stays so)."""
+        if not self.facts_complete:
+            self.facts_complete = not incomplete([self.facts, *self.mig_facts.values()])
+        return self.facts_complete
 
     def lost(self, error: str) -> GpuSample:
         """The GPU as lost; its handle is fetched again next sample, so that it can come back."""
@@ -352,6 +359,7 @@ class NvmlDevice:
             if facts is None:
                 facts = read_mig_facts(self.gateway, mig)
                 self.mig_facts[key] = facts
+                self.facts_complete = False
             memory = self.gateway.call_versions("memory", MEMORY_VERSIONS, mig)
             processes, processes_known = self._processes(slot, mig, sm_samples)
             migs.append(
