@@ -156,3 +156,45 @@ def test_a_mig_device_that_appears_with_a_fact_missing_has_it_read_again_after_t
     fake_nvml.write(Scenario().gpu(mig_mode=1).mig(0, 0))
     # The GPU's facts were read over STATIC_RETRY_SAMPLES samples ago: every fact is asked again at once.
     assert [mig.name for mig in source.sample()[0].mig_devices] == ["NVIDIA H100 80GB HBM3 MIG 1g.10gb"]
+
+
+# The same with GPM and NVLink: (the fake GPU's figure, its new value, the sample's figure, what it must be).
+GPM_MOVES: list[tuple[str, float, Callable[[GpuSample], object], object]] = [
+    ("sm_active", 70.0, lambda gpu: gpu.activity and gpu.activity.sm_active, 70.0),
+    ("tensor_active", 12.0, lambda gpu: gpu.activity and gpu.activity.tensor_active, 12.0),
+    ("gpm_pcie_rx_mibs", 300.0, lambda gpu: gpu.pcie_rx, 300.0 * (1 << 20)),
+    ("gpm_nvlink_tx_mibs", 40.0, lambda gpu: gpu.nvlink and gpu.nvlink.tx, 40.0 * (1 << 20)),
+    ("nvlink_down", 0b100, lambda gpu: gpu.nvlink and gpu.nvlink.links_down, (2,)),
+    ("nvlink_crc", 5, lambda gpu: gpu.nvlink and gpu.nvlink.errors_crc, 5),
+]
+
+
+def _with_gpm(**moved: float) -> Scenario:
+    figures: dict[str, float] = {
+        "gpm": 1, "sm_active": 50.0, "tensor_active": 10.0, "gpm_pcie_rx_mibs": 100.0, "gpm_nvlink_tx_mibs": 20.0,
+        "nvlink_count": 4, "nvlink_version": 4, "nvlink_crc": 0, "nvlink_replay": 0, "nvlink_recovery": 0, **moved,
+    }
+    return Scenario().gpu(**figures)
+
+
+@pytest.mark.parametrize(("figure", "value", "shown", "expected"), GPM_MOVES, ids=[move[0] for move in GPM_MOVES])
+def test_a_gpm_or_nvlink_figure_that_moves_after_reads_that_answered_alike_shows_on_that_tick(
+    nvml_source: Callable[[Scenario], NvmlSource],
+    fake_nvml: FakeNvml,
+    figure: str,
+    value: float,
+    shown: Callable[[GpuSample], object],
+    expected: object,
+) -> None:
+    source = nvml_source(_with_gpm())
+    for _ in range(3):  # GPM's figures come from the second sample on
+        source.sample()
+    steady = source.sample()[0]
+    assert source.sample()[0] is steady
+    assert steady.activity is not None and steady.activity.sm_active == 50.0
+    assert shown(steady) != expected
+
+    fake_nvml.write(_with_gpm(**{figure: value}))
+    moved = source.sample()[0]
+    assert shown(moved) == expected
+    assert source.sample()[0] is moved
