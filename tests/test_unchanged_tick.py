@@ -83,51 +83,68 @@ def test_process_lists_that_read_as_last_tick_give_the_same_processes_even_when_
     assert source.sample()[0].processes is grown.processes
 
 
-# Each answer a GPU's read is made of, moved alone after reads that answered alike: (the fake GPU's
-# figure, its new value, the sample's figure made of it, what that figure must then be).
-MOVES: list[tuple[str, int, Callable[[GpuSample], object], object]] = [
-    ("memory_used", 5 * GIB, lambda gpu: gpu.memory_used, 5 * GIB),
-    ("util_gpu", 55, lambda gpu: gpu.utilization_gpu, 55.0),
-    ("util_memory", 7, lambda gpu: gpu.utilization_memory, 7.0),
-    ("encoder", 12, lambda gpu: gpu.utilization_encoder, 12.0),
-    ("decoder", 9, lambda gpu: gpu.utilization_decoder, 9.0),
-    ("power_mw", 250_000, lambda gpu: gpu.power_draw, 250.0),
-    ("pstate", 2, lambda gpu: gpu.pstate, 2),
-    ("temperature", 61, lambda gpu: gpu.temperature, 61.0),
-    ("fan", 80, lambda gpu: gpu.fan_speed, 80.0),
-    ("clock_sm", 1500, lambda gpu: gpu.clock_sm, 1500),
-    ("clock_mem", 1200, lambda gpu: gpu.clock_memory, 1200),
-    ("clocks_event_reasons", 0x4, lambda gpu: gpu.clock_event_reasons, decode_reasons(0x4)),
-    ("ecc_volatile", 3, lambda gpu: gpu.health.ecc_uncorrected_volatile, 3),
-    ("remap_pending", 1, lambda gpu: gpu.health.remapped_rows and gpu.health.remapped_rows.pending, True),
-    ("energy_mj", 5_000, lambda gpu: gpu.energy and gpu.energy.since_driver_load_j, 5.0),
-    ("memory_temp", 71, lambda gpu: gpu.memory_temperature, 71.0),
-    ("pcie_replay", 4, lambda gpu: gpu.pcie_replay_errors, 4),
-]
-
-
-def _steady(sm: int = 30, **moved: int) -> Scenario:
+def _steady(sm: int = 30, **moved: float) -> Scenario:
     figures = {"energy_mj": 1_000, "memory_temp": 45, "pcie_replay": 0, **moved}
     return Scenario().gpu(**figures).process(gpu=0, pid=4101, used=GIB, sm=sm)
 
 
-@pytest.mark.parametrize(("figure", "value", "shown", "expected"), MOVES, ids=[move[0] for move in MOVES])
+def _with_gpm(**moved: float) -> Scenario:
+    figures: dict[str, float] = {
+        "gpm": 1, "sm_active": 50.0, "tensor_active": 10.0, "gpm_pcie_rx_mibs": 100.0, "gpm_nvlink_tx_mibs": 20.0,
+        "nvlink_count": 4, "nvlink_version": 4, "nvlink_crc": 0, "nvlink_replay": 0, "nvlink_recovery": 0, **moved,
+    }
+    return Scenario().gpu(**figures)
+
+
+MiB = 1 << 20
+# Each answer a GPU's read is made of, moved alone after reads that answered alike: (the machine, the fake
+# GPU's figure, its new value, the sample's figure made of it, what that figure must then be).
+MOVES: list[tuple[Callable[..., Scenario], str, float, Callable[[GpuSample], object], object]] = [
+    (_steady, "memory_used", 5 * GIB, lambda gpu: gpu.memory_used, 5 * GIB),
+    (_steady, "util_gpu", 55, lambda gpu: gpu.utilization_gpu, 55.0),
+    (_steady, "util_memory", 7, lambda gpu: gpu.utilization_memory, 7.0),
+    (_steady, "encoder", 12, lambda gpu: gpu.utilization_encoder, 12.0),
+    (_steady, "decoder", 9, lambda gpu: gpu.utilization_decoder, 9.0),
+    (_steady, "power_mw", 250_000, lambda gpu: gpu.power_draw, 250.0),
+    (_steady, "pstate", 2, lambda gpu: gpu.pstate, 2),
+    (_steady, "temperature", 61, lambda gpu: gpu.temperature, 61.0),
+    (_steady, "fan", 80, lambda gpu: gpu.fan_speed, 80.0),
+    (_steady, "clock_sm", 1500, lambda gpu: gpu.clock_sm, 1500),
+    (_steady, "clock_mem", 1200, lambda gpu: gpu.clock_memory, 1200),
+    (_steady, "clocks_event_reasons", 0x4, lambda gpu: gpu.clock_event_reasons, decode_reasons(0x4)),
+    (_steady, "ecc_volatile", 3, lambda gpu: gpu.health.ecc_uncorrected_volatile, 3),
+    (_steady, "remap_pending", 1, lambda gpu: gpu.health.remapped_rows and gpu.health.remapped_rows.pending, True),
+    (_steady, "energy_mj", 5_000, lambda gpu: gpu.energy and gpu.energy.since_driver_load_j, 5.0),
+    (_steady, "memory_temp", 71, lambda gpu: gpu.memory_temperature, 71.0),
+    (_steady, "pcie_replay", 4, lambda gpu: gpu.pcie_replay_errors, 4),
+    # With GPM and NVLink (GPM's figures come from a GPU's second sample on).
+    (_with_gpm, "sm_active", 70.0, lambda gpu: gpu.activity and gpu.activity.sm_active, 70.0),
+    (_with_gpm, "tensor_active", 12.0, lambda gpu: gpu.activity and gpu.activity.tensor_active, 12.0),
+    (_with_gpm, "gpm_pcie_rx_mibs", 300.0, lambda gpu: gpu.pcie_rx, 300.0 * MiB),
+    (_with_gpm, "gpm_nvlink_tx_mibs", 40.0, lambda gpu: gpu.nvlink and gpu.nvlink.tx, 40.0 * MiB),
+    (_with_gpm, "nvlink_down", 0b100, lambda gpu: gpu.nvlink and gpu.nvlink.links_down, (2,)),
+    (_with_gpm, "nvlink_crc", 5, lambda gpu: gpu.nvlink and gpu.nvlink.errors_crc, 5),
+]
+
+
+@pytest.mark.parametrize(("machine", "figure", "value", "shown", "expected"), MOVES, ids=[move[1] for move in MOVES])
 def test_an_answer_that_moves_after_reads_that_answered_alike_shows_on_that_tick(
     nvml_source: Callable[[Scenario], NvmlSource],
     fake_nvml: FakeNvml,
+    machine: Callable[..., Scenario],
     figure: str,
-    value: int,
+    value: float,
     shown: Callable[[GpuSample], object],
     expected: object,
 ) -> None:
-    source = nvml_source(_steady())
+    source = nvml_source(machine())
     for _ in range(3):  # the first ticks learn what the driver's samples start from
         source.sample()
     steady = source.sample()[0]
     assert source.sample()[0] is steady  # answered alike: the same sample
-    assert shown(steady) != expected
+    assert shown(steady) is not None and shown(steady) != expected
 
-    fake_nvml.write(_steady(**{figure: value}))
+    fake_nvml.write(machine(**{figure: value}))
     moved = source.sample()[0]
     assert shown(moved) == expected
     assert source.sample()[0] is moved
@@ -156,45 +173,3 @@ def test_a_mig_device_that_appears_with_a_fact_missing_has_it_read_again_after_t
     fake_nvml.write(Scenario().gpu(mig_mode=1).mig(0, 0))
     # The GPU's facts were read over STATIC_RETRY_SAMPLES samples ago: every fact is asked again at once.
     assert [mig.name for mig in source.sample()[0].mig_devices] == ["NVIDIA H100 80GB HBM3 MIG 1g.10gb"]
-
-
-# The same with GPM and NVLink: (the fake GPU's figure, its new value, the sample's figure, what it must be).
-GPM_MOVES: list[tuple[str, float, Callable[[GpuSample], object], object]] = [
-    ("sm_active", 70.0, lambda gpu: gpu.activity and gpu.activity.sm_active, 70.0),
-    ("tensor_active", 12.0, lambda gpu: gpu.activity and gpu.activity.tensor_active, 12.0),
-    ("gpm_pcie_rx_mibs", 300.0, lambda gpu: gpu.pcie_rx, 300.0 * (1 << 20)),
-    ("gpm_nvlink_tx_mibs", 40.0, lambda gpu: gpu.nvlink and gpu.nvlink.tx, 40.0 * (1 << 20)),
-    ("nvlink_down", 0b100, lambda gpu: gpu.nvlink and gpu.nvlink.links_down, (2,)),
-    ("nvlink_crc", 5, lambda gpu: gpu.nvlink and gpu.nvlink.errors_crc, 5),
-]
-
-
-def _with_gpm(**moved: float) -> Scenario:
-    figures: dict[str, float] = {
-        "gpm": 1, "sm_active": 50.0, "tensor_active": 10.0, "gpm_pcie_rx_mibs": 100.0, "gpm_nvlink_tx_mibs": 20.0,
-        "nvlink_count": 4, "nvlink_version": 4, "nvlink_crc": 0, "nvlink_replay": 0, "nvlink_recovery": 0, **moved,
-    }
-    return Scenario().gpu(**figures)
-
-
-@pytest.mark.parametrize(("figure", "value", "shown", "expected"), GPM_MOVES, ids=[move[0] for move in GPM_MOVES])
-def test_a_gpm_or_nvlink_figure_that_moves_after_reads_that_answered_alike_shows_on_that_tick(
-    nvml_source: Callable[[Scenario], NvmlSource],
-    fake_nvml: FakeNvml,
-    figure: str,
-    value: float,
-    shown: Callable[[GpuSample], object],
-    expected: object,
-) -> None:
-    source = nvml_source(_with_gpm())
-    for _ in range(3):  # GPM's figures come from the second sample on
-        source.sample()
-    steady = source.sample()[0]
-    assert source.sample()[0] is steady
-    assert steady.activity is not None and steady.activity.sm_active == 50.0
-    assert shown(steady) != expected
-
-    fake_nvml.write(_with_gpm(**{figure: value}))
-    moved = source.sample()[0]
-    assert shown(moved) == expected
-    assert source.sample()[0] is moved
