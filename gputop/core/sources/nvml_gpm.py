@@ -41,9 +41,6 @@ RATE_METRICS: tuple[tuple[str, int], ...] = (
 )
 
 
-_METRICS_AT = pynvml.c_nvmlGpmMetricsGet_t.metrics.offset
-
-
 class GpmSamples:
     """One device's GPM: two samples taken in turn, one a tick, and the metrics between them.
 
@@ -64,6 +61,7 @@ class GpmSamples:
         code_at, value_at = slot.nvmlReturn.offset, slot.value.offset
         one = f"{code_at}xI{value_at - code_at - 4}xd{ctypes.sizeof(slot) - value_at - 8}x"
         self._answers = struct.Struct("=" + one * len(metrics))
+        self._answers_at = pynvml.c_nvmlGpmMetricsGet_t.metrics.offset  # in a request
         self._last: tuple[tuple[float | int, ...], dict[str, float | None]] | None = None
         self._turn = 0
         self._have_previous = False
@@ -104,7 +102,7 @@ class GpmSamples:
         request = self._requests[self._turn]
         if self._gateway.call(pynvml.nvmlGpmMetricsGet, request) is None:
             return None
-        at = ctypes.addressof(request) + _METRICS_AT
+        at = ctypes.addressof(request) + self._answers_at
         answers = self._answers.unpack(ctypes.string_at(at, self._answers.size))
         last = self._last
         if last is not None and last[0] == answers:
