@@ -8,11 +8,14 @@ import subprocess
 import time
 from collections.abc import Callable
 
+import pytest
 from fakenvml import FakeNvml, Scenario
 
+from gputop.core.analysis.diagnosis.reasons import decode_reasons
 from gputop.core.host.procfs import MIN_SPAN_S
+from gputop.core.model import GpuSample
 from gputop.core.sampler import Sampler
-from gputop.core.sources.nvml import NvmlSource
+from gputop.core.sources.nvml import STATIC_RETRY_SAMPLES, NvmlSource
 
 GIB = 1 << 30
 
@@ -78,3 +81,95 @@ def test_process_lists_that_read_as_last_tick_give_the_same_processes_even_when_
     assert [(p.pid, p.gpu_memory) for p in grown.processes] == [(4101, 2 * GIB), (4102, 3 * GIB)]
     assert grown.processes[0] is before.processes[0] and grown.processes[1] is not before.processes[1]
     assert source.sample()[0].processes is grown.processes
+
+
+def _steady(sm: int = 30, **moved: float) -> Scenario:
+    figures = {"energy_mj": 1_000, "memory_temp": 45, "pcie_replay": 0, **moved}
+    return Scenario().gpu(**figures).process(gpu=0, pid=4101, used=GIB, sm=sm)
+
+
+def _with_gpm(**moved: float) -> Scenario:
+    figures: dict[str, float] = {
+        "gpm": 1, "sm_active": 50.0, "tensor_active": 10.0, "gpm_pcie_rx_mibs": 100.0, "gpm_nvlink_tx_mibs": 20.0,
+        "nvlink_count": 4, "nvlink_version": 4, "nvlink_crc": 0, "nvlink_replay": 0, "nvlink_recovery": 0, **moved,
+    }
+    return Scenario().gpu(**figures)
+
+
+MiB = 1 << 20
+# Each answer a GPU's read is made of, moved alone after reads that answered alike: (the machine, the fake
+# GPU's figure, its new value, the sample's figure made of it, what that figure must then be).
+MOVES: list[tuple[Callable[..., Scenario], str, float, Callable[[GpuSample], object], object]] = [
+    (_steady, "memory_used", 5 * GIB, lambda gpu: gpu.memory_used, 5 * GIB),
+    (_steady, "util_gpu", 55, lambda gpu: gpu.utilization_gpu, 55.0),
+    (_steady, "util_memory", 7, lambda gpu: gpu.utilization_memory, 7.0),
+    (_steady, "encoder", 12, lambda gpu: gpu.utilization_encoder, 12.0),
+    (_steady, "decoder", 9, lambda gpu: gpu.utilization_decoder, 9.0),
+    (_steady, "power_mw", 250_000, lambda gpu: gpu.power_draw, 250.0),
+    (_steady, "pstate", 2, lambda gpu: gpu.pstate, 2),
+    (_steady, "temperature", 61, lambda gpu: gpu.temperature, 61.0),
+    (_steady, "fan", 80, lambda gpu: gpu.fan_speed, 80.0),
+    (_steady, "clock_sm", 1500, lambda gpu: gpu.clock_sm, 1500),
+    (_steady, "clock_mem", 1200, lambda gpu: gpu.clock_memory, 1200),
+    (_steady, "clocks_event_reasons", 0x4, lambda gpu: gpu.clock_event_reasons, decode_reasons(0x4)),
+    (_steady, "ecc_volatile", 3, lambda gpu: gpu.health.ecc_uncorrected_volatile, 3),
+    (_steady, "remap_pending", 1, lambda gpu: gpu.health.remapped_rows and gpu.health.remapped_rows.pending, True),
+    (_steady, "energy_mj", 5_000, lambda gpu: gpu.energy and gpu.energy.since_driver_load_j, 5.0),
+    (_steady, "memory_temp", 71, lambda gpu: gpu.memory_temperature, 71.0),
+    (_steady, "pcie_replay", 4, lambda gpu: gpu.pcie_replay_errors, 4),
+    # With GPM and NVLink (GPM's figures come from a GPU's second sample on).
+    (_with_gpm, "sm_active", 70.0, lambda gpu: gpu.activity and gpu.activity.sm_active, 70.0),
+    (_with_gpm, "tensor_active", 12.0, lambda gpu: gpu.activity and gpu.activity.tensor_active, 12.0),
+    (_with_gpm, "gpm_pcie_rx_mibs", 300.0, lambda gpu: gpu.pcie_rx, 300.0 * MiB),
+    (_with_gpm, "gpm_nvlink_tx_mibs", 40.0, lambda gpu: gpu.nvlink and gpu.nvlink.tx, 40.0 * MiB),
+    (_with_gpm, "nvlink_down", 0b100, lambda gpu: gpu.nvlink and gpu.nvlink.links_down, (2,)),
+    (_with_gpm, "nvlink_crc", 5, lambda gpu: gpu.nvlink and gpu.nvlink.errors_crc, 5),
+]
+
+
+@pytest.mark.parametrize(("machine", "figure", "value", "shown", "expected"), MOVES, ids=[move[1] for move in MOVES])
+def test_an_answer_that_moves_after_reads_that_answered_alike_shows_on_that_tick(
+    nvml_source: Callable[[Scenario], NvmlSource],
+    fake_nvml: FakeNvml,
+    machine: Callable[..., Scenario],
+    figure: str,
+    value: float,
+    shown: Callable[[GpuSample], object],
+    expected: object,
+) -> None:
+    source = nvml_source(machine())
+    for _ in range(3):  # the first ticks learn what the driver's samples start from
+        source.sample()
+    steady = source.sample()[0]
+    assert source.sample()[0] is steady  # answered alike: the same sample
+    assert shown(steady) is not None and shown(steady) != expected
+
+    fake_nvml.write(machine(**{figure: value}))
+    moved = source.sample()[0]
+    assert shown(moved) == expected
+    assert source.sample()[0] is moved
+
+
+def test_a_process_whose_sm_samples_move_shows_them_on_that_tick(
+    nvml_source: Callable[[Scenario], NvmlSource], fake_nvml: FakeNvml
+) -> None:
+    source = nvml_source(_steady())
+    for _ in range(3):
+        source.sample()
+    steady = source.sample()[0]
+    assert [process.sm_utilization for process in steady.processes] == [30.0]
+    fake_nvml.write(_steady(sm=65))
+    assert [process.sm_utilization for process in source.sample()[0].processes] == [65.0]
+
+
+def test_a_mig_device_that_appears_with_a_fact_missing_has_it_read_again_after_the_gpus_were_complete(
+    nvml_source: Callable[[Scenario], NvmlSource], fake_nvml: FakeNvml
+) -> None:
+    source = nvml_source(Scenario().gpu(mig_mode=1))
+    for _ in range(STATIC_RETRY_SAMPLES + 2):  # the GPU's facts complete, and known to be
+        assert source.sample()[0].mig_devices == ()
+    fake_nvml.write(Scenario().gpu(mig_mode=1).mig(0, 0).error("nvmlDeviceGetName", "TIMEOUT", gpu=0, mig=0))
+    assert [mig.name for mig in source.sample()[0].mig_devices] == [None]
+    fake_nvml.write(Scenario().gpu(mig_mode=1).mig(0, 0))
+    # The GPU's facts were read over STATIC_RETRY_SAMPLES samples ago: every fact is asked again at once.
+    assert [mig.name for mig in source.sample()[0].mig_devices] == ["NVIDIA H100 80GB HBM3 MIG 1g.10gb"]

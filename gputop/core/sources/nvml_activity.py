@@ -95,6 +95,8 @@ class ActivityReader:
     errors_by_link: tuple[tuple[int, int], ...] = ()
     error_totals: tuple[int | None, ...] = ()
     nvlink_counts: tuple[float, int, int] | None = None  # (time, rx KiB, tx KiB) last read
+    nvlink_made: tuple[dict[Field, Value], tuple[float | None, float | None], NvLink] | None = None  # see _nvlink
+    made: tuple[tuple[Any, ...], Reading] | None = None  # the last Reading and what it was made of (read)
 
     @property
     def gpm_rates(self) -> bool:
@@ -104,6 +106,27 @@ class ActivityReader:
     def link_maxima(self) -> tuple[int | None, int | None]:
         facts = self.facts
         return (None, None) if facts is None else (facts.gen_max, facts.width_max)
+
+    def sample_fields(
+        self, reading: Reading, counters: tuple[float | None, float | None] | None = None
+    ) -> dict[str, Any]:
+        """GpuSample's fields from this tick's reading, and the PCIe counters' rates where they were
+        read and answered (else GPM's rates, if any, stand)."""
+        gen_max, width_max = self.link_maxima()
+        rx, tx = (reading.pcie_rx, reading.pcie_tx) if counters is None or counters == (None, None) else counters
+        return {
+            "pcie_rx": rx,
+            "pcie_tx": tx,
+            "pcie_link_gen": reading.pcie_link_gen,
+            "pcie_link_gen_max": gen_max,
+            "pcie_link_width": reading.pcie_link_width,
+            "pcie_link_width_max": width_max,
+            "pcie_replay_errors": reading.pcie_replay_errors,
+            "memory_temperature": reading.memory_temperature,
+            "activity": reading.activity,
+            "energy": reading.energy,
+            "nvlink": reading.nvlink,
+        }
 
     def read(self, handle: Handle) -> Reading:
         """This tick's reads of the GPU (not its MIG devices: see mig_activity)."""
@@ -118,12 +141,19 @@ class ActivityReader:
                 integer(self.gateway.call(pynvml.nvmlDeviceGetCurrPcieLinkWidth, handle)),
             )
         self.ticks += 1
-        return Reading(
+        nvlink = self._nvlink(handle, facts, values, metrics)
+        # What the Reading is made of (the energy since start moves only with the energy read): as last
+        # tick's, it is last tick's Reading, not made again, and the GPU's read knows it at once.
+        answers = (values, metrics, self.link, nvlink, self.gpm is not None and self.gpm.usable)
+        made = self.made
+        if made is not None and made[0] == answers:
+            return made[1]
+        reading = Reading(
             activity=activity(self.gpm, metrics),
             pcie_rx=rate(metrics, "pcie_rx"),
             pcie_tx=rate(metrics, "pcie_tx"),
             energy=self._energy(values),
-            nvlink=self._nvlink(handle, facts, values, metrics),
+            nvlink=nvlink,
             pcie_link_gen=self.link[0],
             pcie_link_width=self.link[1],
             ecc=(integer(values.get((FI_ECC_VOLATILE, 0))), integer(values.get((FI_ECC_AGGREGATE, 0)))),
@@ -132,6 +162,8 @@ class ActivityReader:
             memory_temperature=temperature(values),
             pcie_replay_errors=integer(values.get((FI_PCIE_REPLAY, 0))),
         )
+        self.made = (answers, reading)
+        return reading
 
     def mig_activity(self, handle: Handle, gpu_instance_id: int | None) -> Activity | None:
         """A MIG device's activity this tick, from its own GPM samples (taken through the GPU)."""
@@ -200,17 +232,20 @@ class ActivityReader:
     ) -> NvLink | None:
         if not facts.count:
             return None
+        if self.gpm_rates:
+            rx, tx = rate(metrics, "nvlink_rx"), rate(metrics, "nvlink_tx")
+        else:
+            rx, tx = self._nvlink_rates(values)
+        made = self.nvlink_made
+        if made is not None and made[0] is values and made[1] == (rx, tx):
+            return made[2]  # the same fields read (error totals as well) and the same rates
         states = [values.get((FI_LINK_STATE, link)) for link in range(facts.count)]
         known = [state for state in states if state is not None]
         totals = tuple(integer(values.get((field_id, 0))) for field_id in FI_ERROR_TOTALS)
         if self.error_totals and totals != self.error_totals and any(total for total in totals if total):
             self.errors_by_link = self._errors_by_link(handle, facts.count)
         self.error_totals = totals
-        if self.gpm_rates:
-            rx, tx = rate(metrics, "nvlink_rx"), rate(metrics, "nvlink_tx")
-        else:
-            rx, tx = self._nvlink_rates(values)
-        return NvLink(
+        nvlink = NvLink(
             version=facts.version,
             links_active=sum(1 for state in known if state == NVLINK_ACTIVE) if known else None,
             links_total=facts.count,
@@ -222,6 +257,8 @@ class ActivityReader:
             links_down=tuple(link for link, state in enumerate(states) if state is not None and state != NVLINK_ACTIVE),
             errors_by_link=self.errors_by_link,
         )
+        self.nvlink_made = (values, (rx, tx), nvlink)
+        return nvlink
 
     def _errors_by_link(self, handle: Handle, count: int) -> tuple[tuple[int, int], ...]:
         """Each link's error counters summed, read only when the totals change: names the link."""

@@ -17,10 +17,11 @@ from typing import Any
 
 import pynvml
 
+from gputop.core.analysis.diagnosis.reasons import decode_reasons
 from gputop.core.frozen_copy import keyword_maker
 from gputop.core.model import GpuHealth, GpuSample, MigSample, ProcessSample
 from gputop.core.sources import nvml_health
-from gputop.core.sources.nvml_activity import ActivityReader, Reading
+from gputop.core.sources.nvml_activity import ActivityReader
 from gputop.core.sources.nvml_events import XidEvents
 from gputop.core.sources.nvml_gateway import (
     MEMORY_VERSIONS,
@@ -61,6 +62,7 @@ class NvmlDevice:
     handle: Handle = None
     facts: StaticFacts | None = None
     samples_since_facts: int = 0
+    facts_complete: bool = False  # every static fact known (_facts_complete)
     utilization_seen: int = 0  # last process-utilization timestamp (us)
     mig_facts: dict[str, MigFacts] = field(default_factory=dict)
     # Last sample's processes by MIG device (None: the GPU's own): what the driver listed and the
@@ -71,6 +73,8 @@ class NvmlDevice:
     xid_events: XidEvents | None = None  # the source's XID events, polled once a tick (nvml_events.py)
     activity: ActivityReader | None = None  # GPM, energy, NVLink, the PCIe link (nvml_activity.py)
     lost_since: float | None = None  # when it was first found lost (seconds since the epoch)
+    # The answers of the last read that made a sample, and that sample (see _read).
+    made: tuple[tuple[Any, ...], GpuSample] | None = None
 
     def sample(self) -> GpuSample:
         """Read the GPU; a GPU that answers as lost is listed as lost and tried again next time.
@@ -87,19 +91,25 @@ class NvmlDevice:
                 if self.handle is None:
                     return self._lost_sample(None)
             self.samples_since_facts += 1
-            if self.facts is None or (
-                self.samples_since_facts > STATIC_RETRY_SAMPLES and incomplete([self.facts, *self.mig_facts.values()])
-            ):
+            if self.facts is None or (self.samples_since_facts > STATIC_RETRY_SAMPLES and not self._facts_complete()):
                 self.facts = read_static_facts(self.gateway, self.handle)
                 self.mig_facts.clear()
                 self.samples_since_facts = 0
+                self.facts_complete = False
             sample = self._read(self.handle, self.facts, with_pcie)
             self.lost_since = None
-            return self._remember(sample)
+            return sample
         except DeviceLost as error:
             return self.lost(str(error))
         except Exception as error:  # noqa: BLE001 - one GPU's fault stays on that GPU
             return self.failed(error, self.gateway.last_call(threading.get_ident()))
+
+    def _facts_complete(self) -> bool:
+        """Whether every static fact of the GPU and its MIG devices is known: looked at again only
+        after they are read (the facts do not change, and a complete set stays so)."""
+        if not self.facts_complete:
+            self.facts_complete = not incomplete([self.facts, *self.mig_facts.values()])
+        return self.facts_complete
 
     def lost(self, error: str) -> GpuSample:
         """The GPU as lost; its handle is fetched again next sample, so that it can come back."""
@@ -201,9 +211,10 @@ class NvmlDevice:
         pstate = call(pynvml.nvmlDeviceGetPerformanceState, handle)
         mig_mode = call(pynvml.nvmlDeviceGetMigMode, handle)
         in_mig = mig_mode is not None and int(mig_mode[0]) == pynvml.NVML_DEVICE_MIG_ENABLE
-        if self.activity is None:
-            self.activity = ActivityReader(gateway)
-        reading = self.activity.read(handle)
+        activity = self.activity
+        if activity is None:
+            activity = self.activity = ActivityReader(gateway)
+        reading = activity.read(handle)
 
         # Many drivers keep no per-process samples in MIG mode (None: SM use and idleness unknown);
         # where one does, its samples cover the processes of every MIG device of the GPU.
@@ -211,44 +222,66 @@ class NvmlDevice:
         migs = self._migs(handle, facts.max_mig or 0, sm_utilization) if in_mig else ()
         in_migs = {process.pid for mig in migs for process in mig.processes}
         processes, processes_known = self._processes(None, handle, sm_utilization, skip=in_migs)
-        return _gpu_sample(
-            index=self.index,
-            name=facts.name,
-            uuid=facts.uuid,
-            pci_bus_id=facts.pci_bus_id,
-            memory_total=None if memory is None else memory.total,
-            memory_used=None if memory is None else memory.used,
-            memory_free=None if memory is None else memory.free,
-            memory_reserved=None if memory is None else memory.reserved,
-            utilization_gpu=None if utilization is None else float(utilization.gpu),
-            utilization_memory=None if utilization is None else float(utilization.memory),
-            utilization_encoder=None if encoder is None else float(encoder[0]),
-            utilization_decoder=None if decoder is None else float(decoder[0]),
-            temperature=number(gateway.call_versions("temperature", TEMPERATURE_VERSIONS, handle)),
-            temperature_slowdown=facts.temperature_slowdown,
-            temperature_shutdown=facts.temperature_shutdown,
-            fan_speed=number(call(pynvml.nvmlDeviceGetFanSpeed, handle)),
-            power_draw=None if power_mw is None else int(power_mw) / 1000.0,
-            power_limit=facts.power_limit,
-            clock_sm=integer(call(pynvml.nvmlDeviceGetClockInfo, handle, pynvml.NVML_CLOCK_SM)),
-            clock_memory=integer(
-                call(pynvml.nvmlDeviceGetClockInfo, handle, pynvml.NVML_CLOCK_MEM)
-            ),
-            clock_sm_max=facts.clock_sm_max,
-            clock_memory_max=facts.clock_memory_max,
-            clock_event_reasons=nvml_health.clock_event_reasons(gateway, handle),
-            pstate=None if pstate is None or int(pstate) == PSTATE_UNKNOWN else int(pstate),
-            mig_mode=None if mig_mode is None else in_mig,
-            health=nvml_health.health(
-                None if self.xid_events is None else self.xid_events.events(self.index),
-                ecc=reading.ecc, remapped=reading.remapped, retired_pending=reading.retired_pending,
-            ),
-            mig_devices=migs,
-            processes=processes,
-            # Last, after every other call of the read (as when they were read after it).
-            **_activity_fields(reading, self.activity, self.pcie() if with_pcie else None),
-            processes_known=processes_known,
+        # The rest in the order they were always asked in (a capture replays a tick's calls in order).
+        temperature = gateway.call_versions("temperature", TEMPERATURE_VERSIONS, handle)
+        fan = call(pynvml.nvmlDeviceGetFanSpeed, handle)
+        clock_sm = call(pynvml.nvmlDeviceGetClockInfo, handle, pynvml.NVML_CLOCK_SM)
+        clock_memory = call(pynvml.nvmlDeviceGetClockInfo, handle, pynvml.NVML_CLOCK_MEM)
+        reasons = gateway.call_versions("clock_reasons", nvml_health.CLOCK_REASON_VERSIONS, handle)
+        events = None if self.xid_events is None else self.xid_events.events(self.index)
+        # Last, after every other call of the read (as when they were read after it).
+        counters = self.pcie() if with_pcie else None
+        # Every answer the sample is made of, as the calls gave it: the same as last read's (most ticks
+        # on an idle or steady GPU) is last read's sample, neither made again nor compared field by field.
+        # The few answers that are structures are taken apart (a structure is equal only to itself).
+        rates = None if utilization is None else (utilization.gpu, utilization.memory)
+        answers = (
+            facts, memory, rates,
+            None if encoder is None else encoder[0], None if decoder is None else decoder[0],
+            power_mw, pstate, in_mig if mig_mode is not None else None, reading, migs, processes,
+            processes_known, temperature, fan, clock_sm, clock_memory, reasons, events, counters,
         )
+        made = self.made
+        if made is not None and made[1] is self.last and made[0] == answers:
+            return made[1]
+        sample = self._remember(
+            _gpu_sample(
+                index=self.index,
+                name=facts.name,
+                uuid=facts.uuid,
+                pci_bus_id=facts.pci_bus_id,
+                memory_total=None if memory is None else memory.total,
+                memory_used=None if memory is None else memory.used,
+                memory_free=None if memory is None else memory.free,
+                memory_reserved=None if memory is None else memory.reserved,
+                utilization_gpu=None if rates is None else float(rates[0]),
+                utilization_memory=None if rates is None else float(rates[1]),
+                utilization_encoder=None if encoder is None else float(encoder[0]),
+                utilization_decoder=None if decoder is None else float(decoder[0]),
+                temperature=number(temperature),
+                temperature_slowdown=facts.temperature_slowdown,
+                temperature_shutdown=facts.temperature_shutdown,
+                fan_speed=number(fan),
+                power_draw=None if power_mw is None else int(power_mw) / 1000.0,
+                power_limit=facts.power_limit,
+                clock_sm=integer(clock_sm),
+                clock_memory=integer(clock_memory),
+                clock_sm_max=facts.clock_sm_max,
+                clock_memory_max=facts.clock_memory_max,
+                clock_event_reasons=None if reasons is None else decode_reasons(int(reasons)),
+                pstate=None if pstate is None or int(pstate) == PSTATE_UNKNOWN else int(pstate),
+                mig_mode=None if mig_mode is None else in_mig,
+                health=nvml_health.health(
+                    events, ecc=reading.ecc, remapped=reading.remapped, retired_pending=reading.retired_pending
+                ),
+                mig_devices=migs,
+                processes=processes,
+                **activity.sample_fields(reading, counters),
+                processes_known=processes_known,
+            )
+        )
+        self.made = (answers, sample)
+        return sample
 
     def _sm_utilization(self, handle: Handle) -> nvml_health.SmSamples | None:
         """The per-process samples newer than the last ones seen; None when the GPU keeps none."""
@@ -326,6 +359,7 @@ class NvmlDevice:
             if facts is None:
                 facts = read_mig_facts(self.gateway, mig)
                 self.mig_facts[key] = facts
+                self.facts_complete = False
             memory = self.gateway.call_versions("memory", MEMORY_VERSIONS, mig)
             processes, processes_known = self._processes(slot, mig, sm_samples)
             migs.append(
@@ -344,28 +378,6 @@ class NvmlDevice:
                 )
             )
         return tuple(migs)
-
-
-def _activity_fields(
-    reading: Reading, reader: ActivityReader, counters: tuple[float | None, float | None] | None = None
-) -> dict[str, Any]:
-    """GpuSample's fields from this tick's activity reads (nvml_activity.py), and the PCIe counters'
-    rates where they were read and answered (else GPM's rates, if any, stand)."""
-    gen_max, width_max = reader.link_maxima()
-    rx, tx = (reading.pcie_rx, reading.pcie_tx) if counters is None or counters == (None, None) else counters
-    return {
-        "pcie_rx": rx,
-        "pcie_tx": tx,
-        "pcie_link_gen": reading.pcie_link_gen,
-        "pcie_link_gen_max": gen_max,
-        "pcie_link_width": reading.pcie_link_width,
-        "pcie_link_width_max": width_max,
-        "pcie_replay_errors": reading.pcie_replay_errors,
-        "memory_temperature": reading.memory_temperature,
-        "activity": reading.activity,
-        "energy": reading.energy,
-        "nvlink": reading.nvlink,
-    }
 
 
 # A device's process lists as the driver gave them (one per kind, None: not read), its processes' SM

@@ -152,6 +152,9 @@ class FieldReads:
         self._reads = 0
         self._batch = FieldBatch(self.fields)
         self._left_out: frozenset[Field] = frozenset()  # the classic fields the batch was made without
+        self._last_batch: dict[Field, Value] | None = None  # the batch's values _all_answered saw last
+        self._missing: list[Field] = []  # and the fields they had no value for
+        self._quiet_until = 0  # the read before which none of those is due its classic call
 
     def read(self, gateway: Gateway, handle: Handle) -> dict[Field, Value]:
         """Each field's figure (None where neither path has it); raises DeviceLost."""
@@ -188,11 +191,20 @@ class FieldReads:
 
     def _all_answered(self, batch: dict[Field, Value]) -> bool:
         """Whether the batch (of every field) gave each field a value, or none that is due its classic call."""
-        missing = [field for field, value in batch.items() if value is None]
-        if missing and any(map(self._due, missing)):
+        if batch is self._last_batch:  # the batch answered as last read (nvml_fields.py): the same fields missing
+            missing = self._missing
+        else:
+            missing = self._missing = [field for field, value in batch.items() if value is None]
+            self._last_batch, self._quiet_until = batch, 0
+            if len(self._answered) + len(missing) < len(self.fields):
+                self._answered.update(field for field, value in batch.items() if value is not None)
+        if not missing or self._reads < self._quiet_until:
+            return True
+        if any(map(self._due, missing)):
             return False
-        if len(self._answered) + len(missing) < len(self.fields):
-            self._answered.update(field for field, value in batch.items() if value is not None)
+        # None is due: each was refused by both paths (it never answered), and is due again DECIDE_AGAIN
+        # reads after that; until the first of them is, nothing here can change without a new batch dict.
+        self._quiet_until = min(self._refused[field] for field in missing) + DECIDE_AGAIN
         return True
 
     def _due(self, field: Field) -> bool:

@@ -91,19 +91,26 @@ class FieldBatch:
         self._last_heads: tuple[int, ...] = ()
         self._answering: tuple[Field, ...] = ()
         self._values = struct.Struct("")
+        self._last_answers: tuple[float | int, ...] = ()  # the answering slots' values last read
+        self._last: dict[Field, float | int | None] | None = None  # the values last read gave
 
     def read(self, gateway: Gateway, handle: Handle) -> dict[Field, float | int | None] | None:
-        """Each field's value (None where it has none); None when the call itself failed."""
+        """Each field's value (None where it has none); None when the call itself failed. Slots that
+        answer as they did last read give last read's dict (its caller must not change it)."""
         if not self.fields:
             return {}
         if gateway.call(_field_values, handle, self._array) is None:
             return None
-        raw = ctypes.string_at(self._array, _SLOT_SIZE * len(self.fields))
+        raw = bytes(self._array)
         heads = self._heads.unpack(raw)
         if heads != self._last_heads:
             self._decide(heads)
+        answers = self._values.unpack(raw)
+        if answers == self._last_answers and self._last is not None:
+            return self._last
         values: dict[Field, float | int | None] = dict.fromkeys(self.fields)
-        values.update(zip(self._answering, self._values.unpack(raw), strict=True))
+        values.update(zip(self._answering, answers, strict=True))
+        self._last_answers, self._last = answers, values
         return values
 
     def _decide(self, heads: tuple[int, ...]) -> None:
@@ -118,6 +125,7 @@ class FieldBatch:
                 codes.append(f"{_VALUE_AT}x{_STANDARD[value_type]}{_SLOT_SIZE - _VALUE_AT - value.size}x")
                 answering.append(field)
         self._last_heads, self._answering, self._values = heads, tuple(answering), struct.Struct("".join(codes))
+        self._last = None  # other slots answer: the values are made again
 
 
 def _field_values(handle: Handle, array: Any) -> bool:

@@ -166,10 +166,36 @@ class Memory:
     reserved: int | None
 
 
+# What the versioned calls fill in, as nvml.h lays it out: gputop's own structures, read field by field
+# in C (pynvml's are read through their __getattribute__, about 1 us a field), each made for one call.
+class _MemoryV2(ctypes.Structure):
+    _fields_ = [
+        ("version", ctypes.c_uint),
+        ("total", ctypes.c_ulonglong),
+        ("reserved", ctypes.c_ulonglong),
+        ("free", ctypes.c_ulonglong),
+        ("used", ctypes.c_ulonglong),
+    ]
+
+
+# nvml.h's NVML_STRUCT_VERSION: the size of the structure and its version number.
+_MEMORY_V2 = int(getattr(pynvml, "nvmlMemory_v2", ctypes.sizeof(_MemoryV2) | 2 << 24))
+
+
+def _checked(result: int) -> None:
+    if result != pynvml.NVML_SUCCESS:
+        raise pynvml.NVMLError(result)
+
+
 @_named("nvmlDeviceGetMemoryInfo_v2")
 def _memory_v2(handle: Handle) -> Memory:
-    info = pynvml.nvmlDeviceGetMemoryInfo(handle, version=pynvml.nvmlMemory_v2)
-    return Memory(int(info.total), int(info.used), int(info.free), int(info.reserved))
+    fn = symbol("nvmlDeviceGetMemoryInfo_v2")
+    if fn is None:
+        info = pynvml.nvmlDeviceGetMemoryInfo(handle, version=pynvml.nvmlMemory_v2)
+        return Memory(int(info.total), int(info.used), int(info.free), int(info.reserved))
+    memory = _MemoryV2(_MEMORY_V2)
+    _checked(fn(handle, ctypes.byref(memory)))
+    return Memory(memory.total, memory.used, memory.free, memory.reserved)
 
 
 @_named("nvmlDeviceGetMemoryInfo")
@@ -184,9 +210,21 @@ MEMORY_VERSIONS = (_memory_v2, _memory_v1)
 # --- temperature ----------------------------------------------------------------
 
 
+class _TemperatureV1(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint), ("sensorType", ctypes.c_uint), ("temperature", ctypes.c_int)]
+
+
+_TEMPERATURE_V1 = int(getattr(pynvml, "nvmlTemperature_v1", ctypes.sizeof(_TemperatureV1) | 1 << 24))
+
+
 @_named("nvmlDeviceGetTemperatureV")
 def _temperature_v(handle: Handle) -> int:
-    return int(pynvml.nvmlDeviceGetTemperatureV(handle, pynvml.NVML_TEMPERATURE_GPU))
+    fn = symbol("nvmlDeviceGetTemperatureV")
+    if fn is None:
+        return int(pynvml.nvmlDeviceGetTemperatureV(handle, pynvml.NVML_TEMPERATURE_GPU))
+    reading = _TemperatureV1(_TEMPERATURE_V1, pynvml.NVML_TEMPERATURE_GPU)
+    _checked(fn(handle, ctypes.byref(reading)))
+    return int(reading.temperature)
 
 
 @_named("nvmlDeviceGetTemperature")
@@ -253,23 +291,24 @@ def read_list(
     """
     arrays = _BUFFERS.arrays
     array = arrays.get(item)
-    count = ctypes.c_uint(0 if array is None else len(array))
+    room = 0 if array is None else len(array)
+    count = ctypes.c_uint(room)
     for _ in range(_LIST_TRIES):
         result = call(array, count)
-        room = 0 if array is None else len(array)
-        if result == pynvml.NVML_SUCCESS and count.value <= room:
-            return b"" if array is None else ctypes.string_at(array, count.value * ctypes.sizeof(item))
+        listed = count.value
+        if result == pynvml.NVML_SUCCESS and listed <= room:
+            return b"" if array is None else bytes(array)[: listed * ctypes.sizeof(item)]
         # Some NVML builds answer the size probe (no array) with SUCCESS and the count set, not
         # INSUFFICIENT_SIZE: a count larger than the room given is a size either way.
         if result not in (pynvml.NVML_SUCCESS, pynvml.NVML_ERROR_INSUFFICIENT_SIZE):
             break
         # INSUFFICIENT_SIZE without a count above the room given says nothing of the size needed:
         # growing the array on it would double it at every try, every tick.
-        if count.value <= room or count.value > _LIST_MOST:
+        if listed <= room or listed > _LIST_MOST:
             result = pynvml.NVML_ERROR_INSUFFICIENT_SIZE
             break
-        array = arrays[item] = (item * (count.value * 2 + 5))()  # room for processes started since
-        count.value = len(array)
+        array = arrays[item] = (item * (listed * 2 + 5))()  # room for processes started since
+        room = count.value = len(array)
     raise pynvml.NVMLError(result)
 
 

@@ -6,6 +6,8 @@ metrics are computed between this tick's sample and the last tick's.
 
 from __future__ import annotations
 
+import ctypes
+import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -51,10 +53,16 @@ class GpmSamples:
         self._take = take
         self._names = tuple(name for name, _ in metrics)
         self._samples: list[Any] = []
-        self._request = pynvml.c_nvmlGpmMetricsGet_t()
-        self._request.numMetrics = len(metrics)
-        for slot, (_, metric_id) in enumerate(metrics):
-            self._request.metrics[slot].metricId = metric_id
+        self._metric_ids = tuple(metric_id for _, metric_id in metrics)
+        self._requests: list[Any] = []  # by turn: the request between the other sample and this turn's
+        # Each metric's return code and value, read from the request's bytes at once (pynvml's structures
+        # read and set each attribute through their __getattribute__ and __setattr__, about 1 us a field).
+        slot = pynvml.c_nvmlGpmMetric_t
+        code_at, value_at = slot.nvmlReturn.offset, slot.value.offset
+        one = f"{code_at}xI{value_at - code_at - 4}xd{ctypes.sizeof(slot) - value_at - 8}x"
+        self._answers = struct.Struct("=" + one * len(metrics))
+        self._answers_at = pynvml.c_nvmlGpmMetricsGet_t.metrics.offset  # in a request
+        self._last: tuple[tuple[float | int, ...], dict[str, float | None]] | None = None
         self._turn = 0
         self._have_previous = False
         self.worked = False
@@ -69,28 +77,42 @@ class GpmSamples:
             if any(sample is None for sample in self._samples):
                 self.usable = False
                 return None
-        now, before = self._samples[self._turn], self._samples[1 - self._turn]
-        if self._take(now) is None:
+            self._requests = [self._request(self._samples[1], self._samples[0]), self._request(*self._samples)]
+        if self._take(self._samples[self._turn]) is None:
             self.usable = self.worked  # never worked: decided, no GPM here
             self._have_previous = False
             return None
         self.worked = True
-        metrics = self._metrics(before, now) if self._have_previous else None
+        metrics = self._metrics() if self._have_previous else None
         self._have_previous = True
         self._turn = 1 - self._turn
         return metrics
 
-    def _metrics(self, before: Any, now: Any) -> dict[str, float | None] | None:
-        request = self._request
+    def _request(self, before: Any, now: Any) -> Any:
+        """The metrics' request between two samples, made once: a turn's is the same each time."""
+        request = pynvml.c_nvmlGpmMetricsGet_t()
         request.version = pynvml.NVML_GPM_METRICS_GET_VERSION
+        request.numMetrics = len(self._metric_ids)
+        for slot, metric_id in enumerate(self._metric_ids):
+            request.metrics[slot].metricId = metric_id
         request.sample1, request.sample2 = before, now
+        return request
+
+    def _metrics(self) -> dict[str, float | None] | None:
+        request = self._requests[self._turn]
         if self._gateway.call(pynvml.nvmlGpmMetricsGet, request) is None:
             return None
-        answers = request.metrics
-        return {
-            name: float(answers[slot].value) if answers[slot].nvmlReturn == pynvml.NVML_SUCCESS else None
+        at = ctypes.addressof(request) + self._answers_at
+        answers = self._answers.unpack(ctypes.string_at(at, self._answers.size))
+        last = self._last
+        if last is not None and last[0] == answers:
+            return last[1]  # the same figures: the same dict (its callers only read it)
+        metrics = {
+            name: answers[2 * slot + 1] if answers[2 * slot] == pynvml.NVML_SUCCESS else None
             for slot, name in enumerate(self._names)
         }
+        self._last = (answers, metrics)
+        return metrics
 
 
 NO_FIGURES = Activity()

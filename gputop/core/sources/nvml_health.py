@@ -1,4 +1,4 @@
-"""NVML reads for the diagnoses: clock event reasons, max clocks, process samples; the GPU's health.
+"""NVML reads for the diagnoses: the clock event reasons' calls, max clocks, process samples; the GPU's health.
 
 Functions of the gateway and a device handle, called from the NVML source's
 per-GPU sampling; every call goes through the gateway, so NOT_SUPPORTED is
@@ -9,12 +9,11 @@ assembles what the tick's field reads found (nvml_activity.py).
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
 from operator import itemgetter
+from typing import NamedTuple
 
 import pynvml
 
-from gputop.core.analysis.diagnosis.reasons import decode_reasons
 from gputop.core.model import GpuHealth, RemappedRows, XidEvent
 from gputop.core.sources.nvml_gateway import Gateway, Handle, layout, public, read_list, symbol
 
@@ -23,12 +22,6 @@ CLOCK_REASON_VERSIONS = (
     pynvml.nvmlDeviceGetCurrentClocksEventReasons,
     pynvml.nvmlDeviceGetCurrentClocksThrottleReasons,
 )
-
-
-def clock_event_reasons(gateway: Gateway, handle: Handle) -> tuple[str, ...] | None:
-    """The reasons the clocks are held down, by name; None when the GPU does not say."""
-    mask = gateway.call_versions("clock_reasons", CLOCK_REASON_VERSIONS, handle)
-    return None if mask is None else decode_reasons(int(mask))
 
 
 def max_clocks(gateway: Gateway, handle: Handle) -> tuple[int | None, int | None]:
@@ -60,12 +53,14 @@ def health(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class SmSamples:
+class SmSamples(NamedTuple):
     """What the per-process utilization samples newer than ``since`` say."""
 
     utilization: dict[int, float]  # PID -> SM % of its newest sample; absent: it did not run
     seen: int  # the newest sample's timestamp (us), to ask from next time
+
+
+_STAMP = itemgetter(1)
 
 
 def sm_samples(gateway: Gateway, handle: Handle, since: int) -> SmSamples | None:
@@ -73,11 +68,10 @@ def sm_samples(gateway: Gateway, handle: Handle, since: int) -> SmSamples | None
     samples = gateway.call(process_utilization, handle, since)
     if samples is None:
         return None
-    ordered = sorted(samples, key=itemgetter(1))  # a PID's newest sample last (a stable sort: ties in order)
-    return SmSamples(
-        utilization={pid: float(sm) for pid, _, sm in ordered},
-        seen=ordered[-1][1] if ordered else since,
-    )
+    if not samples:
+        return SmSamples({}, since)
+    ordered = sorted(samples, key=_STAMP)  # a PID's newest sample last (a stable sort: ties in order)
+    return SmSamples({pid: float(sm) for pid, _, sm in ordered}, ordered[-1][1])
 
 
 _SAMPLE = pynvml.c_nvmlProcessUtilizationSample_t
