@@ -359,6 +359,8 @@ class NvmlSource:
 
     def _wait(self, tickets: Sequence[Ticket[Any]], until: float, closing: bool = False) -> bool:
         """Wait until every ticket is done (True), `until` (monotonic) passes, or close() is called."""
+        if _all_done(tickets):
+            return True  # the reads of a tick whose turns held: no lock taken
         with self._answered:
             self._waits.append(tickets)
             try:
