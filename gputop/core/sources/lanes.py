@@ -174,7 +174,7 @@ class Round:
         self._since = self._clock()
         if lane.submit(functools.partial(self._run, lane), then=self._end) is None:
             return None
-        return self._ended.acquire(True, timeout_s)
+        return self._ended.acquire(True, max(0.0, timeout_s))
 
     def over(self, timeout_s: float) -> bool:
         """Wait up to ``timeout_s`` for the lane to be done with the round: True once it is."""
@@ -254,9 +254,9 @@ class Round:
         return tickets
 
     def _break(self) -> None:
-        self.broken = True
         self._running = None
         while self._next < len(self._steps):
             at = self._next
             self._next += 1
             self._keep(at, self._steps[at](None))
+        self.broken = True  # last: a thread that sees it without the lock sees every step started

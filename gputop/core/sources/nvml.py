@@ -290,17 +290,8 @@ class NvmlSource:
                 break
             over = turns.over(min(until, turns.turn_ends()) - time.monotonic())
         failure = None if meanwhile is None or not turns.broken else _failure(meanwhile)
-        if turns.broken:
-            with self._answered:
-                while not turns.done() and not self._closing:
-                    remaining = until - time.monotonic()
-                    if remaining <= 0:
-                        break
-                    self._waits.append(turns.tickets)
-                    try:
-                        self._answered.wait(remaining)
-                    finally:
-                        self._waits.remove(turns.tickets)
+        if turns.broken:  # every step started (optional ones not waited for): their reads
+            self._wait(turns.tickets, until)
         turns.stop()  # given up at the deadline or the close: nothing more starts
         if meanwhile is not None and not turns.broken:
             failure = _failure(meanwhile)
