@@ -231,8 +231,8 @@ class Round:
                     if not quick:
                         self._break()
                         return
-                # The next step taken as this one is found done, under one hold of the lock: the
-                # thread that looks for a step past its turn never sees one done as still running.
+                # The next step is taken under the hold of the lock that judged this one: the thread
+                # that looks for a step past its turn never finds the lane between two steps.
                 at, tickets = self._take(lane)
 
     def _take(self, lane: Lane) -> tuple[int | None, Sequence[Ticket[Any]]]:
