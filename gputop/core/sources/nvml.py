@@ -85,6 +85,8 @@ class NvmlSource:
         self._quick: set[int] = set()  # GPUs that answered within TURN_S when last read in turn
         self._xids: XidEvents | None = None
         self._xid_poll: Ticket[None] | None = None  # the last poll of the XID events (nvml_events.py)
+        # The poll's own lane, once the turns are broken: the count has the system lane then.
+        self._events_lane: Lane | None = None
         self._open = False
         self._driver_version: str | None = None
         self._cuda_driver_version: str | None = None
@@ -220,12 +222,16 @@ class NvmlSource:
 
         def xid_step(here: Lane | None) -> list[Ticket[Any]]:
             # Last, on the round's lane (no thread woken for it, nor one woken when it answers: the
-            # round waits for it while the turns hold); its events are joined to the GPUs' samples
-            # below. Not asked again while the last poll is out, nor once close() has begun.
+            # round waits for it while the turns hold); once they are broken, on a lane of its own
+            # (on the system lane, busy with the count, it was refused every tick the turns broke).
+            # Its events are joined to the GPUs' samples below. Not asked again while the last poll
+            # is out, nor once close() has begun.
             xids, polled = self._xids, self._xid_poll
             if xids is None or self._closing or (polled is not None and not polled.done):
                 return []
-            ticket = Ticket(xids.poll) if here is not None else system.submit(xids.poll)
+            if here is None and self._events_lane is None:
+                self._events_lane = Lane("gputop-events", self._notify)
+            ticket = Ticket(xids.poll) if here is not None else (self._events_lane or system).submit(xids.poll)
             self._xid_poll = ticket
             return [] if ticket is None else [ticket]
 
@@ -371,9 +377,10 @@ class NvmlSource:
             gpu.lane.stop()
             gpu.pcie_lane.stop()
         self._turn_lanes.stop()
-        if self._system is not None:
-            self._system.stop()
-        self._gpus, self._system = [], None
+        for lane in (self._system, self._events_lane):
+            if lane is not None:
+                lane.stop()
+        self._gpus, self._system, self._events_lane = [], None, None
 
 
 def _all_done(tickets: Sequence[Ticket[Any]]) -> bool:
