@@ -56,6 +56,30 @@ def test_an_xid_raised_by_the_driver_shows_in_the_next_ticks_sample(
     assert codes(source) == [[], [79]]  # kept (the newest 32 per GPU), and not taken twice
 
 
+def test_an_xid_shows_while_the_gpus_are_slower_than_their_turn_read_at_once_on_their_own_threads(
+    nvml_source: OpenSource, fake_nvml: FakeNvml
+) -> None:
+    # Every GPU slower than its 5 ms turn, as on a driver whose calls take milliseconds: each tick the
+    # turns break and the rest are read at once, the count on the system lane and the poll beside it.
+    def slow() -> Scenario:
+        return Scenario().gpu().gpu().delay("nvmlDeviceGetMemoryInfo", 0.02)
+
+    source = nvml_source(slow())
+    source.sample()
+    registered(fake_nvml, 2)
+    assert codes(source) == [[], []]
+    fake_nvml.write(slow().xid(1, 79))
+    fake_nvml.reset_counts()
+
+    # Taken by the tick's poll, which the tick does not wait for once the turns are broken: this
+    # tick's samples, or at the latest the next one's.
+    seen = [codes(source), codes(source)]
+
+    assert [[], [79]] in seen
+    assert seen[-1] == [[], [79]]
+    assert fake_nvml.call_count("nvmlEventSetWait_v2") >= 2  # asked every tick (it was refused, the count out)
+
+
 def test_between_ticks_no_thread_of_the_source_wakes(nvml_source: OpenSource, fake_nvml: FakeNvml) -> None:
     source = nvml_source(Scenario().gpu().gpu())
     for _ in range(3):

@@ -24,7 +24,7 @@ import pynvml
 from gputop.core.host.signals import SignalResult
 from gputop.core.model import GpuSample, HostSample, ProcessIdentity
 from gputop.core.sources.base import SourceUnavailable
-from gputop.core.sources.lanes import Lane, Ticket, Turns
+from gputop.core.sources.lanes import Lane, Round, Ticket
 from gputop.core.sources.nvml_device import NvmlDevice
 from gputop.core.sources.nvml_events import XidEvents
 from gputop.core.sources.nvml_gateway import CUDA_VERSIONS, DeviceLost, Gateway, unavailable
@@ -73,9 +73,8 @@ class NvmlSource:
         self._deadline_s = deadline_s
         self._on_init_slow = on_init_slow
         self._answered = threading.Condition()
-        # What threads wait for under it: turns being read, tickets; a lane that answers wakes them
-        # only when one of these is complete.
-        self._turns: list[Turns] = []
+        # What threads wait for under it, tickets; a lane that answers wakes them only when one of
+        # these is complete.
         self._waits: list[Sequence[Ticket[Any]]] = []
         self._closing = False
         self._system: Lane | None = None
@@ -86,6 +85,8 @@ class NvmlSource:
         self._quick: set[int] = set()  # GPUs that answered within TURN_S when last read in turn
         self._xids: XidEvents | None = None
         self._xid_poll: Ticket[None] | None = None  # the last poll of the XID events (nvml_events.py)
+        # The poll's own lane, once the turns are broken: the count has the system lane then.
+        self._events_lane: Lane | None = None
         self._open = False
         self._driver_version: str | None = None
         self._cuda_driver_version: str | None = None
@@ -161,10 +162,15 @@ class NvmlSource:
         self._gateway.shutdown()
 
     def _calls_out(self, gpus: Sequence[GpuThreads]) -> bool:
-        """A call to the driver has not come back (a GPU's, the count's, or the XID events' poll)."""
-        return any(gpu.busy for gpu in gpus) or any(
-            ticket is not None and not ticket.done
-            for ticket in (None if self._counting is None else self._counting[1], self._xid_poll)
+        """A call to the driver has not come back, or may be made yet (a GPU's, the count's, the XID
+        events' poll, or a round's on its lane)."""
+        return (
+            self._turn_lanes.busy
+            or any(gpu.busy for gpu in gpus)
+            or any(
+                ticket is not None and not ticket.done
+                for ticket in (None if self._counting is None else self._counting[1], self._xid_poll)
+            )
         )
 
     @contextlib.contextmanager
@@ -194,41 +200,49 @@ class NvmlSource:
         reads: list[Reads] = [(None, None)] * len(gpus)
         system = self._system
 
-        def step(at: int) -> Callable[[bool], list[Ticket[Any]]]:
-            def start(in_turn: bool) -> list[Ticket[Any]]:
-                # A GPU that answered in turn last time is read on one thread, its PCIe counters too
-                # (half the hand-overs); one slower than that has them on a thread of their own.
-                together = in_turn and gpus[at].device.index in self._quick
-                reads[at] = gpus[at].read(self._turn_lanes if together else None)
+        def step(at: int) -> Callable[[Lane | None], list[Ticket[Any]]]:
+            def start(here: Lane | None) -> list[Ticket[Any]]:
+                # A GPU that answered in turn last time is read on the round's lane, its PCIe counters
+                # too; one slower than that on its own lanes, its PCIe counters on a lane of their own.
+                if self._closing:
+                    return []
+                gpu = gpus[at]
+                reads[at] = gpu.read(here if here is not None and gpu.device.index in self._quick else None)
                 return [ticket for ticket in reads[at] if ticket is not None]
 
             return start
 
-        def xid_step(in_turn: bool) -> list[Ticket[Any]]:
-            # Last, on the lane that has just counted (no thread woken for it, nor one woken when it
-            # answers: the turns wait for it while they hold); its events are joined to the GPUs'
-            # samples below. Not asked again while the last poll is out, nor once close() has begun
-            # (under the lock it takes first: a poll started before it is one of its calls out).
+        def count_step(here: Lane | None) -> list[Ticket[Any]]:
+            # In turn, on the round's lane, once the GPUs are read: no thread woken for it.
+            if self._closing or (self._counting is not None and not self._counting[1].done):
+                return []  # the last count is still out: not asked again
+            ticket = Ticket(self._count) if here is not None else system.submit(self._count)
+            self._counting = None if ticket is None else (here or system, ticket)
+            return [] if ticket is None else [ticket]
+
+        def xid_step(here: Lane | None) -> list[Ticket[Any]]:
+            # Last, on the round's lane (no thread woken for it, nor one woken when it answers: the
+            # round waits for it while the turns hold); once they are broken, on a lane of its own
+            # (on the system lane, busy with the count, it was refused every tick the turns broke).
+            # Its events are joined to the GPUs' samples below. Not asked again while the last poll
+            # is out, nor once close() has begun.
             xids, polled = self._xids, self._xid_poll
             if xids is None or self._closing or (polled is not None and not polled.done):
                 return []
-            ticket = (self._turn_lanes.lane() if in_turn else system).submit(xids.poll)
+            if here is None and self._events_lane is None:
+                self._events_lane = Lane("gputop-events", self._notify)
+            ticket = Ticket(xids.poll) if here is not None else (self._events_lane or system).submit(xids.poll)
             self._xid_poll = ticket
-            return [] if ticket is None else [ticket]
-
-        def count_step(in_turn: bool) -> list[Ticket[Any]]:
-            # In turn, on the lane that has just read the GPUs: no thread woken for it.
-            if self._counting is not None and not self._counting[1].done:
-                return []  # the last count is still out: not asked again
-            lane = self._turn_lanes.lane() if in_turn else system
-            ticket = lane.submit(self._count)
-            self._counting = None if ticket is None else (lane, ticket)
             return [] if ticket is None else [ticket]
 
         # The GPUs in turn, then the count (a driver slow to count then delays no GPU), then the XID
         # events: a poll that hangs in the driver holds up no tick, not waited for once its turn is over.
-        turns = Turns(
-            [*map(step, range(len(gpus))), count_step, xid_step], TURN_S, optional=frozenset({len(gpus) + 1})
+        turns = Round(
+            [*map(step, range(len(gpus))), count_step, xid_step],
+            TURN_S,
+            self._wait,
+            optional=frozenset({len(gpus) + 1}),
+            tell=self._tell_waiting,
         )
         failure = self._take_turns(turns, until, meanwhile)
         for at, quick in enumerate(turns.quick[: len(gpus)]):
@@ -265,40 +279,27 @@ class NvmlSource:
             samples = [gpu.device.with_new_events(sample) for gpu, sample in zip(gpus, samples, strict=True)]
         return tuple(samples)
 
-    def _take_turns(self, turns: Turns, until: float, meanwhile: Callable[[], object] | None) -> BaseException | None:
-        """Read in turn (lanes.Turns) until every read is done, ``until`` passes, or close() is called;
+    def _take_turns(self, turns: Round, until: float, meanwhile: Callable[[], object] | None) -> BaseException | None:
+        """Read in turn (lanes.Round) until every read is done, ``until`` passes, or close() is called;
         what ``meanwhile`` raised is returned once they are (none left behind to refuse the next tick's).
 
         Sixteen threads read at once fight over the interpreter's lock at every NVML call: where the
         driver answers in microseconds that costs more CPU than the reads (at 8 GPUs, 8.8 ms a tick
         against 3.3 ms read in one thread). A driver that takes milliseconds a call, as a real one
         does, is read in parallel after TURN_S, as if all had started together. This thread wakes
-        when the turns are all done, or when the turn of the GPU being read runs out."""
-        failure: BaseException | None = None
-        with self._answered:
-            self._turns.append(turns)
-            try:
-                turns.advance()
-                while not turns.done() and not self._closing:
-                    now = time.monotonic()
-                    if now >= until:
-                        break
-                    turns.advance()  # for a lane that answered while this thread held the lock
-                    turns.overdue()
-                    if meanwhile is not None and turns.broken:
-                        self._answered.release()  # the lanes take it as they answer
-                        try:
-                            failure = _failure(meanwhile)
-                        finally:
-                            self._answered.acquire()
-                        meanwhile = None
-                        continue
-                    if turns.done():  # the turns just broken on a step they need not wait for
-                        break
-                    self._answered.wait(max(0.0, min(until, turns.turn_ends()) - time.monotonic()))
-            finally:
-                self._turns.remove(turns)
-        if meanwhile is not None:
+        when the round is over, or when the turn of the step being read runs out."""
+        # Each step starts nothing once close() has begun, and close() shuts nothing down while a
+        # round's lane is busy: a round started as close() begins makes no call after its shutdown.
+        over = turns.start(self._turn_lanes.lane(), min(TURN_S, until - time.monotonic()))
+        while over is False:
+            if self._closing or time.monotonic() >= until or turns.overdue():
+                break
+            over = turns.over(min(until, turns.turn_ends()) - time.monotonic())
+        failure = None if meanwhile is None or not turns.broken else _failure(meanwhile)
+        if turns.broken:  # every step started (optional ones not waited for): their reads
+            self._wait(turns.tickets, until)
+        turns.stop()  # given up at the deadline or the close: nothing more starts
+        if meanwhile is not None and not turns.broken:
             failure = _failure(meanwhile)
         return failure
 
@@ -342,16 +343,21 @@ class NvmlSource:
         return ticket.outcome()
 
     def _notify(self) -> None:
-        """A lane answered: the next GPU in turn starts, and a thread waiting wakes only when what it
-        waits for is all there (not once per lane)."""
+        """A lane answered: a thread waiting wakes only when what it waits for is all there (not once per lane)."""
         with self._answered:
-            for turns in self._turns:
-                turns.advance()
-            if any(turns.done() for turns in self._turns) or any(map(_all_done, self._waits)):
+            if any(map(_all_done, self._waits)):
                 self._answered.notify_all()
+
+    def _tell_waiting(self) -> None:
+        """A round's lane is done with it: a thread waiting for its tickets is told (none, in a round
+        whose turns held: the sampling thread waits for the round itself)."""
+        if self._waits:
+            self._notify()
 
     def _wait(self, tickets: Sequence[Ticket[Any]], until: float, closing: bool = False) -> bool:
         """Wait until every ticket is done (True), `until` (monotonic) passes, or close() is called."""
+        if _all_done(tickets):
+            return True  # the reads of a tick whose turns held: no lock taken
         with self._answered:
             self._waits.append(tickets)
             try:
@@ -371,9 +377,10 @@ class NvmlSource:
             gpu.lane.stop()
             gpu.pcie_lane.stop()
         self._turn_lanes.stop()
-        if self._system is not None:
-            self._system.stop()
-        self._gpus, self._system = [], None
+        for lane in (self._system, self._events_lane):
+            if lane is not None:
+                lane.stop()
+        self._gpus, self._system, self._events_lane = [], None, None
 
 
 def _all_done(tickets: Sequence[Ticket[Any]]) -> bool:

@@ -1,7 +1,8 @@
 """Critical XID events from the driver, taken once a tick without waiting.
 
 ``poll()`` is the tick's last step, run on the lane that has just read the GPUs
-(nvml.py): the first poll creates the event set and registers each GPU for
+(nvml.py; a lane of its own once a GPU slower than its turn has set the rest going
+at once): the first poll creates the event set and registers each GPU for
 ``nvmlEventTypeXidCriticalError``; every poll then takes the events the set holds,
 each wait given 0 ms (a driver with nothing to say answers TIMEOUT at once). The
 driver keeps the events in the set until they are taken, so an XID raised since the

@@ -45,6 +45,11 @@ class TurnLanes:
         self._lanes.append(lane)
         return lane
 
+    @property
+    def busy(self) -> bool:
+        """A round is still on one of the lanes: a call of it may be out, or be made yet."""
+        return any(lane.busy for lane in self._lanes)
+
     def stop(self) -> None:
         for lane in self._lanes:
             lane.stop()
@@ -74,15 +79,15 @@ class GpuThreads:
             return self.lane if self.lane.busy else self.pcie_lane
         return self.lane
 
-    def read(self, turns: TurnLanes | None = None) -> Reads:
-        """Start reading the GPU: on a lane of ``turns`` (in turn, with its PCIe counters), else on
-        its two lanes; nothing when a call to it is still out."""
+    def read(self, here: Lane | None = None) -> Reads:
+        """Start reading the GPU: in turn on ``here``, the lane the GPUs read in turn share (a ticket
+        its round runs there, with the PCIe counters), else on its two lanes; nothing when a call to
+        it is still out."""
         if self.busy:
             return None, None
-        if turns is not None:
-            lane = turns.lane()
-            ticket = lane.submit(self.device.sample_with_pcie)
-            self.in_turn = None if ticket is None else (lane, ticket)
+        if here is not None:
+            ticket = Ticket(self.device.sample_with_pcie)
+            self.in_turn = (here, ticket)
             return ticket, None
         if self.device.handle is None:
             return self.lane.submit(self.device.sample_with_pcie), None
