@@ -21,6 +21,7 @@ from textual.strip import Strip
 
 from gputop.ui.widgets.card_frame import FramedLines
 from gputop.ui.widgets.command_column import CommandColumn
+from gputop.ui.widgets.row_line import RowLine, RowStyles, row_line
 from gputop.ui.widgets.row_order import KeptOrder
 from gputop.ui.widgets.rows import (
     LIVE_COLUMNS,
@@ -32,17 +33,24 @@ from gputop.ui.widgets.rows import (
     visible_columns,
 )
 from gputop.ui.widgets.table_line import (
-    HOST_COLUMNS,
     LAUNCHER_COLUMNS,
-    TAG_MARK,
-    Line,
-    fit,
     header_strip,
     process_after,
     same_but_time,
 )
 
 _KEY = attrgetter("key")
+
+
+class DrawnRow:
+    """A row drawn (or about to be): the row, its cells now, the cells it was made with (the same object
+    while only its live cells moved), and its line as last drawn (None: not drawn yet)."""
+
+    __slots__ = ("row", "cells", "made_with", "line")
+
+    def __init__(self, row: ProcessRow, cells: tuple[str, ...]) -> None:
+        self.row, self.cells, self.made_with = row, cells, cells
+        self.line: RowLine | None = None
 
 
 class ProcessLines(FramedLines, ScrollView, can_focus=True):
@@ -70,8 +78,8 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         self._cells: dict[RowKey, tuple[str, ...]] = {}
         # Last tick's rows drawn, with their cells: a row whose process and figures are as they were
         # keeps its cells, TIME alone made again (Dolphie's keyed updates, cell by cell).
-        self._drawn: dict[RowKey, tuple[ProcessRow, tuple[str, ...]]] = {}
-        self._drawn_now: dict[RowKey, tuple[ProcessRow, tuple[str, ...]]] = {}
+        self._drawn: dict[RowKey, DrawnRow] = {}
+        self._drawn_now: dict[RowKey, DrawnRow] = {}
         self._line_state: list[object] = []  # the visible lines' signatures, from _line_top down
         self._line_top = 0
         self.column_names: tuple[str, ...] | None = None  # None: every column that fits
@@ -150,7 +158,8 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         """Show these rows sorted by ``sort`` (``in_order``: as given, already sorted, as a tree is);
         keeps the cursor on the same process."""
         old_index = self.cursor_index
-        old_screen_line = None if old_index is None else old_index - self.scroll_offset.y
+        top = self.scroll_offset.y
+        old_screen_line = None if old_index is None else old_index - top
         placed = self._order.place(rows, sort, in_order=in_order)
         ordered = self._order.rows
         columns_changed = False
@@ -169,16 +178,20 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
         # The rows drawn last tick; none when the columns changed just now (cells of other columns).
         self._drawn, self._drawn_now = ({} if columns_changed else self._drawn_now), {}
-        if self.cursor_index is None:
+        # The same rows in the same order (none placed): the cursor is on the row it was on.
+        new_index = old_index if placed == [] else self.cursor_index
+        if new_index is None:
             index = 0 if old_index is None else min(old_index, len(ordered) - 1)
             self.cursor_key = process_after(ordered, index, 0)
-        self.virtual_size = Size(self.size.width, len(ordered) + 1)
-        new_index = self.cursor_index
+            new_index = self.cursor_index
+        width, height = self.size
+        self.virtual_size = Size(width, len(ordered) + 1)
         if new_index is not None and old_screen_line is not None:
-            target = max(0, min(new_index - old_screen_line, len(ordered) + 1 - self.size.height))
-            if target != self.scroll_offset.y:
+            target = max(0, min(new_index - old_screen_line, len(ordered) + 1 - height))
+            if target != top:
                 self.scroll_to(y=target, animate=False, immediate=True)
-        self._ensure_cursor_visible()
+                top = self.scroll_offset.y
+        self._cursor_into_view(new_index, top, height)
         self._refresh_changed_lines()
 
     def select_first(self) -> None:
@@ -203,32 +216,30 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         cells = self._cells.get(key)
         if cells is None:
             before = self._drawn.get(key)
-            if before is not None and (before[0] is row or same_but_time(before[0], row)):
-                cells = before[1]
+            if before is not None and (before.row is row or same_but_time(before.row, row)):
+                cells = before.cells
                 if not row.launcher:  # a launcher shows none of them
                     columns = self._columns
                     for at in self._live_at:  # TIME, GROWTH, IDLE: they move while the row is kept
                         cell = columns[at].cell(row)
                         if cell != cells[at]:
                             cells = (*cells[:at], cell, *cells[at + 1 :])
+                before.row, before.cells = row, cells  # its line kept with what it was made of
+                self._drawn_now[key] = before
             else:
                 cells = tuple(
                     column.cell(row) if not row.launcher or column.name in LAUNCHER_COLUMNS else ""
                     for column in self._columns
                 )
+                self._drawn_now[key] = DrawnRow(row, cells)
             self._cells[key] = cells
-            self._drawn_now[key] = (row, cells)
         return cells
 
-    def _command_shown(self, row: ProcessRow, cells: tuple[str, ...], command_width: int) -> str | None:
-        """The row's command as the column shows it (cut, scrolled) in ``command_width`` cells; None
-        without the column."""
-        at = self._command_at
-        return None if at is None else self.command.shown(row, cells[at], command_width)
-
-    def _visible_state(self, width: int | None = None) -> list[object]:
-        """Each visible line's signature (``width``: inside the scrollbar, asked once here if not given)."""
-        top = self.scroll_offset.y
+    def _visible_state(self, width: int | None = None, top: int | None = None) -> list[object]:
+        """Each visible line's signature (``width``: inside the scrollbar; ``top``: the first row on screen;
+        each asked here if not given)."""
+        if top is None:
+            top = self.scroll_offset.y
         command_width = self._command_width(self.scrollable_size.width if width is None else width)
         cursor, tagged, command_at = self.cursor_key, self.tagged, self._command_at
         row_cells, command_shown = self._row_cells, self.command.shown
@@ -244,23 +255,32 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
 
     def _refresh_changed_lines(self) -> None:
         width = self.scrollable_size.width  # asked once a tick: Textual works it out anew each time
-        new_state = self._visible_state(width)
+        top = self.scroll_offset.y
+        new_state = self._visible_state(width, top)
         old_state, old_top = self._line_state, self._line_top
-        self._line_state, self._line_top = new_state, self.scroll_offset.y
+        self._line_state, self._line_top = new_state, top
         header = (self._columns, self.rows_order, width)
         widened = self._header_drawn is not None and self._header_drawn[2] != width  # a scrollbar came or went
         changed: list[Region] = []
         if header != self._header_drawn:  # the header line changes with the columns and the sort only
             self._header_drawn = header
             changed.append(Region(0, 0, width, 1))
-        if not new_state or not old_state or old_top != self._line_top or widened:
+        if not new_state or not old_state or old_top != top or widened:
             self.refresh()
             return
-        for line in range(max(len(old_state), len(new_state))):
-            before = old_state[line] if line < len(old_state) else None
-            after = new_state[line] if line < len(new_state) else None
-            if before != after:
-                changed.append(Region(0, 1 + line, width, 1))
+        # Lines that changed side by side are one region: Textual and the frame take each region apart.
+        first: int | None = None
+        lines = max(len(old_state), len(new_state))
+        for line in range(lines + 1):
+            same = line == lines or (
+                (old_state[line] if line < len(old_state) else None)
+                == (new_state[line] if line < len(new_state) else None)
+            )
+            if not same and first is None:
+                first = line
+            elif same and first is not None:
+                changed.append(Region(0, 1 + first, width, line - first))
+                first = None
         if changed:  # one refresh for them all: each call works out the widget's offset and clears its caches
             self.refresh(*changed)
 
@@ -301,11 +321,14 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         return self._column_widths(self.scrollable_size.width if width is None else width)[at]
 
     def _ensure_cursor_visible(self) -> None:
-        index = self.cursor_index
+        self._cursor_into_view(self.cursor_index, self.scroll_offset.y, self.size.height)
+
+    def _cursor_into_view(self, index: int | None, top: int, height: int) -> None:
+        """Scroll so that row ``index`` (the cursor's) is on screen, the panel ``height`` lines high and scrolled
+        to ``top`` now."""
         if index is None:
             return
-        page = max(1, self.size.height - 1)
-        top = self.scroll_offset.y
+        page = max(1, height - 1)
         if index < top:
             self.scroll_to(y=index, animate=False, immediate=True)
         elif index >= top + page:
@@ -358,34 +381,34 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
 
     def _row_strip(self, row: ProcessRow, width: int, base: Style) -> Strip:
         key = row.key
+        cells = self._row_cells(row)
+        drawn = self._drawn_now[key]
+        widths = self._column_widths(width)
+        at = self._command_at
+        command = None if at is None else self.command.shown(row, cells[at], widths[at])
+        tagged, cursor = key in self.tagged, key == self.cursor_key
+        # What the line is drawn from but its live cells: the cells it was made with (the same object while only
+        # the live ones moved), the command as cut, its marks and styles, the columns' widths.
+        made_of = (drawn.made_with, command, tagged, cursor, row.growing, row.idle, widths, width, self._styles_kept)
+        kept = drawn.line
+        if kept is not None and kept.made_of == made_of:
+            return kept.again(cells)
         style = base
         if not row.process.visible:
             style += self.component_style("process-table--hidden")
         if row.process.stale:
             style += self.component_style("process-table--stale")
-        tagged = key in self.tagged
         if tagged:
             style += self.component_style("process-table--tagged")
-        if key == self.cursor_key:
+        if cursor:
             style += self.component_style("process-table--cursor")
-        memory_style = style + self.component_style("process-table--memory")
-        line = Line(TAG_MARK if tagged else " ", style)
-        cells = self._row_cells(row)
-        widths = self._column_widths(width)
-        used = 1
-        # A space between columns (not after the last: the line is then exactly as wide as the panel).
-        for column, column_width, cell in zip(self._columns, widths, cells, strict=True):
-            if used > 1:
-                line.add(" ", style, 1)
-            if not row.process.visible and column.name in HOST_COLUMNS:
-                # Nothing is known from the CPU column on: say why across the rest of the line.
-                line.add(fit(row.hidden_text, width - used, False), style)
-                break
-            cell_style = memory_style if column.name == "gpu_memory" else style
-            if (column.name == "growth" and row.growing) or (column.name == "idle" and row.idle):
-                cell_style = style + self.component_style("process-table--growing")
-            if column.name == "command":
-                cell = self._command_shown(row, cells, column_width) or ""  # the one cut of the column
-            line.add(fit(cell, column_width, column.right), cell_style, column_width)
-            used += column_width + 1
-        return line.strip(width, style)
+        styles = RowStyles(
+            style,
+            style + self.component_style("process-table--memory"),
+            style + self.component_style("process-table--growing"),
+        )
+        strip, drawn.line = row_line(
+            row, cells, self._columns, widths, width,
+            command=command, tagged=tagged, styles=styles, live_at=self._live_at, made_of=made_of,
+        )
+        return strip
