@@ -21,7 +21,7 @@ from textual.strip import Strip
 
 from gputop.ui.widgets.card_frame import FramedLines
 from gputop.ui.widgets.command_column import CommandColumn
-from gputop.ui.widgets.row_line import RowLine, RowStyles, row_line
+from gputop.ui.widgets.row_line import DrawnRow, RowStyles, row_line
 from gputop.ui.widgets.row_order import KeptOrder
 from gputop.ui.widgets.rows import (
     LIVE_COLUMNS,
@@ -40,17 +40,6 @@ from gputop.ui.widgets.table_line import (
 )
 
 _KEY = attrgetter("key")
-
-
-class DrawnRow:
-    """A row drawn (or about to be): the row, its cells now, the cells it was made with (the same object
-    while only its live cells moved), and its line as last drawn (None: not drawn yet)."""
-
-    __slots__ = ("row", "cells", "made_with", "line")
-
-    def __init__(self, row: ProcessRow, cells: tuple[str, ...]) -> None:
-        self.row, self.cells, self.made_with = row, cells, cells
-        self.line: RowLine | None = None
 
 
 class ProcessLines(FramedLines, ScrollView, can_focus=True):
@@ -90,6 +79,7 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         self._widths: list[int] = []
         self._header_drawn: tuple[tuple[Column, ...], SortOrder, int] | None = None
         self.command = CommandColumn()  # how the commands are cut, and scrolled (← →)
+        self._frame_top: int | None = None  # the first row on screen, while a frame's lines are drawn
 
     # -- the rows and their order ----------------------------------------------------
 
@@ -125,6 +115,7 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         names = [column.name for column in columns]
         self._live_at = tuple(n for n, name in enumerate(names) if name in LIVE_COLUMNS)
         self._command_at = names.index("command") if "command" in names else None
+        self._state_shown = "growth" in names or "idle" in names  # a growing or idle row's cells in their style
 
     # -- what tests and the app read -------------------------------------------------
 
@@ -357,7 +348,11 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         return self.scrollable_size.width
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        return self.framed_lines(crop, super().render_lines)
+        self._frame_top = self.scroll_offset.y  # the same for every line of a frame: asked of Textual once
+        try:
+            return self.framed_lines(crop, super().render_lines)
+        finally:
+            self._frame_top = None
 
     def render_line(self, y: int) -> Strip:
         # Within the scrollbar, not under it: a line as wide as the panel lost its last cell to it.
@@ -365,7 +360,8 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         base = self.line_style
         if y == 0:
             return self._header_strip(width, base)
-        index = y - 1 + self.scroll_offset.y
+        top = self._frame_top
+        index = y - 1 + (self.scroll_offset.y if top is None else top)
         if index >= len(self.rows):
             if not self.rows and y == 1:
                 message = Segment(f"  {self.empty_message}", base + Style(dim=True, italic=True))
@@ -389,24 +385,12 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         tagged, cursor = key in self.tagged, key == self.cursor_key
         # What the line is drawn from but its live cells: the cells it was made with (the same object while only
         # the live ones moved), the command as cut, its marks and styles, the columns' widths.
-        made_of = (drawn.made_with, command, tagged, cursor, row.growing, row.idle, widths, width, self._styles_kept)
+        state = (row.growing, row.idle) if self._state_shown else None
+        made_of = (drawn.made_with, command, tagged, cursor, state, widths, width, self._styles_kept)
         kept = drawn.line
         if kept is not None and kept.made_of == made_of:
             return kept.again(cells)
-        style = base
-        if not row.process.visible:
-            style += self.component_style("process-table--hidden")
-        if row.process.stale:
-            style += self.component_style("process-table--stale")
-        if tagged:
-            style += self.component_style("process-table--tagged")
-        if cursor:
-            style += self.component_style("process-table--cursor")
-        styles = RowStyles(
-            style,
-            style + self.component_style("process-table--memory"),
-            style + self.component_style("process-table--growing"),
-        )
+        styles = RowStyles.of(row, base, self.component_style, tagged=tagged, cursor=cursor)
         strip, drawn.line = row_line(
             row, cells, self._columns, widths, width,
             command=command, tagged=tagged, styles=styles, live_at=self._live_at, made_of=made_of,

@@ -9,7 +9,7 @@ setting three cells in the line kept does.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rich.segment import Segment
 from rich.style import Style
@@ -27,6 +27,33 @@ class RowStyles:
 
     def __init__(self, row: Style, memory: Style, growing: Style) -> None:
         self.row, self.memory, self.growing = row, memory, growing
+
+    @classmethod
+    def of(
+        cls, row: ProcessRow, base: Style, component: Callable[[str], Style], *, tagged: bool, cursor: bool
+    ) -> RowStyles:
+        """A row's styles on the table's ``base``, from the table's ``component`` styles."""
+        style = base
+        if not row.process.visible:
+            style += component("process-table--hidden")
+        if row.process.stale:
+            style += component("process-table--stale")
+        if tagged:
+            style += component("process-table--tagged")
+        if cursor:
+            style += component("process-table--cursor")
+        return cls(style, style + component("process-table--memory"), style + component("process-table--growing"))
+
+
+class DrawnRow:
+    """A row drawn (or about to be): the row, its cells now, the cells it was made with (the same object
+    while only its live cells moved), and its line as last drawn (None: not drawn yet)."""
+
+    __slots__ = ("row", "cells", "made_with", "line")
+
+    def __init__(self, row: ProcessRow, cells: tuple[str, ...]) -> None:
+        self.row, self.cells, self.made_with = row, cells, cells
+        self.line: RowLine | None = None
 
 
 class RowLine:
