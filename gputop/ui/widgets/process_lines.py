@@ -64,7 +64,6 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         self.cursor_key: RowKey | None = None
         self.tagged: set[RowKey] = set()
         self.empty_message = "no GPU processes"
-        self._cells: dict[RowKey, tuple[str, ...]] = {}
         # Last tick's rows drawn, with their cells: a row whose process and figures are as they were
         # keeps its cells, TIME alone made again (Dolphie's keyed updates, cell by cell).
         self._drawn: dict[RowKey, DrawnRow] = {}
@@ -166,7 +165,6 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
                 self.tagged.intersection_update(row.key for row in ordered)
         elif placed:  # a few rows made again, put in their places
             self.command.show_rows(ordered)
-        self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
         # The rows drawn last tick; none when the columns changed just now (cells of other columns).
         self._drawn, self._drawn_now = ({} if columns_changed else self._drawn_now), {}
         # The same rows in the same order (none placed): the cursor is on the row it was on.
@@ -204,26 +202,25 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
 
     def _row_cells(self, row: ProcessRow) -> tuple[str, ...]:
         key = row.key
-        cells = self._cells.get(key)
-        if cells is None:
-            before = self._drawn.get(key)
-            if before is not None and (before.row is row or same_but_time(before.row, row)):
-                cells = before.cells
-                if not row.launcher:  # a launcher shows none of them
-                    columns = self._columns
-                    for at in self._live_at:  # TIME, GROWTH, IDLE: they move while the row is kept
-                        cell = columns[at].cell(row)
-                        if cell != cells[at]:
-                            cells = (*cells[:at], cell, *cells[at + 1 :])
-                before.row, before.cells = row, cells  # its line kept with what it was made of
-                self._drawn_now[key] = before
-            else:
-                cells = tuple(
-                    column.cell(row) if not row.launcher or column.name in LAUNCHER_COLUMNS else ""
-                    for column in self._columns
-                )
-                self._drawn_now[key] = DrawnRow(row, cells)
-            self._cells[key] = cells
+        drawn = self._drawn_now.get(key)  # filled for the rows drawn: at 8x128 most rows are never on screen
+        if drawn is not None:
+            return drawn.cells
+        before = self._drawn.get(key)
+        if before is not None and (before.row is row or same_but_time(before.row, row)):
+            cells = before.cells
+            if not row.launcher:  # a launcher shows none of them
+                columns = self._columns
+                for at in self._live_at:  # TIME, GROWTH, IDLE: they move while the row is kept
+                    cell = columns[at].cell(row)
+                    if cell != cells[at]:
+                        cells = (*cells[:at], cell, *cells[at + 1 :])
+            before.row, before.cells = row, cells  # its line kept with what it was made of
+            self._drawn_now[key] = before
+            return cells
+        cells = tuple(
+            column.cell(row) if not row.launcher or column.name in LAUNCHER_COLUMNS else "" for column in self._columns
+        )
+        self._drawn_now[key] = DrawnRow(row, cells)
         return cells
 
     def _visible_state(self, width: int | None = None, top: int | None = None) -> list[object]:
@@ -294,7 +291,7 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
 
     def _forget_cells(self) -> None:
         """The columns changed: every row's cells are made again."""
-        self._cells, self._drawn, self._drawn_now = {}, {}, {}
+        self._drawn, self._drawn_now = {}, {}
         self.command.forget()
 
     def on_resize(self, event: Resize) -> None:
