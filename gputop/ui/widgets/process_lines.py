@@ -174,14 +174,16 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
             self.cursor_key = process_after(ordered, index, 0)
             new_index = self.cursor_index
         width, height = self.size
-        self.virtual_size = Size(width, len(ordered) + 1)
+        virtual_size = Size(width, len(ordered) + 1)
+        if virtual_size != self.virtual_size:  # (setting it as it is costs Textual a reactive's round)
+            self.virtual_size = virtual_size
         if new_index is not None and old_screen_line is not None:
             target = max(0, min(new_index - old_screen_line, len(ordered) + 1 - height))
             if target != top:
                 self.scroll_to(y=target, animate=False, immediate=True)
                 top = self.scroll_offset.y
-        self._cursor_into_view(new_index, top, height)
-        self._refresh_changed_lines()
+        top = self._cursor_into_view(new_index, top, height)
+        self._refresh_changed_lines(top, height)
 
     def select_first(self) -> None:
         self.cursor_key = process_after(self.rows, 0, 0)
@@ -223,17 +225,15 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         self._drawn_now[key] = DrawnRow(row, cells)
         return cells
 
-    def _visible_state(self, width: int | None = None, top: int | None = None) -> list[object]:
-        """Each visible line's signature (``width``: inside the scrollbar; ``top``: the first row on screen;
-        each asked here if not given)."""
-        if top is None:
-            top = self.scroll_offset.y
-        command_width = self._command_width(self.scrollable_size.width if width is None else width)
+    def _visible_state(self, width: int, top: int, height: int) -> list[object]:
+        """Each visible line's signature, the panel ``width`` wide inside its scrollbar and ``height`` high, from
+        row ``top`` down."""
+        command_width = self._command_width(width)
         cursor, tagged, command_at = self.cursor_key, self.tagged, self._command_at
         row_cells, command_shown = self._row_cells, self.command.shown
         state: list[object] = []
         add = state.append
-        for row in self.rows[top : top + max(0, self.size.height - 1)]:  # each visible line, every tick
+        for row in self.rows[top : top + max(0, height - 1)]:  # each visible line, every tick
             cells = row_cells(row)
             # The command as cut: it changes with its siblings, the filter and the scroll, its cell does not.
             command = None if command_at is None else command_shown(row, cells[command_at], command_width)
@@ -241,10 +241,12 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
             add((cells, command, key == cursor, key in tagged, process.visible, process.stale))
         return state
 
-    def _refresh_changed_lines(self) -> None:
+    def _refresh_changed_lines(self, top: int | None = None, height: int | None = None) -> None:
+        """Refresh the lines whose signature changed (``top``, ``height``: the scroll and the panel's height
+        where the caller has them now)."""
         width = self.scrollable_size.width  # asked once a tick: Textual works it out anew each time
-        top = self.scroll_offset.y
-        new_state = self._visible_state(width, top)
+        top = self.scroll_offset.y if top is None else top
+        new_state = self._visible_state(width, top, self.size.height if height is None else height)
         old_state, old_top = self._line_state, self._line_top
         self._line_state, self._line_top = new_state, top
         header = (self._columns, self.rows_order, width)
@@ -272,6 +274,12 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         if changed:  # one refresh for them all: each call works out the widget's offset and clears its caches
             self.refresh(*changed)
 
+    def _draw_whole(self) -> None:
+        """Every line drawn again, the visible lines' signatures taken as they are now."""
+        top = self.scroll_offset.y
+        self._line_state, self._line_top = self._visible_state(self.scrollable_size.width, top, self.size.height), top
+        self.refresh()
+
     @property
     def shown_columns(self) -> tuple[str, ...]:
         """The names of the columns on screen, left to right."""
@@ -282,8 +290,7 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         self.column_names = names
         self._columns = self._visible(self.size.width or 120)
         self._forget_cells()
-        self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
-        self.refresh()
+        self._draw_whole()
 
     def _visible(self, width: int) -> tuple[Column, ...]:
         """The columns at ``width``: the user's, those with something to show, the sort column first."""
@@ -298,8 +305,7 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         self._columns = self._visible(event.size.width)
         self._forget_cells()
         self.virtual_size = Size(self.size.width, len(self.rows) + 1)
-        self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
-        self.refresh()
+        self._draw_whole()
 
     def _command_width(self, width: int | None = None) -> int:
         """The COMMAND column's width in a panel ``width`` cells wide inside its scrollbar (None: as it is now)."""
@@ -311,16 +317,19 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
     def _ensure_cursor_visible(self) -> None:
         self._cursor_into_view(self.cursor_index, self.scroll_offset.y, self.size.height)
 
-    def _cursor_into_view(self, index: int | None, top: int, height: int) -> None:
+    def _cursor_into_view(self, index: int | None, top: int, height: int) -> int:
         """Scroll so that row ``index`` (the cursor's) is on screen, the panel ``height`` lines high and scrolled
-        to ``top`` now."""
+        to ``top`` now; the first row on screen then."""
         if index is None:
-            return
+            return top
         page = max(1, height - 1)
         if index < top:
             self.scroll_to(y=index, animate=False, immediate=True)
         elif index >= top + page:
             self.scroll_to(y=index - page + 1, animate=False, immediate=True)
+        else:
+            return top
+        return self.scroll_offset.y
 
     def _column_widths(self, width: int) -> list[int]:
         """Each column's width in a panel ``width`` cells wide: the fixed ones, and the rest for the one without."""
@@ -364,8 +373,7 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
                 message = Segment(f"  {self.empty_message}", base + Style(dim=True, italic=True))
                 return Strip([message]).crop_extend(0, width, base)
             return Strip.blank(width, base)
-        row = self.rows[index]
-        return self._row_strip(row, width, base)
+        return self._row_strip(self.rows[index], width, base)
 
     def _header_strip(self, width: int, base: Style) -> Strip:
         style = base + self.component_style("process-table--header")
@@ -373,11 +381,8 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         return header_strip(self._columns, self._column_widths(width), self.rows_order, style, sorted_style, width)
 
     def _row_strip(self, row: ProcessRow, width: int, base: Style) -> Strip:
-        key = row.key
-        cells = self._row_cells(row)
-        drawn = self._drawn_now[key]
-        widths = self._column_widths(width)
-        at = self._command_at
+        key, cells = row.key, self._row_cells(row)
+        drawn, widths, at = self._drawn_now[key], self._column_widths(width), self._command_at
         command = None if at is None else self.command.shown(row, cells[at], widths[at])
         tagged, cursor = key in self.tagged, key == self.cursor_key
         # What the line is drawn from but its live cells: the cells it was made with (the same object while only
@@ -388,8 +393,6 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         if kept is not None and kept.made_of == made_of:
             return kept.again(cells)
         styles = RowStyles.of(row, base, self.component_style, tagged=tagged, cursor=cursor)
-        strip, drawn.line = row_line(
-            row, cells, self._columns, widths, width,
-            command=command, tagged=tagged, styles=styles, live_at=self._live_at, made_of=made_of,
-        )
+        strip, drawn.line = row_line(row, cells, self._columns, widths, width, command=command, tagged=tagged,
+                                     styles=styles, live_at=self._live_at, made_of=made_of)
         return strip
