@@ -60,21 +60,22 @@ class RowLine:
     """A row's line as drawn, and what it was drawn from but its live cells (``made_of``, compared as a
     whole): drawn ``again`` with other live cells where that is the same."""
 
-    __slots__ = ("made_of", "strip", "_segments", "_holes", "_length")
+    __slots__ = ("made_of", "strip", "_segments", "_holes", "_length", "_cells")
 
-    def __init__(self, made_of: tuple[object, ...], line: Line, strip: Strip) -> None:
+    def __init__(self, made_of: tuple[object, ...], line: Line, strip: Strip, cells: tuple[str, ...]) -> None:
         self.made_of, self.strip = made_of, strip
         self._segments = line.segments
         self._holes = line.holes
         self._length = strip.cell_length
+        self._cells = cells  # the cells it was last drawn with
 
     def again(self, cells: tuple[str, ...]) -> Strip:
         """The line with the live cells of ``cells`` (each fitted to its column), the rest as it was drawn."""
+        drawn, self._cells = self._cells, cells
         changed: list[int] = []
         for segment, texts, place, at, width, right in self._holes:
-            text = fit(cells[at], width, right)
-            if text != texts[place]:
-                texts[place] = text
+            if cells[at] != drawn[at]:
+                texts[place] = fit(cells[at], width, right)
                 if segment not in changed:
                     changed.append(segment)
         if changed:
@@ -127,4 +128,4 @@ def row_line(
             line.add(fitted, cell_style, column_width)
         used += column_width + 1
     strip = line.strip(width, style)
-    return strip, (RowLine(made_of, line, strip) if line.length == width else None)
+    return strip, (RowLine(made_of, line, strip, cells) if line.length == width else None)
