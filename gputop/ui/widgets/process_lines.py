@@ -111,7 +111,7 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
     def _columns(self, columns: tuple[Column, ...]) -> None:
         # Where TIME, GROWTH, IDLE and COMMAND are is asked for every row a tick: found once, when the columns change.
         self._shown_columns = columns
-        names = [column.name for column in columns]
+        names = self._names = tuple(column.name for column in columns)  # asked each tick (the title)
         self._live_at = tuple(n for n, name in enumerate(names) if name in LIVE_COLUMNS)
         self._command_at = names.index("command") if "command" in names else None
         self._state_shown = "growth" in names or "idle" in names  # a growing or idle row's cells in their style
@@ -283,7 +283,7 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
     @property
     def shown_columns(self) -> tuple[str, ...]:
         """The names of the columns on screen, left to right."""
-        return tuple(column.name for column in self._columns)
+        return self._names
 
     def show_columns(self, names: tuple[str, ...] | None) -> None:
         """Limit the columns to ``names`` (None: every column that fits)."""
