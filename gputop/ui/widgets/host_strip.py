@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
+from rich.segment import Segment
+from rich.style import Style
 from textual.geometry import Region
 from textual.strip import Strip
 
@@ -18,20 +21,34 @@ from gputop.ui.widgets.styled_line import StripStyles, StyledLine
 def gpu_power(gpus: Sequence[GpuSample], *, energy: bool = True) -> StyledLine:
     """``  GPU 2.4kW 1.3 kWh``: the GPUs' power draw now (summed over those that report it) and,
     with ``energy``, the energy they used since gputop started; empty where no GPU reports either."""
+    watts, joules = _power_figures(gpus)
+    return _power_line(*_power_words(watts, joules if energy else None))
+
+
+def _power_figures(gpus: Sequence[GpuSample]) -> tuple[float | None, float | None]:
+    """The GPUs' power draw summed, and their energy since start summed (None: no GPU reports it)."""
     draws = [gpu.power_draw for gpu in gpus if gpu.power_draw is not None]
     energies = [
-        gpu.energy.since_start_j
-        for gpu in gpus
-        if energy and gpu.energy is not None and gpu.energy.since_start_j is not None
+        gpu.energy.since_start_j for gpu in gpus if gpu.energy is not None and gpu.energy.since_start_j is not None
     ]
-    if not draws and not energies:
+    return (sum(draws) if draws else None, sum(energies) if energies else None)
+
+
+def _power_words(watts: float | None, joules: float | None) -> tuple[str | None, str | None]:
+    return (
+        None if watts is None else f"{watts / 1000:.1f}kW" if watts >= 1000 else f"{watts:.0f}W",
+        None if joules is None else energy_text(joules),
+    )
+
+
+def _power_line(watts: str | None, energy: str | None) -> StyledLine:
+    if watts is None and energy is None:
         return StyledLine()
     text = StyledLine(("  GPU ", "bold"))  # after the figure before it, two cells apart
-    if draws:
-        watts = sum(draws)
-        text.append(f"{watts / 1000:.1f}kW" if watts >= 1000 else f"{watts:.0f}W")
-    if energies:
-        text.append(f"{' ' if draws else ''}{energy_text(sum(energies))}", "bright_black")
+    if watts is not None:
+        text.append(watts)
+    if energy is not None:
+        text.append(f"{' ' if watts is not None else ''}{energy}", "bright_black")
     return text
 
 
@@ -42,14 +59,23 @@ def _cpu_percent(host: HostSample, precision: int = 0) -> str:
     return NOT_YET if host.cpu_percent is None else fmt_percent(host.cpu_percent, precision)
 
 
-def _network(text: StyledLine, host: HostSample, rate: Callable[[float], str], label: str = "NET ") -> StyledLine:
-    """``NET ▼12.0MiB/s ▲1.0MiB/s`` after ``text``: the rates, ``…`` before they are known, ``no NIC``."""
+def _rates(
+    counted: bool, received: float | None, sent: float | None, rate: Callable[[float], str]
+) -> tuple[str, str] | None:
+    """The rates received and sent as shown (``…`` before they are known); None where no interface is
+    ``counted``."""
+    if not counted:
+        return None
+    return (NOT_YET if received is None else rate(received), NOT_YET if sent is None else rate(sent))
+
+
+def _network(text: StyledLine, rates: tuple[str, str] | None, label: str = "NET ") -> StyledLine:
+    """``NET ▼12.0MiB/s ▲1.0MiB/s`` after ``text``: the ``rates`` (``_rates``), or ``no NIC``."""
     text.append(label, "bold")
-    if host.net_interfaces == ():
+    if rates is None:
         return text.append(NO_NIC, "dim")
-    received, sent = host.net_rx_rate, host.net_tx_rate
-    text.append("▼", "green").append(NOT_YET if received is None else rate(received)).append(" ")
-    return text.append("▲", "magenta").append(NOT_YET if sent is None else rate(sent))
+    received, sent = rates
+    return text.append("▼", "green").append(received).append(" ").append("▲", "magenta").append(sent)
 
 
 def net_note(host: HostSample | None) -> str:
@@ -66,42 +92,103 @@ def net_note(host: HostSample | None) -> str:
 def host_text(host: HostSample, width: int, gpus: Sequence[GpuSample] = ()) -> StyledLine:
     """The host strip's text for a terminal ``width`` cells wide: the wide form with bars where it fits
     (the GPUs' energy giving way first), else the narrow forms; the network's end is never cut first."""
+    text = StyledLine()
+    for part in host_parts(host, width, gpus):
+        text.append_line(part)
+    return text
+
+
+# The wide strip's parts: each the same object while it reads the same, so that the strip compares and draws
+# them as they were. A part is found by its figures (the same figures, the same part) and made by its words
+# (figures that moved but read the same, the same part too). Never changed once made.
+_part = lru_cache(maxsize=64)
+
+
+def host_parts(host: HostSample, width: int, gpus: Sequence[GpuSample] = ()) -> tuple[StyledLine, ...]:
+    """``host_text`` in parts, left to right; the wide form's are each the same object while they read the same."""
     if width >= 110:
-        for energy in (True, False):
-            text = _wide_host_text(host, width, gpus, energy=energy)
-            if text.cell_length <= width:
-                return text
-    return _short_host_text(host, width, gpus)
+        bar_width = 10 if width >= 140 else 5
+        # The 5 and 15 minute load averages where there is room for them beside the GPUs' power.
+        load_values = 3 if width >= 140 or not gpus else 1
+        head = (
+            _cpu_part(host.cpu_percent, bar_width),
+            _memory_part(host.memory_used, host.memory_total, bar_width),
+            _swap_part(host.swap_used, host.swap_total),
+            _load_part(host.load_average, load_values),
+        )
+        net = _net_part(host.net_interfaces != (), host.net_rx_rate, host.net_tx_rate)
+        watts, joules = _power_figures(gpus)
+        length = sum(part.cell_length for part in head) + net.cell_length
+        # The GPUs' power before the network: on a GPU machine the line's end is what gives way (the energy first).
+        for energy in (joules, None):
+            power = _power_part(watts, energy)
+            if length + power.cell_length <= width:
+                return (*head, power, net)
+    return (_short_host_text(host, width, gpus),)
 
 
-def _wide_host_text(host: HostSample, width: int, gpus: Sequence[GpuSample], *, energy: bool) -> StyledLine:
-    """The strip with bars for CPU and RAM, the swap's size and (``energy``) the GPUs' energy since start."""
-    bar_width = 10 if width >= 140 else 5
-    # The 5 and 15 minute load averages where there is room for them beside the GPUs' power.
-    load_values = 3 if width >= 140 or not gpus else 1
-    memory_percent = percent(host.memory_used, host.memory_total)
-    swap_percent = percent(host.swap_used, host.swap_total)
-    text = StyledLine(
-        ("CPU ", "bold"),
-        *bar_pieces(host.cpu_percent, bar_width, level_style(host.cpu_percent)),
-        f" {_cpu_percent(host, 1):>6}  ",
-        ("RAM ", "bold"),
-        *bar_pieces(memory_percent, bar_width, level_style(memory_percent)),
-        f" {fmt_bytes(host.memory_used)}/{fmt_bytes(host.memory_total)}  ",
-        ("SWP ", "bold"),
-        (f"{fmt_bytes(host.swap_used)}/{fmt_bytes(host.swap_total)}", level_style(swap_percent)),
-        "  ",
-        ("LOAD ", "bold"),
-        NA if host.load_average is None else " ".join(f"{value:.2f}" for value in host.load_average[:load_values]),
+@_part
+def _cpu_part(cpu: float | None, bar_width: int) -> StyledLine:
+    shown = NOT_YET if cpu is None else fmt_percent(cpu, 1)
+    return _bar_words("CPU ", bar_pieces(cpu, bar_width, level_style(cpu)), f" {shown:>6}  ")
+
+
+@_part
+def _memory_part(used: int | None, total: int | None, bar_width: int) -> StyledLine:
+    share = percent(used, total)
+    figure = f" {fmt_bytes(used)}/{fmt_bytes(total)}  "
+    return _bar_words("RAM ", bar_pieces(share, bar_width, level_style(share)), figure)
+
+
+@_part
+def _bar_words(label: str, bar: tuple[tuple[str, str], ...], figure: str) -> StyledLine:
+    return StyledLine((label, "bold"), *bar, figure)
+
+
+@_part
+def _swap_part(used: int | None, total: int | None) -> StyledLine:
+    return _swap_words(f"{fmt_bytes(used)}/{fmt_bytes(total)}", level_style(percent(used, total)))
+
+
+@_part
+def _swap_words(shown: str, style: str) -> StyledLine:
+    return StyledLine(("SWP ", "bold"), (shown, style), "  ")
+
+
+@_part
+def _load_part(load_average: tuple[float, float, float] | None, values: int) -> StyledLine:
+    return StyledLine(
+        ("LOAD ", "bold"), NA if load_average is None else " ".join(f"{value:.2f}" for value in load_average[:values])
     )
-    # The GPUs' power before the network: on a GPU machine the line's end is what gives way.
-    text.append_line(gpu_power(gpus, energy=energy)).append("  ")
-    return _network(text, host, fmt_rate)
+
+
+@_part
+def _power_part(watts: float | None, joules: float | None) -> StyledLine:
+    return _power_part_words(*_power_words(watts, joules))
+
+
+@_part
+def _power_part_words(watts: str | None, energy: str | None) -> StyledLine:
+    return _power_line(watts, energy).append("  ")
+
+
+@_part
+def _net_part(counted: bool, received: float | None, sent: float | None) -> StyledLine:
+    return _net_words(_rates(counted, received, sent, fmt_rate))
+
+
+@_part
+def _net_words(rates: tuple[str, str] | None) -> StyledLine:
+    return _network(StyledLine(), rates)
 
 
 def _short_bytes(value: int | None) -> str:
     text = fmt_bytes(value, precision=0)
     return text.replace("iB", "")
+
+
+def _short_rate(rate: float) -> str:
+    return _short_bytes(int(rate)) + "/s"
 
 
 def _short_host_text(host: HostSample, width: int, gpus: Sequence[GpuSample]) -> StyledLine:
@@ -133,42 +220,74 @@ def _short_form(
         text.append("  SWP ", "bold").append(f"{swap}/{_short_bytes(host.swap_total)}" if swap_total else swap)
     text.append("  LOAD ", "bold").append(NA if host.load_average is None else f"{host.load_average[0]:.1f}")
     text.append_line(gpu_power(gpus, energy=energy))
-    return _network(text, host, lambda rate: _short_bytes(int(rate)) + "/s", label="  NET ")
+    rates = _rates(host.net_interfaces != (), host.net_rx_rate, host.net_tx_rate, _short_rate)
+    return _network(text, rates, label="  NET ")
 
 
 class HostStrip(FramedLines):
     """The host line, under the title, drawn with the line API: a Static would turn its Text into
     Textual's own content again at every repaint, a millisecond a tick for one line. Its padding is
-    Textual's drawing, taken once (``card_frame``): a changed line is set in it."""
+    Textual's drawing, taken once (``card_frame``): a changed line is set in it. Its text is in parts
+    (``host_parts``), each the same object while it says the same: the line is redrawn when a part changed,
+    and each part's segments are made once."""
 
     def __init__(self) -> None:
         super().__init__(id="host-strip")
         self.host: HostSample | None = None
         self.gpus: Sequence[GpuSample] = ()
-        self._text: StyledLine | None = None
+        self._parts: tuple[StyledLine, ...] | None = None
         self._strip_styles = StripStyles()
+        # Each part's segments, by the part (kept, with it, for the parts drawn last), on the styles they were made on.
+        self._segments: dict[int, tuple[StyledLine, list[Segment]]] = {}
+        self._segments_on: dict[str, Style] | None = None
 
     def show(self, host: HostSample, gpus: Sequence[GpuSample] = ()) -> None:
         self.host, self.gpus = host, gpus
-        self._set_text(host_text(host, self.content_size.width or 120, gpus))
+        width = self.content_size.width
+        self._set_parts(host_parts(host, width or 120, gpus), width)
 
     def on_resize(self) -> None:
         if self.host is not None:
             # Within the padding: a line fitted to the whole width lost its end to Textual's "…".
-            self._set_text(host_text(self.host, self.content_size.width, self.gpus))
+            width = self.content_size.width
+            self._set_parts(host_parts(self.host, width, self.gpus), width)
 
-    def _set_text(self, text: StyledLine) -> None:
+    def _set_parts(self, parts: tuple[StyledLine, ...], width: int) -> None:
         # One line, always: an unchanged line is not redrawn, and a changed one needs no layout (and, its
         # line refreshed rather than the widget, its styles are kept: ``FrameStyled``).
-        if text != self._text:
-            self._text = text
-            self.refresh(Region(0, 0, self.size.width, 1))
+        if parts != self._parts:  # part by part: the same object, or else the same pieces
+            self._parts = parts
+            self.refresh(Region(0, 0, width, 1))
 
     def render_lines(self, crop: Region) -> list[Strip]:
         return self.framed_lines(crop, super().render_lines)
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
-        if y or self._text is None:
-            return Strip.blank(width, self.line_style)
-        return self._strip_styles.strip(self._text, self.line_style, width)
+        width, base = self.frame_width, self.line_style
+        parts = self._parts
+        if y or parts is None:
+            return Strip.blank(width, base)
+        # One segment per run of a style, as the whole line's pieces would make (``StripStyles``): a part's
+        # first segment joins the last one's where they are of one style.
+        table = self._strip_styles.table(base)
+        kept, self._segments = (self._segments if table is self._segments_on else {}), {}
+        self._segments_on = table
+        segments: list[Segment] = []
+        length = 0
+        for part in parts:
+            made = kept.get(id(part))
+            if made is None or made[0] is not part:
+                made = (part, self._strip_styles.segments(part.pieces, part.style, base))
+            self._segments[id(part)] = made
+            length += part.cell_length
+            own = made[1]
+            if own and segments and segments[-1].style is own[0].style:
+                segments[-1] = Segment(segments[-1].text + own[0].text, own[0].style)
+                segments += own[1:]
+            else:
+                segments += own
+        if length > width:  # not fitted to this width (before a resize reached it): Textual's crop
+            return Strip(segments, length).crop_extend(0, width, base)
+        if length < width:  # padded as ``Strip.crop_extend`` pads: a segment of spaces on the line's style
+            segments.append(Segment(" " * (width - length), base))
+        return Strip(segments, width)

@@ -21,6 +21,7 @@ from textual.strip import Strip
 
 from gputop.ui.widgets.card_frame import FramedLines
 from gputop.ui.widgets.command_column import CommandColumn
+from gputop.ui.widgets.row_line import DrawnRow, RowStyles, row_line
 from gputop.ui.widgets.row_order import KeptOrder
 from gputop.ui.widgets.rows import (
     LIVE_COLUMNS,
@@ -32,11 +33,7 @@ from gputop.ui.widgets.rows import (
     visible_columns,
 )
 from gputop.ui.widgets.table_line import (
-    HOST_COLUMNS,
     LAUNCHER_COLUMNS,
-    TAG_MARK,
-    Line,
-    fit,
     header_strip,
     process_after,
     same_but_time,
@@ -67,11 +64,10 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         self.cursor_key: RowKey | None = None
         self.tagged: set[RowKey] = set()
         self.empty_message = "no GPU processes"
-        self._cells: dict[RowKey, tuple[str, ...]] = {}
         # Last tick's rows drawn, with their cells: a row whose process and figures are as they were
         # keeps its cells, TIME alone made again (Dolphie's keyed updates, cell by cell).
-        self._drawn: dict[RowKey, tuple[ProcessRow, tuple[str, ...]]] = {}
-        self._drawn_now: dict[RowKey, tuple[ProcessRow, tuple[str, ...]]] = {}
+        self._drawn: dict[RowKey, DrawnRow] = {}
+        self._drawn_now: dict[RowKey, DrawnRow] = {}
         self._line_state: list[object] = []  # the visible lines' signatures, from _line_top down
         self._line_top = 0
         self.column_names: tuple[str, ...] | None = None  # None: every column that fits
@@ -82,6 +78,7 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         self._widths: list[int] = []
         self._header_drawn: tuple[tuple[Column, ...], SortOrder, int] | None = None
         self.command = CommandColumn()  # how the commands are cut, and scrolled (← →)
+        self._frame_top: int | None = None  # the first row on screen, while a frame's lines are drawn
 
     # -- the rows and their order ----------------------------------------------------
 
@@ -114,9 +111,10 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
     def _columns(self, columns: tuple[Column, ...]) -> None:
         # Where TIME, GROWTH, IDLE and COMMAND are is asked for every row a tick: found once, when the columns change.
         self._shown_columns = columns
-        names = [column.name for column in columns]
+        names = self._names = tuple(column.name for column in columns)  # asked each tick (the title)
         self._live_at = tuple(n for n, name in enumerate(names) if name in LIVE_COLUMNS)
         self._command_at = names.index("command") if "command" in names else None
+        self._state_shown = "growth" in names or "idle" in names  # a growing or idle row's cells in their style
 
     # -- what tests and the app read -------------------------------------------------
 
@@ -150,7 +148,8 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         """Show these rows sorted by ``sort`` (``in_order``: as given, already sorted, as a tree is);
         keeps the cursor on the same process."""
         old_index = self.cursor_index
-        old_screen_line = None if old_index is None else old_index - self.scroll_offset.y
+        top = self.scroll_offset.y
+        old_screen_line = None if old_index is None else old_index - top
         placed = self._order.place(rows, sort, in_order=in_order)
         ordered = self._order.rows
         columns_changed = False
@@ -166,20 +165,25 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
                 self.tagged.intersection_update(row.key for row in ordered)
         elif placed:  # a few rows made again, put in their places
             self.command.show_rows(ordered)
-        self._cells = {}  # filled for the rows drawn: at 8x128 most rows are never on screen
         # The rows drawn last tick; none when the columns changed just now (cells of other columns).
         self._drawn, self._drawn_now = ({} if columns_changed else self._drawn_now), {}
-        if self.cursor_index is None:
+        # The same rows in the same order (none placed): the cursor is on the row it was on.
+        new_index = old_index if placed == [] else self.cursor_index
+        if new_index is None:
             index = 0 if old_index is None else min(old_index, len(ordered) - 1)
             self.cursor_key = process_after(ordered, index, 0)
-        self.virtual_size = Size(self.size.width, len(ordered) + 1)
-        new_index = self.cursor_index
+            new_index = self.cursor_index
+        width, height = self.size
+        virtual_size = Size(width, len(ordered) + 1)
+        if virtual_size != self.virtual_size:  # (setting it as it is costs Textual a reactive's round)
+            self.virtual_size = virtual_size
         if new_index is not None and old_screen_line is not None:
-            target = max(0, min(new_index - old_screen_line, len(ordered) + 1 - self.size.height))
-            if target != self.scroll_offset.y:
+            target = max(0, min(new_index - old_screen_line, len(ordered) + 1 - height))
+            if target != top:
                 self.scroll_to(y=target, animate=False, immediate=True)
-        self._ensure_cursor_visible()
-        self._refresh_changed_lines()
+                top = self.scroll_offset.y
+        top = self._cursor_into_view(new_index, top, height)
+        self._refresh_changed_lines(top, height)
 
     def select_first(self) -> None:
         self.cursor_key = process_after(self.rows, 0, 0)
@@ -200,41 +204,36 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
 
     def _row_cells(self, row: ProcessRow) -> tuple[str, ...]:
         key = row.key
-        cells = self._cells.get(key)
-        if cells is None:
-            before = self._drawn.get(key)
-            if before is not None and (before[0] is row or same_but_time(before[0], row)):
-                cells = before[1]
-                if not row.launcher:  # a launcher shows none of them
-                    columns = self._columns
-                    for at in self._live_at:  # TIME, GROWTH, IDLE: they move while the row is kept
-                        cell = columns[at].cell(row)
-                        if cell != cells[at]:
-                            cells = (*cells[:at], cell, *cells[at + 1 :])
-            else:
-                cells = tuple(
-                    column.cell(row) if not row.launcher or column.name in LAUNCHER_COLUMNS else ""
-                    for column in self._columns
-                )
-            self._cells[key] = cells
-            self._drawn_now[key] = (row, cells)
+        drawn = self._drawn_now.get(key)  # filled for the rows drawn: at 8x128 most rows are never on screen
+        if drawn is not None:
+            return drawn.cells
+        before = self._drawn.get(key)
+        if before is not None and (before.row is row or same_but_time(before.row, row)):
+            cells = before.cells
+            if not row.launcher:  # a launcher shows none of them
+                columns = self._columns
+                for at in self._live_at:  # TIME, GROWTH, IDLE: they move while the row is kept
+                    cell = columns[at].cell(row)
+                    if cell != cells[at]:
+                        cells = (*cells[:at], cell, *cells[at + 1 :])
+            before.row, before.cells = row, cells  # its line kept with what it was made of
+            self._drawn_now[key] = before
+            return cells
+        cells = tuple(
+            column.cell(row) if not row.launcher or column.name in LAUNCHER_COLUMNS else "" for column in self._columns
+        )
+        self._drawn_now[key] = DrawnRow(row, cells)
         return cells
 
-    def _command_shown(self, row: ProcessRow, cells: tuple[str, ...], command_width: int) -> str | None:
-        """The row's command as the column shows it (cut, scrolled) in ``command_width`` cells; None
-        without the column."""
-        at = self._command_at
-        return None if at is None else self.command.shown(row, cells[at], command_width)
-
-    def _visible_state(self, width: int | None = None) -> list[object]:
-        """Each visible line's signature (``width``: inside the scrollbar, asked once here if not given)."""
-        top = self.scroll_offset.y
-        command_width = self._command_width(self.scrollable_size.width if width is None else width)
+    def _visible_state(self, width: int, top: int, height: int) -> list[object]:
+        """Each visible line's signature, the panel ``width`` wide inside its scrollbar and ``height`` high, from
+        row ``top`` down."""
+        command_width = self._command_width(width)
         cursor, tagged, command_at = self.cursor_key, self.tagged, self._command_at
         row_cells, command_shown = self._row_cells, self.command.shown
         state: list[object] = []
         add = state.append
-        for row in self.rows[top : top + max(0, self.size.height - 1)]:  # each visible line, every tick
+        for row in self.rows[top : top + max(0, height - 1)]:  # each visible line, every tick
             cells = row_cells(row)
             # The command as cut: it changes with its siblings, the filter and the scroll, its cell does not.
             command = None if command_at is None else command_shown(row, cells[command_at], command_width)
@@ -242,40 +241,56 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
             add((cells, command, key == cursor, key in tagged, process.visible, process.stale))
         return state
 
-    def _refresh_changed_lines(self) -> None:
+    def _refresh_changed_lines(self, top: int | None = None, height: int | None = None) -> None:
+        """Refresh the lines whose signature changed (``top``, ``height``: the scroll and the panel's height
+        where the caller has them now)."""
         width = self.scrollable_size.width  # asked once a tick: Textual works it out anew each time
-        new_state = self._visible_state(width)
+        top = self.scroll_offset.y if top is None else top
+        new_state = self._visible_state(width, top, self.size.height if height is None else height)
         old_state, old_top = self._line_state, self._line_top
-        self._line_state, self._line_top = new_state, self.scroll_offset.y
+        self._line_state, self._line_top = new_state, top
         header = (self._columns, self.rows_order, width)
         widened = self._header_drawn is not None and self._header_drawn[2] != width  # a scrollbar came or went
         changed: list[Region] = []
         if header != self._header_drawn:  # the header line changes with the columns and the sort only
             self._header_drawn = header
             changed.append(Region(0, 0, width, 1))
-        if not new_state or not old_state or old_top != self._line_top or widened:
+        if not new_state or not old_state or old_top != top or widened:
             self.refresh()
             return
-        for line in range(max(len(old_state), len(new_state))):
-            before = old_state[line] if line < len(old_state) else None
-            after = new_state[line] if line < len(new_state) else None
-            if before != after:
-                changed.append(Region(0, 1 + line, width, 1))
+        # Lines that changed side by side are one region: Textual and the frame take each region apart.
+        first: int | None = None
+        lines = max(len(old_state), len(new_state))
+        for line in range(lines + 1):
+            same = line == lines or (
+                (old_state[line] if line < len(old_state) else None)
+                == (new_state[line] if line < len(new_state) else None)
+            )
+            if not same and first is None:
+                first = line
+            elif same and first is not None:
+                changed.append(Region(0, 1 + first, width, line - first))
+                first = None
         if changed:  # one refresh for them all: each call works out the widget's offset and clears its caches
             self.refresh(*changed)
+
+    def _draw_whole(self) -> None:
+        """Every line drawn again, the visible lines' signatures taken as they are now."""
+        top = self.scroll_offset.y
+        self._line_state, self._line_top = self._visible_state(self.scrollable_size.width, top, self.size.height), top
+        self.refresh()
 
     @property
     def shown_columns(self) -> tuple[str, ...]:
         """The names of the columns on screen, left to right."""
-        return tuple(column.name for column in self._columns)
+        return self._names
 
     def show_columns(self, names: tuple[str, ...] | None) -> None:
         """Limit the columns to ``names`` (None: every column that fits)."""
         self.column_names = names
         self._columns = self._visible(self.size.width or 120)
         self._forget_cells()
-        self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
-        self.refresh()
+        self._draw_whole()
 
     def _visible(self, width: int) -> tuple[Column, ...]:
         """The columns at ``width``: the user's, those with something to show, the sort column first."""
@@ -283,15 +298,14 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
 
     def _forget_cells(self) -> None:
         """The columns changed: every row's cells are made again."""
-        self._cells, self._drawn, self._drawn_now = {}, {}, {}
+        self._drawn, self._drawn_now = {}, {}
         self.command.forget()
 
     def on_resize(self, event: Resize) -> None:
         self._columns = self._visible(event.size.width)
         self._forget_cells()
         self.virtual_size = Size(self.size.width, len(self.rows) + 1)
-        self._line_state, self._line_top = self._visible_state(), self.scroll_offset.y
-        self.refresh()
+        self._draw_whole()
 
     def _command_width(self, width: int | None = None) -> int:
         """The COMMAND column's width in a panel ``width`` cells wide inside its scrollbar (None: as it is now)."""
@@ -301,15 +315,21 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         return self._column_widths(self.scrollable_size.width if width is None else width)[at]
 
     def _ensure_cursor_visible(self) -> None:
-        index = self.cursor_index
+        self._cursor_into_view(self.cursor_index, self.scroll_offset.y, self.size.height)
+
+    def _cursor_into_view(self, index: int | None, top: int, height: int) -> int:
+        """Scroll so that row ``index`` (the cursor's) is on screen, the panel ``height`` lines high and scrolled
+        to ``top`` now; the first row on screen then."""
         if index is None:
-            return
-        page = max(1, self.size.height - 1)
-        top = self.scroll_offset.y
+            return top
+        page = max(1, height - 1)
         if index < top:
             self.scroll_to(y=index, animate=False, immediate=True)
         elif index >= top + page:
             self.scroll_to(y=index - page + 1, animate=False, immediate=True)
+        else:
+            return top
+        return self.scroll_offset.y
 
     def _column_widths(self, width: int) -> list[int]:
         """Each column's width in a panel ``width`` cells wide: the fixed ones, and the rest for the one without."""
@@ -334,7 +354,11 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         return self.scrollable_size.width
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        return self.framed_lines(crop, super().render_lines)
+        self._frame_top = self.scroll_offset.y  # the same for every line of a frame: asked of Textual once
+        try:
+            return self.framed_lines(crop, super().render_lines)
+        finally:
+            self._frame_top = None
 
     def render_line(self, y: int) -> Strip:
         # Within the scrollbar, not under it: a line as wide as the panel lost its last cell to it.
@@ -342,14 +366,14 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         base = self.line_style
         if y == 0:
             return self._header_strip(width, base)
-        index = y - 1 + self.scroll_offset.y
+        top = self._frame_top
+        index = y - 1 + (self.scroll_offset.y if top is None else top)
         if index >= len(self.rows):
             if not self.rows and y == 1:
                 message = Segment(f"  {self.empty_message}", base + Style(dim=True, italic=True))
                 return Strip([message]).crop_extend(0, width, base)
             return Strip.blank(width, base)
-        row = self.rows[index]
-        return self._row_strip(row, width, base)
+        return self._row_strip(self.rows[index], width, base)
 
     def _header_strip(self, width: int, base: Style) -> Strip:
         style = base + self.component_style("process-table--header")
@@ -357,35 +381,18 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         return header_strip(self._columns, self._column_widths(width), self.rows_order, style, sorted_style, width)
 
     def _row_strip(self, row: ProcessRow, width: int, base: Style) -> Strip:
-        key = row.key
-        style = base
-        if not row.process.visible:
-            style += self.component_style("process-table--hidden")
-        if row.process.stale:
-            style += self.component_style("process-table--stale")
-        tagged = key in self.tagged
-        if tagged:
-            style += self.component_style("process-table--tagged")
-        if key == self.cursor_key:
-            style += self.component_style("process-table--cursor")
-        memory_style = style + self.component_style("process-table--memory")
-        line = Line(TAG_MARK if tagged else " ", style)
-        cells = self._row_cells(row)
-        widths = self._column_widths(width)
-        used = 1
-        # A space between columns (not after the last: the line is then exactly as wide as the panel).
-        for column, column_width, cell in zip(self._columns, widths, cells, strict=True):
-            if used > 1:
-                line.add(" ", style, 1)
-            if not row.process.visible and column.name in HOST_COLUMNS:
-                # Nothing is known from the CPU column on: say why across the rest of the line.
-                line.add(fit(row.hidden_text, width - used, False), style)
-                break
-            cell_style = memory_style if column.name == "gpu_memory" else style
-            if (column.name == "growth" and row.growing) or (column.name == "idle" and row.idle):
-                cell_style = style + self.component_style("process-table--growing")
-            if column.name == "command":
-                cell = self._command_shown(row, cells, column_width) or ""  # the one cut of the column
-            line.add(fit(cell, column_width, column.right), cell_style, column_width)
-            used += column_width + 1
-        return line.strip(width, style)
+        key, cells = row.key, self._row_cells(row)
+        drawn, widths, at = self._drawn_now[key], self._column_widths(width), self._command_at
+        command = None if at is None else self.command.shown(row, cells[at], widths[at])
+        tagged, cursor = key in self.tagged, key == self.cursor_key
+        # What the line is drawn from but its live cells: the cells it was made with (the same object while only
+        # the live ones moved), the command as cut, its marks and styles, the columns' widths.
+        state = (row.growing, row.idle) if self._state_shown else None
+        made_of = (drawn.made_with, command, tagged, cursor, state, widths, width, self._styles_kept)
+        kept = drawn.line
+        if kept is not None and kept.made_of == made_of:
+            return kept.again(cells)
+        styles = RowStyles.of(row, base, self.component_style, tagged=tagged, cursor=cursor)
+        strip, drawn.line = row_line(row, cells, self._columns, widths, width, command=command, tagged=tagged,
+                                     styles=styles, live_at=self._live_at, made_of=made_of)
+        return strip

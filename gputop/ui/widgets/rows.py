@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from gputop.core.format import NA, NOT_YET, fmt_bytes, fmt_duration, fmt_growth, safe_text
 from gputop.core.host.visibility import not_visible_words
@@ -120,6 +121,16 @@ def _gpu_memory(row: ProcessRow) -> str:
         return fmt_bytes(row.process.gpu_memory)
     total = fmt_bytes(row.subtree_memory)
     return "Σ" + total if len(total) < COLUMN_BY_NAME["gpu_memory"].width else total
+
+
+def _run_time_text(seconds: float | None) -> str:
+    """TIME's text: asked for every row on screen every tick, and the same for a second."""
+    return NA if seconds is None else _whole_seconds_text(int(seconds))
+
+
+@lru_cache(maxsize=4096)
+def _whole_seconds_text(seconds: int) -> str:
+    return fmt_duration(seconds)
 
 
 def idle_text(seconds: float | None) -> str:
@@ -249,7 +260,7 @@ COLUMNS: tuple[Column, ...] = (
         name="time",
         title="TIME",
         width=6,
-        cell=lambda r: _host(r, fmt_duration(r.run_time)),
+        cell=lambda r: _host(r, _run_time_text(r.run_time)),
         sort_key=lambda r: r.run_time,
         right=True,
     ),

@@ -63,6 +63,17 @@ def _from_tick(name: str, read: Callable[[TickFacts, ProcessIdentity], object]) 
     return property(get, field.__set__)
 
 
+def _now() -> Any:
+    """``LiveRow.now``: the row's tick's clock (asked for every row on screen every tick, by TIME)."""
+    field = ProcessRow.__dict__["now"]
+
+    def get(row: LiveRow) -> object:
+        tick = row.tick
+        return field.__get__(row) if tick is None else tick.now
+
+    return property(get, field.__set__)
+
+
 def _growth_rate(tick: TickFacts, identity: ProcessIdentity) -> float:
     found = tick.growth.get(identity)
     return 0.0 if found is None or found.growth_rate is None else found.growth_rate
@@ -91,7 +102,7 @@ class LiveRow(ProcessRow):
     __slots__ = ("tick",)
 
     # Properties over the fields of the same names (typed as the fields: Any here).
-    now = _from_tick("now", lambda tick, _: tick.now)
+    now = _now()
     growth_rate = _from_tick("growth_rate", _growth_rate)
     growing = _from_tick("growing", _growing)
     idle_seconds = _from_tick("idle_seconds", _idle_seconds)

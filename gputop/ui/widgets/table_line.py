@@ -79,7 +79,10 @@ class Line:
         self.segments: list[Segment] = []
         self._texts = [text]
         self._style = style
-        self._cells = text_cells(text)
+        self.length = text_cells(text)  # in cells
+        # Each live cell (``add_live``): its segment's place, that segment's texts, its place among them,
+        # its column's place, width and side.
+        self.holes: list[tuple[int, list[str], int, int, int, bool]] = []
 
     def add(self, text: str, style: Style, cells: int | None = None) -> None:
         """Add ``text`` in ``style``; ``cells``: its width where the caller knows it (a fitted cell)."""
@@ -87,14 +90,21 @@ class Line:
             self.segments.append(Segment("".join(self._texts), self._style))
             self._texts, self._style = [], style
         self._texts.append(text)
-        self._cells += text_cells(text) if cells is None else cells
+        self.length += text_cells(text) if cells is None else cells
+
+    def add_live(self, text: str, style: Style, cells: int, at: int, right: bool) -> None:
+        """Add the fitted cell of the live column at ``at`` (``cells`` wide, on the ``right``), noting where it
+        is: the line can be drawn again with another (``row_line.RowLine``)."""
+        self.add(text, style, cells)
+        texts = self._texts
+        self.holes.append((len(self.segments), texts, len(texts) - 1, at, cells, right))
 
     def strip(self, width: int, style: Style) -> Strip:
         """The line, cropped or padded (in ``style``) to ``width`` cells."""
         self.segments.append(Segment("".join(self._texts), self._style))
-        strip = Strip(self.segments, self._cells)
+        strip = Strip(self.segments, self.length)
         # A row is built exactly as wide as the panel: then cropping or padding it would make the same strip.
-        return strip if self._cells == width else strip.crop_extend(0, width, style)
+        return strip if self.length == width else strip.crop_extend(0, width, style)
 
 
 def header_strip(
