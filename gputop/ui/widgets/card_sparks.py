@@ -11,7 +11,7 @@ once, and the sparkline's (``SparkStrips``).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from rich.segment import Segment
 from rich.style import Style
@@ -21,6 +21,9 @@ from gputop.core.analysis.history import GpuHistory
 from gputop.core.model import GpuSample
 from gputop.ui.widgets.sparkline import Sparklines, sparkline
 from gputop.ui.widgets.styled_line import StripStyles, StyledLine, under
+
+if TYPE_CHECKING:
+    from gputop.ui.widgets.card_frame import CardFrame
 
 # The history's series each sparkline draws, by the name the card keeps its drawing under.
 _SERIES = {"memory": "memory_used", "utilization": "utilization", "temperature": "temperature", "sm": "sm_active"}
@@ -96,7 +99,8 @@ class SparkLine(StyledLine):
 
 class SparkStrips:
     """A card's lines as Strips, by line: one with a sparkline whose head and tail are those of the line drawn
-    there before (only its cells moved) reuses their segments, styled then; any other is styled whole."""
+    there before (only its cells moved) reuses their segments, styled then; any other is styled whole. Such a
+    line set in the card's frame (``finished``) reuses its head and tail as finished there too."""
 
     def __init__(self) -> None:
         self._styles = StripStyles()
@@ -105,25 +109,59 @@ class SparkStrips:
         self._parts: dict[
             int, tuple[StyledLine, StyledLine | None, dict[str, Style], list[Segment], list[Segment]]
         ] = {}
+        # By line: those segments set in a frame (``finished``): the head's and tail's segments and the
+        # frame; the cells on the left and the head but its last segment, through the filters; the head's
+        # last segment, as styled (the sparkline may join it); the tail but its first segment, through the
+        # filters, and the cells on the right.
+        self._framed: dict[
+            int, tuple[list[Segment], list[Segment], CardFrame, list[Segment], list[Segment], list[Segment]]
+        ] = {}
 
     def strip(self, y: int, line: StyledLine, base: Style, width: int) -> Strip:
         """Line ``y``, ``line``, on ``base`` as a Strip ``width`` cells wide (``StripStyles.strip``)."""
-        styles = self._styles
         if not isinstance(line, SparkLine) or not line.cells or line.cell_length != width:
-            return styles.strip(line, base, width)
+            return self._styles.strip(line, base, width)
+        head, tail = self._head_and_tail(y, line, base)
+        segments = self._joined(list(head), line, base, tail[:1])
+        segments += tail[1:]
+        return Strip(segments, width)
+
+    def finished(self, y: int, line: StyledLine, base: Style, frame: CardFrame) -> Strip | None:
+        """Line ``y`` set in ``frame``: what ``frame`` makes of ``strip(y, line, base, width)``, its head and
+        tail finished once; None for a line this does not finish (then the frame finishes the strip)."""
+        if not isinstance(line, SparkLine) or not line.cells or line.cell_length != frame.content_width:
+            return None
+        head, tail = self._head_and_tail(y, line, base)
+        parts = self._framed.get(y)
+        if parts is None or parts[0] is not head or parts[1] is not tail or parts[2] is not frame:
+            left, right = frame.edges
+            before, after = frame.filtered(head[:-1]), frame.filtered(tail[1:])
+            if before is None or after is None:
+                return None
+            parts = self._framed[y] = (head, tail, frame, left + before, head[-1:], after + right)
+        middle = frame.filtered(self._joined(list(parts[4]), line, base, tail[:1]))
+        if middle is None:
+            return None
+        return Strip(parts[3] + middle + parts[5], frame.size.width)
+
+    def _head_and_tail(self, y: int, line: SparkLine, base: Style) -> tuple[list[Segment], list[Segment]]:
+        """The segments of ``line``'s head and tail on ``base``: those styled last at line ``y`` while they
+        are the same head and tail on the same base."""
+        styles = self._styles
         parts, table = self._parts.get(y), styles.table(base)
         if parts is None or parts[0] is not line.head or parts[1] is not line.tail or parts[2] is not table:
             outer = line.style
             tail = styles.segments(line.tail.pieces, outer, base) if line.tail is not None else []
             parts = self._parts[y] = (line.head, line.tail, table, styles.segments(line.head.pieces, outer, base), tail)
-        head, tail = parts[3], parts[4]
-        segments = list(head)
-        # Neighbours of one style are one segment, as ``StripStyles.strip`` joins them.
-        for segment in (*styles.segments([(line.cells, line.spark.style)], line.style, base), *tail[:1]):
+        return parts[3], parts[4]
+
+    def _joined(self, segments: list[Segment], line: SparkLine, base: Style, then: list[Segment]) -> list[Segment]:
+        """``segments``, then the sparkline's cells, then ``then``: neighbours of one style one segment, as
+        ``StripStyles.strip`` joins them."""
+        for segment in (*self._styles.segments([(line.cells, line.spark.style)], line.style, base), *then):
             last = segments[-1] if segments else None
             if last is not None and last.style is segment.style:
                 segments[-1] = Segment(last.text + segment.text, last.style)
             else:
                 segments.append(segment)
-        segments += tail[1:]
-        return Strip(segments, width)
+        return segments
