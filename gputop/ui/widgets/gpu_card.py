@@ -84,10 +84,11 @@ class GpuCard(StillFrame, FramedLines):
 
     def show(self, content: CardContent, compact: bool, height: int | None = None) -> None:
         """Show what the card is given (built once a tick), compact or full, ``height`` lines tall."""
-        # Compared once here (a sample has some fifty fields): an equal content keeps the object shown, so
+        # Compared once here (a sample has some fifty fields; the layout hands the very contents shown last where
+        # it found them equal): an equal content keeps the object shown, so
         # that what the titles and lines were built from compares by identity; another forgets both.
         previous = self.content
-        if previous is not None and content == previous:
+        if previous is not None and (content is previous or content == previous):
             content = previous
         else:
             self._titles_from = self._lines_from = None
