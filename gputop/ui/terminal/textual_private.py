@@ -9,6 +9,8 @@ own output for the rest of the run (told under ``--debug`` only) and never crash
 The quiet keyboard reader (``quiet_input``) needs one more: Textual's terminal driver reads the
 keyboard in a thread that wakes ten times a second whether a key came or not; gputop's sleeps until
 one does. Without the name, Textual's own reader runs.
+The app's frame is written to the terminal in one write (``HeldWrites``, through the public ``Driver.write``):
+Textual writes the synchronized-update marks around it apart, each a wake-up of its output thread.
 ``tests/test_textual_private.py`` keeps every other module off Textual's and Rich's private names.
 """
 
