@@ -18,9 +18,9 @@ from textual.widget import Widget
 from gputop.core.analysis.history import History
 from gputop.ui.widgets import gpu_card as gpu_card_module
 from gputop.ui.widgets.card_lines import CardContent, compact_lines, full_lines, spark_room
-from gputop.ui.widgets.card_sparks import SparkLine
+from gputop.ui.widgets.card_sparks import Spark, SparkLine, SparkStrips
 from gputop.ui.widgets.gpu_card import GpuCard
-from gputop.ui.widgets.styled_line import StyledLine
+from gputop.ui.widgets.styled_line import StripStyles, StyledLine
 
 from .factory import NOW, StaticSource, gpu, make_app, proc, snapshot
 
@@ -140,3 +140,33 @@ async def test_a_moved_sparkline_line_is_set_in_its_frame_from_its_head_and_tail
         assert moved >= 3
         card.refresh()  # Textual's styles cache forgets the card: what follows is drawn from the styles
         assert [list(strip) for strip in after] == [list(strip) for strip in Widget.render_lines(card, whole)]
+
+
+@pytest.mark.parametrize("joined", [False, True])
+async def test_a_sparkline_set_in_the_frame_joins_its_neighbours_of_its_style_as_the_whole_line_styled_does(
+    joined: bool,
+) -> None:
+    # Where the head's last piece and the tail's first are in the sparkline's style, the three are one
+    # segment, as when the whole line is styled; the line set in the frame is what the frame makes of it.
+    app = make_app(StaticSource((gpu(0, (P1,)),)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.apply_snapshot(app.sampler.sample())
+        await pilot.pause()
+        (card,) = app.query(GpuCard)
+        frame = card.current_frame()
+        assert frame is not None
+        around = "green" if joined else "bold"
+        cells = "▁▂▃▄▅▆▇█▁▂"
+        head = StyledLine(("GPU ", "bold"), ("x", around))
+        tail = StyledLine(("y", around), (" end", "bold"))
+        tail.append(" " * (frame.content_width - head.cell_length - len(cells) - tail.cell_length))
+        line = SparkLine(head, Spark("utilization", len(cells), 0.0, 100.0, "green"), tail, cells)
+        base = card.line_style
+        finished = SparkStrips().finished(0, line, base, frame)
+        assert finished is not None
+        whole = StripStyles().strip(StyledLine(*line.pieces, style=line.style), base, frame.content_width)
+        row = Region(0, frame.top, frame.size.width, 1)
+        frame.forget([Region(0, 0, frame.content_width, 1)])
+        (expected,) = frame.lines(row, card.frame_titles(), lambda y: whole)
+        assert list(finished) == list(expected)
+        assert any(segment.text == "x" + cells + "y" for segment in finished) == joined

@@ -25,6 +25,9 @@ from gputop.ui.widgets.styled_line import StripStyles, StyledLine, under
 if TYPE_CHECKING:
     from gputop.ui.widgets.card_frame import CardFrame
 
+# A segment made without NamedTuple's __new__: the same tuple.
+_segment = tuple.__new__
+
 # The history's series each sparkline draws, by the name the card keeps its drawing under.
 _SERIES = {"memory": "memory_used", "utilization": "utilization", "temperature": "temperature", "sm": "sm_active"}
 
@@ -97,6 +100,12 @@ class SparkLine(StyledLine):
         return SparkLine(self.head, self.spark, self.tail, cells)
 
 
+# What ``SparkStrips.finished`` keeps of a line (see ``SparkStrips._framed``).
+_Framed = tuple[
+    list[Segment], list[Segment], "CardFrame", tuple[str, str], list[Segment], str, str, "Style | None", list[Segment]
+]
+
+
 class SparkStrips:
     """A card's lines as Strips, by line: one with a sparkline whose head and tail are those of the line drawn
     there before (only its cells moved) reuses their segments, styled then; any other is styled whole. Such a
@@ -109,13 +118,12 @@ class SparkStrips:
         self._parts: dict[
             int, tuple[StyledLine, StyledLine | None, dict[str, Style], list[Segment], list[Segment]]
         ] = {}
-        # By line: those segments set in a frame (``finished``): the head's and tail's segments and the
-        # frame; the cells on the left and the head but its last segment, through the filters; the head's
-        # last segment, as styled (the sparkline may join it); the tail but its first segment, through the
-        # filters, and the cells on the right.
-        self._framed: dict[
-            int, tuple[list[Segment], list[Segment], CardFrame, list[Segment], list[Segment], list[Segment]]
-        ] = {}
+        # By line: what ``finished`` sets in a frame: the head's and tail's segments, the frame and the line's
+        # and sparkline's styles they were set in; the segments left of the cells (the cells on the left of the
+        # content, the head's), through the filters; the text of the head's last and the tail's first segment
+        # where the cells join it (one style: one segment, as ``strip`` joins them; else ""); the cells' style
+        # through the filters; the segments right of the cells (the tail's, the cells on the right).
+        self._framed: dict[int, _Framed] = {}
 
     def strip(self, y: int, line: StyledLine, base: Style, width: int) -> Strip:
         """Line ``y``, ``line``, on ``base`` as a Strip ``width`` cells wide (``StripStyles.strip``)."""
@@ -133,16 +141,35 @@ class SparkStrips:
             return None
         head, tail = self._head_and_tail(y, line, base)
         parts = self._framed.get(y)
-        if parts is None or parts[0] is not head or parts[1] is not tail or parts[2] is not frame:
-            left, right = frame.edges
-            before, after = frame.filtered(head[:-1]), frame.filtered(tail[1:])
-            if before is None or after is None:
+        if (
+            parts is None or parts[0] is not head or parts[1] is not tail or parts[2] is not frame
+            or parts[3] != (line.style, line.spark.style)
+        ):
+            parts = self._frame_parts(line, base, head, tail, frame)
+            if parts is None:
                 return None
-            parts = self._framed[y] = (head, tail, frame, left + before, head[-1:], after + right)
-        middle = frame.filtered(self._joined(list(parts[4]), line, base, tail[:1]))
-        if middle is None:
+            self._framed[y] = parts
+        cells = _segment(Segment, (parts[5] + line.cells + parts[6], parts[7], None))
+        return Strip([*parts[4], cells, *parts[8]], frame.size.width)
+
+    def _frame_parts(
+        self, line: SparkLine, base: Style, head: list[Segment], tail: list[Segment], frame: CardFrame
+    ) -> _Framed | None:
+        """What ``finished`` keeps of a line (``_framed``); None where the frame cannot filter it segment by
+        segment (a control code)."""
+        (cells,) = self._styles.segments([(line.cells, line.spark.style)], line.style, base)
+        joins_head = bool(head) and head[-1].style is cells.style
+        joins_tail = bool(tail) and tail[0].style is cells.style
+        before = frame.filtered(head[:-1] if joins_head else head)
+        after = frame.filtered(tail[1:] if joins_tail else tail)
+        style = frame.filtered([cells])
+        if before is None or after is None or style is None:
             return None
-        return Strip(parts[3] + middle + parts[5], frame.size.width)
+        left, right = frame.edges
+        return (
+            head, tail, frame, (line.style, line.spark.style), left + before,
+            head[-1].text if joins_head else "", tail[0].text if joins_tail else "", style[0].style, after + right,
+        )
 
     def _head_and_tail(self, y: int, line: SparkLine, base: Style) -> tuple[list[Segment], list[Segment]]:
         """The segments of ``line``'s head and tail on ``base``: those styled last at line ``y`` while they
