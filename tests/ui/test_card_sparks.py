@@ -12,11 +12,13 @@ from dataclasses import replace
 from unittest import mock
 
 import pytest
+from textual.geometry import Region
+from textual.widget import Widget
 
 from gputop.core.analysis.history import History
 from gputop.ui.widgets import gpu_card as gpu_card_module
 from gputop.ui.widgets.card_lines import CardContent, compact_lines, full_lines, spark_room
-from gputop.ui.widgets.card_sparks import SparkLine
+from gputop.ui.widgets.card_sparks import Spark, SparkLine, SparkStrips
 from gputop.ui.widgets.gpu_card import GpuCard
 from gputop.ui.widgets.styled_line import StripStyles, StyledLine
 
@@ -105,32 +107,66 @@ async def test_a_tick_that_moves_only_the_sparklines_builds_no_card_and_repaints
 
 
 @pytest.mark.parametrize("silent", [False, True])
-async def test_a_moved_sparkline_line_is_drawn_from_its_head_and_tail_styled_once(silent: bool) -> None:
-    # A tick that moves only the sparklines restyles their cells alone: the strip of such a line keeps the
-    # segments its head was styled into on the tick before (the very objects), and is what styling the
-    # whole line afresh draws, segment for segment, on a GPU that answers and on a silent one (dimmed).
+async def test_a_moved_sparkline_line_is_set_in_its_frame_from_its_head_and_tail_finished_once(silent: bool) -> None:
+    # A tick that moves only the sparklines styles and filters their cells alone: the line drawn for a moved
+    # sparkline keeps the segments its head and tail were finished into on the tick before (the very objects:
+    # only the head's last and the tail's first segment, which the cells may join, and the cells are new), and
+    # the card draws what Textual draws of it afresh, segment for segment, on a GPU that answers and on a
+    # silent one (dimmed).
     sample = gpu(0, (P1,))
     if silent:
         sample = replace(sample, answering=False, not_answering_since=NOW - 14)
     app = make_app(StaticSource((sample,)))
     async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(2):  # the second tick's lines are the card's own, not Textual's drawing it took at first
+            app.apply_snapshot(app.sampler.sample())
+            await pilot.pause()
+        (card,) = app.query(GpuCard)
+        whole = Region(0, 0, *card.outer_size)
+        moved = 0
+        for _ in range(3):
+            before = card.render_lines(whole)
+            app.apply_snapshot(app.sampler.sample())  # the same figures: the history grows a value
+            await pilot.pause()
+            after = card.render_lines(whole)
+            for y, (old, new) in enumerate(zip(before, after, strict=True)):
+                if new is old:
+                    continue
+                assert isinstance(card._drawn[y - card.content_offset.y], SparkLine), y
+                kept = {id(segment) for segment in old}
+                made = [segment for segment in new if id(segment) not in kept]
+                assert len(made) <= 3 < len(list(new)) - len(made), (y, made)
+                moved += 1
+        assert moved >= 3
+        card.refresh()  # Textual's styles cache forgets the card: what follows is drawn from the styles
+        assert [list(strip) for strip in after] == [list(strip) for strip in Widget.render_lines(card, whole)]
+
+
+@pytest.mark.parametrize("joined", [False, True])
+async def test_a_sparkline_set_in_the_frame_joins_its_neighbours_of_its_style_as_the_whole_line_styled_does(
+    joined: bool,
+) -> None:
+    # Where the head's last piece and the tail's first are in the sparkline's style, the three are one
+    # segment, as when the whole line is styled; the line set in the frame is what the frame makes of it.
+    app = make_app(StaticSource((gpu(0, (P1,)),)))
+    async with app.run_test(size=(120, 40)) as pilot:
         app.apply_snapshot(app.sampler.sample())
         await pilot.pause()
         (card,) = app.query(GpuCard)
-        reused = 0
-        for _ in range(3):
-            before = list(card._strips)
-            app.apply_snapshot(app.sampler.sample())  # the same figures: the history grows a value
-            await pilot.pause()
-            base, width = card.line_style, card.content_size.width
-            for y, line in enumerate(card._lines):
-                strip = card._strips[y]
-                assert strip is not None
-                whole = StyledLine(*line.pieces, style=line.style)
-                assert list(strip) == list(StripStyles().strip(whole, base, width)), y
-                if isinstance(card._drawn[y], SparkLine) and strip is not before[y]:
-                    old = before[y]
-                    assert old is not None
-                    assert list(strip)[0] is list(old)[0], y
-                    reused += 1
-        assert reused >= 3
+        frame = card.current_frame()
+        assert frame is not None
+        around = "green" if joined else "bold"
+        cells = "▁▂▃▄▅▆▇█▁▂"
+        head = StyledLine(("GPU ", "bold"), ("x", around))
+        tail = StyledLine(("y", around), (" end", "bold"))
+        tail.append(" " * (frame.content_width - head.cell_length - len(cells) - tail.cell_length))
+        line = SparkLine(head, Spark("utilization", len(cells), 0.0, 100.0, "green"), tail, cells)
+        base = card.line_style
+        finished = SparkStrips().finished(0, line, base, frame)
+        assert finished is not None
+        whole = StripStyles().strip(StyledLine(*line.pieces, style=line.style), base, frame.content_width)
+        row = Region(0, frame.top, frame.size.width, 1)
+        frame.forget([Region(0, 0, frame.content_width, 1)])
+        (expected,) = frame.lines(row, card.frame_titles(), lambda y: whole)
+        assert list(finished) == list(expected)
+        assert any(segment.text == "x" + cells + "y" for segment in finished) == joined

@@ -13,6 +13,7 @@ from textual.strip import Strip
 
 from gputop.core.model import ProcessSample
 from gputop.ui.widgets import gpu_card
+from gputop.ui.widgets.card_frame import CardFrame
 from gputop.ui.widgets.card_lines import TitlePieces, titles_text
 from gputop.ui.widgets.gpu_card import GpuCard
 
@@ -34,15 +35,23 @@ def at(seconds: float, **changes: float) -> object:
 
 
 def counting(monkeypatch: pytest.MonkeyPatch) -> Counter[tuple[int, int]]:
-    """(GPU index, line) of every card line drawn from now on."""
+    """(GPU index, line) of every card line drawn from now on: as a line of content (``render_line``), or
+    set in the card's frame by the card itself (``finished_line``: a line with a sparkline)."""
     drawn: Counter[tuple[int, int]] = Counter()
-    render_line = GpuCard.render_line
+    render_line, finished_line = GpuCard.render_line, GpuCard.finished_line
 
     def counted(card: GpuCard, y: int) -> Strip:
         drawn[(card.index, y)] += 1
         return render_line(card, y)
 
+    def counted_finished(card: GpuCard, y: int, frame: CardFrame) -> Strip | None:
+        strip = finished_line(card, y, frame)
+        if strip is not None:
+            drawn[(card.index, y)] += 1
+        return strip
+
     monkeypatch.setattr(GpuCard, "render_line", counted)
+    monkeypatch.setattr(GpuCard, "finished_line", counted_finished)
     return drawn
 
 

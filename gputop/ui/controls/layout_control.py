@@ -49,6 +49,7 @@ class LayoutControl:
         # The last plan and what it was planned from: contents that compare equal (the card would show
         # the same) in the same room give the same plan, which a still tick then need not work out again.
         self._planned: tuple[object, layout.CardLayout] | None = None
+        self._planned_contents: tuple[CardContent, ...] = ()  # those it was planned from
 
     def resized(self, width: int, height: int) -> None:
         """A terminal of this size: "too small" below the minimum, else the cards laid out again."""
@@ -75,6 +76,7 @@ class LayoutControl:
         )
         if self._planned is not None and self._planned[0] == planned_from:
             return self._planned[1]
+        self._planned_contents = planned_from[0]
         plan = layout.plan_cards(
             [content.gpu for content in contents],
             width,
@@ -92,8 +94,11 @@ class LayoutControl:
     def show_cards(self, contents: Sequence[CardContent], process_rows: int) -> None:
         """The cards of a tick (what each shows), in the room the panel of ``process_rows`` rows and the host
         strip leave them."""
-        self._contents, self._process_rows = contents, process_rows
+        self._process_rows = process_rows
         plan = self.plan(contents, self.compact_choice)
+        # The contents planned from, equal to these (compared whole, once, by ``plan``): where they are those
+        # shown last, the very objects are shown again, which each card knows by identity without comparing.
+        self._contents = contents = self._planned_contents
         self._shown_compact = plan.compact
         area = self.area
         area.set_class(plan.compact, "-compact")

@@ -56,15 +56,22 @@ class PlainTerminalApp(App[ReturnType]):
         self.no_colour = wants_no_colour(os.environ)
         self.no_color = self.no_colour  # the stylesheet's :nocolor
         self._no_colour_filter = NoColour()
+        # Textual's filters now (those enabled, in order) and what gputop makes of them: asked by every widget
+        # drawn, a few dozen times a frame, and the same every time but after a change of theme or colours.
+        self._line_filters_from: tuple[tuple[LineFilter, ...], bool] | None = None
+        self._line_filters: tuple[LineFilter, ...] = ()
 
     def get_line_filters(self) -> Sequence[LineFilter]:
-        filters = [
-            line_filter for line_filter in super().get_line_filters()
-            if not isinstance(line_filter, (Monochrome, NoColor))  # Textual's, for any NO_COLOR at all
-        ]
-        if self.no_colour:
-            filters.append(self._no_colour_filter)
-        return filters
+        textuals = (tuple(super().get_line_filters()), self.no_colour)
+        if textuals != self._line_filters_from:
+            filters = [
+                line_filter for line_filter in textuals[0]
+                if not isinstance(line_filter, (Monochrome, NoColor))  # Textual's, for any NO_COLOR at all
+            ]
+            if self.no_colour:
+                filters.append(self._no_colour_filter)
+            self._line_filters_from, self._line_filters = textuals, tuple(filters)
+        return self._line_filters
 
     def get_driver_class(self) -> type[Driver]:
         driver = super().get_driver_class()

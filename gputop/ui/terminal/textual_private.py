@@ -9,6 +9,8 @@ own output for the rest of the run (told under ``--debug`` only) and never crash
 The quiet keyboard reader (``quiet_input``) needs one more: Textual's terminal driver reads the
 keyboard in a thread that wakes ten times a second whether a key came or not; gputop's sleeps until
 one does. Without the name, Textual's own reader runs.
+The app's frame is written to the terminal in one write (``HeldWrites``, through the public ``Driver.write``):
+Textual writes the synchronized-update marks around it apart, each a wake-up of its output thread.
 ``tests/test_textual_private.py`` keeps every other module off Textual's and Rich's private names.
 """
 
@@ -257,6 +259,56 @@ def quiet_input(driver_class: type[Driver]) -> type[Driver]:
     return QuietInputDriver
 
 
+class HeldWrites:
+    """Writes to a driver held and sent as one (``one_write``): Textual writes a frame in three (the start
+    of a synchronized update, the frame, its end), each of which its output thread is woken for."""
+
+    def __init__(self, write: Callable[[str], None]) -> None:
+        self._write = write
+        self._held: list[str] | None = None
+
+    def write(self, data: str) -> None:
+        """``data`` written now, or with the rest while writes are held."""
+        held = self._held
+        if held is None:
+            self._write(data)
+        else:
+            held.append(data)
+
+    @contextlib.contextmanager
+    def one_write(self) -> Iterator[None]:
+        """What is written meanwhile, sent in one write at the end, in order."""
+        if self._held is not None:  # held already: the outer one writes it all
+            yield
+            return
+        held: list[str] = []
+        self._held = held
+        try:
+            yield
+        finally:
+            self._held = None
+            if held:
+                self._write("".join(held))
+
+
+def held_writes(driver_class: type[Driver], made: Callable[[HeldWrites], None]) -> type[Driver]:
+    """``driver_class`` whose writes go through a ``HeldWrites`` handed to ``made`` when a driver is made
+    (public Driver API only: ``write``)."""
+
+    class HeldWritesDriver(driver_class):  # type: ignore[valid-type,misc]
+        """A terminal driver whose writes can be held and sent as one."""
+
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)
+            self.held_writes = HeldWrites(super().write)
+            made(self.held_writes)
+
+        def write(self, data: str) -> None:
+            self.held_writes.write(data)
+
+    return HeldWritesDriver
+
+
 class ChangedCellsApp(PlainTerminalApp[ReturnType]):
     """An App that sends the terminal only the cells that change (see ``terminal_diff``).
 
@@ -268,9 +320,13 @@ class ChangedCellsApp(PlainTerminalApp[ReturnType]):
         super().__init__()
         self.terminal_diff = TerminalDiff()
         self.changed_cells_off: str | None = "--full-redraw" if full_redraw else check_internals()
+        self.terminal_output: HeldWrites | None = None  # the terminal driver's writes, once it is made
 
     def get_driver_class(self) -> type[Driver]:
-        return quiet_input(super().get_driver_class())
+        return held_writes(quiet_input(super().get_driver_class()), self._driver_made)
+
+    def _driver_made(self, output: HeldWrites) -> None:
+        self.terminal_output = output
 
     def forget_screen(self) -> None:
         """What the terminal shows is unknown (resized, resumed): the next frame is written in full."""
@@ -299,4 +355,9 @@ class ChangedCellsApp(PlainTerminalApp[ReturnType]):
         """
         if self.changed_cells_off is None and isinstance(renderable, CompositorUpdate) and not self.is_inline:
             renderable = ChangedCellsUpdate(renderable, screen.outer_size, self._write_changed_cells)
-        super()._display(screen, renderable)
+        output = self.terminal_output
+        if output is None:
+            super()._display(screen, renderable)
+            return
+        with output.one_write():  # the frame and the synchronized update around it: one wake-up of the writer
+            super()._display(screen, renderable)

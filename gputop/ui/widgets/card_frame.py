@@ -41,6 +41,10 @@ if TYPE_CHECKING:
 # segment on its own (its text and style alone): a line's parts filtered apart join into the line filtered whole.
 _SEGMENT_WISE: tuple[type[LineFilter], ...] = (ANSIToTruecolor, Monochrome, NoColor, DimFilter, NoColour)
 
+# The styles a frame keeps what the filters make of before it starts again: a card's few dozen, a process
+# table's few hundred; reached only where styles are made afresh every frame.
+_MOST_STYLES = 4096
+
 # A segment made without NamedTuple's __new__ (a third of a line's finishing): the same tuple.
 _segment = tuple.__new__
 
@@ -64,7 +68,7 @@ class CardFrame:
 
     __slots__ = (
         "size", "filters", "top", "bottom", "content_width", "left", "right", "background",
-        "_rows", "_finished", "_draw", "_left", "_right", "_filtered",
+        "_rows", "_finished", "_draw", "_left", "_right", "_filtered", "_held",
     )
 
     def __init__(
@@ -79,7 +83,10 @@ class CardFrame:
         first = drawn[top]
         self.left, self.right = first.crop(0, left), first.crop(width - right, width)
         self._left, self._right = list(self.left), list(self.right)
-        self._filtered: dict[Style | None, Style | None] = {}  # a style, and what the filters make of it
+        # By a style's id, what the filters make of it: a look-up that runs no Python code, where a Style's
+        # own hash is a Python method. Each style is held in ``_held`` so that its id stays its own.
+        self._filtered: dict[int, Style | None] = {}
+        self._held: list[Style | None] = []
         # Each border or padding row, and the title it shows (None: it shows none); filled in as drawn.
         self._rows: dict[int, tuple[object, Strip]] = {}
         # Each line of content as last finished, by row, until the card refreshes its line.
@@ -131,17 +138,34 @@ class CardFrame:
         """Row ``y``, a line of content: the cells on its left, ``line`` through the filters, those on its right."""
         if line.cell_length != self.content_width:  # not the content's width: Textual fits it
             return self._draw(Region(0, y, self.size.width, 1))[0]
-        # Each segment's style through the filters, each style once: a filter maps a segment by its style.
-        styles = self._filtered
-        try:
-            filtered = [_segment(Segment, (text, styles[style], None)) for text, style, control in line if not control]
-        except KeyError:  # a style not met yet
-            for style in {segment.style for segment in line} - styles.keys():
-                styles[style] = self._through_filters(style)
-            return self._finish(y, line)
-        if len(filtered) != len(line):  # a control code: Textual's filters, as they take it
+        filtered = self.filtered(line)
+        if filtered is None:  # a control code: Textual's filters, as they take it
             return self._filter_whole(line)
         return Strip(self._left + filtered + self._right, self.size.width)
+
+    def filtered(self, segments: Sequence[Segment] | Strip) -> list[Segment] | None:
+        """``segments`` through the filters, as ``Strip.apply_filter`` makes them (each style mapped once: a
+        filter maps a segment by its style); None where one is a control code."""
+        styles = self._filtered
+        try:
+            filtered = [
+                _segment(Segment, (text, styles[id(style)], None)) for text, style, control in segments if not control
+            ]
+        except KeyError:  # a style not met yet
+            if len(styles) >= _MOST_STYLES:
+                styles.clear()
+                self._held.clear()
+            for _text, style, _control in segments:
+                if id(style) not in styles:
+                    styles[id(style)] = self._through_filters(style)
+                    self._held.append(style)
+            return self.filtered(segments)
+        return None if len(filtered) != len(segments) else filtered
+
+    @property
+    def edges(self) -> tuple[list[Segment], list[Segment]]:
+        """The segments left and right of a line of content (the very lists: not to be changed)."""
+        return self._left, self._right
 
     def _through_filters(self, style: Style | None) -> Style | None:
         """What the filters make of a segment in ``style``."""
@@ -155,14 +179,22 @@ class CardFrame:
             line = line.apply_filter(line_filter, self.background)
         return Strip.join((self.left, line, self.right))
 
-    def lines(self, crop: Region, titles: tuple[object, object], content: Callable[[int], Strip]) -> list[Strip]:
+    def lines(
+        self, crop: Region, titles: tuple[object, object], content: Callable[[int], Strip],
+        finished_content: Callable[[int, CardFrame], Strip | None] | None = None,
+    ) -> list[Strip]:
         """The card's lines in ``crop``, finished: ``content(y)`` is its line of content ``y``, as wide as
-        the content; ``titles``: the title and subtitle now (compared by identity)."""
+        the content; ``titles``: the title and subtitle now (compared by identity); ``finished_content(y,
+        frame)``, where given, line of content ``y`` finished by the widget itself (None: finished here)."""
         strips: list[Strip] = []
         top, bottom, rows, finished = self.top, self.bottom, self._rows, self._finished
         for y in crop.line_range:
             if top <= y < bottom:
                 strip = finished.get(y)
+                if strip is None and finished_content is not None:
+                    strip = finished_content(y - top, self)
+                    if strip is not None:
+                        finished[y] = strip
                 if strip is None:
                     strip = finished[y] = self._finish(y, content(y - top))
                 strips.append(strip)
@@ -191,6 +223,11 @@ class FramedLines(FrameStyled):
         """The border title and subtitle shown now, each the same object while it reads the same."""
         return (None, None)
 
+    def finished_line(self, y: int, frame: CardFrame) -> Strip | None:
+        """Line of content ``y`` finished in ``frame`` by the widget itself, as ``frame`` finishes
+        ``render_line(y)``; None (the default): ``frame`` finishes it."""
+        return None
+
     def current_frame(self) -> CardFrame | None:
         """The frame the widget's lines are set in now, if it was taken at its present size and scrollbar
         (and the filters it was taken with, which a new set of filters forgets): else None."""
@@ -211,7 +248,7 @@ class FramedLines(FrameStyled):
             return draw(crop)
         self._frame_width = frame.content_width
         try:
-            return frame.lines(crop, self.frame_titles(), self.render_line)
+            return frame.lines(crop, self.frame_titles(), self.render_line, self.finished_line)
         finally:
             self._frame_width = None
 

@@ -24,7 +24,7 @@ from textual.message import Message
 from textual.strip import Strip
 
 from gputop.ui.layout import card_lines
-from gputop.ui.widgets.card_frame import FramedLines
+from gputop.ui.widgets.card_frame import CardFrame, FramedLines
 from gputop.ui.widgets.card_lines import (
     CardContent,
     TitlePieces,
@@ -84,10 +84,11 @@ class GpuCard(StillFrame, FramedLines):
 
     def show(self, content: CardContent, compact: bool, height: int | None = None) -> None:
         """Show what the card is given (built once a tick), compact or full, ``height`` lines tall."""
-        # Compared once here (a sample has some fifty fields): an equal content keeps the object shown, so
+        # Compared once here (a sample has some fifty fields; the layout hands the very contents shown last where
+        # it found them equal): an equal content keeps the object shown, so
         # that what the titles and lines were built from compares by identity; another forgets both.
         previous = self.content
-        if previous is not None and content == previous:
+        if previous is not None and (content is previous or content == previous):
             content = previous
         else:
             self._titles_from = self._lines_from = None
@@ -249,16 +250,29 @@ class GpuCard(StillFrame, FramedLines):
         """The card's lines: its content set in the frame Textual drew around it (``card_frame``)."""
         return self.framed_lines(crop, super().draw_lines)
 
-    def render_line(self, y: int) -> Strip:
-        width = self.frame_width
-        base = self.line_style
-        if width != self._lines_width or base != self._strips_style or len(self._strips) != len(self._lines):
+    def _lines_at(self, width: int, base: Style) -> list[StyledLine]:
+        """The lines to draw at ``width`` on ``base``: each Strip drawn on another base forgotten."""
+        strips_style = self._strips_style
+        stale = base is not strips_style and base != strips_style
+        if width != self._lines_width or stale or len(self._strips) != len(self._lines):
             if width != self._lines_width:
                 # A new card is shown before its first layout: draw it at the size it is painted at,
                 # rather than paint it twice.
                 self._lines = self._make_lines(width)
             self._strips, self._strips_style = [None] * len(self._lines), base
-        if y >= len(self._lines):
+        return self._lines
+
+    def finished_line(self, y: int, frame: CardFrame) -> Strip | None:
+        # A line with a sparkline is set in the frame from its head and tail as finished there the tick
+        # before, and its cells: only they moved (``SparkStrips.finished``).
+        base = self.line_style
+        lines = self._lines_at(self.frame_width, base)
+        return self._strip_styles.finished(y, lines[y], base, frame) if y < len(lines) else None
+
+    def render_line(self, y: int) -> Strip:
+        width = self.frame_width
+        base = self.line_style
+        if y >= len(self._lines_at(width, base)):
             return Strip.blank(width, base)
         strip = self._strips[y]
         if strip is None:

@@ -11,7 +11,11 @@ from collections.abc import Sequence
 
 from textual.binding import Binding
 from textual.containers import Grid
-from textual.geometry import Region
+from textual.dom import NoScreen
+from textual.errors import NoWidget
+from textual.geometry import Offset, Region
+from textual.screen import Screen
+from textual.widget import Widget
 
 from gputop.ui.layout import CardLayout
 from gputop.ui.widgets.card_lines import CardContent
@@ -90,15 +94,30 @@ class GpuGrid(Grid, StillFrame, can_focus=True):
     def _repaint(self, repaints: list[tuple[GpuCard, list[Region]]]) -> None:
         """The cards' changed lines (regions of each card's content) repainted: one refresh of the grid's
         regions under them, where a refresh of each card costs the card a message and the screen one more."""
-        origin = self.content_region.offset
+        # Each widget's region looked up on the screen found once: ``Widget.content_region`` walks up to the
+        # screen for every card.
+        try:
+            screen = self.screen
+            origin = self._content_offset(screen, self)
+        except (NoScreen, NoWidget):
+            return
         regions = []
         for card, changed in repaints:
-            content = card.content_region  # on the screen, as the grid's: empty where it is not laid out yet
-            if content:
-                offset = content.offset - origin
-                regions += [line.translate(offset) for line in changed]
+            try:
+                offset = self._content_offset(screen, card) - origin
+            except NoWidget:  # not laid out yet: drawn whole when it is
+                continue
+            regions += [line.translate(offset) for line in changed]
         if regions:
             self.refresh_over(*regions)
+
+    @staticmethod
+    def _content_offset(screen: Screen[object], widget: Widget) -> Offset:
+        """Where ``widget``'s content starts on ``screen`` (``content_region.offset``, the screen given)."""
+        region = screen.find_widget(widget).region
+        if not region:
+            raise NoWidget("not laid out")
+        return region.shrink(widget.styles.gutter).offset
 
     def show(self, contents: Sequence[CardContent], layout: CardLayout) -> None:
         """Show each GPU's content (built once a tick by the screen) on its card, laid out as planned."""

@@ -136,7 +136,7 @@ class StripStyles:
     def table(self, base: Style) -> dict[str, Style]:
         """The styles worked out on ``base``, by name: a new table for another base, and the same one,
         the same objects, while the base is the same."""
-        if base != self._base:
+        if base is not self._base and base != self._base:  # a Style compares in Python: the same object first
             self._base, self._styles = base, {}
         return self._styles
 
