@@ -37,6 +37,21 @@ def test_a_part_is_the_same_object_while_it_reads_the_same_and_a_new_one_when_it
     assert [part.plain for part in narrow][3:5] == ["LOAD 12.00", "  GPU 1.2kW  "]
 
 
+def test_a_part_read_again_is_the_same_object_after_many_other_readings_came_between() -> None:
+    # A host (of this test alone) seen first, then other readings (the CPU's and the RAM's words new in each:
+    # twice as many bars' words as RAM figures) until its RAM words are the oldest of the bars' kept and its
+    # figures among the newest forty of the RAM's; then the host as it was and its RAM moved by 4 KiB: it reads
+    # the same, one part.
+    host = replace(HOST, memory_total=768 * 1024**3)
+    host_parts(host, 160, GPUS)
+    for gib in range(1, 41):
+        host_parts(replace(host, cpu_percent=gib / 2, memory_used=gib * 1024**3), 160, GPUS)
+    parts = host_parts(host, 160, GPUS)
+    again = host_parts(replace(host, memory_used=host.memory_used + 4096), 160, GPUS)
+    assert again[1].plain == parts[1].plain == "RAM ██▋░░░░░░░ 200.0GiB/768.0GiB  "
+    assert again[1] is parts[1]
+
+
 def segments_drawn(strip: HostStrip) -> list[Segment]:
     return list(strip.render_line(0))
 

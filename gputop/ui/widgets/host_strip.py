@@ -99,8 +99,10 @@ def host_text(host: HostSample, width: int, gpus: Sequence[GpuSample] = ()) -> S
 
 
 # The wide strip's parts: each the same object while it reads the same, so that the strip compares and draws
-# them as they were. A part is found by its figures (the same figures, the same part) and made by its words
-# (figures that moved but read the same, the same part too). Never changed once made.
+# them as they were. A part's words are found by its figures (cached: the same figures, the same words, no
+# formatting again); the part is made by its words alone (cached: words that read the same, the same part). Only
+# the words' cache holds parts: a part found by its figures would outlive the words' entry it was made with,
+# and words that read the same could then give two parts. Never changed once made.
 _part = lru_cache(maxsize=64)
 
 
@@ -111,43 +113,45 @@ def host_parts(host: HostSample, width: int, gpus: Sequence[GpuSample] = ()) -> 
         # The 5 and 15 minute load averages where there is room for them beside the GPUs' power.
         load_values = 3 if width >= 140 or not gpus else 1
         head = (
-            _cpu_part(host.cpu_percent, bar_width),
-            _memory_part(host.memory_used, host.memory_total, bar_width),
-            _swap_part(host.swap_used, host.swap_total),
-            _load_part(host.load_average, load_values),
+            _bar_words(*_cpu_words(host.cpu_percent, bar_width)),
+            _bar_words(*_memory_words(host.memory_used, host.memory_total, bar_width)),
+            _swap_words(*_swap_shown(host.swap_used, host.swap_total)),
+            _load_words(_load_shown(host.load_average, load_values)),
         )
-        net = _net_part(host.net_interfaces != (), host.net_rx_rate, host.net_tx_rate)
+        net = _net_words(_net_rates(host.net_interfaces != (), host.net_rx_rate, host.net_tx_rate))
         watts, joules = _power_figures(gpus)
         length = sum(part.cell_length for part in head) + net.cell_length
         # The GPUs' power before the network: on a GPU machine the line's end is what gives way (the energy first).
         for energy in (joules, None):
-            power = _power_part(watts, energy)
+            power = _power_part_words(*_power_shown(watts, energy))
             if length + power.cell_length <= width:
                 return (*head, power, net)
     return (_short_host_text(host, width, gpus),)
 
 
+Bar = tuple[tuple[str, str], ...]
+
+
 @_part
-def _cpu_part(cpu: float | None, bar_width: int) -> StyledLine:
+def _cpu_words(cpu: float | None, bar_width: int) -> tuple[str, Bar, str]:
     shown = NOT_YET if cpu is None else fmt_percent(cpu, 1)
-    return _bar_words("CPU ", bar_pieces(cpu, bar_width, level_style(cpu)), f" {shown:>6}  ")
+    return "CPU ", bar_pieces(cpu, bar_width, level_style(cpu)), f" {shown:>6}  "
 
 
 @_part
-def _memory_part(used: int | None, total: int | None, bar_width: int) -> StyledLine:
+def _memory_words(used: int | None, total: int | None, bar_width: int) -> tuple[str, Bar, str]:
     share = percent(used, total)
-    figure = f" {fmt_bytes(used)}/{fmt_bytes(total)}  "
-    return _bar_words("RAM ", bar_pieces(share, bar_width, level_style(share)), figure)
+    return "RAM ", bar_pieces(share, bar_width, level_style(share)), f" {fmt_bytes(used)}/{fmt_bytes(total)}  "
 
 
 @_part
-def _bar_words(label: str, bar: tuple[tuple[str, str], ...], figure: str) -> StyledLine:
+def _bar_words(label: str, bar: Bar, figure: str) -> StyledLine:
     return StyledLine((label, "bold"), *bar, figure)
 
 
 @_part
-def _swap_part(used: int | None, total: int | None) -> StyledLine:
-    return _swap_words(f"{fmt_bytes(used)}/{fmt_bytes(total)}", level_style(percent(used, total)))
+def _swap_shown(used: int | None, total: int | None) -> tuple[str, str]:
+    return f"{fmt_bytes(used)}/{fmt_bytes(total)}", level_style(percent(used, total))
 
 
 @_part
@@ -156,15 +160,18 @@ def _swap_words(shown: str, style: str) -> StyledLine:
 
 
 @_part
-def _load_part(load_average: tuple[float, float, float] | None, values: int) -> StyledLine:
-    return StyledLine(
-        ("LOAD ", "bold"), NA if load_average is None else " ".join(f"{value:.2f}" for value in load_average[:values])
-    )
+def _load_shown(load_average: tuple[float, float, float] | None, values: int) -> str:
+    return NA if load_average is None else " ".join(f"{value:.2f}" for value in load_average[:values])
 
 
 @_part
-def _power_part(watts: float | None, joules: float | None) -> StyledLine:
-    return _power_part_words(*_power_words(watts, joules))
+def _load_words(shown: str) -> StyledLine:
+    return StyledLine(("LOAD ", "bold"), shown)
+
+
+@_part
+def _power_shown(watts: float | None, joules: float | None) -> tuple[str | None, str | None]:
+    return _power_words(watts, joules)
 
 
 @_part
@@ -173,8 +180,8 @@ def _power_part_words(watts: str | None, energy: str | None) -> StyledLine:
 
 
 @_part
-def _net_part(counted: bool, received: float | None, sent: float | None) -> StyledLine:
-    return _net_words(_rates(counted, received, sent, fmt_rate))
+def _net_rates(counted: bool, received: float | None, sent: float | None) -> tuple[str, str] | None:
+    return _rates(counted, received, sent, fmt_rate)
 
 
 @_part
