@@ -4,6 +4,7 @@ moved; a figure that moved makes a new one, on that GPU alone."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import time
 from collections.abc import Callable
@@ -117,6 +118,7 @@ MOVES: list[tuple[Callable[..., Scenario], str, float, Callable[[GpuSample], obj
     (_steady, "energy_mj", 5_000, lambda gpu: gpu.energy and gpu.energy.since_driver_load_j, 5.0),
     (_steady, "memory_temp", 71, lambda gpu: gpu.memory_temperature, 71.0),
     (_steady, "pcie_replay", 4, lambda gpu: gpu.pcie_replay_errors, 4),
+    (_steady, "mig_mode", 1, lambda gpu: gpu.mig_mode, True),
     # With GPM and NVLink (GPM's figures come from a GPU's second sample on).
     (_with_gpm, "sm_active", 70.0, lambda gpu: gpu.activity and gpu.activity.sm_active, 70.0),
     (_with_gpm, "tensor_active", 12.0, lambda gpu: gpu.activity and gpu.activity.tensor_active, 12.0),
@@ -125,6 +127,49 @@ MOVES: list[tuple[Callable[..., Scenario], str, float, Callable[[GpuSample], obj
     (_with_gpm, "nvlink_down", 0b100, lambda gpu: gpu.nvlink and gpu.nvlink.links_down, (2,)),
     (_with_gpm, "nvlink_crc", 5, lambda gpu: gpu.nvlink and gpu.nvlink.errors_crc, 5),
 ]
+
+
+# The GpuSample field each row of MOVES moves.
+MOVED_FIELD = {
+    "memory_used": "memory_used", "util_gpu": "utilization_gpu", "util_memory": "utilization_memory",
+    "encoder": "utilization_encoder", "decoder": "utilization_decoder", "power_mw": "power_draw",
+    "pstate": "pstate", "temperature": "temperature", "fan": "fan_speed", "clock_sm": "clock_sm",
+    "clock_mem": "clock_memory", "clocks_event_reasons": "clock_event_reasons", "ecc_volatile": "health",
+    "remap_pending": "health", "energy_mj": "energy", "memory_temp": "memory_temperature",
+    "pcie_replay": "pcie_replay_errors", "mig_mode": "mig_mode", "sm_active": "activity",
+    "tensor_active": "activity", "gpm_pcie_rx_mibs": "pcie_rx", "gpm_nvlink_tx_mibs": "nvlink",
+    "nvlink_down": "nvlink", "nvlink_crc": "nvlink",
+}
+# Fields of a tick's answers that MOVES does not move on their own, and what shows them moving.
+MOVED_ELSEWHERE = {
+    "memory_total": "the memory call's one answer, moved as memory_used",
+    "memory_free": "the memory call's one answer, moved as memory_used",
+    "memory_reserved": "the memory call's one answer, moved as memory_used",
+    "pcie_tx": "the PCIe counters' (or GPM's) one answer, moved as pcie_rx",
+    "pcie_link_gen": "the activity reads' one Reading, moved as pcie_replay_errors (the link read every few ticks)",
+    "pcie_link_width": "the activity reads' one Reading, moved as pcie_replay_errors (the link read every few ticks)",
+    "mig_devices": "test_a_mig_device_that_appears_with_a_fact_missing_has_it_read_again_after_the_gpus_were_complete",
+    "processes": "test_process_lists_that_read_as_last_tick_give_the_same_processes_even_when_the_gpu_moved",
+    "processes_known": "the process lists' answers, moved with the processes",
+}
+# Fields that are no answer of a tick's read: the GPU's identity and state, its static facts, the sampler's join.
+NOT_A_TICKS_ANSWER = {
+    "index", "name", "uuid", "pci_bus_id", "lost", "answering", "not_answering_since", "last_error", "read_failed",
+    "temperature_slowdown", "temperature_shutdown", "power_limit", "clock_sm_max", "clock_memory_max",
+    "pcie_link_gen_max", "pcie_link_width_max", "allocation",
+}
+
+
+def test_every_figure_of_a_gpu_sample_is_moved_alone_somewhere_or_is_no_answer_of_a_tick() -> None:
+    # A new figure read in NvmlDevice._read but left out of its answers would keep the last sample while only it
+    # moves: the figure must have a row in MOVES (which moves it alone and fails until its answer is in them).
+    assert sorted(MOVED_FIELD) == sorted(move[1] for move in MOVES)
+    fields = {field.name for field in dataclasses.fields(GpuSample)}
+    moved = set(MOVED_FIELD.values())
+    unplaced = fields - moved - set(MOVED_ELSEWHERE) - NOT_A_TICKS_ANSWER
+    assert not unplaced, f"GpuSample fields with no row in MOVES: {sorted(unplaced)}"
+    assert not (moved & set(MOVED_ELSEWHERE)) and not (moved | set(MOVED_ELSEWHERE)) & NOT_A_TICKS_ANSWER
+    assert (moved | set(MOVED_ELSEWHERE) | NOT_A_TICKS_ANSWER) <= fields  # no name left of a field gone
 
 
 @pytest.mark.parametrize(("machine", "figure", "value", "shown", "expected"), MOVES, ids=[move[1] for move in MOVES])
