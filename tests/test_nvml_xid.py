@@ -52,8 +52,13 @@ def test_an_xid_raised_by_the_driver_shows_in_the_next_ticks_sample(
 
     fake_nvml.write(Scenario().gpu().gpu().xid(1, 79))
 
-    assert codes(source) == [[], [79]]  # the very next tick, with no wait on any thread
-    assert codes(source) == [[], [79]]  # kept (the newest 32 per GPU), and not taken twice
+    seen = [codes(source), codes(source)]
+    # The very next tick, with no wait on any thread: the poll is the last step of the GPUs' turns. On a
+    # machine so loaded that a GPU's read outlasted its 5 ms turn, the turns broke and the poll went to a
+    # lane of its own, not waited for (test_an_xid_shows_while_the_gpus_are_slower_than_their_turn_...).
+    turns_broke = "gputop-events" in {thread.name for thread in threading.enumerate()}
+    assert seen[0] == [[], [79]] or (turns_broke and seen[0] == [[], []])
+    assert seen[1] == [[], [79]]  # kept (the newest 32 per GPU), and not taken twice
 
 
 def test_an_xid_shows_while_the_gpus_are_slower_than_their_turn_read_at_once_on_their_own_threads(

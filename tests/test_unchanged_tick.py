@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 
@@ -193,6 +194,30 @@ def test_an_answer_that_moves_after_reads_that_answered_alike_shows_on_that_tick
     moved = source.sample()[0]
     assert shown(moved) == expected
     assert source.sample()[0] is moved
+
+
+def test_a_gpu_read_in_turn_one_tick_and_on_its_own_threads_the_next_is_one_object_while_nothing_moved(
+    nvml_source: Callable[[Scenario], NvmlSource], fake_nvml: FakeNvml
+) -> None:
+    # A GPU slower than its 5 ms turn for a few ticks (as on a loaded machine) is read on its own two
+    # threads, its PCIe counters joined to its read; then in turn again. Its figures never move.
+    def machine(slow: bool) -> Scenario:
+        scenario = _steady().gpu(power_mw=90_000)
+        return scenario.delay("nvmlDeviceGetPowerUsage", 0.02, gpu=0) if slow else scenario
+
+    source = nvml_source(machine(slow=False))
+    for _ in range(3):  # the first ticks learn what the driver's samples start from
+        source.sample()
+    steady = source.sample()
+    fake_nvml.write(machine(slow=True))
+    slow = [source.sample() for _ in range(3)]
+    assert "gputop-gpu0-pcie" in {thread.name for thread in threading.enumerate()}  # read on its own threads
+    fake_nvml.write(machine(slow=False))
+    again = [source.sample() for _ in range(3)]
+
+    assert [gpu.power_draw for gpu in steady] == [70.0, 90.0]
+    for tick in [*slow, *again]:
+        assert tick[0] is steady[0] and tick[1] is steady[1]
 
 
 def test_a_process_whose_sm_samples_move_shows_them_on_that_tick(

@@ -64,7 +64,9 @@ class GpuThreads:
     lane: Lane  # everything but the PCIe counters
     pcie_lane: Lane
     in_turn: tuple[Lane, Ticket[Any]] | None = None  # the shared lane and the ticket of its last read in turn
-    joined: GpuSample | None = None  # its last sample read on its two lanes, the PCIe counters joined
+    # Its last sample read: one read that reads the same is given as it, whichever lanes read it (a GPU
+    # read in turn one tick and on its own lanes the next is one object while nothing moved).
+    shown: GpuSample | None = None
 
     @property
     def busy(self) -> bool:
@@ -99,14 +101,14 @@ class GpuThreads:
         main, pcie = reads
         if main is not None and main.done and (pcie is None or pcie.done):
             try:
-                return self._joined(main, pcie)
+                return self._shown(self._joined(main, pcie))
             except Exception as error:  # noqa: BLE001 - one GPU's fault stays on that GPU
                 stuck = self.pcie_lane if pcie is not None and pcie.error is not None else self.lane_of(main)
                 return self.device.failed(error, gateway.last_call(stuck.thread_id))
         stuck = self.lane_of(None)
         since = stuck.started_at
         if since is None and self.device.last is not None and not self.busy:
-            return self.device.last  # a read that had missed earlier deadlines came back just now
+            return self._shown(self.device.last)  # a read that had missed earlier deadlines came back just now
         call = gateway.last_call(stuck.thread_id) or "NVML"
         return self.device.not_answering(
             time.time() if since is None else since, f"{call} did not answer within {deadline_s:g}s"
@@ -126,7 +128,11 @@ class GpuThreads:
         joined = dataclasses.replace(
             sample, pcie_rx=sample.pcie_rx if rx is None else rx, pcie_tx=sample.pcie_tx if tx is None else tx
         )
+        return joined
+
+    def _shown(self, sample: GpuSample) -> GpuSample:
         # As the device keeps its sample: the same object while nothing moved (nvml_device._remember).
-        if joined != self.joined:
-            self.joined = joined
-        return self.joined
+        shown = self.shown
+        if sample is not shown and sample != shown:
+            self.shown = shown = sample
+        return shown
