@@ -5,7 +5,8 @@ Each key lives where it acts, and Textual's focus chain decides which act now:
 - ``APP_BINDINGS``: over every screen but a dialog (help, alerts, freeze, refresh, a replay's keys, quit);
   their actions are the app's;
 - ``MAIN_SCREEN_BINDINGS``: the main screen's own (``main_screen.py``): cards, strip, panel shown, owners, settings;
-- ``TABLE_BINDINGS``: any process table's (the main panel's and the detail screen's): sort, tag, kill, open;
+- ``TABLE_BINDINGS``: any process table's (the main panel's and the detail screen's): sort, tag, kill, open,
+  the commands scrolled sideways;
 - ``PANEL_BINDINGS``: the main panel's (``panel/process_panel.py``): filter, tree, one GPU, one user.
 
 To add a key: a ``Binding`` in ``BINDINGS`` below (its description is the footer's word, its tooltip the
@@ -33,11 +34,12 @@ REFUSALS = frozenset({"kill_refused"})
 # Where each action's key lives (the rest are the main screen's own).
 APP_ACTIONS = frozenset({"help", "alert_log", "quit", "freeze", "interval", "redraw"}) | REPLAY_ACTIONS
 TABLE_ACTIONS = frozenset(
-    {"sort_move", "sort_invert", "sort_menu", "sort_by", "tag", "untag_all", "kill", "kill_refused", "open_process"}
+    {"sort_move", "sort_invert", "sort_menu", "sort_by", "tag", "untag_all", "kill", "kill_refused", "open_process",
+     "command_scroll", "command_home", "command_end"}
 )
 PANEL_ACTIONS = frozenset(
     {"filter", "next_match", "pick_user", "toggle_tree", "only_gpu", "all_gpus", "pick_gpu", "detail_selected",
-     "fold", "unfold", "command_scroll", "command_home", "command_end"}
+     "fold", "unfold"}
 )
 # Keys that are not bindings of the app, listed in help all the same.
 NAVIGATION_HELP: tuple[tuple[str, str], ...] = (
@@ -66,7 +68,8 @@ BINDINGS: list[BindingType] = [
     Binding("P", "sort_by('cpu')", "Sort by CPU %", show=False),
     Binding("T", "sort_by('time')", "Sort by run time", show=False),
     Binding("N", "sort_by('pid')", "Sort by PID", show=False),
-    # nvitop's and htop's keys for a command longer than its column; in a replay , and . step (← → on other screens).
+    # nvitop's and htop's keys for a command longer than its column, in every process table; in a replay , and .
+    # step (← → too, except on the main screen's panel).
     Binding("left", "command_scroll(-1)", "Scroll the commands left", show=False),
     Binding("right", "command_scroll(1)", "Scroll the commands right", show=False),
     Binding("ctrl+a", "command_home", "The start of every command", show=False),

@@ -1,11 +1,12 @@
 """The COMMAND column as a user reads it: ranks told apart, the filter's match in view, ← → Ctrl+A Ctrl+E
-to scroll it, and no cut without "…" in the demo at 80x18 (the panel with a scrollbar)."""
+to scroll it (in a GPU's detail too), and no cut without "…" in the demo at 80x18 (the panel with a scrollbar)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from gputop.ui.app import GpuTopApp
+from gputop.ui.widgets.process_table import ProcessTable
 
 from .factory import demo_snapshots, gpu, make_app, proc, screen_text, snapshot
 from .test_cut_property import check_table, read, screen_cells
@@ -14,9 +15,9 @@ PYENV = "/home/alice/.pyenv/versions/3.11.7/bin/python3"
 TRAIN = "python train.py --data /datasets/imagenet --epochs 90 --batch-size 256 --checkpoint-dir /ckpt/run-17 --seed 3"
 
 
-def commands_shown(app: GpuTopApp) -> dict[int, str]:
-    """Each process row's COMMAND cell as the terminal shows it, by PID."""
-    table = app.processes
+def commands_shown(app: GpuTopApp, table: ProcessTable | None = None) -> dict[int, str]:
+    """Each process row's COMMAND cell as the terminal shows it, by PID: in ``table``, else the main panel."""
+    table = app.processes if table is None else table
     cells = screen_cells(app)
     region = table.scrollable_content_region
     left = region.x + "".join(cells[region.y][region.x : region.right]).index("COMMAND")
@@ -101,6 +102,30 @@ async def test_left_right_scroll_the_commands_and_ctrl_a_ctrl_e_go_to_either_end
         await pilot.press("ctrl+a")
         assert commands_shown(app)[101] == "python train.py … --seed 3"
         await pilot.press("left")  # no further than the start
+        assert commands_shown(app)[101] == "python train.py … --seed 3"
+
+
+async def test_in_a_gpus_detail_left_right_and_ctrl_e_scroll_its_processes_commands_too() -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 60)) as pilot:
+        app.apply_snapshot(snapshot(gpu(0, [proc(101, 0, 10, command=TRAIN), proc(102, 0, 5, command="nvtop")])))
+        await pilot.pause()
+        await pilot.press("g")  # the selected process's GPU in detail, its process table focused
+        await pilot.pause()
+        table = app.screen.query_one(ProcessTable)
+        assert table is not app.processes and table.has_focus
+        # Its COMMAND column is two cells wider than the panel's (no border).
+        assert commands_shown(app, table) == {101: "python train.py …17 --seed 3", 102: "nvtop"}
+        await pilot.press("right", "right", "right")
+        assert commands_shown(app, table)[101] == "…datasets/imagenet --epochs…"
+        await pilot.press("left")
+        assert commands_shown(app, table)[101] == "…--data /datasets/imagenet …"
+        await pilot.press("ctrl+e")
+        assert commands_shown(app, table)[101] == "…t-dir /ckpt/run-17 --seed 3"
+        await pilot.press("ctrl+a")
+        assert commands_shown(app, table)[101] == "python train.py …17 --seed 3"
+        await pilot.press("escape")  # back: the main panel's commands were not scrolled with them
+        await pilot.pause()
         assert commands_shown(app)[101] == "python train.py … --seed 3"
 
 

@@ -45,6 +45,7 @@ class ProcessPanel(ProcessTable):
     """The process table of the main screen, in the order, filter and form the user chose."""
 
     BINDINGS: ClassVar[list[BindingType]] = PANEL_BINDINGS
+    REPLAY_TAKES_ARROWS = False  # ← → scroll the commands in a replay too (, and . step it)
 
     filter: var[ProcessFilter] = var(ProcessFilter(), init=False)
     tree_view: var[bool] = var(False, init=False)  # workers under their launchers (t)

@@ -1,4 +1,4 @@
-"""A process table with its keys: the cursor, the commands scrolled, sort, tag, kill and open
+"""A process table with its keys: the cursor, the commands scrolled sideways, sort, tag, kill and open
 (``keymap.TABLE_BINDINGS``). The main panel's table (``panel/process_panel.py``) and the detail screen's
 are each one.
 
@@ -45,6 +45,9 @@ class ProcessTable(ProcessLines):
         *TABLE_BINDINGS,
     ]
 
+    # In a replay ← → step it (as , and . do) where this table is: they scroll the commands live alone.
+    REPLAY_TAKES_ARROWS: ClassVar[bool] = True
+
     # The order the user chose: the rows follow it as it changes.
     sort: var[SortOrder] = var(SortOrder(), init=False)
 
@@ -79,6 +82,8 @@ class ProcessTable(ProcessLines):
         self.allows = allows
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "command_scroll" and self.REPLAY_TAKES_ARROWS and self.allows("replay_step"):
+            return False  # the key goes on to the replay's step
         return self.allows(action) if action in TABLE_ACTIONS else True
 
     # -- the sort order --------------------------------------------------------------
