@@ -32,7 +32,9 @@ REPLAY_ACTIONS = frozenset({"replay_pause", "replay_step", "replay_speed", "repl
 # Says why a key does nothing here (k in read-only mode or a replay): never listed in help or the palette.
 REFUSALS = frozenset({"kill_refused"})
 # Where each action's key lives (the rest are the main screen's own).
-APP_ACTIONS = frozenset({"help", "alert_log", "quit", "freeze", "interval", "redraw"}) | REPLAY_ACTIONS
+APP_ACTIONS = (
+    frozenset({"help", "alert_log", "quit", "freeze", "interval", "redraw", "suspend_process"}) | REPLAY_ACTIONS
+)
 TABLE_ACTIONS = frozenset(
     {"sort_move", "sort_invert", "sort_menu", "sort_by", "tag", "untag_all", "kill", "kill_refused", "open_process",
      "command_scroll", "command_home", "command_end"}
@@ -113,6 +115,8 @@ BINDINGS: list[BindingType] = [
     Binding("o", "owners", "Owners", show=False, tooltip="Who holds the GPUs: by user, job, pod or container"),
     Binding("S", "save_settings", "Save settings", show=False),
     Binding("ctrl+l", "redraw", "Redraw the screen", show=False),
+    # As in a shell, htop or less: the terminal back to the shell, gputop stopped until `fg`.
+    Binding("ctrl+z", "suspend_process", "Suspend to the shell (fg comes back)", show=False),
     # F10: the footer shows it in the filter box too, where q is typed, not obeyed.
     Binding("q,f10", "quit", "Quit", key_display="F10", show=False),
     Binding("ctrl+c", "quit", "Quit", show=False, priority=True),

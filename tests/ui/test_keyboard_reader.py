@@ -107,7 +107,7 @@ async def test_the_reader_left_stopped_by_ctrl_z_starts_asleep_again(terminal: i
     reader = Reader(driver_class, terminal)
     reader.driver.disable_input()
     assert not reader.thread.is_alive()
-    os.write(reader.driver.reader_waker, b"\0")  # as if the stop's wake-up came after the reader had gone
+    os.write(reader.driver.reader_pipe[1], b"\0")  # as if the stop's wake-up came after the reader had gone
     reader.start()  # resumed
     time.sleep(0.3)
     assert reader.wake_ups_in(1.0) <= 1

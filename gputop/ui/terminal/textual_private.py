@@ -218,6 +218,13 @@ def _read_keys(driver: LinuxDriver, waker: int) -> None:
                 pass
 
 
+def _wake_pipe() -> tuple[int, int]:
+    wake, waker = os.pipe()
+    os.set_blocking(wake, False)
+    os.set_blocking(waker, False)
+    return wake, waker
+
+
 def _drain(fd: int) -> None:
     with contextlib.suppress(OSError):
         while os.read(fd, 64):
@@ -236,23 +243,34 @@ def quiet_input(driver_class: type[Driver]) -> type[Driver]:
 
         def __init__(self, *args: object, **kwargs: object) -> None:
             super().__init__(*args, **kwargs)
-            self.reader_wake, self.reader_waker = os.pipe()
-            os.set_blocking(self.reader_wake, False)
-            os.set_blocking(self.reader_waker, False)
+            # The pipe that wakes the reader to stop, closed with the driver: Ctrl+Z closes the driver
+            # too (Textual's suspend_application_mode), and fg starts application mode again with a new one.
+            self.reader_pipe: tuple[int, int] | None = _wake_pipe()
+
+        def start_application_mode(self) -> None:
+            if self.reader_pipe is None:
+                self.reader_pipe = _wake_pipe()
+            super().start_application_mode()
 
         def run_input_thread(self) -> None:
-            _drain(self.reader_wake)  # a wake-up left from the last stop (Ctrl+Z) is not this run's
-            _read_keys(self, self.reader_wake)
+            pipe = self.reader_pipe
+            if pipe is None:  # closed, and not started again by start_application_mode: Textual's own
+                super().run_input_thread()
+                return
+            _drain(pipe[0])  # a wake-up left from the last stop is not this run's
+            _read_keys(self, pipe[0])
 
         def disable_input(self) -> None:
             # The reader wakes and polls until Textual's disable_input sets the stop and joins it.
-            with contextlib.suppress(OSError):
-                os.write(self.reader_waker, b"\0")
+            if self.reader_pipe is not None:
+                with contextlib.suppress(OSError):
+                    os.write(self.reader_pipe[1], b"\0")
             super().disable_input()
 
         def close(self) -> None:
             super().close()
-            for fd in (self.reader_wake, self.reader_waker):
+            pipe, self.reader_pipe = self.reader_pipe, None
+            for fd in pipe or ():
                 with contextlib.suppress(OSError):
                     os.close(fd)
 
