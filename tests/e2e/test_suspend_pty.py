@@ -1,5 +1,6 @@
-"""Ctrl+Z as in a shell, htop or less: the real gputop in a pseudo-terminal gives the terminal back and
-stops; continued (the shell's fg), it draws its screen again, hears keys, and quits as before."""
+"""Ctrl+Z as in a shell, htop or less: the real gputop in a pseudo-terminal (the main view and the cluster
+view) gives the terminal back and stops; continued (the shell's fg), it draws its screen again, hears keys,
+and quits as before."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -45,22 +46,30 @@ def terminal(fake_nvml: FakeNvml) -> Iterator[PtyTerminal]:
     term.close()
 
 
-def test_ctrl_z_gives_the_terminal_back_and_fg_brings_the_screen_and_its_keys_back(terminal: PtyTerminal) -> None:
-    terminal.wait_for("the full screen", lambda s: "F1 Help" in s and f" {os.getpid()} " in s)
-    for round_ in range(2):  # a second stop after the first resume, as a user goes back and forth
-        terminal.type(CTRL_Z)
-        wait_state(terminal.pid, True, terminal)
-        terminal.pump(0.2)
-        written = bytes(terminal.raw)
-        stopped_at = len(written)
-        # The terminal as the shell needs it: out of the alternate screen, its cursor shown.
-        assert written.rindex(LEAVE_ALT_SCREEN) > written.rindex(ENTER_ALT_SCREEN), round_
-        assert written.rindex(b"\x1b[?25h") > written.rindex(b"\x1b[?25l"), round_
+def stop_and_continue(terminal: PtyTerminal, screen_up: Callable[[str], bool]) -> None:
+    """Ctrl+Z, then the shell's fg: the terminal as the shell needs it while stopped, the screen after."""
+    terminal.type(CTRL_Z)
+    wait_state(terminal.pid, True, terminal)
+    terminal.pump(0.2)
+    written = bytes(terminal.raw)
+    stopped_at = len(written)
+    # Out of the alternate screen, its cursor shown.
+    assert written.rindex(LEAVE_ALT_SCREEN) > written.rindex(ENTER_ALT_SCREEN)
+    assert written.rindex(b"\x1b[?25h") > written.rindex(b"\x1b[?25l")
 
-        os.kill(terminal.pid, signal.SIGCONT)  # fg
-        wait_state(terminal.pid, False, terminal)
-        terminal.wait_for("the screen drawn again", lambda s: "F1 Help" in s and f" {os.getpid()} " in s)
-        assert ENTER_ALT_SCREEN in bytes(terminal.raw)[stopped_at:], round_
+    os.kill(terminal.pid, signal.SIGCONT)  # fg
+    wait_state(terminal.pid, False, terminal)
+    terminal.wait_for("the screen drawn again", screen_up)
+    assert ENTER_ALT_SCREEN in bytes(terminal.raw)[stopped_at:]
+
+
+def test_ctrl_z_gives_the_terminal_back_and_fg_brings_the_screen_and_its_keys_back(terminal: PtyTerminal) -> None:
+    def screen_up(screen: str) -> bool:
+        return "F1 Help" in screen and f" {os.getpid()} " in screen
+
+    terminal.wait_for("the full screen", screen_up)
+    for _ in range(2):  # a second stop after the first resume, as a user goes back and forth
+        stop_and_continue(terminal, screen_up)
         terminal.type(b"N")  # heard: the panel sorted by PID
         terminal.wait_for("the sort by PID", lambda s: "PID▲" in s)
         terminal.type(b"M")
@@ -68,3 +77,24 @@ def test_ctrl_z_gives_the_terminal_back_and_fg_brings_the_screen_and_its_keys_ba
     terminal.type(b"q")
     assert terminal.wait_exit() == 0
     assert b"Traceback" not in bytes(terminal.raw)
+
+
+def test_the_cluster_view_stops_on_ctrl_z_too(fake_nvml: FakeNvml) -> None:
+    # No Prometheus at the address: the view says so and goes on (all this test needs of it).
+    command = [sys.executable, "-m", "gputop", "cluster", "--prometheus", "http://127.0.0.1:9"]
+    terminal = PtyTerminal(command, fake_nvml.env(), 100, 30)
+    try:
+        def screen_up(screen: str) -> bool:
+            return "Prometheus unreachable" in screen and "q quit" in screen
+
+        terminal.wait_for("the cluster view", screen_up)
+        stop_and_continue(terminal, screen_up)
+        terminal.type(b"/")  # heard: the filter's keys
+        terminal.wait_for("the filter", lambda s: "keep the filter" in s)
+        terminal.type(b"\x1b")
+        terminal.wait_for("the filter cleared", lambda s: "q quit" in s)
+        terminal.type(b"q")
+        assert terminal.wait_exit() == 0
+        assert b"Traceback" not in bytes(terminal.raw)
+    finally:
+        terminal.close()

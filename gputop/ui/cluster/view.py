@@ -36,7 +36,8 @@ class ClusterApp(PlainTerminalApp[int]):
     CSS_PATH = "cluster.tcss"
     TITLE = "gputop cluster"
 
-    BINDINGS = [Binding("q", "quit", "Quit")]
+    # Ctrl+Z as in the main view: the terminal back to the shell until fg.
+    BINDINGS = [Binding("q", "quit", "Quit"), Binding("ctrl+z", "suspend_process", "Suspend", show=False)]
 
     def __init__(
         self,
