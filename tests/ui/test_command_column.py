@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from rich.cells import cell_len
+
 from gputop.ui.app import GpuTopApp
 from gputop.ui.widgets.process_table import ProcessTable
 
@@ -27,6 +29,25 @@ def commands_shown(app: GpuTopApp, table: ProcessTable | None = None) -> dict[in
         if index < len(table.rows) and not table.rows[index].unattributed:
             shown[table.rows[index].process.pid] = read(cells, y, left, region.right)
     return shown
+
+
+def marked(app: GpuTopApp) -> dict[int, list[str]]:
+    """Each process row's stretches of its COMMAND cell drawn reversed (the filter's mark), by PID."""
+    table = app.processes
+    region = table.scrollable_content_region
+    flags = []  # each screen line's cells: whether each is drawn reversed
+    for strip in app.screen._compositor.render_strips():
+        flags.append([bool(seg.style and seg.style.reverse) for seg in strip for char in seg.text if cell_len(char)])
+    texts = screen_cells(app)
+    left = region.x + "".join(texts[region.y][region.x : region.right]).index("COMMAND")
+    found: dict[int, list[str]] = {}
+    for y in range(region.y + 1, region.bottom):
+        index = y - region.y - 1 + table.scroll_offset.y
+        if index < len(table.rows) and not table.rows[index].unattributed:
+            cells = range(left, region.right)
+            runs = "".join(texts[y][x] if flags[y][x] else " " for x in cells).split()
+            found[table.rows[index].process.pid] = runs
+    return found
 
 
 def ranks() -> list:  # type: ignore[type-arg]
@@ -81,6 +102,26 @@ async def test_the_filters_match_shows_in_each_matching_row() -> None:
         assert commands_shown(app) == {402: "python3 train_ll…rank 2 -…"}
         await pilot.press("slash", "ctrl+a", "ctrl+k", *"fsdp-ac", "enter")  # at the end: the end shows
         assert set(commands_shown(app).values()) == {"python3 train_ll…b-fsdp-ac"}
+
+
+async def test_what_the_filter_matched_is_marked_in_each_command_and_follows_the_filter() -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.apply_snapshot(snapshot(gpu(0, [proc(101, 0, 10, command=TRAIN), proc(102, 0, 5, command="nvtop")]),
+                                    gpu(1, ranks())))
+        await pilot.pause()
+        assert all(runs == [] for runs in marked(app).values())  # no filter: nothing marked
+        await pilot.press("slash", *"epochs 90", "enter")
+        assert commands_shown(app) == {101: "python train.py…epochs 90…"}
+        assert marked(app) == {101: ["epochs", "90"]}  # "epochs 90", its space reversed too
+        await pilot.press("slash", "ctrl+a", "ctrl+k", *"re:rank [12]", "enter")  # the same lines, another mark
+        assert marked(app) == {401: ["rank", "1"], 402: ["rank", "2"]}
+        await pilot.press("slash", "ctrl+a", "ctrl+k", *"PYTHON", "enter")  # any case, as the filter matches
+        assert marked(app)[101] == ["python"] and marked(app)[400] == ["python"]  # of "python3"
+        await pilot.press("escape")  # the filter cleared: every row back, none marked
+        await pilot.pause()
+        assert set(marked(app)) == {101, 102, 400, 401, 402, 403}
+        assert all(runs == [] for runs in marked(app).values())
 
 
 async def test_left_right_scroll_the_commands_and_ctrl_a_ctrl_e_go_to_either_end() -> None:

@@ -37,10 +37,17 @@ class CommandColumn:
         self._spans: dict[str, tuple[int, int] | None] = {}
         self._shown: dict[RowKey, str] = {}  # each row's command as cut, for the rows as they are
         self._shown_for: tuple[object, ...] = ()
+        self._matched: re.Pattern[str] | None = None  # the pattern when rematched() was last asked
 
     def show_rows(self, rows: Sequence[ProcessRow]) -> None:
         """The table's rows now (each tick): their commands are read again when a cut needs them."""
         self._rows, self._texts, self._shown = rows, None, {}
+
+    def rematched(self) -> bool:
+        """Whether the filter's pattern changed since last asked: it marks other stretches of the commands
+        (``row_line``), where the commands as cut may read the same."""
+        rematched, self._matched = self.match is not self._matched, self.match
+        return rematched
 
     def forget(self) -> None:
         """The columns changed: every row is cut again."""

@@ -56,6 +56,7 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         "process-table--stale",
         "process-table--memory",
         "process-table--growing",
+        "process-table--match",
     }
 
     def __init__(self, id: str | None = None) -> None:
@@ -255,7 +256,7 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         if header != self._header_drawn:  # the header line changes with the columns and the sort only
             self._header_drawn = header
             changed.append(Region(0, 0, width, 1))
-        if not new_state or not old_state or old_top != top or widened:
+        if self.command.rematched() or not new_state or not old_state or old_top != top or widened:
             self.refresh()
             return
         # Lines that changed side by side are one region: Textual and the frame take each region apart.
@@ -388,11 +389,12 @@ class ProcessLines(FramedLines, ScrollView, can_focus=True):
         # What the line is drawn from but its live cells: the cells it was made with (the same object while only
         # the live ones moved), the command as cut, its marks and styles, the columns' widths.
         state = (row.growing, row.idle) if self._state_shown else None
-        made_of = (drawn.made_with, command, tagged, cursor, state, widths, width, self._styles_kept)
+        match = self.command.match
+        made_of = (drawn.made_with, command, tagged, cursor, state, widths, width, self._styles_kept, match)
         kept = drawn.line
         if kept is not None and kept.made_of == made_of:
             return kept.again(cells)
         styles = RowStyles.of(row, base, self.component_style, tagged=tagged, cursor=cursor)
         strip, drawn.line = row_line(row, cells, self._columns, widths, width, command=command, tagged=tagged,
-                                     styles=styles, live_at=self._live_at, made_of=made_of)
+                                     styles=styles, live_at=self._live_at, made_of=made_of, match=match)
         return strip

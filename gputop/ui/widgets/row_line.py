@@ -9,6 +9,7 @@ setting three cells in the line kept does.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from rich.segment import Segment
@@ -21,12 +22,13 @@ from gputop.ui.widgets.table_line import HOST_COLUMNS, TAG_MARK, Line, fit
 
 class RowStyles:
     """The styles of a row's line: the row's own (hidden, stale, tagged, under the cursor), its GPU memory's,
-    and a growing or idle process's GROWTH and IDLE."""
+    a growing or idle process's GROWTH and IDLE, and what the filter matched in its command."""
 
-    __slots__ = ("row", "memory", "growing")
+    __slots__ = ("row", "memory", "growing", "match")
 
-    def __init__(self, row: Style, memory: Style, growing: Style) -> None:
+    def __init__(self, row: Style, memory: Style, growing: Style, match: Style | None = None) -> None:
         self.row, self.memory, self.growing = row, memory, growing
+        self.match = row if match is None else match
 
     @classmethod
     def of(
@@ -42,7 +44,12 @@ class RowStyles:
             style += component("process-table--tagged")
         if cursor:
             style += component("process-table--cursor")
-        return cls(style, style + component("process-table--memory"), style + component("process-table--growing"))
+        return cls(
+            style,
+            style + component("process-table--memory"),
+            style + component("process-table--growing"),
+            style + component("process-table--match"),
+        )
 
 
 class DrawnRow:
@@ -99,10 +106,12 @@ def row_line(
     styles: RowStyles,
     live_at: tuple[int, ...],
     made_of: tuple[object, ...],
+    match: re.Pattern[str] | None = None,
 ) -> tuple[Strip, RowLine | None]:
     """A row's line ``width`` cells wide: the tag mark, then each cell fitted to its column (``command``: the
-    COMMAND column's as cut), a space between them; a hidden process's row says why from its first host
-    column on. With it, the line kept to be drawn again (None where it is not exactly ``width`` wide)."""
+    COMMAND column's as cut, what ``match``, the filter's pattern, finds in it marked), a space between them;
+    a hidden process's row says why from its first host column on. With it, the line kept to be drawn again
+    (None where it is not exactly ``width`` wide)."""
     style = styles.row
     line = Line(TAG_MARK if tagged else " ", style)
     used = 1
@@ -122,10 +131,27 @@ def row_line(
         if name == "command":
             cell = command or ""  # the one cut of the column
         fitted = fit(cell, column_width, column.right)
-        if at in live_at:
+        if name == "command" and match is not None:
+            _add_marked(line, fitted, match, cell_style, styles.match)
+        elif at in live_at:
             line.add_live(fitted, cell_style, column_width, at, column.right)
         else:
             line.add(fitted, cell_style, column_width)
         used += column_width + 1
     strip = line.strip(width, style)
     return strip, (RowLine(made_of, line, strip, cells) if line.length == width else None)
+
+
+def _add_marked(line: Line, text: str, match: re.Pattern[str], style: Style, marked: Style) -> None:
+    """``text`` added to ``line``, each stretch of it that ``match`` finds in ``marked`` (as ``less`` marks
+    what was searched for); a stretch cut by the column's "…" is found, and marked, only where it shows."""
+    done = 0
+    for found in match.finditer(text):
+        start, end = found.span()
+        if end > start:
+            if start > done:
+                line.add(text[done:start], style)
+            line.add(text[start:end], marked)
+            done = end
+    if done < len(text) or not text:
+        line.add(text[done:], style)
