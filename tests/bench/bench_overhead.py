@@ -250,7 +250,7 @@ def main() -> None:
     parser.add_argument("--configs", default="8x16,8x128", help="GPUSxPROCS, comma-separated")
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--warmup", type=float, default=5.0, help="seconds before bytes/s and running % count")
+    parser.add_argument("--warmup", type=float, default=5.0, help="seconds before bytes/s and running %% count")
     parser.add_argument("--static", action="store_true", help="nothing changes in --configs: GPU values are constant")
     parser.add_argument("--static-configs", default="", help="GPUSxPROCS also run with nothing changing, e.g. 8x16")
     parser.add_argument("--nvitop", default=None)
