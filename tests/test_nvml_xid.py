@@ -11,6 +11,8 @@ from collections.abc import Callable
 from fakenvml import FakeNvml, Scenario
 
 from gputop.core.sources.nvml import NvmlSource
+from gputop.core.sources.nvml_events import XidEvents
+from gputop.core.sources.nvml_gateway import Gateway
 
 OpenSource = Callable[..., NvmlSource]
 
@@ -125,3 +127,18 @@ def test_an_event_poll_that_hangs_in_the_driver_delays_no_gpu_and_is_not_asked_a
         time.sleep(0.01)
     assert fake_nvml.sleeping() == 0
 
+
+
+def test_what_the_registration_found_shows_from_the_tick_after_it_whichever_thread_finished_first(
+    nvml_source: OpenSource,
+) -> None:
+    # The first tick's reads and the GPUs' registration run at once: a GPU that could not be registered (lost)
+    # read as "none seen" or as "cannot report" by which thread came first, and a capture replayed as it was
+    # recorded only by chance. What the registration found now shows from the next tick on.
+    nvml_source(Scenario().gpu().gpu().lost(gpu=1))  # NVML open, on the fake driver
+    events = XidEvents(Gateway(), 2)
+    events.poll()  # registered: GPU 1 could not be
+    assert [events.events(0), events.events(1)] == [(), ()]  # this tick: none seen yet, on either
+    events.publish()  # the next tick begins
+    assert [events.events(0), events.events(1)] == [(), None]
+    events.close()

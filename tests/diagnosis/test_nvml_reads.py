@@ -86,6 +86,12 @@ def test_a_gpu_that_cannot_register_for_events_reports_none(fake_nvml: FakeNvml)
     source.open()
     try:
         first, second = source.sample()
+        # The GPUs are registered beside the first tick's reads: none seen yet, on either.
+        assert (first.health.xid_events, second.health.xid_events) == ((), ())
+        deadline = time.monotonic() + 5.0
+        while second.health.xid_events is not None and time.monotonic() < deadline:  # a tick after it
+            time.sleep(0.05)
+            first, second = source.sample()
         assert (first.health.xid_events, second.health.xid_events) == ((), None)
     finally:
         source.close()

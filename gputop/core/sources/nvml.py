@@ -73,8 +73,7 @@ class NvmlSource:
         self._deadline_s = deadline_s
         self._on_init_slow = on_init_slow
         self._answered = threading.Condition()
-        # What threads wait for under it, tickets; a lane that answers wakes them only when one of
-        # these is complete.
+        # The tickets threads wait for under it: a lane that answers wakes them only when one of these is done.
         self._waits: list[Sequence[Ticket[Any]]] = []
         self._closing = False
         self._system: Lane | None = None
@@ -124,7 +123,8 @@ class NvmlSource:
             self._stop_lanes()
             raise ticket.error
         self._open = True
-        self._driver_version = _text(self._ask(lambda: self._system_call(pynvml.nvmlSystemGetDriverVersion)))
+        driver = self._ask(lambda: self._system_call(pynvml.nvmlSystemGetDriverVersion))
+        self._driver_version = None if driver is None else str(driver)
         cuda = self._ask(lambda: self._system_versions("cuda", CUDA_VERSIONS))
         self._cuda_driver_version = None if cuda is None else cuda_version_text(int(cuda))
 
@@ -197,6 +197,8 @@ class NvmlSource:
             raise RuntimeError("NvmlSource.sample() before open()")
         until = time.monotonic() + self._deadline_s
         gpus = list(self._gpus)  # close() may empty the list meanwhile
+        if self._xids is not None:
+            self._xids.publish()  # the GPUs' events known from the tick after they were registered
         reads: list[Reads] = [(None, None)] * len(gpus)
         system = self._system
 
@@ -395,6 +397,3 @@ def _failure(job: Callable[[], object]) -> Exception | None:
         return error
     return None
 
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)

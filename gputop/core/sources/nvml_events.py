@@ -65,6 +65,11 @@ class XidEvents:
         self._event_set: Any = None
         self._created = False
         self._closed = False
+        # Whether the first poll has registered the GPUs (or found it could not), and whether a tick has begun
+        # since (``publish``): until then every GPU has seen no event yet, whichever thread finished first (a
+        # tick's reads and the registration run at once), and none is yet one that cannot report them.
+        self._registered = False
+        self._published = False
 
     def poll(self) -> None:
         """Take every event the driver holds (registering the GPUs first, the first time)."""
@@ -77,8 +82,11 @@ class XidEvents:
             if self._event_set is None:
                 with self._lock:
                     self._unsupported = set(range(self._count))
+                    self._registered = True
                 return
             self._register(self._event_set)
+            with self._lock:
+                self._registered = True
         if self._event_set is None or not self._by_address:
             return
         for _ in range(MOST_A_POLL):
@@ -119,10 +127,21 @@ class XidEvents:
                 else:
                     self._unsupported.add(index)
 
-    def events(self, index: int) -> tuple[XidEvent, ...] | None:
-        """The XID events seen for GPU ``index``, oldest first; None when it cannot report them."""
+    def publish(self) -> None:
+        """A tick begins (on the thread that takes the ticks): what the first poll registered shows from the
+        first tick that begins after it."""
         with self._lock:
-            if index in self._unsupported or index >= self._count:
+            self._published = self._registered
+
+    def events(self, index: int) -> tuple[XidEvent, ...] | None:
+        """The XID events seen for GPU ``index``, oldest first; None when it cannot report them. Until the
+        tick after the GPUs were registered (``publish``), none seen."""
+        with self._lock:
+            if index >= self._count:
+                return None
+            if not self._published:
+                return ()
+            if index in self._unsupported:
                 return None
             kept = self._events.get(index)
             return () if kept is None else tuple(kept)
