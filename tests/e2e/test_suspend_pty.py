@@ -63,6 +63,12 @@ def stop_and_continue(terminal: PtyTerminal, screen_up: Callable[[str], bool]) -
     assert ENTER_ALT_SCREEN in bytes(terminal.raw)[stopped_at:]
 
 
+def quits_cleanly(terminal: PtyTerminal) -> None:
+    terminal.type(b"q")
+    assert terminal.wait_exit() == 0
+    assert b"Traceback" not in bytes(terminal.raw)
+
+
 def test_ctrl_z_gives_the_terminal_back_and_fg_brings_the_screen_and_its_keys_back(terminal: PtyTerminal) -> None:
     def screen_up(screen: str) -> bool:
         return "F1 Help" in screen and f" {os.getpid()} " in screen
@@ -74,9 +80,7 @@ def test_ctrl_z_gives_the_terminal_back_and_fg_brings_the_screen_and_its_keys_ba
         terminal.wait_for("the sort by PID", lambda s: "PID▲" in s)
         terminal.type(b"M")
         terminal.wait_for("the sort by GPU memory", lambda s: "GPU-MEM▼" in s)
-    terminal.type(b"q")
-    assert terminal.wait_exit() == 0
-    assert b"Traceback" not in bytes(terminal.raw)
+    quits_cleanly(terminal)
 
 
 def test_the_cluster_view_stops_on_ctrl_z_too(fake_nvml: FakeNvml) -> None:
@@ -93,8 +97,6 @@ def test_the_cluster_view_stops_on_ctrl_z_too(fake_nvml: FakeNvml) -> None:
         terminal.wait_for("the filter", lambda s: "keep the filter" in s)
         terminal.type(b"\x1b")
         terminal.wait_for("the filter cleared", lambda s: "q quit" in s)
-        terminal.type(b"q")
-        assert terminal.wait_exit() == 0
-        assert b"Traceback" not in bytes(terminal.raw)
+        quits_cleanly(terminal)
     finally:
         terminal.close()

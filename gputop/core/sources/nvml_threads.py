@@ -125,10 +125,9 @@ class GpuThreads:
             return sample
         rx, tx = pcie.outcome()
         # No counter reading: the rates GPM gave in the main read (if any) stand.
-        joined = dataclasses.replace(
+        return dataclasses.replace(
             sample, pcie_rx=sample.pcie_rx if rx is None else rx, pcie_tx=sample.pcie_tx if tx is None else tx
         )
-        return joined
 
     def _shown(self, sample: GpuSample) -> GpuSample:
         # As the device keeps its sample: the same object while nothing moved (nvml_device._remember).

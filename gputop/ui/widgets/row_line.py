@@ -132,7 +132,7 @@ def row_line(
             cell = command or ""  # the one cut of the column
         fitted = fit(cell, column_width, column.right)
         if name == "command" and match is not None:
-            _add_marked(line, fitted, match, cell_style, styles.match)
+            _add_marked(line, fitted, len(cell), match, cell_style, styles.match)
         elif at in live_at:
             line.add_live(fitted, cell_style, column_width, at, column.right)
         else:
@@ -142,11 +142,12 @@ def row_line(
     return strip, (RowLine(made_of, line, strip, cells) if line.length == width else None)
 
 
-def _add_marked(line: Line, text: str, match: re.Pattern[str], style: Style, marked: Style) -> None:
-    """``text`` added to ``line``, each stretch of it that ``match`` finds in ``marked`` (as ``less`` marks
-    what was searched for); a stretch cut by the column's "…" is found, and marked, only where it shows."""
+def _add_marked(line: Line, text: str, shown: int, match: re.Pattern[str], style: Style, marked: Style) -> None:
+    """``text`` (a cell, its first ``shown`` characters the command, the rest the column's padding) added to
+    ``line``, each stretch of the command that ``match`` finds in ``marked`` (as ``less`` marks what was
+    searched for); a stretch cut by the column's "…" is found, and marked, only where it shows."""
     done = 0
-    for found in match.finditer(text):
+    for found in match.finditer(text, 0, shown):
         start, end = found.span()
         if end > start:
             if start > done:
