@@ -242,3 +242,14 @@ def test_a_stopped_lane_ends_its_thread_idle_or_once_its_job_is_done() -> None:
     release.set()
     threads["test-busy"].join(WAIT_S)
     assert not threads["test-busy"].is_alive()
+
+
+def test_a_lane_stopped_twice_or_thrice_as_close_paths_may_is_stopped_once() -> None:
+    lane = Lane("test-stopped-again", lambda: None)
+    for _ in range(3):  # once raised "release unlocked lock" on the second or third
+        lane.stop()
+    assert lane.submit(lambda: None) is None
+    thread = next((t for t in threading.enumerate() if t.name == "test-stopped-again"), None)
+    if thread is not None:
+        thread.join(WAIT_S)
+    assert "test-stopped-again" not in {t.name for t in threading.enumerate()}

@@ -172,11 +172,7 @@ class AlertMonitor:
         present: set[int] = set()
         for gpu in snapshot.gpus:
             present.add(gpu.index)
-            lost: AlertKey = ("lost", gpu.index, None, None)
-            if gpu.lost != (lost in self._active):
-                self._set(events, now, lost, gpu.lost, _lost_words(gpu.index))
-            else:
-                self._holder.settle(lost)
+            self._set(events, now, ("lost", gpu.index, None, None), gpu.lost, _lost_words(gpu.index))
             if gpu.lost:
                 # Its figures are gone with it: other alerts stay as they were.
                 continue
@@ -217,14 +213,8 @@ class AlertMonitor:
     ) -> None:
         """Raise or clear the alert ``key`` once ``condition`` has held long enough for its kind; None leaves it
         as it is. ``words()``: the messages it is raised and cleared with, written only then."""
-        held = key in self._active
-        if condition is None or condition == held:
-            # Nothing to raise or clear (most conditions, most ticks): Holder.step's answer, without asking
-            # how long this kind is held.
-            self._holder.settle(key)
-            return
         kind, gpu_index, mig_index, subject = key
-        if not self._holder.step(key, held, condition, now, self._times(kind)):
+        if not self._holder.step(key, key in self._active, condition, now, self._times(kind)):
             return
         message, cleared_message = words()
         if key not in self._active:
@@ -314,10 +304,6 @@ class AlertMonitor:
             else percent >= raise_at - MEMORY_HYSTERESIS_PERCENT
         )
 
-        if condition == (key in self._active):
-            self._holder.settle(key)  # nothing to raise or clear: no words to make
-            return
-
         def words() -> tuple[str, str]:
             device = _device(gpu_index, mig_index)
             figures = f"{percent:.0f}% ({fmt_bytes(used)} / {fmt_bytes(total)})"
@@ -343,10 +329,6 @@ class AlertMonitor:
             else temperature >= raise_at - THERMAL_HYSTERESIS_C
         )
 
-        if condition == (key in self._active):
-            self._holder.settle(key)
-            return
-
         def words() -> tuple[str, str]:
             below = slowdown - temperature
             where = (
@@ -371,10 +353,6 @@ class AlertMonitor:
         # Raised within the limit; once raised, kept while the forecast stays within 1.2 times it.
         within = limit if key not in self._active else limit * FORECAST_CLEAR_FACTOR
         condition = seconds is not None and (seconds <= within if key not in self._active else seconds < within)
-
-        if condition == (key in self._active):
-            self._holder.settle(key)
-            return
 
         def words() -> tuple[str, str]:
             device = _device(gpu_index, mig_index)

@@ -74,10 +74,6 @@ class Holder(Generic[Key]):
             return True
         return False
 
-    def settle(self, key: Key) -> None:
-        """``step`` for a condition known to be None or its held state: whatever run ``key`` had ends."""
-        self._runs.pop(key, None)
-
     def sweep(self) -> None:
         """End the runs of the conditions not judged since the last sweep (unknown: the run has a gap)."""
         for key in [key for key in self._runs if key not in self._stepped]:

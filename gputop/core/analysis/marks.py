@@ -43,9 +43,7 @@ class MarkHolder:
                 key = (index, verdict)
                 condition = _now_says(diagnosis, verdict) if index in judged else None
                 held = key in self._on
-                if condition is None or condition == held:
-                    self._holder.settle(key)  # Holder.step's answer, the common one, at less cost
-                elif self._holder.step(key, held, condition, now, self._times[verdict]):
+                if self._holder.step(key, held, condition, now, self._times[verdict]):
                     self._on ^= {key}
             if diagnosis.verdict == "throttled" and diagnosis.limiting:
                 self._limiting[index] = diagnosis.limiting

@@ -96,6 +96,8 @@ class Lane:
     def stop(self) -> None:
         """End the thread once it is idle (a job stuck in the driver is left to it)."""
         with self._lock:
+            if self._stopped:
+                return  # its thread is already told (a second release of the lock would raise)
             self._stopped = True
             if self._job is None:
                 self._go.release()

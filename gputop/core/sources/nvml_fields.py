@@ -14,7 +14,7 @@ from typing import Any
 
 import pynvml
 
-from gputop.core.sources.nvml_gateway import Gateway, Handle, public, symbol
+from gputop.core.sources.nvml_gateway import Gateway, Handle, checked, public, symbol
 
 ALL_LINKS = 0xFFFFFFFF  # a field's scope: summed over every link
 
@@ -136,9 +136,7 @@ def _field_values(handle: Handle, array: Any) -> bool:
         for slot, value in zip(array, values, strict=True):
             ctypes.memmove(ctypes.byref(slot), ctypes.byref(value), ctypes.sizeof(slot))
         return True
-    result = int(fn(handle, ctypes.c_int(len(array)), array))
-    if result != pynvml.NVML_SUCCESS:
-        raise pynvml.NVMLError(result)
+    checked(int(fn(handle, ctypes.c_int(len(array)), array)))
     return True
 
 
@@ -151,8 +149,7 @@ def one_field(handle: Handle, scope: int, field_id: int) -> float | int | None:
     array = (pynvml.c_nvmlFieldValue_t * 1)()
     array[0].fieldId, array[0].scopeId = field_id, scope
     _field_values(handle, array)
-    if array[0].nvmlReturn != pynvml.NVML_SUCCESS:
-        raise pynvml.NVMLError(array[0].nvmlReturn)
+    checked(array[0].nvmlReturn)
     return _field_value(array[0])
 
 

@@ -182,7 +182,8 @@ class _MemoryV2(ctypes.Structure):
 _MEMORY_V2 = int(getattr(pynvml, "nvmlMemory_v2", ctypes.sizeof(_MemoryV2) | 2 << 24))
 
 
-def _checked(result: int) -> None:
+def checked(result: int) -> None:
+    """Raise NVML's error for a result other than success (a call made through its function pointer)."""
     if result != pynvml.NVML_SUCCESS:
         raise pynvml.NVMLError(result)
 
@@ -194,7 +195,7 @@ def _memory_v2(handle: Handle) -> Memory:
         info = pynvml.nvmlDeviceGetMemoryInfo(handle, version=pynvml.nvmlMemory_v2)
         return Memory(int(info.total), int(info.used), int(info.free), int(info.reserved))
     memory = _MemoryV2(_MEMORY_V2)
-    _checked(fn(handle, ctypes.byref(memory)))
+    checked(fn(handle, ctypes.byref(memory)))
     return Memory(memory.total, memory.used, memory.free, memory.reserved)
 
 
@@ -223,7 +224,7 @@ def _temperature_v(handle: Handle) -> int:
     if fn is None:
         return int(pynvml.nvmlDeviceGetTemperatureV(handle, pynvml.NVML_TEMPERATURE_GPU))
     reading = _TemperatureV1(_TEMPERATURE_V1, pynvml.NVML_TEMPERATURE_GPU)
-    _checked(fn(handle, ctypes.byref(reading)))
+    checked(fn(handle, ctypes.byref(reading)))
     return int(reading.temperature)
 
 
